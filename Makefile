@@ -1,0 +1,41 @@
+# One-command workflows. `make test` and `make demo` work on a fresh machine with only Python.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test check lint format typecheck schemas conformance clean
+
+$(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ./packets -e ./actors -e '.[test,postgres]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Run the whole test suite (both async backends; PostgreSQL tests when TELIC_TEST_POSTGRES_URL is set).
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## Lint, format check and strict type check of all three packages.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## Regenerate the committed JSON Schema files from the models.
+schemas: $(STAMP)
+	$(BIN)/python -m telic.protocol.schemas --write
+	$(BIN)/python -m telic_packets.schema --write
+
+## Evaluate the evidence-packet conformance table against this implementation.
+conformance: $(STAMP)
+	$(BIN)/python -m telic_packets.conformance
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

@@ -1,0 +1,1 @@
+"""Telic: a model-free workflow controller and evidence ledger for AI coding agents."""

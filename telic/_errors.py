@@ -1,0 +1,178 @@
+"""The error tree of ``telic``.
+
+Every error Telic raises on purpose descends from ``TelicError`` and carries a stable ``code``
+that the MCP adapter puts into the error envelope::
+
+    TelicError
+    ├── UsageError              a developer mistake in how the library is called
+    ├── SchemaViolation         a body does not match its strict schema (carries ``issues``)
+    ├── RuleViolation           a cross-artifact invariant failed (carries rule ids and ``issues``)
+    ├── InvalidTransition       the submission is not legal in the run's current state
+    ├── StaleToken              expected_run_version or action_id is not the current one
+    ├── PermissionDenied        an action is outside the effective authority (carries the decision)
+    ├── LimitExceeded           a quota or budget would be exceeded
+    ├── NotFound                a run or artifact does not exist (in this run)
+    ├── SecretDetected          a submission holds likely secret material
+    ├── ContextSecurityError    a path escapes the repository or the state dir is unsafe
+    └── LedgerError             storage failures
+        ├── LedgerConflict      a concurrent writer won, or an id was reused with other content
+        ├── IntegrityError      stored bytes no longer match their digest or chain
+        └── StoreVersionError   the store was written by a newer, incompatible version
+
+Messages never include submitted values, because a rejected body may hold a secret.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+__all__ = [
+    "ContextSecurityError",
+    "Issue",
+    "IntegrityError",
+    "InvalidTransition",
+    "LedgerConflict",
+    "LedgerError",
+    "LimitExceeded",
+    "NotFound",
+    "PermissionDenied",
+    "RuleViolation",
+    "SchemaViolation",
+    "SecretDetected",
+    "StaleToken",
+    "StoreVersionError",
+    "TelicError",
+    "UsageError",
+]
+
+MAX_MESSAGE_CHARS = 800
+MAX_ISSUES = 32
+MAX_ISSUE_MESSAGE_CHARS = 400
+
+
+def squash(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Replace CR, LF and TAB with spaces and cut to ``limit`` characters."""
+    flat = message.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One precise problem: where (dot-joined path), what kind (code), and a short message."""
+
+    path: str
+    code: str
+    message: str
+    rule: str | None = None
+
+    def to_wire(self) -> dict[str, str]:
+        """Return the ``{path, code, message}`` envelope entry (``rule`` when there is one)."""
+        entry = {
+            "path": self.path,
+            "code": self.code,
+            "message": squash(self.message, MAX_ISSUE_MESSAGE_CHARS),
+        }
+        if self.rule is not None:
+            entry["rule"] = self.rule
+        return entry
+
+
+class TelicError(Exception):
+    """Root of every error Telic raises on purpose."""
+
+    code: ClassVar[str] = "telic_error"
+
+    def __init__(self, message: str, *, issues: tuple[Issue, ...] = ()) -> None:
+        super().__init__(squash(message))
+        self.message = squash(message)
+        self.issues = issues[:MAX_ISSUES]
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Rule ids named by the issues, in order, without repeats."""
+        return tuple(dict.fromkeys(i.rule for i in self.issues if i.rule is not None))
+
+
+class UsageError(TelicError):
+    """The library was called in a way its API does not allow."""
+
+    code = "usage_error"
+
+
+class SchemaViolation(TelicError):
+    """A body does not match its strict schema."""
+
+    code = "schema_violation"
+
+
+class RuleViolation(TelicError):
+    """A cross-artifact invariant failed; ``rules`` names each failed rule id."""
+
+    code = "invariant_violation"
+
+
+class InvalidTransition(TelicError):
+    """The submission is not legal in the run's current phase or status."""
+
+    code = "invalid_transition"
+
+
+class StaleToken(TelicError):
+    """The caller's expected_run_version or action_id is not the current one."""
+
+    code = "stale_token"
+
+
+class PermissionDenied(TelicError):
+    """An action lies outside the effective authority."""
+
+    code = "permission_denied"
+
+
+class LimitExceeded(TelicError):
+    """A quota or budget would be exceeded."""
+
+    code = "limit_exceeded"
+
+
+class NotFound(TelicError):
+    """A run or artifact does not exist (artifact ids are scoped to their run)."""
+
+    code = "not_found"
+
+
+class SecretDetected(TelicError):
+    """A submission holds likely secret material and must be redacted first."""
+
+    code = "secret_detected"
+
+
+class ContextSecurityError(TelicError):
+    """A path escapes the repository root, or a state directory is unsafe."""
+
+    code = "context_security"
+
+
+class LedgerError(TelicError):
+    """A storage failure."""
+
+    code = "ledger_error"
+
+
+class LedgerConflict(LedgerError):
+    """Another writer won this step, or an id was reused with different content."""
+
+    code = "ledger_conflict"
+
+
+class IntegrityError(LedgerError):
+    """Stored bytes no longer match their digest, or the run's hash chain is broken."""
+
+    code = "integrity_error"
+
+
+class StoreVersionError(LedgerError):
+    """The store was written by a newer schema version than this code understands."""
+
+    code = "store_version"

@@ -1,0 +1,61 @@
+"""The one base model of every Telic 1.0 wire schema.
+
+Bodies are strict (unknown keys rejected at every depth, no type coercion), frozen, and spelled
+in camelCase on the wire. Python code constructs them by field name; the wire is validated by
+alias only (``from_wire``), so ``run_id`` is as unknown to a host as ``hiddenChainOfThought``.
+Inputs are hidden from validation errors, because a rejected body may hold a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from telic.protocol._canonical import canonical_json, canonical_sha256
+
+__all__ = ["SCHEMA_VERSION", "ArtifactBody", "WireModel"]
+
+SCHEMA_VERSION: Literal["1.0"] = "1.0"
+
+
+class WireModel(BaseModel):
+    """Frozen, strict, camelCase base of every protocol object."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        use_attribute_docstrings=True,
+        hide_input_in_errors=True,
+        allow_inf_nan=False,
+    )
+
+    @classmethod
+    def from_wire(cls, data: object) -> Self:
+        """Validate a decoded JSON value by its camelCase wire names only."""
+        return cls.model_validate(data, by_alias=True, by_name=False)
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON-ready camelCase form (nulls and defaults included)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    def canonical_json(self) -> bytes:
+        """Return the canonical JSON bytes of the wire form."""
+        return canonical_json(self.to_wire())
+
+    def digest(self) -> str:
+        """Return the ``sha256:`` digest of the canonical wire form."""
+        return canonical_sha256(self.to_wire())
+
+
+class ArtifactBody(WireModel):
+    """Base of every artifact body: carries ``schemaVersion: "1.0"``."""
+
+    schema_version: Literal["1.0"]
+    """Protocol version of this body; always "1.0"."""

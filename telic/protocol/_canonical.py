@@ -1,0 +1,153 @@
+"""Canonical JSON and content digests.
+
+Telic addresses every stored body by ``sha256:`` + the hex digest of its canonical JSON: object
+keys sorted recursively, no insignificant white space, UTF-8, and numbers and strings formatted
+exactly as ECMAScript's ``JSON.stringify`` formats them, so that a body hashed here and a body
+hashed by the original TypeScript implementation get the same digest. NaN, infinities, lone
+surrogates and values that are not JSON are rejected rather than silently coerced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+__all__ = ["CanonicalJsonError", "canonical_json", "canonical_sha256", "sha256_hex_digest"]
+
+SHA256_PREFIX: Final = "sha256:"
+_MAX_DEPTH: Final = 256
+
+
+class CanonicalJsonError(ValueError):
+    """A value cannot be written as canonical JSON (NaN, infinity, a non-JSON type, a cycle)."""
+
+
+def canonical_json(value: object) -> bytes:
+    """Return the canonical JSON encoding of ``value`` as UTF-8 bytes.
+
+    Raises:
+        CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
+    """
+    parts: list[str] = []
+    _write(value, parts, 0, set())
+    try:
+        return "".join(parts).encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
+        raise CanonicalJsonError("string holds a lone surrogate, which has no UTF-8 form") from exc
+
+
+def sha256_hex_digest(data: bytes) -> str:
+    """Return ``sha256:<64 lowercase hex>`` of raw bytes."""
+    return SHA256_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def canonical_sha256(value: object) -> str:
+    """Return the ``sha256:`` digest of the canonical JSON of ``value``."""
+    return sha256_hex_digest(canonical_json(value))
+
+
+def _utf16_key(key: str) -> bytes:
+    # ECMAScript sorts property names by UTF-16 code units; this differs from code-point order
+    # only for keys mixing astral characters with characters above U+E000.
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _write(value: object, out: list[str], depth: int, seen: set[int]) -> None:
+    if depth > _MAX_DEPTH:
+        raise CanonicalJsonError(f"value nests deeper than {_MAX_DEPTH} levels")
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif isinstance(value, int):
+        out.append(_format_number(float(value)) if abs(value) >= 2**53 else str(value))
+    elif isinstance(value, float):
+        out.append(_format_number(value))
+    elif isinstance(value, Mapping):
+        marker = id(value)
+        if marker in seen:
+            raise CanonicalJsonError("value contains a cycle")
+        seen.add(marker)
+        items: list[tuple[str, object]] = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalJsonError(f"object key {key!r} is not a string")
+            items.append((key, item))
+        items.sort(key=lambda pair: _utf16_key(pair[0]))
+        out.append("{")
+        for index, (key, item) in enumerate(items):
+            if index:
+                out.append(",")
+            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(":")
+            _write(item, out, depth + 1, seen)
+        out.append("}")
+        seen.discard(marker)
+    elif isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        marker = id(value)
+        if marker in seen:
+            raise CanonicalJsonError("value contains a cycle")
+        seen.add(marker)
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out, depth + 1, seen)
+        out.append("]")
+        seen.discard(marker)
+    else:
+        raise CanonicalJsonError(f"{type(value).__name__} is not a JSON value")
+
+
+def _format_number(number: float) -> str:
+    """Format a finite double as ECMAScript ``Number.prototype.toString`` does."""
+    if not math.isfinite(number):
+        raise CanonicalJsonError("NaN and Infinity are not JSON numbers")
+    if number == 0:
+        return "0"  # includes -0, which JSON.stringify writes as 0
+    sign = "-" if number < 0 else ""
+    # repr gives the shortest round-tripping digits; re-lay them out by the ECMAScript rules.
+    mantissa, _, exp_text = repr(abs(number)).partition("e")
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    exponent_shift = int(exp_text) if exp_text else 0
+    if int_part.strip("0"):  # the decimal point sits after `point` significant digits
+        point = len(int_part) + exponent_shift
+    else:  # 0.000ddd: each leading fractional zero moves the point one place left
+        point = exponent_shift - (len(frac_part) - len(frac_part.lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    exponent = n - 1
+    exp_sign = "+" if exponent >= 0 else "-"
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{exp_sign}{abs(exponent)}"
+
+
+def parse_json_strict(text: str | bytes) -> Any:
+    """Parse JSON text, rejecting NaN, Infinity and duplicate object keys."""
+
+    def _no_constants(name: str) -> Any:
+        raise CanonicalJsonError(f"{name} is not a JSON number")
+
+    def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, item in pairs:
+            if key in result:
+                raise CanonicalJsonError(f"duplicate object key {key!r}")
+            result[key] = item
+        return result
+
+    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_pairs)

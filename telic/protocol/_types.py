@@ -1,0 +1,423 @@
+"""Common types of the Telic 1.0 protocol (reference §3.0).
+
+Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
+and its error. Closed sets are ``Literal`` aliases with their members also kept as tuples, so
+code can iterate them without re-spelling the values.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Final, Literal, TypeVar, get_args
+
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import WireModel
+
+T = TypeVar("T")
+
+# ------------------------------------------------------------------------------------ limits
+
+MAX_ITEMS: Final = 256
+"""Default maximum size of a collection."""
+MAX_ARTIFACT_BYTES: Final = 2_097_152
+"""Maximum canonical JSON size of one artifact body."""
+MAX_BOUNDED_TEXT: Final = 32_768
+"""Maximum chars (and UTF-8 bytes) of a BoundedText."""
+MAX_SUMMARY: Final = 4_096
+"""Maximum chars (and UTF-8 bytes) of a Summary."""
+MAX_REFERENCE_URI: Final = 2_048
+MAX_IDENTIFIER: Final = 128
+MAX_RELATIVE_PATH: Final = 1_024
+
+IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+REFERENCE_URI_PATTERN: Final = r"^(artifact|trace|repo)://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
+SHA256_PATTERN: Final = r"^sha256:[0-9a-f]{64}$"
+_TIMESTAMP_RE: Final = re.compile(
+    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$"
+)
+
+# ------------------------------------------------------------------------------------ scalars
+
+
+def _utf8_at_most(limit: int) -> AfterValidator:
+    def check(value: str) -> str:
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise PydanticCustomError(
+                "string_too_many_bytes",
+                "String should have at most {limit} UTF-8 bytes, not {size}",
+                {"limit": limit, "size": size},
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _check_timestamp(value: str) -> str:
+    if not _TIMESTAMP_RE.match(value):
+        raise PydanticCustomError(
+            "timestamp_format", "Timestamp should be ISO-8601 with a time-zone offset"
+        )
+    try:
+        datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise PydanticCustomError("timestamp_value", "Timestamp is not a real date and time") from exc
+    return value
+
+
+def _check_relative_path(value: str) -> str:
+    if value.startswith("/") or ".." in value.split("/"):
+        raise PydanticCustomError(
+            "relative_path", "Path should be relative, without a leading '/' or a '..' segment"
+        )
+    return value
+
+
+Identifier = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_IDENTIFIER, pattern=IDENTIFIER_PATTERN)
+]
+"""A stable id: ``^[A-Za-z0-9][A-Za-z0-9._:-]*$``, 1–128 chars."""
+
+ReferenceUri = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN)
+]
+"""An ``artifact://``, ``trace://`` or ``repo://`` reference, ≤2048 chars."""
+
+Timestamp = Annotated[
+    str, AfterValidator(_check_timestamp), Field(json_schema_extra={"format": "date-time"})
+]
+"""An ISO-8601 timestamp with an offset, kept as the exact string submitted."""
+
+RelativePath = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_RELATIVE_PATH),
+    AfterValidator(_check_relative_path),
+]
+"""A repository-relative path: 1–1024 chars, no leading '/', no '..' segment."""
+
+Sha256 = Annotated[str, StringConstraints(pattern=SHA256_PATTERN)]
+"""A content digest: ``sha256:`` + 64 lowercase hex."""
+
+BoundedText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT),
+    _utf8_at_most(MAX_BOUNDED_TEXT),
+]
+"""Free text: 1–32,768 chars and at most 32,768 UTF-8 bytes."""
+
+Summary = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_SUMMARY), _utf8_at_most(MAX_SUMMARY)
+]
+"""A decision summary: 1–4,096 chars and at most 4,096 UTF-8 bytes."""
+
+Label = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+"""A short label of 1–255 chars."""
+
+Items = Annotated[list[T], Field(max_length=MAX_ITEMS)]
+"""A list of at most 256 items."""
+
+Confidence = Annotated[float, Field(ge=0, le=1)]
+"""A probability between 0 and 1."""
+
+Score = Annotated[float, Field(ge=0, le=100)]
+"""A score between 0 and 100."""
+
+# ------------------------------------------------------------------------------------ enums
+
+ArtifactType = Literal[
+    "RunEnvelope",
+    "ContextManifest",
+    "NextAction",
+    "ClarificationRequest",
+    "ProblemFrame",
+    "ScenarioSpec",
+    "TaskContract",
+    "PromptReview",
+    "WorkPlan",
+    "WorkResult",
+    "QualityReview",
+    "ReleaseAudit",
+    "UserReport",
+    "TraceEvent",
+    "Evidence",
+]
+ARTIFACT_TYPES: Final[tuple[ArtifactType, ...]] = get_args(ArtifactType)
+
+HostArtifactType = Literal[
+    "ClarificationRequest",
+    "ProblemFrame",
+    "ScenarioSpec",
+    "TaskContract",
+    "PromptReview",
+    "WorkPlan",
+    "WorkResult",
+    "QualityReview",
+    "ReleaseAudit",
+    "UserReport",
+    "Evidence",
+]
+"""The eleven types a host may submit."""
+HOST_ARTIFACT_TYPES: Final[tuple[HostArtifactType, ...]] = get_args(HostArtifactType)
+
+ControllerArtifactType = Literal["RunEnvelope", "ContextManifest", "NextAction", "TraceEvent"]
+CONTROLLER_ARTIFACT_TYPES: Final[tuple[ControllerArtifactType, ...]] = get_args(
+    ControllerArtifactType
+)
+
+InternalArtifactType = Literal["UserMessage", "ContextDocument"]
+"""Types the ledger stores that are not in the protocol enum."""
+INTERNAL_ARTIFACT_TYPES: Final[tuple[InternalArtifactType, ...]] = get_args(InternalArtifactType)
+
+Phase = Literal[
+    "received",
+    "context_discovery",
+    "awaiting_clarification",
+    "agent_1_frame",
+    "agent_2_compile",
+    "agent_1_review",
+    "agent_2_revision",
+    "contract_validation",
+    "agent_3_plan",
+    "plan_validation",
+    "agent_4_execute",
+    "diagnosis_review",
+    "agent_3_quality_review",
+    "remediation_plan",
+    "agent_4_remediation",
+    "agent_5_release_audit",
+    "user_report",
+    "completed",
+    "partial",
+    "blocked",
+    "cancelled",
+]
+PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
+
+InternalPhase = Literal[
+    "context_grounding",
+    "agent_1_frame",
+    "agent_2_compile",
+    "agent_1_review",
+    "agent_2_revise",
+    "agent_3_plan",
+    "agent_4_execute",
+    "agent_3_review",
+    "agent_5_audit",
+    "agent_5_report",
+]
+"""The controller's working phases (terminal runs keep the phase they ended in)."""
+INTERNAL_PHASES: Final[tuple[InternalPhase, ...]] = get_args(InternalPhase)
+
+LogicalRole = Literal[
+    "controller",
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+    "host",
+    "tool",
+    "user",
+]
+LOGICAL_ROLES: Final[tuple[LogicalRole, ...]] = get_args(LogicalRole)
+
+RunStatus = Literal[
+    "active", "awaiting_input", "completed", "partial", "blocked", "cancelled", "failed_verification"
+]
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
+
+InternalRunStatus = Literal[
+    "running", "awaiting_clarification", "completed", "partial", "blocked", "cancelled"
+]
+INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
+
+Capability = Literal[
+    "repository.read",
+    "repository.write",
+    "repository.delete",
+    "shell.inspect",
+    "shell.execute",
+    "runtime.inspect",
+    "runtime.restart",
+    "browser.inspect",
+    "browser.mutate",
+    "network.read",
+    "external.write",
+    "subagent.spawn",
+]
+CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)
+
+Mode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
+MODES: Final[tuple[Mode, ...]] = get_args(Mode)
+
+NativeSubagents = Literal["available", "unavailable", "unknown"]
+Redaction = Literal["none", "partial", "full"]
+Stage = Literal["diagnosis", "completion"]
+
+TaskContractField = Literal[
+    "id",
+    "runId",
+    "schemaVersion",
+    "version",
+    "originalRequestRef",
+    "problemFrameRef",
+    "intentMode",
+    "objective",
+    "scope",
+    "constraints",
+    "nonGoals",
+    "contextRefs",
+    "ruleRefs",
+    "permissions",
+    "acceptanceCriteria",
+    "requiredOutputs",
+    "verificationRequirements",
+    "stopConditions",
+    "assumptions",
+    "unresolvedQuestions",
+    "rationaleSummary",
+]
+"""Field names of a TaskContract, as findings and reviews cite them."""
+
+CorrectableField = Literal[
+    "objective",
+    "contextRefs",
+    "requiredOutputs",
+    "verificationRequirements",
+    "stopConditions",
+    "assumptions",
+    "unresolvedQuestions",
+    "rationaleSummary",
+]
+"""The TaskContract fields a revision may correct."""
+CORRECTABLE_FIELDS: Final[tuple[CorrectableField, ...]] = get_args(CorrectableField)
+
+# ------------------------------------------------------------------------------ permissions
+
+Glob = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+ShellCommand = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+RuntimeTarget = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+DomainName = Annotated[str, StringConstraints(min_length=1, max_length=253)]
+
+
+class RepositoryPermissions(WireModel):
+    """Repository path globs per operation."""
+
+    read: Items[Glob]
+    write: Items[Glob]
+    delete: Items[Glob]
+
+
+class ShellPermissions(WireModel):
+    """Typed read-only inspection and an exact command allowlist."""
+
+    inspect: bool
+    execute_allowlist: Items[ShellCommand]
+
+
+class RuntimePermissions(WireModel):
+    """Runtime targets that may be inspected or restarted."""
+
+    inspect: Items[RuntimeTarget]
+    restart: Items[RuntimeTarget]
+
+
+class BrowserPermissions(WireModel):
+    """Browser inspection and state mutation."""
+
+    inspect: bool
+    mutate_state: bool
+
+
+class NetworkPermissions(WireModel):
+    """Exact host names that may be read, and external writes."""
+
+    read_domains: Items[DomainName]
+    external_write: bool
+
+
+class SubagentPermissions(WireModel):
+    """Whether and how deeply children may be spawned."""
+
+    spawn: bool
+    maximum_children: Annotated[int, Field(ge=0, le=16)]
+    maximum_depth: Annotated[int, Field(ge=0, le=4)]
+
+
+class PermissionSet(WireModel):
+    """A complete permission set; every part is required."""
+
+    repository: RepositoryPermissions
+    shell: ShellPermissions
+    runtime: RuntimePermissions
+    browser: BrowserPermissions
+    network: NetworkPermissions
+    subagents: SubagentPermissions
+
+    @classmethod
+    def empty(cls) -> PermissionSet:
+        """Return the set that permits nothing."""
+        return cls(
+            repository=RepositoryPermissions(read=[], write=[], delete=[]),
+            shell=ShellPermissions(inspect=False, execute_allowlist=[]),
+            runtime=RuntimePermissions(inspect=[], restart=[]),
+            browser=BrowserPermissions(inspect=False, mutate_state=False),
+            network=NetworkPermissions(read_domains=[], external_write=False),
+            subagents=SubagentPermissions(spawn=False, maximum_children=0, maximum_depth=0),
+        )
+
+
+# --------------------------------------------------------------------- claims and findings
+
+ClaimStatus = Literal["observed", "inferred", "user_reported", "unverified"]
+
+
+class EvidenceClaim(WireModel):
+    """A claim with its provenance status and the evidence behind it."""
+
+    id: Identifier
+    text: BoundedText
+    status: ClaimStatus
+    evidence_refs: Items[ReferenceUri]
+    confidence: Confidence
+
+    @model_validator(mode="after")
+    def _observed_needs_evidence(self) -> EvidenceClaim:
+        if self.status in ("observed", "inferred") and not self.evidence_refs:
+            raise PydanticCustomError(
+                "claim_without_evidence", "An observed or inferred claim needs an evidenceRef"
+            )
+        return self
+
+
+Severity = Literal["info", "warning", "blocking"]
+
+
+class Finding(WireModel):
+    """A review finding, optionally asking for a contract correction."""
+
+    id: Identifier
+    severity: Severity
+    claim: BoundedText
+    source_refs: Items[ReferenceUri]
+    rubric_dimension: Label | None
+    required_correction: BoundedText | None
+    preserve_fields: Annotated[list[TaskContractField], Field(max_length=64)]
+    correction_fields: Annotated[list[CorrectableField], Field(max_length=64)] = []
+    rationale_summary: Summary
+
+    @model_validator(mode="after")
+    def _blocking_needs_source(self) -> Finding:
+        if self.severity == "blocking" and not self.source_refs:
+            raise PydanticCustomError(
+                "blocking_finding_without_source", "A blocking finding needs a sourceRef"
+            )
+        return self
+
+
+def unique(values: list[str]) -> bool:
+    """Return whether ``values`` holds no duplicates."""
+    return len(set(values)) == len(values)
