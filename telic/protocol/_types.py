@@ -421,3 +421,23 @@ class Finding(WireModel):
 def unique(values: list[str]) -> bool:
     """Return whether ``values`` holds no duplicates."""
     return len(set(values)) == len(values)
+
+
+# ------------------------------------------------------------------ shared artifact shapes
+
+
+class Scope(WireModel):
+    """What a task includes and excludes, in the user's terms."""
+
+    include: Items[BoundedText]
+    exclude: Items[BoundedText]
+
+
+class AcceptanceCriterion(WireModel):
+    """A testable criterion, staged for diagnosis or completion."""
+
+    id: Identifier
+    stage: Stage
+    requirement: BoundedText
+    evidence_required: Annotated[list[Label], Field(min_length=1, max_length=MAX_ITEMS)]
+    """Names of the kinds of evidence that would prove the criterion."""
