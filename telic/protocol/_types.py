@@ -64,7 +64,9 @@ def _check_timestamp(value: str) -> str:
     try:
         datetime.fromisoformat(value)
     except ValueError as exc:
-        raise PydanticCustomError("timestamp_value", "Timestamp is not a real date and time") from exc
+        raise PydanticCustomError(
+            "timestamp_value", "Timestamp is not a real date and time"
+        ) from exc
     return value
 
 
@@ -82,7 +84,8 @@ Identifier = Annotated[
 """A stable id: ``^[A-Za-z0-9][A-Za-z0-9._:-]*$``, 1–128 chars."""
 
 ReferenceUri = Annotated[
-    str, StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
 ]
 """An ``artifact://``, ``trace://`` or ``repo://`` reference, ≤2048 chars."""
 
@@ -225,7 +228,13 @@ LogicalRole = Literal[
 LOGICAL_ROLES: Final[tuple[LogicalRole, ...]] = get_args(LogicalRole)
 
 RunStatus = Literal[
-    "active", "awaiting_input", "completed", "partial", "blocked", "cancelled", "failed_verification"
+    "active",
+    "awaiting_input",
+    "completed",
+    "partial",
+    "blocked",
+    "cancelled",
+    "failed_verification",
 ]
 RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 

@@ -1,0 +1,179 @@
+"""The ReleaseAudit: Agent 5's independent check before the user is told (reference §3.1).
+
+The auditor matches every claim to evidence, checks fidelity to the original request and mode
+compliance, and decides release, partial, block, or one shared remediation (returned to the
+quality controller as a typed defect). A partial or blocked audit must name what is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._quality import ReviewCheck
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    BoundedText,
+    Capability,
+    Finding,
+    Identifier,
+    Items,
+    PermissionSet,
+    ReferenceUri,
+    Summary,
+    unique,
+)
+
+__all__ = [
+    "AuditDecision",
+    "ClaimBasis",
+    "ClaimEvidenceEntry",
+    "ClaimSupport",
+    "ModeCompliance",
+    "ReleaseAudit",
+    "RemediationDefect",
+]
+
+ClaimBasis = Literal["direct", "user_reported"]
+"""What a claim rests on: direct evidence, or the user's own word."""
+ClaimSupport = Literal["supported", "unsupported", "contradicted", "unverified"]
+"""How well the evidence bears a claim out."""
+ModeCompliance = Literal["pass", "fail"]
+"""Whether the run stayed inside its mode."""
+AuditDecision = Literal["release", "remediate", "partial", "block"]
+"""What the audit decides."""
+
+
+class ClaimEvidenceEntry(WireModel):
+    """One claim to be reported, tied to criteria and evidence."""
+
+    claim_id: Identifier
+    """Unique id of the claim within the audit."""
+    claim: BoundedText
+    """The claim, worded as the report will word it."""
+    criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    """The contract criteria the claim answers."""
+    basis: ClaimBasis
+    """What the claim rests on."""
+    status: ClaimSupport
+    """How well the evidence bears it out."""
+    evidence_refs: Items[ReferenceUri]
+    """The evidence."""
+    rationale_summary: Summary
+    """Why the status."""
+
+
+class RemediationDefect(WireModel):
+    """A defect the audit returns to the quality controller for one scoped remediation."""
+
+    id: Identifier
+    """Id of the defect."""
+    failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    """The criteria that are not met."""
+    description: BoundedText
+    """What is wrong."""
+    allowed_capabilities: Items[Capability]
+    """Capabilities the remediation may use."""
+    permissions: PermissionSet
+    """The most the remediation may do."""
+    source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    """What the defect rests on."""
+    maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
+    """Tool calls the remediation plan may reserve, 1 to 1000."""
+    return_to_role: Literal["quality_controller"]
+    """Who receives the defect: always the quality controller."""
+    rationale_summary: Summary
+    """Why remediation rather than a partial release."""
+
+
+class ReleaseAudit(ArtifactBody):
+    """Agent 5's audit of claims, evidence, fidelity and mode before reporting."""
+
+    id: Identifier
+    """Artifact id of this audit."""
+    run_id: Identifier
+    """The run this audit belongs to."""
+    original_request_ref: ArtifactUri
+    """The user's original request."""
+    task_contract_ref: ArtifactUri
+    """The contract the work was held to."""
+    work_plan_refs: Items[ArtifactUri] = Field(default=[])
+    """Every plan of the run."""
+    work_result_refs: Items[ArtifactUri]
+    """Every result of the run."""
+    quality_review_ref: ArtifactUri
+    """The latest QualityReview."""
+    user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
+    """Checks against the original request, at least one."""
+    mode_compliance: ModeCompliance
+    """Whether the run stayed inside its mode."""
+    claim_evidence_matrix: Items[ClaimEvidenceEntry]
+    """Every claim to be reported, with its evidence."""
+    unresolved_risks: Items[BoundedText]
+    """Risks left open."""
+    findings: Items[Finding]
+    """Problems found."""
+    remaining_remediations: Annotated[int, Field(ge=0, le=1)]
+    """Shared remediations left before this audit."""
+    decision: AuditDecision
+    """What the audit decides."""
+    remediation_defect: RemediationDefect | None
+    """The defect; present exactly when the decision is remediate."""
+    user_report_ref: ArtifactUri | None
+    """The UserReport still to be written; null exactly when the decision is remediate."""
+    rationale_summary: Summary
+    """Why the audit decided so."""
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Self:
+        if not unique([entry.claim_id for entry in self.claim_evidence_matrix]):
+            raise PydanticCustomError("duplicate_claim_id", "Claim ids must be unique")
+        if not (self.work_plan_refs or self.work_result_refs):
+            raise PydanticCustomError(
+                "no_plan_or_result_ref", "An audit needs a workPlanRef or a workResultRef"
+            )
+        mode_failed = self.mode_compliance == "fail"
+        unfaithful = any(check.status != "pass" for check in self.user_fidelity)
+        unsupported = any(e.status != "supported" for e in self.claim_evidence_matrix)
+        blocking = any(finding.severity == "blocking" for finding in self.findings)
+        decision = self.decision
+        if decision == "release" and (mode_failed or unfaithful or unsupported or blocking):
+            raise PydanticCustomError(
+                "release_with_failure",
+                "release needs mode compliance, passing fidelity checks, supported claims"
+                " and no blocking finding",
+            )
+        if decision == "remediate":
+            if self.remaining_remediations != 1:
+                raise PydanticCustomError(
+                    "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
+                )
+            if self.remediation_defect is None:
+                raise PydanticCustomError(
+                    "remediate_without_defect", "remediate needs a remediationDefect"
+                )
+            if self.user_report_ref is not None:
+                raise PydanticCustomError(
+                    "remediate_with_report_ref", "remediate may not name a userReportRef"
+                )
+        else:
+            if self.remediation_defect is not None:
+                raise PydanticCustomError(
+                    "defect_without_remediate", "Only remediate may carry a remediationDefect"
+                )
+            if self.user_report_ref is None:
+                raise PydanticCustomError(
+                    "report_ref_missing", "Every decision but remediate needs a userReportRef"
+                )
+        if decision in ("partial", "block") and not (
+            mode_failed or unfaithful or unsupported or self.findings or self.unresolved_risks
+        ):
+            raise PydanticCustomError(
+                "no_concrete_failure",
+                "partial and block must keep a failure: mode, fidelity, an unsupported claim,"
+                " a finding or a risk",
+            )
+        return self

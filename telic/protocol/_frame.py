@@ -1,0 +1,240 @@
+"""Agent 1's grounded framing of the request, and its optional presentation (reference §3.1).
+
+A ``ProblemFrame`` separates what is known (facts with provenance) from what is inferred and
+what is unknown, and drafts the acceptance criteria. A ``ScenarioSpec`` retells a frame for
+people; it adds nothing and the frame stays authoritative.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, get_args
+
+from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    MAX_ITEMS,
+    AcceptanceCriterion,
+    BoundedText,
+    Confidence,
+    Identifier,
+    Items,
+    Label,
+    Mode,
+    ReferenceUri,
+    Scope,
+    Summary,
+    unique,
+)
+
+__all__ = [
+    "DIVERGENT_CLASSIFICATIONS",
+    "FACT_PROVENANCES",
+    "UNKNOWN_CLASSIFICATIONS",
+    "ClarificationNeeded",
+    "ClarificationNotNeeded",
+    "FactProvenance",
+    "FrameClarification",
+    "GroundedFact",
+    "GroundedInference",
+    "ProblemFrame",
+    "ScenarioSpec",
+    "SourceMapEntry",
+    "Unknown",
+    "UnknownClassification",
+]
+
+FactProvenance = Literal["user", "repository", "runtime", "browser", "tool"]
+FACT_PROVENANCES: Final[tuple[FactProvenance, ...]] = get_args(FactProvenance)
+
+UnknownClassification = Literal[
+    "discoverable",
+    "bounded_reversible",
+    "user_owned_materially_divergent",
+    "permission_expanding",
+    "irrelevant",
+]
+UNKNOWN_CLASSIFICATIONS: Final[tuple[UnknownClassification, ...]] = get_args(UnknownClassification)
+DIVERGENT_CLASSIFICATIONS: Final[frozenset[UnknownClassification]] = frozenset(
+    {"user_owned_materially_divergent", "permission_expanding"}
+)
+"""Unknowns that only the user can settle, so they force a clarification."""
+
+
+def _clarification_tag(value: object) -> str | None:
+    # Tag by identity so that only real booleans match: 1 == True would pass a Literal[True].
+    required = (
+        value.get("required") if isinstance(value, dict) else getattr(value, "required", None)
+    )
+    if required is True:
+        return "needed"
+    if required is False:
+        return "not_needed"
+    return None
+
+
+class GroundedFact(WireModel):
+    """Something known, with where it came from."""
+
+    id: Identifier
+    """Id, unique across the frame."""
+    claim: BoundedText
+    """The fact."""
+    provenance: FactProvenance
+    """Where it came from: user, repository, runtime, browser or tool."""
+    source_ref: ReferenceUri
+    """The source that shows it."""
+
+
+class GroundedInference(WireModel):
+    """Something concluded from sources, with a confidence."""
+
+    id: Identifier
+    """Id, unique across the frame."""
+    claim: BoundedText
+    """The inference."""
+    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    """The sources it rests on (at least one)."""
+    confidence: Confidence
+    """Confidence between 0 and 1."""
+
+
+class Unknown(WireModel):
+    """An open question and how it may be settled."""
+
+    id: Identifier
+    """Id, unique across the frame."""
+    question: BoundedText
+    """The open question."""
+    classification: UnknownClassification
+    """Who or what can settle it."""
+    impact: Summary
+    """What depends on the answer."""
+    evidence_inspected: Items[ReferenceUri]
+    """What was inspected while trying to settle it."""
+
+
+class ClarificationNotNeeded(WireModel):
+    """No clarification is needed."""
+
+    required: Literal[False]
+    """Always false."""
+    reason: Summary | None
+    """Why none is needed, or null."""
+
+
+class ClarificationNeeded(WireModel):
+    """A clarification is needed and has been requested."""
+
+    required: Literal[True]
+    """Always true."""
+    reason: Summary
+    """Why the user must decide."""
+    request_ref: ArtifactUri
+    """The ClarificationRequest asked."""
+
+
+FrameClarification = Annotated[
+    Annotated[ClarificationNotNeeded, Tag("not_needed")]
+    | Annotated[ClarificationNeeded, Tag("needed")],
+    Discriminator(
+        _clarification_tag,
+        custom_error_type="clarification_required_type",
+        custom_error_message="clarification.required must be true or false",
+    ),
+]
+"""Whether the frame needs the user, told apart by ``required``."""
+
+
+class ProblemFrame(ArtifactBody):
+    """Agent 1's grounded interpretation of the request."""
+
+    id: Identifier
+    """Id of the frame."""
+    run_id: Identifier
+    """Id of the run."""
+    original_request_ref: ArtifactUri
+    """The UserMessage holding the original request."""
+    intent_mode: Mode
+    """The run's intent mode."""
+    goal: BoundedText
+    """What the user wants achieved."""
+    known_facts: Items[GroundedFact]
+    """What is known, with provenance."""
+    inferences: Items[GroundedInference]
+    """What is concluded from sources."""
+    unknowns: Items[Unknown]
+    """What is still open."""
+    scope: Scope
+    """What the work includes and excludes."""
+    constraints: Items[BoundedText]
+    """Constraints the work must honour."""
+    non_goals: Items[BoundedText]
+    """What the work must not attempt."""
+    applicable_rule_refs: Items[ReferenceUri]
+    """Rules that apply."""
+    draft_acceptance_criteria: Items[AcceptanceCriterion]
+    """Draft, testable acceptance criteria."""
+    clarification: FrameClarification
+    """Whether the frame needs a user decision."""
+    rationale_summary: Summary
+    """Why this framing is right."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ProblemFrame:
+        ids = [
+            *(fact.id for fact in self.known_facts),
+            *(inference.id for inference in self.inferences),
+            *(unknown.id for unknown in self.unknowns),
+            *(criterion.id for criterion in self.draft_acceptance_criteria),
+        ]
+        if not unique(ids):
+            raise PydanticCustomError(
+                "frame_duplicate_id",
+                "Ids must be unique across facts, inferences, unknowns and criteria",
+            )
+        divergent = any(u.classification in DIVERGENT_CLASSIFICATIONS for u in self.unknowns)
+        if divergent and not self.clarification.required:
+            raise PydanticCustomError(
+                "frame_clarification_required",
+                "A user-owned or permission-expanding unknown requires clarification",
+            )
+        return self
+
+
+class SourceMapEntry(WireModel):
+    """Which sources back one field of a scenario."""
+
+    field: Label
+    """The scenario field."""
+    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    """Its sources (at least one)."""
+
+
+class ScenarioSpec(ArtifactBody):
+    """A human-readable retelling of a ProblemFrame; the frame stays authoritative."""
+
+    id: Identifier
+    """Id of the scenario."""
+    run_id: Identifier
+    """Id of the run."""
+    problem_frame_ref: ArtifactUri
+    """The frame it presents."""
+    title: Label
+    """Short title."""
+    narrative: BoundedText
+    """The situation, told plainly."""
+    actor: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    """Who experiences it."""
+    observable_symptoms: Items[BoundedText]
+    """What can be observed."""
+    desired_outcome: BoundedText
+    """What a good result looks like."""
+    source_map: Items[SourceMapEntry]
+    """Sources behind each field."""
+    prompt_readiness_rubric_ref: ArtifactUri
+    """The rubric, ``artifact://system/rubrics/contract-readiness-v1``."""
+    rationale_summary: Summary
+    """Why this presentation is faithful."""

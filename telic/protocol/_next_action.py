@@ -1,0 +1,228 @@
+"""The controller's next action: the one legal step a host may take (reference §3.1, §3.2).
+
+A ``NextAction`` is told apart by ``kind``: a ``phase`` to perform (with its inputs, output
+schema, permission ceiling and budgets), a pending ``clarification`` the user must answer, or a
+``terminal`` run. Its id is ``action:<runId>:<version>``, the optimistic-concurrency token.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final, Literal, get_args
+
+from pydantic import Field, StringConstraints, TypeAdapter, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    MAX_REFERENCE_URI,
+    ArtifactType,
+    BoundedText,
+    HostArtifactType,
+    Identifier,
+    Items,
+    PermissionSet,
+    ReferenceUri,
+    Summary,
+    Timestamp,
+)
+
+__all__ = [
+    "ACTION_PHASES",
+    "ACTION_ROLES",
+    "INSTRUCTION_REF_PATTERN",
+    "STOP_CONDITIONS",
+    "TERMINAL_PHASES",
+    "TERMINAL_STATUSES",
+    "ActionPhase",
+    "ActionRole",
+    "ClarificationAction",
+    "NextAction",
+    "PhaseAction",
+    "RemainingBudgets",
+    "TerminalAction",
+    "TerminalPhase",
+    "TerminalStatus",
+    "instruction_ref",
+    "next_action_from_wire",
+]
+
+ActionPhase = Literal[
+    "received",
+    "context_discovery",
+    "agent_1_frame",
+    "agent_2_compile",
+    "agent_1_review",
+    "agent_2_revision",
+    "contract_validation",
+    "agent_3_plan",
+    "plan_validation",
+    "agent_4_execute",
+    "diagnosis_review",
+    "agent_3_quality_review",
+    "remediation_plan",
+    "agent_4_remediation",
+    "agent_5_release_audit",
+    "user_report",
+]
+"""Protocol phases a host can be asked to perform (neither paused nor terminal)."""
+ACTION_PHASES: Final[tuple[ActionPhase, ...]] = get_args(ActionPhase)
+
+ActionRole = Literal[
+    "controller",
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+]
+"""The logical roles that own a phase."""
+ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
+
+TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
+TERMINAL_PHASES: Final[tuple[TerminalPhase, ...]] = get_args(TerminalPhase)
+
+TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
+TERMINAL_STATUSES: Final[tuple[TerminalStatus, ...]] = get_args(TerminalStatus)
+
+_ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
+INSTRUCTION_REF_PATTERN: Final = rf"^artifact://system/roles/({_ROLE_ALTERNATION})-v1$"
+"""``artifact://system/roles/<role>-v1``; the role may be spelled with dashes."""
+_INSTRUCTION_REF_RE: Final = re.compile(INSTRUCTION_REF_PATTERN)
+
+STOP_CONDITIONS: Final[tuple[str, str, str]] = (
+    "Stop rather than broaden the intent mode or the effective permissions.",
+    "Stop and ask for clarification at a material user-owned decision.",
+    "Submit concise rationale summaries only; never include hidden chain-of-thought.",
+)
+"""The three fixed stop conditions of every phase action."""
+
+InstructionRef = Annotated[
+    str, StringConstraints(max_length=MAX_REFERENCE_URI, pattern=INSTRUCTION_REF_PATTERN)
+]
+"""``artifact://system/roles/<role>-v1``."""
+
+JsonObject = dict[str, Any]
+"""A JSON object, such as a JSON Schema."""
+
+
+def instruction_ref(role: ActionRole) -> str:
+    """Return the instruction reference of ``role``, e.g. ``artifact://system/roles/executor-v1``."""
+    return f"artifact://system/roles/{role}-v1"
+
+
+class RemainingBudgets(WireModel):
+    """What the run has left to spend."""
+
+    prompt_revisions: Annotated[int, Field(ge=0, le=1)]
+    """Contract revisions left (0–1)."""
+    post_execution_remediations: Annotated[int, Field(ge=0, le=1)]
+    """Shared remediations left (0–1)."""
+    remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=4_000)]
+    """Tool calls not yet reserved by any WorkPlan (0–4000)."""
+    maximum_parallel_workers: Annotated[int, Field(ge=1, le=16)]
+    """Most workers that may run at once (1–16)."""
+    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    """Deepest allowed subagent nesting (0–4)."""
+
+
+class _ActionBase(ArtifactBody):
+    id: Identifier
+    """``action:<runId>:<version>``; echo it back as ``action_id``."""
+    run_id: Identifier
+    """Id of the run."""
+    created_at: Timestamp
+    """When the run last changed."""
+    rationale_summary: Summary
+    """Why this is the next action."""
+
+
+class PhaseAction(_ActionBase):
+    """Perform one phase and submit its typed output."""
+
+    kind: Literal["phase"]
+    """Always "phase"."""
+    phase: ActionPhase
+    """The phase to perform."""
+    logical_role: ActionRole
+    """The role the host plays in this phase."""
+    instruction_ref: InstructionRef
+    """The role's instructions, ``artifact://system/roles/<role>-v1``."""
+    input_refs: Items[ReferenceUri]
+    """Artifacts to read before acting."""
+    context_manifest_ref: ArtifactUri | None
+    """The current ContextManifest, or null before grounding."""
+    required_output_type: ArtifactType
+    """The artifact type to submit."""
+    required_output_schema: JsonObject
+    """JSON Schema of the required output."""
+    additional_output_schemas: dict[HostArtifactType, JsonObject]
+    """Other types this phase accepts, by type name."""
+    work_node_id: Identifier | None
+    """The WorkPlan node to execute, or null."""
+    effective_permissions: PermissionSet
+    """The most the host may do in this phase."""
+    remaining_budgets: RemainingBudgets
+    """What the run has left to spend."""
+    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    """When the host must stop."""
+
+    @model_validator(mode="after")
+    def _instruction_matches_role(self) -> PhaseAction:
+        match = _INSTRUCTION_REF_RE.match(self.instruction_ref)
+        if match is None or match.group(1).replace("-", "_") != self.logical_role:
+            raise PydanticCustomError(
+                "instruction_ref_role_mismatch", "instructionRef must name the action's logicalRole"
+            )
+        return self
+
+
+class ClarificationAction(_ActionBase):
+    """Wait for the user to answer the pending clarification."""
+
+    kind: Literal["clarification"]
+    """Always "clarification"."""
+    phase: Literal["awaiting_clarification"]
+    """Always "awaiting_clarification"."""
+    clarification_request_ref: ArtifactUri
+    """The ClarificationRequest awaiting an answer."""
+    effective_permissions: PermissionSet
+    """Always empty: nothing may happen while paused."""
+    remaining_budgets: RemainingBudgets
+    """What the run has left to spend."""
+
+    @model_validator(mode="after")
+    def _nothing_permitted(self) -> ClarificationAction:
+        if self.effective_permissions != PermissionSet.empty():
+            raise PydanticCustomError(
+                "clarification_permissions_not_empty",
+                "A paused run's effectivePermissions must be empty",
+            )
+        return self
+
+
+class TerminalAction(_ActionBase):
+    """The run has ended; nothing more may happen."""
+
+    kind: Literal["terminal"]
+    """Always "terminal"."""
+    phase: TerminalPhase
+    """The terminal phase."""
+    status: TerminalStatus
+    """Final status, as the UserReport gave it."""
+    report_ref: ArtifactUri | None
+    """The UserReport, or null (e.g. after cancel)."""
+
+
+NextAction = Annotated[
+    PhaseAction | ClarificationAction | TerminalAction, Field(discriminator="kind")
+]
+"""The next legal step of a run, told apart by ``kind``."""
+
+_NEXT_ACTION_ADAPTER: Final[TypeAdapter[NextAction]] = TypeAdapter(NextAction)
+
+
+def next_action_from_wire(data: object) -> NextAction:
+    """Validate a decoded JSON NextAction of any kind by its camelCase wire names only."""
+    return _NEXT_ACTION_ADAPTER.validate_python(data, by_alias=True, by_name=False)

@@ -1,0 +1,171 @@
+"""The WorkPlan: Agent 3's bounded, serial graph of work nodes (reference §3.1 "WorkPlan").
+
+Protocol 1.0 accepts serial plans only. The schema proves the graph is well formed (unique ids,
+known dependencies, no self edge, no cycle); whether its permissions, budgets and criteria fit
+the contract and the run is the controller's business (§3.4).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Annotated, Final, Literal, Self
+
+from pydantic import BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    BoundedText,
+    Capability,
+    Identifier,
+    Items,
+    Label,
+    PermissionSet,
+    ReferenceUri,
+    Summary,
+    unique,
+)
+
+__all__ = [
+    "MAX_NODE_TOOL_CALLS",
+    "MAX_PLAN_NODES",
+    "MAX_PLAN_TOOL_CALLS",
+    "GlobalBudgets",
+    "NodeBudgets",
+    "PlanValidation",
+    "WorkNode",
+    "WorkPlan",
+]
+
+MAX_PLAN_NODES: Final = 64
+"""Most nodes in one plan."""
+MAX_NODE_TOOL_CALLS: Final = 1_000
+"""Most tool calls one node may reserve."""
+MAX_PLAN_TOOL_CALLS: Final = 4_000
+"""Most tool calls one plan (and one run, cumulatively) may reserve."""
+
+PlanValidation = Literal["pending", "valid", "invalid"]
+"""The planner's own verdict on the plan; the controller accepts only ``valid``."""
+
+
+def _exact_int(value: object) -> object:
+    # A strict Literal[1] still accepts True and 1.0; JSON's true is not the number 1.
+    if type(value) is not int:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+_One = Annotated[Literal[1], BeforeValidator(_exact_int)]
+
+
+class NodeBudgets(WireModel):
+    """What one node may consume."""
+
+    maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_NODE_TOOL_CALLS)]
+    """Tool calls reserved for the node."""
+    maximum_children: Annotated[int, Field(ge=0, le=16)]
+    """Subagents the node may spawn."""
+
+
+class WorkNode(WireModel):
+    """One scoped work order for the executor."""
+
+    id: Identifier
+    """Unique id within the plan."""
+    logical_role: Label
+    """Who performs it, e.g. ``executor.browser-investigator``."""
+    objective: BoundedText
+    """What the node must achieve."""
+    depends_on: Annotated[list[Identifier], Field(max_length=64)]
+    """Nodes that must complete first."""
+    input_refs: Items[ReferenceUri]
+    """Artifacts the node reads."""
+    context_refs: Items[ReferenceUri]
+    """Repository context the node relies on."""
+    allowed_tools: Items[Capability]
+    """Capabilities the node may use."""
+    required_capabilities: Items[Capability]
+    """Capabilities the node must use."""
+    permissions: PermissionSet
+    """The most the node may do."""
+    output_type: Literal["WorkResult"]
+    """What the node reports: always a WorkResult."""
+    acceptance_criteria: Items[Identifier]
+    """Ids of the contract criteria the node covers."""
+    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    """When the node must stop."""
+    budgets: NodeBudgets
+    """What the node may consume."""
+
+
+class GlobalBudgets(WireModel):
+    """What the whole plan may consume."""
+
+    maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
+    """Tool calls reserved for the plan."""
+    maximum_parallel_workers: _One
+    """Always 1: plans run serially."""
+    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    """How deep subagents may nest."""
+
+
+class WorkPlan(ArtifactBody):
+    """Agent 3's plan: a serial DAG of scoped work nodes."""
+
+    id: Identifier
+    """Artifact id of this plan."""
+    run_id: Identifier
+    """The run this plan belongs to."""
+    task_contract_ref: ArtifactUri
+    """The contract the plan implements."""
+    execution_mode: Literal["serial"]
+    """Always serial in protocol 1.0."""
+    nodes: Annotated[list[WorkNode], Field(min_length=1, max_length=MAX_PLAN_NODES)]
+    """The work nodes, 1 to 64, in plan order."""
+    join_rules: Annotated[list[BoundedText], Field(max_length=64)]
+    """How node results combine."""
+    global_budgets: GlobalBudgets
+    """What the whole plan may consume."""
+    plan_validation: PlanValidation
+    """The planner's verdict on its own plan."""
+    rationale_summary: Summary
+    """Why the plan is shaped so."""
+
+    @model_validator(mode="after")
+    def _check_graph(self) -> Self:
+        ids = [node.id for node in self.nodes]
+        if not unique(ids):
+            raise PydanticCustomError("duplicate_node_id", "Work node ids must be unique")
+        known = set(ids)
+        for node in self.nodes:
+            if node.id in node.depends_on:
+                raise PydanticCustomError("self_dependency", "A work node may not depend on itself")
+            if not known.issuperset(node.depends_on):
+                raise PydanticCustomError(
+                    "unknown_dependency", "dependsOn names a node that is not in the plan"
+                )
+        if _has_cycle(self.nodes):
+            raise PydanticCustomError(
+                "dependency_cycle", "Work nodes must form a directed acyclic graph"
+            )
+        return self
+
+
+def _has_cycle(nodes: list[WorkNode]) -> bool:
+    """Kahn's algorithm: a graph is acyclic iff repeatedly removing ready nodes removes all."""
+    waiting = {node.id: len(set(node.depends_on)) for node in nodes}
+    dependants: dict[str, list[str]] = {node.id: [] for node in nodes}
+    for node in nodes:
+        for dependency in set(node.depends_on):
+            dependants[dependency].append(node.id)
+    ready = deque(node_id for node_id, count in waiting.items() if count == 0)
+    removed = 0
+    while ready:
+        node_id = ready.popleft()
+        removed += 1
+        for dependant in dependants[node_id]:
+            waiting[dependant] -= 1
+            if waiting[dependant] == 0:
+                ready.append(dependant)
+    return removed != len(nodes)

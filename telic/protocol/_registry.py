@@ -1,0 +1,157 @@
+"""Artifact type → schema: strict parsing and the JSON Schema a host receives.
+
+``parse_artifact`` is the single entry point from untrusted JSON to a typed body: it enforces the
+2 MiB canonical size limit and turns pydantic's errors into a ``SchemaViolation`` whose issues
+name the dot-joined path, the error type and a message (never the offending value).
+``json_schema`` returns what ``NextAction.requiredOutputSchema`` carries: the schema generated
+from the models by their wire names, with shared definitions under ``$defs``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from typing import Any, Final, get_args
+
+from pydantic import TypeAdapter, ValidationError
+
+from telic._errors import Issue, SchemaViolation
+from telic.protocol._audit import ReleaseAudit
+from telic.protocol._canonical import CanonicalJsonError, canonical_json
+from telic.protocol._clarification import ClarificationRequest
+from telic.protocol._context import ContextDocument, ContextManifest
+from telic.protocol._contract import TaskContract
+from telic.protocol._evidence import Evidence
+from telic.protocol._frame import ProblemFrame, ScenarioSpec
+from telic.protocol._next_action import NextAction
+from telic.protocol._plan import WorkPlan
+from telic.protocol._quality import QualityReview
+from telic.protocol._report import UserReport
+from telic.protocol._result import WorkResult
+from telic.protocol._review import PromptReview
+from telic.protocol._run import RunEnvelope, UserMessage
+from telic.protocol._trace import TraceEvent
+from telic.protocol._types import MAX_ARTIFACT_BYTES, ArtifactType, InternalArtifactType
+
+__all__ = ["ARTIFACT_MODELS", "Artifact", "json_schema", "parse_artifact"]
+
+Artifact = (
+    RunEnvelope
+    | ContextManifest
+    | ClarificationRequest
+    | ProblemFrame
+    | ScenarioSpec
+    | TaskContract
+    | PromptReview
+    | WorkPlan
+    | WorkResult
+    | QualityReview
+    | ReleaseAudit
+    | UserReport
+    | TraceEvent
+    | Evidence
+    | UserMessage
+    | ContextDocument
+)
+"""Any stored artifact body (NextAction is computed, so it is not stored)."""
+
+ARTIFACT_MODELS: Final[dict[str, Any]] = {
+    "RunEnvelope": RunEnvelope,
+    "ContextManifest": ContextManifest,
+    "NextAction": NextAction,
+    "ClarificationRequest": ClarificationRequest,
+    "ProblemFrame": ProblemFrame,
+    "ScenarioSpec": ScenarioSpec,
+    "TaskContract": TaskContract,
+    "PromptReview": PromptReview,
+    "WorkPlan": WorkPlan,
+    "WorkResult": WorkResult,
+    "QualityReview": QualityReview,
+    "ReleaseAudit": ReleaseAudit,
+    "UserReport": UserReport,
+    "TraceEvent": TraceEvent,
+    "Evidence": Evidence,
+    "UserMessage": UserMessage,
+    "ContextDocument": ContextDocument,
+}
+"""Every schema by artifact type: the 15 protocol types and the 2 internal ones."""
+
+assert set(ARTIFACT_MODELS) == set(get_args(ArtifactType)) | set(get_args(InternalArtifactType))
+
+MAX_ISSUE_PATH: Final = 200
+
+
+@functools.cache
+def _adapter(artifact_type: str) -> TypeAdapter[Any]:
+    try:
+        model = ARTIFACT_MODELS[artifact_type]
+    except KeyError:
+        raise SchemaViolation(
+            f"Unknown artifact type {artifact_type[:64]!r}",
+            issues=(Issue("artifactType", "unknown_artifact_type", "Unknown artifact type"),),
+        ) from None
+    return TypeAdapter(model)
+
+
+def parse_artifact(artifact_type: str, body: object) -> Any:
+    """Validate a decoded JSON body as ``artifact_type`` by its wire names.
+
+    Raises:
+        SchemaViolation: the type is unknown, the body is over 2 MiB of canonical JSON, or it
+            breaks a schema rule; ``issues`` lists at most 32 problems.
+    """
+    adapter = _adapter(artifact_type)
+    try:
+        size = len(canonical_json(body))
+    except CanonicalJsonError as exc:
+        raise SchemaViolation(
+            f"{artifact_type} body is not canonical JSON: {exc}",
+            issues=(Issue("", "not_json", str(exc)),),
+        ) from None
+    if size > MAX_ARTIFACT_BYTES:
+        raise SchemaViolation(
+            f"{artifact_type} body is {size} bytes of canonical JSON; the limit is "
+            f"{MAX_ARTIFACT_BYTES}",
+            issues=(Issue("", "artifact_too_large", "Artifact exceeds 2,097,152 bytes"),),
+        )
+    try:
+        return adapter.validate_python(body, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise schema_violation(artifact_type, exc) from None
+
+
+def schema_violation(what: str, exc: ValidationError) -> SchemaViolation:
+    """Turn pydantic's errors into a SchemaViolation without echoing any input value."""
+    issues = tuple(
+        Issue(
+            path=".".join(str(part) for part in error["loc"])[:MAX_ISSUE_PATH],
+            code=error["type"],
+            message=error["msg"],
+        )
+        for error in exc.errors(include_url=False, include_input=False, include_context=False)
+    )
+    first = issues[0] if issues else Issue("", "invalid", "invalid")
+    where = f" at {first.path}" if first.path else ""
+    return SchemaViolation(
+        f"{what} failed schema validation ({len(issues)} issue(s)); first{where}: {first.message}",
+        issues=issues,
+    )
+
+
+@functools.cache
+def _schema_text(artifact_type: str) -> str:
+    schema = _adapter(artifact_type).json_schema(by_alias=True, mode="validation")
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def json_schema(artifact_type: str) -> dict[str, Any]:
+    """Return (a fresh copy of) the JSON Schema of ``artifact_type``, with shared ``$defs``."""
+    return copy.deepcopy(_schema_document(artifact_type))
+
+
+@functools.cache
+def _schema_document(artifact_type: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(_schema_text(artifact_type))
+    return document

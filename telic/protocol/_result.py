@@ -1,0 +1,232 @@
+"""The WorkResult of one plan node, and the acceptance-coverage entry (reference §3.1).
+
+A WorkResult reports what the executor did and saw, never whether the work is accepted: that is
+Agent 3's QualityReview, which reuses ``AcceptanceCoverage`` for its acceptance results. The
+schema keeps a result honest on its own terms (a completed result hides no failure, a file change
+has hashes that fit its type); matching actions to permissions and file changes is §3.4.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Final, Literal, Self, get_args
+
+from pydantic import Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    BoundedText,
+    Capability,
+    EvidenceClaim,
+    Identifier,
+    Items,
+    ReferenceUri,
+    RelativePath,
+    Sha256,
+    Summary,
+)
+
+__all__ = [
+    "ACCEPTANCE_STATUSES",
+    "AcceptanceCoverage",
+    "AcceptanceStatus",
+    "ActionStatus",
+    "ChangeType",
+    "FileChange",
+    "TestResult",
+    "TestStatus",
+    "WorkAction",
+    "WorkResult",
+    "WorkResultStatus",
+]
+
+ActionStatus = Literal["completed", "failed", "denied", "skipped"]
+"""How an attempted action ended."""
+ChangeType = Literal["created", "modified", "deleted"]
+"""What happened to a file."""
+TestStatus = Literal["passed", "failed", "skipped", "unavailable"]
+"""How a test run ended."""
+AcceptanceStatus = Literal["pass", "fail", "unverified", "not_applicable"]
+"""The verdict on one criterion or check."""
+ACCEPTANCE_STATUSES: Final[tuple[AcceptanceStatus, ...]] = get_args(AcceptanceStatus)
+WorkResultStatus = Literal["completed", "partial", "blocked", "failed"]
+"""How the node's work ended."""
+
+
+class WorkAction(WireModel):
+    """One tool action the executor attempted."""
+
+    id: Identifier
+    """Id of the action."""
+    capability: Capability
+    """The capability used."""
+    target: Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+    """What it acted on: a path, command, URL or typed target."""
+    mutating: bool
+    """Whether it changes state."""
+    status: ActionStatus
+    """How it ended."""
+    evidence_refs: Items[ReferenceUri]
+    """Evidence of what it did."""
+    rationale_summary: Summary
+    """Why it was taken."""
+
+    @model_validator(mode="after")
+    def _completed_needs_evidence(self) -> Self:
+        if self.status == "completed" and not self.evidence_refs:
+            raise PydanticCustomError(
+                "completed_action_without_evidence", "A completed action needs an evidenceRef"
+            )
+        return self
+
+
+class FileChange(WireModel):
+    """One file the work created, modified or deleted."""
+
+    path: RelativePath
+    """The file, relative to the repository root."""
+    change_type: ChangeType
+    """What happened to it."""
+    before_hash: Sha256 | None
+    """Digest before the change; null for a created file."""
+    after_hash: Sha256 | None
+    """Digest after the change; null for a deleted file."""
+    diff_ref: ArtifactUri
+    """The diff Evidence."""
+
+    @model_validator(mode="after")
+    def _hashes_fit_change_type(self) -> Self:
+        before, after = self.before_hash, self.after_hash
+        if self.change_type == "created":
+            fits = before is None and after is not None
+        elif self.change_type == "deleted":
+            fits = before is not None and after is None
+        else:
+            fits = before is not None and after is not None and before != after
+        if not fits:
+            raise PydanticCustomError(
+                "hashes_do_not_fit_change",
+                "created needs only afterHash, deleted only beforeHash,"
+                " modified two different hashes",
+            )
+        return self
+
+
+class TestResult(WireModel):
+    """One test run and its captured output."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite its name
+
+    id: Identifier
+    """Id of the test result."""
+    name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    """The test or suite run."""
+    status: TestStatus
+    """How it ended."""
+    command_ref: ArtifactUri | None
+    """Evidence of the command run, or null."""
+    output_ref: ArtifactUri | None
+    """Evidence of its output; needed once it passed or failed."""
+    exit_code: Annotated[int, Field(ge=0, le=255)] | None
+    """Process exit code, or null."""
+    rationale_summary: Summary
+    """What the result means."""
+
+    @model_validator(mode="after")
+    def _executed_needs_output(self) -> Self:
+        if self.status in ("passed", "failed") and self.output_ref is None:
+            raise PydanticCustomError(
+                "executed_test_without_output", "A passed or failed test needs an outputRef"
+            )
+        return self
+
+
+class AcceptanceCoverage(WireModel):
+    """The verdict on one acceptance criterion, with its evidence."""
+
+    criterion_id: Identifier
+    """The contract criterion."""
+    status: AcceptanceStatus
+    """The verdict."""
+    evidence_refs: Items[ReferenceUri]
+    """Evidence for it; needed for pass and fail."""
+    rationale_summary: Summary
+    """Why the verdict."""
+
+    @model_validator(mode="after")
+    def _verdict_needs_evidence(self) -> Self:
+        if self.status in ("pass", "fail") and not self.evidence_refs:
+            raise PydanticCustomError(
+                "verdict_without_evidence", "A pass or fail verdict needs an evidenceRef"
+            )
+        return self
+
+
+class WorkResult(ArtifactBody):
+    """The executor's report on one plan node."""
+
+    id: Identifier
+    """Artifact id of this result."""
+    run_id: Identifier
+    """The run this result belongs to."""
+    work_plan_ref: ArtifactUri
+    """The plan the node belongs to."""
+    node_id: Identifier
+    """The node reported on."""
+    status: WorkResultStatus
+    """How the node's work ended."""
+    observations: Items[EvidenceClaim]
+    """What was seen: status observed or user_reported."""
+    inferences: Items[EvidenceClaim]
+    """What was concluded: status inferred or unverified."""
+    actions: Items[WorkAction]
+    """Every action attempted, in order."""
+    files_changed: Items[FileChange]
+    """Every file created, modified or deleted."""
+    tool_event_refs: Items[ReferenceUri]
+    """Evidence of tool events."""
+    evidence_refs: Items[ReferenceUri]
+    """Evidence for the result as a whole."""
+    test_results: Items[TestResult]
+    """Tests run."""
+    acceptance_coverage: Items[AcceptanceCoverage]
+    """The verdict on each of the node's criteria."""
+    unresolved_issues: Items[BoundedText]
+    """Problems left open."""
+    deviations: Items[BoundedText]
+    """Where the work departed from the node's order."""
+    rationale_summary: Summary
+    """What the result amounts to."""
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Self:
+        if any(claim.status not in ("observed", "user_reported") for claim in self.observations):
+            raise PydanticCustomError(
+                "observation_status", "Observations must be observed or user_reported"
+            )
+        if any(claim.status not in ("inferred", "unverified") for claim in self.inferences):
+            raise PydanticCustomError(
+                "inference_status", "Inferences must be inferred or unverified"
+            )
+        if self.status != "completed":
+            return self
+        if not self.evidence_refs:
+            raise PydanticCustomError(
+                "completed_result_without_evidence", "A completed result needs an evidenceRef"
+            )
+        if any(action.status in ("failed", "denied") for action in self.actions):
+            raise PydanticCustomError(
+                "completed_result_with_failed_action",
+                "A completed result may have no failed or denied action",
+            )
+        if any(test.status == "failed" for test in self.test_results):
+            raise PydanticCustomError(
+                "completed_result_with_failed_test", "A completed result may have no failed test"
+            )
+        if any(entry.status != "pass" for entry in self.acceptance_coverage):
+            raise PydanticCustomError(
+                "completed_result_with_unpassed_criterion",
+                "A completed result needs every acceptance coverage entry to pass",
+            )
+        return self

@@ -1,0 +1,191 @@
+"""The PromptReview of a contract, and the hard gate shared by reviews (reference §3.1).
+
+Agent 1 scores the contract on the frozen ``contract-readiness-v1`` rubric. The overall score is
+not free-form: it must equal the weighted mean of the six dimension scores rounded to two decimals
+exactly as the original's ``Math.round(x * 100) / 100`` does, so a host and this controller agree
+bit for bit on whether a score passes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Final, Literal, Self
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._run import ArtifactUri
+from telic.protocol._types import (
+    BoundedText,
+    Finding,
+    Identifier,
+    Items,
+    ReferenceUri,
+    Score,
+    Summary,
+    TaskContractField,
+)
+
+__all__ = [
+    "PASS_SCORE",
+    "ContractCoverage",
+    "CoverageStatus",
+    "DimensionScores",
+    "HardGate",
+    "PromptReview",
+    "PromptReviewDecision",
+    "js_round2",
+    "weighted_score",
+]
+
+PASS_SCORE: Final = 80
+"""The lowest score that lets a review progress (PromptReview and QualityReview alike)."""
+
+CoverageStatus = Literal["covered", "partial", "missing"]
+"""How fully a source is carried into the contract."""
+
+PromptReviewDecision = Literal["pass", "revise", "block"]
+"""What the review decides about the contract."""
+
+
+class HardGate(WireModel):
+    """A yes/no condition a review must check, with the evidence it looked at."""
+
+    id: Identifier
+    """Id of the gate."""
+    passed: bool
+    """Whether the gate holds."""
+    description: BoundedText
+    """What the gate checks."""
+    evidence_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    """What the gate was checked against, at least one."""
+    rationale_summary: Summary
+    """Why the gate passed or failed."""
+
+
+class ContractCoverage(WireModel):
+    """How one source is carried into named contract fields."""
+
+    source_ref: ReferenceUri
+    """The source: the request, the frame or the contract."""
+    contract_fields: Annotated[Items[TaskContractField], Field(min_length=1)]
+    """The contract fields that carry it."""
+    status: CoverageStatus
+    """How fully they carry it."""
+
+
+class DimensionScores(WireModel):
+    """The six contract-readiness-v1 dimension scores, each 0–100."""
+
+    intent_fidelity: Score
+    """Does the contract keep the user's intent? Weight 30%."""
+    repository_grounding: Score
+    """Is it grounded in the repository? Weight 20%."""
+    constraints_and_permissions: Score
+    """Are constraints and permissions right? Weight 15%."""
+    testable_acceptance: Score
+    """Are the criteria testable? Weight 20%."""
+    execution_feasibility: Score
+    """Can it be executed as written? Weight 10%."""
+    context_efficiency: Score
+    """Is the context lean? Weight 5%."""
+
+
+def js_round2(value: float) -> float:
+    """Round to two decimals as ECMAScript's ``Math.round(value * 100) / 100`` does.
+
+    ``Math.round`` rounds halves toward +∞. It is not ``floor(x + 0.5)``, which errs when adding
+    0.5 itself rounds (for 0.49999999999999994, say); ``x - floor(x)`` is always exact.
+    """
+    scaled = value * 100
+    whole = math.floor(scaled)
+    if scaled - whole >= 0.5:
+        whole += 1
+    return whole / 100
+
+
+def weighted_score(scores: DimensionScores) -> float:
+    """Return the overall score a PromptReview must carry for ``scores``."""
+    # Summed left to right in the rubric's order, as the original does; float addition is not
+    # associative, so the order is part of the definition.
+    total = (
+        0.30 * scores.intent_fidelity
+        + 0.20 * scores.repository_grounding
+        + 0.15 * scores.constraints_and_permissions
+        + 0.20 * scores.testable_acceptance
+        + 0.10 * scores.execution_feasibility
+        + 0.05 * scores.context_efficiency
+    )
+    return js_round2(total)
+
+
+class PromptReview(ArtifactBody):
+    """Agent 1's rubric review of a TaskContract."""
+
+    id: Identifier
+    """Artifact id of this review."""
+    run_id: Identifier
+    """The run this review belongs to."""
+    target_ref: ArtifactUri
+    """The contract reviewed."""
+    rubric_id: Literal["contract-readiness-v1"]
+    """The frozen rubric used."""
+    revision_number: Annotated[int, Field(ge=0, le=1)]
+    """0 for the first contract, 1 for its revision."""
+    coverage: Items[ContractCoverage]
+    """How each source is carried into the contract."""
+    dimension_scores: DimensionScores
+    """The six rubric scores."""
+    overall_score: Score
+    """The weighted mean of the dimension scores, rounded to two decimals."""
+    hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
+    """Gates checked, at least one."""
+    findings: Items[Finding]
+    """Problems found; blocking ones may ask for corrections."""
+    decision: PromptReviewDecision
+    """pass, revise (once) or block."""
+    rationale_summary: Summary
+    """Why the review decided so."""
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Self:
+        if self.overall_score != weighted_score(self.dimension_scores):
+            raise PydanticCustomError(
+                "overall_score_mismatch",
+                "overallScore must equal the contract-readiness-v1 weighted score,"
+                " rounded to two decimals",
+            )
+        failed_gate = any(not gate.passed for gate in self.hard_gates)
+        blocking = [finding for finding in self.findings if finding.severity == "blocking"]
+        if self.decision == "pass":
+            if failed_gate or blocking:
+                raise PydanticCustomError(
+                    "pass_with_failure", "A pass may have no failed gate and no blocking finding"
+                )
+            if self.overall_score < PASS_SCORE:
+                raise PydanticCustomError("score_below_pass", "A pass needs a score of 80 or more")
+            if not self.coverage or any(entry.status != "covered" for entry in self.coverage):
+                raise PydanticCustomError(
+                    "pass_without_full_coverage", "A pass needs coverage that is all 'covered'"
+                )
+        elif self.decision == "block":
+            if not (failed_gate or blocking):
+                raise PydanticCustomError(
+                    "block_without_failure", "A block needs a failed gate or a blocking finding"
+                )
+        else:
+            if self.revision_number != 0:
+                raise PydanticCustomError(
+                    "revision_budget_exhausted", "Only the first contract may be sent to revision"
+                )
+            if not any(finding.required_correction is not None for finding in blocking):
+                raise PydanticCustomError(
+                    "revise_without_correction",
+                    "A revise needs a blocking finding with a requiredCorrection",
+                )
+            if not any(finding.correction_fields for finding in self.findings):
+                raise PydanticCustomError(
+                    "revise_without_correction_field", "A revise needs at least one correctionField"
+                )
+        return self

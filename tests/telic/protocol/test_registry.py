@@ -1,0 +1,97 @@
+"""The registry is the one door from untrusted JSON to a typed artifact body."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from telic import SchemaViolation
+from telic.protocol import ARTIFACT_MODELS, json_schema, parse_artifact
+from telic.protocol.schemas import expected_files, schema_dir
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _golden(artifact_type: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / f"{artifact_type}.json").read_text("utf-8"))
+    return data
+
+
+STORED_TYPES = sorted(set(ARTIFACT_MODELS))
+
+
+@pytest.mark.parametrize("artifact_type", STORED_TYPES)
+def test_every_artifact_type_has_a_golden_body_that_parses_and_round_trips(
+    artifact_type: str,
+) -> None:
+    body = _golden(artifact_type)
+    parsed = parse_artifact(artifact_type, body)
+    assert parsed.to_wire() == body
+
+
+def test_an_unknown_artifact_type_is_a_schema_violation() -> None:
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("SecretPlan", {})
+    assert raised.value.issues[0].code == "unknown_artifact_type"
+
+
+def test_a_snake_case_body_is_refused_because_the_wire_is_camel_case() -> None:
+    body = _golden("UserMessage")
+    body["run_id"] = body.pop("runId")
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("UserMessage", body)
+    codes = {issue.code for issue in raised.value.issues}
+    assert codes == {"missing", "extra_forbidden"}
+
+
+def test_issues_name_the_dot_joined_path_and_never_echo_the_value() -> None:
+    body = _golden("ProblemFrame")
+    secret = "AKIAABCDEFGHIJKLMNOP-not-a-real-key"
+    body["knownFacts"][0]["provenance"] = secret
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("ProblemFrame", body)
+    paths = [issue.path for issue in raised.value.issues]
+    assert any(path.startswith("knownFacts.0.provenance") for path in paths)
+    text = raised.value.message + json.dumps([i.to_wire() for i in raised.value.issues])
+    assert secret not in text
+
+
+def test_a_body_over_two_mebibytes_of_canonical_json_is_refused_before_validation() -> None:
+    body = _golden("UserMessage")
+    body["padding"] = "x" * 2_097_152
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("UserMessage", body)
+    assert raised.value.issues[0].code == "artifact_too_large"
+
+
+def test_a_body_holding_nan_is_refused_as_not_json() -> None:
+    body = _golden("PromptReview")
+    body["overallScore"] = float("nan")
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("PromptReview", body)
+    assert raised.value.issues[0].code == "not_json"
+
+
+def test_json_schema_uses_wire_names_and_forbids_unknown_fields() -> None:
+    schema = json_schema("TaskContract")
+    assert "acceptanceCriteria" in schema["properties"]
+    assert "acceptance_criteria" not in schema["properties"]
+    assert schema["additionalProperties"] is False
+    assert schema["$schema"].endswith("2020-12/schema")
+
+
+def test_json_schema_returns_a_copy_that_callers_cannot_corrupt() -> None:
+    json_schema("WorkPlan")["properties"].clear()
+    assert json_schema("WorkPlan")["properties"]
+
+
+def test_the_committed_schema_files_match_the_models() -> None:
+    directory = schema_dir()
+    expected = expected_files()
+    committed = {p.name for p in directory.glob("*.schema.json")}
+    assert committed == set(expected), "run `make schemas`"
+    for name, text in expected.items():
+        assert (directory / name).read_text("utf-8") == text, f"{name} drifted: run `make schemas`"
