@@ -1,0 +1,139 @@
+"""Canonical JSON of packet content and its ``sha256:`` digest.
+
+The form is chosen so that a TypeScript or Julia implementation can reproduce it byte for byte:
+
+- objects: keys sorted by their UTF-16 code units (as RFC 8785 and ECMAScript sort them), no
+  white space; arrays keep their order;
+- strings: UTF-8, escaping only ``"``, ``\\`` and the C0 controls (``\\b \\f \\n \\r \\t`` by
+  name, the rest as ``\\u00xx``); lone surrogates are rejected;
+- numbers: integers only, in plain decimal, within ±(2**53 - 1). A float is rejected even when
+  it is whole (``1.0``): durations travel in ms and costs in micro-units;
+- ``true``, ``false`` and ``null`` as themselves (a boolean is never written as a number).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from telic_packets._bounds import MAX_SAFE_INTEGER
+from telic_packets._errors import CanonicalJsonError
+
+__all__ = ["canonical_json", "canonical_sha256", "sha256_text"]
+
+SHA256_PREFIX: Final = "sha256:"
+_MAX_DEPTH: Final = 64
+_NAMED_ESCAPES: Final = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def canonical_json(value: object) -> bytes:
+    """Return the canonical JSON bytes of ``value``.
+
+    Raises:
+        CanonicalJsonError: when ``value`` holds a float, an unsafe integer, a non-string key, a
+            lone surrogate, a cycle or anything that is not JSON.
+    """
+    out: list[str] = []
+    _write(value, out, 0, set())
+    return "".join(out).encode("utf-8")
+
+
+def canonical_sha256(value: object) -> str:
+    """Return ``"sha256:"`` + the lowercase hex SHA-256 of ``canonical_json(value)``."""
+    return SHA256_PREFIX + hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    """Return ``"sha256:"`` + the lowercase hex SHA-256 of ``text`` encoded as UTF-8."""
+    return SHA256_PREFIX + hashlib.sha256(_utf8(text)).hexdigest()
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CanonicalJsonError("a string holds a lone surrogate (no UTF-8 form)") from exc
+
+
+def _string(text: str) -> str:
+    _utf8(text)  # rejects lone surrogates before anything is written
+    parts = ['"']
+    for char in text:
+        named = _NAMED_ESCAPES.get(char)
+        if named is not None:
+            parts.append(named)
+        elif char < " ":
+            parts.append(f"\\u{ord(char):04x}")
+        else:
+            parts.append(char)
+    parts.append('"')
+    return "".join(parts)
+
+
+def _key_order(key: str) -> bytes:
+    # UTF-16 code-unit order; differs from code-point order only when astral characters meet
+    # characters in U+E000..U+FFFF.
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _write(value: object, out: list[str], depth: int, open_containers: set[int]) -> None:
+    if depth > _MAX_DEPTH:
+        raise CanonicalJsonError(f"value nests deeper than {_MAX_DEPTH} levels")
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise CanonicalJsonError("an integer is beyond ±(2**53 - 1)")
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        raise CanonicalJsonError("a hashed number must be an integer (ms, micro-units)")
+    elif isinstance(value, Mapping):
+        _enter(value, open_containers)
+        pairs: list[tuple[str, object]] = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalJsonError("an object key is not a string")
+            pairs.append((key, item))
+        pairs.sort(key=lambda pair: _key_order(pair[0]))
+        out.append("{")
+        for index, (key, item) in enumerate(pairs):
+            if index:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _write(item, out, depth + 1, open_containers)
+        out.append("}")
+        open_containers.discard(id(value))
+    elif isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray, memoryview)):
+        _enter(value, open_containers)
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out, depth + 1, open_containers)
+        out.append("]")
+        open_containers.discard(id(value))
+    else:
+        raise CanonicalJsonError(f"a {type(value).__name__} is not a JSON value")
+
+
+def _enter(container: object, open_containers: set[int]) -> None:
+    marker = id(container)
+    if marker in open_containers:
+        raise CanonicalJsonError("value contains a cycle")
+    open_containers.add(marker)

@@ -1,0 +1,127 @@
+"""The digest: a deterministic, bounded rendering of a run's packets, unconsumed ones first.
+
+Order: unconsumed, then partial, then unverified, then the rest; newest first inside each group
+(ties by ``packetId``). One line per packet::
+
+    [outcome/verdict] [pk_…] castType: claim (needCode; N tokens)
+
+The claim is flattened to one line (CR, LF and TAB become spaces) and cut to 120 characters (119
+plus "…"). The whole digest is at most 6000 characters; when lines must be dropped, the last line
+reads "N older packets omitted" and the total still fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final
+
+from pydantic import Field, StringConstraints
+
+from telic_packets._base import NeedCode, PacketId, PacketModel, Timestamp, parse_timestamp
+from telic_packets._bounds import DIGEST_CLAIM_CHARS, DIGEST_MAX_CHARS, MAX_CLAIM_CHARS
+from telic_packets._consumption import ConsumptionRecord
+from telic_packets._packet import Outcome, Packet, Verdict
+
+__all__ = ["DigestItem", "digest_line", "render_digest"]
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_FLATTEN: Final = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
+
+
+class DigestItem(PacketModel):
+    """What the digest needs to know about one packet and whether it was consumed."""
+
+    packet_id: PacketId
+    """The packet's citation token."""
+
+    cast_type: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
+    """The cast type that produced it."""
+
+    outcome: Outcome
+    """How the cast ended."""
+
+    verdict: Verdict
+    """The packet's verdict."""
+
+    claim: Annotated[str, StringConstraints(max_length=MAX_CLAIM_CHARS)]
+    """The packet's claim (cut to 120 characters when rendered)."""
+
+    need_code: NeedCode
+    """The routing reason's need code."""
+
+    total_tokens: Annotated[int, Field(ge=0)]
+    """Tokens the cast spent."""
+
+    created_at: Timestamp
+    """When the packet was sealed."""
+
+    consumed: bool
+    """Whether a later parent decision cited it."""
+
+    @classmethod
+    def of(cls, packet: Packet, record: ConsumptionRecord | None) -> DigestItem:
+        """Summarise ``packet``; it counts as consumed when ``record`` says it was cited."""
+        return cls(
+            packet_id=packet.packet_id,
+            cast_type=packet.cast_type,
+            outcome=packet.outcome,
+            verdict=packet.verdict,
+            claim=packet.claim,
+            need_code=packet.routing.need_code,
+            total_tokens=packet.counters.total_tokens,
+            created_at=packet.created_at,
+            consumed=record is not None and record.cited,
+        )
+
+
+def digest_line(item: DigestItem) -> str:
+    """Render one packet as its digest line."""
+    claim = item.claim.translate(_FLATTEN)
+    if len(claim) > DIGEST_CLAIM_CHARS:
+        claim = claim[: DIGEST_CLAIM_CHARS - 1] + "…"
+    if not claim:
+        claim = "(no claim)"
+    return (
+        f"[{item.outcome}/{item.verdict}] [{item.packet_id}] {item.cast_type}: {claim} "
+        f"({item.need_code}; {item.total_tokens} tokens)"
+    )
+
+
+def _group(item: DigestItem) -> int:
+    if not item.consumed:
+        return 0
+    if item.outcome == "partial":
+        return 1
+    if item.verdict == "unverified":
+        return 2
+    return 3
+
+
+def _micros(item: DigestItem) -> int:
+    return (parse_timestamp(item.created_at) - _EPOCH) // timedelta(microseconds=1)
+
+
+def render_digest(
+    entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
+) -> str:
+    """Render the digest of ``entries`` (``DigestItem``s or ``(packet, record)`` pairs).
+
+    Returns the empty string when there are no packets.
+    """
+    items = [entry if isinstance(entry, DigestItem) else DigestItem.of(*entry) for entry in entries]
+    items.sort(key=lambda item: (_group(item), -_micros(item), item.packet_id))
+    lines = [digest_line(item) for item in items]
+    text = "\n".join(lines)
+    if len(text) <= DIGEST_MAX_CHARS:
+        return text
+    kept_chars = 0  # characters of the first `kept` lines joined, before the footer
+    best = 0
+    for kept in range(1, len(lines)):
+        kept_chars += len(lines[kept - 1]) + (1 if kept > 1 else 0)
+        footer = f"{len(lines) - kept} older packets omitted"
+        if kept_chars + 1 + len(footer) > DIGEST_MAX_CHARS:
+            break
+        best = kept
+    head = lines[:best]
+    return "\n".join([*head, f"{len(lines) - best} older packets omitted"])

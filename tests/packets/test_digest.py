@@ -1,0 +1,149 @@
+"""The digest: ordered, one line per packet, bounded to 6000 characters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from telic_packets import (
+    DIGEST_MAX_CHARS,
+    ConsumptionRecord,
+    DigestItem,
+    Packet,
+    digest_line,
+    render_digest,
+)
+
+
+def item(number: int, claim: str = "c", **changes: Any) -> DigestItem:
+    fields: dict[str, Any] = {
+        "packetId": f"pk_{number:08d}",
+        "castType": "explore",
+        "outcome": "completed",
+        "verdict": "verified",
+        "claim": claim,
+        "needCode": "locate",
+        "totalTokens": 1000,
+        "createdAt": f"2026-09-21T10:{number // 60 % 60:02d}:{number % 60:02d}.000Z",
+        "consumed": True,
+    }
+    fields.update(changes)
+    return DigestItem.from_wire(fields)
+
+
+@pytest.mark.covers("consumption.digest-line-format")
+def test_a_digest_line_has_the_contract_shape() -> None:
+    line = digest_line(
+        item(
+            7,
+            "Retry limit is 5\nin\tsrc/retry.py",
+            outcome="partial",
+            verdict="partially_verified",
+            totalTokens=5800,
+        )
+    )
+    assert line == (
+        "[partial/partially_verified] [pk_00000007] explore: "
+        "Retry limit is 5 in src/retry.py (locate; 5800 tokens)"
+    )
+
+
+@pytest.mark.covers("bounds.digest-claim.at-limit", "bounds.digest-claim.over-limit")
+def test_a_claim_is_cut_to_120_characters() -> None:
+    assert "x" * 120 + " (" in digest_line(item(1, "x" * 120))
+    assert "x" * 119 + "… (" in digest_line(item(1, "x" * 121))
+    assert "x" * 120 not in digest_line(item(1, "x" * 121))
+
+
+@pytest.mark.covers("consumption.digest-empty-claim")
+def test_an_empty_claim_renders_as_no_claim() -> None:
+    assert ": (no claim) (" in digest_line(item(8, "", outcome="failed", verdict="unverified"))
+
+
+@pytest.mark.covers("consumption.digest-order")
+def test_the_digest_orders_unconsumed_partial_unverified_then_the_rest_newest_first() -> None:
+    items = [
+        item(1, "rest older", createdAt="2026-09-21T09:00:00.000Z"),
+        item(2, "rest newer", createdAt="2026-09-21T09:30:00.000Z"),
+        item(3, "unverified", verdict="unverified", createdAt="2026-09-21T09:40:00.000Z"),
+        item(4, "partial", outcome="partial", createdAt="2026-09-21T08:00:00.000Z"),
+        item(5, "unconsumed older", consumed=False, createdAt="2026-09-21T07:00:00.000Z"),
+        item(6, "unconsumed newer", consumed=False, createdAt="2026-09-21T09:50:00+02:00"),
+    ]
+    claims = [line.split(": ", 1)[1].split(" (")[0] for line in render_digest(items).split("\n")]
+    assert claims == [
+        "unconsumed newer",
+        "unconsumed older",
+        "partial",
+        "unverified",
+        "rest newer",
+        "rest older",
+    ]
+
+
+def test_ties_in_time_are_broken_by_packet_id() -> None:
+    same = "2026-09-21T10:00:00.000Z"
+    text = render_digest([item(2, createdAt=same), item(1, createdAt=same)])
+    assert text.index("pk_00000001") < text.index("pk_00000002")
+
+
+@pytest.mark.covers("consumption.digest-is-empty-without-packets")
+def test_no_packets_render_the_empty_digest() -> None:
+    assert render_digest([]) == ""
+
+
+@pytest.mark.covers("bounds.digest-chars.at-limit", "bounds.digest-chars.over-limit")
+def test_a_digest_is_cut_with_an_omitted_line_and_stays_within_6000() -> None:
+    items = [item(number, "d" * 100) for number in range(200)]
+    text = render_digest(items)
+    lines = text.split("\n")
+    assert len(text) <= DIGEST_MAX_CHARS
+    kept = len(lines) - 1
+    assert lines[-1] == f"{200 - kept} older packets omitted"
+    whole = render_digest(items[:kept])
+    assert "omitted" not in whole
+
+
+@pytest.mark.parametrize("claim_length", range(100, 121))
+def test_the_cut_keeps_as_many_lines_as_fit(claim_length: int) -> None:
+    items = [item(number, "d" * claim_length) for number in range(60)]
+    text = render_digest(items)
+    lines = text.split("\n")
+    assert len(text) <= DIGEST_MAX_CHARS
+    body = lines[:-1]
+    # one more line would not have fit next to the footer
+    next_line = digest_line(sorted(items, key=lambda i: i.created_at, reverse=True)[len(body)])
+    footer = f"{60 - len(body) - 1} older packets omitted"
+    assert len("\n".join([*body, next_line, footer])) > DIGEST_MAX_CHARS
+
+
+def test_exactly_6000_characters_are_rendered_whole() -> None:
+    items = [item(number, "d" * 100) for number in range(40)]
+    while len("\n".join(digest_line(i) for i in items)) > DIGEST_MAX_CHARS:
+        items.pop()
+    shortfall = DIGEST_MAX_CHARS - len("\n".join(digest_line(i) for i in items))
+    items[0] = item(0, "d" * (100 + min(shortfall, 20)))
+    shortfall -= min(shortfall, 20)
+    index = 1
+    while shortfall:
+        grow = min(shortfall, 20)
+        items[index] = item(index, "d" * (100 + grow))
+        shortfall -= grow
+        index += 1
+    text = render_digest(items)
+    assert len(text) == DIGEST_MAX_CHARS
+    assert "omitted" not in text
+
+
+def test_packets_and_consumption_records_render_directly(packet: Packet) -> None:
+    record = ConsumptionRecord(
+        packet_id=packet.packet_id,
+        consumer_ref="artifact://run_01/dec_02",
+        cited=True,
+        cite_kind="token",
+        at="2026-09-21T10:05:00.000Z",
+    )
+    assert render_digest([(packet, record)]) == digest_line(DigestItem.of(packet, record))
+    assert DigestItem.of(packet, None).consumed is False
+    assert DigestItem.of(packet, record).consumed is True
