@@ -1,0 +1,195 @@
+"""The per-run hash chain and the JSON column codec.
+
+Artifacts and trace events of one run form a single chain in commit order. Each record stores the
+hash of the record before it (the first stores the run's genesis hash), and its own hash is the
+sha256 of the canonical JSON of all of its fields, including that previous hash and, for an
+artifact, the body's digest. Rewriting any stored field, or any body, breaks the chain at that
+record; ``verify_run`` walks it and names the first record that does not check out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, cast
+
+from telic.protocol._canonical import (
+    CanonicalJsonError,
+    canonical_json,
+    canonical_sha256,
+    sha256_hex_digest,
+)
+from telic.protocol._canonical import parse_json_strict as _parse
+
+from ._base import StoredRun
+from ._records import JSON, ArtifactRecord, BrokenRecord, TraceRecord, VerifyReport
+
+__all__ = [
+    "artifact_hash",
+    "artifact_problem",
+    "decode_object",
+    "decode_refs",
+    "encode_json",
+    "event_hash",
+    "genesis_hash",
+    "walk_chain",
+]
+
+
+def genesis_hash(run_id: str) -> str:
+    """Return the ``previous_hash`` of a run's first record, which binds the chain to the run."""
+    return canonical_sha256({"kind": "genesis", "runId": run_id})
+
+
+def artifact_hash(record: ArtifactRecord) -> str:
+    """Return the chain hash of an artifact record (its ``record_hash`` field is not an input)."""
+    return canonical_sha256(
+        {
+            "kind": "artifact",
+            "runId": record.run_id,
+            "artifactId": record.artifact_id,
+            "type": record.type,
+            "schemaVersion": record.schema_version,
+            "producer": record.producer,
+            "sha256": record.sha256,
+            "sizeBytes": record.size_bytes,
+            "sourceRefs": list(record.source_refs),
+            "redaction": record.redaction,
+            "quotaKey": record.quota_key,
+            "createdAt": record.created_at,
+            "position": record.position,
+            "chainIndex": record.chain_index,
+            "previousHash": record.previous_hash,
+        }
+    )
+
+
+def event_hash(record: TraceRecord) -> str:
+    """Return the chain hash of a trace record (its ``record_hash`` field is not an input)."""
+    return canonical_sha256(
+        {
+            "kind": "event",
+            "eventId": record.event_id,
+            "runId": record.run_id,
+            "sequence": record.sequence,
+            "timestamp": record.timestamp,
+            "actor": record.actor,
+            "phase": record.phase,
+            "eventType": record.event_type,
+            "inputRefs": list(record.input_refs),
+            "outputRefs": list(record.output_refs),
+            "permissionDecision": record.permission_decision,
+            "decisionSummary": record.decision_summary,
+            "budgetSnapshot": record.budget_snapshot,
+            "chainIndex": record.chain_index,
+            "previousHash": record.previous_hash,
+        }
+    )
+
+
+async def walk_chain(
+    stored: StoredRun,
+    records: list[ArtifactRecord | TraceRecord],
+    read_blob: Callable[[str], Awaitable[bytes | None]],
+) -> VerifyReport:
+    """Recompute every link, record hash and blob digest of a run; report the first break."""
+    run_id = stored.record.run_id
+    records = sorted(records, key=lambda record: record.chain_index)
+    head = genesis_hash(run_id)
+    positions = sequences = 0
+    for index, record in enumerate(records, start=1):
+        kind: Literal["artifact", "event"]
+        if isinstance(record, ArtifactRecord):
+            positions += 1
+            data = await read_blob(record.sha256)
+            problem = _link_problem(record, index, head) or artifact_problem(record, data)
+            if problem is None and record.position != positions:
+                problem = f"position is {record.position}, expected {positions}"
+            broken_id, kind = record.artifact_id, "artifact"
+        else:
+            sequences += 1
+            problem = _link_problem(record, index, head)
+            if problem is None and event_hash(record) != record.record_hash:
+                problem = "record fields do not match the record hash"
+            if problem is None and record.sequence != sequences:
+                problem = f"sequence is {record.sequence}, expected {sequences}"
+            broken_id, kind = record.event_id, "event"
+        if problem is not None:
+            return VerifyReport(
+                ok=False,
+                records_checked=index - 1,
+                first_broken=BrokenRecord(kind=kind, id=broken_id, reason=problem),
+            )
+        head = record.record_hash
+    counts = (stored.chain_length, stored.chain_head, stored.artifact_count, stored.event_count)
+    if counts != (len(records), head, positions, sequences):
+        return VerifyReport(
+            ok=False,
+            records_checked=len(records),
+            first_broken=BrokenRecord(
+                kind="run",
+                id=run_id,
+                reason="the run's chain head does not match its last record "
+                "(records were removed or added)",
+            ),
+        )
+    return VerifyReport(ok=True, records_checked=len(records), first_broken=None)
+
+
+def _link_problem(record: ArtifactRecord | TraceRecord, index: int, head: str) -> str | None:
+    if record.chain_index != index:
+        return f"chain index is {record.chain_index}, expected {index} (a record is missing)"
+    if record.previous_hash != head:
+        return "previous hash does not match the record before it"
+    return None
+
+
+def artifact_problem(record: ArtifactRecord, data: bytes | None) -> str | None:
+    if artifact_hash(record) != record.record_hash:
+        return "record fields do not match the record hash"
+    if data is None:
+        return "the blob is missing"
+    if sha256_hex_digest(data) != record.sha256 or len(data) != record.size_bytes:
+        return "the blob does not match its digest"
+    try:
+        if canonical_json(_parse(data)) != data:
+            return "the blob is not canonical JSON"
+    except (CanonicalJsonError, ValueError):
+        return "the blob is not valid JSON"
+    return None
+
+
+def encode_json(value: object) -> str:
+    """Return the canonical JSON text of a value about to be stored in a JSON column."""
+    return canonical_json(value).decode("utf-8")
+
+
+def decode_object(text: str | bytes, *, what: str) -> Mapping[str, JSON]:
+    """Parse a stored JSON object column.
+
+    A column that no longer parses is returned as ``{"$corrupt": <text>}`` rather than raised:
+    the record's hash then fails to match, so ``verify_run`` can name the record and a read of it
+    fails with ``IntegrityError``, instead of the whole run becoming unreadable.
+    """
+    value = _lenient(text)
+    if not isinstance(value, dict):
+        return {"$corrupt": _text(text), "$column": what}
+    return cast("Mapping[str, JSON]", value)
+
+
+def decode_refs(text: str | bytes, *, what: str) -> tuple[str, ...]:
+    """Parse a stored JSON array of reference strings (leniently, as ``decode_object``)."""
+    value = _lenient(text)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return (f"$corrupt {what}: {_text(text)}",)
+    return tuple(cast("list[str]", value))
+
+
+def _text(text: str | bytes) -> str:
+    return text if isinstance(text, str) else text.decode("utf-8", "replace")
+
+
+def _lenient(text: str | bytes) -> Any:
+    try:
+        return _parse(text)
+    except (CanonicalJsonError, ValueError):
+        return None

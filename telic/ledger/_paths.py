@@ -1,0 +1,99 @@
+"""Where the embedded store lives, and the checks that keep it out of the repository.
+
+The state directory holds everything Telic knows about a repository's runs, including exact
+source text. It must not sit inside the repository (an agent could read or rewrite it, and it
+would be committed), must not contain the repository, and must not be a symlink (which could
+point it anywhere). Both the path as written and its canonical form are checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Final
+
+from telic._errors import ContextSecurityError
+
+__all__ = ["DB_FILE_NAME", "default_state_dir", "prepare_state_dir", "safe_mkdir"]
+
+DB_FILE_NAME: Final = "ledger.sqlite3"
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+
+
+def default_state_dir(repository_root: str | os.PathLike[str]) -> Path:
+    """Return ``${XDG_STATE_HOME:-~/.local/state}/telic/repositories/<24 hex>/`` for a repo.
+
+    The 24 hex characters are the start of the sha256 of the repository root's real path.
+    """
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    real = os.path.realpath(os.fspath(repository_root))
+    digest = hashlib.sha256(real.encode("utf-8")).hexdigest()[:24]
+    return Path(base) / "telic" / "repositories" / digest
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def prepare_state_dir(
+    state_dir: str | os.PathLike[str], repository_root: str | os.PathLike[str] | None
+) -> Path:
+    """Check a state directory, create it (mode 0700) if missing, and return its absolute path.
+
+    Raises:
+        ContextSecurityError: the directory is a symlink, is not a directory, lies inside the
+            repository or contains it.
+    """
+    lexical = os.path.abspath(os.fspath(state_dir))
+    if repository_root is not None:
+        repo_lexical = os.path.abspath(os.fspath(repository_root))
+        canonical = os.path.realpath(lexical)
+        repo_canonical = os.path.realpath(repo_lexical)
+        for state, repo in ((lexical, repo_lexical), (canonical, repo_canonical)):
+            if _within(state, repo):
+                raise ContextSecurityError(
+                    "The Telic state directory must lie outside the repository; "
+                    "set TELIC_STATE_DIR or TELIC_DATABASE_URL to a path outside it"
+                )
+            if _within(repo, state):
+                raise ContextSecurityError(
+                    "The Telic state directory must not contain the repository; "
+                    "choose a directory beside or away from it"
+                )
+    path = Path(lexical)
+    if path.is_symlink():
+        raise ContextSecurityError(
+            "The Telic state directory is a symlink; refusing to follow it (use the real path)"
+        )
+    safe_mkdir(path, parents=True)
+    return path
+
+
+def safe_mkdir(path: Path, *, parents: bool = False) -> None:
+    """Create ``path`` with mode 0700 if missing; refuse a symlink or a non-directory there."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if parents:
+            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # another process may win; checks below apply
+            os.mkdir(path, DIR_MODE)
+        info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise ContextSecurityError(f"{path.name!r} in the Telic state directory is a symlink")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ContextSecurityError(f"{path.name!r} in the Telic state directory is not a directory")
+    if stat.S_IMODE(info.st_mode) != DIR_MODE:
+        os.chmod(path, DIR_MODE)
+
+
+def refuse_symlink(path: Path) -> None:
+    """Raise ``ContextSecurityError`` if ``path`` exists as a symlink."""
+    if path.is_symlink():
+        raise ContextSecurityError(f"{path.name!r} in the Telic state directory is a symlink")

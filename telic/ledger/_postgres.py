@@ -1,0 +1,211 @@
+"""The PostgreSQL backend (asyncpg; asyncio only): for several servers sharing one database.
+
+Blobs live in the database, in the same transaction as the rows that refer to them. A write
+transaction locks the run row (``SELECT ... FOR UPDATE``) before it reads anything else of the
+run, so writers on any number of machines take turns per run, and the version-checked ``UPDATE``
+fences a writer that read a stale version. A duplicate new run, or any other unique-key race,
+surfaces as ``LedgerConflict``.
+
+A connection that fails before COMMIT is sent rolls the transaction back on the server, so the
+step is retried from a fresh read (``TransientError``). A connection that fails while COMMIT is in
+flight leaves the outcome unknown (``OutcomeUnknownError``): the engine reads the state back first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final, TypeAlias
+
+import anyio
+import asyncpg
+import asyncpg.exceptions as pg_errors
+from asyncpg.pool import PoolConnectionProxy
+
+from telic._errors import LedgerConflict, LedgerError
+
+from ._base import Reader, Txn
+from ._engine import utc_now
+from ._migrations import check_not_newer, load_migrations
+from ._retry import OutcomeUnknownError, TransientError
+from ._rows import Row, dollar_placeholders
+from ._sql import Dialect, SqlTxn
+
+__all__ = ["PostgresBackend"]
+
+_Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
+
+_DIALECT: Final = Dialect(
+    placeholders=dollar_placeholders,
+    lock_run=" FOR UPDATE",
+    recency_order='updated_at COLLATE "C" DESC, run_id COLLATE "C" ASC',
+    no_limit=None,
+)
+_MIGRATION_LOCK: Final = (
+    "SELECT pg_advisory_xact_lock(hashtext('telic.ledger:' || current_schema()))"
+)
+_CONNECTION_LOST: Final = (
+    OSError,
+    pg_errors.PostgresConnectionError,
+    pg_errors.AdminShutdownError,
+    pg_errors.CannotConnectNowError,
+)
+
+
+def _broken(exc: BaseException, connection: _Connection) -> bool:
+    """Whether ``exc`` means the connection itself is gone or unusable.
+
+    asyncpg releases a pooled connection as soon as it dies, after which every call on it raises
+    ``InterfaceError`` (as misuse of a live one would); a server's FATAL message that arrives
+    between two statements can instead leave the protocol in a state it reports with
+    ``InternalClientError``.
+    """
+    if isinstance(exc, pg_errors.InternalClientError):
+        return True
+    if not isinstance(exc, asyncpg.InterfaceError):
+        return False
+    try:
+        return connection.is_closed()
+    except asyncpg.InterfaceError:
+        return True
+
+
+def _abandon(connection: _Connection) -> None:
+    with contextlib.suppress(asyncpg.InterfaceError):
+        connection.terminate()
+
+
+class _Session:
+    """``Session`` over one asyncpg connection."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+
+    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
+        return list(await self._connection.fetch(sql, *params))
+
+    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        status = await self._connection.execute(sql, *params)
+        tail = status.rsplit(" ", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+
+
+class _DatabaseBlobs:
+    """Blobs in the ``blobs`` table, written in the caller's transaction."""
+
+    def __init__(self, session: _Session) -> None:
+        self._session = session
+
+    async def get(self, sha256: str) -> bytes | None:
+        rows = await self._session.fetch("SELECT data FROM blobs WHERE sha256 = $1", (sha256,))
+        return bytes(rows[0][0]) if rows else None
+
+    async def put(self, sha256: str, data: bytes) -> None:
+        await self._session.execute(
+            "INSERT INTO blobs (sha256, data) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
+            (sha256, data),
+        )
+
+
+class PostgresBackend:
+    """The PostgreSQL ``Backend``."""
+
+    def __init__(self, pool: asyncpg.Pool[Any]) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, url: str, *, max_connections: int = 10) -> PostgresBackend:
+        """Connect a pool to ``url`` (query parameters become server settings, for example
+        ``?search_path=telic``) and apply pending migrations."""
+        try:
+            pool = await asyncpg.create_pool(url, min_size=1, max_size=max_connections)
+        except _CONNECTION_LOST as exc:
+            raise LedgerError(f"cannot connect to the PostgreSQL ledger: {exc}") from exc
+        try:
+            async with pool.acquire() as connection:
+                await _migrate(connection)
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool)
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Txn]:
+        try:
+            async with self._pool.acquire() as connection:
+                transaction = connection.transaction()
+                await transaction.start()
+                session = _Session(connection)
+                try:
+                    yield SqlTxn(session, _DatabaseBlobs(session), _DIALECT, writing=True)
+                except BaseException as exc:
+                    if _broken(exc, connection):
+                        # Nothing was committed, and closing the connection makes the server
+                        # roll back whatever it still holds: the whole step may run again.
+                        _abandon(connection)
+                        raise TransientError("the connection broke before COMMIT") from exc
+                    with (
+                        anyio.CancelScope(shield=True),
+                        contextlib.suppress(*_CONNECTION_LOST, asyncpg.InterfaceError),
+                    ):
+                        await transaction.rollback()
+                    raise
+                try:
+                    await transaction.commit()
+                except (*_CONNECTION_LOST, asyncpg.InterfaceError) as exc:
+                    if isinstance(exc, asyncpg.InterfaceError) and not _broken(exc, connection):
+                        raise
+                    _abandon(connection)
+                    raise OutcomeUnknownError("the connection failed during COMMIT") from exc
+        except pg_errors.TransactionRollbackError as exc:
+            raise TransientError("PostgreSQL aborted the transaction; retrying") from exc
+        except pg_errors.UniqueViolationError as exc:
+            raise LedgerConflict("a concurrent writer stored a conflicting record") from exc
+        except _CONNECTION_LOST as exc:
+            raise TransientError("the connection failed before COMMIT; retrying") from exc
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Reader]:
+        opened = False
+        try:
+            async with self._pool.acquire() as connection:
+                try:
+                    async with connection.transaction(isolation="repeatable_read", readonly=True):
+                        session = _Session(connection)
+                        opened = True
+                        yield SqlTxn(session, _DatabaseBlobs(session), _DIALECT, writing=False)
+                except asyncpg.InterfaceError as exc:
+                    if not _broken(exc, connection):
+                        raise
+                    _abandon(connection)
+                    raise ConnectionAbortedError("the connection broke") from exc
+        except _CONNECTION_LOST as exc:
+            if opened:
+                raise LedgerError("the connection to PostgreSQL failed during a read") from exc
+            raise TransientError("the connection failed while opening a read") from exc
+
+    async def aclose(self) -> None:
+        await self._pool.close()
+
+
+async def _migrate(connection: _Connection) -> None:
+    migrations = load_migrations("postgres")
+    async with connection.transaction():
+        await connection.execute(_MIGRATION_LOCK)
+        await connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+            "name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        current = int(
+            await connection.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations")
+        )
+        check_not_newer(current, migrations)
+        for migration in migrations[current:]:
+            await connection.execute(migration.sql)
+            await connection.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                migration.version,
+                migration.name,
+                utc_now(),
+            )

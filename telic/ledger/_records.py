@@ -1,0 +1,279 @@
+"""The typed records the ledger stores and returns, and the inputs it accepts.
+
+Every record is frozen. JSON-valued fields (bodies, ``controller_state``, permission decisions,
+budget snapshots) are kept by the backends as canonical JSON text, so what comes back is a fresh
+parse of exactly the bytes that were hashed, never an object a caller could still be mutating.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal, TypeAlias
+
+from telic._errors import UsageError
+
+__all__ = [
+    "JSON",
+    "ArtifactBody",
+    "ArtifactRecord",
+    "BrokenRecord",
+    "Commit",
+    "Limits",
+    "NewArtifact",
+    "NewTraceEvent",
+    "RunRecord",
+    "RunSummary",
+    "TracePage",
+    "TraceRecord",
+    "VerifyReport",
+]
+
+JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
+"""A JSON value as Python holds it."""
+
+MAX_DECISION_SUMMARY_CHARS: Final = 800
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+def check_id(kind: str, value: str) -> str:
+    """Return ``value`` if it is a protocol identifier, else raise ``UsageError``."""
+    if not _ID.fullmatch(value):
+        raise UsageError(f"{kind} must match ^[A-Za-z0-9][A-Za-z0-9._:-]*$ and be 1-128 chars")
+    return value
+
+
+def check_timestamp(kind: str, value: str) -> str:
+    """Return ``value`` if it is a UTC timestamp with milliseconds, else raise ``UsageError``.
+
+    One fixed layout (``2026-05-20T12:00:00.000Z``, as ECMAScript's ``toISOString``) keeps the
+    text ordering of stored timestamps equal to their time ordering, which ``list_runs`` uses.
+    """
+    if not _TIMESTAMP.fullmatch(value):
+        raise UsageError(f"{kind} must be a UTC timestamp like 2026-05-20T12:00:00.000Z")
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Per-run quotas, checked inside the transaction that would exceed them.
+
+    The defaults are the protocol's (§3.3); tests shrink them to reach the edges quickly.
+    """
+
+    max_artifacts: int = 2048
+    """Artifacts per run."""
+    max_events: int = 10_000
+    """Trace events per run."""
+    max_evidence_per_plan: int = 128
+    """Evidence artifacts stored after the run's latest WorkPlan."""
+    max_artifact_bytes: int = 2_097_152
+    """Canonical JSON bytes of one artifact body."""
+    evidence_type: str = "Evidence"
+    """The artifact type counted by ``max_evidence_per_plan``."""
+    plan_type: str = "WorkPlan"
+    """The artifact type that starts a new Evidence allowance."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRecord:
+    """One row of the ``runs`` table: the run's mutable controller state.
+
+    ``controller_state`` is an opaque JSON object the controller may use for anything that has no
+    column of its own; the ledger stores it verbatim and never looks inside.
+    """
+
+    run_id: str
+    schema_version: str
+    repository_root: str
+    requested_mode: str
+    status: str
+    phase: str
+    resume_phase: str | None
+    version: int
+    prompt_revisions_remaining: int
+    remediations_remaining: int
+    outcome_hint: str | None
+    created_at: str
+    updated_at: str
+    controller_state: Mapping[str, JSON] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_id("run_id", self.run_id)
+        check_timestamp("created_at", self.created_at)
+        check_timestamp("updated_at", self.updated_at)
+        if self.version < 1:
+            raise UsageError("a run version starts at 1")
+        if self.prompt_revisions_remaining < 0 or self.remediations_remaining < 0:
+            raise UsageError("remaining budgets cannot be negative")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """What ``list_runs`` shows of a run: metadata only, no request, repository root or bodies."""
+
+    run_id: str
+    schema_version: str
+    requested_mode: str
+    status: str
+    phase: str
+    resume_phase: str | None
+    version: int
+    outcome_hint: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewArtifact:
+    """An artifact to store: metadata plus the JSON body that is hashed and kept as a blob.
+
+    ``quota_key`` makes the artifact unique by key within its run and type: at most one artifact
+    of a type may carry a given key (the controller passes a ScenarioSpec's ``problemFrameRef``,
+    so a ProblemFrame gets at most one ScenarioSpec). A second one raises ``LimitExceeded``.
+    """
+
+    artifact_id: str
+    type: str
+    schema_version: str
+    producer: str
+    body: Mapping[str, JSON]
+    source_refs: tuple[str, ...] = ()
+    redaction: Literal["none", "partial", "full"] = "none"
+    quota_key: str | None = None
+    created_at: str | None = None
+    """When ``None`` the ledger stamps the commit time."""
+
+    def __post_init__(self) -> None:
+        check_id("artifact_id", self.artifact_id)
+        if self.created_at is not None:
+            check_timestamp("created_at", self.created_at)
+        if self.redaction not in ("none", "partial", "full"):
+            raise UsageError("redaction must be none, partial or full")
+        if len(set(self.source_refs)) != len(self.source_refs):
+            raise UsageError("source_refs must not repeat a reference")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArtifactRecord:
+    """An artifact's stored metadata, its place in the run and its link in the run's hash chain."""
+
+    run_id: str
+    artifact_id: str
+    type: str
+    schema_version: str
+    producer: str
+    sha256: str
+    """``sha256:`` digest of the body's canonical JSON."""
+    size_bytes: int
+    source_refs: tuple[str, ...]
+    redaction: str
+    quota_key: str | None
+    created_at: str
+    position: int
+    """1-based order of the artifact among its run's artifacts."""
+    chain_index: int
+    """1-based position in the run's hash chain, shared by artifacts and trace events."""
+    previous_hash: str
+    record_hash: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArtifactBody:
+    """A verified artifact: its record, its parsed body and the exact canonical bytes."""
+
+    record: ArtifactRecord
+    body: Mapping[str, JSON]
+    canonical: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewTraceEvent:
+    """A trace event to append; the ledger assigns its sequence and chain link."""
+
+    actor: str
+    phase: str
+    event_type: str
+    """Internal event name (``run_started``, ``phase_submitted``, ``permission_checked``, ...)."""
+    input_refs: tuple[str, ...] = ()
+    output_refs: tuple[str, ...] = ()
+    permission_decision: Mapping[str, JSON] | None = None
+    decision_summary: str = ""
+    budget_snapshot: Mapping[str, JSON] = field(default_factory=dict)
+    event_id: str | None = None
+    """When ``None`` the ledger assigns a random UUID."""
+    timestamp: str | None = None
+    """When ``None`` the ledger stamps the commit time."""
+
+    def __post_init__(self) -> None:
+        if len(self.decision_summary) > MAX_DECISION_SUMMARY_CHARS:
+            raise UsageError(
+                f"decision_summary is limited to {MAX_DECISION_SUMMARY_CHARS} characters"
+            )
+        if self.event_id is not None:
+            check_id("event_id", self.event_id)
+        if self.timestamp is not None:
+            check_timestamp("timestamp", self.timestamp)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceRecord:
+    """A stored trace event with its per-run sequence and its link in the run's hash chain."""
+
+    event_id: str
+    run_id: str
+    sequence: int
+    timestamp: str
+    actor: str
+    phase: str
+    event_type: str
+    input_refs: tuple[str, ...]
+    output_refs: tuple[str, ...]
+    permission_decision: Mapping[str, JSON] | None
+    decision_summary: str
+    budget_snapshot: Mapping[str, JSON]
+    chain_index: int
+    previous_hash: str
+    record_hash: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TracePage:
+    """One page of a run's trace, in sequence order."""
+
+    events: tuple[TraceRecord, ...]
+    has_more: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Commit:
+    """What one mutation wrote: the run row after it, and the new records in chain order.
+
+    ``replayed`` is true when ``store_supporting`` found an identical artifact already stored and
+    wrote nothing; ``artifacts`` then holds the existing record.
+    """
+
+    run: RunRecord
+    artifacts: tuple[ArtifactRecord, ...]
+    events: tuple[TraceRecord, ...]
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokenRecord:
+    """The first record of a run whose digest, link or position does not check out."""
+
+    kind: Literal["artifact", "event", "run"]
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyReport:
+    """The outcome of ``verify_run``: every blob digest and chain link recomputed."""
+
+    ok: bool
+    records_checked: int
+    first_broken: BrokenRecord | None

@@ -1,0 +1,56 @@
+"""Retrying transport-level failures, and only those.
+
+A backend turns a failure it knows to be harmless to repeat into ``TransientError``: SQLite said the
+database is busy or locked (the transaction was rolled back), PostgreSQL aborted the transaction
+for a serialization failure or deadlock, or the connection dropped before COMMIT was sent.
+A connection lost *during* COMMIT is different: the step may or may not have landed, so the
+backend raises ``OutcomeUnknownError`` and the engine reads the state back before deciding anything.
+Logical outcomes (a stale version, a duplicate id, a quota) are never retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
+
+import anyio
+from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from telic._errors import LedgerError
+
+__all__ = ["MAX_ATTEMPTS", "OutcomeUnknownError", "TransientError", "retrying"]
+
+MAX_ATTEMPTS: Final = 8
+
+T = TypeVar("T")
+
+
+class TransientError(Exception):
+    """A failure that left the store unchanged and may be retried as a whole transaction."""
+
+
+class OutcomeUnknownError(Exception):
+    """The connection failed while COMMIT was in flight: the step may or may not be stored."""
+
+
+async def retrying(attempt: Callable[[], Awaitable[T]], *, what: str) -> T:
+    """Run ``attempt`` until it does not raise ``TransientError``, at most ``MAX_ATTEMPTS`` times.
+
+    Waits grow exponentially with full jitter, so that racing writers spread out.
+    """
+    controller = AsyncRetrying(
+        retry=retry_if_exception_type(TransientError),
+        stop=stop_after_attempt(MAX_ATTEMPTS),
+        wait=wait_random_exponential(multiplier=0.005, max=0.25),
+        sleep=anyio.sleep,
+    )
+    try:
+        async for state in controller:
+            with state:
+                return await attempt()
+    except RetryError as exc:
+        raise LedgerError(
+            f"{what} failed: the store stayed busy or unreachable after {MAX_ATTEMPTS} attempts"
+        ) from exc.last_attempt.exception()
+    raise AssertionError("unreachable: tenacity either returns, raises or retries")

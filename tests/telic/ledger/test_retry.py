@@ -1,0 +1,170 @@
+"""Retries: only transport failures are retried, and an unknown COMMIT outcome is read back."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+import pytest
+from ledgerkit import artifact, event, only, start, step
+
+from telic._errors import LedgerConflict, LedgerError
+from telic.ledger import open_ledger
+from telic.ledger._base import Reader, Txn
+from telic.ledger._engine import LedgerEngine
+from telic.ledger._memory import MemoryBackend
+from telic.ledger._postgres import PostgresBackend
+from telic.ledger._retry import MAX_ATTEMPTS, OutcomeUnknownError, TransientError
+
+pytestmark = pytest.mark.anyio
+
+
+class FlakyBackend:
+    """The memory backend with scripted transport failures on the next write transactions.
+
+    ``busy``: fails before the transaction starts. ``lost_before_commit``: the transaction runs,
+    then fails and rolls back. ``lost_in_commit_landed``: commits, then reports an unknown outcome.
+    ``lost_in_commit_rolled_back``: rolls back and reports an unknown outcome.
+    """
+
+    def __init__(self) -> None:
+        self.inner = MemoryBackend()
+        self.script: list[str] = []
+        self.attempts = 0
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Txn]:
+        self.attempts += 1
+        action = self.script.pop(0) if self.script else "ok"
+        if action == "busy":
+            raise TransientError("database is locked")
+        async with self.inner.write() as txn:
+            yield txn
+            if action == "lost_before_commit":
+                raise TransientError("connection reset")
+            if action == "lost_in_commit_rolled_back":
+                raise OutcomeUnknownError("connection lost during COMMIT")
+        if action == "lost_in_commit_landed":
+            raise OutcomeUnknownError("connection lost during COMMIT")
+
+    def read(self) -> AsyncIterator[Reader]:  # type: ignore[override]
+        return self.inner.read()  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+def flaky() -> FlakyBackend:
+    return FlakyBackend()
+
+
+@pytest.fixture
+def ledger(flaky: FlakyBackend) -> LedgerEngine:
+    return LedgerEngine(flaky)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "failures",
+    [["busy", "busy"], ["lost_before_commit"], ["busy", "lost_in_commit_rolled_back"]],
+)
+async def test_transport_failures_are_retried_until_the_step_is_stored_once(
+    ledger: LedgerEngine, flaky: FlakyBackend, failures: list[str]
+) -> None:
+    await start(ledger)
+    flaky.script = list(failures)
+    flaky.attempts = 0
+    commit = await step(ledger, "run-1", 1, [artifact("a-1")], [event()])
+    assert flaky.attempts == len(failures) + 1
+    assert commit.run.version == 2
+    assert [a.artifact_id for a in await ledger.list_artifacts("run-1")][-1] == "a-1"
+    assert len((await ledger.page_trace("run-1")).events) == 2
+    assert (await ledger.verify_run("run-1")).ok
+
+
+async def test_a_step_that_landed_during_a_lost_commit_is_not_run_again(
+    ledger: LedgerEngine, flaky: FlakyBackend
+) -> None:
+    await start(ledger)
+    flaky.script = ["lost_in_commit_landed"]
+    flaky.attempts = 0
+    commit = await step(ledger, "run-1", 1, [artifact("a-1")], [event()])
+    assert flaky.attempts == 1  # read back, found, not retried (a retry would be a conflict)
+    assert commit.artifacts[0].artifact_id == "a-1"
+    assert (await ledger.get_run("run-1")).version == 2
+
+
+async def test_events_alone_are_read_back_after_a_lost_commit(
+    ledger: LedgerEngine, flaky: FlakyBackend
+) -> None:
+    await start(ledger)
+    flaky.script = ["lost_in_commit_landed"]
+    (recorded,) = await ledger.record_events("run-1", [event("permission_checked")])
+    assert len((await ledger.page_trace("run-1")).events) == 2
+    assert (await ledger.page_trace("run-1")).events[1] == recorded
+
+
+async def test_a_store_that_stays_busy_fails_after_bounded_attempts(
+    ledger: LedgerEngine, flaky: FlakyBackend
+) -> None:
+    await start(ledger)
+    flaky.script = ["busy"] * (MAX_ATTEMPTS + 5)
+    flaky.attempts = 0
+    with pytest.raises(LedgerError, match=f"after {MAX_ATTEMPTS} attempts"):
+        await step(ledger, "run-1", 1, [artifact("a-1")])
+    assert flaky.attempts == MAX_ATTEMPTS
+    assert (await ledger.get_run("run-1")).version == 1
+
+
+async def test_a_logical_conflict_is_never_retried(
+    ledger: LedgerEngine, flaky: FlakyBackend
+) -> None:
+    await start(ledger)
+    await step(ledger, "run-1", 1)
+    flaky.attempts = 0
+    with pytest.raises(LedgerConflict):
+        await step(ledger, "run-1", 1)
+    assert flaky.attempts == 1
+
+
+async def _terminate(base_url: str, application_name: str) -> int:
+    killer = await asyncpg.connect(base_url)
+    try:
+        return int(
+            await killer.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = $1",
+                application_name,
+            )
+        )
+    finally:
+        await killer.close()
+
+
+@only("postgres")
+async def test_a_postgres_connection_dropped_mid_transaction_is_a_retryable_failure(
+    ledger_url: str,
+) -> None:
+    name = f"telic-drop-{uuid.uuid4().hex[:8]}"
+    async with open_ledger(ledger_url) as ledger:
+        await start(ledger)
+    backend = await PostgresBackend.open(f"{ledger_url}&application_name={name}")
+    try:
+
+        async def doomed_transaction() -> None:
+            async with backend.write() as txn:
+                assert await txn.load_run("run-1") is not None
+                assert await _terminate(ledger_url, name) >= 1
+                await txn.load_run("run-1")
+
+        with pytest.raises(TransientError):
+            await doomed_transaction()
+        # The pool replaces the dead connection; the engine's retry then re-reads and succeeds.
+        ledger = LedgerEngine(backend)
+        commit = await step(ledger, "run-1", 1, [artifact("a-1")], [event()])
+        assert commit.run.version == 2
+        assert (await ledger.verify_run("run-1")).ok
+    finally:
+        await backend.aclose()

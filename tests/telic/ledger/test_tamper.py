@@ -1,0 +1,160 @@
+"""Tamper evidence: bytes changed behind the ledger's back are caught on read and by verify_run."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from ledgerkit import artifact, event, only, start, step
+
+from telic._errors import IntegrityError
+from telic.ledger import Ledger, open_ledger
+
+pytestmark = pytest.mark.anyio
+
+Sql = Callable[[str, tuple[Any, ...]], Awaitable[None]]
+
+
+def flip(text: str, index: int = -1) -> str:
+    """Flip the lowest bit of one character."""
+    chars = list(text)
+    chars[index] = chr(ord(chars[index]) ^ 1)
+    return "".join(chars)
+
+
+@pytest.fixture
+def raw_sql(ledger_kind: str, ledger_url: str, state_dir: Path) -> Sql:
+    """Run a statement directly against the store, bypassing the ledger (``?`` placeholders)."""
+
+    async def sqlite(statement: str, params: tuple[Any, ...]) -> None:
+        connection = sqlite3.connect(state_dir / "ledger.sqlite3")
+        try:
+            connection.execute(statement, params)
+            connection.commit()
+        finally:
+            connection.close()
+
+    async def postgres(statement: str, params: tuple[Any, ...]) -> None:
+        parts = statement.split("?")
+        numbered = "".join(f"{p}${i}" for i, p in enumerate(parts[:-1], 1)) + parts[-1]
+        connection = await asyncpg.connect(ledger_url)
+        try:
+            await connection.execute(numbered, *params)
+        finally:
+            await connection.close()
+
+    return sqlite if ledger_kind == "sqlite" else postgres
+
+
+async def _populated(ledger: Ledger) -> None:
+    await start(ledger)
+    await step(ledger, "run-1", 1, [artifact("a-1"), artifact("a-2")], [event(), event()])
+    await ledger.store_supporting("run-1", artifact("ev-1"), [event("evidence_captured")])
+
+
+@only("sqlite", "postgres")
+async def test_a_flipped_blob_byte_fails_the_read_and_is_named_by_verify(
+    ledger_kind: str, ledger_url: str, state_dir: Path, raw_sql: Sql
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        digest = (await ledger.read_artifact("run-1", "a-2")).record.sha256
+        if ledger_kind == "sqlite":
+            hex_digest = digest.removeprefix("sha256:")
+            blob = state_dir / "blobs" / "sha256" / hex_digest[:2] / hex_digest[2:]
+            data = bytearray(blob.read_bytes())
+            data[5] ^= 1
+            blob.write_bytes(bytes(data))
+        else:
+            await raw_sql(
+                "UPDATE blobs SET data = set_byte(data, 5, get_byte(data, 5) # 1) WHERE sha256 = ?",
+                (digest,),
+            )
+        with pytest.raises(IntegrityError, match="Artifact integrity check failed"):
+            await ledger.read_artifact("run-1", "a-2")
+        await ledger.read_artifact("run-1", "a-1")  # the others still read
+        report = await ledger.verify_run("run-1")
+        assert not report.ok
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "a-2")
+        assert "digest" in report.first_broken.reason
+        assert report.records_checked == 4  # request, envelope, run_started, a-1
+
+
+@only("sqlite", "postgres")
+async def test_a_flipped_artifact_record_byte_fails_the_read_and_is_named_by_verify(
+    ledger_url: str, raw_sql: Sql
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        await raw_sql(
+            "UPDATE artifacts SET producer = ? WHERE run_id = ? AND artifact_id = ?",
+            (flip("executor"), "run-1", "a-1"),
+        )
+        with pytest.raises(IntegrityError):
+            await ledger.read_artifact("run-1", "a-1")
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "a-1")
+        assert "record hash" in report.first_broken.reason
+
+
+@only("sqlite", "postgres")
+async def test_a_flipped_trace_event_byte_is_named_by_verify(ledger_url: str, raw_sql: Sql) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        target = (await ledger.page_trace("run-1")).events[2]
+        await raw_sql(
+            "UPDATE trace_events SET decision_summary = ? WHERE run_id = ? AND event_id = ?",
+            (flip("accepted", 0), "run-1", target.event_id),
+        )
+        with pytest.raises(IntegrityError, match="sequence 3"):
+            await ledger.page_trace("run-1")
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("event", target.event_id)
+
+
+@only("sqlite", "postgres")
+async def test_a_corrupted_json_column_is_named_by_verify(ledger_url: str, raw_sql: Sql) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        await raw_sql(
+            "UPDATE artifacts SET source_refs_json = ? WHERE run_id = ? AND artifact_id = ?",
+            ('["artifact://run-1/request"', "run-1", "a-2"),
+        )
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "a-2")
+
+
+@only("sqlite", "postgres")
+async def test_a_removed_record_breaks_the_chain_at_the_next_one(
+    ledger_url: str, raw_sql: Sql
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        await raw_sql(
+            "DELETE FROM artifacts WHERE run_id = ? AND artifact_id = ?", ("run-1", "a-1")
+        )
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "a-2")
+        assert "chain index" in report.first_broken.reason
+
+
+@only("sqlite", "postgres")
+async def test_a_removed_last_record_is_caught_by_the_run_head(
+    ledger_url: str, raw_sql: Sql
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        last = (await ledger.page_trace("run-1")).events[-1]
+        await raw_sql("DELETE FROM trace_events WHERE event_id = ?", (last.event_id,))
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("run", "run-1")
