@@ -1,0 +1,221 @@
+"""Layers of grants and the pure evaluation of one attempted action to a ``Decision``.
+
+The algebra has three terms. A ``Grant`` names a capability and, optionally, the scopes it
+covers (no scopes: any target). A ``Layer`` is a named permission source — the mode, the run
+authorization, a TaskContract, a WorkPlan node, a work order — holding allow and deny grants.
+``authorize_action`` evaluates a capability and target against a sequence of layers:
+
+1. the target is normalised for its capability; a malformed or escaping target is refused
+   before any layer is asked (``deciding_layer`` is ``None``);
+2. a deny grant that matches in *any* layer decides (deny overrides allow);
+3. otherwise the first layer that does not allow decides;
+4. otherwise the action is allowed.
+
+So adding a layer can only turn an allow into a deny, never the reverse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from telic._errors import UsageError
+from telic.permissions._modes import MODE_POLICIES
+from telic.permissions._paths import Refusal, Resolver, glob_match, repository_target
+from telic.permissions._paths import resolve_real_path as _resolve_real_path
+from telic.permissions._targets import (
+    TYPED_INSPECT_TARGETS,
+    canonical_host,
+    network_trace_target,
+    shell_command_problem,
+    url_host,
+)
+from telic.protocol._types import CAPABILITIES, Capability, Mode, PermissionSet
+
+__all__ = ["Decision", "Grant", "Layer", "authorize_action"]
+
+_USERINFO: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """One capability, limited to ``scopes`` when given (``None``: any target)."""
+
+    capability: Capability
+    scopes: tuple[str, ...] | None = None
+
+
+def _grants(permissions: PermissionSet) -> tuple[Grant, ...]:
+    p = permissions
+    scoped: list[tuple[Capability, list[str]]] = [
+        ("repository.read", p.repository.read),
+        ("repository.write", p.repository.write),
+        ("repository.delete", p.repository.delete),
+        ("shell.execute", p.shell.execute_allowlist),
+        ("runtime.inspect", p.runtime.inspect),
+        ("runtime.restart", p.runtime.restart),
+        ("network.read", p.network.read_domains),
+    ]
+    flags: list[tuple[Capability, bool]] = [
+        ("shell.inspect", p.shell.inspect),
+        ("browser.inspect", p.browser.inspect),
+        ("browser.mutate", p.browser.mutate_state),
+        ("external.write", p.network.external_write),
+        ("subagent.spawn", p.subagents.spawn),
+    ]
+    grants = [Grant(c, tuple(s)) for c, s in scoped if s]
+    grants += [Grant(c) for c, on in flags if on]
+    return tuple(sorted(grants, key=lambda g: CAPABILITIES.index(g.capability)))
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """A named permission source: what it allows and what it explicitly denies."""
+
+    name: str
+    allow: tuple[Grant, ...] = ()
+    deny: tuple[Grant, ...] = ()
+
+    @classmethod
+    def from_permissions(
+        cls, name: str, permissions: PermissionSet, *, denied: PermissionSet | None = None
+    ) -> Layer:
+        """Build a layer allowing ``permissions`` and denying ``denied`` (when given)."""
+        return cls(name, _grants(permissions), () if denied is None else _grants(denied))
+
+    @classmethod
+    def for_mode(cls, mode: Mode, name: str = "mode") -> Layer:
+        """Build the mode-policy layer: ``repository.*`` scoped to ``**``, the rest unscoped."""
+        policy = MODE_POLICIES[mode]
+
+        def grant(capability: Capability) -> Grant:
+            scoped = capability.startswith("repository.")
+            return Grant(capability, ("**",) if scoped else None)
+
+        ordered = [c for c in CAPABILITIES if c in policy.allow]
+        return cls(name, tuple(map(grant, ordered)), tuple(Grant(c) for c in sorted(policy.deny)))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The verdict on one attempted action, and which layer decided it and why."""
+
+    allowed: bool
+    capability: str
+    scope: str | None
+    """The normalised target; for network reads only the bare host, never credentials."""
+    deciding_layer: str | None
+    """The layer that denied; ``None`` when allowed or when the target itself was refused."""
+    reason: str
+    code: str
+    """A stable code. Layer outcomes: ``allowed``, ``explicitly_denied``, ``not_granted``,
+    ``out_of_scope``, ``target_required``. Refusals before any layer: ``unknown_capability``,
+    ``path_traversal``, ``encoded_traversal``, ``invalid_path``, ``path_escape``,
+    ``symlink_escape``, ``inexact_command``, ``untyped_inspect_target``, ``url_scheme``,
+    ``url_userinfo``, ``invalid_url``, ``invalid_host``."""
+
+    def __bool__(self) -> bool:
+        """Refuse truth-testing: ``if decision:`` would read a deny as true. Use ``allowed``."""
+        raise TypeError("test Decision.allowed, not the Decision itself")
+
+    @property
+    def verdict(self) -> Literal["allow", "deny"]:
+        """The trace spelling of the outcome."""
+        return "allow" if self.allowed else "deny"
+
+
+def _prepare(
+    capability: Capability, target: str, root: str, resolve: Resolver
+) -> tuple[str | None, Refusal | None]:
+    """Return ``(scope, refusal)`` for a non-empty target."""
+    if capability.startswith("repository."):
+        if not root.startswith("/"):
+            raise UsageError("repository_root must be an absolute path")
+        path = repository_target(target, root, resolve)
+        return (target, path) if isinstance(path, Refusal) else (path, None)
+    if capability == "shell.execute":
+        problem = shell_command_problem(target)
+        return target, None if problem is None else Refusal("inexact_command", problem)
+    if capability == "shell.inspect" and target not in TYPED_INSPECT_TARGETS:
+        return target, Refusal("untyped_inspect_target", "not one of the six typed targets")
+    if capability == "network.read":
+        host = url_host(target)
+        return (network_trace_target(target), host) if isinstance(host, Refusal) else (host, None)
+    if capability.startswith(("browser.", "external.", "subagent.")):
+        # Matched by flag only, so the scope is for the trace: keep URL credentials out of it.
+        return _USERINFO.sub(r"\1", target), None
+    return target, None
+
+
+def _matches(capability: Capability, pattern: str, scope: str) -> bool:
+    if pattern == "**":
+        return True
+    if capability.startswith("repository."):
+        return glob_match(pattern, scope)
+    if capability == "network.read":
+        return canonical_host(pattern, allow_trailing_dot=True) == scope
+    return pattern == scope
+
+
+def _grant_matches(grant: Grant, capability: Capability, scope: str | None) -> bool:
+    """Tell whether a grant of ``capability`` covers ``scope`` (the caller matched the name)."""
+    if grant.scopes is None:
+        return True
+    return scope is not None and any(_matches(capability, s, scope) for s in grant.scopes)
+
+
+def authorize_action(
+    capability: Capability,
+    target: str | None,
+    layers: Sequence[Layer],
+    *,
+    repository_root: str,
+    resolve: Resolver = _resolve_real_path,
+) -> Decision:
+    """Decide whether ``capability`` on ``target`` is allowed by every layer and denied by none.
+
+    Args:
+        capability: the capability the action exercises.
+        target: the action's target; ``None`` or empty when it names none.
+        layers: the permission sources, outermost first; at least one.
+        repository_root: the absolute repository root that repository targets must stay inside.
+        resolve: the filesystem seam (see ``resolve_real_path``); inject a fake to stay pure.
+
+    Raises:
+        UsageError: with no layers, or a relative root for a repository capability.
+    """
+    if not layers:
+        raise UsageError("authorize_action needs at least one layer")
+    if capability not in CAPABILITIES:
+        return Decision(False, capability, None, None, "unknown capability", "unknown_capability")
+    scope: str | None = None
+    if not target and capability == "shell.inspect":
+        reason = "a shell.inspect action must name one of the six typed targets"
+        return Decision(False, capability, None, None, reason, "untyped_inspect_target")
+    if target:
+        scope, refusal = _prepare(capability, target, repository_root, resolve)
+        if refusal is not None:
+            return Decision(False, capability, scope, None, refusal.reason, refusal.code)
+    for layer in layers:
+        for grant in layer.deny:
+            # A scoped deny also matches a missing target: it cannot be shown to lie outside.
+            if grant.capability == capability and (
+                scope is None or _grant_matches(grant, capability, scope)
+            ):
+                reason = f"{capability} is explicitly denied by the {layer.name} layer"
+                return Decision(False, capability, scope, layer.name, reason, "explicitly_denied")
+    for layer in layers:
+        grants = [g for g in layer.allow if g.capability == capability]
+        if any(_grant_matches(g, capability, scope) for g in grants):
+            continue
+        if not grants:
+            code, reason = "not_granted", f"the {layer.name} layer does not grant {capability}"
+        elif scope is None:
+            code, reason = "target_required", f"the {layer.name} layer's grant needs a target"
+        else:
+            code, reason = "out_of_scope", f"the target is outside the {layer.name} layer's scope"
+        return Decision(False, capability, scope, layer.name, reason, code)
+    names = ", ".join(layer.name for layer in layers)
+    return Decision(True, capability, scope, None, f"allowed by every layer ({names})", "allowed")

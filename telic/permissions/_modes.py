@@ -1,0 +1,159 @@
+"""The five intent-mode policies, their default grants and their permission ceilings.
+
+A mode policy is the outermost permission layer (reference §3.5). It allows a fixed set of
+capabilities, ``repository.*`` scoped to ``**`` and the rest unscoped, and explicitly denies
+the mutations the mode must never perform. No mode ever allows ``runtime.restart``,
+``browser.mutate`` or ``external.write``: those can never be exercised under protocol 1.0, even
+when a host grants them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from telic.protocol._types import (
+    BrowserPermissions,
+    Capability,
+    Mode,
+    NetworkPermissions,
+    PermissionSet,
+    RepositoryPermissions,
+    RuntimePermissions,
+    ShellPermissions,
+    SubagentPermissions,
+)
+
+__all__ = [
+    "DEFAULT_GRANTS",
+    "MODE_POLICIES",
+    "ModePolicy",
+    "default_grants",
+    "mode_ceiling",
+    "mode_policy",
+    "plan_ceiling",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModePolicy:
+    """What one intent mode allows and what it explicitly denies."""
+
+    mode: Mode
+    allow: frozenset[Capability]
+    deny: frozenset[Capability]
+
+    def allows(self, capability: Capability) -> bool:
+        """Tell whether the mode allows ``capability`` (and does not deny it)."""
+        return capability in self.allow and capability not in self.deny
+
+    @property
+    def is_mutating(self) -> bool:
+        """Whether the mode may ever change the repository (the fix modes)."""
+        return "repository.write" in self.allow
+
+
+_PLAN: Final[frozenset[Capability]] = frozenset({"repository.read", "subagent.spawn"})
+_ANALYZE: Final[frozenset[Capability]] = _PLAN | {
+    "shell.inspect",
+    "runtime.inspect",
+    "browser.inspect",
+    "network.read",
+}
+_FIX: Final[frozenset[Capability]] = frozenset(
+    {
+        "repository.read",
+        "repository.write",
+        "repository.delete",
+        "shell.inspect",
+        "shell.execute",
+        "runtime.inspect",
+        "subagent.spawn",
+    }
+)
+_READ_ONLY_DENY: Final[frozenset[Capability]] = frozenset(
+    {
+        "repository.write",
+        "repository.delete",
+        "runtime.restart",
+        "browser.mutate",
+        "external.write",
+    }
+)
+_FIX_DENY: Final[frozenset[Capability]] = frozenset({"external.write"})
+
+MODE_POLICIES: Final[dict[Mode, ModePolicy]] = {
+    "report_only": ModePolicy("report_only", frozenset(), _READ_ONLY_DENY),
+    "plan_only": ModePolicy("plan_only", _PLAN, _READ_ONLY_DENY),
+    "analyze_only": ModePolicy("analyze_only", _ANALYZE, _READ_ONLY_DENY),
+    "fix_only": ModePolicy("fix_only", _FIX, _FIX_DENY),
+    "analyze_and_fix": ModePolicy("analyze_and_fix", _ANALYZE | _FIX, _FIX_DENY),
+}
+"""The policy of every mode, exactly as reference §3.5."""
+
+DEFAULT_GRANTS: Final[dict[Mode, tuple[Capability, ...]]] = {
+    "report_only": (),
+    "plan_only": ("repository.read",),
+    "analyze_only": ("repository.read", "shell.inspect", "runtime.inspect", "browser.inspect"),
+    "fix_only": ("repository.read", "repository.write", "shell.inspect", "runtime.inspect"),
+    "analyze_and_fix": ("repository.read", "repository.write", "shell.inspect", "runtime.inspect"),
+}
+"""What start_run grants when ``authorization_granted`` is omitted (reference §2 tool 1)."""
+
+
+def mode_policy(mode: Mode) -> ModePolicy:
+    """Return the policy of ``mode``."""
+    return MODE_POLICIES[mode]
+
+
+def default_grants(mode: Mode) -> tuple[Capability, ...]:
+    """Return the capabilities start_run grants in ``mode`` when the host names none."""
+    return DEFAULT_GRANTS[mode]
+
+
+def mode_ceiling(mode: Mode) -> PermissionSet:
+    """Return the widest permission set ``mode`` allows: ``**`` scopes and true flags.
+
+    Intersecting any set with this projects it onto the mode; subagent limits are the schema
+    maxima (16 children, depth 4), so only the other operand narrows them.
+    """
+    policy = MODE_POLICIES[mode]
+    every = ["**"]
+
+    def scope(capability: Capability) -> list[str]:
+        return every if policy.allows(capability) else []
+
+    spawn = policy.allows("subagent.spawn")
+    return PermissionSet(
+        repository=RepositoryPermissions(
+            read=scope("repository.read"),
+            write=scope("repository.write"),
+            delete=scope("repository.delete"),
+        ),
+        shell=ShellPermissions(
+            inspect=policy.allows("shell.inspect"), execute_allowlist=scope("shell.execute")
+        ),
+        runtime=RuntimePermissions(
+            inspect=scope("runtime.inspect"), restart=scope("runtime.restart")
+        ),
+        browser=BrowserPermissions(
+            inspect=policy.allows("browser.inspect"), mutate_state=policy.allows("browser.mutate")
+        ),
+        network=NetworkPermissions(
+            read_domains=scope("network.read"), external_write=policy.allows("external.write")
+        ),
+        subagents=SubagentPermissions(
+            spawn=spawn, maximum_children=16 if spawn else 0, maximum_depth=4 if spawn else 0
+        ),
+    )
+
+
+def plan_ceiling(mode: Mode, *, fix_unlocked: bool) -> PermissionSet:
+    """Return the ceiling of WorkPlan node permissions.
+
+    In ``analyze_and_fix`` before the diagnosis gate unlocks the fix, the ceiling is the
+    ``analyze_only`` projection, so a diagnosis plan can never write.
+    """
+    if mode == "analyze_and_fix" and not fix_unlocked:
+        return mode_ceiling("analyze_only")
+    return mode_ceiling(mode)
