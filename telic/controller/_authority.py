@@ -1,0 +1,55 @@
+"""The controller's view of the permission algebra: run authorization and action decisions.
+
+The algebra itself lives in ``telic.permissions``; this module binds it to a run state so that
+NextAction, the rules and the trace ask each question the same way. The core never touches the
+filesystem: repository targets are judged lexically (the resolver is the identity), and the
+symlink-aware check belongs to hosts that really act on files.
+"""
+
+from __future__ import annotations
+
+from telic.controller._state import RunState
+from telic.permissions import (
+    Decision,
+    Layer,
+    authorize_action,
+    effective_authorization,
+    intersect,
+    is_subset,
+)
+from telic.protocol._types import Capability, PermissionSet
+
+__all__ = ["decide", "intersect", "run_authorization", "subset"]
+
+
+def run_authorization(state: RunState) -> PermissionSet:
+    """Return the effective run authorization: mode ceiling ∩ granted, minus denied categories."""
+    authorization = state.envelope.authorization
+    return effective_authorization(state.run.mode, authorization.granted, authorization.denied)
+
+
+def subset(child: PermissionSet, parent: PermissionSet) -> bool:
+    """Whether ``child`` permits nothing ``parent`` does not (conservative, §3.5)."""
+    return is_subset(child, parent)
+
+
+def _lexical(path: str) -> str:
+    return path
+
+
+def decide(
+    state: RunState, node_permissions: PermissionSet, capability: Capability, target: str
+) -> Decision:
+    """Decide an attempted action against the mode policy, the run authorization and the node."""
+    layers = (
+        Layer.for_mode(state.run.mode),
+        Layer.from_permissions("authorization", run_authorization(state)),
+        Layer.from_permissions("node", node_permissions),
+    )
+    return authorize_action(
+        capability,
+        target,
+        layers,
+        repository_root=state.run.repository_root,
+        resolve=_lexical,
+    )

@@ -1,0 +1,88 @@
+"""The shape of an invariant: a small pure function with a stable rule id.
+
+A rule receives a ``Check`` — the run state *before* the submission plus the typed submission —
+and yields ``Violation``\\ s (a JSON path into the body and a one-line explanation). ``Rule`` binds
+the function to its id and the artifact types it applies to; ``evaluate`` runs every applicable
+rule and turns violations into ``Issue``\\ s that name the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from telic._errors import Issue
+from telic.controller._state import RunState, StoredArtifact
+from telic.protocol._types import InternalPhase
+
+__all__ = ["ANY", "Check", "Rule", "Violation", "evaluate"]
+
+B_co = TypeVar("B_co", covariant=True)
+
+ANY = "*"
+"""Rule target meaning "every submitted type"."""
+
+
+class Violation(NamedTuple):
+    """One failed invariant: where in the body, and why (one line, never a submitted value)."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Check(Generic[B_co]):
+    """A submission as a rule sees it."""
+
+    state: RunState
+    """The run before the submission."""
+    artifact_type: str
+    artifact_id: str
+    uri: str
+    body: B_co
+    wire: dict[str, Any]
+    source_refs: tuple[str, ...]
+    """The merged sourceRefs that will be stored (caller's refs plus the body's refs)."""
+    phase: InternalPhase
+    """The phase the run is in when the submission arrives."""
+
+    @property
+    def mode(self) -> str:
+        """The run's intent mode."""
+        return self.state.run.mode
+
+    def resolve(self, uri: str) -> StoredArtifact | None:
+        """Return the same-run artifact ``uri`` names, or None."""
+        return self.state.by_uri(uri)
+
+
+RuleFn = Callable[[Check[Any]], Iterable[Violation]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """An invariant: stable id, the types it applies to, the function, and its source."""
+
+    id: str
+    types: tuple[str, ...]
+    check: RuleFn
+    section: str = "§3.4"
+
+    def applies_to(self, artifact_type: str) -> bool:
+        """Whether this rule judges submissions of ``artifact_type``."""
+        return ANY in self.types or artifact_type in self.types
+
+
+def evaluate(rules: Sequence[Rule], check: Check[Any]) -> tuple[Issue, ...]:
+    """Run every rule that applies to the submission and collect its issues, in rule order."""
+    return tuple(_issues(rules, check))
+
+
+def _issues(rules: Sequence[Rule], check: Check[Any]) -> Iterator[Issue]:
+    for rule in rules:
+        if rule.applies_to(check.artifact_type):
+            for violation in rule.check(check):
+                yield Issue(
+                    path=violation.path, code="invariant", message=violation.message, rule=rule.id
+                )

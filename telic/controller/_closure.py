@@ -1,0 +1,67 @@
+"""The NextAction ``inputRefs`` closure (reference §3.2).
+
+1. Seed with the latest artifact of each phase-eligible type (Evidence aside), the original
+   request, and every eligible WorkPlan and WorkResult.
+2. Close transitively over artifact references in body reference fields and in metadata
+   sourceRefs, staying inside the run and the eligible types and skipping Evidence.
+3. A closure over 256 references is an error — inputs are never silently truncated.
+4. Fill what capacity is left with the most recent Evidence.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from telic._errors import LimitExceeded
+from telic.controller._phases import PhaseSpec
+from telic.controller._state import RunState, StoredArtifact, body_refs
+
+__all__ = ["MAX_INPUT_REFS", "input_refs"]
+
+MAX_INPUT_REFS: Final = 256
+_ALL_OF: Final = frozenset({"WorkPlan", "WorkResult"})
+
+
+def _refs_of(artifact: StoredArtifact) -> list[str]:
+    refs = [uri for _, _, uri in body_refs(artifact.wire)]
+    refs.extend(artifact.source_refs)
+    return refs
+
+
+def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
+    """Return the inputRefs of ``spec``'s NextAction, in ledger order, Evidence last.
+
+    Raises:
+        LimitExceeded: the mandatory closure holds more than 256 references.
+    """
+    eligible = spec.inputs - {"Evidence"}
+    seed: dict[str, StoredArtifact] = {state.request.id: state.request}
+    for artifact_type in sorted(eligible):
+        if artifact_type in _ALL_OF:
+            seed.update((a.id, a) for a in state.all(artifact_type))
+        else:
+            latest = state.latest(artifact_type)
+            if latest is not None:
+                seed[latest.id] = latest
+    closed: dict[str, StoredArtifact] = {}
+    frontier = list(seed.values())
+    while frontier:
+        artifact = frontier.pop()
+        if artifact.id in closed:
+            continue
+        closed[artifact.id] = artifact
+        for uri in _refs_of(artifact):
+            target = state.by_uri(uri)
+            if target is not None and target.type in eligible and target.id not in closed:
+                frontier.append(target)
+    if len(closed) > MAX_INPUT_REFS:
+        raise LimitExceeded(
+            f"NextAction input reference closure exceeds {MAX_INPUT_REFS} references "
+            f"({len(closed)}); refusing to truncate the inputs of {spec.protocol}"
+        )
+    ordered = [a.uri for a in state.artifacts if a.id in closed]
+    room = MAX_INPUT_REFS - len(ordered)
+    if "Evidence" in spec.inputs and room > 0:
+        evidence = state.all("Evidence")[-room:]
+        ordered.extend(e.uri for e in evidence)
+    return tuple(ordered)

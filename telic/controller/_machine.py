@@ -1,0 +1,290 @@
+"""``step``: the pure, total state machine of a run (reference §2 tokens, §3.2, §3.3).
+
+``step(state, submission)`` never performs I/O and never raises for a refused submission: it
+returns ``Accepted`` with the new state and exactly the records to commit, or ``Rejection`` with
+the typed error naming the failed rules. Refusals are decided in this order: token, type
+ownership, body identity, run status and phase, schema, sourceRefs, id freshness, invariants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import assert_never
+
+from telic._errors import (
+    InvalidTransition,
+    Issue,
+    LedgerConflict,
+    RuleViolation,
+    SchemaViolation,
+    StaleToken,
+    TelicError,
+)
+from telic.controller._check import Check, evaluate
+from telic.controller._closure import input_refs
+from telic.controller._events import (
+    Accepted,
+    AnswerClarification,
+    Cancel,
+    Ground,
+    Rejection,
+    Submission,
+    SubmitArtifact,
+    Token,
+    TraceNote,
+)
+from telic.controller._phases import (
+    CONTROLLER_OWNED,
+    HOST_TYPES,
+    PHASES,
+    SUPPORTING_TYPES,
+    expected_producer,
+)
+from telic.controller._refs import merge_source_refs
+from telic.controller._rules import RULES
+from telic.controller._state import RunState, StoredArtifact, artifact_uri
+from telic.controller._transitions import transition
+from telic.controller._work import permission_notes
+from telic.protocol._base import WireModel
+from telic.protocol._registry import parse_artifact
+from telic.protocol._run import UserMessage
+
+__all__ = ["step", "stored"]
+
+
+def step(state: RunState, submission: Submission) -> Accepted | Rejection:
+    """Apply ``submission`` to ``state``; never raises for a refused submission."""
+    try:
+        match submission:
+            case Ground():
+                return _ground(state, submission)
+            case SubmitArtifact():
+                return _submit(state, submission)
+            case AnswerClarification():
+                return _answer(state, submission)
+            case Cancel():
+                return _cancel(state, submission)
+            case _:
+                assert_never(submission)
+    except TelicError as error:
+        return Rejection(error)
+
+
+def _rule(path: str, rule: str, message: str) -> tuple[Issue, ...]:
+    return (Issue(path=path, code=rule.lower(), message=message, rule=rule),)
+
+
+def check_token(state: RunState, token: Token) -> None:
+    """Refuse a stale version or a foreign action id (``StaleToken``)."""
+    run = state.run
+    if token.expected_run_version != run.version:
+        message = (
+            f"Stale run version {token.expected_run_version}; current version is {run.version}"
+        )
+        raise StaleToken(
+            message, issues=_rule("expected_run_version", "RUN-TOKEN-VERSION", message)
+        )
+    if token.action_id != run.action_id:
+        message = "Stale or foreign action_id"
+        raise StaleToken(message, issues=_rule("action_id", "RUN-TOKEN-ACTION", message))
+
+
+def _require_phase_action(state: RunState) -> None:
+    run = state.run
+    if run.terminal:
+        message = f"Run has ended ({run.status}); nothing more can be submitted"
+        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
+    if run.status == "awaiting_clarification":
+        message = "The current action is a clarification, not a phase; answer it first"
+        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
+
+
+def stored(
+    state: RunState,
+    artifact_type: str,
+    body: WireModel,
+    producer: str,
+    source_refs: tuple[str, ...],
+    now: str,
+) -> StoredArtifact:
+    """Wrap a typed body as the artifact record the state and the ledger keep."""
+    artifact_id = state.run.run_id if artifact_type == "RunEnvelope" else str(body.to_wire()["id"])
+    return StoredArtifact(
+        id=artifact_id,
+        type=artifact_type,
+        producer=producer,
+        uri=artifact_uri(state.run.run_id, artifact_id),
+        source_refs=source_refs,
+        created_at=now,
+        body=body,
+        wire=body.to_wire(),
+        sha256=body.digest(),
+    )
+
+
+def _advance(state: RunState, artifacts: tuple[StoredArtifact, ...], now: str) -> RunState:
+    run = replace(state.run, version=state.run.version + 1, updated_at=now)
+    return RunState(run=run, artifacts=(*state.artifacts, *artifacts))
+
+
+def _ground(state: RunState, ground: Ground) -> Accepted:
+    check_token(state, ground.token)
+    _require_phase_action(state)
+    run = state.run
+    if run.phase != "context_grounding":
+        message = f"Grounding is only legal in context_discovery, not {PHASES[run.phase].protocol}"
+        raise InvalidTransition(message, issues=_rule("", "RUN-PHASE-TYPE", message))
+    manifest = ground.manifest
+    if manifest.run_id != run.run_id:
+        raise RuleViolation(
+            "ContextManifest belongs to another run",
+            issues=_rule("runId", "REF-SAME-RUN", "The manifest's runId must be the run's id"),
+        )
+    documents = tuple(
+        stored(state, "ContextDocument", doc, "controller", (), ground.now)
+        for doc in ground.documents
+    )
+    uris = tuple(d.uri for d in documents)
+    if sorted(manifest.derived_refs) != sorted(uris):
+        message = "derivedRefs must name exactly the stored ContextDocuments"
+        raise RuleViolation(message, issues=_rule("derivedRefs", "CM-DERIVED-REFS", message))
+    refs = tuple(dict.fromkeys((*input_refs(state, PHASES["context_grounding"]), *uris)))
+    if len(refs) > 256:
+        message = "ContextManifest sourceRefs exceed 256 references"
+        raise RuleViolation(message, issues=_rule("sourceRefs", "REF-SOURCE-LIMIT", message))
+    record = stored(state, "ContextManifest", manifest, "controller", refs, ground.now)
+    for artifact in (*documents, record):
+        if state.by_id(artifact.id) is not None:
+            message = "Artifact already exists in this run"
+            raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
+    moved, _ = transition(state, record)
+    new_state = _advance(replace(state, run=moved), (*documents, record), ground.now)
+    notes = tuple(
+        TraceNote("context_source_stored", "controller", run.phase, output_refs=(uri,))
+        for uri in uris
+    )
+    submitted = TraceNote(
+        "phase_submitted", "controller", run.phase, input_refs=refs, output_refs=(record.uri,)
+    )
+    return Accepted(new_state, (*documents, record), (*notes, submitted))
+
+
+def _identity(state: RunState, body: object) -> str:
+    if not isinstance(body, dict):
+        raise SchemaViolation(
+            "The body must be a JSON object", issues=_rule("", "ANY-BODY", "not an object")
+        )
+    artifact_id, run_id = body.get("id"), body.get("runId")
+    if not isinstance(artifact_id, str) or not isinstance(run_id, str):
+        message = "The body must carry string id and runId"
+        raise SchemaViolation(message, issues=_rule("", "ANY-BODY", message))
+    if run_id != state.run.run_id:
+        message = "The body's runId must equal run_id"
+        raise RuleViolation(message, issues=_rule("runId", "REF-SAME-RUN", message))
+    return artifact_id
+
+
+def _submit(state: RunState, submission: SubmitArtifact) -> Accepted:
+    check_token(state, submission.token)
+    kind = submission.artifact_type
+    if kind in CONTROLLER_OWNED:
+        message = f"{kind} is controller-owned and cannot be submitted"
+        raise InvalidTransition(
+            message, issues=_rule("artifactType", "RUN-CONTROLLER-OWNED", message)
+        )
+    if kind not in HOST_TYPES:
+        message = "Unknown artifact type"
+        raise SchemaViolation(message, issues=_rule("artifactType", "RUN-PHASE-TYPE", message))
+    artifact_id = _identity(state, submission.body)
+    _require_phase_action(state)
+    run = state.run
+    spec = PHASES[run.phase]
+    if kind != spec.primary and kind not in spec.additional:
+        message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
+        raise InvalidTransition(message, issues=_rule("artifactType", "RUN-PHASE-TYPE", message))
+    body = parse_artifact(kind, submission.body)
+    refs = merge_source_refs(state, submission.source_refs, body.to_wire())
+    record = stored(state, kind, body, expected_producer(kind, run.phase), refs, submission.now)
+    existing = state.by_id(artifact_id)
+    if existing is not None:
+        if kind in SUPPORTING_TYPES and (existing.type, existing.sha256, existing.source_refs) == (
+            kind,
+            record.sha256,
+            record.source_refs,
+        ):
+            return Accepted(state, supporting=True, replayed=True, changed=False)
+        message = "Artifact already exists in this run"
+        raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
+    check = Check(state, kind, artifact_id, record.uri, body, dict(record.wire), refs, run.phase)
+    issues = evaluate(RULES, check)
+    if issues:
+        first = issues[0]
+        raise RuleViolation(
+            f"{kind} violates {len(issues)} controller invariant(s); first {first.rule} at "
+            f"{first.path or '(body)'}: {first.message}",
+            issues=issues,
+        )
+    actor = record.producer
+    if kind in SUPPORTING_TYPES:
+        event = "evidence_captured" if kind == "Evidence" else "scenario_presentation_stored"
+        note = TraceNote(event, actor, run.phase, output_refs=(record.uri,))
+        new_state = replace(state, artifacts=(*state.artifacts, record))
+        return Accepted(new_state, (record,), (note,), supporting=True)
+    moved, route = transition(state, record)
+    notes: list[TraceNote] = []
+    if kind == "WorkResult":
+        notes.extend(permission_notes(state, record))
+    event = {
+        "advance": "phase_submitted",
+        "pause": "clarification_requested",
+        "second_clarification": "budget_consumed",
+    }[route]
+    notes.append(TraceNote(event, actor, run.phase, input_refs=refs, output_refs=(record.uri,)))
+    return Accepted(
+        _advance(replace(state, run=moved), (record,), submission.now), (record,), tuple(notes)
+    )
+
+
+def _answer(state: RunState, answer: AnswerClarification) -> Accepted:
+    check_token(state, answer.token)
+    run = state.run
+    request = state.latest("ClarificationRequest")
+    if run.status != "awaiting_clarification" or request is None:
+        message = "No clarification is pending"
+        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
+    choice_id = answer.response.strip()
+    choice = next((c for c in request.body.response_choices if c.id == choice_id), None)
+    if choice is None:
+        message = "clarification_response must be exactly one of the offered choice ids"
+        raise RuleViolation(
+            message, issues=_rule("clarification_response", "CR-ANSWER-CHOICE", message)
+        )
+    message_body = UserMessage(
+        schema_version="1.0", id=answer.message_id, run_id=run.run_id, content=choice_id
+    )
+    record = stored(state, "UserMessage", message_body, "user", (request.uri,), answer.now)
+    if state.by_id(record.id) is not None:
+        raise LedgerConflict("Artifact already exists in this run")
+    if choice.run_effect == "resume":
+        assert run.resume_phase is not None
+        moved = replace(run, status="running", phase=run.resume_phase, resume_phase=None)
+    else:
+        moved = replace(run, status="cancelled", resume_phase=None)
+    note = TraceNote(
+        "clarification_answered",
+        "user",
+        run.phase,
+        input_refs=(request.uri,),
+        output_refs=(record.uri,),
+        summary=f"Clarification answered with {choice.run_effect}",
+    )
+    return Accepted(_advance(replace(state, run=moved), (record,), answer.now), (record,), (note,))
+
+
+def _cancel(state: RunState, cancel: Cancel) -> Accepted:
+    check_token(state, cancel.token)
+    if state.run.terminal:
+        return Accepted(state, changed=False)
+    moved = replace(state.run, status="cancelled", resume_phase=None)
+    note = TraceNote("run_cancelled", "host", state.run.phase, summary="Run cancelled")
+    return Accepted(_advance(replace(state, run=moved), (), cancel.now), (), (note,))

@@ -1,0 +1,213 @@
+"""The phase table of the state machine (reference §3.2).
+
+Each internal phase has one protocol name, one logical role, one primary output type, the
+additional types it accepts, and the artifact types its NextAction may list as inputs. Everything
+the machine and NextAction need to know about a phase is read from ``PHASES`` so that the table
+is the single place where the protocol's phase rules live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, cast
+
+from telic.protocol._next_action import ActionPhase, ActionRole
+from telic.protocol._types import HostArtifactType, InternalPhase, Mode
+
+__all__ = [
+    "CONTROLLER_OWNED",
+    "EXECUTING_MODES",
+    "HOST_TYPES",
+    "MUTATING_MODES",
+    "PHASES",
+    "SUPPORTING_TYPES",
+    "PhaseSpec",
+    "expected_producer",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    """What one internal phase is: its protocol name, role, outputs and eligible inputs."""
+
+    name: InternalPhase
+    protocol: ActionPhase
+    role: ActionRole
+    primary: str
+    additional: tuple[str, ...]
+    """Other types accepted in the phase (ClarificationRequest, supporting types)."""
+    advertised: tuple[HostArtifactType, ...]
+    """Additional types whose schema NextAction advertises (never ScenarioSpec, §6)."""
+    inputs: frozenset[str]
+    """Artifact types the phase's inputRefs closure may contain."""
+    summary: str
+
+    @property
+    def pausable(self) -> bool:
+        """Whether a ClarificationRequest may be submitted in this phase."""
+        return "ClarificationRequest" in self.additional
+
+
+_CR = "ClarificationRequest"
+_DOCS = frozenset({"UserMessage", "ContextManifest", "ContextDocument", _CR})
+_WORK = frozenset({"WorkPlan", "WorkResult", "QualityReview", "ReleaseAudit", "Evidence"})
+_CONTRACT = frozenset({"UserMessage", "ProblemFrame", "TaskContract", _CR})
+
+
+def _spec(
+    name: InternalPhase,
+    protocol: ActionPhase,
+    role: ActionRole,
+    primary: str,
+    additional: tuple[str, ...],
+    inputs: frozenset[str],
+    summary: str,
+) -> PhaseSpec:
+    advertised = tuple(cast(HostArtifactType, t) for t in additional if t != "ScenarioSpec")
+    return PhaseSpec(name, protocol, role, primary, additional, advertised, inputs, summary)
+
+
+PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
+    spec.name: spec
+    for spec in (
+        _spec(
+            "context_grounding",
+            "context_discovery",
+            "controller",
+            "ContextManifest",
+            (_CR,),
+            frozenset({"UserMessage", _CR}),
+            "Ground repository context deterministically before any role acts.",
+        ),
+        _spec(
+            "agent_1_frame",
+            "agent_1_frame",
+            "scenario_author",
+            "ProblemFrame",
+            (_CR,),
+            _DOCS,
+            "Frame the problem from the request and the grounded context.",
+        ),
+        _spec(
+            "agent_2_compile",
+            "agent_2_compile",
+            "task_compiler",
+            "TaskContract",
+            (_CR, "ScenarioSpec"),
+            _DOCS | {"ProblemFrame"},
+            "Compile the problem frame into a version 1 task contract.",
+        ),
+        _spec(
+            "agent_1_review",
+            "agent_1_review",
+            "scenario_author",
+            "PromptReview",
+            (_CR,),
+            _CONTRACT,
+            "Review the task contract against the request and the frame.",
+        ),
+        _spec(
+            "agent_2_revise",
+            "agent_2_revision",
+            "task_compiler",
+            "TaskContract",
+            (_CR,),
+            _DOCS | _CONTRACT | {"PromptReview"},
+            "Revise the contract exactly as the blocking review findings require.",
+        ),
+        _spec(
+            "agent_3_plan",
+            "agent_3_plan",
+            "quality_controller",
+            "WorkPlan",
+            (_CR,),
+            _CONTRACT | _WORK | {"ContextManifest", "PromptReview"},
+            "Plan serial work nodes within the contract, permissions and budgets.",
+        ),
+        _spec(
+            "agent_4_execute",
+            "agent_4_execute",
+            "executor",
+            "WorkResult",
+            (_CR, "Evidence"),
+            frozenset({"UserMessage", "ContextManifest", "TaskContract", _CR}) | _WORK,
+            "Execute the pending work node within its permissions and report the result.",
+        ),
+        _spec(
+            "agent_3_review",
+            "agent_3_quality_review",
+            "quality_controller",
+            "QualityReview",
+            (_CR,),
+            _CONTRACT | _WORK,
+            "Review the work results against the contract's criteria and verifications.",
+        ),
+        _spec(
+            "agent_5_audit",
+            "agent_5_release_audit",
+            "release_auditor",
+            "ReleaseAudit",
+            (),
+            _CONTRACT | _WORK | {"PromptReview"},
+            "Audit the run's claims against the user's request and the evidence.",
+        ),
+        _spec(
+            "agent_5_report",
+            "user_report",
+            "release_auditor",
+            "UserReport",
+            (),
+            _CONTRACT | _WORK | {"PromptReview", "ContextManifest"},
+            "Report honestly what was and was not proven.",
+        ),
+    )
+}
+"""The ten working phases, in protocol order."""
+
+CONTROLLER_OWNED: Final = frozenset({"RunEnvelope", "ContextManifest", "NextAction", "TraceEvent"})
+"""Types only the controller produces; a host can never submit them."""
+HOST_TYPES: Final = frozenset(
+    {
+        "ClarificationRequest",
+        "ProblemFrame",
+        "ScenarioSpec",
+        "TaskContract",
+        "PromptReview",
+        "WorkPlan",
+        "WorkResult",
+        "QualityReview",
+        "ReleaseAudit",
+        "UserReport",
+        "Evidence",
+    }
+)
+"""The eleven host-submittable types."""
+SUPPORTING_TYPES: Final = frozenset({"Evidence", "ScenarioSpec"})
+"""Types stored beside a phase without advancing the run version."""
+
+EXECUTING_MODES: Final[frozenset[Mode]] = frozenset({"analyze_only", "fix_only", "analyze_and_fix"})
+"""Modes whose plans are executed (report_only and plan_only skip execution)."""
+MUTATING_MODES: Final[frozenset[Mode]] = frozenset({"fix_only", "analyze_and_fix"})
+"""Modes that may change the repository (analyze_and_fix only after the fix is unlocked)."""
+
+_PRODUCERS: Final[dict[str, ActionRole]] = {
+    "ProblemFrame": "scenario_author",
+    "ScenarioSpec": "scenario_author",
+    "PromptReview": "scenario_author",
+    "TaskContract": "task_compiler",
+    "WorkPlan": "quality_controller",
+    "QualityReview": "quality_controller",
+    "WorkResult": "executor",
+    "Evidence": "executor",
+    "ReleaseAudit": "release_auditor",
+    "UserReport": "release_auditor",
+}
+
+
+def expected_producer(artifact_type: str, phase: InternalPhase) -> ActionRole:
+    """Return the producer the controller records for ``artifact_type`` submitted in ``phase``.
+
+    The caller never chooses it: it follows from the type, and a ClarificationRequest is
+    produced by whichever role owns the current phase.
+    """
+    return _PRODUCERS.get(artifact_type, PHASES[phase].role)

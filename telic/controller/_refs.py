@@ -1,0 +1,194 @@
+"""References: the sourceRefs merge rule (§3.3) and the rules every reference obeys (§3.4).
+
+The stored ``sourceRefs`` of a submission are the caller's references (unique, valid, at most
+256) followed by every reference found in the body's reference fields — minus system references
+and artifact references that do not exist yet — de-duplicated, still at most 256.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from telic._errors import Issue, RuleViolation, SchemaViolation
+from telic.controller._check import Check, Violation
+from telic.controller._phases import PHASES, SUPPORTING_TYPES
+from telic.controller._state import RunState, StoredArtifact, body_refs, parse_artifact_uri
+from telic.protocol._types import MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
+
+__all__ = [
+    "merge_source_refs",
+    "ref_exists",
+    "ref_repo_selected",
+    "ref_same_run",
+    "ref_system",
+    "ref_typed_target",
+    "resume_lineage",
+]
+
+MAX_SOURCE_REFS: Final = 256
+_URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
+_SYSTEM_FIELDS: Final = frozenset(
+    {"applicableRuleRefs", "instructionRef", "policyRefs", "promptReadinessRubricRef", "ruleRefs"}
+)
+_ROLES: Final = (
+    "controller",
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+)
+SYSTEM_REFS: Final = frozenset(
+    {f"artifact://system/roles/{r}-v1" for r in _ROLES}
+    | {f"artifact://system/roles/{r.replace('_', '-')}-v1" for r in _ROLES}
+    | {"artifact://system/rubrics/contract-readiness-v1"}
+)
+TYPED_FIELDS: Final[dict[str, str]] = {
+    "originalRequestRef": "UserMessage",
+    "problemFrameRef": "ProblemFrame",
+    "targetRef": "TaskContract",
+    "taskContractRef": "TaskContract",
+    "workPlanRef": "WorkPlan",
+    "workPlanRefs": "WorkPlan",
+    "workResultRefs": "WorkResult",
+    "qualityReviewRef": "QualityReview",
+    "contextManifestRef": "ContextManifest",
+    "clarificationRequestRef": "ClarificationRequest",
+}
+
+
+def merge_source_refs(
+    state: RunState, caller: tuple[str, ...], wire: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """Return the stored sourceRefs: the caller's, then the body's existing references.
+
+    Raises:
+        SchemaViolation: the caller's list is too long, repeats itself or holds an invalid URI.
+        RuleViolation: the merged list exceeds 256 references (``REF-SOURCE-LIMIT``).
+    """
+    if len(caller) > MAX_SOURCE_REFS or len(set(caller)) != len(caller):
+        message = "source_refs must hold at most 256 references, each once"
+        raise SchemaViolation(
+            message, issues=(Issue("source_refs", "too_many_or_repeated", message),)
+        )
+    for index, uri in enumerate(caller):
+        if len(uri) > MAX_REFERENCE_URI or not _URI_RE.match(uri):
+            message = "source_refs entries must be artifact://, trace:// or repo:// references"
+            raise SchemaViolation(
+                message, issues=(Issue(f"source_refs.{index}", "invalid_uri", message),)
+            )
+    merged = dict.fromkeys(caller)
+    for _, _, uri in body_refs(wire):
+        if uri.startswith("artifact://system/"):
+            continue
+        if parse_artifact_uri(uri) is not None and state.by_uri(uri) is None:
+            continue
+        merged.setdefault(uri)
+    if len(merged) > MAX_SOURCE_REFS:
+        message = f"The merged sourceRefs hold {len(merged)} references; the limit is 256"
+        raise RuleViolation(
+            message, issues=(Issue("sourceRefs", "ref-source-limit", message, "REF-SOURCE-LIMIT"),)
+        )
+    return tuple(merged)
+
+
+def _all_refs(c: Check[Any]) -> Iterator[tuple[str, str, str]]:
+    yield from body_refs(c.wire)
+    for index, uri in enumerate(c.source_refs):
+        yield f"sourceRefs.{index}", "sourceRefs", uri
+
+
+def _is_forward(c: Check[Any], field: str) -> bool:
+    return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
+
+
+def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
+    """Artifact and trace references stay inside the run (cross-run references are denied)."""
+    run_id = c.state.run.run_id
+    for path, _, uri in _all_refs(c):
+        if uri.startswith("artifact://system/"):
+            continue
+        parsed = parse_artifact_uri(uri)
+        if parsed is not None and parsed[0] != run_id:
+            yield Violation(path, "Artifact references must stay inside this run")
+        if uri.startswith("trace://") and uri[len("trace://") :].split("/")[0] != run_id:
+            yield Violation(path, "Trace references must name this run")
+
+
+def ref_exists(c: Check[Any]) -> Iterator[Violation]:
+    """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
+    run_id = c.state.run.run_id
+    for path, field, uri in _all_refs(c):
+        parsed = parse_artifact_uri(uri)
+        if parsed is None or parsed[0] != run_id:
+            continue
+        exists = c.state.by_uri(uri) is not None
+        if _is_forward(c, field):
+            if exists:
+                yield Violation(path, "userReportRef is a forward reference and must not exist yet")
+        elif not exists:
+            yield Violation(path, "Referenced artifact does not exist in this run")
+
+
+def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
+    """Typed reference fields point at artifacts of their type."""
+    for path, field, uri in body_refs(c.wire):
+        expected = TYPED_FIELDS.get(field)
+        target = c.state.by_uri(uri)
+        if expected is not None and target is not None and target.type != expected:
+            yield Violation(path, f"{field} must reference a {expected}, not a {target.type}")
+
+
+def ref_system(c: Check[Any]) -> Iterator[Violation]:
+    """System references appear only in system fields and name a known system artifact."""
+    for path, field, uri in _all_refs(c):
+        if not uri.startswith("artifact://system/"):
+            continue
+        if field not in _SYSTEM_FIELDS:
+            yield Violation(path, f"System references are not allowed in {field}")
+        elif uri not in SYSTEM_REFS:
+            yield Violation(path, "Unknown system reference")
+
+
+def _selected(state: RunState) -> frozenset[str]:
+    manifest = state.latest("ContextManifest")
+    if manifest is None:
+        return frozenset()
+    refs = {c.ref for c in manifest.body.candidates if c.decision == "selected"}
+    return frozenset(refs | set(manifest.body.pinned_refs))
+
+
+def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
+    """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
+    selected = _selected(c.state)
+    for path, _, uri in _all_refs(c):
+        if uri.startswith("repo://") and uri not in selected:
+            yield Violation(path, "Repository reference is not selected by the current manifest")
+
+
+def pending_answer(state: RunState) -> StoredArtifact | None:
+    """Return the clarification answer whose lineage the next primary artifact must cite."""
+    for artifact in reversed(state.artifacts):
+        if artifact.type == "UserMessage" and len(artifact.source_refs) == 1:
+            target = state.by_uri(artifact.source_refs[0])
+            if target is not None and target.type == "ClarificationRequest":
+                return artifact
+        if artifact.type not in SUPPORTING_TYPES | {"UserMessage", "ContextDocument"}:
+            return None
+    return None
+
+
+def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
+    """After a resumed clarification, the next primary artifact cites the request and answer."""
+    if c.artifact_type != PHASES[c.phase].primary:
+        return
+    answer = pending_answer(c.state)
+    if answer is None:
+        return
+    if not {answer.source_refs[0], answer.uri} <= set(c.source_refs):
+        yield Violation(
+            "sourceRefs",
+            "The first artifact after a clarification must cite its request and answer",
+        )

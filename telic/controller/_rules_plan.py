@@ -1,0 +1,174 @@
+"""Invariants of planning: WorkPlan budgets, node permissions, coverage and scoped replans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from telic.controller._authority import subset
+from telic.controller._check import Check, Violation
+from telic.controller._derive import (
+    MAX_RUN_TOOL_CALLS,
+    WorkOrder,
+    controlling_order,
+    is_unlocked,
+    plan_reservation,
+    reserved_tool_calls,
+    stage_criteria,
+)
+from telic.permissions import capability_backed, plan_ceiling
+from telic.protocol._contract import TaskContract
+from telic.protocol._plan import WorkPlan
+
+__all__: list[str] = []
+
+
+def _contract(c: Check[Any]) -> TaskContract | None:
+    latest = c.state.latest("TaskContract")
+    return None if latest is None else latest.body
+
+
+def _order(c: Check[WorkPlan]) -> WorkOrder | None:
+    return controlling_order(c.state)
+
+
+def _unlocks(c: Check[WorkPlan]) -> bool:
+    """Whether the fix is unlocked once this plan is accepted (it may be the unlocking plan)."""
+    if is_unlocked(c.state):
+        return True
+    order = _order(c)
+    return (
+        order is not None
+        and order.source.body.decision == "proceed_to_fix"
+        and all(order.source.uri in node.input_refs for node in c.body.nodes)
+    )
+
+
+def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """taskContractRef is the latest contract."""
+    latest = c.state.latest("TaskContract")
+    if latest is None or c.body.task_contract_ref != latest.uri:
+        yield Violation("taskContractRef", "taskContractRef must be the latest TaskContract")
+
+
+def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """A submitted plan declares itself valid."""
+    if c.body.plan_validation != "valid":
+        yield Violation("planValidation", "planValidation must be valid")
+
+
+def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Σ node maximumToolCalls ≤ the plan's global maximumToolCalls."""
+    if plan_reservation(c.body) > c.body.global_budgets.maximum_tool_calls:
+        yield Violation("globalBudgets.maximumToolCalls", "Node budgets exceed the plan budget")
+
+
+def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """All plans of the run together reserve at most 4,000 tool calls."""
+    total = reserved_tool_calls(c.state) + plan_reservation(c.body)
+    if total > MAX_RUN_TOOL_CALLS:
+        yield Violation(
+            "nodes",
+            f"Plans would reserve {total} tool calls; the run limit is {MAX_RUN_TOOL_CALLS}",
+        )
+
+
+def wp_envelope_budgets(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Global parallelism and depth stay within the run envelope's budgets."""
+    envelope, plan = c.state.envelope.budgets, c.body.global_budgets
+    if plan.maximum_parallel_workers > envelope.maximum_parallel_workers:
+        yield Violation("globalBudgets.maximumParallelWorkers", "Exceeds the run's workers")
+    if plan.maximum_subagent_depth > envelope.maximum_subagent_depth:
+        yield Violation("globalBudgets.maximumSubagentDepth", "Exceeds the run's subagent depth")
+
+
+def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Every node's permissions lie inside the contract's."""
+    contract = _contract(c)
+    for index, node in enumerate(c.body.nodes):
+        if contract is not None and not subset(node.permissions, contract.permissions):
+            yield Violation(f"nodes.{index}.permissions", "Node permissions exceed the contract")
+
+
+def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
+    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=_unlocks(c))
+    for index, node in enumerate(c.body.nodes):
+        if not subset(node.permissions, ceiling):
+            yield Violation(
+                f"nodes.{index}.permissions",
+                "Node attempts mutation before the diagnosis review gate or beyond the mode",
+            )
+
+
+def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Child budgets fit the node's subagent permissions and the plan's depth."""
+    depth = c.body.global_budgets.maximum_subagent_depth
+    for index, node in enumerate(c.body.nodes):
+        sub = node.permissions.subagents
+        if node.budgets.maximum_children > sub.maximum_children:
+            yield Violation(f"nodes.{index}.budgets.maximumChildren", "Exceeds permitted children")
+        if sub.maximum_depth > depth or (sub.spawn and depth == 0):
+            yield Violation(f"nodes.{index}.permissions.subagents", "Exceeds the plan's depth")
+
+
+def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Tools are permission-backed; required capabilities are unique, allowed and affordable."""
+    needs_capability = c.state.run.mode not in ("report_only", "plan_only")
+    for index, node in enumerate(c.body.nodes):
+        path = f"nodes.{index}"
+        for tool in node.allowed_tools:
+            if not capability_backed(tool, node.permissions):
+                yield Violation(f"{path}.allowedTools", f"{tool} is not backed by the permissions")
+        required = node.required_capabilities
+        if len(set(required)) != len(required) or not set(required) <= set(node.allowed_tools):
+            yield Violation(f"{path}.requiredCapabilities", "Must be unique and allowed tools")
+        if needs_capability and not required:
+            yield Violation(f"{path}.requiredCapabilities", "An executed node needs a capability")
+        if node.budgets.maximum_tool_calls < len(set(required)):
+            yield Violation(
+                f"{path}.budgets.maximumToolCalls", "Too few calls for its capabilities"
+            )
+
+
+def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """Node criteria exist in the contract; the initial analyze_and_fix plan is diagnosis-only."""
+    contract = _contract(c)
+    if contract is None:
+        return
+    stages = {criterion.id: criterion.stage for criterion in contract.acceptance_criteria}
+    diagnosis_only = c.state.run.mode == "analyze_and_fix" and not _unlocks(c)
+    for index, node in enumerate(c.body.nodes):
+        for criterion in node.acceptance_criteria:
+            if criterion not in stages:
+                yield Violation(f"nodes.{index}.acceptanceCriteria", "Unknown criterion")
+            elif diagnosis_only and stages[criterion] != "diagnosis":
+                yield Violation(f"nodes.{index}.acceptanceCriteria", "Diagnosis criteria only")
+
+
+def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """The plan covers every criterion of its stage (or of its work order when scoped)."""
+    order = _order(c)
+    needed = set(stage_criteria(c.state) if order is None else order.criterion_ids)
+    covered = {criterion for node in c.body.nodes for criterion in node.acceptance_criteria}
+    if not needed <= covered:
+        yield Violation("nodes", "The plan must cover every criterion of its stage or order")
+
+
+def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """A replan after remediate or proceed_to_fix stays inside the controlling work order."""
+    order = _order(c)
+    if order is None:
+        return
+    if c.body.global_budgets.maximum_tool_calls > order.maximum_tool_calls:
+        yield Violation("globalBudgets.maximumToolCalls", "Exceeds the work order's tool calls")
+    for index, node in enumerate(c.body.nodes):
+        path = f"nodes.{index}"
+        if order.source.uri not in node.input_refs:
+            yield Violation(f"{path}.inputRefs", "Every node must cite the controlling review")
+        if not set(node.allowed_tools) <= set(order.allowed_capabilities):
+            yield Violation(f"{path}.allowedTools", "Exceeds the work order's capabilities")
+        if not subset(node.permissions, order.permissions):
+            yield Violation(f"{path}.permissions", "Exceeds the work order's permissions")
+        if not set(node.acceptance_criteria) <= set(order.criterion_ids):
+            yield Violation(f"{path}.acceptanceCriteria", "Outside the work order's criteria")

@@ -1,0 +1,182 @@
+"""Opening a run (reference §2 tool 1) and projecting its trace (§3.1 TraceEvent), purely.
+
+``open_run`` validates the authority inputs through ``telic.permissions.start_run_authority``
+(mode default grants, silent intersection with the host's capabilities, exact allowlists, bare
+domains), then builds the request ``UserMessage``, the ``RunEnvelope`` (id = runId) and the
+``run_started`` event of a run at version 1 in context grounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from telic._errors import Issue, SchemaViolation
+from telic.controller._events import TraceNote
+from telic.controller._phases import PHASES
+from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.permissions import default_budgets, start_run_authority
+from telic.protocol._base import WireModel
+from telic.protocol._run import (
+    Authorization,
+    HostDescriptor,
+    RunBudgets,
+    RunEnvelope,
+    UserMessage,
+    WorkingContext,
+)
+from telic.protocol._trace import EVENT_TYPES
+from telic.protocol._types import LOGICAL_ROLES, Mode, NativeSubagents
+
+__all__ = ["canonical_event_type", "open_run", "protocol_phase"]
+
+MAX_REQUEST: Final = 32_768
+_CANONICAL: Final[dict[str, str]] = {
+    "context_source_stored": "artifact_recorded",
+    "evidence_captured": "artifact_recorded",
+    "scenario_presentation_stored": "artifact_recorded",
+    "clarification_answered": "transition_allowed",
+    "run_cancelled": "run_terminated",
+}
+
+
+def _record(
+    run_id: str, kind: str, body: WireModel, artifact_id: str, refs: tuple[str, ...], now: str
+) -> StoredArtifact:
+    return StoredArtifact(
+        id=artifact_id,
+        type=kind,
+        producer="user" if kind == "UserMessage" else "controller",
+        uri=artifact_uri(run_id, artifact_id),
+        source_refs=refs,
+        created_at=now,
+        body=body,
+        wire=body.to_wire(),
+        sha256=body.digest(),
+    )
+
+
+def open_run(
+    *,
+    run_id: str,
+    message_id: str,
+    now: str,
+    original_request: str,
+    mode: Mode,
+    repository_root: str,
+    host_name: str = "mcp-host",
+    native_subagents: NativeSubagents = "unknown",
+    host_capabilities: Sequence[str] = ("repository.read",),
+    authorization_granted: Sequence[str] | None = None,
+    authorization_denied: Sequence[str] = (),
+    shell_execute_allowlist: Sequence[str] = (),
+    network_read_domains: Sequence[str] = (),
+    active_files: Sequence[str] = (),
+) -> tuple[RunState, tuple[TraceNote, ...]]:
+    """Return the state of a new run and its first trace event.
+
+    Raises:
+        SchemaViolation: the request is empty, blank or longer than 32,768 characters.
+        RuleViolation: the authority inputs break an ``SR-*`` rule.
+    """
+    if not original_request.strip() or len(original_request) > MAX_REQUEST:
+        message = "original_request must be 1–32,768 characters and not blank"
+        raise SchemaViolation(message, issues=(Issue("original_request", "invalid", message),))
+    authority = start_run_authority(
+        mode=mode,
+        host_capabilities=host_capabilities,
+        authorization_granted=authorization_granted,
+        authorization_denied=authorization_denied,
+        shell_execute_allowlist=shell_execute_allowlist,
+        network_read_domains=network_read_domains,
+    )
+    budgets = default_budgets(native_subagents)
+    request = UserMessage(
+        schema_version="1.0", id=message_id, run_id=run_id, content=original_request
+    )
+    request_uri = artifact_uri(run_id, message_id)
+    envelope = RunEnvelope(
+        schema_version="1.0",
+        run_id=run_id,
+        created_at=now,
+        original_request_ref=request_uri,
+        followup_request_refs=[],
+        requested_mode=mode,
+        status="active",
+        working_context=WorkingContext(
+            repository_root=repository_root,
+            active_files=list(active_files),
+            applicable_rule_refs=[],
+        ),
+        host=HostDescriptor(
+            name=host_name,
+            version=None,
+            native_subagents=native_subagents,
+            capabilities=list(authority.host_capabilities),
+        ),
+        authorization=Authorization(
+            granted=authority.granted_permissions(), denied=authority.denied_permissions()
+        ),
+        budgets=RunBudgets(
+            prompt_revisions=budgets.prompt_revisions,
+            post_execution_remediations=budgets.post_execution_remediations,
+            maximum_parallel_workers=budgets.maximum_parallel_workers,
+            maximum_subagent_depth=budgets.maximum_subagent_depth,
+        ),
+        policy_refs=[],
+    )
+    run = Run(
+        run_id=run_id,
+        repository_root=repository_root,
+        mode=mode,
+        status="running",
+        phase="context_grounding",
+        resume_phase=None,
+        version=1,
+        prompt_revisions_remaining=budgets.prompt_revisions,
+        remediations_remaining=budgets.post_execution_remediations,
+        outcome_hint=None,
+        created_at=now,
+        updated_at=now,
+    )
+    artifacts = (
+        _record(run_id, "UserMessage", request, message_id, (), now),
+        _record(run_id, "RunEnvelope", envelope, run_id, (request_uri,), now),
+    )
+    note = TraceNote(
+        "run_started",
+        "controller",
+        "context_grounding",
+        output_refs=tuple(a.uri for a in artifacts),
+        summary=f"Run started in {mode}",
+    )
+    return RunState(run=run, artifacts=artifacts), (note,)
+
+
+def canonical_event_type(internal: str) -> str:
+    """Map an internal event name to its canonical TraceEvent eventType (§3.1)."""
+    if internal in _CANONICAL:
+        return _CANONICAL[internal]
+    if internal == "budget_consumed":  # no canonical mapping in 1.0 (§6)
+        return "artifact_recorded"
+    return internal if internal in EVENT_TYPES else "artifact_recorded"
+
+
+def protocol_phase(internal: str) -> str:
+    """Map an internal phase name to its protocol Phase."""
+    spec = PHASES.get(internal)  # type: ignore[call-overload]
+    return internal if spec is None else spec.protocol
+
+
+def canonical_actor(actor: str) -> str:
+    """Return ``actor`` if it is a LogicalRole, else ``host``."""
+    return actor if actor in LOGICAL_ROLES else "host"
+
+
+def snapshot(run: Run) -> Mapping[str, Any]:
+    """Return the budget snapshot recorded with every trace event."""
+    return {
+        "promptRevisions": run.prompt_revisions_remaining,
+        "postExecutionRemediations": run.remediations_remaining,
+        "transportRetries": 0,
+    }

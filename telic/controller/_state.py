@@ -1,0 +1,171 @@
+"""The run state the pure core works on: the run row plus the run's artifacts, frozen.
+
+``RunState`` is rebuilt by the driver from the ledger (the run record and every artifact with its
+parsed body) and returned, one step further, by ``step``. Nothing in it is ever mutated; every
+transition produces a new value with ``dataclasses.replace``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from telic.protocol._run import RunEnvelope
+from telic.protocol._types import REFERENCE_URI_PATTERN, InternalPhase, InternalRunStatus, Mode
+
+__all__ = [
+    "OutcomeHint",
+    "Run",
+    "RunState",
+    "StoredArtifact",
+    "artifact_uri",
+    "body_refs",
+    "parse_artifact_uri",
+]
+
+OutcomeHint = Literal["completed", "partial", "blocked"]
+"""What the run is heading for, as reviews and audits have decided so far."""
+
+_URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
+_ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
+TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
+
+
+def artifact_uri(run_id: str, artifact_id: str) -> str:
+    """Return ``artifact://<runId>/<id>``."""
+    return f"artifact://{run_id}/{artifact_id}"
+
+
+def parse_artifact_uri(uri: str) -> tuple[str, str] | None:
+    """Return ``(run_id, artifact_id)`` of an artifact URI, or None for any other reference."""
+    match = _ARTIFACT_RE.match(uri)
+    if match is None or match.group(1) == "system":
+        return None
+    return match.group(1), match.group(2)
+
+
+def _is_ref_key(key: str) -> bool:
+    return key == "ref" or key.endswith(("Ref", "Refs")) or key == "evidenceInspected"
+
+
+def body_refs(value: object, path: str = "") -> Iterator[tuple[str, str, str]]:
+    """Yield ``(path, field name, uri)`` for every valid reference under a reference field.
+
+    A reference field is any ``ref``, ``…Ref``, ``…Refs`` or ``evidenceInspected`` key, at any
+    depth of the wire body; values that are not valid reference URIs are skipped here (the schema
+    has already judged them).
+    """
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _is_ref_key(key):
+                values = item if isinstance(item, list) else [item]
+                for index, uri in enumerate(values):
+                    if isinstance(uri, str) and _URI_RE.match(uri):
+                        yield (f"{where}.{index}" if isinstance(item, list) else where), key, uri
+            else:
+                yield from body_refs(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from body_refs(item, f"{path}.{index}" if path else str(index))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredArtifact:
+    """One artifact of the run: metadata, the typed body and its wire form."""
+
+    id: str
+    type: str
+    producer: str
+    uri: str
+    source_refs: tuple[str, ...]
+    created_at: str
+    body: Any
+    """The typed body (a protocol model, or ``UserMessage``/``ContextDocument``)."""
+    wire: Mapping[str, Any]
+    """The camelCase JSON form the ledger stores and hashes."""
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The controller columns of the run row (reference §5 ``runs``)."""
+
+    run_id: str
+    repository_root: str
+    mode: Mode
+    status: InternalRunStatus
+    phase: InternalPhase
+    resume_phase: InternalPhase | None
+    version: int
+    prompt_revisions_remaining: int
+    remediations_remaining: int
+    outcome_hint: OutcomeHint | None
+    created_at: str
+    updated_at: str
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the run has ended (completed, partial, blocked or cancelled)."""
+        return self.status in TERMINAL
+
+    @property
+    def action_id(self) -> str:
+        """The current NextAction id, ``action:<runId>:<version>``."""
+        return f"action:{self.run_id}:{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """Everything the pure core knows about one run, in ledger order."""
+
+    run: Run
+    artifacts: tuple[StoredArtifact, ...]
+
+    @property
+    def envelope(self) -> RunEnvelope:
+        """The run's RunEnvelope (always the second artifact, after the request)."""
+        for artifact in self.artifacts:
+            if artifact.type == "RunEnvelope":
+                body: RunEnvelope = artifact.body
+                return body
+        raise LookupError("run has no RunEnvelope")
+
+    @property
+    def request(self) -> StoredArtifact:
+        """The UserMessage holding the original request (the run's first artifact)."""
+        return self.artifacts[0]
+
+    def by_uri(self, uri: str) -> StoredArtifact | None:
+        """Return the artifact a same-run URI names, or None."""
+        parsed = parse_artifact_uri(uri)
+        if parsed is None or parsed[0] != self.run.run_id:
+            return None
+        return self.by_id(parsed[1])
+
+    def by_id(self, artifact_id: str) -> StoredArtifact | None:
+        """Return the artifact with ``artifact_id``, or None."""
+        for artifact in self.artifacts:
+            if artifact.id == artifact_id:
+                return artifact
+        return None
+
+    def all(self, artifact_type: str) -> tuple[StoredArtifact, ...]:
+        """Return every artifact of ``artifact_type`` in ledger order."""
+        return tuple(a for a in self.artifacts if a.type == artifact_type)
+
+    def latest(self, artifact_type: str) -> StoredArtifact | None:
+        """Return the most recent artifact of ``artifact_type``, or None."""
+        for artifact in reversed(self.artifacts):
+            if artifact.type == artifact_type:
+                return artifact
+        return None
+
+    def after(self, anchor: StoredArtifact | None) -> tuple[StoredArtifact, ...]:
+        """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
+        if anchor is None:
+            return self.artifacts
+        index = next(i for i, a in enumerate(self.artifacts) if a.id == anchor.id)
+        return self.artifacts[index + 1 :]

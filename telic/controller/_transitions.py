@@ -1,0 +1,146 @@
+"""Where each accepted phase artifact takes the run (the "On accept" column of §3.2).
+
+``transition`` is total over the phase artifact types and ends in ``assert_never``-style
+exhaustiveness on the decision literals, so a decision added to the protocol without a route
+here fails type checking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Literal, assert_never
+
+from telic.controller._derive import pending_node
+from telic.controller._phases import EXECUTING_MODES
+from telic.controller._state import OutcomeHint, Run, RunState, StoredArtifact
+from telic.protocol._audit import ReleaseAudit
+from telic.protocol._quality import QualityReview
+from telic.protocol._report import UserReport
+from telic.protocol._result import WorkResult
+from telic.protocol._review import PromptReview
+
+__all__ = ["Route", "transition"]
+
+Route = Literal["advance", "pause", "second_clarification"]
+"""How the run moved: a normal step, a pause for the user, or a spent clarification budget."""
+
+
+def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
+    """Return the run after ``artifact`` (already judged legal) is accepted, version unchanged."""
+    run = state.run
+    match artifact.type:
+        case "ClarificationRequest":
+            if state.latest("ClarificationRequest") is None:
+                return replace(
+                    run, status="awaiting_clarification", resume_phase=run.phase
+                ), "pause"
+            return _to_report(run, "blocked"), "second_clarification"
+        case "ContextManifest":
+            return replace(run, phase="agent_1_frame"), "advance"
+        case "ProblemFrame":
+            return replace(run, phase="agent_2_compile"), "advance"
+        case "TaskContract":
+            return replace(run, phase="agent_1_review"), "advance"
+        case "PromptReview":
+            return _after_prompt_review(run, artifact.body), "advance"
+        case "WorkPlan":
+            if run.mode in EXECUTING_MODES:
+                return replace(run, phase="agent_4_execute"), "advance"
+            return replace(run, phase="agent_3_review"), "advance"
+        case "WorkResult":
+            return _after_work_result(state, artifact), "advance"
+        case "QualityReview":
+            return _after_quality_review(run, artifact.body), "advance"
+        case "ReleaseAudit":
+            return _after_audit(run, artifact.body), "advance"
+        case "UserReport":
+            return _after_report(run, artifact.body), "advance"
+    raise AssertionError(f"{artifact.type} is not a phase artifact")
+
+
+def _to_report(run: Run, hint: OutcomeHint | None) -> Run:
+    return replace(run, phase="agent_5_report", outcome_hint=hint)
+
+
+def _after_prompt_review(run: Run, review: PromptReview) -> Run:
+    match review.decision:
+        case "pass":
+            return replace(run, phase="agent_3_plan")
+        case "revise":
+            if run.prompt_revisions_remaining > 0:
+                return replace(
+                    run,
+                    phase="agent_2_revise",
+                    prompt_revisions_remaining=run.prompt_revisions_remaining - 1,
+                )
+            return _to_report(run, "blocked")
+        case "block":
+            return _to_report(run, "blocked")
+        case _:
+            assert_never(review.decision)
+
+
+def _after_work_result(state: RunState, artifact: StoredArtifact) -> Run:
+    result: WorkResult = artifact.body
+    if result.status != "completed":
+        return replace(state.run, phase="agent_3_review")
+    after = replace(state, artifacts=(*state.artifacts, artifact))
+    if pending_node(after) is None:
+        return replace(state.run, phase="agent_3_review")
+    return state.run
+
+
+def _after_quality_review(run: Run, review: QualityReview) -> Run:
+    audit = replace(run, phase="agent_5_audit")
+    match review.decision:
+        case "proceed_to_fix":
+            return replace(run, phase="agent_3_plan")
+        case "pass":
+            return audit
+        case "partial":
+            return replace(audit, outcome_hint="partial")
+        case "block":
+            return replace(audit, outcome_hint="blocked")
+        case "remediate":
+            if run.remediations_remaining > 0:
+                return replace(
+                    run, phase="agent_3_plan", remediations_remaining=run.remediations_remaining - 1
+                )
+            return replace(audit, outcome_hint="blocked")
+        case _:
+            assert_never(review.decision)
+
+
+def _after_audit(run: Run, audit: ReleaseAudit) -> Run:
+    match audit.decision:
+        case "release":
+            return _to_report(run, run.outcome_hint or "completed")
+        case "partial":
+            return _to_report(run, "partial")
+        case "block":
+            return _to_report(run, "blocked")
+        case "remediate":
+            if run.remediations_remaining > 0:
+                return replace(
+                    run,
+                    phase="agent_3_plan",
+                    remediations_remaining=run.remediations_remaining - 1,
+                    outcome_hint=None,
+                )
+            return _to_report(run, "blocked")
+        case _:
+            assert_never(audit.decision)
+
+
+def _after_report(run: Run, report: UserReport) -> Run:
+    match report.terminal_status:
+        case "completed":
+            return replace(run, status="completed")
+        case "partial" | "failed_verification":
+            return replace(run, status="partial")
+        case "blocked":
+            return replace(run, status="blocked")
+        case "cancelled":
+            raise AssertionError("a cancelled report is refused before it is accepted")
+        case _:
+            assert_never(report.terminal_status)
