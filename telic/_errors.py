@@ -29,9 +29,9 @@ from typing import ClassVar
 
 __all__ = [
     "ContextSecurityError",
-    "Issue",
     "IntegrityError",
     "InvalidTransition",
+    "Issue",
     "LedgerConflict",
     "LedgerError",
     "LimitExceeded",

@@ -1,0 +1,124 @@
+"""The dependency rules of docs/design.md, checked on the import graph of the source tree.
+
+Dependencies point one way: ``telic_packets`` → pydantic only; ``telic_actors`` → anyio only;
+``telic`` on top. Inside telic: adapters → roles/casting → controller →
+permissions/grounding/ledger → protocol → errors. Library code never imports asyncio or trio.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {
+    "telic": ROOT / "telic",
+    "telic_actors": ROOT / "actors" / "telic_actors",
+    "telic_packets": ROOT / "packets" / "telic_packets",
+}
+THIRD_PARTY_ALLOWED = {
+    "telic_packets": {"pydantic", "pydantic_core", "annotated_types", "typing_extensions"},
+    "telic_actors": {"anyio", "sniffio", "typing_extensions"},
+}
+# Rank of each telic subpackage: a module may import only from its own rank or lower ones.
+TELIC_LAYERS = {
+    "_errors": 0,
+    "protocol": 1,
+    "permissions": 2,
+    "grounding": 2,
+    "ledger": 2,
+    "controller": 3,
+    "roles": 4,
+    "casting": 4,
+    "reports": 5,
+    "telemetry": 5,
+    "server": 6,
+    "cli": 7,
+    "__main__": 8,
+}
+# Subpackages of one rank that must not import each other.
+SIBLINGS_APART = {("permissions", "ledger"), ("grounding", "ledger"), ("permissions", "grounding")}
+
+
+def _modules(package: str) -> Iterator[tuple[str, Path]]:
+    base = SOURCES[package]
+    for path in sorted(base.rglob("*.py")):
+        relative = path.relative_to(base).with_suffix("")
+        parts = [package, *relative.parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def _imports(module: str, path: Path) -> Iterator[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = module.split(".")
+                drop = node.level - 1 if is_package else node.level
+                base = anchor[: len(anchor) - drop]
+                yield ".".join([*base, node.module] if node.module else base)
+            elif node.module:
+                yield node.module
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+ALL_MODULES = [(pkg, mod, path) for pkg in SOURCES for mod, path in _modules(pkg)]
+
+
+@pytest.mark.parametrize(
+    ("package", "module", "path"), ALL_MODULES, ids=[m for _, m, _ in ALL_MODULES]
+)
+def test_module_imports_respect_the_layering(package: str, module: str, path: Path) -> None:
+    for imported in _imports(module, path):
+        top = imported.split(".")[0]
+        assert top not in {"asyncio", "trio"}, f"{module} imports {top}; library code uses anyio"
+        if top in sys.stdlib_module_names or top == "__future__":
+            continue
+        if package in THIRD_PARTY_ALLOWED:
+            allowed = THIRD_PARTY_ALLOWED[package] | {package}
+            assert top in allowed, f"{module} imports {imported}; {package} may use only {allowed}"
+            continue
+        if top != "telic":
+            continue
+        source, target = _layer(module), _layer(imported)
+        if source in {"__init__", target}:
+            continue
+        assert target != "__init__", f"{module} imports the telic facade; import the module itself"
+        assert target in TELIC_LAYERS, f"{imported} is in no layer; add it to TELIC_LAYERS"
+        assert source in TELIC_LAYERS, f"{module} is in no layer; add it to TELIC_LAYERS"
+        assert TELIC_LAYERS[target] <= TELIC_LAYERS[source], (
+            f"{module} (layer {source}) imports {imported} (layer {target}), an upward dependency"
+        )
+        assert (source, target) not in SIBLINGS_APART, f"{module} imports sibling {target}"
+        assert (target, source) not in SIBLINGS_APART, f"{module} imports sibling {target}"
+
+
+def test_the_layer_table_names_every_telic_subpackage() -> None:
+    found = {
+        path.stem
+        for path in SOURCES["telic"].iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").exists())
+    }
+    unknown = found - set(TELIC_LAYERS) - {"__init__"}
+    assert not unknown, f"add these to TELIC_LAYERS in docs/design.md and this test: {unknown}"
+
+
+def test_the_checker_sees_a_violation_when_there_is_one(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from telic.controller import step\nimport asyncio\n", encoding="utf-8")
+    assert list(_imports("telic.protocol.bad", bad)) == ["telic.controller", "asyncio"]
+    assert TELIC_LAYERS[_layer("telic.controller")] > TELIC_LAYERS[_layer("telic.protocol.bad")]
