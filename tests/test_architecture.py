@@ -27,6 +27,7 @@ THIRD_PARTY_ALLOWED = {
 # Rank of each telic subpackage: a module may import only from its own rank or lower ones.
 TELIC_LAYERS = {
     "_errors": 0,
+    "_secrets": 0,
     "protocol": 1,
     "permissions": 2,
     "grounding": 2,
