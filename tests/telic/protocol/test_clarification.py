@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,31 +9,11 @@ from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._clarification import ClarificationRequest
-
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
+from tests.telic.protocol.bodies import error_type, load_golden, with_change
 
 
 def golden() -> dict[str, Any]:
-    text = (GOLDEN / "ClarificationRequest.json").read_text(encoding="utf-8")
-    body: dict[str, Any] = json.loads(text)
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
+    return load_golden("ClarificationRequest")
 
 
 def choice(
@@ -59,10 +36,6 @@ def user_owned(choices: list[dict[str, Any]]) -> dict[str, Any]:
         responseChoices=choices,
     )
     return body
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
 
 
 def rejected_with(body: dict[str, Any]) -> str:
@@ -128,7 +101,7 @@ def test_clarification_with_duplicate_consequences_is_rejected() -> None:
     ],
 )
 def test_choice_may_require_a_new_run_only_when_it_starts_one(authority: str, run: str) -> None:
-    body = changed(golden(), "responseChoices.2", choice(3, authority, run))
+    body = with_change(golden(), "responseChoices.2", choice(3, authority, run))
     assert rejected_with(body) == "clarification_new_run_mismatch"
 
 
@@ -162,7 +135,7 @@ def test_user_owned_clarification_offering_a_new_run_is_rejected() -> None:
 def test_permission_expanding_clarification_needs_resume_and_new_run_choices(
     choices: list[dict[str, Any]],
 ) -> None:
-    assert rejected_with(changed(golden(), "responseChoices", choices)) == (
+    assert rejected_with(with_change(golden(), "responseChoices", choices)) == (
         "clarification_permission_choices_missing"
     )
 
@@ -189,7 +162,7 @@ def test_permission_expanding_clarification_needs_resume_and_new_run_choices(
     ],
 )
 def test_request_breaking_a_field_rule_is_rejected(path: str, value: object, code: str) -> None:
-    assert rejected_with(changed(golden(), path, value)) == code
+    assert rejected_with(with_change(golden(), path, value)) == code
 
 
 def test_snake_case_keys_on_the_wire_are_refused() -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,36 +16,14 @@ from telic.protocol._context import (
     SelectedCandidate,
     normalize_manifest,
 )
+from tests.telic.protocol.bodies import error_type, load_golden, with_change
 
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
 HASH_API = "sha256:" + "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b"
 HASH_AGENTS = "sha256:7dcb2764d90e73b2771e4f7d7c14c25112bf8b1dc92d35385270ce2358a397af"
 
 
 def golden(name: str) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
+    return load_golden(name)
 
 
 def wire() -> dict[str, Any]:
@@ -185,7 +160,7 @@ def test_manifest_accepts_excluded_candidates_without_counting_them() -> None:
 )
 def test_manifest_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        ContextManifest.from_wire(changed(golden("ContextManifest"), path, value))
+        ContextManifest.from_wire(with_change(golden("ContextManifest"), path, value))
     assert error_type(exc) == code
 
 
@@ -232,12 +207,12 @@ def test_manifest_with_every_exclusion_reason_once_is_accepted() -> None:
 )
 def test_context_document_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        ContextDocument.from_wire(changed(golden("ContextDocument"), path, value))
+        ContextDocument.from_wire(with_change(golden("ContextDocument"), path, value))
     assert error_type(exc) == code
 
 
 def test_context_document_may_hold_an_empty_file() -> None:
-    body = changed(changed(golden("ContextDocument"), "content", ""), "sizeBytes", 0)
+    body = with_change(with_change(golden("ContextDocument"), "content", ""), "sizeBytes", 0)
     assert ContextDocument.from_wire(body).content == ""
 
 
@@ -279,7 +254,7 @@ def test_wire_manifest_validates_in_snake_case() -> None:
 )
 def test_wire_manifest_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        ContextManifestWire.from_wire(changed(wire(), path, value))
+        ContextManifestWire.from_wire(with_change(wire(), path, value))
     assert error_type(exc) == code
 
 
@@ -292,7 +267,7 @@ def test_wire_manifest_refuses_camel_case_keys() -> None:
 
 
 def test_wire_manifest_may_leave_a_pinned_source_out_of_pinned_refs() -> None:
-    body = changed(wire(), "pinned_refs", ["repo://AGENTS.md"])
+    body = with_change(wire(), "pinned_refs", ["repo://AGENTS.md"])
     assert ContextManifestWire.from_wire(body).pinned_refs == ["repo://AGENTS.md"]
 
 
@@ -357,7 +332,7 @@ def test_normaliser_rejects_invalid_derived_refs() -> None:
 
 
 def test_normaliser_cannot_receive_a_pinned_ref_that_is_not_a_pinned_source() -> None:
-    body = changed(wire(), "selected_sources.1.pinned", False)
+    body = with_change(wire(), "selected_sources.1.pinned", False)
     with pytest.raises(ValidationError) as exc:
         normalize_manifest(ContextManifestWire.from_wire(body), derived_refs=[])
     assert error_type(exc) == "context_pinned_ref_not_selected"

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import base64
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._evidence import (
@@ -18,37 +14,15 @@ from telic.protocol._evidence import (
     Evidence,
     decode_evidence_content,
 )
-
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
+from tests.telic.protocol.bodies import DELETE, changed, first_error_type, load_golden
 
 
 def golden() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / "Evidence.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], changes: dict[str, object]) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with each dotted path set to its value (or deleted)."""
-    result = copy.deepcopy(body)
-    for path, value in changes.items():
-        *parents, leaf = path.split(".")
-        node: Any = result
-        for part in parents:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        if value is DELETE:
-            del node[leaf]
-        elif isinstance(node, list):
-            node[int(leaf)] = value
-        else:
-            node[leaf] = value
-    return result
+    return load_golden("Evidence")
 
 
 def rejection(body: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as exc:
-        Evidence.from_wire(body)
-    return str(exc.value.errors()[0]["type"])
+    return first_error_type(Evidence, body)
 
 
 def base64_evidence(content: str) -> Evidence:

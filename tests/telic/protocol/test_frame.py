@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +9,8 @@ from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._frame import ClarificationNeeded, ProblemFrame, ScenarioSpec
+from tests.telic.protocol.bodies import DELETE, error_type, load_golden, with_change
 
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
 RUN = "3f9c2a71-8d4e-4b6a-9c2f-1e7d5a0b4c83"
 NEEDED = {
     "required": True,
@@ -24,28 +20,7 @@ NEEDED = {
 
 
 def golden(name: str) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
+    return load_golden(name)
 
 
 def frame_rejected_with(body: dict[str, Any]) -> str:
@@ -91,7 +66,7 @@ def test_frame_dumps_camel_case() -> None:
     ],
 )
 def test_frame_with_duplicate_ids_across_sections_is_rejected(path: str, value: str) -> None:
-    assert frame_rejected_with(changed(golden("ProblemFrame"), path, value)) == (
+    assert frame_rejected_with(with_change(golden("ProblemFrame"), path, value)) == (
         "frame_duplicate_id"
     )
 
@@ -103,7 +78,7 @@ def test_frame_with_duplicate_ids_across_sections_is_rejected(path: str, value: 
     "classification", ["user_owned_materially_divergent", "permission_expanding"]
 )
 def test_divergent_unknown_without_clarification_is_rejected(classification: str) -> None:
-    body = changed(golden("ProblemFrame"), "unknowns.0.classification", classification)
+    body = with_change(golden("ProblemFrame"), "unknowns.0.classification", classification)
     assert frame_rejected_with(body) == "frame_clarification_required"
 
 
@@ -111,13 +86,13 @@ def test_divergent_unknown_without_clarification_is_rejected(classification: str
     "classification", ["user_owned_materially_divergent", "permission_expanding"]
 )
 def test_divergent_unknown_with_a_requested_clarification_is_accepted(classification: str) -> None:
-    body = changed(golden("ProblemFrame"), "unknowns.0.classification", classification)
-    frame = ProblemFrame.from_wire(changed(body, "clarification", NEEDED))
+    body = with_change(golden("ProblemFrame"), "unknowns.0.classification", classification)
+    frame = ProblemFrame.from_wire(with_change(body, "clarification", NEEDED))
     assert isinstance(frame.clarification, ClarificationNeeded)
 
 
 def test_frame_without_clarification_may_give_a_reason() -> None:
-    body = changed(golden("ProblemFrame"), "clarification.reason", "Nothing is user-owned.")
+    body = with_change(golden("ProblemFrame"), "clarification.reason", "Nothing is user-owned.")
     assert ProblemFrame.from_wire(body).clarification.reason == "Nothing is user-owned."
 
 
@@ -142,7 +117,7 @@ def test_frame_without_clarification_may_give_a_reason() -> None:
     ],
 )
 def test_malformed_clarification_is_rejected(clarification: dict[str, Any], code: str) -> None:
-    body = changed(golden("ProblemFrame"), "clarification", clarification)
+    body = with_change(golden("ProblemFrame"), "clarification", clarification)
     assert frame_rejected_with(body) == code
 
 
@@ -172,7 +147,7 @@ def test_malformed_clarification_is_rejected(clarification: dict[str, Any], code
     ],
 )
 def test_frame_breaking_a_field_rule_is_rejected(path: str, value: object, code: str) -> None:
-    assert frame_rejected_with(changed(golden("ProblemFrame"), path, value)) == code
+    assert frame_rejected_with(with_change(golden("ProblemFrame"), path, value)) == code
 
 
 def test_snake_case_keys_on_the_wire_are_refused() -> None:
@@ -204,5 +179,5 @@ def test_snake_case_keys_on_the_wire_are_refused() -> None:
 )
 def test_scenario_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        ScenarioSpec.from_wire(changed(golden("ScenarioSpec"), path, value))
+        ScenarioSpec.from_wire(with_change(golden("ScenarioSpec"), path, value))
     assert error_type(exc) == code

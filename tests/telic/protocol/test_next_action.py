@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,34 +18,11 @@ from telic.protocol._next_action import (
     instruction_ref,
     next_action_from_wire,
 )
-
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
+from tests.telic.protocol.bodies import DELETE, error_type, load_golden, with_change
 
 
 def golden(name: str) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
+    return load_golden(name)
 
 
 # --------------------------------------------------------------------------------- golden
@@ -91,15 +65,17 @@ def test_instruction_ref_of_every_role_is_accepted(role: ActionRole) -> None:
 
 
 def test_dashed_instruction_ref_is_accepted() -> None:
-    body = changed(
+    body = with_change(
         golden("NextAction"), "instructionRef", "artifact://system/roles/scenario-author-v1"
     )
     assert isinstance(next_action_from_wire(body), PhaseAction)
 
 
 def test_terminal_action_may_report_failed_verification_without_a_report() -> None:
-    body = changed(
-        changed(golden("NextAction.terminal"), "status", "failed_verification"), "reportRef", None
+    body = with_change(
+        with_change(golden("NextAction.terminal"), "status", "failed_verification"),
+        "reportRef",
+        None,
     )
     action = next_action_from_wire(body)
     assert isinstance(action, TerminalAction)
@@ -144,7 +120,7 @@ def test_terminal_action_may_report_failed_verification_without_a_report() -> No
 )
 def test_phase_action_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        next_action_from_wire(changed(golden("NextAction"), path, value))
+        next_action_from_wire(with_change(golden("NextAction"), path, value))
     assert error_type(exc) == code
 
 
@@ -174,7 +150,7 @@ def test_clarification_action_breaking_a_rule_is_rejected(
     path: str, value: object, code: str
 ) -> None:
     with pytest.raises(ValidationError) as exc:
-        next_action_from_wire(changed(golden("NextAction.clarification"), path, value))
+        next_action_from_wire(with_change(golden("NextAction.clarification"), path, value))
     assert error_type(exc) == code
 
 
@@ -191,5 +167,5 @@ def test_clarification_action_breaking_a_rule_is_rejected(
 )
 def test_terminal_action_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        next_action_from_wire(changed(golden("NextAction.terminal"), path, value))
+        next_action_from_wire(with_change(golden("NextAction.terminal"), path, value))
     assert error_type(exc) == code

@@ -2,49 +2,24 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._result import AcceptanceCoverage, FileChange, WorkResult
+from tests.telic.protocol.bodies import DELETE, changed, first_error_type, load_golden
 
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
 BEFORE = "sha256:" + "1" * 64
 AFTER = "sha256:" + "2f" * 32
 
 
 def golden() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / "WorkResult.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], changes: dict[str, object]) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with each dotted path set to its value (or deleted)."""
-    result = copy.deepcopy(body)
-    for path, value in changes.items():
-        *parents, leaf = path.split(".")
-        node: Any = result
-        for part in parents:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        if value is DELETE:
-            del node[leaf]
-        elif isinstance(node, list):
-            node[int(leaf)] = value
-        else:
-            node[leaf] = value
-    return result
+    return load_golden("WorkResult")
 
 
 def rejection(body: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as exc:
-        WorkResult.from_wire(body)
-    return str(exc.value.errors()[0]["type"])
+    return first_error_type(WorkResult, body)
 
 
 # --------------------------------------------------------------------------------- golden

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +18,8 @@ from telic.protocol._review import (
     js_round2,
     weighted_score,
 )
+from tests.telic.protocol.bodies import changed, first_error_type, load_golden
 
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
 DIMENSIONS = (
     "intentFidelity",
     "repositoryGrounding",
@@ -35,31 +31,11 @@ DIMENSIONS = (
 
 
 def golden() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / "PromptReview.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], changes: dict[str, object]) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with each dotted path set to its value (or deleted)."""
-    result = copy.deepcopy(body)
-    for path, value in changes.items():
-        *parents, leaf = path.split(".")
-        node: Any = result
-        for part in parents:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        if value is DELETE:
-            del node[leaf]
-        elif isinstance(node, list):
-            node[int(leaf)] = value
-        else:
-            node[leaf] = value
-    return result
+    return load_golden("PromptReview")
 
 
 def rejection(body: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as exc:
-        PromptReview.from_wire(body)
-    return str(exc.value.errors()[0]["type"])
+    return first_error_type(PromptReview, body)
 
 
 def with_scores(body: dict[str, Any], *values: float) -> dict[str, Any]:

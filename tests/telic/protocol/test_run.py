@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,34 +9,11 @@ from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._run import RunEnvelope, UserMessage
-
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
+from tests.telic.protocol.bodies import DELETE, error_type, load_golden, with_change
 
 
 def golden(name: str) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
+    return load_golden(name)
 
 
 # --------------------------------------------------------------------------------- golden
@@ -105,7 +79,7 @@ def test_run_envelope_dumps_camel_case_and_has_no_id() -> None:
 )
 def test_run_envelope_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        RunEnvelope.from_wire(changed(golden("RunEnvelope"), path, value))
+        RunEnvelope.from_wire(with_change(golden("RunEnvelope"), path, value))
     assert error_type(exc) == code
 
 
@@ -113,12 +87,14 @@ def test_run_envelope_breaking_a_rule_is_rejected(path: str, value: object, code
     "root", ["/srv/repo", "C:\\Users\\dev\\repo", "d:/work/repo", "\\\\server\\share\\repo"]
 )
 def test_run_envelope_accepts_posix_and_windows_absolute_roots(root: str) -> None:
-    body = changed(golden("RunEnvelope"), "workingContext.repositoryRoot", root)
+    body = with_change(golden("RunEnvelope"), "workingContext.repositoryRoot", root)
     assert RunEnvelope.from_wire(body).working_context.repository_root == root
 
 
 def test_run_envelope_accepts_a_null_mode_and_version() -> None:
-    body = changed(changed(golden("RunEnvelope"), "requestedMode", None), "host.version", None)
+    body = with_change(
+        with_change(golden("RunEnvelope"), "requestedMode", None), "host.version", None
+    )
     envelope = RunEnvelope.from_wire(body)
     assert envelope.requested_mode is None
     assert envelope.host.version is None
@@ -135,7 +111,7 @@ def test_snake_case_keys_on_the_wire_are_refused() -> None:
 def test_validation_errors_do_not_echo_the_rejected_value() -> None:
     secret = "ghp_" + "x" * 36
     with pytest.raises(ValidationError) as exc:
-        RunEnvelope.from_wire(changed(golden("RunEnvelope"), "status", secret))
+        RunEnvelope.from_wire(with_change(golden("RunEnvelope"), "status", secret))
     assert secret not in str(exc.value)
 
 
@@ -155,10 +131,10 @@ def test_validation_errors_do_not_echo_the_rejected_value() -> None:
 )
 def test_user_message_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        UserMessage.from_wire(changed(golden("UserMessage"), path, value))
+        UserMessage.from_wire(with_change(golden("UserMessage"), path, value))
     assert error_type(exc) == code
 
 
 def test_user_message_may_hold_exactly_32768_characters() -> None:
-    body = changed(golden("UserMessage"), "content", "é" * 32_768)
+    body = with_change(golden("UserMessage"), "content", "é" * 32_768)
     assert len(UserMessage.from_wire(body).content) == 32_768

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +9,8 @@ from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._trace import EVENT_TYPES, REDACTION_CATEGORIES, TraceEvent
+from tests.telic.protocol.bodies import error_type, load_golden, with_change
 
-GOLDEN = Path(__file__).parent / "golden"
-DELETE = object()
 TOOL = {
     "name": "npm test",
     "argumentsRef": None,
@@ -24,28 +20,7 @@ TOOL = {
 
 
 def golden() -> dict[str, Any]:
-    body: dict[str, Any] = json.loads((GOLDEN / "TraceEvent.json").read_text(encoding="utf-8"))
-    return body
-
-
-def changed(body: dict[str, Any], path: str, value: object) -> dict[str, Any]:
-    """Return a deep copy of ``body`` with the dotted ``path`` set to ``value`` (or deleted)."""
-    result = copy.deepcopy(body)
-    *parents, leaf = path.split(".")
-    node: Any = result
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is DELETE:
-        del node[leaf]
-    elif isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
-    return result
-
-
-def error_type(exc: pytest.ExceptionInfo[ValidationError]) -> str:
-    return str(exc.value.errors()[0]["type"])
+    return load_golden("TraceEvent")
 
 
 def test_golden_event_validates_round_trips_and_keeps_its_digest() -> None:
@@ -65,7 +40,7 @@ def test_event_dumps_camel_case() -> None:
 
 @pytest.mark.parametrize("event_type", sorted(set(EVENT_TYPES) - {"permission_checked"}))
 def test_every_other_event_type_is_accepted_with_tool_metadata(event_type: str) -> None:
-    body = changed(changed(golden(), "eventType", event_type), "tool", TOOL)
+    body = with_change(with_change(golden(), "eventType", event_type), "tool", TOOL)
     assert TraceEvent.from_wire(body).event_type == event_type
 
 
@@ -76,7 +51,7 @@ def test_redactions_of_every_category_are_accepted(category: str) -> None:
         "targetRef": "artifact://run/evidence-1",
         "category": category,
     }
-    assert TraceEvent.from_wire(changed(golden(), "redactions", [redaction])).redactions
+    assert TraceEvent.from_wire(with_change(golden(), "redactions", [redaction])).redactions
 
 
 @pytest.mark.parametrize(
@@ -117,14 +92,14 @@ def test_redactions_of_every_category_are_accepted(category: str) -> None:
 )
 def test_event_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        TraceEvent.from_wire(changed(golden(), path, value))
+        TraceEvent.from_wire(with_change(golden(), path, value))
     assert error_type(exc) == code
 
 
 @pytest.mark.parametrize("event_type", ["tool_started", "tool_finished"])
 def test_tool_event_without_tool_metadata_is_rejected(event_type: str) -> None:
     with pytest.raises(ValidationError) as exc:
-        TraceEvent.from_wire(changed(golden(), "eventType", event_type))
+        TraceEvent.from_wire(with_change(golden(), "eventType", event_type))
     assert error_type(exc) == "trace_tool_missing"
 
 
@@ -138,8 +113,8 @@ def test_tool_event_without_tool_metadata_is_rejected(event_type: str) -> None:
     ],
 )
 def test_tool_metadata_breaking_a_rule_is_rejected(path: str, value: object, code: str) -> None:
-    tool = changed(TOOL, path, value)
-    body = changed(changed(golden(), "eventType", "tool_finished"), "tool", tool)
+    tool = with_change(TOOL, path, value)
+    body = with_change(with_change(golden(), "eventType", "tool_finished"), "tool", tool)
     with pytest.raises(ValidationError) as exc:
         TraceEvent.from_wire(body)
     assert error_type(exc) == code
