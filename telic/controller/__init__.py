@@ -8,6 +8,7 @@ steps it, and commits the result in one version-fenced transaction; a rejection 
 """
 
 from telic.controller._check import Check as Check
+from telic.controller._check import Gate as Gate
 from telic.controller._check import Rule as Rule
 from telic.controller._check import Violation as Violation
 from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS
@@ -33,14 +34,18 @@ from telic.controller._next import next_action as next_action
 from telic.controller._phases import PHASES as PHASES
 from telic.controller._phases import PhaseSpec as PhaseSpec
 from telic.controller._phases import expected_producer as expected_producer
+from telic.controller._rules import GATES as GATES
 from telic.controller._rules import RULES as RULES
+from telic.controller._rules import all_rule_ids as all_rule_ids
 from telic.controller._rules import rule_ids as rule_ids
 from telic.controller._start import open_run as open_run
 from telic.controller._state import Run as Run
 from telic.controller._state import RunState as RunState
 from telic.controller._state import StoredArtifact as StoredArtifact
+from telic.controller._state import TraceEntry as TraceEntry
 
 __all__ = [
+    "GATES",
     "MAX_INPUT_REFS",
     "MAX_RUN_TOOL_CALLS",
     "PHASES",
@@ -50,6 +55,7 @@ __all__ = [
     "Cancel",
     "Check",
     "Controller",
+    "Gate",
     "Ground",
     "PhaseSpec",
     "Rejection",
@@ -62,9 +68,11 @@ __all__ = [
     "Submission",
     "SubmitArtifact",
     "Token",
+    "TraceEntry",
     "TraceNote",
     "TraceView",
     "Violation",
+    "all_rule_ids",
     "expected_producer",
     "input_refs",
     "is_unlocked",

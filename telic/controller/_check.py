@@ -2,8 +2,10 @@
 
 A rule receives a ``Check`` — the run state *before* the submission plus the typed submission —
 and yields ``Violation``\\ s (a JSON path into the body and a one-line explanation). ``Rule`` binds
-the function to its id and the artifact types it applies to; ``evaluate`` runs every applicable
-rule and turns violations into ``Issue``\\ s that name the rule.
+the function to its id, the artifact types it applies to, the reference section it implements and
+the sentence saying what it forbids; ``evaluate`` runs every applicable rule and turns violations
+into ``Issue``\\ s that name the rule. ``Gate`` describes the few rule ids the state machine checks
+itself, before any ``Rule`` runs (tokens, phase, body identity, Evidence service rules).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from telic._errors import Issue
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol._types import InternalPhase
+from telic.protocol._types import InternalPhase, Mode
 
-__all__ = ["ANY", "Check", "Rule", "Violation", "evaluate"]
+__all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate"]
 
 B_co = TypeVar("B_co", covariant=True)
 
@@ -48,7 +50,7 @@ class Check(Generic[B_co]):
     """The phase the run is in when the submission arrives."""
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """The run's intent mode."""
         return self.state.run.mode
 
@@ -62,16 +64,28 @@ RuleFn = Callable[[Check[Any]], Iterable[Violation]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """An invariant: stable id, the types it applies to, the function, and its source."""
+    """An invariant: stable id, the types it applies to, the function, its source and purpose."""
 
     id: str
     types: tuple[str, ...]
     check: RuleFn
-    section: str = "§3.4"
+    section: str
+    """The reference section (or seed MUST) the rule implements, e.g. ``§3.4 WorkResult``."""
+    forbids: str
+    """One sentence: what a submission breaking this rule attempts."""
 
     def applies_to(self, artifact_type: str) -> bool:
         """Whether this rule judges submissions of ``artifact_type``."""
         return ANY in self.types or artifact_type in self.types
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A rule id the state machine checks itself, before the registered invariants run."""
+
+    id: str
+    section: str
+    forbids: str
 
 
 def evaluate(rules: Sequence[Rule], check: Check[Any]) -> tuple[Issue, ...]:

@@ -31,7 +31,7 @@ from telic.controller._start import (
     protocol_phase,
     snapshot,
 )
-from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.controller._state import Run, RunState, StoredArtifact, TraceEntry, artifact_uri
 from telic.ledger import (
     ArtifactBody,
     ArtifactRecord,
@@ -100,6 +100,7 @@ def run_record(run: Run) -> RunRecord:
         outcome_hint=run.outcome_hint,
         created_at=run.created_at,
         updated_at=run.updated_at,
+        controller_state=run.controller_state,
     )
 
 
@@ -118,6 +119,7 @@ def run_from_record(record: RunRecord) -> Run:
         outcome_hint=record.outcome_hint,  # type: ignore[arg-type]
         created_at=record.created_at,
         updated_at=record.updated_at,
+        controller_state=record.controller_state,
     )
 
 
@@ -175,7 +177,24 @@ class Controller:
                     sha256=meta.sha256,
                 )
             )
-        return RunState(run=run_from_record(record), artifacts=tuple(artifacts))
+        return RunState(
+            run=run_from_record(record),
+            artifacts=tuple(artifacts),
+            trace=await self._trace(run_id),
+        )
+
+    async def _trace(self, run_id: str) -> tuple[TraceEntry, ...]:
+        entries: list[TraceEntry] = []
+        after = 0
+        while True:
+            page = await self._ledger.page_trace(run_id, after, 500)
+            entries.extend(
+                TraceEntry(e.event_id, e.sequence, e.event_type, e.permission_decision)
+                for e in page.events
+            )
+            if not page.has_more or not page.events:
+                return tuple(entries)
+            after = page.events[-1].sequence
 
     # ------------------------------------------------------------------ commands
 
@@ -262,6 +281,12 @@ class Controller:
         state = await self.load(run_id)
         outcome = step(state, submission)
         if not isinstance(outcome, Accepted):
+            if outcome.events:
+                # The one trace a rejection leaves: DENY decisions for attempted mutations.
+                now = submission.now
+                await self._ledger.record_events(
+                    run_id, self._events(state.run, outcome.events, now)
+                )
             raise outcome.error
         new = outcome.state
         action = next_action(new)

@@ -112,9 +112,14 @@ class Accepted:
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """The submission is refused; the run is unchanged. ``error`` names the failed rules."""
+    """The submission is refused; the run is unchanged. ``error`` names the failed rules.
+
+    ``events`` holds the only records a rejection ever persists: DENY ``permission_checked``
+    decisions for mutations a read-only WorkResult attempted (reference §3.4 WorkResult).
+    """
 
     error: TelicError
+    events: tuple[TraceNote, ...] = ()
 
     @property
     def rules(self) -> tuple[str, ...]:

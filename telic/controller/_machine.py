@@ -33,6 +33,7 @@ from telic.controller._events import (
     Token,
     TraceNote,
 )
+from telic.controller._evidence import scan_content, scan_submission
 from telic.controller._phases import (
     CONTROLLER_OWNED,
     HOST_TYPES,
@@ -44,9 +45,11 @@ from telic.controller._refs import merge_source_refs
 from telic.controller._rules import RULES
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._transitions import transition
-from telic.controller._work import permission_notes
+from telic.controller._work import deny_notes, permission_notes
 from telic.protocol._base import WireModel
+from telic.protocol._evidence import Evidence
 from telic.protocol._registry import parse_artifact
+from telic.protocol._result import WorkResult
 from telic.protocol._run import UserMessage
 
 __all__ = ["step", "stored"]
@@ -184,7 +187,7 @@ def _identity(state: RunState, body: object) -> str:
     return artifact_id
 
 
-def _submit(state: RunState, submission: SubmitArtifact) -> Accepted:
+def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection:
     check_token(state, submission.token)
     kind = submission.artifact_type
     if kind in CONTROLLER_OWNED:
@@ -201,8 +204,13 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted:
     spec = PHASES[run.phase]
     if kind != spec.primary and kind not in spec.additional:
         message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
-        raise InvalidTransition(message, issues=_rule("artifactType", "RUN-PHASE-TYPE", message))
+        rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
+        raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
+    if kind == "Evidence":
+        scan_submission(submission.body, submission.source_refs)
     body = parse_artifact(kind, submission.body)
+    if isinstance(body, Evidence):
+        scan_content(body)
     refs = merge_source_refs(state, submission.source_refs, body.to_wire())
     record = stored(state, kind, body, expected_producer(kind, run.phase), refs, submission.now)
     existing = state.by_id(artifact_id)
@@ -219,11 +227,14 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted:
     issues = evaluate(RULES, check)
     if issues:
         first = issues[0]
-        raise RuleViolation(
+        error = RuleViolation(
             f"{kind} violates {len(issues)} controller invariant(s); first {first.rule} at "
             f"{first.path or '(body)'}: {first.message}",
             issues=issues,
         )
+        if isinstance(body, WorkResult) and "WR-NO-MUTATION" in error.rules:
+            return Rejection(error, deny_notes(state, body))
+        raise error
     actor = record.producer
     if kind in SUPPORTING_TYPES:
         event = "evidence_captured" if kind == "Evidence" else "scenario_presentation_stored"

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Final, cast
 
 from telic.protocol._next_action import ActionPhase, ActionRole
-from telic.protocol._types import HostArtifactType, InternalPhase, Mode
+from telic.protocol._types import (
+    CONTROLLER_ARTIFACT_TYPES,
+    HOST_ARTIFACT_TYPES,
+    HostArtifactType,
+    InternalPhase,
+    Mode,
+)
 
 __all__ = [
     "CONTROLLER_OWNED",
@@ -164,23 +170,9 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
 }
 """The ten working phases, in protocol order."""
 
-CONTROLLER_OWNED: Final = frozenset({"RunEnvelope", "ContextManifest", "NextAction", "TraceEvent"})
+CONTROLLER_OWNED: Final = frozenset(CONTROLLER_ARTIFACT_TYPES)
 """Types only the controller produces; a host can never submit them."""
-HOST_TYPES: Final = frozenset(
-    {
-        "ClarificationRequest",
-        "ProblemFrame",
-        "ScenarioSpec",
-        "TaskContract",
-        "PromptReview",
-        "WorkPlan",
-        "WorkResult",
-        "QualityReview",
-        "ReleaseAudit",
-        "UserReport",
-        "Evidence",
-    }
-)
+HOST_TYPES: Final = frozenset(HOST_ARTIFACT_TYPES)
 """The eleven host-submittable types."""
 SUPPORTING_TYPES: Final = frozenset({"Evidence", "ScenarioSpec"})
 """Types stored beside a phase without advancing the run version."""

@@ -12,12 +12,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
-from telic.controller._check import Check, Violation
+from telic.controller._check import ANY, Check, Rule, Violation
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import RunState, StoredArtifact, body_refs, parse_artifact_uri
-from telic.protocol._types import MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
+from telic.protocol._types import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
 
 __all__ = [
+    "RULES",
     "merge_source_refs",
     "ref_exists",
     "ref_repo_selected",
@@ -71,13 +72,15 @@ def merge_source_refs(
     if len(caller) > MAX_SOURCE_REFS or len(set(caller)) != len(caller):
         message = "source_refs must hold at most 256 references, each once"
         raise SchemaViolation(
-            message, issues=(Issue("source_refs", "too_many_or_repeated", message),)
+            message,
+            issues=(Issue("source_refs", "too_many_or_repeated", message, "REF-SOURCE-VALID"),),
         )
     for index, uri in enumerate(caller):
         if len(uri) > MAX_REFERENCE_URI or not _URI_RE.match(uri):
             message = "source_refs entries must be artifact://, trace:// or repo:// references"
             raise SchemaViolation(
-                message, issues=(Issue(f"source_refs.{index}", "invalid_uri", message),)
+                message,
+                issues=(Issue(f"source_refs.{index}", "invalid_uri", message, "REF-SOURCE-VALID"),),
             )
     merged = dict.fromkeys(caller)
     for _, _, uri in body_refs(wire):
@@ -168,6 +171,10 @@ def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Repository reference is not selected by the current manifest")
 
 
+_LINEAGE_NEUTRAL: Final = SUPPORTING_TYPES | frozenset(INTERNAL_ARTIFACT_TYPES)
+"""Artifacts stored between an answer and the next primary one without consuming the lineage."""
+
+
 def pending_answer(state: RunState) -> StoredArtifact | None:
     """Return the clarification answer whose lineage the next primary artifact must cite."""
     for artifact in reversed(state.artifacts):
@@ -175,7 +182,7 @@ def pending_answer(state: RunState) -> StoredArtifact | None:
             target = state.by_uri(artifact.source_refs[0])
             if target is not None and target.type == "ClarificationRequest":
                 return artifact
-        if artifact.type not in SUPPORTING_TYPES | {"UserMessage", "ContextDocument"}:
+        if artifact.type not in _LINEAGE_NEUTRAL:
             return None
     return None
 
@@ -192,3 +199,51 @@ def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
             "sourceRefs",
             "The first artifact after a clarification must cite its request and answer",
         )
+
+
+_S = "§3.4 every submission"
+
+RULES: Final = (
+    Rule(
+        "REF-SAME-RUN",
+        (ANY,),
+        ref_same_run,
+        _S,
+        "Referencing an artifact or trace of another run.",
+    ),
+    Rule(
+        "REF-EXISTS",
+        (ANY,),
+        ref_exists,
+        _S,
+        "Citing a same-run artifact that does not exist (or a userReportRef that already does).",
+    ),
+    Rule(
+        "REF-TYPED-TARGET",
+        (ANY,),
+        ref_typed_target,
+        _S,
+        "A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type.",
+    ),
+    Rule(
+        "REF-SYSTEM",
+        (ANY,),
+        ref_system,
+        _S,
+        "System references outside system fields, or naming an unknown system artifact.",
+    ),
+    Rule(
+        "REF-REPO-SELECTED",
+        (ANY,),
+        ref_repo_selected,
+        _S,
+        "Citing a repo:// source the current ContextManifest did not select or pin.",
+    ),
+    Rule(
+        "RUN-RESUME-LINEAGE",
+        (ANY,),
+        resume_lineage,
+        "§3.2 clarification",
+        "Resuming after a clarification without citing both the request and the answer.",
+    ),
+)

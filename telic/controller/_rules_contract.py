@@ -1,4 +1,9 @@
-"""Invariants of the framing phases: ProblemFrame, ScenarioSpec, TaskContract, PromptReview."""
+"""Invariants of compilation: the TaskContract (v1 and its one revision) and the PromptReview.
+
+A v1 contract copies the frame's scope, constraints, non-goals and criteria exactly; a v2 contract
+changes exactly the fields the blocking review findings ask to correct and never widens its
+permissions; every contract stays inside the run's authority.
+"""
 
 from __future__ import annotations
 
@@ -6,78 +11,19 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._authority import run_authorization, subset
-from telic.controller._check import Check, Violation
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._rules_frame import intent_mode, latest_uri, original_request
 from telic.permissions._sets import capability_backed
 from telic.permissions._targets import shell_command_problem
 from telic.protocol._contract import TaskContract
-from telic.protocol._frame import ProblemFrame, ScenarioSpec
-from telic.protocol._review import PromptReview
+from telic.protocol._frame import ProblemFrame
 
 __all__: list[str] = []
-
-_FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
-    "runtime": frozenset({"runtime", "log"}),
-    "browser": frozenset({"browser"}),
-    "tool": frozenset({"tool_output", "test", "diff"}),
-}
-
-
-def _latest_uri(c: Check[Any], artifact_type: str) -> str | None:
-    latest = c.state.latest(artifact_type)
-    return None if latest is None else latest.uri
-
-
-def intent_mode(c: Check[ProblemFrame | TaskContract]) -> Iterator[Violation]:
-    """ProblemFrame and TaskContract intentMode equal the run's mode."""
-    if c.body.intent_mode != c.mode:
-        yield Violation("intentMode", "intentMode must equal the run's mode")
-
-
-def original_request(c: Check[Any]) -> Iterator[Violation]:
-    """originalRequestRef is the run's original request."""
-    if c.body.original_request_ref != c.state.request.uri:
-        yield Violation("originalRequestRef", "originalRequestRef must be the run's request")
-
-
-def pf_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A frame may not require clarification: submit a ClarificationRequest first."""
-    if c.body.clarification.required:
-        yield Violation("clarification.required", "Submit a ClarificationRequest instead")
-
-
-def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """Each fact cites a source of its provenance (user → UserMessage, repository → repo://)."""
-    for index, fact in enumerate(c.body.known_facts):
-        path = f"knownFacts.{index}.sourceRef"
-        target = c.resolve(fact.source_ref)
-        if fact.provenance == "user":
-            ok = target is not None and target.type == "UserMessage"
-        elif fact.provenance == "repository":
-            ok = fact.source_ref.startswith("repo://")
-        else:
-            kinds = _FACT_EVIDENCE[fact.provenance]
-            ok = target is not None and target.type == "Evidence" and target.body.kind in kinds
-        if not ok:
-            yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")
-
-
-def ss_frame_latest(c: Check[ScenarioSpec]) -> Iterator[Violation]:
-    """A ScenarioSpec presents the latest ProblemFrame."""
-    if c.body.problem_frame_ref != _latest_uri(c, "ProblemFrame"):
-        yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
-
-
-def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
-    """At most one ScenarioSpec per ProblemFrame."""
-    if any(
-        s.body.problem_frame_ref == c.body.problem_frame_ref for s in c.state.all("ScenarioSpec")
-    ):
-        yield Violation("problemFrameRef", "This ProblemFrame already has a ScenarioSpec")
 
 
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
-    if c.body.problem_frame_ref != _latest_uri(c, "ProblemFrame"):
+    if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
         yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
 
 
@@ -110,13 +56,17 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
 
 
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
-    """In compile, no contract exists yet and this one is version 1, identical to the frame."""
+    """In compile, no contract exists yet and this one is version 1."""
     if c.phase != "agent_2_compile":
         return
     if c.state.latest("TaskContract") is not None or c.body.version != 1:
         yield Violation("version", "The compiled contract must be the first one, version 1")
+
+
+def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A v1 contract's scope, constraints, nonGoals and criteria equal the frame's exactly."""
     frame = _frame(c)
-    if frame is None:
+    if c.phase != "agent_2_compile" or frame is None:
         return
     pairs = (
         ("scope", c.body.scope, frame.scope),
@@ -127,52 +77,6 @@ def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
     for path, mine, theirs in pairs:
         if mine != theirs:
             yield Violation(path, f"A version 1 contract copies the frame's {path} exactly")
-
-
-def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
-    previous, review = c.state.latest("TaskContract"), c.state.latest("PromptReview")
-    if previous is None or review is None:
-        return None
-    return previous, review
-
-
-def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A revision is v2 after a revise review, cites both, and never widens permissions."""
-    if c.phase != "agent_2_revise":
-        return
-    pair = _previous_and_review(c)
-    if c.body.version != 2 or pair is None:
-        yield Violation("version", "A revised contract is version 2 after a review")
-        return
-    previous, review = pair
-    body: PromptReview = review.body
-    if body.decision != "revise" or body.revision_number != 0:
-        yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
-    if not {previous.uri, review.uri} <= set(c.source_refs):
-        yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
-    if not subset(c.body.permissions, previous.body.permissions):
-        yield Violation("permissions", "A revision may not widen the contract's permissions")
-
-
-def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The changed fields are exactly the corrections the blocking findings ask for."""
-    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
-    if pair is None:
-        return
-    previous, review = pair
-    old, new = previous.wire, c.wire
-    changed = {k for k in new if k not in ("id", "version") and new[k] != old.get(k)}
-    findings = [
-        f for f in review.body.findings if f.severity == "blocking" and f.required_correction
-    ]
-    corrected = {field for f in findings for field in f.correction_fields}
-    preserved = {field for f in review.body.findings for field in f.preserve_fields}
-    if changed != corrected:
-        yield Violation("", "Changed fields must equal the fields the blocking findings correct")
-    if corrected & preserved:
-        yield Violation("", "A field cannot be both corrected and preserved")
-    if preserved & changed:
-        yield Violation("", "A preserved field was changed")
 
 
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
@@ -199,44 +103,94 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("permissions", "Contract permissions exceed the run authorization")
 
 
-def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
-    """targetRef is the latest contract and revisionNumber is its version − 1."""
-    latest = c.state.latest("TaskContract")
-    if latest is None or c.body.target_ref != latest.uri:
-        yield Violation("targetRef", "targetRef must be the latest TaskContract")
-    elif c.body.revision_number != latest.body.version - 1:
-        yield Violation("revisionNumber", "revisionNumber must equal the contract version − 1")
+def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
+    """Assumption ids are unique, so each assumption is addressable within the run."""
+    seen: set[str] = set()
+    for index, assumption in enumerate(c.body.assumptions):
+        if assumption.id in seen:
+            yield Violation(f"assumptions.{index}.id", "Assumption ids must be unique")
+        seen.add(assumption.id)
 
 
-_COVERAGE: Final = (
-    ("request", frozenset({"objective", "intentMode"})),
-    ("frame", frozenset({"scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs"})),
-    (
-        "contract",
-        frozenset(
-            {
-                "permissions",
-                "contextRefs",
-                "requiredOutputs",
-                "verificationRequirements",
-                "stopConditions",
-                "assumptions",
-                "unresolvedQuestions",
-            }
-        ),
+_TC = ("TaskContract",)
+_S = "§3.4 TaskContract"
+
+RULES: Final = (
+    Rule(
+        "TC-INTENT-MODE",
+        _TC,
+        intent_mode,
+        _S,
+        "A contract in a mode other than the run's (a silent mode upgrade).",
+    ),
+    Rule(
+        "TC-ORIGINAL-REQUEST",
+        _TC,
+        original_request,
+        _S,
+        "A contract that does not name the run's own original request.",
+    ),
+    Rule(
+        "TC-PROBLEM-FRAME-LATEST",
+        _TC,
+        tc_frame_latest,
+        _S,
+        "Compiling from anything but the latest ProblemFrame.",
+    ),
+    Rule(
+        "TC-CONTEXT-REFS",
+        _TC,
+        tc_context_refs,
+        _S,
+        "Dropping a non-user fact source or an inference source of the frame from contextRefs.",
+    ),
+    Rule(
+        "TC-RULE-REFS",
+        _TC,
+        tc_rule_refs,
+        _S,
+        "ruleRefs that differ from the frame's applicableRuleRefs or repeat one.",
+    ),
+    Rule(
+        "TC-COMPILE-V1",
+        _TC,
+        tc_compile_v1,
+        _S,
+        "Compiling a contract other than the first one, version 1.",
+    ),
+    Rule(
+        "TC-FRAME-COPY",
+        _TC,
+        tc_frame_copy,
+        _S,
+        "A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's.",
+    ),
+    Rule(
+        "TC-VERIFICATION-BACKED",
+        _TC,
+        tc_verification_backed,
+        _S,
+        "A required verification whose capability the contract permissions do not back.",
+    ),
+    Rule(
+        "TC-SHELL-ALLOWLIST",
+        _TC,
+        tc_shell_allowlist,
+        _S,
+        "Compound, globbed or wildcard commands in the shell allowlist.",
+    ),
+    Rule(
+        "TC-PERMISSIONS-AUTHORIZED",
+        _TC,
+        tc_permissions_authorized,
+        _S,
+        "Contract permissions beyond mode ceiling ∩ granted ∖ denied.",
+    ),
+    Rule(
+        "TC-ASSUMPTIONS",
+        _TC,
+        tc_assumptions,
+        "seed: stable identifiers within a run",
+        "Two assumptions sharing one id.",
     ),
 )
-
-
-def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
-    """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
-    contract = c.state.latest("TaskContract")
-    sources = {
-        "request": c.state.request.uri,
-        "frame": None if contract is None else contract.body.problem_frame_ref,
-        "contract": None if contract is None else contract.uri,
-    }
-    expected = {sources[name]: fields for name, fields in _COVERAGE}
-    actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}
-    if len(c.body.coverage) != 3 or actual != expected:
-        yield Violation("coverage", "Coverage must map request, frame and contract to their fields")

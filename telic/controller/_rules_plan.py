@@ -1,26 +1,29 @@
-"""Invariants of planning: WorkPlan budgets, node permissions, coverage and scoped replans."""
+"""Invariants of planning: the WorkPlan's lineage, budgets and each node's permissions.
+
+Node permissions stay inside the contract and inside the plan ceiling — for analyze_and_fix the
+analyze_only projection until the plan that cites a proceed_to_fix review unlocks the fix — and
+every tool a node may use is backed by them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 from telic.controller._authority import subset
-from telic.controller._check import Check, Violation
+from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import (
     MAX_RUN_TOOL_CALLS,
-    WorkOrder,
     controlling_order,
     is_unlocked,
     plan_reservation,
     reserved_tool_calls,
-    stage_criteria,
 )
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol._contract import TaskContract
 from telic.protocol._plan import WorkPlan
 
-__all__: list[str] = []
+__all__ = ["RULES", "unlocks"]
 
 
 def _contract(c: Check[Any]) -> TaskContract | None:
@@ -28,15 +31,11 @@ def _contract(c: Check[Any]) -> TaskContract | None:
     return None if latest is None else latest.body
 
 
-def _order(c: Check[WorkPlan]) -> WorkOrder | None:
-    return controlling_order(c.state)
-
-
-def _unlocks(c: Check[WorkPlan]) -> bool:
+def unlocks(c: Check[WorkPlan]) -> bool:
     """Whether the fix is unlocked once this plan is accepted (it may be the unlocking plan)."""
     if is_unlocked(c.state):
         return True
-    order = _order(c)
+    order = controlling_order(c.state)
     return (
         order is not None
         and order.source.body.decision == "proceed_to_fix"
@@ -92,7 +91,7 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
 
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
-    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=_unlocks(c))
+    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=unlocks(c))
     for index, node in enumerate(c.body.nodes):
         if not subset(node.permissions, ceiling):
             yield Violation(
@@ -137,7 +136,7 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
     if contract is None:
         return
     stages = {criterion.id: criterion.stage for criterion in contract.acceptance_criteria}
-    diagnosis_only = c.state.run.mode == "analyze_and_fix" and not _unlocks(c)
+    diagnosis_only = c.state.run.mode == "analyze_and_fix" and not unlocks(c)
     for index, node in enumerate(c.body.nodes):
         for criterion in node.acceptance_criteria:
             if criterion not in stages:
@@ -146,29 +145,74 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
                 yield Violation(f"nodes.{index}.acceptanceCriteria", "Diagnosis criteria only")
 
 
-def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """The plan covers every criterion of its stage (or of its work order when scoped)."""
-    order = _order(c)
-    needed = set(stage_criteria(c.state) if order is None else order.criterion_ids)
-    covered = {criterion for node in c.body.nodes for criterion in node.acceptance_criteria}
-    if not needed <= covered:
-        yield Violation("nodes", "The plan must cover every criterion of its stage or order")
+_WP = ("WorkPlan",)
+_S = "§3.4 WorkPlan"
 
-
-def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A replan after remediate or proceed_to_fix stays inside the controlling work order."""
-    order = _order(c)
-    if order is None:
-        return
-    if c.body.global_budgets.maximum_tool_calls > order.maximum_tool_calls:
-        yield Violation("globalBudgets.maximumToolCalls", "Exceeds the work order's tool calls")
-    for index, node in enumerate(c.body.nodes):
-        path = f"nodes.{index}"
-        if order.source.uri not in node.input_refs:
-            yield Violation(f"{path}.inputRefs", "Every node must cite the controlling review")
-        if not set(node.allowed_tools) <= set(order.allowed_capabilities):
-            yield Violation(f"{path}.allowedTools", "Exceeds the work order's capabilities")
-        if not subset(node.permissions, order.permissions):
-            yield Violation(f"{path}.permissions", "Exceeds the work order's permissions")
-        if not set(node.acceptance_criteria) <= set(order.criterion_ids):
-            yield Violation(f"{path}.acceptanceCriteria", "Outside the work order's criteria")
+RULES: Final = (
+    Rule(
+        "WP-CONTRACT-LATEST",
+        _WP,
+        wp_contract_latest,
+        _S,
+        "Planning against anything but the latest TaskContract.",
+    ),
+    Rule("WP-PLAN-VALID", _WP, wp_valid, _S, "Submitting a plan that is not declared valid."),
+    Rule(
+        "WP-PLAN-TOOL-CALLS",
+        _WP,
+        wp_plan_tool_calls,
+        "§3.3 per plan",
+        "Node tool-call budgets that add up to more than the plan's global budget.",
+    ),
+    Rule(
+        "WP-CUMULATIVE-TOOL-CALLS",
+        _WP,
+        wp_cumulative_tool_calls,
+        "§3.3 per run",
+        "Reserving more than 4,000 tool calls across all plans of the run.",
+    ),
+    Rule(
+        "WP-ENVELOPE-BUDGETS",
+        _WP,
+        wp_envelope_budgets,
+        _S,
+        "Plan parallelism or subagent depth beyond the run envelope's budgets.",
+    ),
+    Rule(
+        "WP-NODE-PERMISSIONS-CONTRACT",
+        _WP,
+        wp_node_permissions_contract,
+        _S,
+        "A node broader than the TaskContract's permissions.",
+    ),
+    Rule(
+        "WP-NODE-PERMISSIONS-CEILING",
+        _WP,
+        wp_node_permissions_ceiling,
+        _S,
+        "A node beyond the plan ceiling: mutation before the diagnosis review gate, or beyond "
+        "the mode.",
+    ),
+    Rule(
+        "WP-NODE-CHILDREN",
+        _WP,
+        wp_node_children,
+        _S,
+        "A node child budget above its subagent permission, or a depth the plan does not allow.",
+    ),
+    Rule(
+        "WP-NODE-CAPABILITIES",
+        _WP,
+        wp_node_capabilities,
+        _S,
+        "Unbacked tools, repeated or unallowed required capabilities, an executed node without "
+        "one, or fewer tool calls than required capabilities.",
+    ),
+    Rule(
+        "WP-NODE-CRITERIA",
+        _WP,
+        wp_node_criteria,
+        _S,
+        "Unknown criteria, or completion criteria in the initial analyze_and_fix plan.",
+    ),
+)

@@ -1,29 +1,23 @@
-"""Invariants of execution: WorkResult node order, action claims, file changes and coverage."""
+"""Invariants of execution: which node a WorkResult reports on and what completed work proves.
+
+Execution is serial: a result reports the first dependency-ready pending node of the latest plan,
+stays inside its tool-call budget, and — in read-only situations — claims no mutation at all
+(such an attempt is also traced as a DENY decision; see ``_work.deny_notes``). Completed work
+exercised every required capability, covered every criterion of its node, and verified after its
+final mutation.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
-from telic.controller._check import Check, Violation
-from telic.controller._derive import is_unlocked, pending_node
-from telic.controller._phases import MUTATING_MODES
-from telic.controller._work import action_decisions, node_of
-from telic.permissions import capability_is_mutating
-from telic.protocol._evidence import Evidence
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import pending_node
+from telic.controller._work import mutation_allowed, node_of
 from telic.protocol._result import WorkResult
 
-__all__: list[str] = []
-
-_WRITES = frozenset({"repository.write", "repository.delete"})
-MAX_EVIDENCE_PER_PLAN = 128
-
-
-def _mutating_allowed(c: Check[Any]) -> bool:
-    mode = c.state.run.mode
-    if mode not in MUTATING_MODES:
-        return False
-    return mode != "analyze_and_fix" or is_unlocked(c.state)
+__all__ = ["RULES"]
 
 
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -54,106 +48,147 @@ def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
 
 def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
     """Read-only situations report no file changes and no attempted mutating action."""
-    if _mutating_allowed(c):
+    if mutation_allowed(c.state):
         return
-    if c.body.files_changed:
-        yield Violation("filesChanged", "This mode (or stage) may not change files")
+    for index, _ in enumerate(c.body.files_changed):
+        yield Violation(f"filesChanged.{index}", "This mode (or stage) may not change files")
     for index, action in enumerate(c.body.actions):
         if action.mutating and action.status in ("completed", "failed"):
             yield Violation(f"actions.{index}", "This mode (or stage) may not mutate")
 
 
-def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Attempted actions use allowed tools and are authorized; a denial must be a real one."""
-    node = node_of(c.state, c.body)
-    if node is None:
-        return
-    for index, action, decision in action_decisions(c.state, c.body):
-        path = f"actions.{index}"
-        if action.capability not in node.allowed_tools:
-            yield Violation(f"{path}.capability", "Capability is not among the node's allowedTools")
-        elif action.status == "denied" and decision.allowed:
-            yield Violation(f"{path}.status", "A denied action must really be unauthorized")
-        elif action.status != "denied" and not decision.allowed:
-            yield Violation(f"{path}.target", f"Unauthorized: {decision.reason}")
-
-
-def wr_mutating_flag(c: Check[WorkResult]) -> Iterator[Violation]:
-    """The mutating flag matches the capability's class (shell.execute may be either)."""
-    for index, action in enumerate(c.body.actions):
-        expected = capability_is_mutating(action.capability)
-        if expected is not None and action.mutating != expected:
-            yield Violation(f"actions.{index}.mutating", "Flag does not match the capability")
-
-
-def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
-    """File changes and completed write/delete actions correspond both ways."""
-    done = {
-        (a.capability, a.target)
-        for a in c.body.actions
-        if a.status == "completed" and a.capability in _WRITES
-    }
-    changes = {
-        ("repository.delete" if f.change_type == "deleted" else "repository.write", f.path)
-        for f in c.body.files_changed
-    }
-    for index, change in enumerate(c.body.files_changed):
-        kind = "repository.delete" if change.change_type == "deleted" else "repository.write"
-        if (kind, change.path) not in done:
-            yield Violation(f"filesChanged.{index}", "No completed action made this change")
-    for index, action in enumerate(c.body.actions):
-        if (action.capability, action.target) in done - changes:
-            yield Violation(f"actions.{index}", "A completed write needs its FileChange")
-
-
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Coverage names the node's criteria once each; completed work covers all of them."""
+    """Coverage names the node's criteria, each at most once."""
     node = node_of(c.state, c.body)
     if node is None:
         return
-    ids = [entry.criterion_id for entry in c.body.acceptance_coverage]
-    if len(set(ids)) != len(ids) or not set(ids) <= set(node.acceptance_criteria):
-        yield Violation("acceptanceCoverage", "Coverage must name the node's criteria once each")
-    if c.body.status == "completed" and set(ids) != set(node.acceptance_criteria):
-        yield Violation("acceptanceCoverage", "Completed work covers every criterion of its node")
+    seen: set[str] = set()
+    for index, entry in enumerate(c.body.acceptance_coverage):
+        if entry.criterion_id in seen or entry.criterion_id not in node.acceptance_criteria:
+            yield Violation(
+                f"acceptanceCoverage.{index}.criterionId",
+                "Coverage must name the node's criteria, each once",
+            )
+        seen.add(entry.criterion_id)
+
+
+def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
+    """Completed work covers every criterion of its node."""
+    node = node_of(c.state, c.body)
+    if node is None or c.body.status != "completed":
+        return
+    covered = {entry.criterion_id for entry in c.body.acceptance_coverage}
+    for missing in sorted(set(node.acceptance_criteria) - covered):
+        yield Violation("acceptanceCoverage", f"Completed work must cover criterion {missing}")
 
 
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed work exercised every required capability, verifying after the last mutation."""
+    """Completed work has a completed action for every required capability of its node."""
+    node = node_of(c.state, c.body)
+    if node is None or c.body.status != "completed":
+        return
+    completed = {a.capability for a in c.body.actions if a.status == "completed"}
+    for capability in node.required_capabilities:
+        if capability not in completed:
+            yield Violation("actions", f"Required capability {capability} has no completed action")
+
+
+def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:
+    """(completion criterion ids, capabilities of required completion verifications)."""
+    contract = c.state.latest("TaskContract")
+    if contract is None:
+        return set(), set()
+    body = contract.body
+    criteria = {a.id for a in body.acceptance_criteria if a.stage == "completion"}
+    verified = {
+        v.capability
+        for v in body.verification_requirements
+        if v.required and v.stage == "completion"
+    }
+    return criteria, verified
+
+
+def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
+    """Completed mutating work verifies each required completion capability after the mutation."""
     node = node_of(c.state, c.body)
     if node is None or c.body.status != "completed":
         return
     actions = c.body.actions
-    completed = {a.capability for a in actions if a.status == "completed"}
-    for capability in node.required_capabilities:
-        if capability not in completed:
-            yield Violation("actions", f"Required capability {capability} has no completed action")
-    last_mutation = max((i for i, a in enumerate(actions) if a.mutating), default=None)
-    if last_mutation is None:
+    last = max(
+        (i for i, a in enumerate(actions) if a.mutating and a.status != "skipped"), default=None
+    )
+    criteria, verified = _completion(c)
+    if last is None or not criteria & set(node.acceptance_criteria):
         return
     after = {
-        a.capability
-        for a in actions[last_mutation + 1 :]
-        if a.status == "completed" and not a.mutating
+        a.capability for a in actions[last + 1 :] if a.status == "completed" and not a.mutating
     }
-    for verified in _completion_verifications(c):
-        if verified in node.required_capabilities and verified not in after:
-            yield Violation("actions", f"Verify {verified} after the last mutation")
+    for capability in sorted(verified & set(node.required_capabilities) - after):
+        yield Violation(
+            "actions",
+            f"Verify {capability} with a completed read-only action after the last mutation",
+        )
 
 
-def _completion_verifications(c: Check[WorkResult]) -> set[str]:
-    contract = c.state.latest("TaskContract")
-    if contract is None:
-        return set()
-    return {
-        v.capability
-        for v in contract.body.verification_requirements
-        if v.required and v.stage == "completion"
-    }
+_WR = ("WorkResult",)
+_S = "§3.4 WorkResult"
 
-
-def ev_quota(c: Check[Evidence]) -> Iterator[Violation]:
-    """At most 128 Evidence artifacts per current WorkPlan."""
-    since = c.state.after(c.state.latest("WorkPlan"))
-    if sum(1 for a in since if a.type == "Evidence") >= MAX_EVIDENCE_PER_PLAN:
-        yield Violation("", "The current plan already has 128 Evidence artifacts")
+RULES: Final = (
+    Rule(
+        "WR-PLAN-LATEST",
+        _WR,
+        wr_plan_latest,
+        _S,
+        "Reporting against anything but the latest WorkPlan.",
+    ),
+    Rule(
+        "WR-NODE-FIRST-READY",
+        _WR,
+        wr_node_first_ready,
+        _S,
+        "Reporting a node out of order, twice, or before its dependencies completed.",
+    ),
+    Rule(
+        "WR-ACTION-BUDGET",
+        _WR,
+        wr_action_budget,
+        _S,
+        "More actions or tool events than the node's maximumToolCalls.",
+    ),
+    Rule(
+        "WR-NO-MUTATION",
+        _WR,
+        wr_no_mutation,
+        _S,
+        "File changes or completed/failed mutating actions in a read-only mode or before the "
+        "analyze_and_fix gate (also persisted as DENY permission decisions).",
+    ),
+    Rule(
+        "WR-COVERAGE",
+        _WR,
+        wr_coverage,
+        _S,
+        "Coverage of a criterion the node does not own, or of one criterion twice.",
+    ),
+    Rule(
+        "WR-COMPLETED-COVERAGE",
+        _WR,
+        wr_completed_coverage,
+        _S,
+        "Completed work that leaves one of its node's criteria uncovered.",
+    ),
+    Rule(
+        "WR-COMPLETED-CAPABILITIES",
+        _WR,
+        wr_completed_capabilities,
+        _S,
+        "Completed work without a completed action for each required capability.",
+    ),
+    Rule(
+        "WR-VERIFY-AFTER-MUTATION",
+        _WR,
+        wr_verify_after_mutation,
+        "§3.4 WorkResult; §6 completion verification after the final mutation",
+        "Completed mutating work whose completion verification does not follow its last mutation.",
+    ),
+)

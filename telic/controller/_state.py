@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from telic.protocol._run import RunEnvelope
@@ -20,6 +20,7 @@ __all__ = [
     "Run",
     "RunState",
     "StoredArtifact",
+    "TraceEntry",
     "artifact_uri",
     "body_refs",
     "parse_artifact_uri",
@@ -30,6 +31,7 @@ OutcomeHint = Literal["completed", "partial", "blocked"]
 
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
+_SEQUENCE_RE: Final = re.compile(r"^event-(\d{4,})$")
 TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
 
 
@@ -90,6 +92,17 @@ class StoredArtifact:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceEntry:
+    """What the rules need to know about one stored trace event."""
+
+    id: str
+    sequence: int
+    event_type: str
+    """The internal event type (``permission_checked`` keeps its name)."""
+    permission_decision: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """The controller columns of the run row (reference §5 ``runs``)."""
 
@@ -105,6 +118,8 @@ class Run:
     outcome_hint: OutcomeHint | None
     created_at: str
     updated_at: str
+    controller_state: Mapping[str, Any] = field(default_factory=dict)
+    """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
 
     @property
     def terminal(self) -> bool:
@@ -123,6 +138,8 @@ class RunState:
 
     run: Run
     artifacts: tuple[StoredArtifact, ...]
+    trace: tuple[TraceEntry, ...] = ()
+    """The run's trace events before the submission (what trace references may name)."""
 
     @property
     def envelope(self) -> RunEnvelope:
@@ -161,6 +178,18 @@ class RunState:
         for artifact in reversed(self.artifacts):
             if artifact.type == artifact_type:
                 return artifact
+        return None
+
+    def trace_event(self, uri: str) -> TraceEntry | None:
+        """Return the event ``trace://<runId>/<eventId or event-NNNN>`` names, or None."""
+        prefix = f"trace://{self.run.run_id}/"
+        if not uri.startswith(prefix):
+            return None
+        name = uri[len(prefix) :]
+        match = _SEQUENCE_RE.match(name)
+        for entry in self.trace:
+            if entry.id == name or (match is not None and entry.sequence == int(match.group(1))):
+                return entry
         return None
 
     def after(self, anchor: StoredArtifact | None) -> tuple[StoredArtifact, ...]:

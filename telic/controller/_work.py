@@ -3,24 +3,47 @@
 Every attempted action of an accepted WorkResult (completed, failed or denied) is judged against
 the mode policy, the run authorization and its node's permissions, and one ``permission_checked``
 trace event records each verdict. Skipped actions were never attempted, so they are not traced.
+
+A *rejected* WorkResult writes nothing — except that, in a read-only situation, each attempted
+mutation (a file change, or a completed or failed mutating action) is persisted as a DENY
+``permission_checked`` event, once: a denial identical to one already in the trace is not
+recorded again (reference §3.4 WorkResult).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
-from telic.controller._authority import decide
+from telic.controller._authority import decide, run_authorization
+from telic.controller._derive import is_unlocked
 from telic.controller._events import TraceNote
 from telic.controller._state import RunState, StoredArtifact
 from telic.permissions import Decision
 from telic.protocol._plan import WorkNode
 from telic.protocol._result import WorkAction, WorkResult
+from telic.protocol._types import Capability
 
-__all__ = ["ATTEMPTED", "action_decisions", "node_of", "permission_notes"]
+__all__ = [
+    "ATTEMPTED",
+    "action_decisions",
+    "deny_notes",
+    "mutation_allowed",
+    "node_of",
+    "permission_notes",
+]
 
 ATTEMPTED: Final = frozenset({"completed", "failed", "denied"})
 """Action statuses that count as attempts (skipped actions were never tried)."""
+_MUTATING_MODES: Final = frozenset({"fix_only", "analyze_and_fix"})
+
+
+def mutation_allowed(state: RunState) -> bool:
+    """Whether the run may mutate now: a fix mode, and in analyze_and_fix only after unlock."""
+    mode = state.run.mode
+    if mode not in _MUTATING_MODES:
+        return False
+    return mode != "analyze_and_fix" or is_unlocked(state)
 
 
 def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
@@ -61,3 +84,55 @@ def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceN
             },
             summary=decision.reason[:800],
         )
+
+
+def _attempted_mutations(result: WorkResult) -> Iterator[tuple[Capability, str]]:
+    for change in result.files_changed:
+        deleted = change.change_type == "deleted"
+        yield ("repository.delete" if deleted else "repository.write"), change.path
+    for action in result.actions:
+        if action.mutating and action.status in ("completed", "failed"):
+            yield action.capability, action.target
+
+
+def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
+    """Return the DENY events a rejected read-only WorkResult persists, minus known ones."""
+    if mutation_allowed(state):
+        return ()
+    node = node_of(state, result)
+    permissions = run_authorization(state) if node is None else node.permissions
+    plan = state.latest("WorkPlan")
+    known: list[Mapping[str, Any]] = [
+        entry.permission_decision
+        for entry in state.trace
+        if entry.event_type == "permission_checked" and entry.permission_decision is not None
+    ]
+    reason = (
+        "Mutation attempted before the diagnosis review gate"
+        if state.run.mode == "analyze_and_fix"
+        else f"Mutation is not allowed in {state.run.mode}"
+    )
+    notes: list[TraceNote] = []
+    for capability, target in _attempted_mutations(result):
+        scope = decide(state, permissions, capability, target).scope or capability
+        decision: dict[str, Any] = {
+            "decision": "deny",
+            "capability": capability,
+            "scope": scope,
+            "policyRefs": [],
+            "rationaleSummary": reason,
+        }
+        if any(dict(seen) == decision for seen in known):
+            continue
+        known.append(decision)
+        notes.append(
+            TraceNote(
+                "permission_checked",
+                "executor",
+                state.run.phase,
+                input_refs=() if plan is None else (plan.uri,),
+                permission_decision=decision,
+                summary=reason,
+            )
+        )
+    return tuple(notes)

@@ -283,6 +283,9 @@ async def test_analyze_and_fix_goes_through_the_gate_and_a_fix_plan() -> None:
             ["AC-1", "AC-2"],
             ["VR-DIAG", "VR-COMP"],
         )
+        # AC-1 and VR-DIAG are not re-assigned by plan-02: they keep QR-01's evidence exactly.
+        qr2["acceptanceResults"][0]["evidenceRefs"] = [b.uri("evidence-01")]
+        qr2["verificationResults"][0]["evidenceRefs"] = [b.uri("evidence-01")]
         await flow.submit("QualityReview", qr2)
         seen.append((flow.version, shape(flow.action)))
         audit = b.audit(

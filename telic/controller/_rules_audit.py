@@ -1,0 +1,149 @@
+"""Invariants of the release audit: the whole run against the user's own request.
+
+The auditor names the latest review and every plan and result of the run, judges fidelity
+against the immutable original request only, and can never release what the quality review did
+not pass, downgrade a blocked review, or release a criterion without a supported direct claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._rules_frame import latest_uri, original_request
+from telic.controller._rules_quality import contract_latest, remaining_remediations
+from telic.protocol._audit import ReleaseAudit
+
+__all__ = ["RULES"]
+
+
+def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """The audit names the latest review and every plan and result of the run."""
+    if c.body.quality_review_ref != latest_uri(c, "QualityReview"):
+        yield Violation("qualityReviewRef", "qualityReviewRef must be the latest QualityReview")
+    if set(c.body.work_plan_refs) != {p.uri for p in c.state.all("WorkPlan")}:
+        yield Violation("workPlanRefs", "workPlanRefs must name every WorkPlan of the run")
+    if set(c.body.work_result_refs) != {r.uri for r in c.state.all("WorkResult")}:
+        yield Violation("workResultRefs", "workResultRefs must name every WorkResult of the run")
+
+
+def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """userFidelity subjects are exactly the original request."""
+    for index, check in enumerate(c.body.user_fidelity):
+        if check.subject_ref != c.state.request.uri:
+            yield Violation(f"userFidelity.{index}.subjectRef", "Must be the original request")
+
+
+def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """A mode-compliance failure is never released, and a review block is never downgraded."""
+    review = c.state.latest("QualityReview")
+    if c.body.mode_compliance == "fail" and c.body.decision not in ("partial", "block"):
+        yield Violation("decision", "A mode-compliance failure must be partial or block")
+    if review is not None and review.body.decision == "block" and c.body.decision != "block":
+        yield Violation("decision", "A blocked QualityReview forces the audit to block")
+
+
+def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """release needs a passing latest QualityReview and a non-empty claim matrix."""
+    review = c.state.latest("QualityReview")
+    if c.body.decision != "release":
+        return
+    if review is None or review.body.decision != "pass":
+        yield Violation("decision", "release needs the latest QualityReview to pass")
+    if not c.body.claim_evidence_matrix:
+        yield Violation("claimEvidenceMatrix", "release needs at least one claim")
+
+
+def ra_criteria(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """Matrix criterionIds exist in the contract."""
+    contract = c.state.latest("TaskContract")
+    if contract is None:
+        return
+    known = {a.id for a in contract.body.acceptance_criteria}
+    for index, entry in enumerate(c.body.claim_evidence_matrix):
+        if not set(entry.criterion_ids) <= known:
+            yield Violation(f"claimEvidenceMatrix.{index}.criterionIds", "Unknown criterion")
+
+
+def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """A release covers every criterion with a supported direct claim (report_only: or user)."""
+    contract = c.state.latest("TaskContract")
+    if contract is None or c.body.decision != "release":
+        return
+    bases = {"direct", "user_reported"} if c.mode == "report_only" else {"direct"}
+    supported = {
+        criterion
+        for entry in c.body.claim_evidence_matrix
+        if entry.status == "supported" and entry.basis in bases
+        for criterion in entry.criterion_ids
+    }
+    for criterion in contract.body.acceptance_criteria:
+        if criterion.id not in supported:
+            yield Violation(
+                "claimEvidenceMatrix", f"Criterion {criterion.id} has no supported direct claim"
+            )
+
+
+_RA = ("ReleaseAudit",)
+_S = "§3.4 ReleaseAudit"
+
+RULES: Final = (
+    Rule(
+        "RA-REMAINING-REMEDIATIONS",
+        _RA,
+        remaining_remediations,
+        "§3.3 remediations",
+        "A remainingRemediations other than the run's shared counter.",
+    ),
+    Rule(
+        "RA-ORIGINAL-REQUEST",
+        _RA,
+        original_request,
+        _S,
+        "Auditing against anything but the run's immutable original request.",
+    ),
+    Rule(
+        "RA-CONTRACT-LATEST",
+        _RA,
+        contract_latest,
+        _S,
+        "Auditing against anything but the latest TaskContract.",
+    ),
+    Rule(
+        "RA-LINEAGE",
+        _RA,
+        ra_lineage,
+        _S,
+        "Skipping the latest QualityReview, or any plan or result of the run.",
+    ),
+    Rule(
+        "RA-USER-FIDELITY",
+        _RA,
+        ra_user_fidelity,
+        _S,
+        "Fidelity checks whose subject is anything but the original request.",
+    ),
+    Rule(
+        "RA-DECISION",
+        _RA,
+        ra_decision,
+        _S,
+        "Releasing despite a mode-compliance failure, or downgrading a blocked review.",
+    ),
+    Rule(
+        "RA-RELEASE",
+        _RA,
+        ra_release,
+        _S,
+        "Releasing without a passing latest QualityReview or with an empty claim matrix.",
+    ),
+    Rule("RA-CRITERIA", _RA, ra_criteria, _S, "Matrix claims about criteria the contract lacks."),
+    Rule(
+        "RA-RELEASE-COVERAGE",
+        _RA,
+        ra_release_coverage,
+        _S,
+        "Releasing a criterion that no supported direct claim covers.",
+    ),
+)

@@ -1,0 +1,114 @@
+"""Invariants of proof: what may stand as direct evidence, of which kind, and what never can.
+
+A direct-evidence field must name an ``Evidence`` artifact of a kind its field or capability
+accepts. ``repo://`` and ``trace://`` references never prove an outcome, and a
+``permission_checked`` trace event is not evidence of anything but a decision. The exceptions:
+a ContextDocument may ground WorkResult observations and inferences, a user-reported claim
+cites the user's own message, and in plan_only and report_only the latest WorkPlan is the
+deliverable that the reviews judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._check import ANY, Check, Rule, Violation
+from telic.controller._direct import DirectRef, direct_refs, evidence_fields
+from telic.controller._state import body_refs
+
+__all__ = ["RULES"]
+
+_PLAN_DELIVERABLE: Final = frozenset({"plan_only", "report_only"})
+_S = "§3.4 every submission"
+
+
+def _accepts(c: Check[Any], ref: DirectRef) -> bool:
+    target = c.resolve(ref.uri)
+    if target is None:
+        return False
+    if ref.user_reported:
+        return target.type == "UserMessage"
+    if target.type == "Evidence":
+        return True
+    if target.type == "ContextDocument":
+        return ref.context_document
+    if target.type == "WorkPlan" and c.mode in _PLAN_DELIVERABLE:
+        latest = c.state.latest("WorkPlan")
+        return latest is not None and latest.id == target.id
+    return False
+
+
+def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
+    """Direct-evidence fields name Evidence (or their field's one exception), never repo/trace."""
+    for ref in direct_refs(c.artifact_type, c.body):
+        if _accepts(c, ref):
+            continue
+        if ref.uri.startswith(("repo://", "trace://")):
+            yield Violation(ref.path, "repo:// and trace:// references never prove an outcome")
+        elif ref.user_reported:
+            yield Violation(ref.path, "A user-reported claim must cite the user's own message")
+        else:
+            yield Violation(ref.path, "A direct-evidence field must reference an Evidence artifact")
+
+
+def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
+    """Evidence in a kind-typed field (diffs, tests, actions, verifications) has a fitting kind."""
+    for ref in direct_refs(c.artifact_type, c.body):
+        target = c.resolve(ref.uri)
+        if ref.kinds is None or target is None or target.type != "Evidence":
+            continue
+        if target.body.kind not in ref.kinds:
+            accepted = ", ".join(sorted(ref.kinds))
+            message = f"Evidence of kind {target.body.kind} cannot back this field ({accepted})"
+            yield Violation(ref.path, message)
+
+
+def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
+    """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
+    prefix = f"trace://{c.state.run.run_id}/"
+    sources = ((f"sourceRefs.{i}", "sourceRefs", uri) for i, uri in enumerate(c.source_refs))
+    for path, _, uri in (*body_refs(c.wire), *sources):
+        if uri.startswith(prefix) and c.state.trace_event(uri) is None:
+            yield Violation(path, "The referenced trace event does not exist in this run")
+
+
+def permission_not_evidence(c: Check[Any]) -> Iterator[Violation]:
+    """A permission_checked event never serves as acceptance, verification or release evidence."""
+    for path, uri in evidence_fields(c.wire):
+        event = c.state.trace_event(uri)
+        if event is not None and event.event_type == "permission_checked":
+            yield Violation(path, "A permission decision is not evidence of an outcome")
+
+
+RULES: Final = (
+    Rule(
+        "REF-TRACE-EVENT",
+        (ANY,),
+        trace_event_exists,
+        _S,
+        "Citing a trace event (by id or event-NNNN) that does not exist in the run.",
+    ),
+    Rule(
+        "REF-DIRECT-EVIDENCE",
+        ("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
+        direct_evidence,
+        _S,
+        "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
+        "references, other artifact types, or a user-reported claim without the user's message.",
+    ),
+    Rule(
+        "REF-EVIDENCE-KIND",
+        ("WorkResult", "QualityReview"),
+        evidence_kind,
+        _S,
+        "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
+    ),
+    Rule(
+        "REF-PERMISSION-NOT-EVIDENCE",
+        (ANY,),
+        permission_not_evidence,
+        _S,
+        "Citing a permission_checked trace event as acceptance, verification or release evidence.",
+    ),
+)

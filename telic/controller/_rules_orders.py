@@ -1,0 +1,181 @@
+"""Invariants of the work orders a review or audit issues: the scope of the next plan.
+
+A correction order (proceed_to_fix) targets exactly the completion criteria; a remediation order
+(QualityReview remediate) or defect (ReleaseAudit remediate) names criteria of its stage. Every
+order stays inside the contract and the run's authority — before the analyze_and_fix unlock,
+inside the analyze_only projection — names permission-backed capabilities, and cites the work it
+answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._authority import intersect, run_authorization, subset
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import is_unlocked, results_of, stage_criteria
+from telic.controller._phases import EXECUTING_MODES
+from telic.permissions import capability_backed, plan_ceiling
+from telic.protocol._audit import ReleaseAudit
+from telic.protocol._quality import QualityReview
+from telic.protocol._types import Capability, PermissionSet
+
+__all__ = ["RULES"]
+
+
+def _ceiling(c: Check[Any]) -> PermissionSet | None:
+    contract = c.state.latest("TaskContract")
+    if contract is None:
+        return None
+    return intersect(contract.body.permissions, run_authorization(c.state))
+
+
+def _unbacked(
+    path: str, capabilities: list[Capability], permissions: PermissionSet
+) -> Iterator[Violation]:
+    for index, capability in enumerate(capabilities):
+        if not capability_backed(capability, permissions):
+            yield Violation(f"{path}.{index}", f"{capability} is not backed by the permissions")
+
+
+def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
+    """A correction order targets every completion criterion within contract ∩ authorization."""
+    gate = c.body.diagnosis_gate
+    order = None if gate is None else gate.correction_work_order
+    contract, ceiling = c.state.latest("TaskContract"), _ceiling(c)
+    if order is None or contract is None or ceiling is None:
+        return
+    completion = {a.id for a in contract.body.acceptance_criteria if a.stage == "completion"}
+    targets = order.target_criterion_ids
+    path = "diagnosisGate.correctionWorkOrder"
+    if len(set(targets)) != len(targets) or set(targets) != completion:
+        yield Violation(f"{path}.targetCriterionIds", "Must be exactly the completion criteria")
+    if not subset(order.permissions, ceiling):
+        yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
+    yield from _unbacked(
+        f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
+    )
+
+
+def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
+    """A remediation order names stage criteria and backed capabilities inside its ceiling."""
+    order, contract = c.body.remediation_work_order, c.state.latest("TaskContract")
+    if order is None or contract is None:
+        return
+    path = "remediationWorkOrder"
+    failed = order.failed_criterion_ids
+    if len(set(failed)) != len(failed) or not set(failed) <= set(stage_criteria(c.state)):
+        yield Violation(f"{path}.failedCriterionIds", "Outside the stage criteria")
+    if not subset(order.permissions, contract.body.permissions):
+        yield Violation(f"{path}.permissions", "Exceeds the contract permissions")
+    before_unlock = c.mode == "analyze_and_fix" and not is_unlocked(c.state)
+    ceiling = (
+        plan_ceiling(c.mode, fix_unlocked=False) if before_unlock else run_authorization(c.state)
+    )
+    if not subset(order.permissions, ceiling):
+        yield Violation(f"{path}.permissions", "Exceeds the analyze-only projection or authority")
+    if c.mode in EXECUTING_MODES and not order.allowed_capabilities:
+        yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
+    yield from _unbacked(
+        f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
+    )
+
+
+def _evidence_uris(c: Check[Any]) -> set[str]:
+    return {e.uri for e in c.state.all("Evidence")}
+
+
+def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
+    """A remediation order cites the latest plan, one of its results, or some Evidence."""
+    order, plan = c.body.remediation_work_order, c.state.latest("WorkPlan")
+    if order is None:
+        return
+    cited = {plan.uri} if plan is not None else set()
+    if plan is not None:
+        cited |= {r.uri for r in results_of(c.state, plan)}
+    if not set(order.source_refs) & (cited | _evidence_uris(c)):
+        yield Violation(
+            "remediationWorkOrder.sourceRefs", "Cite the latest plan, its results or Evidence"
+        )
+
+
+def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """A defect names known criteria and backed capabilities inside contract ∩ authorization."""
+    defect, contract, ceiling = (
+        c.body.remediation_defect,
+        c.state.latest("TaskContract"),
+        _ceiling(c),
+    )
+    if defect is None or contract is None or ceiling is None:
+        return
+    path = "remediationDefect"
+    known = {a.id for a in contract.body.acceptance_criteria}
+    failed = defect.failed_criterion_ids
+    if len(set(failed)) != len(failed) or not set(failed) <= known:
+        yield Violation(f"{path}.failedCriterionIds", "Must name contract criteria, each once")
+    if not subset(defect.permissions, ceiling):
+        yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
+    if c.mode in EXECUTING_MODES and not defect.allowed_capabilities:
+        yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
+    yield from _unbacked(
+        f"{path}.allowedCapabilities", defect.allowed_capabilities, defect.permissions
+    )
+
+
+def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """A defect cites the latest QualityReview, a WorkResult, or some Evidence."""
+    defect, review = c.body.remediation_defect, c.state.latest("QualityReview")
+    if defect is None:
+        return
+    cited = {r.uri for r in c.state.all("WorkResult")} | _evidence_uris(c)
+    if review is not None:
+        cited.add(review.uri)
+    if not set(defect.source_refs) & cited:
+        yield Violation(
+            "remediationDefect.sourceRefs", "Cite the latest QualityReview, results or Evidence"
+        )
+
+
+_QR, _RA = ("QualityReview",), ("ReleaseAudit",)
+
+RULES: Final = (
+    Rule(
+        "QR-CORRECTION-ORDER",
+        _QR,
+        qr_correction_order,
+        "§3.4 QualityReview (proceed_to_fix)",
+        "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
+        "authorization, or names an unbacked capability.",
+    ),
+    Rule(
+        "QR-REMEDIATION-ORDER",
+        _QR,
+        qr_remediation_order,
+        "§3.4 QualityReview (remediate)",
+        "A remediation order outside the stage's criteria, the contract, the analyze-only "
+        "projection before unlock, or without backed capabilities.",
+    ),
+    Rule(
+        "QR-REMEDIATION-SOURCES",
+        _QR,
+        qr_remediation_sources,
+        "§3.4 QualityReview (remediate)",
+        "A remediation order that cites neither the latest plan, its results nor any Evidence.",
+    ),
+    Rule(
+        "RA-DEFECT-SCOPE",
+        _RA,
+        ra_defect_scope,
+        "§3.4 ReleaseAudit (remediate)",
+        "A defect naming unknown criteria, exceeding contract ∩ authorization, or without "
+        "backed capabilities.",
+    ),
+    Rule(
+        "RA-DEFECT-SOURCES",
+        _RA,
+        ra_defect_sources,
+        "§3.4 ReleaseAudit (remediate)",
+        "A defect that cites neither the latest QualityReview, a WorkResult nor any Evidence.",
+    ),
+)

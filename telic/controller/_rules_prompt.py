@@ -1,0 +1,88 @@
+"""Invariants of the prompt review: it judges the latest contract against request and frame."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from telic.controller._check import Check, Rule, Violation
+from telic.protocol._review import PromptReview
+
+__all__ = ["RULES"]
+
+
+def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
+    """targetRef is the latest contract."""
+    latest = c.state.latest("TaskContract")
+    if latest is None or c.body.target_ref != latest.uri:
+        yield Violation("targetRef", "targetRef must be the latest TaskContract")
+
+
+def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
+    """revisionNumber is the latest contract's version − 1."""
+    latest = c.state.latest("TaskContract")
+    if latest is not None and c.body.revision_number != latest.body.version - 1:
+        yield Violation("revisionNumber", "revisionNumber must equal the contract version − 1")
+
+
+_COVERAGE: Final = (
+    ("request", frozenset({"objective", "intentMode"})),
+    ("frame", frozenset({"scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs"})),
+    (
+        "contract",
+        frozenset(
+            {
+                "permissions",
+                "contextRefs",
+                "requiredOutputs",
+                "verificationRequirements",
+                "stopConditions",
+                "assumptions",
+                "unresolvedQuestions",
+            }
+        ),
+    ),
+)
+
+
+def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
+    """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
+    contract = c.state.latest("TaskContract")
+    sources = {
+        "request": c.state.request.uri,
+        "frame": None if contract is None else contract.body.problem_frame_ref,
+        "contract": None if contract is None else contract.uri,
+    }
+    expected = {sources[name]: fields for name, fields in _COVERAGE}
+    actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}
+    if len(c.body.coverage) != 3 or actual != expected:
+        yield Violation("coverage", "Coverage must map request, frame and contract to their fields")
+
+
+_PR = ("PromptReview",)
+_S = "§3.4 PromptReview"
+
+RULES: Final = (
+    Rule(
+        "PR-TARGET-LATEST",
+        _PR,
+        pr_target_latest,
+        _S,
+        "Reviewing anything but the latest TaskContract.",
+    ),
+    Rule(
+        "PR-REVISION-NUMBER",
+        _PR,
+        pr_revision_number,
+        _S,
+        "A revisionNumber other than the reviewed contract's version − 1.",
+    ),
+    Rule(
+        "PR-COVERAGE",
+        _PR,
+        pr_coverage,
+        _S,
+        "Coverage other than request → {objective, intentMode}, frame → its five fields and "
+        "contract → its seven fields, exactly three entries.",
+    ),
+)

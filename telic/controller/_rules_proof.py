@@ -1,0 +1,170 @@
+"""Invariants of what a passing review rests on: the executor's own evidence, exactly.
+
+A reviewer cannot pass a criterion on evidence the executor never reported for it: each passing
+acceptance result repeats exactly the evidence set of a passing coverage entry of the current
+plan's results (a criterion the current plan does not assign may instead retain, identically,
+an earlier passing review's evidence). Each passing verification is backed by a completed
+read-only action of its capability — after the result's last mutation, for completion — or,
+for diagnosis after the unlock, by identical retention of the proceed_to_fix review's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import is_unlocked, results_of
+from telic.controller._phases import EXECUTING_MODES
+from telic.controller._state import StoredArtifact
+from telic.protocol._quality import QualityReview, VerificationResult
+from telic.protocol._result import WorkResult
+
+__all__ = ["RULES"]
+
+
+def _current(c: Check[Any]) -> tuple[StoredArtifact | None, tuple[StoredArtifact, ...]]:
+    plan = c.state.latest("WorkPlan")
+    return plan, (() if plan is None else results_of(c.state, plan))
+
+
+def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
+    return [
+        frozenset(r.evidence_refs)
+        for review in c.state.all("QualityReview")
+        for r in review.body.acceptance_results
+        if r.criterion_id == criterion and r.status == "pass"
+    ]
+
+
+def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
+    """Each passing acceptance result repeats the exact evidence set of matching coverage."""
+    plan, results = _current(c)
+    if c.mode not in EXECUTING_MODES or plan is None:
+        return
+    assigned = {criterion for node in plan.body.nodes for criterion in node.acceptance_criteria}
+    for index, result in enumerate(c.body.acceptance_results):
+        if result.status != "pass":
+            continue
+        evidence = frozenset(result.evidence_refs)
+        if result.criterion_id in assigned:
+            allowed = [
+                frozenset(entry.evidence_refs)
+                for r in results
+                for entry in r.body.acceptance_coverage
+                if entry.criterion_id == result.criterion_id and entry.status == "pass"
+            ]
+            message = "A passing result repeats exactly a passing coverage entry's evidence"
+        else:
+            allowed = _earlier_passes(c, result.criterion_id)
+            message = "An unassigned criterion may only retain an earlier passing review's evidence"
+        if evidence not in allowed:
+            yield Violation(f"acceptanceResults.{index}.evidenceRefs", message)
+
+
+def _last_mutation(result: WorkResult) -> int:
+    marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
+    return max(marks, default=-1)
+
+
+def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: str) -> bool:
+    contract = c.state.latest("TaskContract")
+    _, results = _current(c)
+    if contract is None:
+        return False
+    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
+    evidence = set(verification.evidence_refs)
+    for record in results:
+        body: WorkResult = record.body
+        plan = c.state.by_uri(body.work_plan_ref)
+        node = (
+            None
+            if plan is None
+            else next((n for n in plan.body.nodes if n.id == body.node_id), None)
+        )
+        if node is None or verification.capability not in node.required_capabilities:
+            continue
+        if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
+            continue
+        start = _last_mutation(body) + 1 if stage == "completion" else 0
+        for action in body.actions[start:]:
+            if (
+                action.capability == verification.capability
+                and action.status == "completed"
+                and not action.mutating
+                and evidence & set(action.evidence_refs)
+            ):
+                return True
+    return False
+
+
+def _retained(c: Check[Any], verification: VerificationResult) -> bool:
+    return any(
+        r.requirement_id == verification.requirement_id
+        and r.status == "pass"
+        and set(r.evidence_refs) == set(verification.evidence_refs)
+        for review in c.state.all("QualityReview")
+        if review.body.decision == "proceed_to_fix"
+        for r in review.body.verification_results
+    )
+
+
+def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
+    """Each passing verification is backed by a matching read-only action (or retained)."""
+    contract = c.state.latest("TaskContract")
+    if c.mode not in EXECUTING_MODES or contract is None:
+        return
+    stages = {v.id: v.stage for v in contract.body.verification_requirements}
+    for index, result in enumerate(c.body.verification_results):
+        stage = stages.get(result.requirement_id)
+        if result.status != "pass" or stage is None:
+            continue
+        if _backed_by_action(c, result, stage):
+            continue
+        if stage == "diagnosis" and is_unlocked(c.state) and _retained(c, result):
+            continue
+        yield Violation(
+            f"verificationResults.{index}.evidenceRefs",
+            "No completed read-only action of this capability (after the last mutation, for "
+            "completion) shares this evidence",
+        )
+
+
+def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
+    """ruleCompliance subjectRefs are set-equal to the contract's ruleRefs."""
+    contract = c.state.latest("TaskContract")
+    if contract is None:
+        return
+    subjects = {check.subject_ref for check in c.body.rule_compliance}
+    if subjects != set(contract.body.rule_refs):
+        yield Violation("ruleCompliance", "Judge each contract rule, and only those, once")
+
+
+_QR = ("QualityReview",)
+_S = "§3.4 QualityReview"
+
+RULES: Final = (
+    Rule(
+        "QR-PASS-EXACT-COVERAGE-EVIDENCE",
+        _QR,
+        qr_pass_exact_coverage_evidence,
+        _S,
+        "Passing a criterion on an evidence set no current passing coverage entry reported "
+        "(or, when unassigned, no earlier passing review used).",
+    ),
+    Rule(
+        "QR-VERIFICATION-BACKED",
+        _QR,
+        qr_verification_backed,
+        _S,
+        "Passing a verification without a completed read-only action of its capability that "
+        "shares its evidence (after the last mutation, for completion).",
+    ),
+    Rule(
+        "QR-RULE-COMPLIANCE",
+        _QR,
+        qr_rule_compliance,
+        _S,
+        "Rule-compliance checks whose subjects differ from the contract's ruleRefs.",
+    ),
+)

@@ -1,0 +1,198 @@
+"""Invariants of the quality review's verdict: lineage, progression and stage coverage.
+
+A QualityReview judges exactly the latest plan's results against the criteria and verification
+requirements of the active stage (diagnosis only, in analyze_and_fix before the fix is
+unlocked). Its decision must be reachable: pass and proceed_to_fix need every planned node
+completed and every required verification passing; analyze_and_fix goes through proceed_to_fix
+before it may pass; and a passing fix needs a completed mutation somewhere in the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import is_unlocked, results_of, stage_criteria, stage_verifications
+from telic.controller._phases import EXECUTING_MODES
+from telic.controller._rules_frame import latest_uri
+from telic.protocol._audit import ReleaseAudit
+from telic.protocol._quality import QualityReview
+
+__all__ = ["RULES", "contract_latest", "remaining_remediations"]
+
+
+def remaining_remediations(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
+    """remainingRemediations equals the controller's shared counter."""
+    if c.body.remaining_remediations != c.state.run.remediations_remaining:
+        yield Violation("remainingRemediations", "Must equal the run's remaining remediations")
+
+
+def contract_latest(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
+    """taskContractRef is the latest contract."""
+    if c.body.task_contract_ref != latest_uri(c, "TaskContract"):
+        yield Violation("taskContractRef", "taskContractRef must be the latest TaskContract")
+
+
+def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
+    """The review names the latest plan and exactly that plan's results."""
+    plan = c.state.latest("WorkPlan")
+    if plan is None:
+        return
+    if plan.uri not in c.body.work_plan_refs:
+        yield Violation("workPlanRefs", "workPlanRefs must include the latest WorkPlan")
+    if set(c.body.work_result_refs) != {r.uri for r in results_of(c.state, plan)}:
+        yield Violation("workResultRefs", "workResultRefs must equal the latest plan's results")
+
+
+def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
+    """In executing modes, pass and proceed_to_fix need every planned node completed."""
+    plan = c.state.latest("WorkPlan")
+    if c.body.decision not in ("pass", "proceed_to_fix") or c.mode not in EXECUTING_MODES:
+        return
+    if plan is None:
+        return
+    done = {r.body.node_id for r in results_of(c.state, plan) if r.body.status == "completed"}
+    if done != {node.id for node in plan.body.nodes}:
+        yield Violation("decision", "Every planned node must have completed")
+
+
+def qr_proceed_before_unlock(c: Check[QualityReview]) -> Iterator[Violation]:
+    """proceed_to_fix is legal only in analyze_and_fix, before the fix is unlocked."""
+    if c.body.decision == "proceed_to_fix" and (
+        c.mode != "analyze_and_fix" or is_unlocked(c.state)
+    ):
+        yield Violation("decision", "proceed_to_fix is legal only in analyze_and_fix before unlock")
+
+
+def qr_gate_before_pass(c: Check[QualityReview]) -> Iterator[Violation]:
+    """In analyze_and_fix before unlock, the review goes through proceed_to_fix, never pass."""
+    if c.body.decision == "pass" and c.mode == "analyze_and_fix" and not is_unlocked(c.state):
+        yield Violation("decision", "Before the fix, the review must go through proceed_to_fix")
+
+
+def _any_mutation(c: Check[Any]) -> bool:
+    return any(
+        action.mutating and action.status == "completed"
+        for result in c.state.all("WorkResult")
+        for action in result.body.actions
+    )
+
+
+def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
+    """A passing fix (fix_only, or analyze_and_fix after unlock) needs a completed mutation."""
+    fixing = c.mode == "fix_only" or (c.mode == "analyze_and_fix" and is_unlocked(c.state))
+    if c.body.decision == "pass" and fixing and not _any_mutation(c):
+        yield Violation("decision", "A passing fix needs a completed mutating action in the run")
+
+
+def qr_stage_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
+    """acceptanceResults cover the active stage's criteria exactly once each."""
+    criteria = [r.criterion_id for r in c.body.acceptance_results]
+    if len(set(criteria)) != len(criteria) or set(criteria) != set(stage_criteria(c.state)):
+        yield Violation("acceptanceResults", "Must cover the stage's criteria exactly once")
+
+
+def _requirements(c: Check[QualityReview]) -> dict[str, Any]:
+    contract = c.state.latest("TaskContract")
+    return {} if contract is None else {v.id: v for v in contract.body.verification_requirements}
+
+
+def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
+    """verificationResults cover the stage's requirements once each, with their capability."""
+    ids = [v.requirement_id for v in c.body.verification_results]
+    if len(set(ids)) != len(ids) or set(ids) != set(stage_verifications(c.state)):
+        yield Violation("verificationResults", "Must cover the stage's requirements exactly once")
+    declared = _requirements(c)
+    for index, result in enumerate(c.body.verification_results):
+        requirement = declared.get(result.requirement_id)
+        if requirement is not None and requirement.capability != result.capability:
+            yield Violation(f"verificationResults.{index}.capability", "Not the contracted one")
+
+
+def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation]:
+    """pass and proceed_to_fix need every required verification of the stage to pass."""
+    if c.body.decision not in ("pass", "proceed_to_fix"):
+        return
+    declared = _requirements(c)
+    for index, result in enumerate(c.body.verification_results):
+        requirement = declared.get(result.requirement_id)
+        if requirement is not None and requirement.required and result.status != "pass":
+            yield Violation(f"verificationResults.{index}.status", "Required verification failed")
+
+
+_QR = ("QualityReview",)
+_S = "§3.4 QualityReview"
+
+RULES: Final = (
+    Rule(
+        "QR-REMAINING-REMEDIATIONS",
+        _QR,
+        remaining_remediations,
+        "§3.3 remediations",
+        "A remainingRemediations other than the run's shared counter.",
+    ),
+    Rule(
+        "QR-CONTRACT-LATEST",
+        _QR,
+        contract_latest,
+        _S,
+        "Reviewing against anything but the latest TaskContract.",
+    ),
+    Rule(
+        "QR-CURRENT-WORK",
+        _QR,
+        qr_current_work,
+        _S,
+        "Omitting the latest plan, or naming other results than exactly that plan's.",
+    ),
+    Rule(
+        "QR-PROGRESSION",
+        _QR,
+        qr_progression,
+        _S,
+        "pass or proceed_to_fix while some planned node has not completed.",
+    ),
+    Rule(
+        "QR-PROCEED-BEFORE-UNLOCK",
+        _QR,
+        qr_proceed_before_unlock,
+        _S,
+        "proceed_to_fix outside analyze_and_fix, or after the fix was unlocked.",
+    ),
+    Rule(
+        "QR-GATE-BEFORE-PASS",
+        _QR,
+        qr_gate_before_pass,
+        _S,
+        "Passing an analyze_and_fix run without going through the diagnosis gate.",
+    ),
+    Rule(
+        "QR-PASS-NEEDS-MUTATION",
+        _QR,
+        qr_pass_needs_mutation,
+        _S,
+        "Passing a fix that never completed a mutating action.",
+    ),
+    Rule(
+        "QR-STAGE-COVERAGE",
+        _QR,
+        qr_stage_coverage,
+        _S,
+        "Acceptance results that miss, repeat or exceed the active stage's criteria.",
+    ),
+    Rule(
+        "QR-VERIFICATION-COVERAGE",
+        _QR,
+        qr_verification_coverage,
+        _S,
+        "Verification results that miss or repeat a requirement, or change its capability.",
+    ),
+    Rule(
+        "QR-REQUIRED-VERIFICATION-PASS",
+        _QR,
+        qr_required_verification_pass,
+        _S,
+        "pass or proceed_to_fix with a required verification that did not pass.",
+    ),
+)

@@ -1,0 +1,217 @@
+"""Invariants of the user report: nothing but what the audit approved, said honestly.
+
+With a ReleaseAudit, the report's status fits the audit's decision, its completion claims copy
+the audit's supported matrix verbatim (same id, same text, identical evidence, compatible
+basis), its verification references are exactly the evidence of the passing required
+verifications, and a non-completed report cites the judgement behind it. Without an audit (an
+early block) the report is blocked, claims nothing and cites the review or clarification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._check import Check, Rule, Violation
+from telic.controller._rules_frame import latest_uri
+from telic.protocol._report import UserReport
+
+__all__ = ["RULES"]
+
+_FITS: Final[dict[str, frozenset[str]]] = {
+    "release": frozenset({"completed"}),
+    "partial": frozenset({"partial", "failed_verification"}),
+    "block": frozenset({"blocked"}),
+    "remediate": frozenset(),
+}
+
+
+def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
+    """traceRef is ``trace://<runId>``."""
+    if c.body.trace_ref != f"trace://{c.state.run.run_id}":
+        yield Violation("traceRef", "traceRef must be trace://<runId>")
+
+
+def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
+    """The status fits the outcome hint and the audit; cancelled is never reported."""
+    status, hint = c.body.terminal_status, c.state.run.outcome_hint
+    audit = c.state.latest("ReleaseAudit")
+    if status == "cancelled":
+        yield Violation("terminalStatus", "A report cannot claim cancelled; cancel the run")
+    elif status == "completed" and hint in ("blocked", "partial"):
+        yield Violation("terminalStatus", f"The run's outcome is {hint}; it cannot be completed")
+    elif audit is None and (hint != "blocked" or status != "blocked"):
+        yield Violation("terminalStatus", "Without an audit only a blocked report is legal")
+    elif audit is not None and status not in _FITS[audit.body.decision]:
+        yield Violation("terminalStatus", "The status must fit the audit's decision")
+
+
+def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
+    """The audit forward-references this report, and permissionsHonored mirrors its mode check."""
+    audit = c.state.latest("ReleaseAudit")
+    if audit is None:
+        return
+    if audit.body.user_report_ref != c.uri:
+        yield Violation("id", "The audit's userReportRef must name this report")
+    if c.body.permissions_honored != (audit.body.mode_compliance == "pass"):
+        yield Violation("permissionsHonored", "Must equal the audit's mode compliance")
+
+
+def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
+    """Without an audit the report cites the review (or clarification) and claims nothing."""
+    if c.state.latest("ReleaseAudit") is not None:
+        return
+    anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
+    if anchor is not None and anchor.uri not in c.body.finding_refs:
+        yield Violation("findingRefs", "An early block cites the review or clarification")
+    if c.body.completion_claims or not c.body.permissions_honored:
+        yield Violation("completionClaims", "An early block claims nothing and honours all")
+
+
+def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
+    """A non-completed audited report cites the latest QualityReview or ReleaseAudit."""
+    if c.state.latest("ReleaseAudit") is None or c.body.terminal_status == "completed":
+        return
+    judged = {latest_uri(c, "QualityReview"), latest_uri(c, "ReleaseAudit")}
+    if not set(c.body.finding_refs) & judged:
+        yield Violation("findingRefs", "Cite the latest QualityReview or ReleaseAudit")
+
+
+def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
+    """changeRefs equal the distinct diffRefs of every WorkResult."""
+    diffs = {f.diff_ref for r in c.state.all("WorkResult") for f in r.body.files_changed}
+    if set(c.body.change_refs) != diffs:
+        yield Violation("changeRefs", "changeRefs must equal the diffRefs of every WorkResult")
+
+
+def _required_results(c: Check[Any]) -> list[Any]:
+    review, contract = c.state.latest("QualityReview"), c.state.latest("TaskContract")
+    if review is None or contract is None:
+        return []
+    required = {v.id for v in contract.body.verification_requirements if v.required}
+    return [r for r in review.body.verification_results if r.requirement_id in required]
+
+
+def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
+    """A completed report rests on passing required verifications and cites exactly their proof."""
+    if c.state.latest("ReleaseAudit") is None or c.body.terminal_status != "completed":
+        return
+    results = _required_results(c)
+    if any(r.status != "pass" for r in results):
+        yield Violation("terminalStatus", "A required verification did not pass")
+    if set(c.body.verification_refs) != {ref for r in results for ref in r.evidence_refs}:
+        yield Violation(
+            "verificationRefs", "Must equal the evidence of the required verification results"
+        )
+
+
+def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
+    """failed_verification needs some required verification that did not pass."""
+    if c.body.terminal_status != "failed_verification":
+        return
+    if all(r.status == "pass" for r in _required_results(c)):
+        yield Violation("terminalStatus", "Every required verification passed")
+
+
+def _supported(c: Check[Any]) -> dict[str, Any]:
+    audit = c.state.latest("ReleaseAudit")
+    if audit is None:
+        return {}
+    return {e.claim_id: e for e in audit.body.claim_evidence_matrix if e.status == "supported"}
+
+
+def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
+    """Each completion claim copies a supported matrix entry: id, text, evidence and basis."""
+    matrix = _supported(c)
+    for index, claim in enumerate(c.body.completion_claims):
+        entry = matrix.get(claim.id)
+        if (
+            entry is None
+            or entry.claim != claim.text
+            or set(entry.evidence_refs) != set(claim.evidence_refs)
+            or (entry.basis == "user_reported") != (claim.status == "user_reported")
+        ):
+            yield Violation(
+                f"completionClaims.{index}",
+                "A claim must copy a supported audit claim: same id, text, evidence and basis",
+            )
+
+
+def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
+    """After a release, the claims are exactly the supported matrix claims."""
+    audit = c.state.latest("ReleaseAudit")
+    if audit is None or audit.body.decision != "release":
+        return
+    if {claim.id for claim in c.body.completion_claims} != set(_supported(c)):
+        yield Violation("completionClaims", "Report every supported audit claim, and only those")
+
+
+_UR = ("UserReport",)
+_S = "§3.4 UserReport"
+
+RULES: Final = (
+    Rule("UR-TRACE-REF", _UR, ur_trace_ref, _S, "A traceRef other than trace://<runId>."),
+    Rule(
+        "UR-STATUS",
+        _UR,
+        ur_status,
+        "§3.2; §3.4 UserReport",
+        "A status that contradicts the outcome or the audit (including claiming cancelled).",
+    ),
+    Rule(
+        "UR-AUDIT-LINK",
+        _UR,
+        ur_audit_link,
+        _S,
+        "A report the audit did not announce, or a permissionsHonored contradicting it.",
+    ),
+    Rule(
+        "UR-EARLY-BLOCK",
+        _UR,
+        ur_early_block,
+        _S,
+        "An unaudited report that claims something or does not cite the blocking review.",
+    ),
+    Rule(
+        "UR-FINDINGS",
+        _UR,
+        ur_findings,
+        _S,
+        "A non-completed report that does not cite its controlling review or audit.",
+    ),
+    Rule(
+        "UR-CHANGE-REFS",
+        _UR,
+        ur_change_refs,
+        _S,
+        "changeRefs that drop or add to the diffRefs of the run's WorkResults.",
+    ),
+    Rule(
+        "UR-VERIFICATION-REFS",
+        _UR,
+        ur_verification_refs,
+        _S,
+        "Completing despite a failed required verification, or citing other verification proof.",
+    ),
+    Rule(
+        "UR-FAILED-VERIFICATION",
+        _UR,
+        ur_failed_verification,
+        _S,
+        "Reporting failed_verification when every required verification passed.",
+    ),
+    Rule(
+        "UR-CLAIM-MATCHES-AUDIT-MATRIX",
+        _UR,
+        ur_claim_matches_audit_matrix,
+        _S,
+        "A completion claim that is not a verbatim copy of a supported audit claim.",
+    ),
+    Rule(
+        "UR-RELEASE-CLAIMS",
+        _UR,
+        ur_release_claims,
+        _S,
+        "After a release, dropping a supported claim or adding another.",
+    ),
+)

@@ -1,0 +1,126 @@
+"""Invariants of the one contract revision: exactly the corrections asked for, nothing else.
+
+After a ``revise`` PromptReview the compiler submits version 2. It cites the contract and the
+review it answers, never widens the permissions, changes exactly the fields that blocking
+findings with a required correction name, and leaves every preserved field untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from telic.controller._authority import subset
+from telic.controller._check import Check, Rule, Violation
+from telic.protocol._contract import TaskContract
+from telic.protocol._review import PromptReview
+
+__all__ = ["RULES"]
+
+_TC = ("TaskContract",)
+_S = "§3.4 TaskContract (revise)"
+
+
+def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
+    previous, review = c.state.latest("TaskContract"), c.state.latest("PromptReview")
+    if previous is None or review is None:
+        return None
+    return previous, review
+
+
+def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision is version 2, after a revise review with revisionNumber 0."""
+    if c.phase != "agent_2_revise":
+        return
+    pair = _previous_and_review(c)
+    if c.body.version != 2 or pair is None:
+        yield Violation("version", "A revised contract is version 2 after a review")
+        return
+    body: PromptReview = pair[1].body
+    if body.decision != "revise" or body.revision_number != 0:
+        yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
+
+
+def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision's sourceRefs cite both the previous contract and the review."""
+    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    if pair is not None and not {pair[0].uri, pair[1].uri} <= set(c.source_refs):
+        yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
+
+
+def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision's permissions lie inside the previous contract's."""
+    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    if pair is not None and not subset(c.body.permissions, pair[0].body.permissions):
+        yield Violation("permissions", "A revision may not widen the contract's permissions")
+
+
+def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
+    """The changed fields are exactly the corrections the blocking findings ask for."""
+    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    if pair is None:
+        return
+    previous, review = pair
+    old, new = previous.wire, c.wire
+    changed = {k for k in new if k not in ("id", "version") and new[k] != old.get(k)}
+    findings = [
+        f for f in review.body.findings if f.severity == "blocking" and f.required_correction
+    ]
+    corrected = {field for f in findings for field in f.correction_fields}
+    for field in sorted(changed ^ corrected):
+        what = "was changed without a correction" if field in changed else "was not corrected"
+        yield Violation(field, f"{field} {what}; change exactly the corrected fields")
+
+
+def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
+    """No field is both corrected and preserved, and every preserved field is unchanged."""
+    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    if pair is None:
+        return
+    previous, review = pair
+    old, new = previous.wire, c.wire
+    corrected = {f for finding in review.body.findings for f in finding.correction_fields}
+    for field in sorted({f for finding in review.body.findings for f in finding.preserve_fields}):
+        if field in corrected:
+            yield Violation(field, "A field cannot be both corrected and preserved")
+        elif new.get(field) != old.get(field):
+            yield Violation(field, "A preserved field was changed")
+
+
+RULES: Final = (
+    Rule(
+        "TC-REVISE-V2",
+        _TC,
+        tc_revise,
+        _S,
+        "A revision that is not version 2 after a revise review with revisionNumber 0.",
+    ),
+    Rule(
+        "TC-REVISE-CITES",
+        _TC,
+        tc_revise_cites,
+        _S,
+        "A revision that does not cite the previous contract and the review.",
+    ),
+    Rule(
+        "TC-REVISE-PERMISSIONS",
+        _TC,
+        tc_revise_permissions,
+        _S,
+        "A revision that widens the previous contract's permissions.",
+    ),
+    Rule(
+        "TC-REVISE-FIELDS",
+        _TC,
+        tc_revise_fields,
+        _S,
+        "Changing a field no blocking finding corrects, or leaving a corrected field unchanged.",
+    ),
+    Rule(
+        "TC-REVISE-PRESERVE",
+        _TC,
+        tc_revise_preserve,
+        _S,
+        "Changing a preserved field, or both preserving and correcting one.",
+    ),
+)
