@@ -33,6 +33,7 @@ from telic.protocol._review import PromptReview
 from telic.protocol._run import RunEnvelope, UserMessage
 from telic.protocol._trace import TraceEvent
 from telic.protocol._types import MAX_ARTIFACT_BYTES, ArtifactType, InternalArtifactType
+from telic_packets import Cast, CastTypeRegistry, Packet
 
 __all__ = ["ARTIFACT_MODELS", "Artifact", "json_schema", "parse_artifact"]
 
@@ -53,6 +54,9 @@ Artifact = (
     | Evidence
     | UserMessage
     | ContextDocument
+    | Packet
+    | Cast
+    | CastTypeRegistry
 )
 """Any stored artifact body (NextAction is computed, so it is not stored)."""
 
@@ -74,8 +78,11 @@ ARTIFACT_MODELS: Final[dict[str, Any]] = {
     "Evidence": Evidence,
     "UserMessage": UserMessage,
     "ContextDocument": ContextDocument,
+    "EvidencePacket": Packet,
+    "CastRecord": Cast,
+    "CastPolicy": CastTypeRegistry,
 }
-"""Every schema by artifact type: the 15 protocol types and the 2 internal ones."""
+"""Every schema by artifact type: the 15 protocol types and the 5 internal ones."""
 
 assert set(ARTIFACT_MODELS) == set(get_args(ArtifactType)) | set(get_args(InternalArtifactType))
 

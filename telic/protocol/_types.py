@@ -170,8 +170,15 @@ CONTROLLER_ARTIFACT_TYPES: Final[tuple[ControllerArtifactType, ...]] = get_args(
     ControllerArtifactType
 )
 
-InternalArtifactType = Literal["UserMessage", "ContextDocument"]
-"""Types the ledger stores that are not in the protocol enum."""
+InternalArtifactType = Literal[
+    "UserMessage", "ContextDocument", "EvidencePacket", "CastRecord", "CastPolicy"
+]
+"""Types the ledger stores that are not in the protocol enum.
+
+``EvidencePacket``, ``CastRecord`` and ``CastPolicy`` hold the casting layer's sealed packets,
+admitted casts and the run's user-enabled cast types (models from ``telic_packets``); the phase
+logic never reads them.
+"""
 INTERNAL_ARTIFACT_TYPES: Final[tuple[InternalArtifactType, ...]] = get_args(InternalArtifactType)
 
 Phase = Literal[

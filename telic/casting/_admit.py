@@ -1,0 +1,280 @@
+"""Admitting a cast: the contract's checks against the run's state, purely.
+
+``admit_cast`` gathers the facts ``telic_packets.check_cast`` needs from the run — is a work node
+executing, how many casts it already started, how deep the caller is, may the caller spawn — and
+adds the run-wide limit of children in flight (``maximumParallelWorkers``). An admitted cast gets
+a fresh-context ``Handoff`` and the child's permissions, a subset of its caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import ValidationError
+
+from telic._errors import Issue, NotFound, SchemaViolation
+from telic.casting._book import OpenCast
+from telic.controller import RunState, pending_node
+from telic.permissions import Layer, authorize_action, effective_authorization, intersect, is_subset
+from telic.protocol._types import PermissionSet
+from telic_packets import (
+    Cast,
+    CastContext,
+    CastGrant,
+    CastRefusal,
+    CastTypeRegistry,
+    Handoff,
+    PacketRefusal,
+    check_cast,
+)
+
+__all__ = ["Admission", "CastRequest", "admit_cast", "child_permissions", "parse_handoff"]
+
+_HANDOFF_KEYS: Final = frozenset({"castId", "brief", "pointers", "packetRefs"})
+
+
+@dataclass(frozen=True, slots=True)
+class CastRequest:
+    """What a parent sends to cast a child (``routing`` and ``budget`` as decoded JSON)."""
+
+    cast_type: str
+    routing: object
+    budget: object
+    brief: str
+    pointers: tuple[str, ...] = ()
+    packet_refs: tuple[str, ...] = ()
+    parent_cast_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """An admitted cast: its facts, grant, handoff and the child's permissions."""
+
+    cast: Cast
+    grant: CastGrant
+    handoff: Handoff
+    permissions: PermissionSet
+    depth: int
+    plan_uri: str
+
+    @property
+    def cast_id(self) -> str:
+        """The new cast's id."""
+        return self.cast.cast_id
+
+    def to_wire(self) -> dict[str, object]:
+        """Return what the parent and its child receive: the handoff, budget and permissions."""
+        return {
+            "castId": self.cast.cast_id,
+            "castType": self.cast.cast_type,
+            "workNodeId": self.cast.work_node_id,
+            "depth": self.depth,
+            "routing": self.grant.routing.to_wire(),
+            "budget": self.grant.budget.to_wire(),
+            "handoff": self.handoff.to_wire(),
+            "permissions": self.permissions.to_wire(),
+        }
+
+
+def parse_handoff(raw: Mapping[str, object]) -> Handoff:
+    """Validate a handoff; a history, messages or transcript field is refused.
+
+    Raises:
+        PacketRefusal: ``unknown_field`` for any key outside castId, brief, pointers, packetRefs.
+        SchemaViolation: any other fault (blank brief, a pointer that is not a ref, …).
+    """
+    extra = sorted(str(key) for key in raw if key not in _HANDOFF_KEYS)
+    if extra:
+        raise PacketRefusal(
+            "unknown_field",
+            f"a handoff has only castId, brief, pointers, packetRefs; not {extra[0][:40]!r} "
+            "(children get fresh context, never the parent transcript)",
+        )
+    try:
+        return Handoff.from_wire(raw)
+    except ValidationError as exc:
+        issues = tuple(
+            Issue(".".join(str(p) for p in error["loc"]), error["type"], error["msg"])
+            for error in exc.errors(include_url=False, include_input=False, include_context=False)
+        )
+        raise SchemaViolation(
+            f"the handoff is not valid: {issues[0].path} {issues[0].message}", issues=issues
+        ) from None
+
+
+def child_permissions(
+    caller: PermissionSet, *, read_only: bool, depth: int, max_depth: int
+) -> PermissionSet:
+    """Return a child's permissions: the caller's, without writes when the type is read-only,
+    and able to cast further only while the depth allows it. Always a subset of ``caller``."""
+    child = caller
+    if read_only:
+        child = child.model_copy(
+            update={
+                "repository": caller.repository.model_copy(update={"write": [], "delete": []}),
+                "shell": caller.shell.model_copy(update={"execute_allowlist": []}),
+                "runtime": caller.runtime.model_copy(update={"restart": []}),
+                "browser": caller.browser.model_copy(update={"mutate_state": False}),
+                "network": caller.network.model_copy(update={"external_write": False}),
+            }
+        )
+    deeper = max(0, max_depth - depth)
+    sub = caller.subagents
+    child = child.model_copy(
+        update={
+            "subagents": sub.model_copy(
+                update={
+                    "spawn": sub.spawn and deeper > 0,
+                    "maximum_depth": min(sub.maximum_depth, deeper),
+                }
+            )
+        }
+    )
+    child = intersect(child, caller)
+    assert is_subset(child, caller), "a child's permissions must lie within its caller's"
+    return child
+
+
+def _authorization(state: RunState) -> PermissionSet:
+    authorization = state.envelope.authorization
+    return effective_authorization(state.run.mode, authorization.granted, authorization.denied)
+
+
+def _may_spawn(state: RunState, caller: PermissionSet) -> bool:
+    layers = (
+        Layer.for_mode(state.run.mode),
+        Layer.from_permissions("authorization", _authorization(state)),
+        Layer.from_permissions("caller", caller),
+    )
+    decision = authorize_action(
+        "subagent.spawn", None, layers, repository_root=state.run.repository_root
+    )
+    return decision.allowed
+
+
+def _node_casts(state: RunState, plan_uri: str, node_id: str) -> int:
+    """Casts the node's executor started itself (nested casts cite their parent cast too)."""
+    return sum(
+        1
+        for record in state.all("CastRecord")
+        if record.source_refs == (plan_uri,) and record.body.work_node_id == node_id
+    )
+
+
+# No node executes: after the request's own checks, only node_not_executing may apply.
+_NOT_EXECUTING: Final = CastContext(
+    node_executing=False, may_spawn=True, children=0, max_children=1, depth=0, max_depth=4
+)
+
+
+def admit_cast(
+    state: RunState,
+    request: CastRequest,
+    *,
+    registry: CastTypeRegistry,
+    open_casts: Mapping[str, OpenCast],
+    cast_id: str,
+) -> Admission:
+    """Admit ``request`` against the run's state or raise the refusal that applies.
+
+    Raises:
+        CastRefusal: one of the contract's cast refusal codes, tested in the contract's order;
+            more children in flight than the run's ``maximumParallelWorkers`` is
+            ``children_limit``.
+        PacketRefusal: ``unknown_field`` from the handoff.
+        SchemaViolation: a malformed handoff.
+        NotFound: a packet ref that is not a packet of this run.
+    """
+    run = state.run
+    plan = state.latest("WorkPlan")
+    node = pending_node(state)
+    executing = (
+        run.phase == "agent_4_execute"
+        and run.status == "running"
+        and plan is not None
+        and node is not None
+    )
+    parent = open_casts.get(request.parent_cast_id) if request.parent_cast_id else None
+    if not executing or plan is None or node is None:
+        context = _NOT_EXECUTING
+        plan_uri = ""
+    elif request.parent_cast_id is not None and parent is None:
+        context = _NOT_EXECUTING  # the calling child's cast is not open
+        plan_uri = ""
+    elif parent is not None:
+        context = CastContext(
+            node_executing=True,
+            may_spawn=parent.permissions.subagents.spawn and _may_spawn(state, parent.permissions),
+            children=parent.children,
+            max_children=parent.permissions.subagents.maximum_children,
+            depth=parent.depth,
+            max_depth=_max_depth(state, node.permissions),
+        )
+        plan_uri = plan.uri
+    else:
+        context = CastContext(
+            node_executing=True,
+            may_spawn=node.permissions.subagents.spawn and _may_spawn(state, node.permissions),
+            children=_node_casts(state, plan.uri, node.id),
+            max_children=node.budgets.maximum_children,
+            depth=0,
+            max_depth=_max_depth(state, node.permissions),
+        )
+        plan_uri = plan.uri
+    grant = check_cast(
+        cast_type=request.cast_type,
+        routing=request.routing,
+        budget=request.budget,
+        registry=registry,
+        context=context,
+    )
+    workers = state.envelope.budgets.maximum_parallel_workers
+    if len(open_casts) >= workers:
+        raise CastRefusal(
+            "children_limit",
+            f"{len(open_casts)} children are in flight; the run allows {workers} at once",
+        )
+    assert node is not None
+    _check_packet_refs(state, request.packet_refs)
+    handoff = parse_handoff(
+        {
+            "castId": cast_id,
+            "brief": request.brief,
+            "pointers": list(request.pointers),
+            "packetRefs": list(request.packet_refs),
+        }
+    )
+    caller_permissions = parent.permissions if parent is not None else node.permissions
+    depth = context.depth + 1
+    cast = Cast(
+        run_id=run.run_id,
+        cast_id=cast_id,
+        cast_type=grant.cast_type.cast_type,
+        work_node_id=node.id,
+        routing=grant.routing,
+        budget=grant.budget,
+    )
+    permissions = child_permissions(
+        caller_permissions,
+        read_only=grant.cast_type.read_only,
+        depth=depth,
+        max_depth=context.max_depth,
+    )
+    return Admission(cast, grant, handoff, permissions, depth, plan_uri)
+
+
+def _max_depth(state: RunState, node_permissions: PermissionSet) -> int:
+    depth = state.envelope.budgets.maximum_subagent_depth
+    plan = state.latest("WorkPlan")
+    if plan is not None:
+        depth = min(depth, plan.body.global_budgets.maximum_subagent_depth)
+    return min(depth, node_permissions.subagents.maximum_depth)
+
+
+def _check_packet_refs(state: RunState, packet_refs: Sequence[str]) -> None:
+    known = {record.id for record in state.all("EvidencePacket")}
+    for ref in packet_refs:
+        if ref not in known:
+            raise NotFound(f"packet {ref[:40]!r} is not a packet of this run")

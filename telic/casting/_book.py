@@ -1,0 +1,92 @@
+"""The in-flight state of one cast: its admitted facts, its counters and whether it ran out.
+
+An ``OpenCast`` lives in memory with its run's actor from admission until its packet is sealed;
+the durable facts (the ``CastRecord`` artifact, the ``cast_started`` event, the packet) are in
+the ledger. Counters only grow; the first report past a budget cap marks the cast exhausted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telic.protocol._types import PermissionSet
+from telic_packets import Cast, Counters, StopReason
+
+__all__ = ["OpenCast", "cap_reached", "stop_reason_of"]
+
+
+def stop_reason_of(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -> StopReason | None:
+    """Return the first budget cap the counters went past (turns, tokens, wall), or None."""
+    budget = cast.budget
+    if turns > budget.max_turns:
+        return "turn_capped"
+    if total_tokens > budget.max_total_tokens:
+        return "token_capped"
+    if budget.max_wall_ms is not None and wall_ms > budget.max_wall_ms:
+        return "wall_capped"
+    return None
+
+
+def cap_reached(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -> StopReason | None:
+    """Return the first budget cap the counters reached (at or past it), or None."""
+    budget = cast.budget
+    if turns >= budget.max_turns:
+        return "turn_capped"
+    if total_tokens >= budget.max_total_tokens:
+        return "token_capped"
+    if budget.max_wall_ms is not None and wall_ms >= budget.max_wall_ms:
+        return "wall_capped"
+    return None
+
+
+@dataclass(slots=True)
+class OpenCast:
+    """A cast whose child has not returned yet."""
+
+    cast: Cast
+    """The admitted facts copied into its packet."""
+    permissions: PermissionSet
+    """What the child may do: a subset of its caller's permissions."""
+    depth: int
+    """The child's cast depth (1 for a child of the work node's executor)."""
+    plan_uri: str
+    """The WorkPlan whose node the cast serves."""
+    started_at: float
+    """``anyio.current_time()`` at admission, for the wall clock."""
+    parent_cast_id: str | None = None
+    """The cast that cast this one, for nested casts."""
+    children: int = 0
+    """Casts this child started itself."""
+    turns: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: StopReason | None = None
+    """The cap the child went past; once set, only a partial return is accepted."""
+
+    @property
+    def cast_id(self) -> str:
+        """The cast's id."""
+        return self.cast.cast_id
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the child went past a budget cap."""
+        return self.stop_reason is not None
+
+    def wall_ms(self, now: float) -> int:
+        """Milliseconds since admission at ``now`` (anyio's clock)."""
+        return max(0, int((now - self.started_at) * 1000))
+
+    def counters(self, now: float) -> Counters:
+        """The counters reached so far (evidence counts are set when sealing)."""
+        return Counters(
+            turns=self.turns,
+            tool_calls=self.tool_calls,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            total_tokens=self.input_tokens + self.output_tokens,
+            wall_ms=self.wall_ms(now),
+            evidence_proposed=0,
+            evidence_verified=0,
+        )

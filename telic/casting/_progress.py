@@ -1,0 +1,84 @@
+"""Progress reports of a child: monotonic counters, and exhaustion when a cap is crossed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telic._errors import Issue, SchemaViolation
+from telic.casting._book import OpenCast, stop_reason_of
+from telic_packets import Counters, PacketRefusal, StopReason
+
+__all__ = ["ProgressStatus", "record_progress"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressStatus:
+    """Where a cast stands after a progress report."""
+
+    cast_id: str
+    counters: Counters
+    """The counters reached (never lower than any earlier report)."""
+    exhausted: bool
+    """Whether a cap was crossed: the child must now return a partial."""
+    stop_reason: StopReason | None
+    """The cap that was crossed, when exhausted."""
+    newly_exhausted: bool
+    """Whether this report crossed the cap."""
+
+    def to_wire(self) -> dict[str, object]:
+        """Return the camelCase status a tool result carries."""
+        return {
+            "castId": self.cast_id,
+            "counters": self.counters.to_wire(),
+            "exhausted": self.exhausted,
+            "stopReason": self.stop_reason,
+        }
+
+
+def _count(name: str, value: object) -> int:
+    if type(value) is not int or value < 0:
+        message = f"{name} must be a non-negative integer"
+        raise SchemaViolation(message, issues=(Issue(name, "not_a_count", message),))
+    return value
+
+
+def record_progress(
+    open_cast: OpenCast,
+    *,
+    turns: int,
+    tool_calls: int,
+    input_tokens: int,
+    output_tokens: int,
+    now: float,
+) -> ProgressStatus:
+    """Apply a cumulative progress report to ``open_cast``; counters never go down.
+
+    Raises:
+        PacketRefusal: ``budget_exhausted_requires_partial`` once the cast is exhausted: no
+            more progress is taken, only a partial return.
+        SchemaViolation: a counter is not a non-negative integer.
+    """
+    reported = {
+        "turns": _count("turns", turns),
+        "tool_calls": _count("tool_calls", tool_calls),
+        "input_tokens": _count("input_tokens", input_tokens),
+        "output_tokens": _count("output_tokens", output_tokens),
+    }
+    if open_cast.exhausted:
+        raise PacketRefusal(
+            "budget_exhausted_requires_partial",
+            f"the cast is exhausted ({open_cast.stop_reason}); return a partial packet",
+        )
+    open_cast.turns = max(open_cast.turns, reported["turns"])
+    open_cast.tool_calls = max(open_cast.tool_calls, reported["tool_calls"])
+    open_cast.input_tokens = max(open_cast.input_tokens, reported["input_tokens"])
+    open_cast.output_tokens = max(open_cast.output_tokens, reported["output_tokens"])
+    counters = open_cast.counters(now)
+    stop = stop_reason_of(
+        turns=counters.turns,
+        total_tokens=counters.total_tokens,
+        wall_ms=counters.wall_ms,
+        cast=open_cast.cast,
+    )
+    open_cast.stop_reason = stop
+    return ProgressStatus(open_cast.cast_id, counters, stop is not None, stop, stop is not None)

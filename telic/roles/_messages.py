@@ -1,0 +1,165 @@
+"""The bounded messages that carry every state change, and the replies they get.
+
+Each message is a frozen dataclass of small scalars: ids, tokens, counters and the digests of
+what was staged in the ``BlobStage``. ``message_size`` measures the canonical JSON a message
+would be on the wire, which the mailboxes bound at ``MAX_MESSAGE_BYTES``. Replies are
+``Outcome`` values: an error of the run is a reply, not an actor failure, so a refused submission
+never restarts anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Final, Generic, TypeVar, cast
+
+from telic.casting import Admission, ProgressStatus
+from telic.controller import StepResult
+from telic.permissions import Decision
+from telic.protocol import canonical_json
+from telic_actors import Ask
+from telic_packets import Packet
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "Answer",
+    "CancelRun",
+    "CastChild",
+    "CheckTool",
+    "GroundRun",
+    "Outcome",
+    "Progress",
+    "ReturnPacket",
+    "RunMessage",
+    "StartRun",
+    "Submit",
+    "Validate",
+    "message_size",
+]
+
+T = TypeVar("T")
+
+MAX_MESSAGE_BYTES: Final = 8192
+"""Largest message a mailbox accepts, in bytes of canonical JSON (a packet's bound)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[T]):
+    """A reply: the value, or the error the run refused the call with."""
+
+    value: T | None = None
+    error: Exception | None = None
+
+    def unwrap(self) -> T:
+        """Return the value or raise the error."""
+        if self.error is not None:
+            raise self.error
+        return cast(T, self.value)
+
+
+def message_size(message: object) -> int:
+    """Return the size of ``message`` as canonical JSON, in bytes."""
+    fields = asdict(message)  # type: ignore[call-overload]
+    return len(canonical_json({"type": type(message).__name__, **fields}))
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun(Ask[Outcome[StepResult]]):
+    """Start a run; ``payload`` stages the request, mode, authority and cast types."""
+
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class GroundRun(Ask[Outcome[StepResult]]):
+    """Accept a grounding; ``payload`` stages ``{manifest, documents}`` in wire form."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class Submit(Ask[Outcome[StepResult]]):
+    """Submit an artifact; ``payload`` stages ``{body, sourceRefs}``."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    artifact_type: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Ask[Outcome[StepResult]]):
+    """Answer the pending clarification; ``payload`` stages ``{response}``."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRun(Ask[Outcome[StepResult]]):
+    """Cancel the run."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class CastChild(Ask[Outcome[Admission]]):
+    """Cast a child; ``payload`` stages the cast request."""
+
+    run_id: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class Progress(Ask[Outcome[ProgressStatus]]):
+    """A child's cumulative progress report."""
+
+    run_id: str
+    cast_id: str
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnPacket(Ask[Outcome[Packet]]):
+    """A child's return; ``payload`` stages ``{raw}``."""
+
+    run_id: str
+    cast_id: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTool(Ask[Outcome[Decision]]):
+    """A host hook's pre-action permission question; ``payload`` stages ``{capability, target}``."""
+
+    run_id: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class Validate(Ask[Outcome[None]]):
+    """Ask a role actor to check a submission against its phase's projection (both staged)."""
+
+    role: str
+    action_id: str
+    expected_run_version: int
+    artifact_type: str
+    projection: str
+    payload: str
+    now: str
+
+
+RunMessage = (
+    GroundRun | Submit | Answer | CancelRun | CastChild | Progress | ReturnPacket | CheckTool
+)
+"""What a run actor's mailbox accepts."""

@@ -1,0 +1,577 @@
+"""The service: the actor system behind the MCP server, and the one API it codes against.
+
+``open_service`` owns a ledger (or borrows one), an actor runtime, the five role actors, the
+launcher and one run actor per active run. Each state-changing method stages what is large in
+the ``BlobStage``, sends a bounded message to the run's actor and unwraps its reply; reads go
+straight to the controller and the ledger.
+"""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
+
+import anyio
+
+from telic._errors import LimitExceeded, NotFound, UsageError
+from telic.casting import (
+    Admission,
+    ProgressStatus,
+    consumption_records,
+    find_config,
+    load_cast_types,
+    parse_cast_types,
+    run_digest,
+)
+from telic.controller import Controller, RunDetails, StepResult, TraceView
+from telic.ledger import (
+    ArtifactBody,
+    Ledger,
+    RunRecord,
+    RunSummary,
+    VerifyReport,
+    default_state_dir,
+    open_ledger,
+    utc_now,
+)
+from telic.permissions import Decision
+from telic.protocol._context import ContextDocument, ContextManifest
+from telic.protocol._types import Mode, NativeSubagents
+from telic.roles._blobs import BlobStage
+from telic.roles._messages import (
+    MAX_MESSAGE_BYTES,
+    Answer,
+    CancelRun,
+    CastChild,
+    CheckTool,
+    GroundRun,
+    Outcome,
+    Progress,
+    ReturnPacket,
+    StartRun,
+    Submit,
+    Validate,
+    message_size,
+)
+from telic.roles._role import ROLES, RoleActor
+from telic.roles._run import Launcher, RunActor, RunDeps, RunSlot
+from telic_actors import (
+    ActorRef,
+    Ask,
+    MailboxStatistics,
+    MessageRefused,
+    RestartPolicy,
+    Supervisor,
+    open_runtime,
+)
+from telic_packets import CastType, Packet, PacketRefusal, canonical_json
+
+__all__ = ["GroundResult", "Grounder", "GroundingOutput", "Service", "open_service"]
+
+R = TypeVar("R")
+
+MAX_RETURN_BYTES: Final = 65_536
+"""A child's raw return beyond this many bytes of JSON cannot seal under 8 KiB: refused early."""
+DEFAULT_IDLE_SECONDS: Final = 300.0
+"""How long a run actor with nothing in flight stays up after its last message."""
+
+
+class GroundingOutput(Protocol):
+    """What a grounder returns (``telic.grounding.GroundingResult`` has this shape)."""
+
+    @property
+    def manifest(self) -> ContextManifest: ...
+
+    @property
+    def documents(self) -> Sequence[ContextDocument]: ...
+
+
+class Grounder(Protocol):
+    """``telic.grounding.ground_repository``'s signature: ground a run's repository."""
+
+    async def __call__(
+        self,
+        *,
+        run_id: str,
+        original_request: str,
+        repository_root: str,
+        mode: str,
+        active_paths: Sequence[str] = (),
+        budget: Any = None,
+        excluded_roots: Sequence[str | Path] = (),
+        progress: Any = None,
+    ) -> GroundingOutput:
+        """Ground the repository for one run."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class GroundResult:
+    """What ``ground`` returns: the run row, the next action and the manifest in wire form."""
+
+    run: RunRecord
+    action: Any
+    manifest_wire: Mapping[str, Any]
+
+    @property
+    def next_action(self) -> Any:
+        """The next action (the same as ``action``, named as in ``StepResult``)."""
+        return self.action
+
+
+async def _default_grounder(**arguments: Any) -> GroundingOutput:
+    module = importlib.import_module("telic.grounding")
+    result: GroundingOutput = await module.ground_repository(**arguments)
+    return result
+
+
+class Service:
+    """Telic's operations over one ledger, with every state change sent through actors.
+
+    Get one from ``open_service``. Errors are the ``telic`` error tree and, for casts and
+    packets, ``telic_packets.CastRefusal``/``PacketRefusal`` with their codes.
+    """
+
+    def __init__(
+        self,
+        *,
+        ledger: Ledger,
+        controller: Controller,
+        stage: BlobStage,
+        runs: Supervisor,
+        launcher: Any,
+        deps: RunDeps,
+        repository_root: Path,
+        state_dir: Path,
+        grounder: Grounder | None,
+        idle_seconds: float,
+    ) -> None:
+        self._repository_root = repository_root
+        self._ledger = ledger
+        self._controller = controller
+        self._stage = stage
+        self._runs = runs
+        self._launcher = launcher
+        self._deps = deps
+        self._state_dir = state_dir
+        self._grounder = grounder
+        self._idle_seconds = idle_seconds
+        self._slots: dict[str, RunSlot] = {}
+        self._spawned = 0
+        self._last_reap = anyio.current_time()
+
+    @property
+    def stage(self) -> BlobStage:
+        """The blob stage (for statistics)."""
+        return self._stage
+
+    @property
+    def server_cast_types(self) -> tuple[CastType, ...]:
+        """The cast types the server configuration registers."""
+        return self._deps.server_cast_types
+
+    @property
+    def active_runs(self) -> tuple[str, ...]:
+        """Ids of the runs whose actor is up."""
+        return tuple(run_id for run_id, slot in self._slots.items() if slot.ref is not None)
+
+    def mailbox_statistics(self, run_id: str) -> MailboxStatistics | None:
+        """Return the statistics of the run actor's mailbox, or None when it is not up."""
+        slot = self._slots.get(run_id)
+        if slot is None or slot.ref is None:
+            return None
+        return slot.ref.statistics()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _slot(self, run_id: str) -> RunSlot:
+        slot = self._slots.get(run_id)
+        if slot is None:
+            slot = self._slots[run_id] = RunSlot(run_id)
+        if slot.ref is None or not slot.ref.is_alive:
+            self._spawned += 1
+            captured = slot
+            slot.ref = self._runs.spawn(
+                lambda: RunActor(captured, self._deps),
+                name=f"run:{run_id}:{self._spawned}",
+                max_message_bytes=MAX_MESSAGE_BYTES,
+                size_of=message_size,
+            )
+        return slot
+
+    async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
+        if len(run_id) > 128:
+            raise NotFound("Run not found")
+        await self._ledger.get_run(run_id)  # NotFound before any actor is started
+        for _ in range(3):
+            slot = self._slot(run_id)
+            assert slot.ref is not None
+            try:
+                outcome = await slot.ref.ask(message)
+            except MessageRefused as refused:
+                if refused.reason == "too_large":
+                    raise LimitExceeded(
+                        f"the call is {refused.size} bytes as a message; the limit is "
+                        f"{MAX_MESSAGE_BYTES} (large values travel staged, ids must be short)"
+                    ) from None
+                if refused.reason != "closed":
+                    raise
+                continue  # the actor was reaped between lookup and send: never enqueued
+            await self._maybe_reap()
+            return outcome.unwrap()
+        raise UsageError(f"the actor of run {run_id} kept stopping")
+
+    async def _maybe_reap(self) -> None:
+        now = anyio.current_time()
+        if now - self._last_reap >= self._idle_seconds / 2:
+            self._last_reap = now
+            await self.reap_idle(self._idle_seconds)
+
+    async def reap_idle(self, idle_for: float = 0.0) -> int:
+        """Stop the actors of runs idle for ``idle_for`` seconds with no cast in flight.
+
+        Returns:
+            How many run actors were stopped.
+        """
+        now = anyio.current_time()
+        stopped = 0
+        for run_id, slot in list(self._slots.items()):
+            if slot.ref is not None and slot.idle and now - slot.last_active >= idle_for:
+                ref, slot.ref = slot.ref, None
+                del self._slots[run_id]
+                await ref.stop()
+                stopped += 1
+        return stopped
+
+    # ------------------------------------------------------------------ state changes
+
+    async def start_run(
+        self,
+        original_request: str,
+        mode: Mode,
+        *,
+        host_name: str = "mcp-host",
+        native_subagents: NativeSubagents = "unknown",
+        host_capabilities: Sequence[str] = ("repository.read",),
+        authorization_granted: Sequence[str] | None = None,
+        authorization_denied: Sequence[str] = (),
+        shell_execute_allowlist: Sequence[str] = (),
+        network_read_domains: Sequence[str] = (),
+        active_files: Sequence[str] = (),
+        cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
+    ) -> StepResult:
+        """Start a run (reference §2 tool 1); ``cast_types`` are the user's enabled entries.
+
+        Raises:
+            SchemaViolation: a malformed request or cast-type entry.
+            RuleViolation: the authority inputs break an ``SR-*`` rule.
+        """
+        entries = parse_cast_types(cast_types or ())
+        payload = {
+            "arguments": {
+                "original_request": original_request,
+                "mode": mode,
+                "repository_root": str(self._repository_root),
+                "host_name": host_name,
+                "native_subagents": native_subagents,
+                "host_capabilities": list(host_capabilities),
+                "authorization_granted": None
+                if authorization_granted is None
+                else list(authorization_granted),
+                "authorization_denied": list(authorization_denied),
+                "shell_execute_allowlist": list(shell_execute_allowlist),
+                "network_read_domains": list(network_read_domains),
+                "active_files": list(active_files),
+            },
+            "castTypes": [entry.to_wire() for entry in entries],
+        }
+        with self._stage.staged_json(payload) as key:
+            outcome = await self._launcher.ask(StartRun(key))
+        result: StepResult = outcome.unwrap()
+        return result
+
+    async def ground(
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        *,
+        active_paths: Sequence[str] = (),
+        budget: Any = None,
+        progress: Any = None,
+    ) -> GroundResult:
+        """Ground the run's repository and accept the manifest (reference §2 tool 2)."""
+        state = await self._controller.load(run_id)
+        grounder = self._grounder or _default_grounder
+        grounded = await grounder(
+            run_id=run_id,
+            original_request=str(state.request.body.content),
+            repository_root=state.run.repository_root,
+            mode=state.run.mode,
+            active_paths=tuple(active_paths),
+            budget=budget,
+            excluded_roots=(self._state_dir,),
+            progress=progress,
+        )
+        manifest_wire = grounded.manifest.to_wire()
+        payload = {
+            "manifest": manifest_wire,
+            "documents": [document.to_wire() for document in grounded.documents],
+        }
+        with self._stage.staged_json(payload) as key:
+            result = await self._ask(
+                run_id, GroundRun(run_id, action_id, expected_run_version, key)
+            )
+        return GroundResult(result.run, result.next_action, manifest_wire)
+
+    async def submit_artifact(
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        artifact_type: str,
+        body: object,
+        source_refs: Sequence[str] = (),
+    ) -> StepResult:
+        """Submit a host artifact; ``StepResult.artifact`` holds a stored Evidence/ScenarioSpec."""
+        payload = {"body": body, "sourceRefs": list(source_refs)}
+        with self._stage.staged_json(payload) as key:
+            return await self._ask(
+                run_id,
+                Submit(run_id, action_id, expected_run_version, artifact_type[:128], key),
+            )
+
+    async def answer_clarification(
+        self, run_id: str, action_id: str, expected_run_version: int, response: str
+    ) -> StepResult:
+        """Answer the pending clarification with one choice id."""
+        with self._stage.staged_json({"response": response}) as key:
+            return await self._ask(run_id, Answer(run_id, action_id, expected_run_version, key))
+
+    async def cancel_run(
+        self, run_id: str, action_id: str, expected_run_version: int
+    ) -> StepResult:
+        """Cancel the run; casts in flight are sealed as cancelled packets."""
+        return await self._ask(run_id, CancelRun(run_id, action_id, expected_run_version))
+
+    async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
+        """Decide whether the host may act now (pre-action hook); the decision is traced."""
+        with self._stage.staged_json({"capability": capability, "target": target}) as key:
+            return await self._ask(run_id, CheckTool(run_id, key))
+
+    # ------------------------------------------------------------------ casting
+
+    async def cast(
+        self,
+        run_id: str,
+        *,
+        cast_type: str,
+        routing: object,
+        budget: object,
+        brief: str,
+        pointers: Sequence[str] = (),
+        packet_refs: Sequence[str] = (),
+        parent_cast_id: str | None = None,
+    ) -> Admission:
+        """Cast a child for the executing work node, or raise the typed refusal.
+
+        ``routing`` and ``budget`` are the decoded JSON the parent sent (``None`` when absent);
+        ``parent_cast_id`` is set when a child casts a grandchild. The result's ``handoff`` is
+        what the child receives; ``to_wire()`` gives the whole grant.
+
+        Raises:
+            CastRefusal: one of the contract's cast refusal codes.
+            PacketRefusal: ``unknown_field`` in the handoff.
+        """
+        payload = {
+            "castType": cast_type,
+            "routing": _wire(routing),
+            "budget": _wire(budget),
+            "brief": brief,
+            "pointers": list(pointers),
+            "packetRefs": list(packet_refs),
+            "parentCastId": parent_cast_id,
+        }
+        with self._stage.staged_json(payload) as key:
+            return await self._ask(run_id, CastChild(run_id, key))
+
+    async def cast_progress(
+        self,
+        run_id: str,
+        cast_id: str,
+        *,
+        turns: int,
+        tool_calls: int,
+        input_tokens: int,
+        output_tokens: int,
+    ) -> ProgressStatus:
+        """Report a child's cumulative counters; past a cap the cast is exhausted.
+
+        Raises:
+            PacketRefusal: ``cast_not_open``, or ``budget_exhausted_requires_partial`` once the
+                cast is exhausted.
+        """
+        message = Progress(run_id, cast_id[:128], turns, tool_calls, input_tokens, output_tokens)
+        return await self._ask(run_id, message)
+
+    async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
+        """Seal a child's return into a verified packet stored with the run.
+
+        Raises:
+            PacketRefusal: a repair request (``not_a_packet``, ``packet_too_large``,
+                ``budget_exhausted_requires_partial``, ``cast_not_open``, …).
+        """
+        if isinstance(raw, Mapping):
+            try:
+                size = len(canonical_json(raw))
+            except ValueError:
+                raise PacketRefusal("not_a_packet", "the return is not JSON") from None
+            if size > MAX_RETURN_BYTES:
+                raise PacketRefusal(
+                    "packet_too_large", f"the return is {size} bytes; a packet is at most 8192"
+                )
+            staged: object = {"raw": raw}
+        else:
+            staged = {"raw": "prose"}  # only its type matters: it is not a packet
+        with self._stage.staged_json(staged) as key:
+            return await self._ask(run_id, ReturnPacket(run_id, cast_id[:128], key))
+
+    async def get_digest(self, run_id: str) -> str:
+        """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
+        state = await self._controller.load(run_id)
+        return run_digest(state, await consumption_records(self._ledger, run_id))
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_next_action(self, run_id: str) -> Any:
+        """Return the run's next action."""
+        return await self._controller.get_next_action(run_id)
+
+    async def get_run(self, run_id: str) -> RunDetails:
+        """Return the run row, its artifact metadata and its next action."""
+        return await self._controller.get_run(run_id)
+
+    async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
+        """Return one artifact of the run with its verified body."""
+        return await self._controller.get_artifact(run_id, artifact_id)
+
+    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
+        """Return run metadata, newest first."""
+        return await self._controller.list_runs(limit)
+
+    async def get_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TraceView:
+        """Return a page of the run's canonical trace."""
+        return await self._controller.get_trace(run_id, after_sequence, limit)
+
+    async def verify_run(self, run_id: str) -> VerifyReport:
+        """Recompute every digest and chain link of the run."""
+        await self._ledger.get_run(run_id)
+        return await self._ledger.verify_run(run_id)
+
+
+def _wire(value: object) -> object:
+    to_wire = getattr(value, "to_wire", None)
+    return to_wire() if callable(to_wire) else value
+
+
+def _new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+@asynccontextmanager
+async def open_service(
+    *,
+    ledger: Ledger | None = None,
+    database_url: str | None = None,
+    repository_root: str | Path,
+    state_dir: str | Path | None = None,
+    cast_types: Sequence[CastType | Mapping[str, object]] = (),
+    clock: Callable[[], str] | None = None,
+    new_id: Callable[[], str] | None = None,
+    config_path: str | Path | None = None,
+    grounder: Grounder | None = None,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
+) -> AsyncIterator[Service]:
+    """Open the service for one repository for the duration of an ``async with`` block.
+
+    Args:
+        ledger: A ledger to use (and leave open); otherwise one is opened from ``database_url``
+            (see ``open_ledger``) and closed on exit.
+        database_url: The ledger URL when no ``ledger`` is given.
+        repository_root: The absolute repository root runs work in.
+        state_dir: The server's state directory (default: the repository's default state
+            dir); its ``telic.toml`` or ``telic.json`` may register cast types.
+        cast_types: Cast types the server enables in code, besides the configuration file.
+        clock: The time source of runs (``utc_now`` by default).
+        new_id: The id source of runs (UUID4 by default).
+        config_path: An explicit configuration file instead of the state directory's.
+        grounder: Replaces ``telic.grounding.ground_repository`` (tests, embedding).
+        idle_seconds: How long an idle run actor stays up.
+
+    Raises:
+        ContextSecurityError: the state directory lies inside the repository.
+        UsageError, SchemaViolation: an unreadable or malformed configuration.
+    """
+    root = Path(repository_root)
+    if not root.is_absolute():
+        raise UsageError("repository_root must be an absolute path")
+    state = Path(state_dir) if state_dir is not None else default_state_dir(root)
+    configured = config_path if config_path is not None else find_config(state, root)
+    server_types = parse_cast_types(
+        [*cast_types, *(load_cast_types(configured) if configured is not None else ())]
+    )
+    run_clock = clock or utc_now
+    run_ids = new_id or _new_uuid
+    async with AsyncExitStack() as stack:
+        if ledger is None:
+            ledger = await stack.enter_async_context(
+                open_ledger(database_url, repository_root=root)
+            )
+        controller = Controller(ledger, clock=run_clock, new_id=run_ids)
+        stage = BlobStage()
+        runtime = await stack.enter_async_context(open_runtime(name="telic"))
+        roles: dict[str, ActorRef[Validate]] = {
+            role: runtime.spawn(
+                lambda role=role: RoleActor(role, stage),  # type: ignore[misc]
+                name=f"role:{role}",
+                max_message_bytes=MAX_MESSAGE_BYTES,
+                size_of=message_size,
+            )
+            for role in ROLES
+        }
+        deps = RunDeps(
+            ledger=ledger,
+            controller=controller,
+            stage=stage,
+            roles=roles,
+            server_cast_types=server_types,
+            clock=run_clock,
+            new_id=run_ids,
+        )
+        launcher = runtime.spawn(
+            lambda: Launcher(deps),
+            name="launcher",
+            max_message_bytes=MAX_MESSAGE_BYTES,
+            size_of=message_size,
+        )
+        runs = runtime.spawn_supervisor(
+            name="runs", policy=RestartPolicy(max_restarts=10, within=60.0)
+        )
+        service = Service(
+            ledger=ledger,
+            controller=controller,
+            stage=stage,
+            runs=runs,
+            launcher=launcher,
+            deps=deps,
+            repository_root=root,
+            state_dir=state,
+            grounder=grounder,
+            idle_seconds=idle_seconds,
+        )
+        yield service
