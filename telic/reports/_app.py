@@ -1,0 +1,148 @@
+"""The read-only HTTP surface: an index of runs and each run's report, behind a bearer token.
+
+``reports_app`` returns a Starlette application. Routes (with the default ``prefix="/runs"``)::
+
+    GET /runs              the index of the newest runs (HTML)
+    GET /runs/<id>         the run's report (HTML; ``?format=md`` for Markdown)
+
+Reports are rendered live from the ledger (always ``present``) unless ``reports_dir`` names a
+mirror of written reports (``<id>.html`` / ``<id>.md``, as ``write_report`` writes them); then
+the stored file is shown with its status: ``absent``, ``stale``, ``invalid`` or ``present``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from html import escape
+from os import PathLike
+from typing import Final, TypeAlias
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from telic._errors import NotFound
+from telic.ledger import Ledger, utc_now
+from telic.reports._artifact import describe_report
+from telic.reports._files import ReportFormat, read_stored, render
+from telic.reports._html import CSP, page, render_index
+from telic.reports._load import load_run_report
+from telic.reports._viewer import view_report
+
+__all__ = ["LedgerProvider", "reports_app"]
+
+LedgerProvider: TypeAlias = Callable[[], Ledger | Awaitable[Ledger]]
+"""Returns the ledger to read (sync or async), asked once per request."""
+
+_RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_INDEX_LIMIT: Final = 100
+_HEADERS: Final = {
+    "Content-Security-Policy": CSP + "; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class _BearerAuth:
+    """Refuse HTTP requests without ``Authorization: Bearer <token>`` (401)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = PlainTextResponse(
+                    "401 Unauthorized: a bearer token is required",
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="telic"', **_HEADERS},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _not_found(run_id: str) -> HTMLResponse:
+    body = (
+        '<main><div class="frame" id="run-not-found"><p class="state">No such run</p>'
+        f"<p>This ledger has no run <code>{escape(run_id)}</code>.</p></div></main>"
+    )
+    return HTMLResponse(page("Run not found", body), status_code=404, headers=_HEADERS)
+
+
+def reports_app(
+    ledger_provider: LedgerProvider,
+    *,
+    token: str | None,
+    reports_dir: str | PathLike[str] | None = None,
+    prefix: str = "/runs",
+    clock: Callable[[], str] = utc_now,
+) -> Starlette:
+    """Return the read-only reports application.
+
+    Args:
+        ledger_provider: returns the ledger to read; called once per request.
+        token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
+        reports_dir: a directory of written reports to show with their status instead of
+            rendering live.
+        prefix: where the routes live; pass ``""`` when mounting the app at ``/runs``.
+        clock: the generation time of live reports.
+    """
+
+    async def ledger() -> Ledger:
+        provided = ledger_provider()
+        return await provided if inspect.isawaitable(provided) else provided
+
+    async def index(request: Request) -> Response:
+        runs = await (await ledger()).list_runs(_INDEX_LIMIT)
+        base = request.scope.get("root_path", "") + prefix
+        return HTMLResponse(render_index(runs, base=base), headers=_HEADERS)
+
+    async def report(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if not _RUN_ID.fullmatch(run_id):
+            return _not_found("(not a run id)")
+        fmt_param = request.query_params.get("format", "html")
+        if fmt_param not in ("html", "md"):
+            return PlainTextResponse(
+                "400 Bad Request: format must be html or md", status_code=400, headers=_HEADERS
+            )
+        fmt: ReportFormat = "md" if fmt_param == "md" else "html"
+        try:
+            data = await load_run_report(await ledger(), run_id, clock=clock)
+        except NotFound:
+            return _not_found(run_id)
+        if reports_dir is None:
+            text: str | None = render(data, fmt)
+            name = f"{run_id}.{fmt}"
+        else:
+            name = f"{run_id}.{fmt}"
+            text = await read_stored(anyio.Path(reports_dir) / name)
+        artifact = describe_report(data, text, path=name)
+        body = view_report(artifact, text, fmt)
+        if fmt == "md":
+            return PlainTextResponse(
+                body, media_type="text/markdown; charset=utf-8", headers=_HEADERS
+            )
+        return HTMLResponse(body, headers=_HEADERS)
+
+    base = prefix.rstrip("/")
+    routes = [
+        Route(base or "/", index, methods=["GET"], name="index"),
+        Route(f"{base}/{{run_id}}", report, methods=["GET"], name="report"),
+    ]
+    if base:
+        routes.append(Route(f"{base}/", index, methods=["GET"], name="index_slash"))
+    app = Starlette(routes=routes)
+    if token is not None:
+        app.add_middleware(_BearerAuth, token=token)
+    return app

@@ -1,0 +1,89 @@
+"""Small formatting helpers shared by the Markdown and HTML renderers."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["anchor", "duration", "md", "md_code", "tone"]
+
+_MD_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_GOOD: Final = frozenset(
+    {"pass", "supported", "completed", "ALLOW", "verified", "release", "cited"}
+)
+_BAD: Final = frozenset(
+    {
+        "fail",
+        "failed",
+        "unsupported",
+        "contradicted",
+        "DENY",
+        "blocked",
+        "block",
+        "failed_verification",
+        "rejected",
+        "cancelled",
+        "not cited",
+    }
+)
+_WARN: Final = frozenset(
+    {
+        "partial",
+        "unverified",
+        "pending",
+        "remediate",
+        "revise",
+        "proceed_to_fix",
+        "partially_verified",
+        "unavailable",
+        "not observed",
+        "awaiting_clarification",
+    }
+)
+
+
+def md(text: str) -> str:
+    """Escape untrusted text for one Markdown line or table cell (no HTML, no markup)."""
+    flat = " ".join(text.split())
+    return _MD_SPECIAL.sub(r"\\\1", flat.replace("&", "&amp;"))
+
+
+def md_code(text: str) -> str:
+    """Return ``text`` as an inline code span that its own backticks cannot end."""
+    flat = " ".join(text.split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def anchor(artifact_id: str) -> str:
+    """Return the in-page anchor name of an artifact."""
+    return "artifact-" + re.sub(r"[^A-Za-z0-9._-]", "-", artifact_id)
+
+
+def duration(ms: int | None) -> str:
+    """Format a duration in milliseconds for people (``—`` when unknown)."""
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def tone(value: str) -> str:
+    """Classify a status word as ``good``, ``bad``, ``warn`` or ``neutral``."""
+    if value in _GOOD:
+        return "good"
+    if value in _BAD:
+        return "bad"
+    if value in _WARN:
+        return "warn"
+    return "neutral"

@@ -1,0 +1,388 @@
+"""The self-contained HTML rendering of a run report, and of the index of runs.
+
+One page, inline CSS, an inline SVG, no scripts and no external assets; a Content-Security-Policy
+meta tag forbids both, so a hostile string that slipped past escaping still could not run. Every
+text that came from the ledger goes through ``html.escape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Final
+from urllib.parse import quote
+
+from telic.ledger import RunSummary
+from telic.reports._format import anchor, duration, tone
+from telic.reports._model import RunReportData
+from telic.reports._project import protocol_phase
+from telic.reports._svg import path_svg
+
+__all__ = ["STATUS_MARKER", "page", "render_html", "render_index"]
+
+STATUS_MARKER: Final = "<!-- telic-report-status -->"
+"""Where a viewer inserts the report's status banner."""
+
+CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+CSS: Final = """
+:root{color-scheme:light;--ink:#0f172a;--muted:#475569;--line:#cbd5e1;--bg:#f8fafc}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);
+background:var(--bg)}
+main{max-width:1120px;margin:0 auto;padding:24px 28px 48px}
+header.top{background:#fff;border:1px solid var(--line);border-radius:10px;padding:16px 20px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;
+border-bottom:1px solid var(--line);padding-bottom:4px}
+blockquote.request{margin:8px 0 12px;padding:8px 12px;border-left:4px solid #64748b;
+background:#f1f5f9;white-space:pre-wrap;overflow-wrap:anywhere}
+dl.facts{display:flex;flex-wrap:wrap;gap:8px 28px;margin:0}
+dl.facts div{min-width:110px}dt{font-size:12px;color:var(--muted)}dd{margin:0;font-weight:600}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top;
+overflow-wrap:break-word}
+td.num,td.when,th{white-space:nowrap}
+th{background:#f1f5f9;font-weight:600}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+.pill{display:inline-block;padding:0 8px;border-radius:999px;font-weight:600;font-size:12px;
+border:1px solid transparent}
+.good{background:#dcfce7;color:#166534;border-color:#86efac}
+.bad{background:#fee2e2;color:#991b1b;border-color:#fca5a5}
+.warn{background:#fef3c7;color:#92400e;border-color:#fcd34d}
+.neutral{background:#e2e8f0;color:#334155;border-color:#cbd5e1}
+.empty{color:var(--muted);font-style:italic}
+.banner{margin:12px 0;padding:10px 14px;border-radius:8px;border:1px solid;font-weight:600}
+.banner.present{background:#f0fdf4;border-color:#86efac;color:#166534}
+.banner.stale{background:#fffbeb;border-color:#fcd34d;color:#92400e}
+.banner.invalid,.banner.integrity{background:#fef2f2;border-color:#fca5a5;color:#991b1b}
+.frame{margin:48px auto;max-width:560px;background:#fff;border:2px dashed #94a3b8;
+border-radius:12px;padding:32px;text-align:center}
+.frame .state{font-size:20px;font-weight:700}
+.svgwrap{background:#fff;border:1px solid var(--line);border-radius:10px;padding:8px;
+overflow-x:auto}
+pre.digest{background:#0f172a;color:#e2e8f0;padding:12px;border-radius:8px;white-space:pre-wrap;
+overflow-wrap:anywhere}
+ul.artifacts{list-style:none;padding:0}ul.artifacts li{background:#fff;border:1px solid var(--line);
+border-radius:6px;padding:6px 10px;margin:4px 0}
+ul.artifacts li:target{outline:3px solid #f59e0b}
+footer{margin-top:32px;color:var(--muted);font-size:12px}
+"""
+
+
+def page(title: str, body: str) -> str:
+    """Wrap ``body`` in a complete, self-contained HTML document titled ``title``."""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="telic-reports">\n'
+        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"{body}\n</body>\n</html>\n"
+    )
+
+
+def _pill(value: str) -> str:
+    return f'<span class="pill {tone(value)}">{escape(value)}</span>'
+
+
+def _link(artifact_id: str) -> str:
+    return f'<a href="#{anchor(artifact_id)}"><code>{escape(artifact_id)}</code></a>'
+
+
+def _links(ids: Sequence[str]) -> str:
+    return ", ".join(_link(i) for i in ids) if ids else "—"
+
+
+def _table(section: str, header: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> str:
+    if not rows:
+        return f'<p class="empty" id="{section}-empty">{escape(empty)}</p>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return (
+        f'<table id="{section}-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
+
+
+def _section(section: str, title: str, content: str) -> str:
+    return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
+
+
+def _header(data: RunReportData) -> str:
+    status = data.terminal_status or data.run_status
+    request = (
+        '<p class="empty">The request message is missing.</p>'
+        if data.request is None
+        else f'<blockquote class="request" id="request">{escape(data.request)}</blockquote>'
+    )
+    facts = [
+        ("Mode", f"<code>{escape(data.mode)}</code>"),
+        ("Status", f'<span id="terminal-status">{_pill(status)}</span>'),
+        ("Phase", f"<code>{escape(data.phase)}</code>"),
+        ("Version", str(data.version)),
+        ("Started", escape(data.created_at)),
+        ("Updated", escape(data.updated_at)),
+    ]
+    dl = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
+    integrity = data.integrity
+    check = (
+        f'<p id="integrity">Ledger integrity: {_pill("verified")} '
+        f"({integrity.records_checked} records).</p>"
+        if integrity.ok
+        else f'<p class="banner integrity" id="integrity">Ledger integrity FAILED: '
+        f"{escape(integrity.problem or 'unknown')}</p>"
+    )
+    summary = "" if not data.summary else f'<p id="summary">{escape(data.summary)}</p>'
+    return (
+        f'<header class="top"><h1>Run report <code>{escape(data.run_id)}</code></h1>\n'
+        f'{request}\n<dl class="facts">{dl}</dl>\n{check}\n{summary}</header>\n{STATUS_MARKER}\n'
+    )
+
+
+def render_html(data: RunReportData) -> str:
+    """Render ``data`` as one self-contained HTML page (no scripts, no external assets)."""
+    parts = [_header(data)]
+    timeline = [
+        [
+            str(e.sequence),
+            f"<code>{escape(e.timestamp.replace('T', ' '))}</code>",
+            escape(e.phase),
+            escape(e.actor),
+            escape(e.event),
+            "—"
+            if e.artifact_id is None
+            else f"{_link(e.artifact_id)} {escape(e.artifact_type or '')}",
+            "" if e.outcome is None else _pill(e.outcome),
+            duration(e.duration_ms),
+        ]
+        for e in data.timeline
+    ]
+    parts.append(
+        _section(
+            "timeline",
+            "Timeline",
+            _table(
+                "timeline",
+                ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
+                timeline,
+                "No steps recorded.",
+            ),
+        )
+    )
+    parts.append(
+        _section(
+            "path",
+            "Path through the state machine",
+            f'<div class="svgwrap">{path_svg(data.path)}</div>',
+        )
+    )
+    criteria = [
+        [
+            f"<code>{escape(c.id)}</code>",
+            escape(c.stage),
+            escape(c.requirement),
+            _pill(c.status),
+            _links(c.evidence),
+        ]
+        for c in data.criteria
+    ]
+    parts.append(
+        _section(
+            "criteria",
+            "Acceptance criteria",
+            _table(
+                "criteria",
+                ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
+                criteria,
+                "No task contract yet.",
+            ),
+        )
+    )
+    claims = [
+        [
+            f"<code>{escape(c.claim_id)}</code>",
+            escape(c.claim),
+            _pill(c.status),
+            escape(c.basis),
+            escape(", ".join(c.criteria)) or "—",
+            _links(c.evidence),
+            _link(c.source),
+        ]
+        for c in data.claims
+    ]
+    parts.append(
+        _section(
+            "claims",
+            "Claim → evidence",
+            _table(
+                "claims",
+                ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
+                claims,
+                "No claims recorded.",
+            ),
+        )
+    )
+    verifications = [
+        [
+            f"<code>{escape(v.requirement_id)}</code>",
+            f"<code>{escape(v.capability)}</code>",
+            "yes" if v.required else "no",
+            _pill(v.status),
+            _links(v.evidence),
+            escape(v.description),
+        ]
+        for v in data.verifications
+    ]
+    parts.append(
+        _section(
+            "verification",
+            "Verification",
+            _table(
+                "verification",
+                ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
+                verifications,
+                "No verification requirements.",
+            ),
+        )
+    )
+    permissions = [
+        [
+            str(p.sequence),
+            _pill(p.decision),
+            f"<code>{escape(p.capability)}</code>",
+            f"<code>{escape(p.scope)}</code>" if p.scope else "—",
+            escape(p.deciding_layer),
+            escape(p.reason),
+            "—" if p.artifact_id is None else _link(p.artifact_id),
+        ]
+        for p in data.permissions
+    ]
+    parts.append(
+        _section(
+            "permissions",
+            "Permission decisions",
+            _table(
+                "permissions",
+                ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
+                permissions,
+                "No permission decisions recorded.",
+            ),
+        )
+    )
+    budgets = [
+        [
+            escape(b.name),
+            str(b.used),
+            str(b.limit),
+            f'<meter min="0" max="{max(b.limit, 1)}" value="{min(b.used, max(b.limit, 1))}">'
+            f"{b.used}/{b.limit}</meter>",
+        ]
+        for b in data.budgets
+    ]
+    parts.append(
+        _section(
+            "budgets",
+            "Budgets",
+            _table("budgets", ["Budget", "Used", "Limit", ""], budgets, "No budgets."),
+        )
+    )
+    packets = [
+        [
+            f"<code>{escape(p.packet_id)}</code> ({_link(p.artifact_id)})",
+            escape(p.cast_type),
+            escape(p.need_code),
+            f"{escape(p.outcome)} / {_pill(p.verdict) if p.verdict else '—'}",
+            str(p.total_tokens),
+            _pill(p.consumption)
+            + ("" if p.cite_kind in (None, "none") else f" by {escape(p.cite_kind or '')}"),
+        ]
+        for p in data.packets
+    ]
+    digest = (
+        ""
+        if not data.digest
+        else f'<h3>Digest</h3><pre class="digest" id="digest">{escape(data.digest)}</pre>'
+    )
+    parts.append(
+        _section(
+            "packets",
+            "Evidence packets",
+            _table(
+                "packets",
+                ["Packet", "Cast type", "Need", "Outcome / verdict", "Tokens", "Consumption"],
+                packets,
+                "No evidence packets in this run.",
+            )
+            + digest,
+        )
+    )
+    risks = "".join(f"<li>{escape(r)}</li>" for r in data.risks)
+    parts.append(
+        _section(
+            "risks",
+            "Unresolved risks",
+            f"<ul>{risks}</ul>" if risks else '<p class="empty">None recorded.</p>',
+        )
+    )
+    steps = "".join(
+        f"<li><code>{escape(n.id)}</code> {escape(n.description)}"
+        + (" " + _pill("needs authorization") if n.requires_authorization else "")
+        + "</li>"
+        for n in data.next_actions
+    )
+    parts.append(
+        _section(
+            "next-actions",
+            "Next actions",
+            f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
+        )
+    )
+    items = "".join(
+        f'<li id="{anchor(a.artifact_id)}"><code>{escape(a.artifact_id)}</code> '
+        f"<strong>{escape(a.type)}</strong> by {escape(a.producer)} at "
+        f"<code>{escape(a.created_at)}</code> · {a.size_bytes} bytes · "
+        f"<code>{escape(a.sha256)}</code>"
+        + (f"<br>{escape(a.summary)}" if a.summary else "")
+        + "</li>"
+        for a in data.artifacts
+    )
+    parts.append(
+        _section(
+            "artifacts",
+            "Artifacts",
+            f'<ul class="artifacts">{items}</ul>' if items else '<p class="empty">None.</p>',
+        )
+    )
+    p = data.provenance
+    facts = [
+        ("Run", f"<code>{escape(p.run_id)}</code>"),
+        ("Ledger chain head", f'<code id="chain-head">{escape(p.chain_head or "(empty)")}</code>'),
+        ("Records covered", str(p.chain_length)),
+        ("Generator", f"{escape(p.generator_name)} {escape(p.generator_version)}"),
+        ("Generated at", f"<code>{escape(p.generated_at)}</code>"),
+    ]
+    rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    parts.append(_section("provenance", "Provenance", f"<table>{rows}</table>"))
+    body = "<main>\n" + "".join(parts) + "</main>"
+    return page(f"Run report {data.run_id}", body)
+
+
+def render_index(runs: Sequence[RunSummary], *, base: str = "/runs") -> str:
+    """Render the read-only index of ``runs``, each linking to ``<base>/<run id>``."""
+    rows = [
+        [
+            f'<a href="{escape(base.rstrip("/") + "/" + quote(r.run_id, safe=""))}">'
+            f"<code>{escape(r.run_id)}</code></a>",
+            f"<code>{escape(r.requested_mode)}</code>",
+            _pill(r.status),
+            f"<code>{escape(protocol_phase(r.phase))}</code>",
+            str(r.version),
+            f"<code>{escape(r.updated_at)}</code>",
+        ]
+        for r in runs
+    ]
+    table = _table(
+        "runs", ["Run", "Mode", "Status", "Phase", "Version", "Updated"], rows, "No runs yet."
+    )
+    body = f'<main>\n<header class="top"><h1>Runs</h1></header>\n{table}\n</main>'
+    return page("Telic runs", body)

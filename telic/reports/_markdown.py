@@ -1,0 +1,210 @@
+"""The Markdown rendering of a run report: pure, deterministic, every untrusted text escaped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from telic.reports._format import anchor, duration, md, md_code
+from telic.reports._model import RunReportData
+
+__all__ = ["render_markdown"]
+
+
+def _link(artifact_id: str) -> str:
+    return f"[{md(artifact_id)}](#{anchor(artifact_id)})"
+
+
+def _links(ids: Sequence[str]) -> str:
+    return ", ".join(_link(i) for i in ids) if ids else "—"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> list[str]:
+    if not rows:
+        return [f"_{empty}_", ""]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell or "—" for cell in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _fence(text: str) -> str:
+    longest = max((len(line) - len(line.lstrip("`")) for line in text.splitlines()), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def render_markdown(data: RunReportData) -> str:
+    """Render ``data`` as a Markdown report (GitHub-flavoured tables, in-page anchors)."""
+    out = [f"# Run report {md_code(data.run_id)}", ""]
+    request = "_(the request message is missing)_" if data.request is None else md(data.request)
+    out += [f"> **Request:** {request}", ""]
+    status = data.terminal_status or data.run_status
+    out += _table(
+        ["Mode", "Status", "Phase", "Version", "Started", "Updated"],
+        [
+            [
+                md(data.mode),
+                f"**{md(status)}**",
+                md(data.phase),
+                str(data.version),
+                data.created_at,
+                data.updated_at,
+            ]
+        ],
+        "",
+    )
+    integrity = data.integrity
+    if integrity.ok:
+        out += [f"Ledger integrity: verified ({integrity.records_checked} records).", ""]
+    else:
+        out += [f"**Ledger integrity: FAILED** — {md(integrity.problem or 'unknown')}", ""]
+    if data.summary:
+        out += ["## Summary", "", md(data.summary), ""]
+
+    out += ["## Timeline", ""]
+    out += _table(
+        ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
+        [
+            [
+                str(e.sequence),
+                e.timestamp,
+                md(e.phase),
+                md(e.actor),
+                md(e.event),
+                "—"
+                if e.artifact_id is None
+                else f"{_link(e.artifact_id)} ({md(e.artifact_type or '')})",
+                md(e.outcome or ""),
+                duration(e.duration_ms),
+            ]
+            for e in data.timeline
+        ],
+        "No steps recorded.",
+    )
+
+    out += ["## Path through the state machine", ""]
+    for index, step in enumerate(data.path, 1):
+        how = "" if not step.label else f" — {md(step.label)}"
+        out.append(f"{index}. **{md(step.phase)}** ({step.kind}){how}")
+    out.append("")
+
+    out += ["## Acceptance criteria", ""]
+    out += _table(
+        ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
+        [
+            [md(c.id), md(c.stage), md(c.requirement), f"**{md(c.status)}**", _links(c.evidence)]
+            for c in data.criteria
+        ],
+        "No task contract yet.",
+    )
+
+    out += ["## Claim → evidence", ""]
+    out += _table(
+        ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
+        [
+            [
+                md(c.claim_id),
+                md(c.claim),
+                f"**{md(c.status)}**",
+                md(c.basis),
+                md(", ".join(c.criteria)),
+                _links(c.evidence),
+                _link(c.source),
+            ]
+            for c in data.claims
+        ],
+        "No claims recorded.",
+    )
+
+    out += ["## Verification", ""]
+    out += _table(
+        ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
+        [
+            [
+                md(v.requirement_id),
+                md(v.capability),
+                "yes" if v.required else "no",
+                f"**{md(v.status)}**",
+                _links(v.evidence),
+                md(v.description),
+            ]
+            for v in data.verifications
+        ],
+        "No verification requirements.",
+    )
+
+    out += ["## Permission decisions", ""]
+    out += _table(
+        ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
+        [
+            [
+                str(p.sequence),
+                f"**{p.decision}**",
+                md(p.capability),
+                md_code(p.scope) if p.scope else "—",
+                md(p.deciding_layer),
+                md(p.reason),
+                "—" if p.artifact_id is None else _link(p.artifact_id),
+            ]
+            for p in data.permissions
+        ],
+        "No permission decisions recorded.",
+    )
+
+    out += ["## Budgets", ""]
+    out += _table(
+        ["Budget", "Used", "Limit"],
+        [[md(b.name), str(b.used), str(b.limit)] for b in data.budgets],
+        "",
+    )
+
+    out += ["## Evidence packets", ""]
+    out += _table(
+        ["Packet", "Cast type", "Need", "Outcome / verdict", "Tokens", "Consumption"],
+        [
+            [
+                f"{md_code(p.packet_id)} ({_link(p.artifact_id)})",
+                md(p.cast_type),
+                md(p.need_code),
+                md(f"{p.outcome} / {p.verdict}"),
+                str(p.total_tokens),
+                md(p.consumption if p.cite_kind in (None, "none") else f"cited ({p.cite_kind})"),
+            ]
+            for p in data.packets
+        ],
+        "No evidence packets in this run.",
+    )
+    if data.digest:
+        fence = _fence(data.digest)
+        out += ["Digest:", "", f"{fence}text", data.digest, fence, ""]
+
+    out += ["## Unresolved risks", ""]
+    out += [f"- {md(r)}" for r in data.risks] or ["_None recorded._"]
+    out += ["", "## Next actions", ""]
+    out += [
+        f"- {md(n.id)}: {md(n.description)}"
+        + (" _(needs authorization)_" if n.requires_authorization else "")
+        for n in data.next_actions
+    ] or ["_None recorded._"]
+
+    out += ["", "## Artifacts", ""]
+    for a in data.artifacts:
+        extra = f" — {md(a.summary)}" if a.summary else ""
+        out.append(
+            f'- <a id="{anchor(a.artifact_id)}"></a>{md_code(a.artifact_id)} '
+            f"{md(a.type)} by {md(a.producer)} at {a.created_at} "
+            f"({a.size_bytes} bytes, {md_code(a.sha256)}){extra}"
+        )
+    if not data.artifacts:
+        out.append("_No artifacts._")
+
+    p = data.provenance
+    out += [
+        "",
+        "## Provenance",
+        "",
+        f"- Run: {md_code(p.run_id)}",
+        f"- Ledger chain head: {md_code(p.chain_head or '(empty)')} (record {p.chain_length})",
+        f"- Generator: {md(p.generator_name)} {md(p.generator_version)}",
+        f"- Generated at: {p.generated_at}",
+        "",
+    ]
+    return "\n".join(out)

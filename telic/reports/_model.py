@@ -1,0 +1,235 @@
+"""The report's data: everything a renderer shows, gathered once from the ledger.
+
+``RunReportData`` is a plain, frozen projection of one run's ledger records. The renderers are
+pure functions of it, so the same data always renders to the same bytes; only
+``load_run_report`` touches the ledger. Text fields that came from artifact bodies (the request,
+claims, risks) are untrusted and every renderer escapes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = [
+    "GENERATOR_NAME",
+    "ArtifactEntry",
+    "BudgetRow",
+    "ClaimRow",
+    "CriterionRow",
+    "Integrity",
+    "NextStep",
+    "PacketRow",
+    "PathStep",
+    "PermissionRow",
+    "Provenance",
+    "RunReportData",
+    "TimelineEntry",
+    "VerificationRow",
+]
+
+GENERATOR_NAME: Final = "telic-reports"
+"""The generator name every report carries in its provenance."""
+
+StepKind = Literal[
+    "start", "advance", "revision", "remediation", "fix", "clarification", "resume", "terminal"
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimelineEntry:
+    """One step of the run's history: what was accepted when, by whom, and how long it took."""
+
+    sequence: int
+    """The trace sequence of the event."""
+    timestamp: str
+    phase: str
+    """The protocol phase the step happened in."""
+    actor: str
+    event: str
+    """The internal trace event type (``phase_submitted``, ``clarification_answered``, …)."""
+    artifact_id: str | None
+    artifact_type: str | None
+    outcome: str | None
+    """The artifact's decision or status when it has one (``pass``, ``remediate``, …)."""
+    duration_ms: int | None
+    """Time since the previous step; ``None`` for the first."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathStep:
+    """One node of the path through the state machine, with how the run got there."""
+
+    phase: str
+    kind: StepKind
+    label: str
+    """A short annotation: the decision that led here, or the terminal status."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CriterionRow:
+    """An acceptance criterion of the latest TaskContract and its latest judged status."""
+
+    id: str
+    stage: str
+    requirement: str
+    status: str
+    """The latest judgement (``pass``, ``fail``, ``unverified``…), else ``pending``."""
+    evidence: tuple[str, ...]
+    """Artifact ids of the evidence the latest judgement cites."""
+    source: str | None
+    """Artifact id of the review or result the status comes from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimRow:
+    """One row of the claim → evidence matrix (ReleaseAudit, else the UserReport's claims)."""
+
+    claim_id: str
+    claim: str
+    status: str
+    basis: str
+    criteria: tuple[str, ...]
+    evidence: tuple[str, ...]
+    """Artifact ids (links within the report) of the evidence."""
+    source: str
+    """Artifact id the row comes from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationRow:
+    """A verification requirement of the contract and its result in the latest QualityReview."""
+
+    requirement_id: str
+    capability: str
+    required: bool
+    description: str
+    status: str
+    """The latest review's status, or ``pending`` when no review judged it yet."""
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRow:
+    """A ``permission_checked`` trace event: ALLOW or DENY and the layer that decided."""
+
+    sequence: int
+    timestamp: str
+    decision: Literal["ALLOW", "DENY"]
+    capability: str
+    scope: str
+    deciding_layer: str
+    """The layer that denied, ``all layers`` for an allow, ``target`` for a refused target."""
+    reason: str
+    artifact_id: str | None
+    """The WorkResult whose action was checked."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetRow:
+    """A budget: how much was used against its limit."""
+
+    name: str
+    used: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PacketRow:
+    """An evidence packet stored in the run and whether the parent's next decision cited it."""
+
+    artifact_id: str
+    packet_id: str
+    cast_type: str
+    need_code: str
+    outcome: str
+    verdict: str
+    claim: str
+    total_tokens: int
+    created_at: str
+    consumption: Literal["cited", "not cited", "not observed"]
+    cite_kind: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextStep:
+    """A next action the UserReport proposes."""
+
+    id: str
+    description: str
+    requires_authorization: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArtifactEntry:
+    """An artifact of the run: the anchor every link in the report points at."""
+
+    position: int
+    artifact_id: str
+    type: str
+    producer: str
+    created_at: str
+    sha256: str
+    size_bytes: int
+    summary: str
+    """A short, type-specific line (an Evidence summary, a decision), or empty."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Integrity:
+    """The outcome of ``verify_run`` when the report was generated."""
+
+    ok: bool
+    records_checked: int
+    problem: str | None
+    """What the first broken record is and why, when not ``ok``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """Where the report comes from: the run, the ledger's chain head, the generator, the time."""
+
+    run_id: str
+    chain_head: str
+    """The record hash of the run's last ledger record."""
+    chain_length: int
+    """How many records (artifacts and trace events) the report covers."""
+    generator_name: str
+    generator_version: str
+    generated_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunReportData:
+    """Everything a run report shows, as projected from the ledger at one moment."""
+
+    run_id: str
+    request: str | None
+    """The original request text (untrusted), or ``None`` when the message is missing."""
+    mode: str
+    run_status: str
+    """The ledger's run status (``running``, ``completed``, ``partial``, ``cancelled``, …)."""
+    terminal_status: str | None
+    """The reported terminal status (adds ``failed_verification``), or ``None`` while running."""
+    phase: str
+    """The run's protocol phase."""
+    version: int
+    created_at: str
+    updated_at: str
+    summary: str | None
+    """The UserReport's summary, when there is one."""
+    timeline: tuple[TimelineEntry, ...]
+    path: tuple[PathStep, ...]
+    criteria: tuple[CriterionRow, ...]
+    claims: tuple[ClaimRow, ...]
+    verifications: tuple[VerificationRow, ...]
+    permissions: tuple[PermissionRow, ...]
+    budgets: tuple[BudgetRow, ...]
+    packets: tuple[PacketRow, ...]
+    digest: str
+    """The packet digest (``telic_packets.render_digest``); empty without packets."""
+    risks: tuple[str, ...]
+    next_actions: tuple[NextStep, ...]
+    artifacts: tuple[ArtifactEntry, ...]
+    integrity: Integrity
+    provenance: Provenance

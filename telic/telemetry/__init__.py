@@ -1,0 +1,35 @@
+"""Optional OpenTelemetry export of runs: spans per run, phase submission and cast.
+
+Off unless configured: install the ``otel`` extra, then either call ``export_run`` for a
+recorded run or keep one ``TelemetryObserver`` for the service and call
+``await observer.observe(ledger, run_id)`` after every committed step (start, ground, submit,
+answer, cancel, cast, packet return) and ``observer.on_rejection(run_id, error, ...)`` when the
+controller refuses a submission; ``observer.close()`` on shutdown. ``telemetry_from_env``
+returns an observer only when ``TELIC_OTEL`` is ``1``/``true`` (spans then go to the global
+tracer provider the deployment configured, e.g. with an OTLP exporter).
+
+GenAI semantic-convention names are used where they exist (``invoke_workflow``,
+``invoke_agent``, ``gen_ai.agent.name``, ``gen_ai.usage.*``), ``telic.*`` attributes otherwise.
+Only ids, types, verdicts, rule ids and counts leave the process: never request, claim, quote,
+summary, path or target text. Importing this package never requires ``opentelemetry``.
+"""
+
+from __future__ import annotations
+
+from telic.telemetry._config import OTEL_ENV as OTEL_ENV
+from telic.telemetry._config import telemetry_from_env as telemetry_from_env
+from telic.telemetry._facts import artifact_facts as artifact_facts
+from telic.telemetry._facts import packet_facts as packet_facts
+from telic.telemetry._observer import TelemetryObserver as TelemetryObserver
+from telic.telemetry._observer import export_run as export_run
+from telic.telemetry._observer import otel_available as otel_available
+
+__all__ = [
+    "OTEL_ENV",
+    "TelemetryObserver",
+    "artifact_facts",
+    "export_run",
+    "otel_available",
+    "packet_facts",
+    "telemetry_from_env",
+]

@@ -1,0 +1,180 @@
+"""The report API: escaping, descriptors, files, and the read-only HTTP app with its token rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from telic._errors import NotFound
+from telic.ledger import Ledger, open_ledger
+from telic.reports import (
+    check_report,
+    deciding_layer,
+    load_run_report,
+    render_html,
+    render_index,
+    render_markdown,
+    render_report,
+    reports_app,
+    write_report,
+)
+
+from .recorded import GENERATED_AT, HOSTILE, completed, fixed_clock, partial, running
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_untrusted_text_is_escaped_in_html_and_markdown() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    page = render_html(data)
+    assert "<script" not in page
+    assert "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "Content-Security-Policy" in page
+    text = render_markdown(data)
+    assert "<script" not in text.replace("\\<script", "")
+    assert "\\<img src=x onerror=alert\\(1\\)\\>" in text
+    assert HOSTILE not in text
+
+
+async def test_the_report_states_terminal_status_decisions_and_provenance() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await partial(ledger)
+        verify = await ledger.verify_run(run_id)
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    assert (data.mode, data.terminal_status, data.run_status) == (
+        "analyze_only",
+        "partial",
+        "partial",
+    )
+    assert [(p.decision, p.deciding_layer) for p in data.permissions] == [
+        ("ALLOW", "all layers (mode, authorization, node)"),
+        ("DENY", "node"),
+    ]
+    assert data.provenance.chain_length == verify.records_checked
+    assert data.provenance.generated_at == GENERATED_AT
+    assert data.risks == ("Not everything was proven",)
+    assert data.packets == ()
+    assert data.digest == ""
+    assert "No evidence packets in this run." in render_html(data)
+
+
+def test_the_deciding_layer_is_read_from_the_recorded_reason() -> None:
+    assert (
+        deciding_layer(
+            {"decision": "deny", "rationaleSummary": "x is explicitly denied by the mode layer"}
+        )
+        == "mode"
+    )
+    assert (
+        deciding_layer({"decision": "deny", "rationaleSummary": "bad path"})
+        == "target (before any layer)"
+    )
+    assert deciding_layer({"decision": "allow", "rationaleSummary": ""}) == "all layers"
+    assert deciding_layer({"decision": "deny", "decidingLayer": "authorization"}) == "authorization"
+
+
+async def test_written_reports_are_present_then_stale_then_invalid_when_edited(
+    tmp_path: Path,
+) -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id, flow = await running(ledger)
+        out = tmp_path / "report.md"
+        missing, text = await check_report(ledger, run_id, out)
+        assert (missing.status, text) == ("absent", None)
+        written = await write_report(ledger, run_id, "md", out, clock=fixed_clock())
+        assert written.status == "present"
+        assert written.path == "report.md"
+        assert written.source_refs[0].startswith(f"artifact://{run_id}/")
+        assert (await check_report(ledger, run_id, out))[0].status == "present"
+        await flow.submit("Evidence", flow.b.evidence())
+        stale, _ = await check_report(ledger, run_id, out)
+        assert stale.status == "stale"
+        assert (
+            stale.stale_reason == "the ledger has 2 newer records than the report covers (15 of 17)"
+        )
+        out.write_bytes(out.read_bytes().replace(b"failing", b"passing"))
+        assert (await check_report(ledger, run_id, out))[0].status == "invalid"
+        out.write_bytes(b"\xff\xfe")
+        assert (await check_report(ledger, run_id, out))[0].status == "invalid"
+        sealed = await render_report(ledger, run_id, "html", clock=fixed_clock())
+        assert sealed.rstrip("\n").rsplit("\n", 1)[-1].startswith("<!-- telic-report {")
+        with pytest.raises(NotFound):
+            await render_report(ledger, "no-such-run")
+
+
+def test_the_index_links_each_run_under_its_base() -> None:
+    assert "No runs yet." in render_index([])
+
+
+async def _client(ledger: Ledger, **kwargs: object) -> httpx2.AsyncClient:
+    app = reports_app(lambda: ledger, clock=fixed_clock(), **kwargs)  # type: ignore[arg-type]
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test")
+
+
+async def test_the_app_serves_the_index_and_reports_in_both_formats() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        async with await _client(ledger, token=None) as client:
+            index = await client.get("/runs")
+            assert index.status_code == 200
+            assert f'href="/runs/{run_id}"' in index.text
+            page = await client.get(f"/runs/{run_id}")
+            assert page.status_code == 200
+            assert page.headers["content-type"].startswith("text/html")
+            assert "script-src" not in page.headers["content-security-policy"]
+            assert 'data-report-status="present"' in page.text
+            assert "<svg" in page.text
+            md = await client.get(f"/runs/{run_id}", params={"format": "md"})
+            assert md.headers["content-type"].startswith("text/markdown")
+            assert md.text.startswith("> **Report present")
+            assert (
+                await client.get(f"/runs/{run_id}", params={"format": "pdf"})
+            ).status_code == 400
+            assert (await client.get("/runs/nope")).status_code == 404
+            assert (await client.get("/runs/%3Cx%3E")).status_code == 404
+            assert (await client.post("/runs")).status_code == 405
+
+
+async def test_a_configured_token_is_required_on_every_route() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        async with await _client(ledger, token="s3cret") as client:
+            for path in ("/runs", f"/runs/{run_id}"):
+                refused = await client.get(path)
+                assert refused.status_code == 401
+                assert refused.headers["www-authenticate"].startswith("Bearer")
+                wrong = await client.get(path, headers={"Authorization": "Bearer nope"})
+                assert wrong.status_code == 401
+                ok = await client.get(path, headers={"Authorization": "Bearer s3cret"})
+                assert ok.status_code == 200
+
+
+async def test_a_report_mirror_shows_absent_then_present_then_stale(tmp_path: Path) -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id, flow = await running(ledger)
+
+        async def provider() -> Ledger:
+            return ledger
+
+        app = reports_app(
+            provider, token=None, reports_dir=tmp_path, prefix="", clock=fixed_clock()
+        )
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+            absent = await client.get(f"/{run_id}")
+            assert 'id="report-absent"' in absent.text
+            assert "not generated yet" in absent.text
+            await write_report(
+                ledger, run_id, "html", tmp_path / f"{run_id}.html", clock=fixed_clock()
+            )
+            assert 'data-report-status="present"' in (await client.get(f"/{run_id}")).text
+            await flow.submit("Evidence", flow.b.evidence())
+            stale = await client.get(f"/{run_id}")
+            assert 'data-report-status="stale"' in stale.text
+            assert "2 newer records" in stale.text
+            assert f'href="/{run_id}"' in (await client.get("/")).text
