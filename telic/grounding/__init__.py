@@ -1,0 +1,41 @@
+"""Repository context grounding: which files a run may rely on, and why (reference §4).
+
+``ground_repository`` lists the repository (git, else ripgrep, else a bounded walk), ranks the
+candidates by path tokens only, and reads the best of them within a ``GroundingBudget``: files
+that are binary, not UTF-8, secret-like by path or content, duplicated, too large or over budget
+are left out and only counted. The result carries the canonical ``ContextManifest``, one
+``ContextDocument`` per selected file, and the snake_case wire manifest. No path or byte of an
+excluded file reaches any of them, nor an error message.
+
+The ranking and selection core is pure (``_plan``, ``_rank``, ``_select``, ``_manifest``); the
+shell (``_ground``, ``_inventory``, ``_read``, ``_root``) does the I/O through anyio, with
+subprocesses that never see a shell and file reads in a worker thread.
+"""
+
+from telic.grounding._budget import GroundingBudget as GroundingBudget
+from telic.grounding._budget import GroundingProgress as GroundingProgress
+from telic.grounding._budget import GroundingStage as GroundingStage
+from telic.grounding._ground import REPORT_ONLY_WARNING as REPORT_ONLY_WARNING
+from telic.grounding._ground import GroundingResult as GroundingResult
+from telic.grounding._ground import ground_repository as ground_repository
+from telic.grounding._paths import EXCLUDED_DIRECTORIES as EXCLUDED_DIRECTORIES
+from telic.grounding._paths import PINNED_INSTRUCTION_FILES as PINNED_INSTRUCTION_FILES
+from telic.grounding._paths import is_instruction_path as is_instruction_path
+from telic.grounding._rank import STOP_WORDS as STOP_WORDS
+from telic.grounding._rank import tokenize as tokenize
+from telic.grounding._select import ZERO_RELEVANCE_WARNING as ZERO_RELEVANCE_WARNING
+
+__all__ = [
+    "EXCLUDED_DIRECTORIES",
+    "PINNED_INSTRUCTION_FILES",
+    "REPORT_ONLY_WARNING",
+    "STOP_WORDS",
+    "ZERO_RELEVANCE_WARNING",
+    "GroundingBudget",
+    "GroundingProgress",
+    "GroundingResult",
+    "GroundingStage",
+    "ground_repository",
+    "is_instruction_path",
+    "tokenize",
+]

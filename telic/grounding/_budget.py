@@ -1,0 +1,130 @@
+"""Grounding limits, progress reports and the input checks of reference §4 items 1–2.
+
+The defaults and hard caps are those of reference §3.3. Every check raises ``UsageError`` naming
+the offending argument or field, and never echoes a submitted path, which may be secret-like.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from telic._errors import UsageError
+
+__all__ = [
+    "MAX_ACTIVE_PATHS",
+    "MAX_ACTIVE_PATH_CHARS",
+    "MAX_EXCLUDED_ROOTS",
+    "MAX_REQUEST_BYTES",
+    "MAX_ROOT_CHARS",
+    "GroundingBudget",
+    "GroundingProgress",
+    "GroundingStage",
+    "check_inputs",
+]
+
+MAX_REQUEST_BYTES: Final = 32_768
+"""Largest original request, in UTF-8 bytes."""
+MAX_ROOT_CHARS: Final = 4_096
+"""Longest repository root path."""
+MAX_ACTIVE_PATHS: Final = 256
+"""Most active paths one grounding accepts."""
+MAX_ACTIVE_PATH_CHARS: Final = 1_024
+"""Longest active path."""
+MAX_EXCLUDED_ROOTS: Final = 16
+"""Most excluded roots one grounding accepts."""
+
+_IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+# field → (default, hard cap), reference §3.3
+_LIMITS: Final = {
+    "max_files": (48, 256),
+    "max_file_bytes": (131_072, 2_097_152),
+    "max_total_bytes": (524_288, 16_777_216),
+    "max_inventory_files": (20_000, 100_000),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingBudget:
+    """How much repository context one grounding may select and how much it may list.
+
+    Every field must be a positive integer no larger than its hard cap (256 files, 2 MiB per
+    file, 16 MiB in total, 100,000 inventoried files); ``UsageError`` names the field otherwise.
+    """
+
+    max_files: int = 48
+    """Most files that may be selected."""
+    max_file_bytes: int = 131_072
+    """Largest file that may be selected, in bytes."""
+    max_total_bytes: int = 524_288
+    """Most bytes all selected files may hold together."""
+    max_inventory_files: int = 20_000
+    """Most inventoried files that are ranked; the surplus is counted as inventory_budget."""
+
+    def __post_init__(self) -> None:
+        for name, (_, cap) in _LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"budget.{name} must be a positive integer")
+            if value > cap:
+                raise UsageError(f"budget.{name} must be at most {cap:,}")
+
+
+GroundingStage = Literal["inventory", "selection", "done"]
+"""Where a grounding is: listing the repository, reading candidates, or finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingProgress:
+    """One progress report: how many files were inventoried, considered and selected so far."""
+
+    stage: GroundingStage
+    """The current stage."""
+    inventoried: int
+    """Files the inventory listed (before truncation)."""
+    considered: int
+    """Ranked candidates the selection loop has decided on."""
+    selected: int
+    """Files selected so far."""
+
+
+def check_inputs(
+    *,
+    run_id: object,
+    original_request: object,
+    repository_root: object,
+    active_paths: Sequence[object],
+    excluded_roots: Sequence[object],
+) -> None:
+    """Validate the arguments of a grounding (reference §4 item 1). Raises ``UsageError``."""
+    if not isinstance(run_id, str) or _IDENTIFIER.fullmatch(run_id) is None:
+        raise UsageError("run_id must be an identifier of 1–128 characters")
+    if not isinstance(original_request, str):
+        raise UsageError("original_request must be a string")
+    if len(original_request.encode("utf-8", "surrogatepass")) > MAX_REQUEST_BYTES:
+        raise UsageError(f"original_request must be at most {MAX_REQUEST_BYTES:,} UTF-8 bytes")
+    if not isinstance(repository_root, (str, Path)) or not str(repository_root):
+        raise UsageError("repository_root must be a non-empty path")
+    if len(str(repository_root)) > MAX_ROOT_CHARS or "\0" in str(repository_root):
+        raise UsageError(f"repository_root must be a path of at most {MAX_ROOT_CHARS:,} chars")
+    if isinstance(active_paths, (str, bytes)) or len(active_paths) > MAX_ACTIVE_PATHS:
+        raise UsageError(f"active_paths must be a list of at most {MAX_ACTIVE_PATHS} paths")
+    for number, path in enumerate(active_paths, start=1):
+        if not isinstance(path, str) or not 1 <= len(path) <= MAX_ACTIVE_PATH_CHARS:
+            raise UsageError(
+                f"active path #{number} must be a string of 1–{MAX_ACTIVE_PATH_CHARS:,} chars"
+            )
+        if "\0" in path:
+            raise UsageError(f"active path #{number} holds a NUL character")
+    if isinstance(excluded_roots, (str, bytes)) or len(excluded_roots) > MAX_EXCLUDED_ROOTS:
+        raise UsageError(f"excluded_roots must be a list of at most {MAX_EXCLUDED_ROOTS} paths")
+    for number, root in enumerate(excluded_roots, start=1):
+        if not isinstance(root, (str, Path)) or "\0" in str(root):
+            raise UsageError(f"excluded root #{number} must be a path")
+        if not os.path.isabs(root) or len(str(root)) > MAX_ROOT_CHARS:
+            raise UsageError(f"excluded root #{number} must be an absolute path")

@@ -1,0 +1,140 @@
+"""Repository-relative paths: normalisation, instruction paths, static exclusions and refs.
+
+All functions here are pure and work on POSIX-style relative paths (reference §4 items 6–8 and
+10.11). A normalised path has no backslash, NUL, ``.``, ``..`` or empty segment, no leading
+``./`` and no doubled ``/``; it is valid UTF-8, at most 1024 characters long, and its
+``repo://`` reference fits in 2048 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+from urllib.parse import quote
+
+from telic._secrets import is_secret_like_path
+
+__all__ = [
+    "EXCLUDED_DIRECTORIES",
+    "MAX_PATH_CHARS",
+    "MAX_REF_CHARS",
+    "PINNED_INSTRUCTION_FILES",
+    "PLAIN_REF_SAFE_CHARS",
+    "excluded_reason",
+    "instruction_scope",
+    "is_instruction_path",
+    "normalize_path",
+    "repository_ref",
+]
+
+MAX_PATH_CHARS: Final = 1_024
+"""Longest repository-relative path (the protocol's RelativePath)."""
+MAX_REF_CHARS: Final = 2_048
+"""Longest ``repo://`` reference."""
+PLAIN_REF_SAFE_CHARS: Final = (MAX_REF_CHARS - len("repo://")) // 3
+"""Longest ASCII path whose reference surely fits (each character encodes to at most 3)."""
+
+PINNED_INSTRUCTION_FILES: Final = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CODEX.md",
+    "GEMINI.md",
+    ".cursorrules",
+    ".windsurfrules",
+    ".github/copilot-instructions.md",
+)
+"""Instruction files always added to the candidates when they exist at the root."""
+
+EXCLUDED_DIRECTORIES: Final = frozenset(
+    {".git", ".telic", "build", "coverage", "dist", "node_modules"}
+)
+"""Path segments (compared case-insensitively) whose files are never context."""
+
+_INSTRUCTION_BASENAMES: Final = frozenset(
+    {"AGENTS.md", "CLAUDE.md", "CODEX.md", "GEMINI.md", ".cursorrules", ".windsurfrules"}
+    | {"copilot-instructions.md"}
+)
+_INSTRUCTION_DIRECTORIES: Final = (
+    ".roo/rules/",
+    ".cursor/rules/",
+    ".agents/rules/",
+    ".github/instructions/",
+)
+# Anything that might need rewriting or rejection; paths without a match are already normal.
+_SUSPECT: Final = re.compile(r"[\\\x00]|//|^\.{1,2}(?:/|$)|/\.{1,2}(?:/|$)|^/|/$|^$")
+_SLASHES: Final = re.compile(r"/{2,}")
+_EXCLUDED_SEGMENT: Final = re.compile(
+    r"(?:^|/)(?:\.git|\.telic|build|coverage|dist|node_modules)(?:/|$)"
+)
+# A superset of ``is_secret_like_path`` on lowercased ASCII paths: a path it misses is not
+# secret-like, so the exact (slower) check runs only on the few paths it flags.
+_SECRET_HINT: Final = re.compile(
+    r"\.env|credential|secret|\.netrc|\.npmrc|\.pypirc|service-account|id_"
+    r"|\.(?:key|p12|pfx|pem)$"
+)
+# encodeURIComponent's unreserved set, so refs read as the original's do.
+_REF_SAFE: Final = "!~*'()"
+
+
+def normalize_path(raw: str) -> str | None:
+    """Return the normal form of a repository-relative path, or None if it is invalid."""
+    path = raw
+    if _SUSPECT.search(path) is not None:
+        if "\\" in path or "\0" in path:
+            return None
+        path = _SLASHES.sub("/", path)
+        while path.startswith("./"):
+            path = path[2:]
+        if not path or path.startswith("/") or path.endswith("/"):
+            return None
+        if any(segment in {".", ".."} for segment in path.split("/")):
+            return None
+    if len(path) > MAX_PATH_CHARS:
+        return None
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in the file name (surrogateescape)
+            return None
+    if (len(path) > PLAIN_REF_SAFE_CHARS or not path.isascii()) and len(
+        repository_ref(path)
+    ) > MAX_REF_CHARS:
+        return None  # its repo:// reference would be too long
+    return path
+
+
+def is_instruction_path(path: str) -> bool:
+    """Return whether a normalised path is an agent instruction file (reference §4 item 6)."""
+    if path.rpartition("/")[2] in _INSTRUCTION_BASENAMES:
+        return True
+    if "rules/" not in path and "instructions/" not in path:
+        return False
+    return any(
+        path.startswith(directory) or f"/{directory}" in path
+        for directory in _INSTRUCTION_DIRECTORIES
+    )
+
+
+def instruction_scope(path: str) -> str:
+    """Return the directory an instruction file governs, or "." for a root-level file."""
+    directory = path.rpartition("/")[0]
+    return directory or "."
+
+
+def excluded_reason(path: str) -> str | None:
+    """Return the static exclusion of a normalised path, or None when it may be context.
+
+    ``excluded_directory`` when a segment is a build, dependency or VCS directory;
+    ``secret_like_file`` when the path looks like it holds credentials (``telic._secrets``).
+    """
+    lowered = path.lower()
+    if _EXCLUDED_SEGMENT.search(lowered) is not None:
+        return "excluded_directory"
+    if path.isascii() and _SECRET_HINT.search(lowered) is None:
+        return None
+    return "secret_like_file" if is_secret_like_path(path) else None
+
+
+def repository_ref(path: str) -> str:
+    """Return the ``repo://`` reference of a normalised path, segments percent-encoded."""
+    return "repo://" + "/".join(quote(segment, safe=_REF_SAFE) for segment in path.split("/"))
