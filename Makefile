@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test check lint format typecheck schemas conformance clean
+.PHONY: install test demo fuzz check lint format typecheck schemas conformance clean
 
 $(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,14 @@ install: $(STAMP)
 ## Run the whole test suite (both async backends; PostgreSQL tests when TELIC_TEST_POSTGRES_URL is set).
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## Run the demo: a complete analyze_and_fix run over MCP on the bundled example repository.
+demo: $(STAMP)
+	$(BIN)/telic demo
+
+## Fuzz every MCP tool far harder than the default suite (TELIC_FUZZ_EXAMPLES, default 20000).
+fuzz: $(STAMP)
+	TELIC_FUZZ_EXAMPLES=$${TELIC_FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest tests/telic/server/test_fuzz.py -q
 
 ## Lint, format check and strict type check of all three packages.
 check: $(STAMP)

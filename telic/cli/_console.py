@@ -1,0 +1,65 @@
+"""Human output: aligned tables, JSON, and a one-line progress display on a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+__all__ = ["Progress", "print_json", "table"]
+
+
+def print_json(value: Any, stream: TextIO | None = None) -> None:
+    """Write ``value`` as indented JSON and a newline."""
+    out = stream or sys.stdout
+    out.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> str:
+    """Return ``rows`` as an aligned plain-text table; ``columns`` are (key, heading) pairs."""
+    cells = [[_cell(row.get(key)) for key, _ in columns] for row in rows]
+    headings = [heading for _, heading in columns]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headings)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headings, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+    return "\n".join(lines)
+
+
+class Progress:
+    """A single self-overwriting status line on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, total: int | None = None, stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._total = total
+        self._done = 0
+        self._enabled = self._stream.isatty()
+        self._width = 0
+
+    def step(self, message: str) -> None:
+        """Count one step and show ``message``."""
+        self._done += 1
+        if not self._enabled:
+            return
+        count = f"{self._done}/{self._total}" if self._total else str(self._done)
+        line = f"[{count}] {message}"[:100]
+        self._stream.write("\r" + line.ljust(self._width))
+        self._stream.flush()
+        self._width = len(line)
+
+    def close(self) -> None:
+        """Erase the status line."""
+        if self._enabled and self._width:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
+        self._width = 0

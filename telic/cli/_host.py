@@ -1,0 +1,604 @@
+"""A scripted MCP host: drives complete runs through any connected Telic server.
+
+It stands in for the host's model in ``telic demo`` and the examples. It uses only the public
+tools over the official MCP client, so everything it does a real host could do, and the server
+checks every body it sends exactly as it would check a model's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from telic.cli._bodies import Bodies, criterion, permissions, verification
+
+__all__ = [
+    "MODES",
+    "Change",
+    "RunDriver",
+    "TelicCallError",
+    "TelicTools",
+    "Workspace",
+    "drive_mode",
+    "free_port",
+    "http_client",
+    "http_server",
+    "stdio_parameters",
+]
+
+MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
+JSON = dict[str, Any]
+
+
+class Progress(Protocol):
+    """A progress callback: (done, total or None, message or None)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        """Receive one progress notification."""
+
+
+_PASSED_ENV = (
+    "PATH",
+    "PYTHONPATH",
+    "HOME",
+    "XDG_STATE_HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "SYSTEMROOT",
+)
+
+
+def stdio_parameters(
+    repository_root: Path,
+    state_dir: Path | None = None,
+    *,
+    database_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> StdioServerParameters:
+    """How to start ``python -m telic serve`` over stdio for ``repository_root``."""
+    server_env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+    server_env["TELIC_REPOSITORY_ROOT"] = str(repository_root)
+    server_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if state_dir is not None:
+        server_env["TELIC_STATE_DIR"] = str(state_dir)
+    if database_url is not None:
+        server_env["TELIC_DATABASE_URL"] = database_url
+    server_env.update(env or {})
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "telic", "serve"],
+        env=server_env,
+        cwd=str(repository_root),
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def http_server(
+    repository_root: Path,
+    state_dir: Path | None = None,
+    *,
+    port: int | None = None,
+    token: str | None = None,
+    database_url: str | None = None,
+    host: str = "127.0.0.1",
+) -> AsyncIterator[str]:
+    """Run ``telic serve --http`` as a subprocess; yield its MCP URL; stop it with SIGTERM."""
+    params = stdio_parameters(repository_root, state_dir, database_url=database_url)
+    env = dict(params.env or {})
+    if token:
+        env["TELIC_HTTP_TOKEN"] = token
+    bind = f"{host}:{port or free_port()}"
+    command = [sys.executable, "-m", "telic", "serve", "--http", bind]
+    process = await anyio.open_process(command, env=env, cwd=params.cwd, stdin=subprocess.DEVNULL)
+    try:
+        assert process.stderr is not None
+        stderr = process.stderr
+        seen = b""
+        with anyio.fail_after(30):
+            async for chunk in stderr:
+                seen += chunk
+                if b"Telic MCP ready" in seen:
+                    break
+            else:
+                raise RuntimeError(f"telic serve --http exited: {seen.decode(errors='replace')}")
+
+        async def drain() -> None:
+            # Keep the server's diagnostics flowing, or a full pipe would stall it.
+            async for chunk in stderr:
+                sys.stderr.write(chunk.decode(errors="replace"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain)
+            try:
+                yield f"http://{bind}/mcp"
+            finally:
+                await _stop(process)
+                tg.cancel_scope.cancel()
+    finally:
+        await _stop(process)
+        await process.aclose()
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+def http_client(url: str, token: str | None = None) -> Client:
+    """An MCP client for a ``telic serve --http`` endpoint, sending ``token`` as a bearer."""
+
+    @asynccontextmanager
+    async def transport() -> AsyncIterator[Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+            streamable_http_client(url, http_client=http) as streams,
+        ):
+            yield streams
+
+    return Client(transport())
+
+
+class TelicCallError(Exception):
+    """A tool answered with an error envelope."""
+
+    def __init__(self, tool: str, envelope: Mapping[str, Any]) -> None:
+        super().__init__(f"{tool}: [{envelope.get('code')}] {envelope.get('error')}")
+        self.tool = tool
+        self.envelope = dict(envelope)
+
+
+class TelicTools:
+    """Telic's tools on a connected MCP client, returning envelopes as dicts."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def attempt(self, tool: str, progress: Progress | None = None, **args: Any) -> JSON:
+        """Call ``tool`` and return its envelope, ``ok`` true or false."""
+        result = await self.client.call_tool(tool, args, progress_callback=progress)
+        envelope = result.structured_content
+        if not isinstance(envelope, dict) or envelope.get("ok") is result.is_error:
+            raise TelicCallError(tool, {"code": "malformed", "error": "no envelope"})
+        return envelope
+
+    async def call(self, tool: str, progress: Progress | None = None, **args: Any) -> JSON:
+        """Call ``tool``; raise ``TelicCallError`` on an error envelope."""
+        envelope = await self.attempt(tool, progress, **args)
+        if not envelope["ok"]:
+            raise TelicCallError(tool, envelope)
+        return envelope
+
+
+@dataclass
+class RunDriver:
+    """One run seen from the host: its id, current tokens and a body writer."""
+
+    tools: TelicTools
+    run_id: str
+    version: int
+    action: JSON
+    bodies: Bodies
+    log: list[str] = field(default_factory=list)
+    on_step: Callable[[str], None] | None = None
+
+    def note(self, entry: str) -> None:
+        """Record one tool call the host made (and show it, when someone listens)."""
+        self.log.append(entry)
+        if self.on_step is not None:
+            self.on_step(entry)
+
+    @classmethod
+    async def start(
+        cls, tools: TelicTools, mode: str, request: str, goal: str, **start: Any
+    ) -> RunDriver:
+        """Start a run and learn its request id."""
+        started = await tools.call("telic_start_run", original_request=request, mode=mode, **start)
+        run_id = started["run"]["runId"]
+        details = await tools.call("telic_get_run", run_id=run_id)
+        request_id = next(
+            a["artifactId"] for a in details["artifacts"] if a["type"] == "UserMessage"
+        )
+        bodies = Bodies(run_id=run_id, mode=mode, request_id=request_id, goal=goal)
+        driver = cls(tools, run_id, started["run"]["version"], started["nextAction"], bodies)
+        driver.note("telic_start_run")
+        return driver
+
+    def token(self) -> JSON:
+        """The current action_id and expected_run_version."""
+        return {"action_id": self.action["id"], "expected_run_version": self.version}
+
+    def _advance(self, envelope: JSON) -> JSON:
+        self.version = envelope["run"]["version"]
+        self.action = envelope["nextAction"]
+        return envelope
+
+    async def ground(
+        self, active_paths: Sequence[str] = (), progress: Progress | None = None
+    ) -> JSON:
+        """Ground context with the current tokens."""
+        envelope = await self.tools.call(
+            "telic_ground_context",
+            progress,
+            run_id=self.run_id,
+            active_paths=list(active_paths),
+            **self.token(),
+        )
+        self.note("telic_ground_context")
+        return self._advance(envelope)
+
+    async def submit(self, artifact_type: str, body: JSON) -> JSON:
+        """Submit ``body`` with the current tokens."""
+        envelope = await self.tools.call(
+            "telic_submit_artifact",
+            run_id=self.run_id,
+            artifact_type=artifact_type,
+            body=body,
+            **self.token(),
+        )
+        self.note(f"{artifact_type} {body['id']}")
+        return self._advance(envelope)
+
+    @property
+    def phase(self) -> str:
+        """The phase of the next action."""
+        return str(self.action["phase"])
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file the fix changed, with its hashes and unified diff."""
+
+    path: str
+    before: bytes
+    after: bytes
+    diff: str
+
+    @staticmethod
+    def sha(data: bytes) -> str:
+        """``sha256:`` of raw bytes."""
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class Workspace(Protocol):
+    """What the host does natively in the repository (Telic never does it)."""
+
+    def diagnose(self) -> str:
+        """Inspect the bug; return what was observed (e.g. failing test output)."""
+
+    def apply_fix(self) -> Change:
+        """Change the repository; return the change."""
+
+    def verify(self) -> str:
+        """Re-check after the fix; return what was observed (e.g. passing test output)."""
+
+
+CastHook = Callable[[RunDriver], Awaitable[str | None]]
+
+
+async def _frame(driver: RunDriver, active_paths: Sequence[str], progress: Progress | None) -> None:
+    b = driver.bodies
+    await driver.ground(active_paths, progress)
+    await driver.submit("ProblemFrame", b.frame())
+    await driver.submit("TaskContract", b.contract())
+    await driver.submit("PromptReview", b.prompt_review())
+
+
+def _fix_result(
+    driver: RunDriver, wid: str, plan: str, node: str, change: Change, criteria: Sequence[str]
+) -> JSON:
+    b = driver.bodies
+    actions = [
+        b.action("A-1", "repository.write", change.path, ["evidence-diff"], "Applied the fix."),
+        b.action("A-2", "repository.read", change.path, ["evidence-verify"], "Re-ran the tests."),
+    ]
+    files = [
+        {
+            "path": change.path,
+            "changeType": "modified",
+            "beforeHash": Change.sha(change.before),
+            "afterHash": Change.sha(change.after),
+            "diffRef": b.uri("evidence-diff"),
+        }
+    ]
+    return b.result(
+        wid,
+        plan,
+        node,
+        actions=actions,
+        evidence=["evidence-diff", "evidence-verify"],
+        criteria=criteria,
+        files=files,
+        note="Fixed, then verified read-only after the write.",
+    )
+
+
+async def drive_mode(
+    tools: TelicTools,
+    mode: str,
+    workspace: Workspace,
+    *,
+    request: str,
+    goal: str,
+    active_paths: Sequence[str] = (),
+    cast: CastHook | None = None,
+    progress: Progress | None = None,
+    start: Mapping[str, Any] | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> RunDriver:
+    """Drive one complete run in ``mode`` to a completed report; return its driver.
+
+    ``cast`` (analyze_and_fix only) runs while the diagnosis node executes and returns the
+    packet id the diagnosis WorkResult cites.
+    """
+    extra = dict(start or {})
+    if mode in ("fix_only", "analyze_and_fix"):
+        extra.setdefault("host_capabilities", ["repository.read", "repository.write"])
+    driver = await RunDriver.start(tools, mode, request, goal, **extra)
+    driver.on_step = on_step
+    b = driver.bodies
+    if mode in ("report_only", "plan_only"):
+        b.criteria = [criterion("AC-1", "completion", "A plan for the request exists")]
+        b.permissions = permissions(read=["**"]) if mode == "plan_only" else permissions()
+        await _frame(driver, active_paths, progress)
+        await driver.submit(
+            "WorkPlan", b.plan("plan-1", [b.node("plan", ["AC-1"], [], b.permissions, calls=0)])
+        )
+        plan = ("AC-1", ["plan-1"])
+        await driver.submit(
+            "QualityReview", b.quality_review("qr-1", "plan-1", [], "pass", [plan], [])
+        )
+        claim = "A serial plan for the request is recorded"
+        await driver.submit("ReleaseAudit", b.audit("qr-1", ["plan-1"], [], ["plan-1"], claim))
+        await driver.submit("UserReport", b.report("Planned the work.", claim, ["plan-1"]))
+        return driver
+    if mode == "analyze_only":
+        b.criteria = [criterion("AC-1", "completion", "The cause of the bug is identified")]
+        b.verifications = [verification("VR-1", "completion", "Read the failing code and test")]
+        b.permissions = permissions(read=["**"])
+        await _frame(driver, active_paths, progress)
+        await driver.submit(
+            "WorkPlan",
+            b.plan("plan-1", [b.node("diagnose", ["AC-1"], ["repository.read"], b.permissions)]),
+        )
+        observed = workspace.diagnose()
+        await driver.submit(
+            "Evidence", b.evidence("evidence-1", "tool_output", "Test output", observed)
+        )
+        read = b.action(
+            "A-1", "repository.read", "src", ["evidence-1"], "Read the code and ran the tests."
+        )
+        await driver.submit(
+            "WorkResult",
+            b.result(
+                "result-1",
+                "plan-1",
+                "diagnose",
+                actions=[read],
+                evidence=["evidence-1"],
+                criteria=["AC-1"],
+            ),
+        )
+        await driver.submit(
+            "QualityReview",
+            b.quality_review(
+                "qr-1",
+                "plan-1",
+                ["result-1"],
+                "pass",
+                [("AC-1", ["evidence-1"])],
+                [("VR-1", ["evidence-1"])],
+            ),
+        )
+        claim = "The cause of the bug is identified"
+        await driver.submit(
+            "ReleaseAudit", b.audit("qr-1", ["plan-1"], ["result-1"], ["evidence-1"], claim)
+        )
+        await driver.submit(
+            "UserReport",
+            b.report("Diagnosed the bug.", claim, ["evidence-1"], verifications=["evidence-1"]),
+        )
+        return driver
+    fix_perms = permissions(read=["**"], write=["src/**"])
+    if mode == "fix_only":
+        b.criteria = [criterion("AC-1", "completion", "The failing tests pass")]
+        b.verifications = [verification("VR-1", "completion", "Re-run the tests after the fix")]
+        b.permissions = fix_perms
+        await _frame(driver, active_paths, progress)
+        tools_ = ["repository.read", "repository.write"]
+        await driver.submit(
+            "WorkPlan", b.plan("plan-1", [b.node("fix", ["AC-1"], tools_, fix_perms, calls=10)])
+        )
+        change = await _change(driver, workspace)
+        await driver.submit(
+            "WorkResult", _fix_result(driver, "result-1", "plan-1", "fix", change, ["AC-1"])
+        )
+        both = ["evidence-diff", "evidence-verify"]
+        await driver.submit(
+            "QualityReview",
+            b.quality_review(
+                "qr-1",
+                "plan-1",
+                ["result-1"],
+                "pass",
+                [("AC-1", both)],
+                [("VR-1", ["evidence-verify"])],
+            ),
+        )
+        claim = "The fix is applied and the tests pass"
+        await driver.submit("ReleaseAudit", b.audit("qr-1", ["plan-1"], ["result-1"], both, claim))
+        await driver.submit(
+            "UserReport",
+            b.report(
+                "Fixed the bug.",
+                claim,
+                both,
+                changes=["evidence-diff"],
+                verifications=["evidence-verify"],
+            ),
+        )
+        return driver
+    if mode != "analyze_and_fix":
+        raise ValueError(f"unknown mode {mode!r}")
+    return await _analyze_and_fix(driver, workspace, fix_perms, active_paths, cast, progress)
+
+
+async def _change(driver: RunDriver, workspace: Workspace) -> Change:
+    b = driver.bodies
+    change = workspace.apply_fix()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {change.path}", change.diff)
+    )
+    observed = workspace.verify()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-verify", "tool_output", "Tests after the fix", observed)
+    )
+    return change
+
+
+async def _analyze_and_fix(
+    driver: RunDriver,
+    workspace: Workspace,
+    fix_perms: JSON,
+    active_paths: Sequence[str],
+    cast: CastHook | None,
+    progress: Progress | None,
+) -> RunDriver:
+    b = driver.bodies
+    children = 1 if cast is not None else 0
+    b.criteria = [
+        criterion("AC-1", "diagnosis", "The root cause is located with direct evidence"),
+        criterion("AC-2", "completion", "The failing tests pass after a fix inside src/"),
+    ]
+    b.verifications = [
+        verification("VR-DIAG", "diagnosis", "Reproduce the failure"),
+        verification("VR-COMP", "completion", "Re-run the tests after the fix"),
+    ]
+    b.permissions = permissions(read=["**"], write=["src/**"], children=children)
+    read_perms = permissions(read=["**"], children=children)
+    await _frame(driver, active_paths, progress)
+    spawn = ["subagent.spawn"] if cast is not None else []
+    diag = b.node(
+        "diagnose", ["AC-1"], ["repository.read"], read_perms, children=children, extra_tools=spawn
+    )
+    await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=children))
+    packet_id = await cast(driver) if cast is not None else None
+    observed = workspace.diagnose()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-01", "tool_output", "Failing test output", observed)
+    )
+    note = "Reproduced the failure and located the cause."
+    if packet_id is not None:
+        note += f" The explore child's packet {packet_id} quotes the faulty line."
+    read = b.action("A-1", "repository.read", "src", ["evidence-01"], note)
+    await driver.submit(
+        "WorkResult",
+        b.result(
+            "result-01",
+            "plan-01",
+            "diagnose",
+            actions=[read],
+            evidence=["evidence-01"],
+            criteria=["AC-1"],
+            note=note,
+        ),
+    )
+    gate = {
+        "id": "GATE-1",
+        "status": "supported",
+        "rootCause": "paginate treats its 1-based page number as 0-based",
+        "directEvidenceRefs": [b.uri("evidence-01")],
+        "correctionWorkOrder": {
+            "id": "CWO-1",
+            "targetCriterionIds": ["AC-2"],
+            "objective": "Compute the start index from a 1-based page",
+            "allowedCapabilities": ["repository.read", "repository.write"],
+            "permissions": fix_perms,
+            "sourceRefs": [b.uri("evidence-01")],
+            "maximumToolCalls": 20,
+            "rationaleSummary": "A one-line fix inside src/.",
+        },
+        "withinApprovedScope": True,
+        "permissionsSufficient": True,
+        "rationaleSummary": "The failing test and the code agree on the cause.",
+    }
+    diag_ok = ("AC-1", ["evidence-01"])
+    await driver.submit(
+        "QualityReview",
+        b.quality_review(
+            "QR-01",
+            "plan-01",
+            ["result-01"],
+            "proceed_to_fix",
+            [diag_ok],
+            [("VR-DIAG", ["evidence-01"])],
+            gate=gate,
+        ),
+    )
+    tools_ = ["repository.read", "repository.write"]
+    fix = b.node("fix", ["AC-2"], tools_, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
+    await driver.submit("WorkPlan", b.plan("plan-02", [fix]))
+    change = await _change(driver, workspace)
+    await driver.submit(
+        "WorkResult", _fix_result(driver, "result-02", "plan-02", "fix", change, ["AC-2"])
+    )
+    both = ["evidence-diff", "evidence-verify"]
+    await driver.submit(
+        "QualityReview",
+        b.quality_review(
+            "QR-02",
+            "plan-02",
+            ["result-02"],
+            "pass",
+            [diag_ok, ("AC-2", both)],
+            [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
+        ),
+    )
+    claim = "The root cause is fixed inside src/ and the tests pass"
+    all_evidence = ["evidence-01", *both]
+    await driver.submit(
+        "ReleaseAudit",
+        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], all_evidence, claim),
+    )
+    summary = "Located the off-by-one in paginate, fixed it in src/, and the tests pass."
+    await driver.submit(
+        "UserReport",
+        b.report(
+            summary,
+            claim,
+            all_evidence,
+            changes=["evidence-diff"],
+            verifications=["evidence-01", "evidence-verify"],
+        ),
+    )
+    return driver

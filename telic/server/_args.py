@@ -1,0 +1,351 @@
+"""The arguments of every tool as strict models; their JSON Schemas are the tools' input schemas.
+
+Names, defaults and limits follow the reference (§2). Models are strict (a string is never a
+number, ``true`` is never an integer) and ignore unknown arguments, as the original's object
+schemas do. The published schema is the model's JSON Schema without titles, with optional
+arguments written as their plain type rather than ``anyOf [T, null]``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Annotated, Any, Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from telic.protocol._types import (
+    IDENTIFIER_PATTERN,
+    MAX_BOUNDED_TEXT,
+    MAX_REFERENCE_URI,
+    REFERENCE_URI_PATTERN,
+    Capability,
+    HostArtifactType,
+    Mode,
+    NativeSubagents,
+)
+
+__all__ = [
+    "CancelArgs",
+    "CastArgs",
+    "CastProgressArgs",
+    "CheckToolActionArgs",
+    "GetArtifactArgs",
+    "GetTraceArgs",
+    "GroundArgs",
+    "ListRunsArgs",
+    "RunArgs",
+    "StartRunArgs",
+    "SubmitArgs",
+    "ToolArgs",
+    "input_schema",
+]
+
+MAX_LIST: Final = 256
+MAX_BODY_JSON: Final = 2_097_152
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
+RefUri = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
+]
+Version = Annotated[int, Field(ge=1, le=2**53 - 1)]
+Request = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT, pattern=r"\S")
+]
+CastTypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
+Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: strict values, unknown arguments ignored."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="ignore",
+        frozen=True,
+        hide_input_in_errors=True,
+        use_attribute_docstrings=True,
+    )
+
+
+class RunArgs(ToolArgs):
+    """A run id alone (get_next_action, get_run, verify_run, get_digest)."""
+
+    run_id: Id
+    """The run's id."""
+
+
+class TokenArgs(RunArgs):
+    """A run id with the optimistic-concurrency tokens of a state-changing call."""
+
+    action_id: Id
+    """The id of the current NextAction (``action:<runId>:<version>``)."""
+    expected_run_version: Version
+    """The run version the caller last saw."""
+
+
+class CancelArgs(TokenArgs):
+    """telic_cancel_run."""
+
+
+NeedCode = Literal[
+    "locate", "verify_claim", "reproduce", "measure", "diagnose", "review", "synthesize", "draft"
+]
+
+
+class CastTypeEntry(ToolArgs):
+    """A cast-type registry entry the user enables for a run (camelCase, as in the packets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    castType: CastTypeName  # noqa: N815 - the packet contract's wire name
+    """The registry key, e.g. ``explore``."""
+    enabled: bool = False
+    """Whether casts of this type are allowed."""
+    ceilingTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    """The largest maxTurns a cast may ask for."""
+    ceilingTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    """The largest maxTotalTokens a cast may ask for."""
+    readOnly: bool = True  # noqa: N815
+    """Whether children of this type run without write permissions."""
+    allowedNeedCodes: Annotated[list[NeedCode], Field(min_length=1, max_length=8)]  # noqa: N815
+    """The evidence needs this type may be routed by."""
+
+
+class StartRunArgs(ToolArgs):
+    """telic_start_run."""
+
+    original_request: Request
+    """The user's request, verbatim (1–32,768 characters, not blank)."""
+    mode: Mode
+    """The intent mode the user asked for."""
+    host_name: Annotated[str, StringConstraints(min_length=1, max_length=128)] = "mcp-host"
+    """The host's name."""
+    native_subagents: NativeSubagents = "unknown"
+    """Whether the host can start child agents."""
+    host_capabilities: Annotated[list[Capability], Field(max_length=MAX_LIST)] = ["repository.read"]
+    """What the host can really do."""
+    authorization_granted: Annotated[list[Capability], Field(max_length=MAX_LIST)] | None = None
+    """What the user granted; when omitted the mode's defaults apply."""
+    authorization_denied: Annotated[list[Capability], Field(max_length=MAX_LIST)] = []
+    """What the user denied."""
+    shell_execute_allowlist: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=2048)]],
+        Field(max_length=MAX_LIST),
+    ] = []
+    """Exact shell commands the user allows (needs shell.execute)."""
+    network_read_domains: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=253)]],
+        Field(max_length=MAX_LIST),
+    ] = []
+    """Bare domains the user allows reading (needs network.read)."""
+    cast_types: Annotated[list[CastTypeEntry], Field(max_length=16)] | None = None
+    """Cast types the user enables for this run's native subagents (off by default)."""
+
+
+class Budget(ToolArgs):
+    """The grounding budget; every limit is optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_files: Annotated[int, Field(ge=1, le=256)] | None = None
+    """Files to select (default 48)."""
+    max_file_bytes: Annotated[int, Field(ge=1, le=2_097_152)] | None = None
+    """Bytes per file (default 128 KiB)."""
+    max_total_bytes: Annotated[int, Field(ge=1, le=16_777_216)] | None = None
+    """Bytes in all (default 512 KiB)."""
+    max_inventory_files: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    """Files to inventory (default 20,000)."""
+
+
+class GroundArgs(TokenArgs):
+    """telic_ground_context."""
+
+    active_paths: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
+        Field(max_length=MAX_LIST),
+    ] = []
+    """Paths the user is working on; ranked first."""
+    budget: Budget | None = None
+    """Grounding limits."""
+
+
+class SubmitArgs(TokenArgs):
+    """telic_submit_artifact: an artifact (body XOR body_json) or a clarification answer."""
+
+    artifact_type: HostArtifactType | None = None
+    """The type of the submitted artifact."""
+    body: dict[str, Any] | None = None
+    """The artifact body as a JSON object."""
+    body_json: Annotated[str, StringConstraints(min_length=2, max_length=MAX_BODY_JSON)] | None = (
+        None
+    )
+    """The artifact body as JSON text, for hosts that drop nested empty arrays."""
+    source_refs: Annotated[list[RefUri], Field(max_length=MAX_LIST)] = []
+    """References the artifact was derived from."""
+    clarification_response: (
+        Annotated[str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT)] | None
+    ) = None
+    """The user's answer to the pending clarification: one choice id."""
+
+    @model_validator(mode="after")
+    def _one_path(self) -> Self:
+        artifact = self.artifact_type is not None or self.body is not None
+        artifact = artifact or self.body_json is not None
+        if self.clarification_response is not None:
+            if artifact or self.source_refs:
+                raise ValueError(
+                    "clarification_response excludes artifact_type, body, body_json and source_refs"
+                )
+            return self
+        if self.artifact_type is None:
+            raise ValueError("artifact_type is required unless clarification_response is given")
+        if (self.body is None) == (self.body_json is None):
+            raise ValueError("give exactly one of body or body_json")
+        return self
+
+
+class ListRunsArgs(ToolArgs):
+    """telic_list_runs."""
+
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    """How many runs, newest first."""
+
+
+class GetArtifactArgs(RunArgs):
+    """telic_get_artifact."""
+
+    artifact_id: Id
+    """The artifact's id (scoped to the run)."""
+
+
+class GetTraceArgs(RunArgs):
+    """telic_get_trace."""
+
+    after_sequence: Annotated[int, Field(ge=0, le=2**53 - 1)] = 0
+    """Return events after this sequence number."""
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+    """How many events."""
+
+
+class CheckToolActionArgs(RunArgs):
+    """telic_check_tool_action."""
+
+    capability: Capability
+    """The capability the native tool would use."""
+    target: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    """What it would act on: a repository path, a command, a URL…"""
+
+
+class Routing(ToolArgs):
+    """Why a parent casts a child (camelCase, as in the packet contract)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    needCode: Literal[  # noqa: N815 - the packet contract's wire name
+        "locate",
+        "verify_claim",
+        "reproduce",
+        "measure",
+        "diagnose",
+        "review",
+        "synthesize",
+        "draft",
+    ]
+    """The evidence need that justifies the child."""
+    text: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\S")]
+    """The human-readable why."""
+    expectedEvidence: Annotated[  # noqa: N815
+        list[
+            Literal[
+                "observation", "measurement", "failure", "file_state", "test_result", "citation"
+            ]
+        ],
+        Field(min_length=1, max_length=4),
+    ]
+    """1–4 evidence kinds the packet must contain."""
+    acceptance: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=120)]],
+        Field(max_length=6),
+    ] = []
+    """0–6 mechanically checkable criteria."""
+
+
+class CastBudgetArgs(ToolArgs):
+    """The child's budget (camelCase, as in the packet contract)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    maxTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    """Turns the child may take."""
+    maxTotalTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    """Tokens the child may spend."""
+    maxWallMs: Annotated[int, Field(ge=1, le=2**53 - 1)] | None = None  # noqa: N815
+    """Wall-clock milliseconds, when capped."""
+
+
+class CastArgs(RunArgs):
+    """telic_cast."""
+
+    cast_type: CastTypeName
+    """An enabled cast type of the run."""
+    routing: Routing
+    """Why this child is worth its budget."""
+    budget: CastBudgetArgs
+    """What the child may spend."""
+    brief: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    """The fresh-context handoff: points at things, never pastes them."""
+    pointers: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=512)]], Field(max_length=8)
+    ] = []
+    """artifact:// or repo:// refs the child should read."""
+    packet_refs: Annotated[list[str], Field(max_length=8)] = []
+    """Earlier packets (pk_ ids) the child may build on."""
+
+
+class CastProgressArgs(RunArgs):
+    """telic_cast_progress."""
+
+    cast_id: Id
+    """The open cast."""
+    turns: Count = 0
+    """Turns used so far."""
+    tool_calls: Count = 0
+    """Tool calls so far."""
+    input_tokens: Count = 0
+    """Input tokens so far."""
+    output_tokens: Count = 0
+    """Output tokens so far."""
+
+
+class ReturnPacketArgs(RunArgs):
+    """telic_return_packet."""
+
+    cast_id: Id
+    """The open cast the child returns for."""
+    packet: Any
+    """The child's return: one JSON object {claim, evidence[], completed[], remaining[]}."""
+
+
+def _clean(node: Any) -> Any:
+    if isinstance(node, dict):
+        node = {k: _clean(v) for k, v in node.items() if k != "title"}
+        options = node.get("anyOf")
+        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+            (kept,) = [o for o in options if o != {"type": "null"}]
+            node.pop("anyOf")
+            if node.get("default", ...) is None:
+                node.pop("default")
+            node = {**kept, **node}
+        return node
+    if isinstance(node, list):
+        return [_clean(v) for v in node]
+    return node
+
+
+def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
+    """Return the published input schema of a tool's argument model."""
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
+    cleaned.pop("description", None)
+    return cleaned

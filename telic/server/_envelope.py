@@ -1,0 +1,148 @@
+"""The result envelopes of every tool, and the JSON form of the records a tool returns.
+
+Success is ``{ok: true, …payload}``; failure is ``{ok: false, error, code, issues?, rules?}``
+with ``isError``. Both travel twice, as the reference requires: as the compact JSON text of the
+one content block and as ``structuredContent``. Error text is squashed to one line of at most
+800 characters, and at most 32 issues of ``{path, code, message ≤400}`` are kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ValidationError
+
+from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "error_envelope",
+    "error_result",
+    "failure",
+    "success",
+    "to_wire",
+]
+
+logger = logging.getLogger("telic.server")
+
+INTERNAL_ERROR: Final = "internal_error"
+INVALID_ARGUMENTS: Final = "invalid_arguments"
+# Fields of ledger records that describe storage, not the protocol object; never on the wire.
+_HIDDEN_FIELDS: Final = frozenset({"controller_state", "quota_key"})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def to_wire(value: object) -> Any:
+    """Return the JSON-ready camelCase form of a record, model or plain value.
+
+    Pydantic models dump by alias (the protocol's camelCase); objects with their own
+    ``to_wire`` use it; dataclass records get their field
+    names camelCased, without the ledger's storage-only fields; mappings and sequences recurse.
+    """
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    own = getattr(value, "to_wire", None)
+    if callable(own) and not isinstance(value, type):
+        return to_wire(own())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            _camel(f.name): to_wire(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in _HIDDEN_FIELDS
+        }
+    if isinstance(value, Mapping):
+        return {str(k): to_wire(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [to_wire(v) for v in value]
+    return value
+
+
+def _dumps(envelope: Mapping[str, Any]) -> str:
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def success(payload: Mapping[str, Any]) -> CallToolResult:
+    """Return ``{ok: true, …payload}`` as compact JSON text plus structured content."""
+    envelope: dict[str, Any] = {"ok": True, **{k: to_wire(v) for k, v in payload.items()}}
+    return CallToolResult(
+        content=[TextContent(type="text", text=_dumps(envelope))],
+        structured_content=envelope,
+        is_error=False,
+    )
+
+
+def _issue(path: str, code: str, message: str) -> dict[str, str]:
+    return {
+        "path": squash(path, 1024),
+        "code": squash(code, 128),
+        "message": squash(message, MAX_ISSUE_MESSAGE_CHARS),
+    }
+
+
+def _validation_issues(exc: ValidationError) -> list[dict[str, str]]:
+    return [
+        _issue(".".join(str(part) for part in err["loc"]), err["type"], err["msg"])
+        for err in exc.errors(include_url=False, include_input=False)[:MAX_ISSUES]
+    ]
+
+
+def failure(
+    message: str,
+    code: str,
+    *,
+    issues: Sequence[Mapping[str, str]] = (),
+    rules: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``."""
+    envelope: dict[str, Any] = {"ok": False, "error": squash(message), "code": code}
+    if issues:
+        envelope["issues"] = [
+            _issue(i.get("path", ""), i.get("code", "custom"), i.get("message", ""))
+            | ({"rule": i["rule"]} if "rule" in i else {})
+            for i in list(issues)[:MAX_ISSUES]
+        ]
+    if rules:
+        envelope["rules"] = list(dict.fromkeys(rules))
+    return envelope
+
+
+def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
+    """Map an exception raised under a tool to its error envelope.
+
+    Telic's own errors keep their message, code, issues and rule ids; packet-contract refusals
+    keep their refusal code; argument validation lists each bad field; anything else is an
+    internal error whose details stay in the server's log.
+    """
+    if isinstance(exc, TelicError):
+        return failure(
+            exc.message, exc.code, issues=[i.to_wire() for i in exc.issues], rules=exc.rules
+        )
+    if isinstance(exc, ValidationError):
+        return failure(
+            f"Invalid arguments for {tool}", INVALID_ARGUMENTS, issues=_validation_issues(exc)
+        )
+    code = getattr(exc, "code", None)
+    if isinstance(code, str) and type(exc).__module__.startswith("telic_packets"):
+        return failure(str(exc), code)
+    logger.error("%s failed unexpectedly", tool, exc_info=exc)
+    return failure(f"Internal error in {tool}; see the server log", INTERNAL_ERROR)
+
+
+def error_result(envelope: Mapping[str, Any]) -> CallToolResult:
+    """Return an error envelope as an ``isError`` tool result."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=_dumps(envelope))],
+        structured_content=dict(envelope),
+        is_error=True,
+    )

@@ -1,0 +1,462 @@
+"""The tools: each parses its arguments, makes one service call and wraps the answer.
+
+Every tool is an ``EnvelopeTool``: the SDK's ``Tool`` with our own input schema and a ``run``
+that never raises an ordinary exception. Argument errors, domain errors and crashes all become
+error envelopes (``isError``); only cancellation propagates, as it must.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from telic._errors import SchemaViolation
+from telic.server._args import (
+    CancelArgs,
+    CastArgs,
+    CastProgressArgs,
+    CheckToolActionArgs,
+    GetArtifactArgs,
+    GetTraceArgs,
+    GroundArgs,
+    ListRunsArgs,
+    ReturnPacketArgs,
+    RunArgs,
+    StartRunArgs,
+    SubmitArgs,
+    ToolArgs,
+    input_schema,
+)
+from telic.server._envelope import error_envelope, error_result, success, to_wire
+from telic.server._service import Service
+
+__all__ = ["TOOL_NAMES", "EnvelopeTool", "build_tools"]
+
+Handler = Callable[[Service, Any, "Context[Any, Any]"], Awaitable[Mapping[str, Any]]]
+
+
+class EnvelopeTool(Tool):
+    """An SDK tool whose every outcome is a Telic result envelope."""
+
+    args_model: type[ToolArgs] = Field(exclude=True)
+    handler: Handler = Field(exclude=True)
+    service: Any = Field(exclude=True)
+
+    async def run(
+        self,
+        arguments: dict[str, Any],
+        context: Context[Any, Any],
+        convert_result: bool = False,
+    ) -> CallToolResult:
+        """Validate ``arguments``, call the service once, and return the envelope."""
+        try:
+            args = self.args_model.model_validate(arguments)
+            payload = await self.handler(self.service, args, context)
+            return success(payload)
+        except Exception as exc:  # the tool boundary: every failure becomes an envelope
+            return error_result(error_envelope(_leaf(exc), self.name))
+
+
+def _leaf(exc: Exception) -> Exception:
+    """The error inside task-group wrappers, when there is exactly one."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _action(result: Any) -> Any:
+    action = getattr(result, "action", None)
+    return action if action is not None else result.next_action
+
+
+def _step(result: Any) -> dict[str, Any]:
+    payload = {"run": result.run, "nextAction": _action(result)}
+    artifact = getattr(result, "artifact", None)
+    if artifact is not None:
+        payload["artifact"] = artifact
+    return payload
+
+
+# ------------------------------------------------------------------ the nine Telic 1.0 tools
+
+
+async def _start_run(service: Service, args: StartRunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    result = await service.start_run(
+        args.original_request,
+        args.mode,
+        host_name=args.host_name,
+        native_subagents=args.native_subagents,
+        host_capabilities=tuple(args.host_capabilities),
+        authorization_granted=(
+            None if args.authorization_granted is None else tuple(args.authorization_granted)
+        ),
+        authorization_denied=tuple(args.authorization_denied),
+        shell_execute_allowlist=tuple(args.shell_execute_allowlist),
+        network_read_domains=tuple(args.network_read_domains),
+        cast_types=(
+            None
+            if args.cast_types is None
+            else tuple(entry.model_dump() for entry in args.cast_types)
+        ),
+    )
+    return _step(result)
+
+
+async def _ground(service: Service, args: GroundArgs, ctx: Context[Any, Any]) -> dict[str, Any]:
+    budget = None if args.budget is None else args.budget.model_dump(exclude_none=True)
+    # Grounding reports synchronously (from its worker thread too); the client hears about it
+    # through a small buffer drained by one task. Progress is best effort: a full buffer drops.
+    send, receive = anyio.create_memory_object_stream[tuple[float, str]](16)
+
+    def progress(report: Any) -> None:
+        done = getattr(report, "considered", 0) or getattr(report, "inventoried", 0)
+        message = (
+            f"{getattr(report, 'stage', 'grounding')}: "
+            f"{getattr(report, 'inventoried', 0)} inventoried, "
+            f"{getattr(report, 'considered', 0)} considered, "
+            f"{getattr(report, 'selected', 0)} selected"
+        )
+        with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
+            send.send_nowait((float(done), message))
+
+    async def forward() -> None:
+        async with receive:
+            async for done, message in receive:
+                await ctx.report_progress(done, None, message)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(forward)
+        async with send:
+            result = await service.ground(
+                args.run_id,
+                args.action_id,
+                args.expected_run_version,
+                active_paths=tuple(args.active_paths),
+                budget=budget,
+                progress=progress,
+            )
+    return _step(result) | {"manifest": result.manifest_wire}
+
+
+async def _next(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    return {"nextAction": await service.get_next_action(args.run_id)}
+
+
+async def _submit(service: Service, args: SubmitArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    if args.clarification_response is not None:
+        result = await service.answer_clarification(
+            args.run_id, args.action_id, args.expected_run_version, args.clarification_response
+        )
+        return _step(result)
+    assert args.artifact_type is not None  # the argument model guarantees it
+    body: object = args.body if args.body is not None else _decode(args.body_json or "")
+    result = await service.submit_artifact(
+        args.run_id,
+        args.action_id,
+        args.expected_run_version,
+        args.artifact_type,
+        body,
+        tuple(args.source_refs),
+    )
+    return _step(result)
+
+
+def _decode(text: str) -> object:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise SchemaViolation("body_json is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise SchemaViolation("body_json must encode a JSON object")
+    return value
+
+
+async def _cancel(service: Service, args: CancelArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    return _step(await service.cancel_run(args.run_id, args.action_id, args.expected_run_version))
+
+
+async def _list_runs(service: Service, args: ListRunsArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    return {"runs": await service.list_runs(args.limit)}
+
+
+async def _get_run(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    details = await service.get_run(args.run_id)
+    return {
+        "run": details.run,
+        "artifacts": details.artifacts,
+        "nextAction": _action(details),
+    }
+
+
+async def _get_artifact(
+    service: Service, args: GetArtifactArgs, _: Context[Any, Any]
+) -> dict[str, Any]:
+    stored = await service.get_artifact(args.run_id, args.artifact_id)
+    return {"artifact": stored.record, "body": stored.body}
+
+
+async def _get_trace(service: Service, args: GetTraceArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    page = await service.get_trace(args.run_id, args.after_sequence, args.limit)
+    return {"events": page.events, "hasMore": page.has_more}
+
+
+# ------------------------------------------------------------------ beyond the original
+
+
+async def _verify(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    report = to_wire(await service.verify_run(args.run_id))
+    return {
+        "runId": args.run_id,
+        "intact": report.get("ok"),
+        "recordsChecked": report.get("recordsChecked"),
+        "firstBroken": report.get("firstBroken"),
+    }
+
+
+async def _check(
+    service: Service, args: CheckToolActionArgs, _: Context[Any, Any]
+) -> dict[str, Any]:
+    decision = await service.check_tool_action(args.run_id, args.capability, args.target)
+    return {"decision": decision}
+
+
+async def _cast(service: Service, args: CastArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    handoff = await service.cast(
+        args.run_id,
+        cast_type=args.cast_type,
+        routing=args.routing.model_dump(exclude_none=True),
+        budget=args.budget.model_dump(exclude_none=True),
+        brief=args.brief,
+        pointers=tuple(args.pointers),
+        packet_refs=tuple(args.packet_refs),
+    )
+    return {"cast": handoff}
+
+
+async def _cast_progress(
+    service: Service, args: CastProgressArgs, _: Context[Any, Any]
+) -> dict[str, Any]:
+    state = await service.cast_progress(
+        args.run_id,
+        args.cast_id,
+        turns=args.turns,
+        tool_calls=args.tool_calls,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+    )
+    return {"castId": args.cast_id} | ({} if state is None else {"cast": state})
+
+
+async def _return_packet(
+    service: Service, args: ReturnPacketArgs, _: Context[Any, Any]
+) -> dict[str, Any]:
+    return {"packet": await service.return_packet(args.run_id, args.cast_id, args.packet)}
+
+
+async def _digest(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+    return {"runId": args.run_id, "digest": await service.get_digest(args.run_id)}
+
+
+# ------------------------------------------------------------------ the table
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    name: str
+    args: type[ToolArgs]
+    handler: Handler
+    read_only: bool
+    idempotent: bool
+    destructive: bool
+    description: str
+
+
+_SPECS: Final = (
+    _Spec(
+        "telic_start_run",
+        StartRunArgs,
+        _start_run,
+        False,
+        False,
+        False,
+        "Start a Telic run: store the user's request verbatim with an authorization envelope "
+        "and return the first NextAction (context discovery).",
+    ),
+    _Spec(
+        "telic_ground_context",
+        GroundArgs,
+        _ground,
+        False,
+        False,
+        False,
+        "Ground repository context deterministically (bounded, secret-aware) with the current "
+        "action_id and expected_run_version; returns the ContextManifest and the next action.",
+    ),
+    _Spec(
+        "telic_get_next_action",
+        RunArgs,
+        _next,
+        True,
+        True,
+        False,
+        "Return the single legal next step of a run: phase, role, inputs and the JSON Schema "
+        "of the artifact to produce.",
+    ),
+    _Spec(
+        "telic_submit_artifact",
+        SubmitArgs,
+        _submit,
+        False,
+        False,
+        False,
+        "Submit one typed artifact (body or body_json) for the current phase, or answer the "
+        "pending clarification (clarification_response), with the current tokens.",
+    ),
+    _Spec(
+        "telic_cancel_run",
+        CancelArgs,
+        _cancel,
+        False,
+        False,
+        True,
+        "Cancel a run with the current tokens; a terminal run is returned unchanged.",
+    ),
+    _Spec(
+        "telic_list_runs",
+        ListRunsArgs,
+        _list_runs,
+        True,
+        True,
+        False,
+        "List runs, newest first: metadata only, never the request text or bodies.",
+    ),
+    _Spec(
+        "telic_get_run",
+        RunArgs,
+        _get_run,
+        True,
+        True,
+        False,
+        "Return a run's record, its artifacts' metadata and its next action.",
+    ),
+    _Spec(
+        "telic_get_artifact",
+        GetArtifactArgs,
+        _get_artifact,
+        True,
+        True,
+        False,
+        "Return one artifact of a run (metadata and body) after re-verifying its digest.",
+    ),
+    _Spec(
+        "telic_get_trace",
+        GetTraceArgs,
+        _get_trace,
+        True,
+        True,
+        False,
+        "Return a page of a run's canonical trace events.",
+    ),
+    _Spec(
+        "telic_cast",
+        CastArgs,
+        _cast,
+        False,
+        False,
+        False,
+        "Cast a native subagent for the executing work node: an enabled cast type, a routing "
+        "reason and a budget; returns the fresh-context handoff for the child.",
+    ),
+    _Spec(
+        "telic_cast_progress",
+        CastProgressArgs,
+        _cast_progress,
+        False,
+        False,
+        False,
+        "Report a child's spend so far (turns, tool calls, tokens) against its cast budget.",
+    ),
+    _Spec(
+        "telic_return_packet",
+        ReturnPacketArgs,
+        _return_packet,
+        False,
+        False,
+        False,
+        "Return a child's evidence packet: Telic verifies each quote against the ledger and "
+        "seals the packet, or refuses it with a typed repair code.",
+    ),
+    _Spec(
+        "telic_get_digest",
+        RunArgs,
+        _digest,
+        True,
+        True,
+        False,
+        "Render the run's packet digest: unconsumed packets first, bounded.",
+    ),
+    _Spec(
+        "telic_check_tool_action",
+        CheckToolActionArgs,
+        _check,
+        True,
+        True,
+        False,
+        "Before a native tool runs, decide whether the capability and target are allowed by "
+        "every permission layer of the run; the decision is recorded in the trace.",
+    ),
+    _Spec(
+        "telic_verify_run",
+        RunArgs,
+        _verify,
+        True,
+        True,
+        False,
+        "Verify a run's ledger: re-hash every artifact and walk the run's hash chain.",
+    ),
+)
+
+TOOL_NAMES: Final = tuple(spec.name for spec in _SPECS)
+"""Every tool's name, in listing order."""
+
+
+async def _placeholder() -> None:
+    """Never called: EnvelopeTool.run replaces the SDK's function call."""
+
+
+def build_tools(service: Service) -> list[Tool]:
+    """Return every tool bound to ``service``."""
+    base = Tool.from_function(_placeholder, name="telic_placeholder", structured_output=False)
+    tools: list[Tool] = []
+    for spec in _SPECS:
+        annotations = ToolAnnotations(
+            read_only_hint=spec.read_only,
+            idempotent_hint=spec.idempotent,
+            destructive_hint=spec.destructive,
+            open_world_hint=False,
+        )
+        tools.append(
+            EnvelopeTool(
+                fn=_placeholder,
+                name=spec.name,
+                description=spec.description,
+                parameters=input_schema(spec.args),
+                fn_metadata=base.fn_metadata,
+                is_async=True,
+                context_kwarg=None,
+                annotations=annotations,
+                args_model=spec.args,
+                handler=spec.handler,
+                service=service,
+            )
+        )
+    return tools

@@ -1,0 +1,275 @@
+"""Serve the MCP server over stdio or streamable HTTP until the client leaves or a signal comes.
+
+Protocol bytes go to stdout (stdio) or the socket (HTTP); diagnostics go to stderr. SIGINT and
+SIGTERM cancel the serving task group, so the service — and with it the ledger — is closed by
+its own ``async with`` on the way out.
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib.metadata
+import io
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from telic.ledger import Ledger, open_ledger
+from telic.server._app import build_server, reports_module
+from telic.server._config import HttpBinding, ServerConfig, is_loopback
+from telic.server._service import Service
+
+__all__ = [
+    "Backend",
+    "BearerTokenMiddleware",
+    "http_app",
+    "open_backend",
+    "open_default_service",
+    "serve",
+]
+
+_LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+class BearerTokenMiddleware:
+    """Refuse every HTTP request without ``Authorization: Bearer <token>`` (401)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the header in constant time, then pass the request on."""
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="telic"'),
+                        ],
+                    }
+                )
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b'{"error":"unauthorized","error_description":"bearer token '
+                        b'required"}',
+                    }
+                )
+                return
+        await self._app(scope, receive, send)
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """An open service and the ledger under it (reports read the ledger directly)."""
+
+    service: Service
+    ledger: Ledger
+
+
+@asynccontextmanager
+async def open_backend(config: ServerConfig) -> AsyncIterator[Backend]:
+    """Open the ledger for ``config`` and ``telic.roles.open_service`` over it."""
+    from telic.roles import open_service
+
+    root = config.repository_root
+    async with (
+        open_ledger(config.database_url, repository_root=root) as ledger,
+        open_service(
+            ledger=ledger,
+            repository_root=str(root),
+            state_dir=None if config.state_dir is None else str(config.state_dir),
+        ) as service,
+    ):
+        yield Backend(service, ledger)
+
+
+@asynccontextmanager
+async def open_default_service(config: ServerConfig) -> AsyncIterator[Service]:
+    """Open ``telic.roles.open_service`` for ``config``."""
+    async with open_backend(config) as backend:
+        yield backend.service
+
+
+def _security(binding: HttpBinding, extra: tuple[str, ...]) -> TransportSecuritySettings:
+    hosts = list(_LOOPBACK_HOSTS)
+    if not is_loopback(binding.host):
+        shown = f"[{binding.host}]" if ":" in binding.host else binding.host
+        hosts.append(f"{shown}:*")
+    hosts.extend(f"{h.strip()}:*" if ":" not in h else h.strip() for h in extra)
+    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
+    """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``."""
+    assert config.http is not None
+    app: ASGIApp = server.streamable_http_app(
+        host=config.http.host,
+        transport_security=_security(config.http, config.allowed_hosts),
+    )
+    reports = reports_module()
+    if reports is not None and ledger is not None:
+        runs = reports.reports_app(lambda: ledger, token=None, prefix="")
+        app.router.routes.append(Mount("/runs", app=runs))  # type: ignore[attr-defined]
+    if config.token:
+        app = BearerTokenMiddleware(app, config.token)
+    return app
+
+
+class _StdinLines(anyio.AsyncFile[str]):
+    """stdin read by a daemon thread, so a signal can end the server while a read is pending.
+
+    anyio's worker threads are joined at interpreter exit, and one blocked reading an open pipe
+    would keep the process alive after the ledger is closed. A daemon thread reading a private
+    duplicate of the descriptor with ``os.read`` holds no interpreter-level buffer lock, so the
+    process can always exit.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+        self._lines: anyio.abc.ObjectReceiveStream[str] | None = None
+
+    def _start(self) -> anyio.abc.ObjectReceiveStream[str]:
+        send, receive = anyio.create_memory_object_stream[str](0)
+        token = anyio.lowlevel.current_token()
+        fd = self._fd
+
+        def pump() -> None:
+            pending = b""
+            try:
+                while chunk := os.read(fd, 65536):
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        text = line.decode("utf-8", "replace") + "\n"
+                        anyio.from_thread.run(send.send, text, token=token)
+                if pending:
+                    anyio.from_thread.run(
+                        send.send, pending.decode("utf-8", "replace"), token=token
+                    )
+                anyio.from_thread.run_sync(send.close, token=token)
+            except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return  # the server is gone or stopping: nobody reads any more
+
+        threading.Thread(target=pump, name="telic-stdin", daemon=True).start()
+        return receive
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at end of input."""
+        if self._lines is None:
+            self._lines = self._start()
+        try:
+            return await self._lines.receive()
+        except anyio.EndOfStream:
+            return ""
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: ``serve`` owns SIGINT and SIGTERM."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("telic")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def _serve_stdio(server: MCPServer[Any]) -> None:
+    stdin = _StdinLines(os.dup(sys.stdin.fileno()))
+    lowlevel = server._lowlevel_server  # the SDK exposes stdio serving with fixed stdin only
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+async def _serve_http(
+    app: ASGIApp, binding: HttpBinding, ready: Callable[[], None], stop: anyio.Event
+) -> None:
+    config = uvicorn.Config(
+        app,
+        host=binding.host,
+        port=binding.port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
+    web = _Uvicorn(config)
+    async with anyio.create_task_group() as tg:
+
+        async def announce() -> None:
+            while not web.started:  # noqa: ASYNC110 - uvicorn exposes readiness as a flag only
+                await anyio.sleep(0.02)
+            ready()
+
+        async def stop_on_request() -> None:
+            await stop.wait()
+            web.should_exit = True  # uvicorn's own graceful shutdown: lifespan, then sockets
+
+        tg.start_soon(announce)
+        tg.start_soon(stop_on_request)
+        try:
+            await web.serve()
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def serve(config: ServerConfig) -> None:
+    """Serve until stdin closes (stdio) or a signal arrives; the ledger closes on the way out."""
+    async with open_backend(config) as backend:
+        server = build_server(backend.service, version=_version(), ledger=backend.ledger)
+        root = config.repository_root
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+
+            async def on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        if config.http is None:
+                            tg.cancel_scope.cancel()
+                        stop.set()
+                        return
+
+            tg.start_soon(on_signal)
+            if config.http is None:
+                _say(f"Telic MCP ready for {root}")
+                await _serve_stdio(server)
+            else:
+                binding = config.http
+                app = http_app(server, config, backend.ledger)
+                await _serve_http(
+                    app, binding, lambda: _say(f"Telic MCP ready for {root} at {binding.url}"), stop
+                )
+            tg.cancel_scope.cancel()

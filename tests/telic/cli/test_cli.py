@@ -1,0 +1,97 @@
+"""The ``telic`` command: the demo end to end, inspection commands and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from telic.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _telic(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "telic", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _children_of(pid: int) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(entry.name)
+    return found
+
+
+@pytest.mark.slow
+def test_the_demo_completes_a_fix_with_a_cited_packet_and_leaves_nothing_running(
+    tmp_path: Path,
+) -> None:
+    done = _telic("demo", "--json", "--workdir", str(tmp_path / "demo"))
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["status"] == "completed"
+    assert outcome["ledgerIntact"] is True
+    assert outcome["packetId"].startswith("pk_")
+    assert outcome["packetId"] in outcome["digest"]
+    assert outcome["seconds"] < 10
+    assert Path(outcome["ledger"]).is_file()
+    assert _children_of(os.getpid()) == []
+    state = {
+        "TELIC_STATE_DIR": outcome["stateDir"],
+        "TELIC_REPOSITORY_ROOT": outcome["repository"],
+    }
+    runs = json.loads(_telic("runs", "--json", env=state).stdout)["runs"]
+    assert [r["runId"] for r in runs] == [outcome["runId"]]
+    shown = _telic("show", outcome["runId"], env=state)
+    assert "analyze_and_fix" in shown.stdout
+    verified = _telic("verify", outcome["runId"], "--json", env=state)
+    assert verified.returncode == 0
+    assert json.loads(verified.stdout)["ok"] is True
+    trace = json.loads(_telic("trace", outcome["runId"], "--json", env=state).stdout)
+    assert trace["events"][0]["eventType"] == "run_started"
+    report = _telic("artifact", outcome["runId"], "report-1", "--json", env=state)
+    assert json.loads(report.stdout)["body"]["terminalStatus"] == "completed"
+    digest = _telic("digest", outcome["runId"], env=state)
+    assert outcome["packetId"] in digest.stdout
+    markdown = _telic("report", outcome["runId"], env=state)
+    assert markdown.returncode == 0
+    assert outcome["runId"] in markdown.stdout
+    missing = _telic("show", "no-such-run", env=state)
+    assert missing.returncode == 3
+
+
+def test_doctor_reports_every_check_as_json(tmp_path: Path) -> None:
+    env = {"TELIC_REPOSITORY_ROOT": str(tmp_path), "TELIC_STATE_DIR": str(tmp_path / "inside")}
+    done = _telic("doctor", "--json", env=env)
+    report = json.loads(done.stdout)
+    names = [c["name"] for c in report["checks"]]
+    assert names == ["python", "repository", "state dir", "database", "git", "rg"]
+    assert done.returncode == 1, "a state dir inside the repository fails the doctor"
+    assert not (tmp_path / "inside").exists(), "the doctor never creates state"
+
+
+def test_usage_errors_exit_with_two(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["verify"])
+    assert exited.value.code == 2
+    assert main(["serve", "--http", "0.0.0.0:8765"]) == 2
+    assert "bearer token" in capsys.readouterr().err

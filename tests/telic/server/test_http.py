@@ -1,0 +1,121 @@
+"""Over ``telic serve --http`` subprocesses: the happy path, the bearer token, DNS rebinding,
+and two replicas on one PostgreSQL racing for the same run version."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from telic.cli import DemoRepository, TelicTools, drive_mode, http_client, http_server
+
+pytestmark = pytest.mark.anyio
+REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The HTTP server side is asyncio (uvicorn); the client here runs on asyncio too."""
+    return "asyncio"
+
+
+async def test_a_run_completes_over_streamable_http_with_a_token(
+    repo: DemoRepository, state: Path
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            http_server(repo.root, state, token="s3cret") as url,
+            http_client(url, "s3cret") as client,
+        ):
+            tools = TelicTools(client)
+            driver = await drive_mode(tools, "analyze_only", repo, request=REQUEST, goal="Find it")
+            assert driver.action["status"] == "completed"
+            async with httpx2.AsyncClient() as http:
+                page = f"{url.removesuffix('/mcp')}/runs/{driver.run_id}"
+                refused = await http.get(page)
+                report = await http.get(page, headers={"Authorization": "Bearer s3cret"})
+            assert refused.status_code == 401
+            assert report.status_code == 200
+            assert driver.run_id in report.text
+
+
+async def test_requests_without_the_token_are_refused(repo: DemoRepository, state: Path) -> None:
+    with anyio.fail_after(60):
+        async with (
+            http_server(repo.root, state, token="s3cret") as url,
+            httpx2.AsyncClient() as http,
+        ):
+            missing = await http.post(url, json=INIT, headers=HEADERS)
+            wrong = await http.post(
+                url, json=INIT, headers=HEADERS | {"Authorization": "Bearer nope"}
+            )
+            right = await http.post(
+                url, json=INIT, headers=HEADERS | {"Authorization": "Bearer s3cret"}
+            )
+            rebinding = await http.post(
+                url,
+                json=INIT,
+                headers=HEADERS | {"Authorization": "Bearer s3cret", "Host": "evil.example"},
+            )
+    assert missing.status_code == 401
+    assert wrong.status_code == 401
+    assert right.status_code == 200
+    assert rebinding.status_code in (403, 421)
+
+
+def _postgres_url() -> str:
+    url = os.environ.get("TELIC_TEST_POSTGRES_URL") or os.environ.get("TELIC_DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide TELIC_TEST_POSTGRES_URL for the replica test")
+        pytest.skip("needs PostgreSQL: set TELIC_TEST_POSTGRES_URL")
+    return url
+
+
+@pytest.mark.postgres
+async def test_two_replicas_share_one_database_and_racing_submissions_have_one_winner(
+    repo: DemoRepository, tmp_path: Path
+) -> None:
+    url = _postgres_url()
+    with anyio.fail_after(90):
+        async with (
+            http_server(repo.root, tmp_path / "a", database_url=url) as first,
+            http_server(repo.root, tmp_path / "b", database_url=url) as second,
+            http_client(first) as one,
+            http_client(second) as two,
+        ):
+            a, b = TelicTools(one), TelicTools(two)
+            started = await a.call("telic_start_run", original_request=REQUEST, mode="plan_only")
+            run_id = started["run"]["runId"]
+            seen = await b.call("telic_get_run", run_id=run_id)
+            assert seen["run"]["version"] == 1
+            token = {"action_id": started["nextAction"]["id"], "expected_run_version": 1}
+            outcomes: list[dict[str, object]] = []
+
+            async def ground(tools: TelicTools) -> None:
+                outcomes.append(await tools.attempt("telic_ground_context", run_id=run_id, **token))
+
+            async with anyio.create_task_group() as tg:
+                for tools in (a, b, a, b):
+                    tg.start_soon(ground, tools)
+            winners = [o for o in outcomes if o["ok"]]
+            assert len(winners) == 1, outcomes
+            assert all(
+                o["code"] in ("stale_token", "ledger_conflict") for o in outcomes if not o["ok"]
+            )
+            after = await a.call("telic_get_run", run_id=run_id)
+            assert after["run"]["version"] == 2
