@@ -1,9 +1,11 @@
-"""The HTML report in a real headless Chromium, served over HTTP by the reports app.
+"""The HTML report in a real headless Chromium, served by ``telic serve --http``.
 
-The app runs under uvicorn on a free loopback port in a thread; Chromium (Debian's package, see
-``.ci/chromium.sh``) loads the page with ``--dump-dom`` and ``--screenshot`` and logs console
-messages to stderr. Without chromium the test is skipped locally and fails in CI (``CI=true``).
-Set ``TELIC_REPORT_SCREENSHOT=<path>`` to keep the screenshot (``docs/report-screenshot.png``).
+A recorded run is written to a SQLite ledger in a state directory; ``telic serve --http`` runs as
+a subprocess on a free loopback port over that state directory and serves the report at
+``/runs/<id>``; Chromium (Debian's package, see ``.ci/chromium.sh``) loads the page with
+``--dump-dom`` and ``--screenshot`` and logs console messages to stderr. Without chromium the
+test is skipped locally and fails in CI (``CI=true``). Set ``TELIC_REPORT_SCREENSHOT=<path>``
+to keep the screenshot (``docs/report-screenshot.png``).
 """
 
 from __future__ import annotations
@@ -11,21 +13,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
-import uvicorn
 
-from telic.ledger import Ledger, open_ledger
-from telic.reports import reports_app
-from tests.telic.reports.recorded import completed, fixed_clock
+from telic.cli import http_server
+from telic.ledger import open_ledger
+from tests.telic.reports.recorded import completed
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -53,47 +50,6 @@ def _chromium() -> str:
     return found
 
 
-def _record(url: str) -> str:
-    async def main() -> str:
-        async with open_ledger(url) as ledger:
-            return await completed(ledger)
-
-    return anyio.run(main)
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """Serve a recorded run's report from a SQLite ledger; yield (report URL, run id)."""
-    url = f"sqlite:///{tmp_path / 'state' / 'ledger.sqlite3'}"
-    run_id = _record(url)
-    opened: list[Ledger] = []
-    holder = open_ledger(url)  # kept referenced: the ledger lives as long as the server
-
-    async def provider() -> Ledger:
-        if not opened:  # opened inside the server's event loop, on first use
-            opened.append(await holder.__aenter__())
-        return opened[0]
-
-    app = reports_app(provider, token=None, clock=fixed_clock())
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/runs/{run_id}", run_id
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 def _run_chromium(binary: str, profile: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
@@ -104,9 +60,31 @@ def _run_chromium(binary: str, profile: str, *args: str) -> subprocess.Completed
     )
 
 
-def test_the_served_report_renders_in_headless_chromium(served: tuple[str, str]) -> None:
+@pytest.fixture
+def anyio_backend() -> str:
+    """The server is a subprocess; the driving side needs only one backend."""
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_report_served_by_telic_serve_renders_in_headless_chromium(
+    tmp_path: Path,
+) -> None:
     binary = _chromium()
-    url, run_id = served
+    state, repository = tmp_path / "state", tmp_path / "repo"
+    repository.mkdir()
+    async with open_ledger(f"sqlite:///{state / 'ledger.sqlite3'}") as ledger:
+        run_id = await completed(ledger)
+    async with http_server(repository, state) as mcp_url:
+        url = mcp_url.removesuffix("/mcp") + f"/runs/{run_id}"
+        dom, picture = await anyio.to_thread.run_sync(_render, binary, url)
+    _check_page(dom.stdout, dom.stderr + picture.stderr, run_id)
+
+
+def _render(
+    binary: str, url: str
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """Load ``url`` twice in fresh profiles: once dumping the DOM, once taking a screenshot."""
     with tempfile.TemporaryDirectory() as work:
         dom = _run_chromium(binary, str(Path(work) / "p1"), "--dump-dom", url)
         assert dom.returncode == 0, dom.stderr[-2000:]
@@ -119,7 +97,10 @@ def test_the_served_report_renders_in_headless_chromium(served: tuple[str, str])
         keep = os.environ.get("TELIC_REPORT_SCREENSHOT")
         if keep:
             shutil.copyfile(shot, keep)
-    html = dom.stdout
+    return dom, picture
+
+
+def _check_page(html: str, logs: str, run_id: str) -> None:
     for element in (
         f"<h1>Run report <code>{run_id}</code></h1>",
         'id="terminal-status"',
@@ -140,8 +121,6 @@ def test_the_served_report_renders_in_headless_chromium(served: tuple[str, str])
         assert element in html, element
     assert "<script" not in html
     console = [
-        line
-        for line in (dom.stderr + picture.stderr).splitlines()
-        if re.search(r"CONSOLE|Uncaught|Refused to", line)
+        line for line in logs.splitlines() if re.search(r"CONSOLE|Uncaught|Refused to", line)
     ]
     assert console == []
