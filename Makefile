@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo fuzz check lint format typecheck schemas conformance clean
+.PHONY: install test demo fuzz check lint format typecheck schemas conformance bench bench-quick clean
 
 $(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,17 @@ schemas: $(STAMP)
 ## Evaluate the evidence-packet conformance table against this implementation.
 conformance: $(STAMP)
 	$(BIN)/python -m telic_packets.conformance
+
+## Run every benchmark script (a few minutes; PostgreSQL figures when TELIC_TEST_POSTGRES_URL is set).
+bench: $(STAMP)
+	@for script in benchmarks/[a-z]*.py; do echo "== $$script" >&2; $(BIN)/python $$script || exit 1; done
+
+## The over-MCP benchmarks with fewer iterations, for a quick before/after check.
+bench-quick: $(STAMP)
+	$(BIN)/python benchmarks/mcp_stdio.py --runs 5 --starts 3
+	$(BIN)/python benchmarks/mcp_http.py --runs 3 --starts 1 --seconds 3
+	$(BIN)/python benchmarks/footprint.py
+	$(BIN)/python benchmarks/memory.py --finished 100 --active 10
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

@@ -17,9 +17,6 @@ import anyio
 
 from telic._errors import NotFound, TelicError, UsageError
 from telic.cli._console import print_json, table
-from telic.cli._demo import run_demo
-from telic.cli._doctor import run_doctor
-from telic.cli._host import TelicCallError
 from telic.server import (
     ServerConfig,
     Service,
@@ -29,6 +26,7 @@ from telic.server import (
     serve,
     to_wire,
 )
+from telic.server._app import has_reports
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -73,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     add("digest", "print a run's packet digest").add_argument("run")
     add("verify", "verify a run's hash chain and blobs").add_argument("run")
     add("doctor", "check Python, state dir, database, git and rg")
-    if reports_module() is not None:
+    if has_reports():
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
         report_cmd.add_argument("run")
         report_cmd.add_argument("--format", choices=("md", "html"), default="md")
@@ -181,6 +179,8 @@ async def _verify(config: ServerConfig, args: argparse.Namespace) -> int:
 async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from telic.cli._demo import run_demo  # the demo's client side is not needed to serve
+
     outcome = await run_demo(workdir=Path(args.workdir) if args.workdir else None)
     if args.json:
         print_json(outcome.to_json())
@@ -229,6 +229,8 @@ async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _doctor(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.cli._doctor import run_doctor
+
     checks = run_doctor(config)
     failed = any(c.required and not c.ok for c in checks)
     if args.json:
@@ -297,6 +299,8 @@ def _explain(args: argparse.Namespace, exc: BaseException) -> int:
         return _fail(args, EXIT_NOT_FOUND, exc.message, exc.code)
     if isinstance(exc, TelicError):
         return _fail(args, EXIT_FAILURE, exc.message, exc.code)
+    from telic.cli._host import TelicCallError
+
     if isinstance(exc, TelicCallError):
         code = str(exc.envelope.get("code"))
         return _fail(args, EXIT_FAILURE, str(exc), code)

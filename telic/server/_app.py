@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Annotated, Any, Final
 
 from mcp.server.mcpserver import MCPServer
@@ -14,7 +15,7 @@ from telic.server._prompt import workflow_message
 from telic.server._service import Service
 from telic.server._tools import build_tools
 
-__all__ = ["SERVER_NAME", "build_server", "reports_module"]
+__all__ = ["SERVER_NAME", "build_server", "has_reports", "reports_module"]
 
 SERVER_NAME: Final = "telic"
 _INSTRUCTIONS: Final = (
@@ -30,6 +31,11 @@ def reports_module() -> Any | None:
         return importlib.import_module("telic.reports")
     except ImportError:
         return None
+
+
+def has_reports() -> bool:
+    """Whether ``telic.reports`` is installed, without importing it (it is slow to import)."""
+    return importlib.util.find_spec("telic.reports") is not None
 
 
 def build_server(
@@ -60,9 +66,7 @@ def build_server(
     ) -> str:
         return workflow_message(original_request, mode)
 
-    reports = reports_module()
-    if reports is not None and ledger is not None:
-        render = reports.render_report
+    if ledger is not None and has_reports():
 
         @server.resource(
             "telic://runs/{run_id}/report.md",
@@ -71,6 +75,8 @@ def build_server(
             mime_type="text/markdown",
         )
         async def run_report(run_id: str) -> str:
-            return str(await render(ledger, run_id, "md"))
+            reports = reports_module()  # imported on the first read, not at server start
+            assert reports is not None
+            return str(await reports.render_report(ledger, run_id, "md"))
 
     return server

@@ -23,6 +23,7 @@ from telic.protocol._types import (
     Mode,
     NativeSubagents,
 )
+from telic.server._schemas import compact_schema
 
 __all__ = [
     "CancelArgs",
@@ -99,48 +100,48 @@ class CastTypeEntry(ToolArgs):
     model_config = ConfigDict(extra="forbid")
 
     castType: CastTypeName  # noqa: N815 - the packet contract's wire name
-    """The registry key, e.g. ``explore``."""
+    """Registry key, e.g. explore."""
     enabled: bool = False
-    """Whether casts of this type are allowed."""
+    """Allow casts of this type."""
     ceilingTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
-    """The largest maxTurns a cast may ask for."""
+    """Max maxTurns per cast."""
     ceilingTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
-    """The largest maxTotalTokens a cast may ask for."""
+    """Max maxTotalTokens per cast."""
     readOnly: bool = True  # noqa: N815
-    """Whether children of this type run without write permissions."""
+    """Children get no write permissions."""
     allowedNeedCodes: Annotated[list[NeedCode], Field(min_length=1, max_length=8)]  # noqa: N815
-    """The evidence needs this type may be routed by."""
+    """Needs this type serves."""
 
 
 class StartRunArgs(ToolArgs):
     """telic_start_run."""
 
     original_request: Request
-    """The user's request, verbatim (1–32,768 characters, not blank)."""
+    """The user's request, verbatim."""
     mode: Mode
-    """The intent mode the user asked for."""
+    """The mode the user asked for."""
     host_name: Annotated[str, StringConstraints(min_length=1, max_length=128)] = "mcp-host"
     """The host's name."""
     native_subagents: NativeSubagents = "unknown"
-    """Whether the host can start child agents."""
+    """Can the host start child agents?"""
     host_capabilities: Annotated[list[Capability], Field(max_length=MAX_LIST)] = ["repository.read"]
-    """What the host can really do."""
+    """What the host can do."""
     authorization_granted: Annotated[list[Capability], Field(max_length=MAX_LIST)] | None = None
-    """What the user granted; when omitted the mode's defaults apply."""
+    """What the user granted (omit: mode defaults)."""
     authorization_denied: Annotated[list[Capability], Field(max_length=MAX_LIST)] = []
     """What the user denied."""
     shell_execute_allowlist: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=2048)]],
         Field(max_length=MAX_LIST),
     ] = []
-    """Exact shell commands the user allows (needs shell.execute)."""
+    """Exact commands (needs shell.execute)."""
     network_read_domains: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=253)]],
         Field(max_length=MAX_LIST),
     ] = []
-    """Bare domains the user allows reading (needs network.read)."""
+    """Domains (needs network.read)."""
     cast_types: Annotated[list[CastTypeEntry], Field(max_length=16)] | None = None
-    """Cast types the user enables for this run's native subagents (off by default)."""
+    """Subagent cast types the user enables."""
 
 
 class Budget(ToolArgs):
@@ -165,7 +166,7 @@ class GroundArgs(TokenArgs):
         list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
         Field(max_length=MAX_LIST),
     ] = []
-    """Paths the user is working on; ranked first."""
+    """Paths the user works on (ranked first)."""
     budget: Budget | None = None
     """Grounding limits."""
 
@@ -174,19 +175,19 @@ class SubmitArgs(TokenArgs):
     """telic_submit_artifact: an artifact (body XOR body_json) or a clarification answer."""
 
     artifact_type: HostArtifactType | None = None
-    """The type of the submitted artifact."""
+    """The artifact's type."""
     body: dict[str, Any] | None = None
-    """The artifact body as a JSON object."""
+    """The body, a JSON object."""
     body_json: Annotated[str, StringConstraints(min_length=2, max_length=MAX_BODY_JSON)] | None = (
         None
     )
-    """The artifact body as JSON text, for hosts that drop nested empty arrays."""
+    """The body as JSON text (instead of body)."""
     source_refs: Annotated[list[RefUri], Field(max_length=MAX_LIST)] = []
-    """References the artifact was derived from."""
+    """Refs the artifact derives from."""
     clarification_response: (
         Annotated[str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT)] | None
     ) = None
-    """The user's answer to the pending clarification: one choice id."""
+    """The user's choice id (instead of an artifact)."""
 
     @model_validator(mode="after")
     def _one_path(self) -> Self:
@@ -209,21 +210,21 @@ class ListRunsArgs(ToolArgs):
     """telic_list_runs."""
 
     limit: Annotated[int, Field(ge=1, le=100)] = 20
-    """How many runs, newest first."""
+    """How many runs."""
 
 
 class GetArtifactArgs(RunArgs):
     """telic_get_artifact."""
 
     artifact_id: Id
-    """The artifact's id (scoped to the run)."""
+    """The artifact's id."""
 
 
 class GetTraceArgs(RunArgs):
     """telic_get_trace."""
 
     after_sequence: Annotated[int, Field(ge=0, le=2**53 - 1)] = 0
-    """Return events after this sequence number."""
+    """Events after this sequence."""
     limit: Annotated[int, Field(ge=1, le=500)] = 100
     """How many events."""
 
@@ -232,9 +233,9 @@ class CheckToolActionArgs(RunArgs):
     """telic_check_tool_action."""
 
     capability: Capability
-    """The capability the native tool would use."""
+    """Capability the tool would use."""
     target: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-    """What it would act on: a repository path, a command, a URL…"""
+    """Path, command or URL acted on."""
 
 
 class Routing(ToolArgs):
@@ -252,9 +253,9 @@ class Routing(ToolArgs):
         "synthesize",
         "draft",
     ]
-    """The evidence need that justifies the child."""
+    """The need that justifies the child."""
     text: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\S")]
-    """The human-readable why."""
+    """Why, in words."""
     expectedEvidence: Annotated[  # noqa: N815
         list[
             Literal[
@@ -263,12 +264,12 @@ class Routing(ToolArgs):
         ],
         Field(min_length=1, max_length=4),
     ]
-    """1–4 evidence kinds the packet must contain."""
+    """Evidence kinds the packet must hold."""
     acceptance: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=120)]],
         Field(max_length=6),
     ] = []
-    """0–6 mechanically checkable criteria."""
+    """Checkable criteria."""
 
 
 class CastBudgetArgs(ToolArgs):
@@ -281,26 +282,26 @@ class CastBudgetArgs(ToolArgs):
     maxTotalTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
     """Tokens the child may spend."""
     maxWallMs: Annotated[int, Field(ge=1, le=2**53 - 1)] | None = None  # noqa: N815
-    """Wall-clock milliseconds, when capped."""
+    """Wall-clock cap in ms."""
 
 
 class CastArgs(RunArgs):
     """telic_cast."""
 
     cast_type: CastTypeName
-    """An enabled cast type of the run."""
+    """An enabled cast type."""
     routing: Routing
-    """Why this child is worth its budget."""
+    """Why cast this child."""
     budget: CastBudgetArgs
     """What the child may spend."""
     brief: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
-    """The fresh-context handoff: points at things, never pastes them."""
+    """Handoff: point at things, never paste."""
     pointers: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=512)]], Field(max_length=8)
     ] = []
-    """artifact:// or repo:// refs the child should read."""
+    """artifact:// or repo:// refs to read."""
     packet_refs: Annotated[list[str], Field(max_length=8)] = []
-    """Earlier packets (pk_ ids) the child may build on."""
+    """Earlier packet ids (pk_) to build on."""
 
 
 class CastProgressArgs(RunArgs):
@@ -322,14 +323,18 @@ class ReturnPacketArgs(RunArgs):
     """telic_return_packet."""
 
     cast_id: Id
-    """The open cast the child returns for."""
+    """The open cast."""
     packet: Any
-    """The child's return: one JSON object {claim, evidence[], completed[], remaining[]}."""
+    """{claim, evidence[], completed[], remaining[]}."""
 
 
 def _clean(node: Any) -> Any:
     if isinstance(node, dict):
         node = {k: _clean(v) for k, v in node.items() if k != "title"}
+        if node.get("additionalProperties") is True:
+            del node["additionalProperties"]  # the default: saying it is noise
+        if node.get("maximum") == _SAFE_INTEGER and node.get("type") == "integer":
+            del node["maximum"]
         options = node.get("anyOf")
         if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
             (kept,) = [o for o in options if o != {"type": "null"}]
@@ -343,9 +348,50 @@ def _clean(node: Any) -> Any:
     return node
 
 
+# Arguments every host learns once (the workflow prompt names the run tokens) or whose name and
+# limits say it all; describing them in every tool's schema would only fill the host's context.
+_UNDESCRIBED: Final = frozenset(
+    {
+        "run_id",
+        "action_id",
+        "expected_run_version",
+        "artifact_id",
+        "cast_id",
+        "host_name",
+        "limit",
+        "turns",
+        "tool_calls",
+        "input_tokens",
+        "output_tokens",
+        "mode",
+        "artifact_type",
+        "body",
+        "budget",
+        "routing",
+        "cast_type",
+        "capability",
+        "after_sequence",
+    }
+)
+# JSON's safe-integer bound: every integer argument has it, so saying so is noise.
+_SAFE_INTEGER: Final = 2**53 - 1
+
+
 def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
-    """Return the published input schema of a tool's argument model."""
+    """Return the published input schema of a tool's argument model.
+
+    It is the model's JSON Schema without titles, without the models' own docstrings, without
+    descriptions of self-evident arguments and without JSON's safe-integer bound, repeated
+    sub-schemas shared under ``$defs``; names, types, defaults and limits are unchanged.
+    """
     schema = model.model_json_schema(by_alias=True, mode="validation")
     cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
     cleaned.pop("description", None)
-    return cleaned
+    for definition in cleaned.get("$defs", {}).values():
+        # Nested models are the packet contract's camelCase objects: their names say it all.
+        definition.pop("description", None)
+        for field in definition.get("properties", {}).values():
+            field.pop("description", None)
+    for name in _UNDESCRIBED & cleaned["properties"].keys():
+        cleaned["properties"][name].pop("description", None)
+    return compact_schema(cleaned)

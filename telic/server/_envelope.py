@@ -18,6 +18,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
+from telic.protocol import PhaseAction
+from telic.server._schemas import emitted_schema
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -34,6 +36,8 @@ INTERNAL_ERROR: Final = "internal_error"
 INVALID_ARGUMENTS: Final = "invalid_arguments"
 # Fields of ledger records that describe storage, not the protocol object; never on the wire.
 _HIDDEN_FIELDS: Final = frozenset({"controller_state", "quota_key"})
+# A NextAction's schemas are the registry's schemas of its types: emitted compact and cached.
+_ACTION_SCHEMAS: Final = frozenset({"required_output_schema", "additional_output_schemas"})
 
 
 def _camel(name: str) -> str:
@@ -48,6 +52,8 @@ def to_wire(value: object) -> Any:
     ``to_wire`` use it; dataclass records get their field
     names camelCased, without the ledger's storage-only fields; mappings and sequences recurse.
     """
+    if isinstance(value, PhaseAction):
+        return _phase_action(value)
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     own = getattr(value, "to_wire", None)
@@ -66,6 +72,25 @@ def to_wire(value: object) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [to_wire(v) for v in value]
     return value
+
+
+def _phase_action(action: PhaseAction) -> dict[str, Any]:
+    """A phase NextAction with its schemas in the compact, cached form (``emitted_schema``).
+
+    The protocol defines ``requiredOutputSchema`` as the JSON Schema of ``requiredOutputType``
+    (and likewise each ``additionalOutputSchemas`` entry), so the server emits its own compact
+    copy of each type's schema instead of re-serialising the action's on every call.
+    """
+    wire: dict[str, Any] = {}
+    dumped = action.model_dump(mode="json", by_alias=True, exclude=set(_ACTION_SCHEMAS))
+    for key, value in dumped.items():
+        wire[key] = value
+        if key == "requiredOutputType":
+            wire["requiredOutputSchema"] = emitted_schema(action.required_output_type)
+            wire["additionalOutputSchemas"] = {
+                kind: emitted_schema(kind) for kind in action.additional_output_schemas
+            }
+    return wire
 
 
 def _dumps(envelope: Mapping[str, Any]) -> str:

@@ -288,8 +288,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Start a Telic run: store the user's request verbatim with an authorization envelope "
-        "and return the first NextAction (context discovery).",
+        "Start a run; returns its first nextAction.",
     ),
     _Spec(
         "telic_ground_context",
@@ -298,8 +297,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Ground repository context deterministically (bounded, secret-aware) with the current "
-        "action_id and expected_run_version; returns the ContextManifest and the next action.",
+        "Ground repository context; returns the manifest.",
     ),
     _Spec(
         "telic_get_next_action",
@@ -308,8 +306,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Return the single legal next step of a run: phase, role, inputs and the JSON Schema "
-        "of the artifact to produce.",
+        "The run's one legal next step and its output schema.",
     ),
     _Spec(
         "telic_submit_artifact",
@@ -318,8 +315,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Submit one typed artifact (body or body_json) for the current phase, or answer the "
-        "pending clarification (clarification_response), with the current tokens.",
+        "Submit the phase's artifact or a clarification answer.",
     ),
     _Spec(
         "telic_cancel_run",
@@ -328,7 +324,7 @@ _SPECS: Final = (
         False,
         False,
         True,
-        "Cancel a run with the current tokens; a terminal run is returned unchanged.",
+        "Cancel a run.",
     ),
     _Spec(
         "telic_list_runs",
@@ -337,7 +333,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "List runs, newest first: metadata only, never the request text or bodies.",
+        "List runs, newest first.",
     ),
     _Spec(
         "telic_get_run",
@@ -346,7 +342,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Return a run's record, its artifacts' metadata and its next action.",
+        "A run, its artifacts' metadata and nextAction.",
     ),
     _Spec(
         "telic_get_artifact",
@@ -355,7 +351,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Return one artifact of a run (metadata and body) after re-verifying its digest.",
+        "One artifact with its body, re-verified.",
     ),
     _Spec(
         "telic_get_trace",
@@ -364,7 +360,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Return a page of a run's canonical trace events.",
+        "A page of a run's trace.",
     ),
     _Spec(
         "telic_cast",
@@ -373,8 +369,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Cast a native subagent for the executing work node: an enabled cast type, a routing "
-        "reason and a budget; returns the fresh-context handoff for the child.",
+        "Cast a native subagent; returns its handoff.",
     ),
     _Spec(
         "telic_cast_progress",
@@ -383,7 +378,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Report a child's spend so far (turns, tool calls, tokens) against its cast budget.",
+        "Report a child's spend against its budget.",
     ),
     _Spec(
         "telic_return_packet",
@@ -392,8 +387,7 @@ _SPECS: Final = (
         False,
         False,
         False,
-        "Return a child's evidence packet: Telic verifies each quote against the ledger and "
-        "seals the packet, or refuses it with a typed repair code.",
+        "Return a child's evidence packet to verify and seal.",
     ),
     _Spec(
         "telic_get_digest",
@@ -402,7 +396,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Render the run's packet digest: unconsumed packets first, bounded.",
+        "The run's packet digest.",
     ),
     _Spec(
         "telic_check_tool_action",
@@ -411,8 +405,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Before a native tool runs, decide whether the capability and target are allowed by "
-        "every permission layer of the run; the decision is recorded in the trace.",
+        "May a native tool use this capability on this target?",
     ),
     _Spec(
         "telic_verify_run",
@@ -421,7 +414,7 @@ _SPECS: Final = (
         True,
         True,
         False,
-        "Verify a run's ledger: re-hash every artifact and walk the run's hash chain.",
+        "Verify a run's hash chain and artifacts.",
     ),
 )
 

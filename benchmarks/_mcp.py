@@ -1,0 +1,164 @@
+"""What the over-MCP benchmarks share: a timed host, a fast workspace and the server processes.
+
+The host is ``telic.cli``'s scripted one (``drive_mode`` with its ``Bodies``), the same driver the
+server tests use, so every body measured is one the tests keep valid. ``TimedTools`` records each
+call's wall time and the bytes of its result; ``FastWorkspace`` does the host's native work once
+and replays it, so a run's wall time is Telic's and the transport's, not ``unittest``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from telic.cli import Change, DemoRepository, TelicTools, drive_mode, find_demo_repo
+
+REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause and fix it"
+GOAL = "Fix paginate"
+
+
+def stats(values: Sequence[float], unit: str = "ms", scale: float = 1e3) -> dict[str, Any]:
+    """Median, p95, min and max of ``values`` (seconds, shown in ``unit``)."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0}
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "n": len(ordered),
+        f"median_{unit}": round(statistics.median(ordered) * scale, 3),
+        f"p95_{unit}": round(p95 * scale, 3),
+        f"min_{unit}": round(ordered[0] * scale, 3),
+        f"max_{unit}": round(ordered[-1] * scale, 3),
+    }
+
+
+def machine() -> dict[str, Any]:
+    """Machine notes for every result."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "load_1m": None if load is None else round(load, 2),
+    }
+
+
+def emit(result: dict[str, Any]) -> None:
+    """Print one benchmark's result as JSON on stdout."""
+    json.dump({"machine": machine(), **result}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+@dataclass
+class Call:
+    """One tool call as the host saw it."""
+
+    tool: str
+    seconds: float
+    text_bytes: int
+    ok: bool
+
+
+class TimedTools(TelicTools):
+    """``TelicTools`` that records every call's wall time and result size."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.calls: list[Call] = []
+
+    async def attempt(self, tool: str, progress: Any = None, **args: Any) -> dict[str, Any]:
+        """Call ``tool`` and record how long it took and how much text it returned."""
+        began = time.perf_counter()
+        result = await self.client.call_tool(tool, args, progress_callback=progress)
+        seconds = time.perf_counter() - began
+        text = sum(len(c.text.encode()) for c in result.content if getattr(c, "type", "") == "text")
+        envelope = result.structured_content
+        ok = isinstance(envelope, dict) and envelope.get("ok") is True
+        self.calls.append(Call(tool, seconds, text, ok))
+        if not isinstance(envelope, dict) or envelope.get("ok") is result.is_error:
+            raise RuntimeError(f"{tool}: no envelope")
+        return envelope
+
+    def by_tool(self) -> dict[str, list[float]]:
+        """Wall times grouped by tool name."""
+        grouped: dict[str, list[float]] = defaultdict(list)
+        for call in self.calls:
+            grouped[call.tool].append(call.seconds)
+        return dict(grouped)
+
+
+class FastWorkspace:
+    """The demo repository's native work, done once and replayed for every run.
+
+    ``apply_fix`` really edits the file (from its original bytes), as the fix modes need a real
+    before/after; the test runs before and after the fix are recorded once.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.repo = DemoRepository.create(find_demo_repo(), root)
+        self.root = self.repo.root
+        self._original = (root / "src" / "pagination.py").read_bytes()
+        self._failing = self.repo.diagnose()
+        self.repo.apply_fix()
+        self._passing = self.repo.verify()
+        self.reset()
+
+    def reset(self) -> None:
+        """Put the bug back."""
+        (self.root / "src" / "pagination.py").write_bytes(self._original)
+
+    def diagnose(self) -> str:
+        """The recorded failing test output."""
+        return self._failing
+
+    def apply_fix(self) -> Change:
+        """Apply the fix to the original file."""
+        self.reset()
+        return self.repo.apply_fix()
+
+    def verify(self) -> str:
+        """The recorded passing test output."""
+        return self._passing
+
+
+async def full_run(tools: TelicTools, mode: str, workspace: FastWorkspace) -> str:
+    """Drive one complete happy-path run; return its run id."""
+    driver = await drive_mode(tools, mode, workspace, request=REQUEST, goal=GOAL)
+    if driver.action.get("status") != "completed":
+        raise RuntimeError(f"{mode} run ended as {driver.action!r}")
+    return driver.run_id
+
+
+def children_of(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (Linux ``/proc``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    """Current (VmRSS) and peak (VmHWM) resident set of ``pid``, in KiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
