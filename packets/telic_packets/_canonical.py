@@ -14,8 +14,10 @@ The form is chosen so that a TypeScript or Julia implementation can reproduce it
 from __future__ import annotations
 
 import hashlib
+import json
+import json.encoder
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from telic_packets._bounds import MAX_SAFE_INTEGER
 from telic_packets._errors import CanonicalJsonError
@@ -35,6 +37,81 @@ _NAMED_ESCAPES: Final = {
 }
 
 
+class _NotPlain(Exception):
+    """The value holds something the C encoder would not write canonically."""
+
+
+def _not_plain(value: object) -> object:
+    raise _NotPlain
+
+
+# The C encoder writes sorted keys, compact separators and exactly these string escapes; it
+# differs only for floats, unsafe integers, astral characters in keys and types it does not know,
+# which ``_plain`` rules out (``_write`` then writes the value or names what is wrong with it).
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+# markers=None: no circular check, so no state is shared between calls; a cycle ends in a
+# RecursionError, after which the writer below reports it.
+_encode_chunks = (
+    _c_make_encoder(
+        None, _not_plain, json.encoder.encode_basestring, None, ":", ",", True, False, False
+    )
+    if _c_make_encoder is not None
+    else None
+)
+_encoder = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"), default=_not_plain
+)
+
+
+def _encode_plain(value: object) -> str:
+    if _encode_chunks is None:
+        return _encoder.encode(value)
+    return "".join(_encode_chunks(value, 0))
+
+
+_ASTRAL: Final = "\U00010000"
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` holds only what the C encoder writes canonically.
+
+    Call it on values the C encoder accepted (so without cycles).
+    """
+    kind = type(value)
+    if kind is dict:
+        try:
+            keys = "".join(value)
+        except TypeError:
+            return False  # a key that is not a string
+        if not keys.isascii() and max(keys) >= _ASTRAL:
+            return False  # UTF-16 order may differ from code-point order
+        children = value.values()
+    elif kind is list or kind is tuple:
+        children = value
+    else:
+        return _plain_scalar(value)
+    if depth >= _MAX_DEPTH and children:
+        return False  # its members would nest too deep
+    for child in children:
+        kind = type(child)
+        if kind is str or child is None or kind is bool:
+            continue
+        if kind is int:
+            if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
+                continue
+            return False
+        if not _plain(child, depth + 1):
+            return False
+    return True
+
+
+def _plain_scalar(value: object) -> bool:
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return True
+    return kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+
+
 def canonical_json(value: object) -> bytes:
     """Return the canonical JSON bytes of ``value``.
 
@@ -42,6 +119,20 @@ def canonical_json(value: object) -> bytes:
         CanonicalJsonError: when ``value`` holds a float, an unsafe integer, a non-string key, a
             lone surrogate, a cycle or anything that is not JSON.
     """
+    try:
+        text = _encode_plain(value)
+    except (_NotPlain, ValueError, TypeError, RecursionError):
+        text = None
+    if text is not None and _plain(value):
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # ``_written`` names the lone surrogate
+    return _written(value)
+
+
+def _written(value: object) -> bytes:
+    """The canonical JSON of ``value`` by the writer alone (what the fast path must equal)."""
     out: list[str] = []
     _write(value, out, 0, set())
     return "".join(out).encode("utf-8")

@@ -8,10 +8,10 @@ left out, because ``verify_packet_hash`` exists to detect a packet that was chan
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Literal, Self
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Final, Literal, Self
 
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, StringConstraints, model_validator
 
 from telic_packets._base import (
     EvidenceKind,
@@ -257,13 +257,43 @@ class Packet(PacketModel):
     packet_sha256: Sha256Digest
     """``sha256:`` of the canonical JSON of this packet without this field."""
 
+    _unsigned: bytes | None = PrivateAttr(None)
+    """Canonical JSON of the wire form without ``packetSha256``, computed once by validation:
+    it gives both the packet's size and the digest ``packetSha256`` must equal."""
+
     @model_validator(mode="after")
     def _follows_the_packet_table(self) -> Self:
         for problem in packet_problems(self):
             raise ValueError(problem)
-        if len(canonical_json(self.to_wire())) > MAX_PACKET_BYTES:
+        if self.signed_size() > MAX_PACKET_BYTES:
             raise ValueError(f"the packet is over {MAX_PACKET_BYTES} bytes of canonical JSON")
         return self
+
+    def unsigned_json(self) -> bytes:
+        """Return the canonical JSON of this packet without ``packetSha256`` (what it hashes)."""
+        private = self.__pydantic_private__ or {}  # read directly: faster than the attribute
+        unsigned: bytes | None = private.get("_unsigned")
+        if unsigned is None:
+            wire = self.to_wire()
+            del wire["packetSha256"]
+            unsigned = self._unsigned = canonical_json(wire)
+        return unsigned
+
+    def signed_size(self) -> int:
+        """Return the size of this packet's canonical JSON, in bytes."""
+        return len(self.unsigned_json()) + SIGNATURE_BYTES
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """Copy the packet; an ``update`` makes the copy recompute its canonical JSON."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied._unsigned = None
+        return copied
+
+
+SIGNATURE_BYTES: Final = len(b',"packetSha256":"sha256:"') + 64
+"""What ``packetSha256`` adds to the canonical JSON of the rest of a packet: the member and the
+one comma that separates it from the others (a packet always has others)."""
 
 
 def packet_problems(packet: Packet) -> list[str]:

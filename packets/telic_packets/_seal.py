@@ -7,15 +7,17 @@ verdict and the counters of proposed and verified lines follow mechanically.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from telic_packets._base import format_timestamp
 from telic_packets._bounds import MAX_PACKET_BYTES, PACKET_SCHEMA
-from telic_packets._canonical import canonical_json, canonical_sha256, sha256_text
+from telic_packets._canonical import SHA256_PREFIX, canonical_json, canonical_sha256, sha256_text
 from telic_packets._errors import CanonicalJsonError, PacketRefusal
 from telic_packets._packet import (
+    SIGNATURE_BYTES,
     Cast,
     Counters,
     EvidenceLine,
@@ -121,8 +123,9 @@ def seal_packet(
         draft["stopReason"] = stop_reason
     if outcome == "partial":
         draft["remaining"] = list(child.remaining)
-    draft["packetSha256"] = canonical_sha256(draft)
-    size = len(canonical_json(draft))
+    unsigned = canonical_json(draft)
+    draft["packetSha256"] = SHA256_PREFIX + hashlib.sha256(unsigned).hexdigest()
+    size = len(unsigned) + SIGNATURE_BYTES
     if size > MAX_PACKET_BYTES:
         raise PacketRefusal(
             "packet_too_large",
@@ -176,7 +179,10 @@ def verify_packet_hash(packet: Packet | Mapping[str, object]) -> bool:
     A ``Mapping`` is hashed exactly as given (the stored JSON object); a ``Packet`` by its wire
     form. Content that cannot be hashed (a float, say) does not verify.
     """
-    wire: dict[str, object] = packet.to_wire() if isinstance(packet, Packet) else dict(packet)
+    if isinstance(packet, Packet):
+        digest = hashlib.sha256(packet.unsigned_json()).hexdigest()
+        return SHA256_PREFIX + digest == packet.packet_sha256
+    wire = dict(packet)
     claimed = wire.pop("packetSha256", None)
     if not isinstance(claimed, str):
         return False

@@ -37,6 +37,7 @@ from telic.casting._events import packet_artifact as packet_artifact
 from telic.casting._observe import CONSUMED_EVENT as CONSUMED_EVENT
 from telic.casting._observe import DECISION_TYPES as DECISION_TYPES
 from telic.casting._observe import consumption_records as consumption_records
+from telic.casting._observe import consumption_since as consumption_since
 from telic.casting._observe import decision_text as decision_text
 from telic.casting._observe import observe as observe
 from telic.casting._observe import packet_uri as packet_uri
@@ -65,6 +66,7 @@ __all__ = [
     "child_permissions",
     "consumed_event",
     "consumption_records",
+    "consumption_since",
     "decision_text",
     "effective_registry",
     "event",

@@ -22,6 +22,7 @@ __all__ = [
     "CONSUMED_EVENT",
     "DECISION_TYPES",
     "consumption_records",
+    "consumption_since",
     "decision_text",
     "observe",
     "packet_uri",
@@ -89,14 +90,27 @@ def _records(events: Iterable[TraceRecord]) -> dict[str, ConsumptionRecord]:
 
 async def consumption_records(ledger: Ledger, run_id: str) -> dict[str, ConsumptionRecord]:
     """Return packet id → its consumption record, read from the run's trace."""
-    events: list[TraceRecord] = []
-    after = 0
+    found: dict[str, ConsumptionRecord] = {}
+    await consumption_since(ledger, run_id, 0, found)
+    return found
+
+
+async def consumption_since(
+    ledger: Ledger, run_id: str, after: int, found: dict[str, ConsumptionRecord]
+) -> int:
+    """Add to ``found`` the consumption records of trace events after sequence ``after``.
+
+    Returns:
+        The last sequence read, where the next call may start (the trace only grows).
+    """
     while True:
         page = await ledger.page_trace(run_id, after, 1000)
-        events.extend(page.events)
+        for packet_id, record in _records(page.events).items():
+            found.setdefault(packet_id, record)
+        if page.events:
+            after = page.events[-1].sequence
         if not page.has_more or not page.events:
-            return _records(events)
-        after = page.events[-1].sequence
+            return after
 
 
 def unobserved_packets(

@@ -14,7 +14,7 @@ from typing import Final
 
 from telic._errors import LimitExceeded
 from telic.controller._phases import PhaseSpec
-from telic.controller._state import RunState, StoredArtifact, body_refs
+from telic.controller._state import RunState, StoredArtifact
 
 __all__ = ["MAX_INPUT_REFS", "input_refs"]
 
@@ -22,18 +22,7 @@ MAX_INPUT_REFS: Final = 256
 _ALL_OF: Final = frozenset({"WorkPlan", "WorkResult"})
 
 
-def _refs_of(artifact: StoredArtifact) -> list[str]:
-    refs = [uri for _, _, uri in body_refs(artifact.wire)]
-    refs.extend(artifact.source_refs)
-    return refs
-
-
-def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
-    """Return the inputRefs of ``spec``'s NextAction, in ledger order, Evidence last.
-
-    Raises:
-        LimitExceeded: the mandatory closure holds more than 256 references.
-    """
+def _closure(state: RunState, spec: PhaseSpec) -> list[str]:
     eligible = spec.inputs - {"Evidence"}
     seed: dict[str, StoredArtifact] = {state.request.id: state.request}
     for artifact_type in sorted(eligible):
@@ -50,7 +39,7 @@ def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
         if artifact.id in closed:
             continue
         closed[artifact.id] = artifact
-        for uri in _refs_of(artifact):
+        for uri in artifact.refs:
             target = state.by_uri(uri)
             if target is not None and target.type in eligible and target.id not in closed:
                 frontier.append(target)
@@ -59,7 +48,18 @@ def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
             f"NextAction input reference closure exceeds {MAX_INPUT_REFS} references "
             f"({len(closed)}); refusing to truncate the inputs of {spec.protocol}"
         )
-    ordered = [a.uri for a in state.artifacts if a.id in closed]
+    return [a.uri for a in state.in_ledger_order(closed.values())]
+
+
+def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
+    """Return the inputRefs of ``spec``'s NextAction, in ledger order, Evidence last.
+
+    Raises:
+        LimitExceeded: the mandatory closure holds more than 256 references.
+    """
+    cache = state.closures()
+    ordered = list(cache.get(spec.protocol) or _closure(state, spec))
+    cache[spec.protocol] = tuple(ordered)
     room = MAX_INPUT_REFS - len(ordered)
     if "Evidence" in spec.inputs and room > 0:
         evidence = state.all("Evidence")[-room:]

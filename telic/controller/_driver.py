@@ -1,17 +1,24 @@
 """The async shell around the pure core: load a run, ``step`` it, commit the result atomically.
 
-``Controller`` owns no state of its own beyond a parse cache: every call loads the run from the
-ledger, asks the pure core, and commits what the core returned in one ledger transaction fenced
-by the run version. A rejection writes nothing. Time and ids come from the injected ``clock``
-and ``new_id`` callables, so two controllers fed the same calls produce the same runs.
+Every call loads the run, asks the pure core, and commits what the core returned in one ledger
+transaction fenced by the run version. A rejection writes nothing. Time and ids come from the
+injected ``clock`` and ``new_id`` callables, so two controllers fed the same calls produce the
+same runs.
+
+Loading costs the same at the 2,000th artifact as at the 10th: the controller keeps the
+``RunState`` of recently used runs and asks the ledger only for what was appended since (one
+read of the run row when nothing was). What another controller, process or actor wrote is picked
+up by that read, verified like any other; what this controller commits itself is appended to its
+copy from the step's own records, whose bodies it validated and hashed before the commit.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from telic.controller._events import (
     Accepted,
@@ -35,11 +42,14 @@ from telic.controller._state import Run, RunState, StoredArtifact, TraceEntry, a
 from telic.ledger import (
     ArtifactBody,
     ArtifactRecord,
+    Commit,
     Ledger,
     NewArtifact,
     NewTraceEvent,
+    RunChanges,
     RunRecord,
     RunSummary,
+    TraceRecord,
     utc_now,
 )
 from telic.protocol._context import ContextDocument, ContextManifest
@@ -51,6 +61,9 @@ from telic.protocol._types import Mode, NativeSubagents
 __all__ = ["Controller", "RunDetails", "StepResult", "TraceView"]
 
 Action = PhaseAction | ClarificationAction | TerminalAction
+
+DEFAULT_CACHED_RUNS: Final = 256
+"""How many runs' states a controller keeps between calls (least recently used go first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +91,19 @@ class TraceView:
 
     events: tuple[TraceEvent, ...]
     has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    """A run's state as of its first ``artifacts`` artifacts and ``events`` trace events."""
+
+    state: RunState
+    artifacts: int
+    events: int
+
+
+def _entry(event: TraceRecord) -> TraceEntry:
+    return TraceEntry(event.event_id, event.sequence, event.event_type, event.permission_decision)
 
 
 def _new_uuid() -> str:
@@ -146,55 +172,93 @@ class Controller:
         *,
         clock: Callable[[], str] = utc_now,
         new_id: Callable[[], str] = _new_uuid,
+        cached_runs: int = DEFAULT_CACHED_RUNS,
     ) -> None:
         self._ledger = ledger
         self._clock = clock
         self._new_id = new_id
-        self._parsed: dict[tuple[str, str], Any] = {}
+        self._runs: OrderedDict[str, _Cached] = OrderedDict()
+        self._cached_runs = cached_runs
 
     # ------------------------------------------------------------------ loading
 
     async def load(self, run_id: str) -> RunState:
         """Return the pure-core state of a run. Raises ``NotFound``."""
-        record = await self._ledger.get_run(run_id)
-        artifacts = []
-        for meta in await self._ledger.list_artifacts(run_id):
-            key = (meta.type, meta.sha256)
-            stored = await self._ledger.read_artifact(run_id, meta.artifact_id)
-            if key not in self._parsed:
-                self._parsed[key] = parse_artifact(meta.type, dict(stored.body))
-            body = self._parsed[key]
-            artifacts.append(
-                StoredArtifact(
-                    id=meta.artifact_id,
-                    type=meta.type,
-                    producer=meta.producer,
-                    uri=artifact_uri(run_id, meta.artifact_id),
-                    source_refs=meta.source_refs,
-                    created_at=meta.created_at,
-                    body=body,
-                    wire=stored.body,
-                    sha256=meta.sha256,
-                )
-            )
-        return RunState(
-            run=run_from_record(record),
-            artifacts=tuple(artifacts),
-            trace=await self._trace(run_id),
-        )
+        return (await self._load(run_id)).state
 
-    async def _trace(self, run_id: str) -> tuple[TraceEntry, ...]:
-        entries: list[TraceEntry] = []
-        after = 0
-        while True:
-            page = await self._ledger.page_trace(run_id, after, 500)
-            entries.extend(
-                TraceEntry(e.event_id, e.sequence, e.event_type, e.permission_decision)
-                for e in page.events
+    async def _load(self, run_id: str) -> _Cached:
+        cached = self._runs.get(run_id)
+        if cached is None:
+            return self._remember(
+                run_id, None, self._apply(run_id, None, await self._changes(run_id))
             )
-            if not page.has_more or not page.events:
-                return tuple(entries)
-            after = page.events[-1].sequence
+        changes = await self._ledger.read_changes(run_id, cached.artifacts, cached.events)
+        if changes.artifact_count < cached.artifacts or changes.event_count < cached.events:
+            # The store holds less than this copy saw (it was replaced): start over.
+            self._runs.pop(run_id, None)
+            return self._remember(
+                run_id, None, self._apply(run_id, None, await self._changes(run_id))
+            )
+        return self._remember(run_id, cached, self._apply(run_id, cached, changes))
+
+    async def _changes(self, run_id: str) -> RunChanges:
+        return await self._ledger.read_changes(run_id)
+
+    @staticmethod
+    def _apply(run_id: str, cached: _Cached | None, changes: RunChanges) -> _Cached:
+        """Return ``cached`` with what the ledger appended after it (verified by the ledger)."""
+        unchanged = cached is not None and not changes.artifacts and not changes.events
+        if unchanged and cached is not None and run_record(cached.state.run) == changes.run:
+            return cached
+        known = cached.state if cached is not None else None
+        added = tuple(
+            StoredArtifact(
+                id=item.record.artifact_id,
+                type=item.record.type,
+                producer=item.record.producer,
+                uri=artifact_uri(run_id, item.record.artifact_id),
+                source_refs=item.record.source_refs,
+                created_at=item.record.created_at,
+                body=parse_artifact(item.record.type, dict(item.body)),
+                wire=item.body,
+                sha256=item.record.sha256,
+            )
+            for item in changes.artifacts
+        )
+        run = run_from_record(changes.run)
+        entries = tuple(_entry(e) for e in changes.events)
+        if known is None:
+            state = RunState(run=run, artifacts=added, trace=entries)
+        else:
+            state = known.extended(added, run=run, trace=(*known.trace, *entries))
+        return _Cached(state, changes.artifact_count, changes.event_count)
+
+    def _remember(self, run_id: str, base: _Cached | None, new: _Cached) -> _Cached:
+        """Keep ``new`` unless another call already replaced ``base`` with a later state."""
+        current = self._runs.get(run_id)
+        if (
+            current is None
+            or current is base
+            or current.artifacts + current.events <= (new.artifacts + new.events)
+        ):
+            self._runs[run_id] = new
+        self._runs.move_to_end(run_id)
+        while len(self._runs) > self._cached_runs:
+            self._runs.popitem(last=False)
+        return new
+
+    def _committed(self, run_id: str, base: _Cached, state: RunState, commit: Commit) -> None:
+        """Append this controller's own commit to its copy, if nobody wrote in between."""
+        artifacts = base.artifacts + len(commit.artifacts)
+        events = base.events + len(commit.events)
+        contiguous = all(
+            a.position == base.artifacts + i for i, a in enumerate(commit.artifacts, 1)
+        ) and all(e.sequence == base.events + i for i, e in enumerate(commit.events, 1))
+        if not contiguous or self._runs.get(run_id) is not base:
+            return  # another writer came first: the next load reads both from the ledger
+        trace = (*base.state.trace, *(_entry(e) for e in commit.events))
+        new = state.extended((), run=run_from_record(commit.run), trace=trace)
+        self._remember(run_id, base, _Cached(new, artifacts, events))
 
     # ------------------------------------------------------------------ commands
 
@@ -278,7 +342,8 @@ class Controller:
         return await self._step(run_id, Cancel(token, self._clock()))
 
     async def _step(self, run_id: str, submission: Submission) -> StepResult:
-        state = await self.load(run_id)
+        cached = await self._load(run_id)
+        state = cached.state
         outcome = step(state, submission)
         if not isinstance(outcome, Accepted):
             if outcome.events:
@@ -288,16 +353,35 @@ class Controller:
                     run_id, self._events(state.run, outcome.events, now)
                 )
             raise outcome.error
+        return await self._commit(run_id, state, cached, outcome, submission.now)
+
+    async def commit(self, run_id: str, state: RunState, outcome: Accepted, now: str) -> StepResult:
+        """Commit what ``step(state, …)`` accepted, for a ``state`` that ``load`` returned.
+
+        For a caller that ran ``step`` itself (a role actor): the submission is not validated a
+        second time. A phase step is fenced by ``state.run.version`` like any other.
+
+        Raises:
+            LedgerConflict: the run moved on since ``state`` was loaded.
+        """
+        cached = self._runs.get(run_id)
+        base = cached if cached is not None and cached.state is state else None
+        return await self._commit(run_id, state, base, outcome, now)
+
+    async def _commit(
+        self, run_id: str, state: RunState, base: _Cached | None, outcome: Accepted, now: str
+    ) -> StepResult:
         new = outcome.state
         action = next_action(new)
         if not outcome.changed:
-            return StepResult(await self._ledger.get_run(run_id), action)
-        now = submission.now
+            return StepResult(run_record(state.run), action)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
                 run_id, _new_artifact(outcome.artifacts[0]), events
             )
+            if base is not None and not commit.replayed:
+                self._committed(run_id, base, new, commit)
             return StepResult(commit.run, action, commit.artifacts[0])
         commit = await self._ledger.commit_step(
             run_id,
@@ -306,6 +390,8 @@ class Controller:
             [_new_artifact(a) for a in outcome.artifacts],
             events,
         )
+        if base is not None:
+            self._committed(run_id, base, new, commit)
         return StepResult(commit.run, action)
 
     def _events(self, run: Run, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
@@ -334,9 +420,8 @@ class Controller:
     async def get_run(self, run_id: str) -> RunDetails:
         """Return the run row, its artifact metadata and its next action."""
         state = await self.load(run_id)
-        record = await self._ledger.get_run(run_id)
         artifacts = await self._ledger.list_artifacts(run_id)
-        return RunDetails(record, artifacts, next_action(state))
+        return RunDetails(run_record(state.run), artifacts, next_action(state))
 
     async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""

@@ -89,8 +89,8 @@ def ev_content_canonical(c: Check[Evidence]) -> Iterator[Violation]:
 
 def ev_quota(c: Check[Evidence]) -> Iterator[Violation]:
     """At most 128 Evidence artifacts per current WorkPlan."""
-    since = c.state.after(c.state.latest("WorkPlan"))
-    if sum(1 for a in since if a.type == "Evidence") >= MAX_EVIDENCE_PER_PLAN:
+    since = c.state.all_after(c.state.latest("WorkPlan"), "Evidence")
+    if len(since) >= MAX_EVIDENCE_PER_PLAN:
         yield Violation("", "The current plan already has 128 Evidence artifacts")
 
 

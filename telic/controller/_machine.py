@@ -43,7 +43,7 @@ from telic.controller._phases import (
 )
 from telic.controller._refs import merge_source_refs
 from telic.controller._rules import RULES
-from telic.controller._state import RunState, StoredArtifact, artifact_uri
+from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
 from telic.controller._transitions import transition
 from telic.controller._work import deny_notes, permission_notes
 from telic.protocol._base import WireModel
@@ -125,9 +125,11 @@ def stored(
     )
 
 
-def _advance(state: RunState, artifacts: tuple[StoredArtifact, ...], now: str) -> RunState:
-    run = replace(state.run, version=state.run.version + 1, updated_at=now)
-    return RunState(run=run, artifacts=(*state.artifacts, *artifacts))
+def _advance(
+    state: RunState, moved: Run, artifacts: tuple[StoredArtifact, ...], now: str
+) -> RunState:
+    run = replace(moved, version=moved.version + 1, updated_at=now)
+    return state.extended(artifacts, run=run, trace=())
 
 
 def _ground(state: RunState, ground: Ground) -> Accepted:
@@ -161,7 +163,7 @@ def _ground(state: RunState, ground: Ground) -> Accepted:
             message = "Artifact already exists in this run"
             raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
     moved, _ = transition(state, record)
-    new_state = _advance(replace(state, run=moved), (*documents, record), ground.now)
+    new_state = _advance(state, moved, (*documents, record), ground.now)
     notes = tuple(
         TraceNote("context_source_stored", "controller", run.phase, output_refs=(uri,))
         for uri in uris
@@ -239,7 +241,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     if kind in SUPPORTING_TYPES:
         event = "evidence_captured" if kind == "Evidence" else "scenario_presentation_stored"
         note = TraceNote(event, actor, run.phase, output_refs=(record.uri,))
-        new_state = replace(state, artifacts=(*state.artifacts, record))
+        new_state = state.extended((record,))
         return Accepted(new_state, (record,), (note,), supporting=True)
     moved, route = transition(state, record)
     notes: list[TraceNote] = []
@@ -251,9 +253,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         "second_clarification": "budget_consumed",
     }[route]
     notes.append(TraceNote(event, actor, run.phase, input_refs=refs, output_refs=(record.uri,)))
-    return Accepted(
-        _advance(replace(state, run=moved), (record,), submission.now), (record,), tuple(notes)
-    )
+    return Accepted(_advance(state, moved, (record,), submission.now), (record,), tuple(notes))
 
 
 def _answer(state: RunState, answer: AnswerClarification) -> Accepted:
@@ -289,7 +289,7 @@ def _answer(state: RunState, answer: AnswerClarification) -> Accepted:
         output_refs=(record.uri,),
         summary=f"Clarification answered with {choice.run_effect}",
     )
-    return Accepted(_advance(replace(state, run=moved), (record,), answer.now), (record,), (note,))
+    return Accepted(_advance(state, moved, (record,), answer.now), (record,), (note,))
 
 
 def _cancel(state: RunState, cancel: Cancel) -> Accepted:
@@ -298,4 +298,4 @@ def _cancel(state: RunState, cancel: Cancel) -> Accepted:
         return Accepted(state, changed=False)
     moved = replace(state.run, status="cancelled", resume_phase=None)
     note = TraceNote("run_cancelled", "host", state.run.phase, summary="Run cancelled")
-    return Accepted(_advance(replace(state, run=moved), (), cancel.now), (), (note,))
+    return Accepted(_advance(state, moved, (), cancel.now), (), (note,))

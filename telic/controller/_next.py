@@ -25,7 +25,7 @@ from telic.protocol._next_action import (
     TerminalStatus,
     instruction_ref,
 )
-from telic.protocol._registry import json_schema
+from telic.protocol._registry import shared_json_schema
 from telic.protocol._types import PermissionSet, RepositoryPermissions
 
 __all__ = ["next_action"]
@@ -88,8 +88,8 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         input_refs=list(input_refs(state, spec)),
         context_manifest_ref=None if manifest is None else manifest.uri,
         required_output_type=spec.primary,  # type: ignore[arg-type]
-        required_output_schema=json_schema(spec.primary),
-        additional_output_schemas={t: json_schema(t) for t in spec.advertised},
+        required_output_schema=shared_json_schema(spec.primary),
+        additional_output_schemas={t: shared_json_schema(t) for t in spec.advertised},
         work_node_id=None if node is None else node.id,
         effective_permissions=effective_permissions(state),
         remaining_budgets=remaining_budgets(state),

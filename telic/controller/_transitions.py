@@ -84,7 +84,7 @@ def _after_work_result(state: RunState, artifact: StoredArtifact) -> Run:
     result: WorkResult = artifact.body
     if result.status != "completed":
         return replace(state.run, phase="agent_3_review")
-    after = replace(state, artifacts=(*state.artifacts, artifact))
+    after = state.extended((artifact,))
     if pending_node(after) is None:
         return replace(state.run, phase="agent_3_review")
     return state.run

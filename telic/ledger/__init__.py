@@ -30,6 +30,7 @@ from ._records import Commit as Commit
 from ._records import Limits as Limits
 from ._records import NewArtifact as NewArtifact
 from ._records import NewTraceEvent as NewTraceEvent
+from ._records import RunChanges as RunChanges
 from ._records import RunRecord as RunRecord
 from ._records import RunSummary as RunSummary
 from ._records import TracePage as TracePage
@@ -48,6 +49,7 @@ __all__ = [
     "Limits",
     "NewArtifact",
     "NewTraceEvent",
+    "RunChanges",
     "RunRecord",
     "RunSummary",
     "TracePage",

@@ -20,6 +20,7 @@ from ._records import (
     Commit,
     NewArtifact,
     NewTraceEvent,
+    RunChanges,
     RunRecord,
     RunSummary,
     TracePage,
@@ -110,6 +111,22 @@ class Ledger(ABC):
         """Return the run's artifact records in commit order. Raises ``NotFound``."""
 
     @abstractmethod
+    async def read_changes(
+        self, run_id: str, after_artifact: int = 0, after_event: int = 0
+    ) -> RunChanges:
+        """Return the run row with the artifacts and trace events appended after a known point.
+
+        One consistent snapshot: a caller that holds the run's first ``after_artifact``
+        artifacts and ``after_event`` events is up to date once it appends what this returns.
+        Every returned artifact and event is verified as ``read_artifact`` and ``page_trace``
+        verify them.
+
+        Raises:
+            NotFound: there is no such run.
+            IntegrityError: a returned record or blob no longer matches its hashes.
+        """
+
+    @abstractmethod
     async def page_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TracePage:
         """Return up to ``limit`` trace events with a sequence above ``after_sequence``."""
 
@@ -156,8 +173,8 @@ class Reader(Protocol):
         """Return the stored bytes of a digest, as stored (no verification here)."""
         ...
 
-    async def artifacts(self, run_id: str) -> list[ArtifactRecord]:
-        """Return the run's artifact records by position."""
+    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
+        """Return the run's artifact records positioned after ``after``, by position."""
         ...
 
     async def events(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:

@@ -32,6 +32,7 @@ from ._records import (
     Limits,
     NewArtifact,
     NewTraceEvent,
+    RunChanges,
     RunRecord,
     RunSummary,
     TracePage,
@@ -207,10 +208,31 @@ class LedgerEngine(Ledger):
             if record is None:
                 raise NotFound("Artifact not found in this run")
             data = await reader.read_blob(record.sha256)
-        problem = artifact_problem(record, data)
-        if problem is not None or data is None:
-            raise IntegrityError(f"Artifact integrity check failed: {problem}")
-        return ArtifactBody(record=record, body=parse_json_strict(data), canonical=data)
+        return _verified(record, data)
+
+    async def read_changes(
+        self, run_id: str, after_artifact: int = 0, after_event: int = 0
+    ) -> RunChanges:
+        if after_artifact < 0 or after_event < 0:
+            raise UsageError("after_artifact and after_event must be >= 0")
+        async with self._read() as reader:
+            stored = await _existing_run(reader, run_id)
+            records: list[ArtifactRecord] = []
+            blobs: list[bytes | None] = []
+            if stored.artifact_count > after_artifact:
+                records = await reader.artifacts(run_id, after_artifact)
+                blobs = [await reader.read_blob(record.sha256) for record in records]
+            events: list[TraceRecord] = []
+            if stored.event_count > after_event:
+                events = await reader.events(run_id, after_event, None)
+        _verify_events(events)
+        return RunChanges(
+            run=stored.record,
+            artifact_count=stored.artifact_count,
+            event_count=stored.event_count,
+            artifacts=tuple(_verified(r, data) for r, data in zip(records, blobs, strict=True)),
+            events=tuple(events),
+        )
 
     async def list_artifacts(self, run_id: str) -> tuple[ArtifactRecord, ...]:
         async with self._read() as reader:
@@ -223,9 +245,7 @@ class LedgerEngine(Ledger):
         async with self._read() as reader:
             await _existing_run(reader, run_id)
             rows = await reader.events(run_id, after_sequence, limit + 1)
-        for row in rows:
-            if event_hash(row) != row.record_hash:
-                raise IntegrityError(f"Trace integrity check failed at sequence {row.sequence}")
+        _verify_events(rows)
         return TracePage(events=tuple(rows[:limit]), has_more=len(rows) > limit)
 
     async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
@@ -464,6 +484,19 @@ def _same_artifact(existing: ArtifactRecord, staged: _Staged) -> bool:
         new.redaction,
         new.quota_key,
     )
+
+
+def _verified(record: ArtifactRecord, data: bytes | None) -> ArtifactBody:
+    problem = artifact_problem(record, data)
+    if problem is not None or data is None:
+        raise IntegrityError(f"Artifact integrity check failed: {problem}")
+    return ArtifactBody(record=record, body=parse_json_strict(data), canonical=data)
+
+
+def _verify_events(rows: Sequence[TraceRecord]) -> None:
+    for row in rows:
+        if event_hash(row) != row.record_hash:
+            raise IntegrityError(f"Trace integrity check failed at sequence {row.sequence}")
 
 
 async def _existing_run(reader: Reader, run_id: str) -> StoredRun:

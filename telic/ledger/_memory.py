@@ -8,6 +8,8 @@ as canonical bytes and re-parsed on every read, so no caller can alias stored st
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -45,6 +47,8 @@ class _State:
     artifacts: dict[str, dict[str, ArtifactRecord]] = field(default_factory=dict)
     events: dict[str, dict[str, TraceRecord]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    positions: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    """Run id → artifact type → the positions of that type, ascending (for the quotas)."""
 
 
 class _View:
@@ -61,29 +65,35 @@ class _View:
         stored = self._runs.get(run_id) or self._state.runs.get(run_id)
         return None if stored is None else replace(stored, record=_freeze_run(stored.record))
 
-    def _artifact_map(self, run_id: str) -> dict[str, ArtifactRecord]:
-        return {**self._state.artifacts.get(run_id, {}), **self._artifacts.get(run_id, {})}
-
-    def _event_map(self, run_id: str) -> dict[str, TraceRecord]:
-        return {**self._state.events.get(run_id, {}), **self._events.get(run_id, {})}
+    def _ordered_artifacts(self, run_id: str) -> list[ArtifactRecord]:
+        # Insertion order is position order: committed records first, then this journal's.
+        return [
+            *self._state.artifacts.get(run_id, {}).values(),
+            *self._artifacts.get(run_id, {}).values(),
+        ]
 
     async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        return self._artifact_map(run_id).get(artifact_id)
+        pending = self._artifacts.get(run_id, {}).get(artifact_id)
+        return pending or self._state.artifacts.get(run_id, {}).get(artifact_id)
 
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
-        event = self._event_map(run_id).get(event_id)
+        event = self._events.get(run_id, {}).get(event_id)
+        event = event or self._state.events.get(run_id, {}).get(event_id)
         return None if event is None else _freeze_event(event)
 
     async def read_blob(self, sha256: str) -> bytes | None:
         return self._blobs.get(sha256) or self._state.blobs.get(sha256)
 
-    async def artifacts(self, run_id: str) -> list[ArtifactRecord]:
-        return sorted(self._artifact_map(run_id).values(), key=lambda a: a.position)
+    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
+        # Positions run 1, 2, 3… in insertion order, so ``after`` is also an index.
+        return self._ordered_artifacts(run_id)[after:]
 
     async def events(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
-        ordered = sorted(self._event_map(run_id).values(), key=lambda e: e.sequence)
-        selected = [e for e in ordered if e.sequence > after]
-        return [_freeze_event(e) for e in selected[:limit]]
+        # Sequences run 1, 2, 3… in insertion order: skip ``after`` of them without sorting.
+        committed = self._state.events.get(run_id, {})
+        ordered = itertools.chain(committed.values(), self._events.get(run_id, {}).values())
+        stop = None if limit is None else after + limit
+        return [_freeze_event(e) for e in itertools.islice(ordered, after, stop)]
 
     async def runs(self, limit: int) -> list[RunSummary]:
         records = [stored.record for stored in self._state.runs.values()]
@@ -110,15 +120,17 @@ class _MemoryTxn(_View):
     """A write transaction: pending writes become visible to the state only on ``apply``."""
 
     async def evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
-        ordered = await self.artifacts(run_id)
-        plans = [a.position for a in ordered if a.type == plan_type]
-        start = max(plans, default=0)
-        return sum(1 for a in ordered if a.type == evidence_type and a.position > start)
+        committed = self._state.positions.get(run_id, {})
+        pending = list(self._artifacts.get(run_id, {}).values())
+        plans = [a.position for a in pending if a.type == plan_type]
+        plans = plans or committed.get(plan_type, [])
+        start = plans[-1] if plans else 0  # the latest plan's position
+        evidence = committed.get(evidence_type, [])
+        count = len(evidence) - bisect.bisect_right(evidence, start)
+        return count + sum(1 for a in pending if a.type == evidence_type and a.position > start)
 
     async def quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        return any(
-            a.type == type_ and a.quota_key == key for a in self._artifact_map(run_id).values()
-        )
+        return any(a.type == type_ and a.quota_key == key for a in self._ordered_artifacts(run_id))
 
     async def insert_run(self, run: StoredRun) -> None:
         self._runs[run.record.run_id] = replace(run, record=_freeze_run(run.record))
@@ -142,6 +154,9 @@ class _MemoryTxn(_View):
         state.runs.update(self._runs)
         for run_id, artifacts in self._artifacts.items():
             state.artifacts.setdefault(run_id, {}).update(artifacts)
+            positions = state.positions.setdefault(run_id, {})
+            for record in artifacts.values():
+                positions.setdefault(record.type, []).append(record.position)
         for run_id, events in self._events.items():
             state.events.setdefault(run_id, {}).update(events)
         for sha, data in self._blobs.items():

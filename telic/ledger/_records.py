@@ -248,6 +248,24 @@ class TracePage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunChanges:
+    """What a run gained after a known point: its row, its counters and the appended records.
+
+    ``artifact_count`` and ``event_count`` are the run's totals in the same snapshot, so a
+    reader holding the first ``n`` artifacts and ``m`` events of a run is up to date with
+    ``artifacts`` and ``events`` appended.
+    """
+
+    run: RunRecord
+    artifact_count: int
+    event_count: int
+    artifacts: tuple[ArtifactBody, ...]
+    """Verified artifacts positioned after the requested point, in commit order."""
+    events: tuple[TraceRecord, ...]
+    """Verified trace events with a sequence above the requested point, in order."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Commit:
     """What one mutation wrote: the run row after it, and the new records in chain order.
 

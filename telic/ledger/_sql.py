@@ -106,10 +106,12 @@ class SqlTxn:
     async def read_blob(self, sha256: str) -> bytes | None:
         return await self._blobs.get(sha256)
 
-    async def artifacts(self, run_id: str) -> list[ArtifactRecord]:
+    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
         rows = await self._fetch(
-            f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? ORDER BY position",
+            f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND position > ? "
+            "ORDER BY position",
             run_id,
+            after,
         )
         return [artifact_from_row(row) for row in rows]
 

@@ -4,7 +4,8 @@
 2 MiB canonical size limit and turns pydantic's errors into a ``SchemaViolation`` whose issues
 name the dot-joined path, the error type and a message (never the offending value).
 ``json_schema`` returns what ``NextAction.requiredOutputSchema`` carries: the schema generated
-from the models by their wire names, with shared definitions under ``$defs``.
+from the models by their wire names, with shared definitions under ``$defs``. Every NextAction
+carries the same read-only instance (``shared_json_schema``) instead of a deep copy.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from telic.protocol._trace import TraceEvent
 from telic.protocol._types import MAX_ARTIFACT_BYTES, ArtifactType, InternalArtifactType
 from telic_packets import Cast, CastTypeRegistry, Packet
 
-__all__ = ["ARTIFACT_MODELS", "Artifact", "json_schema", "parse_artifact"]
+__all__ = ["ARTIFACT_MODELS", "Artifact", "json_schema", "parse_artifact", "shared_json_schema"]
 
 Artifact = (
     RunEnvelope
@@ -162,3 +163,56 @@ def json_schema(artifact_type: str) -> dict[str, Any]:
 def _schema_document(artifact_type: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(_schema_text(artifact_type))
     return document
+
+
+def _refuse(self: object, *args: object, **kwargs: object) -> None:
+    raise TypeError("a shared JSON Schema is read-only; copy it with json_schema() to edit")
+
+
+class _ReadOnlyDict(dict[str, Any]):
+    """A dict that refuses every in-place change (it is shared by every NextAction)."""
+
+    __slots__ = ()
+    # Typed as the refusals they are, not as dict's overloads.
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, Any]:
+        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+
+
+class _ReadOnlyList(list[Any]):
+    """A list that refuses every in-place change (it is shared by every NextAction)."""
+
+    __slots__ = ()
+    # Typed as the refusals they are, not as list's overloads.
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> list[Any]:
+        return [copy.deepcopy(value, memo) for value in self]
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _ReadOnlyDict((key, _read_only(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return _ReadOnlyList(_read_only(item) for item in value)
+    return value
+
+
+@functools.cache
+def shared_json_schema(artifact_type: str) -> dict[str, Any]:
+    """Return the JSON Schema of ``artifact_type`` as one shared, read-only instance.
+
+    Equal to ``json_schema(artifact_type)``, but built once: every in-place change raises
+    ``TypeError`` (``copy.deepcopy`` gives an editable copy).
+    """
+    shared: dict[str, Any] = _read_only(_schema_document(artifact_type))
+    return shared

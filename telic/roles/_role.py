@@ -3,7 +3,8 @@
 A role actor holds no run state. It receives a ``Validate`` message that points, by digest, at
 the phase's projection (the run state at the caller's token) and at the staged submission,
 refuses a submission of a phase it does not own, and runs ``step`` — schema, cross-artifact
-invariants, permissions — to say whether the run actor may commit. It never writes.
+invariants, permissions — to say whether the run actor may commit. It never writes: an accepted
+step travels back in the reply and the run actor commits exactly that step.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class RoleActor(Actor[Validate]):
         self.validated = 0
         """Submissions this incarnation checked."""
 
-    async def on_message(self, message: Validate) -> Outcome[None]:
+    async def on_message(self, message: Validate) -> Outcome[Accepted]:
         """Check one submission; the reply carries the refusal, if any."""
         self.validated += 1
         try:
@@ -63,5 +64,5 @@ class RoleActor(Actor[Validate]):
         except TelicError as error:
             return Outcome(error=error)
         if isinstance(outcome, Accepted):
-            return Outcome()
+            return Outcome(value=outcome)
         return Outcome(error=outcome.error)

@@ -10,7 +10,6 @@ and seals casts whose node is no longer executing: no cast disappears.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +28,7 @@ from telic.casting import (
     cast_artifact,
     cast_uri,
     consumed_event,
-    consumption_records,
+    consumption_since,
     decision_text,
     effective_registry,
     event,
@@ -63,7 +62,7 @@ from telic.roles._messages import (
     Validate,
 )
 from telic_actors import Actor, ActorRef
-from telic_packets import CastType, Packet, PacketRefusal
+from telic_packets import CastType, ConsumptionRecord, Packet, PacketRefusal
 
 __all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
 
@@ -96,6 +95,9 @@ class RunSlot:
     last_active: float = 0.0
     busy: int = 0
     recovered: bool = False
+    consumed: dict[str, ConsumptionRecord] = field(default_factory=dict)
+    """Packet id → consumption record, from the trace up to ``consumed_through``."""
+    consumed_through: int = 0
 
     @property
     def idle(self) -> bool:
@@ -106,8 +108,9 @@ class RunSlot:
 
 
 def _projection_key(state: RunState) -> str:
-    identity = [state.run.run_id, state.run.version, [a.sha256 for a in state.artifacts]]
-    return "projection:sha256:" + hashlib.sha256(repr(identity).encode("utf-8")).hexdigest()
+    # The ledger only appends, so a run's id, version and record counts name one state of it.
+    run = state.run
+    return f"projection:{run.run_id}:{run.version}:{len(state.artifacts)}:{len(state.trace)}"
 
 
 class RunActor(Actor[RunMessage]):
@@ -207,6 +210,7 @@ class RunActor(Actor[RunMessage]):
         role = deps.roles.get(spec.role) if spec is not None else None
         if role is not None and state.run.status == "running":
             key = _projection_key(state)
+            now = deps.clock()
             with deps.stage.staged(key, state, size=0):
                 verdict = await role.ask(
                     Validate(
@@ -216,18 +220,20 @@ class RunActor(Actor[RunMessage]):
                         artifact_type=message.artifact_type,
                         projection=key,
                         payload=message.payload,
-                        now=deps.clock(),
+                        now=now,
                     )
                 )
-            verdict.unwrap()
-        result = await deps.controller.submit_artifact(
-            self._run_id,
-            message.action_id,
-            message.expected_run_version,
-            message.artifact_type,
-            payload.get("body"),
-            tuple(payload.get("sourceRefs", ())),
-        )
+            # The role ran the whole step on this state: commit exactly what it accepted.
+            result = await deps.controller.commit(self._run_id, state, verdict.unwrap(), now)
+        else:
+            result = await deps.controller.submit_artifact(
+                self._run_id,
+                message.action_id,
+                message.expected_run_version,
+                message.artifact_type,
+                payload.get("body"),
+                tuple(payload.get("sourceRefs", ())),
+            )
         body = payload.get("body")
         decision = None
         if message.artifact_type in DECISION_TYPES and isinstance(body, Mapping):
@@ -416,7 +422,12 @@ class RunActor(Actor[RunMessage]):
         if not state.all("EvidencePacket"):
             return
         deps = self._deps
-        records = await consumption_records(deps.ledger, self._run_id)
+        slot = self._slot
+        # Only the trace events after the last one read: the cost does not grow with the run.
+        slot.consumed_through = await consumption_since(
+            deps.ledger, self._run_id, slot.consumed_through, slot.consumed
+        )
+        records = slot.consumed
         pending = unobserved_packets(state, records)
         if not pending:
             return

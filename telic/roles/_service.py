@@ -207,7 +207,8 @@ class Service:
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
         if len(run_id) > 128:
             raise NotFound("Run not found")
-        await self._ledger.get_run(run_id)  # NotFound before any actor is started
+        if run_id not in self._slots:
+            await self._ledger.get_run(run_id)  # NotFound before any actor is started
         for _ in range(3):
             slot = self._slot(run_id)
             assert slot.ref is not None

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from telic_packets import CanonicalJsonError, canonical_json, canonical_sha256, sha256_text
 
@@ -126,3 +129,29 @@ def test_sha256_text_rejects_a_lone_surrogate() -> None:
 
 def test_canonical_json_errors_are_value_errors() -> None:
     assert issubclass(CanonicalJsonError, ValueError)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**54), max_value=2**54)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=24,
+)
+
+
+@given(_JSON)
+def test_the_fast_path_writes_exactly_what_the_writer_writes(value: Any) -> None:
+    from telic_packets._canonical import _written
+
+    try:
+        expected = _written(value)
+    except CanonicalJsonError:
+        with pytest.raises(CanonicalJsonError):
+            canonical_json(value)
+        return
+    assert canonical_json(value) == expected

@@ -339,3 +339,16 @@ def test_a_cast_fixture_copies_into_the_packet(cast: Cast, packet: Packet) -> No
     assert packet.routing == cast.routing
     assert packet.budget == cast.budget
     assert isinstance(parse_child_return({"claim": "x"}), ChildReturn)
+
+
+def test_a_packet_hashes_and_sizes_from_one_canonical_form(
+    seal: Seal, raw_return: dict[str, Any]
+) -> None:
+    packet = seal(raw_return)
+    wire = packet.to_wire()
+    assert packet.signed_size() == len(canonical_json(wire))
+    del wire["packetSha256"]
+    assert packet.unsigned_json() == canonical_json(wire)
+    changed = packet.model_copy(update={"claim": "Something else entirely"})
+    assert not verify_packet_hash(changed)  # a changed copy is hashed afresh, not by the cache
+    assert verify_packet_hash(packet.model_copy())

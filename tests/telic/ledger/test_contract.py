@@ -286,3 +286,29 @@ async def test_the_real_limits_of_2048_artifacts_and_10000_events_hold(ledger_ur
         assert len(await ledger.list_artifacts("run-1")) == 2048
         assert (await ledger.page_trace("run-1", after_sequence=9_999)).events[0].sequence == 10_000
         assert (await ledger.verify_run("run-1")).ok
+
+
+async def test_read_changes_returns_only_what_was_appended_after_a_point(ledger_url: str) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await start(ledger)
+        everything = await ledger.read_changes("run-1")
+        assert (everything.artifact_count, everything.event_count) == (2, 1)
+        assert [a.record.artifact_id for a in everything.artifacts] == ["run-1-request", "run-1"]
+        await step(ledger, "run-1", 1, [artifact("a-1")], [event(), event()])
+        await ledger.store_supporting("run-1", artifact("ev-1"), [event("evidence_captured")])
+
+        changes = await ledger.read_changes("run-1", after_artifact=2, after_event=1)
+        assert changes.run == await ledger.get_run("run-1")
+        assert (changes.artifact_count, changes.event_count) == (4, 4)
+        assert [a.record.artifact_id for a in changes.artifacts] == ["a-1", "ev-1"]
+        assert [a.record.position for a in changes.artifacts] == [3, 4]
+        assert changes.artifacts[1] == await ledger.read_artifact("run-1", "ev-1")
+        assert [e.sequence for e in changes.events] == [2, 3, 4]
+        assert changes.events == (await ledger.page_trace("run-1", 1)).events
+
+        nothing = await ledger.read_changes("run-1", after_artifact=4, after_event=4)
+        assert (nothing.artifacts, nothing.events) == ((), ())
+        with pytest.raises(NotFound):
+            await ledger.read_changes("run-2")
+        with pytest.raises(UsageError):
+            await ledger.read_changes("run-1", after_artifact=-1)

@@ -76,7 +76,10 @@ async def test_a_flipped_blob_byte_fails_the_read_and_is_named_by_verify(
             )
         with pytest.raises(IntegrityError, match="Artifact integrity check failed"):
             await ledger.read_artifact("run-1", "a-2")
+        with pytest.raises(IntegrityError, match="Artifact integrity check failed"):
+            await ledger.read_changes("run-1", after_artifact=2)
         await ledger.read_artifact("run-1", "a-1")  # the others still read
+        await ledger.read_changes("run-1", after_artifact=4)  # and what follows the broken one
         report = await ledger.verify_run("run-1")
         assert not report.ok
         assert report.first_broken is not None

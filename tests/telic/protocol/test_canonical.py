@@ -111,3 +111,50 @@ json_values = st.recursive(
 def test_canonical_json_round_trips_and_is_a_fixed_point(value: object) -> None:
     encoded = canonical_json(value)
     assert canonical_json(parse_json_strict(encoded)) == encoded
+
+
+_JSON_KEYS = st.text(max_size=6)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(_JSON_KEYS, children, max_size=4)
+    ),
+    max_leaves=24,
+)
+
+
+@given(_JSON)
+def test_the_fast_path_writes_exactly_what_the_writer_writes(value: Any) -> None:
+    from telic.protocol._canonical import _written
+
+    try:
+        expected = _written(value)
+    except CanonicalJsonError:
+        with pytest.raises(CanonicalJsonError):
+            canonical_json(value)
+        return
+    assert canonical_json(value) == expected
+
+
+def test_the_fast_path_leaves_depth_cycles_and_odd_types_to_the_writer() -> None:
+    deep: list[Any] = []
+    cursor = deep
+    for _ in range(300):
+        cursor.append([])
+        cursor = cursor[0]
+    with pytest.raises(CanonicalJsonError, match="deeper"):
+        canonical_json(deep)
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(CanonicalJsonError, match="cycle"):
+        canonical_json(loop)
+    with pytest.raises(CanonicalJsonError):
+        canonical_json({1: "a"})
+    with pytest.raises(CanonicalJsonError):
+        canonical_json({"k": "\ud800"})
+    expected = '{"\U0001f600":1,"\ue000":2}'.encode()  # UTF-16 order, not code points
+    assert canonical_json({"\ue000": 2, "\U0001f600": 1}) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,18 @@ def test_the_committed_schema_files_match_the_models() -> None:
     assert committed == set(expected), "run `make schemas`"
     for name, text in expected.items():
         assert (directory / name).read_text("utf-8") == text, f"{name} drifted: run `make schemas`"
+
+
+def test_the_shared_schema_equals_a_copy_and_refuses_changes() -> None:
+    from telic.protocol._registry import shared_json_schema
+
+    shared = shared_json_schema("WorkPlan")
+    assert shared is shared_json_schema("WorkPlan")
+    assert shared == json_schema("WorkPlan")
+    with pytest.raises(TypeError, match="read-only"):
+        shared["properties"]["nodes"]["x"] = 1
+    with pytest.raises(TypeError, match="read-only"):
+        shared["required"].append("x")
+    editable = copy.deepcopy(shared)
+    editable["required"].append("x")
+    assert "x" not in shared["required"]
