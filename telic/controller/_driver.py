@@ -25,6 +25,7 @@ from telic.controller._events import (
     AnswerClarification,
     Cancel,
     Ground,
+    Rejection,
     Submission,
     SubmitArtifact,
     Token,
@@ -345,15 +346,24 @@ class Controller:
         cached = await self._load(run_id)
         state = cached.state
         outcome = step(state, submission)
-        if not isinstance(outcome, Accepted):
-            if outcome.events:
-                # The one trace a rejection leaves: DENY decisions for attempted mutations.
-                now = submission.now
-                await self._ledger.record_events(
-                    run_id, self._events(state.run, outcome.events, now)
-                )
-            raise outcome.error
-        return await self._commit(run_id, state, cached, outcome, submission.now)
+        if isinstance(outcome, Accepted):
+            return await self._commit(run_id, state, cached, outcome, submission.now)
+        return await self.settle(run_id, state, outcome, submission.now)
+
+    async def settle(
+        self, run_id: str, state: RunState, outcome: Accepted | Rejection, now: str
+    ) -> StepResult:
+        """Commit what ``step(state, …)`` accepted, or persist what a rejection must and raise.
+
+        A rejection leaves one trace only: the DENY ``permission_checked`` decisions for
+        mutations a read-only WorkResult attempted (already de-duplicated by ``step``). Then its
+        error is raised. For callers that ran ``step`` themselves, such as a role actor.
+        """
+        if isinstance(outcome, Accepted):
+            return await self.commit(run_id, state, outcome, now)
+        if outcome.events:
+            await self._ledger.record_events(run_id, self._events(state.run, outcome.events, now))
+        raise outcome.error
 
     async def commit(self, run_id: str, state: RunState, outcome: Accepted, now: str) -> StepResult:
         """Commit what ``step(state, …)`` accepted, for a ``state`` that ``load`` returned.

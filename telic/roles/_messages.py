@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Final, Generic, TypeVar, cast
 
 from telic.casting import Admission, ProgressStatus
-from telic.controller import Accepted, StepResult
+from telic.controller import Accepted, Rejection, StepResult
 from telic.permissions import Decision
 from telic.protocol import canonical_json
 from telic_actors import Ask
@@ -147,11 +147,12 @@ class CheckTool(Ask[Outcome[Decision]]):
 
 
 @dataclass(frozen=True, slots=True)
-class Validate(Ask[Outcome[Accepted]]):
+class Validate(Ask[Outcome[Accepted | Rejection]]):
     """Ask a role actor to check a submission against its phase's projection (both staged).
 
-    The reply carries the accepted step, which the run actor commits as it is: the submission is
-    validated once.
+    The reply carries the step's outcome, which the run actor settles as it is: an accepted step
+    is committed, a rejection persists its DENY records and raises. The submission is validated
+    once.
     """
 
     role: str

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Final, Literal, cast
 
 from telic._errors import InvalidTransition, Issue, TelicError
-from telic.controller import PHASES, Accepted, RunState, SubmitArtifact, Token, step
+from telic.controller import (
+    PHASES,
+    Accepted,
+    Rejection,
+    RunState,
+    SubmitArtifact,
+    Token,
+    step,
+)
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import Outcome, Validate
 from telic_actors import Actor
@@ -42,7 +50,7 @@ class RoleActor(Actor[Validate]):
         self.validated = 0
         """Submissions this incarnation checked."""
 
-    async def on_message(self, message: Validate) -> Outcome[Accepted]:
+    async def on_message(self, message: Validate) -> Outcome[Accepted | Rejection]:
         """Check one submission; the reply carries the refusal, if any."""
         self.validated += 1
         try:
@@ -63,6 +71,5 @@ class RoleActor(Actor[Validate]):
             outcome = step(state, submission)
         except TelicError as error:
             return Outcome(error=error)
-        if isinstance(outcome, Accepted):
-            return Outcome(value=outcome)
-        return Outcome(error=outcome.error)
+        # A rejection travels back whole: it may carry DENY records the run must persist.
+        return Outcome(value=outcome)

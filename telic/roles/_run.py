@@ -223,8 +223,9 @@ class RunActor(Actor[RunMessage]):
                         now=now,
                     )
                 )
-            # The role ran the whole step on this state: commit exactly what it accepted.
-            result = await deps.controller.commit(self._run_id, state, verdict.unwrap(), now)
+            # The role ran the whole step on this state: commit exactly what it accepted, or
+            # persist what its rejection must (DENY records) and raise the rejection's error.
+            result = await deps.controller.settle(self._run_id, state, verdict.unwrap(), now)
         else:
             result = await deps.controller.submit_artifact(
                 self._run_id,
