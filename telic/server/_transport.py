@@ -102,7 +102,19 @@ async def open_backend(config: ServerConfig) -> AsyncIterator[Backend]:
             state_dir=None if config.state_dir is None else str(config.state_dir),
         ) as service,
     ):
-        yield Backend(service, ledger)
+        if not os.environ.get("TELIC_OTEL"):
+            yield Backend(service, ledger)
+            return
+        # Only now pay for the telemetry imports: spans go to the configured tracer provider.
+        from telic.server._observed import observed
+        from telic.telemetry import telemetry_from_env
+
+        observer = telemetry_from_env()
+        try:
+            yield Backend(observed(service, ledger, observer), ledger)
+        finally:
+            if observer is not None:
+                observer.close()
 
 
 @asynccontextmanager
