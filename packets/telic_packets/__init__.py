@@ -47,6 +47,7 @@ from telic_packets._bounds import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from telic_packets._bounds import PACKET_SCHEMA as PACKET_SCHEMA
 from telic_packets._canonical import canonical_json as canonical_json
 from telic_packets._canonical import canonical_sha256 as canonical_sha256
+from telic_packets._canonical import plain_canonical_json as plain_canonical_json
 from telic_packets._canonical import sha256_text as sha256_text
 from telic_packets._cast import CastBudget as CastBudget
 from telic_packets._cast import CastContext as CastContext
@@ -160,6 +161,7 @@ __all__ = [
     "digest_line",
     "format_timestamp",
     "parse_child_return",
+    "plain_canonical_json",
     "render_digest",
     "seal_packet",
     "sha256_text",

@@ -22,7 +22,7 @@ from typing import Any, Final
 from telic_packets._bounds import MAX_SAFE_INTEGER
 from telic_packets._errors import CanonicalJsonError
 
-__all__ = ["canonical_json", "canonical_sha256", "sha256_text"]
+__all__ = ["canonical_json", "canonical_sha256", "plain_canonical_json", "sha256_text"]
 
 SHA256_PREFIX: Final = "sha256:"
 _MAX_DEPTH: Final = 64
@@ -72,7 +72,7 @@ def _encode_plain(value: object) -> str:
 _ASTRAL: Final = "\U00010000"
 
 
-def _plain(value: Any, depth: int = 0) -> bool:
+def _plain(value: Any, max_depth: int, depth: int = 0) -> bool:
     """Whether ``value`` holds only what the C encoder writes canonically.
 
     Call it on values the C encoder accepted (so without cycles).
@@ -90,7 +90,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
         children = value
     else:
         return _plain_scalar(value)
-    if depth >= _MAX_DEPTH and children:
+    if depth >= max_depth and children:
         return False  # its members would nest too deep
     for child in children:
         kind = type(child)
@@ -100,7 +100,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
             if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
                 continue
             return False
-        if not _plain(child, depth + 1):
+        if not _plain(child, max_depth, depth + 1):
             return False
     return True
 
@@ -112,6 +112,27 @@ def _plain_scalar(value: object) -> bool:
     return kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
 
 
+def plain_canonical_json(value: object, *, max_depth: int = _MAX_DEPTH) -> bytes | None:
+    """Return the canonical JSON of ``value`` from the C encoder, or None when it might differ.
+
+    The fast path shared by every canonical writer in Telic: it answers only for values made of
+    objects, arrays, strings, booleans, null and safe integers, nested at most ``max_depth``
+    deep, with no astral characters in keys — where the C encoder's output provably equals the
+    canonical form. Anything else (floats, unsafe integers, lone surrogates, cycles, other
+    types) gets None, and the caller's own writer decides.
+    """
+    try:
+        text = _encode_plain(value)
+    except (_NotPlain, ValueError, TypeError, RecursionError):
+        return None
+    if not _plain(value, max_depth):
+        return None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None  # a lone surrogate: the writer names it
+
+
 def canonical_json(value: object) -> bytes:
     """Return the canonical JSON bytes of ``value``.
 
@@ -119,16 +140,8 @@ def canonical_json(value: object) -> bytes:
         CanonicalJsonError: when ``value`` holds a float, an unsafe integer, a non-string key, a
             lone surrogate, a cycle or anything that is not JSON.
     """
-    try:
-        text = _encode_plain(value)
-    except (_NotPlain, ValueError, TypeError, RecursionError):
-        text = None
-    if text is not None and _plain(value):
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            pass  # ``_written`` names the lone surrogate
-    return _written(value)
+    fast = plain_canonical_json(value)
+    return fast if fast is not None else _written(value)
 
 
 def _written(value: object) -> bytes:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import json.encoder
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+
+from telic_packets import plain_canonical_json
 
 __all__ = ["CanonicalJsonError", "canonical_json", "canonical_sha256", "sha256_hex_digest"]
 
@@ -26,98 +27,16 @@ class CanonicalJsonError(ValueError):
     """A value cannot be written as canonical JSON (NaN, infinity, a non-JSON type, a cycle)."""
 
 
-class _NotPlain(Exception):
-    """The value holds something the C encoder would not write canonically."""
-
-
-def _not_plain(value: object) -> object:
-    raise _NotPlain
-
-
-# The C encoder writes sorted keys, compact separators and the same string escapes as ECMAScript;
-# it differs only for floats, integers beyond 2**53, astral characters in keys and types it does
-# not know, which ``_plain`` rules out (the writer below then handles them).
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-# markers=None: no circular check, so no state is shared between calls; a cycle ends in a
-# RecursionError, after which the writer below reports it.
-_encode_chunks = (
-    _c_make_encoder(
-        None, _not_plain, json.encoder.encode_basestring, None, ":", ",", True, False, False
-    )
-    if _c_make_encoder is not None
-    else None
-)
-_encoder = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"), default=_not_plain
-)
-
-
-def _encode_plain(value: object) -> str:
-    if _encode_chunks is None:
-        return _encoder.encode(value)
-    return "".join(_encode_chunks(value, 0))
-
-
-_SAFE: Final = 2**53 - 1
-_ASTRAL: Final = "\U00010000"
-
-
-def _plain(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` holds only what the C encoder writes canonically.
-
-    Call it on values the C encoder accepted (so without cycles).
-    """
-    kind = type(value)
-    if kind is dict:
-        try:
-            keys = "".join(value)
-        except TypeError:
-            return False  # a key that is not a string
-        if not keys.isascii() and max(keys) >= _ASTRAL:
-            return False  # UTF-16 order may differ from code-point order
-        children = value.values()
-    elif kind is list or kind is tuple:
-        children = value
-    else:
-        return _plain_scalar(value)
-    if depth >= _MAX_DEPTH and children:
-        return False  # its members would nest too deep
-    for child in children:
-        kind = type(child)
-        if kind is str or child is None or kind is bool:
-            continue
-        if kind is int:
-            if -_SAFE <= child <= _SAFE:
-                continue
-            return False
-        if not _plain(child, depth + 1):
-            return False
-    return True
-
-
-def _plain_scalar(value: object) -> bool:
-    kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return True
-    return kind is int and -_SAFE <= value <= _SAFE  # type: ignore[operator]
-
-
 def canonical_json(value: object) -> bytes:
     """Return the canonical JSON encoding of ``value`` as UTF-8 bytes.
 
     Raises:
         CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
     """
-    try:
-        text = _encode_plain(value)
-    except (_NotPlain, ValueError, TypeError, RecursionError):
-        text = None
-    if text is not None and _plain(value):
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            pass  # ``_written`` names the lone surrogate
-    return _written(value)
+    # Bodies without floats take the shared C-encoder fast path; the writer below handles the
+    # rest (ECMAScript number formatting) and names whatever is not JSON.
+    fast = plain_canonical_json(value, max_depth=_MAX_DEPTH)
+    return fast if fast is not None else _written(value)
 
 
 def _written(value: object) -> bytes:
