@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Annotated, Any, Final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from telic.ledger import Ledger
-from telic.protocol._types import Mode
 from telic.server._prompt import workflow_message
 from telic.server._service import Service
-from telic.server._tools import build_tools
+from telic.server._tools import ServiceSource, build_tools
 
-__all__ = ["SERVER_NAME", "build_server", "has_reports", "reports_module"]
+if TYPE_CHECKING:
+    from telic.ledger import Ledger
+
+__all__ = ["SERVER_NAME", "PromptMode", "assemble", "build_server", "has_reports", "reports_module"]
 
 SERVER_NAME: Final = "telic"
+PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
+"""``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
@@ -46,6 +50,27 @@ def build_server(
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
     resource, ``telic://runs/{run_id}/report.md``.
     """
+
+    async def given_service() -> Service:
+        return service
+
+    async def given_ledger() -> Ledger:
+        assert ledger is not None
+        return ledger
+
+    return assemble(given_service, version=version, ledger=None if ledger is None else given_ledger)
+
+
+def assemble(
+    service: ServiceSource,
+    *,
+    version: str = "",
+    ledger: Callable[[], Awaitable[Ledger]] | None = None,
+) -> MCPServer[Any]:
+    """Return the server of ``build_server`` over a service (and ledger) that may still be opening.
+
+    Listing needs neither: each tool awaits ``service()`` on its call.
+    """
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=version,
@@ -62,7 +87,7 @@ def build_server(
         original_request: Annotated[
             str, Field(min_length=1, max_length=32_768, description="The user's request.")
         ],
-        mode: Annotated[Mode, Field(description="The intent mode.")],
+        mode: Annotated[PromptMode, Field(description="The intent mode.")],
     ) -> str:
         return workflow_message(original_request, mode)
 
@@ -77,6 +102,6 @@ def build_server(
         async def run_report(run_id: str) -> str:
             reports = reports_module()  # imported on the first read, not at server start
             assert reports is not None
-            return str(await reports.render_report(ledger, run_id, "md"))
+            return str(await reports.render_report(await ledger(), run_id, "md"))
 
     return server

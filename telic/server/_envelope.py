@@ -12,14 +12,16 @@ import dataclasses
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
-from telic.protocol import PhaseAction
 from telic.server._schemas import emitted_schema
+
+if TYPE_CHECKING:
+    from telic.protocol import PhaseAction
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -52,25 +54,31 @@ def to_wire(value: object) -> Any:
     ``to_wire`` use it; dataclass records get their field
     names camelCased, without the ledger's storage-only fields; mappings and sequences recurse.
     """
-    if isinstance(value, PhaseAction):
+    from telic.protocol import PhaseAction  # the protocol loads with the service, not at start
+
+    return _wire(value, PhaseAction)
+
+
+def _wire(value: object, phase_action: type[PhaseAction]) -> Any:
+    if isinstance(value, phase_action):
         return _phase_action(value)
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     own = getattr(value, "to_wire", None)
     if callable(own) and not isinstance(value, type):
-        return to_wire(own())
+        return _wire(own(), phase_action)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            _camel(f.name): to_wire(getattr(value, f.name))
+            _camel(f.name): _wire(getattr(value, f.name), phase_action)
             for f in dataclasses.fields(value)
             if f.name not in _HIDDEN_FIELDS
         }
     if isinstance(value, Mapping):
-        return {str(k): to_wire(v) for k, v in value.items()}
+        return {str(k): _wire(v, phase_action) for k, v in value.items()}
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, Sequence) and not isinstance(value, str):
-        return [to_wire(v) for v in value]
+        return [_wire(v, phase_action) for v in value]
     return value
 
 

@@ -15,8 +15,6 @@ import json
 from collections import Counter
 from typing import Any, Final
 
-from telic.protocol import json_schema
-
 __all__ = ["compact_schema", "emitted_schema", "inline"]
 
 # Keywords whose value maps names to sub-schemas (a "title" key there is a property name).
@@ -135,4 +133,6 @@ def emitted_schema(artifact_type: str) -> dict[str, Any]:
 
     Callers must not change it: the same object goes into every result that carries it.
     """
+    from telic.protocol import json_schema  # the protocol loads with the service, not at start
+
     return compact_schema(json_schema(artifact_type))

@@ -11,7 +11,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -20,36 +20,48 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from telic._errors import SchemaViolation
-from telic.server._args import (
-    CancelArgs,
-    CastArgs,
-    CastProgressArgs,
-    CheckToolActionArgs,
-    GetArtifactArgs,
-    GetTraceArgs,
-    GroundArgs,
-    ListRunsArgs,
-    ReturnPacketArgs,
-    RunArgs,
-    StartRunArgs,
-    SubmitArgs,
-    ToolArgs,
-    input_schema,
-)
 from telic.server._envelope import error_envelope, error_result, success, to_wire
 from telic.server._service import Service
+from telic.server.inputs import input_schemas
 
-__all__ = ["TOOL_NAMES", "EnvelopeTool", "build_tools"]
+if TYPE_CHECKING:
+    from telic.server._args import (
+        CancelArgs,
+        CastArgs,
+        CastProgressArgs,
+        CheckToolActionArgs,
+        GetArtifactArgs,
+        GetTraceArgs,
+        GroundArgs,
+        ListRunsArgs,
+        ReturnPacketArgs,
+        RunArgs,
+        StartRunArgs,
+        SubmitArgs,
+        ToolArgs,
+    )
+
+__all__ = ["TOOL_ARGS", "TOOL_NAMES", "EnvelopeTool", "ServiceSource", "build_tools"]
 
 Handler = Callable[[Service, Any, "Context[Any, Any]"], Awaitable[Mapping[str, Any]]]
+ServiceSource = Callable[[], Awaitable[Service]]
+"""Returns the service, waiting for it to open if it is still opening."""
+
+
+def _args_model(name: str) -> type[ToolArgs]:
+    """The argument model called ``name`` (the models need the protocol: loaded on first use)."""
+    from telic.server import _args
+
+    model: type[ToolArgs] = getattr(_args, name)
+    return model
 
 
 class EnvelopeTool(Tool):
     """An SDK tool whose every outcome is a Telic result envelope."""
 
-    args_model: type[ToolArgs] = Field(exclude=True)
+    args_name: str = Field(exclude=True)
     handler: Handler = Field(exclude=True)
-    service: Any = Field(exclude=True)
+    source: ServiceSource = Field(exclude=True)
 
     async def run(
         self,
@@ -59,8 +71,10 @@ class EnvelopeTool(Tool):
     ) -> CallToolResult:
         """Validate ``arguments``, call the service once, and return the envelope."""
         try:
-            args = self.args_model.model_validate(arguments)
-            payload = await self.handler(self.service, args, context)
+            # The service first: until it is open, its modules are loading in another thread.
+            service = await self.source()
+            args = _args_model(self.args_name).model_validate(arguments)
+            payload = await self.handler(service, args, context)
             return success(payload)
         except Exception as exc:  # the tool boundary: every failure becomes an envelope
             return error_result(error_envelope(_leaf(exc), self.name))
@@ -272,7 +286,7 @@ async def _digest(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict
 @dataclass(frozen=True, slots=True)
 class _Spec:
     name: str
-    args: type[ToolArgs]
+    args: str
     handler: Handler
     read_only: bool
     idempotent: bool
@@ -283,7 +297,7 @@ class _Spec:
 _SPECS: Final = (
     _Spec(
         "telic_start_run",
-        StartRunArgs,
+        "StartRunArgs",
         _start_run,
         False,
         False,
@@ -292,7 +306,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_ground_context",
-        GroundArgs,
+        "GroundArgs",
         _ground,
         False,
         False,
@@ -301,7 +315,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_get_next_action",
-        RunArgs,
+        "RunArgs",
         _next,
         True,
         True,
@@ -310,7 +324,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_submit_artifact",
-        SubmitArgs,
+        "SubmitArgs",
         _submit,
         False,
         False,
@@ -319,7 +333,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_cancel_run",
-        CancelArgs,
+        "CancelArgs",
         _cancel,
         False,
         False,
@@ -328,7 +342,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_list_runs",
-        ListRunsArgs,
+        "ListRunsArgs",
         _list_runs,
         True,
         True,
@@ -337,7 +351,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_get_run",
-        RunArgs,
+        "RunArgs",
         _get_run,
         True,
         True,
@@ -346,7 +360,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_get_artifact",
-        GetArtifactArgs,
+        "GetArtifactArgs",
         _get_artifact,
         True,
         True,
@@ -355,7 +369,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_get_trace",
-        GetTraceArgs,
+        "GetTraceArgs",
         _get_trace,
         True,
         True,
@@ -364,7 +378,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_cast",
-        CastArgs,
+        "CastArgs",
         _cast,
         False,
         False,
@@ -373,7 +387,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_cast_progress",
-        CastProgressArgs,
+        "CastProgressArgs",
         _cast_progress,
         False,
         False,
@@ -382,7 +396,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_return_packet",
-        ReturnPacketArgs,
+        "ReturnPacketArgs",
         _return_packet,
         False,
         False,
@@ -391,7 +405,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_get_digest",
-        RunArgs,
+        "RunArgs",
         _digest,
         True,
         True,
@@ -400,7 +414,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_check_tool_action",
-        CheckToolActionArgs,
+        "CheckToolActionArgs",
         _check,
         True,
         True,
@@ -409,7 +423,7 @@ _SPECS: Final = (
     ),
     _Spec(
         "telic_verify_run",
-        RunArgs,
+        "RunArgs",
         _verify,
         True,
         True,
@@ -421,14 +435,22 @@ _SPECS: Final = (
 TOOL_NAMES: Final = tuple(spec.name for spec in _SPECS)
 """Every tool's name, in listing order."""
 
+TOOL_ARGS: Final = {spec.name: spec.args for spec in _SPECS}
+"""Every tool's name → the name of its argument model in ``telic.server._args``."""
+
 
 async def _placeholder() -> None:
     """Never called: EnvelopeTool.run replaces the SDK's function call."""
 
 
-def build_tools(service: Service) -> list[Tool]:
-    """Return every tool bound to ``service``."""
+def build_tools(source: ServiceSource) -> list[Tool]:
+    """Return every tool, each calling the service ``source`` returns.
+
+    The input schemas come from the committed ``telic.server.inputs`` file, so listing the
+    tools needs neither the argument models nor the protocol.
+    """
     base = Tool.from_function(_placeholder, name="telic_placeholder", structured_output=False)
+    schemas = input_schemas()
     tools: list[Tool] = []
     for spec in _SPECS:
         annotations = ToolAnnotations(
@@ -442,14 +464,14 @@ def build_tools(service: Service) -> list[Tool]:
                 fn=_placeholder,
                 name=spec.name,
                 description=spec.description,
-                parameters=input_schema(spec.args),
+                parameters=schemas[spec.name],
                 fn_metadata=base.fn_metadata,
                 is_async=True,
                 context_kwarg=None,
                 annotations=annotations,
-                args_model=spec.args,
+                args_name=spec.args,
                 handler=spec.handler,
-                service=service,
+                source=source,
             )
         )
     return tools

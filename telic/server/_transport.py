@@ -8,6 +8,7 @@ its own ``async with`` on the way out.
 from __future__ import annotations
 
 import hmac
+import importlib
 import importlib.metadata
 import io
 import os
@@ -17,12 +18,13 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
@@ -30,10 +32,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from telic.ledger import Ledger, open_ledger
-from telic.server._app import build_server, reports_module
+from telic.server._app import assemble, has_reports, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
 from telic.server._service import Service
+
+if TYPE_CHECKING:
+    from telic.ledger import Ledger
 
 __all__ = [
     "Backend",
@@ -91,6 +95,7 @@ class Backend:
 @asynccontextmanager
 async def open_backend(config: ServerConfig) -> AsyncIterator[Backend]:
     """Open the ledger for ``config`` and ``telic.roles.open_service`` over it."""
+    from telic.ledger import open_ledger
     from telic.roles import open_service
 
     root = config.repository_root
@@ -258,30 +263,97 @@ async def _serve_http(
             tg.cancel_scope.cancel()
 
 
+# What the first tool call needs beyond the start-up imports: loaded in a worker thread while
+# the server already answers the handshake and the listing.
+_BACKEND_MODULES: Final = ("telic.ledger", "telic.roles", "telic.protocol", "telic.server._args")
+
+
+def _load_backend_modules() -> None:
+    for name in _BACKEND_MODULES:
+        importlib.import_module(name)
+
+
+class _OpeningBackend:
+    """The backend, opened by a task of its own while the server already serves.
+
+    Tools await ``service()``; the backend closes when ``close()`` is called, in the task that
+    opened it (its task groups must be left where they were entered). An error while opening
+    fails that task, and with it the server, as it did when the backend opened first.
+    """
+
+    def __init__(self, config: ServerConfig) -> None:
+        self._config = config
+        self._ready = anyio.Event()
+        self._closing = anyio.Event()
+        self._backend: Backend | None = None
+
+    async def run(self) -> None:
+        """Open the backend, serve it until ``close()``, then close it."""
+        await anyio.to_thread.run_sync(_load_backend_modules)
+        if self._closing.is_set():
+            return
+        async with open_backend(self._config) as backend:
+            self._backend = backend
+            self._ready.set()
+            await self._closing.wait()
+
+    def close(self) -> None:
+        """Let ``run`` close the backend (or not open it at all)."""
+        self._closing.set()
+
+    async def backend(self) -> Backend:
+        """The open backend, once it is open."""
+        await self._ready.wait()
+        assert self._backend is not None
+        return self._backend
+
+    async def service(self) -> Service:
+        """The open service, once it is open."""
+        return (await self.backend()).service
+
+    async def ledger(self) -> Ledger:
+        """The open ledger, once it is open."""
+        return (await self.backend()).ledger
+
+
 async def serve(config: ServerConfig) -> None:
-    """Serve until stdin closes (stdio) or a signal arrives; the ledger closes on the way out."""
-    async with open_backend(config) as backend:
-        server = build_server(backend.service, version=_version(), ledger=backend.ledger)
-        root = config.repository_root
-        stop = anyio.Event()
-        async with anyio.create_task_group() as tg:
+    """Serve until stdin closes (stdio) or a signal arrives; the ledger closes on the way out.
 
-            async def on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        if config.http is None:
-                            tg.cancel_scope.cancel()
-                        stop.set()
-                        return
+    Over stdio the server answers at once: the service opens concurrently, and the first tool
+    call waits for it.
+    """
+    opening = _OpeningBackend(config)
+    async with anyio.create_task_group() as backend_group:
+        backend_group.start_soon(opening.run)
+        try:
+            await _serve(config, opening)
+        finally:
+            opening.close()
 
-            tg.start_soon(on_signal)
-            if config.http is None:
-                _say(f"Telic MCP ready for {root}")
-                await _serve_stdio(server)
-            else:
-                binding = config.http
-                app = http_app(server, config, backend.ledger)
-                await _serve_http(
-                    app, binding, lambda: _say(f"Telic MCP ready for {root} at {binding.url}"), stop
-                )
-            tg.cancel_scope.cancel()
+
+async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
+    reports = opening.ledger if has_reports() else None
+    server = assemble(opening.service, version=_version(), ledger=reports)
+    root = config.repository_root
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    if config.http is None:
+                        tg.cancel_scope.cancel()
+                    stop.set()
+                    return
+
+        tg.start_soon(on_signal)
+        if config.http is None:
+            _say(f"Telic MCP ready for {root}")
+            await _serve_stdio(server)
+        else:
+            binding = config.http
+            app = http_app(server, config, await opening.ledger())
+            await _serve_http(
+                app, binding, lambda: _say(f"Telic MCP ready for {root} at {binding.url}"), stop
+            )
+        tg.cancel_scope.cancel()

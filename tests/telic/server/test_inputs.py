@@ -1,0 +1,43 @@
+"""The committed input schemas are the argument models' schemas, and start-up needs no protocol."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import get_args
+
+from telic.protocol._types import Mode
+from telic.server._app import PromptMode
+from telic.server._args import ToolArgs
+from telic.server._tools import TOOL_ARGS, TOOL_NAMES, _args_model
+from telic.server.inputs import expected_text, input_schemas, schema_file
+
+
+def test_the_committed_input_schemas_have_not_drifted_from_the_models() -> None:
+    assert schema_file().read_text(encoding="utf-8") == expected_text(), (
+        "run `python -m telic.server.inputs --write`"
+    )
+
+
+def test_every_tool_has_an_argument_model_and_a_committed_schema() -> None:
+    assert list(input_schemas()) == list(TOOL_NAMES) == list(TOOL_ARGS)
+    for name in TOOL_ARGS.values():
+        assert issubclass(_args_model(name), ToolArgs)
+
+
+def test_the_prompt_modes_are_the_protocol_modes() -> None:
+    assert get_args(PromptMode) == get_args(Mode)
+
+
+def test_the_command_line_imports_neither_the_protocol_nor_the_service() -> None:
+    probe = (
+        "import sys, telic.__main__, telic.server._transport;"
+        "heavy = [m for m in sys.modules if m.split('.')[:2] in ("
+        "['telic', 'protocol'], ['telic', 'ledger'], ['telic', 'roles'], ['telic', 'controller'])"
+        " or m == 'telic.server._args'];"
+        "print(heavy); sys.exit(bool(heavy))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
