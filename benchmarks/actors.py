@@ -16,10 +16,12 @@ import json
 import platform
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -129,10 +131,11 @@ async def idle_run_actor_memory(actors: int) -> dict[str, float]:
     from telic.roles import open_service
     from telic.roles._run import RunActor, RunSlot
 
+    scratch = Path(tempfile.mkdtemp(prefix="telic-benchmark-"))
     async with (
         open_ledger("memory://") as ledger,
         open_service(
-            ledger=ledger, repository_root="/benchmark-repo", state_dir="/tmp/telic-benchmark-state"
+            ledger=ledger, repository_root=str(scratch / "repo"), state_dir=str(scratch / "state")
         ) as service,
     ):
         deps = service._deps
