@@ -94,9 +94,6 @@ from telic.protocol._context import (
     MAX_CANDIDATES as MAX_CANDIDATES,
 )
 from telic.protocol._context import (
-    REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
-)
-from telic.protocol._context import (
     TRUST_KINDS as TRUST_KINDS,
 )
 from telic.protocol._context import (
@@ -131,9 +128,6 @@ from telic.protocol._context import (
 )
 from telic.protocol._context import (
     RepositoryFingerprint as RepositoryFingerprint,
-)
-from telic.protocol._context import (
-    RepositoryUri as RepositoryUri,
 )
 from telic.protocol._context import (
     SelectedCandidate as SelectedCandidate,
@@ -352,13 +346,7 @@ from telic.protocol._registry import (
     parse_artifact as parse_artifact,
 )
 from telic.protocol._report import (
-    TRACE_URI_PATTERN as TRACE_URI_PATTERN,
-)
-from telic.protocol._report import (
     NextUserAction as NextUserAction,
-)
-from telic.protocol._report import (
-    TraceUri as TraceUri,
 )
 from telic.protocol._report import (
     UserReport as UserReport,
@@ -424,12 +412,6 @@ from telic.protocol._review import (
     weighted_score as weighted_score,
 )
 from telic.protocol._run import (
-    ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
-)
-from telic.protocol._run import (
-    ArtifactUri as ArtifactUri,
-)
-from telic.protocol._run import (
     Authorization as Authorization,
 )
 from telic.protocol._run import (
@@ -479,6 +461,9 @@ from telic.protocol._trace import (
 )
 from telic.protocol._types import (
     ARTIFACT_TYPES as ARTIFACT_TYPES,
+)
+from telic.protocol._types import (
+    ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
 )
 from telic.protocol._types import (
     CAPABILITIES as CAPABILITIES,
@@ -538,16 +523,25 @@ from telic.protocol._types import (
     REFERENCE_URI_PATTERN as REFERENCE_URI_PATTERN,
 )
 from telic.protocol._types import (
+    REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
+)
+from telic.protocol._types import (
     RUN_STATUSES as RUN_STATUSES,
 )
 from telic.protocol._types import (
     SHA256_PATTERN as SHA256_PATTERN,
 )
 from telic.protocol._types import (
+    TRACE_URI_PATTERN as TRACE_URI_PATTERN,
+)
+from telic.protocol._types import (
     AcceptanceCriterion as AcceptanceCriterion,
 )
 from telic.protocol._types import (
     ArtifactType as ArtifactType,
+)
+from telic.protocol._types import (
+    ArtifactUri as ArtifactUri,
 )
 from telic.protocol._types import (
     BoundedText as BoundedText,
@@ -634,6 +628,9 @@ from telic.protocol._types import (
     RepositoryPermissions as RepositoryPermissions,
 )
 from telic.protocol._types import (
+    RepositoryUri as RepositoryUri,
+)
+from telic.protocol._types import (
     RunStatus as RunStatus,
 )
 from telic.protocol._types import (
@@ -674,6 +671,9 @@ from telic.protocol._types import (
 )
 from telic.protocol._types import (
     Timestamp as Timestamp,
+)
+from telic.protocol._types import (
+    TraceUri as TraceUri,
 )
 from telic.protocol._types import (
     unique as unique,

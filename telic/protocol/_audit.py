@@ -14,8 +14,8 @@ from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._quality import ReviewCheck
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
+    ArtifactUri,
     BoundedText,
     Capability,
     Finding,

@@ -12,26 +12,26 @@ import math
 from collections.abc import Sequence
 from typing import Annotated, Final, Literal, get_args
 
-from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
-    MAX_REFERENCE_URI,
     Identifier,
     Items,
     ReferenceUri,
     RelativePath,
+    RepositoryUri,
     Sha256,
     Summary,
     unique,
+    utf8_at_most,
 )
 
 __all__ = [
     "EXCLUSION_REASONS",
     "INVENTORY_SOURCES",
     "MAX_CANDIDATES",
-    "REPOSITORY_URI_PATTERN",
     "TRUST_KINDS",
     "ContextBudget",
     "ContextCandidate",
@@ -44,7 +44,6 @@ __all__ = [
     "ExclusionReason",
     "InventorySource",
     "RepositoryFingerprint",
-    "RepositoryUri",
     "SelectedCandidate",
     "SelectedSource",
     "TrustKind",
@@ -65,14 +64,7 @@ MAX_COUNT: Final = 10_000_000
 MAX_BYTES: Final = 100_000_000
 MAX_SCORE: Final = 10_000_000
 
-REPOSITORY_URI_PATTERN: Final = r"^repo://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
 _HEAD_COMMIT_PATTERN: Final = r"^[a-f0-9]{40,64}$"
-
-RepositoryUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REPOSITORY_URI_PATTERN),
-]
-"""A ``repo://`` reference to a repository file, ≤2048 chars."""
 
 HeadCommit = Annotated[str, StringConstraints(pattern=_HEAD_COMMIT_PATTERN)]
 """A git commit id: 40–64 lowercase hex."""
@@ -107,19 +99,6 @@ TrustKind = Literal["applicable_instruction", "untrusted_repository_content"]
 TRUST_KINDS: Final[tuple[TrustKind, ...]] = get_args(TrustKind)
 
 
-def _utf8_at_most(limit: int) -> AfterValidator:
-    def check(value: str) -> str:
-        if len(value.encode("utf-8", "surrogatepass")) > limit:
-            raise PydanticCustomError(
-                "string_too_many_bytes",
-                "String should have at most {limit} UTF-8 bytes",
-                {"limit": limit},
-            )
-        return value
-
-    return AfterValidator(check)
-
-
 # ----------------------------------------------------------------------------- ContextDocument
 
 
@@ -141,7 +120,7 @@ class ContextDocument(ArtifactBody):
     instruction_scope: RelativePath
     """Directory an instruction file governs, or "."."""
     content: Annotated[
-        str, StringConstraints(max_length=MAX_FILE_BYTES), _utf8_at_most(MAX_FILE_BYTES)
+        str, StringConstraints(max_length=MAX_FILE_BYTES), utf8_at_most(MAX_FILE_BYTES)
     ]
     """The file's text, decoded as strict UTF-8; never rewritten."""
 

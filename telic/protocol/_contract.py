@@ -13,9 +13,9 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
     AcceptanceCriterion,
+    ArtifactUri,
     BoundedText,
     Identifier,
     Items,

@@ -13,10 +13,10 @@ from pydantic import Discriminator, Field, StringConstraints, Tag, model_validat
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
     MAX_ITEMS,
     AcceptanceCriterion,
+    ArtifactUri,
     BoundedText,
     Confidence,
     Identifier,

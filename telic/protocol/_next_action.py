@@ -14,10 +14,10 @@ from pydantic import Field, StringConstraints, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
     MAX_REFERENCE_URI,
     ArtifactType,
+    ArtifactUri,
     BoundedText,
     HostArtifactType,
     Identifier,

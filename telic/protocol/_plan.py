@@ -14,8 +14,8 @@ from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
+    ArtifactUri,
     BoundedText,
     Capability,
     Identifier,

@@ -16,8 +16,8 @@ from pydantic_core import PydanticCustomError
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._result import AcceptanceCoverage, AcceptanceStatus
 from telic.protocol._review import PASS_SCORE, HardGate
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
+    ArtifactUri,
     BoundedText,
     Capability,
     Finding,

@@ -7,37 +7,27 @@ missing through a finding, a risk or a next action instead of dressing it up as 
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, Self
+from typing import Literal, Self
 
-from pydantic import StringConstraints, model_validator
+from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
-    MAX_REFERENCE_URI,
     BoundedText,
     EvidenceClaim,
     Identifier,
     Items,
     ReferenceUri,
     Summary,
+    TraceUri,
 )
 
 __all__ = [
-    "TRACE_URI_PATTERN",
     "NextUserAction",
     "TerminalStatus",
-    "TraceUri",
     "UserReport",
 ]
-
-TRACE_URI_PATTERN: Final = r"^trace://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-
-TraceUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=TRACE_URI_PATTERN),
-]
-"""A ``trace://`` reference of at most 2048 chars."""
 
 TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
 """How the run ended, as reported to the user."""

@@ -18,7 +18,7 @@ from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
     MAX_BOUNDED_TEXT,
     MAX_IDENTIFIER,
-    MAX_REFERENCE_URI,
+    ArtifactUri,
     Capability,
     Identifier,
     Items,
@@ -32,8 +32,6 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "ARTIFACT_URI_PATTERN",
-    "ArtifactUri",
     "Authorization",
     "HostDescriptor",
     "RunBudgets",
@@ -42,14 +40,7 @@ __all__ = [
     "WorkingContext",
 ]
 
-ARTIFACT_URI_PATTERN: Final = r"^artifact://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
 MAX_REPOSITORY_ROOT: Final = 4_096
-
-ArtifactUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=ARTIFACT_URI_PATTERN),
-]
-"""An ``artifact://`` reference of at most 2048 chars."""
 
 # POSIX "/x"; win32 "\x", "C:\x", "C:/x" and UNC "\\server\share" (what node's isAbsolute accepts).
 _ABSOLUTE_ROOT_RE: Final = re.compile(r"^(?:/|\\|[A-Za-z]:[\\/])")

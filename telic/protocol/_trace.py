@@ -13,8 +13,8 @@ from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._run import ArtifactUri
 from telic.protocol._types import (
+    ArtifactUri,
     Capability,
     Identifier,
     Items,

@@ -42,7 +42,9 @@ _TIMESTAMP_RE: Final = re.compile(
 # ------------------------------------------------------------------------------------ scalars
 
 
-def _utf8_at_most(limit: int) -> AfterValidator:
+def utf8_at_most(limit: int) -> AfterValidator:
+    """Return a validator refusing strings of more than ``limit`` UTF-8 bytes."""
+
     def check(value: str) -> str:
         size = len(value.encode("utf-8", "surrogatepass"))
         if size > limit:
@@ -89,6 +91,28 @@ ReferenceUri = Annotated[
 ]
 """An ``artifact://``, ``trace://`` or ``repo://`` reference, ≤2048 chars."""
 
+ARTIFACT_URI_PATTERN: Final = r"^artifact://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
+REPOSITORY_URI_PATTERN: Final = r"^repo://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
+TRACE_URI_PATTERN: Final = r"^trace://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
+
+ArtifactUri = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=ARTIFACT_URI_PATTERN),
+]
+"""An ``artifact://`` reference of at most 2048 chars."""
+
+RepositoryUri = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REPOSITORY_URI_PATTERN),
+]
+"""A ``repo://`` reference to a repository file, ≤2048 chars."""
+
+TraceUri = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=TRACE_URI_PATTERN),
+]
+"""A ``trace://`` reference of at most 2048 chars."""
+
 Timestamp = Annotated[
     str, AfterValidator(_check_timestamp), Field(json_schema_extra={"format": "date-time"})
 ]
@@ -107,12 +131,12 @@ Sha256 = Annotated[str, StringConstraints(pattern=SHA256_PATTERN)]
 BoundedText = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT),
-    _utf8_at_most(MAX_BOUNDED_TEXT),
+    utf8_at_most(MAX_BOUNDED_TEXT),
 ]
 """Free text: 1–32,768 chars and at most 32,768 UTF-8 bytes."""
 
 Summary = Annotated[
-    str, StringConstraints(min_length=1, max_length=MAX_SUMMARY), _utf8_at_most(MAX_SUMMARY)
+    str, StringConstraints(min_length=1, max_length=MAX_SUMMARY), utf8_at_most(MAX_SUMMARY)
 ]
 """A decision summary: 1–4,096 chars and at most 4,096 UTF-8 bytes."""
 
