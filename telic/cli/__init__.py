@@ -11,6 +11,10 @@ from telic.cli._bodies import Bodies as Bodies
 from telic.cli._bodies import criterion as criterion
 from telic.cli._bodies import permissions as permissions
 from telic.cli._bodies import verification as verification
+from telic.cli._connect import free_port as free_port
+from telic.cli._connect import http_client as http_client
+from telic.cli._connect import http_server as http_server
+from telic.cli._connect import stdio_parameters as stdio_parameters
 from telic.cli._demo import DemoOutcome as DemoOutcome
 from telic.cli._demo import DemoRepository as DemoRepository
 from telic.cli._demo import find_demo_repo as find_demo_repo
@@ -22,10 +26,6 @@ from telic.cli._host import TelicCallError as TelicCallError
 from telic.cli._host import TelicTools as TelicTools
 from telic.cli._host import Workspace as Workspace
 from telic.cli._host import drive_mode as drive_mode
-from telic.cli._host import free_port as free_port
-from telic.cli._host import http_client as http_client
-from telic.cli._host import http_server as http_server
-from telic.cli._host import stdio_parameters as stdio_parameters
 from telic.cli._main import main as main
 
 __all__ = [

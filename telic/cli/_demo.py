@@ -20,8 +20,9 @@ from typing import Any, Final
 
 from mcp import Client
 
+from telic.cli._connect import stdio_parameters
 from telic.cli._console import Progress
-from telic.cli._host import Change, RunDriver, TelicTools, drive_mode, stdio_parameters
+from telic.cli._host import Change, RunDriver, TelicTools, drive_mode
 
 __all__ = ["DemoOutcome", "DemoRepository", "find_demo_repo", "run_demo"]
 
