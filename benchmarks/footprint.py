@@ -6,13 +6,20 @@ puts in its model's context — per call and per run, and the bytes of the ``too
 (compact JSON, as on the wire). The full result (text, ``structuredContent`` and metadata) is
 reported alongside, to show nothing else is duplicated.
 
-    .venv/bin/python benchmarks/footprint.py
+Each mode runs on a fresh server, so its first run is what a new MCP session costs: in the
+default ``once`` schema mode that run receives each artifact schema in full once. A second run
+in the same session (``second_run``) shows what a session that already holds the schemas pays.
+``--schemas full`` measures the server sending every schema in every result.
 
-Targets (issue 10): ≤ 60 KB of tool-result text for one analyze_only run; ``tools/list`` ≤ 12 KB.
+    .venv/bin/python benchmarks/footprint.py [--schemas once|full]
+
+Nothing is appended to ``benchmarks/README.md``. Targets (issue 10): ≤ 60 KB of tool-result
+text for one analyze_only run; ``tools/list`` ≤ 12 KB.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 from pathlib import Path
@@ -45,35 +52,52 @@ class _Measuring(TelicTools):
         return envelope
 
 
-async def main() -> None:
+def _totals(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "calls": len(calls),
+        "text_bytes": sum(c["text_bytes"] for c in calls),
+        "result_bytes": sum(c["result_bytes"] for c in calls),
+    }
+
+
+async def _mode(mode: str, schemas: str, tmp: Path) -> dict[str, Any]:
+    """Two runs of ``mode`` in one fresh session: the first in full detail, the second summed."""
+    workspace = FastWorkspace(tmp / mode / "repo")
+    params = stdio_parameters(workspace.root, tmp / mode / "state", env={"TELIC_SCHEMAS": schemas})
+    async with Client(params) as client:
+        first, second = _Measuring(client), _Measuring(client)
+        await full_run(first, mode, workspace)
+        await full_run(second, mode, workspace)
+    return {**_totals(first.calls), "per_call": first.calls, "second_run": _totals(second.calls)}
+
+
+async def main(schemas: str) -> None:
     """Measure and print the JSON result."""
-    with tempfile.TemporaryDirectory(prefix="telic-bench-") as tmp:
-        workspace = FastWorkspace(Path(tmp) / "repo")
-        async with Client(stdio_parameters(workspace.root, Path(tmp) / "state")) as client:
+    with tempfile.TemporaryDirectory(prefix="telic-bench-") as name:
+        tmp = Path(name)
+        workspace = FastWorkspace(tmp / "listing" / "repo")
+        async with Client(stdio_parameters(workspace.root, tmp / "listing" / "state")) as client:
             listed = await client.list_tools()
             listing = listed.model_dump(mode="json", by_alias=True, exclude_none=True)
-            modes: dict[str, Any] = {}
-            for mode in MODES:
-                tools = _Measuring(client)
-                await full_run(tools, mode, workspace)
-                modes[mode] = {
-                    "calls": len(tools.calls),
-                    "text_bytes": sum(c["text_bytes"] for c in tools.calls),
-                    "result_bytes": sum(c["result_bytes"] for c in tools.calls),
-                    "per_call": tools.calls,
-                }
+        modes = {mode: await _mode(mode, schemas, tmp) for mode in MODES}
     emit(
         {
             "benchmark": "footprint",
+            "schemas": schemas,
             "tools_list_bytes": _compact(listing),
             "tools": len(listing["tools"]),
             "runs": modes,
             "summary_text_kb": {
                 mode: round(m["text_bytes"] / 1000, 1) for mode, m in modes.items()
             },
+            "second_run_text_kb": {
+                mode: round(m["second_run"]["text_bytes"] / 1000, 1) for mode, m in modes.items()
+            },
         }
     )
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--schemas", choices=("once", "full"), default="once")
+    anyio.run(main, parser.parse_args().schemas)

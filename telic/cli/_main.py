@@ -56,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd = add("serve", "serve MCP over stdio (default) or streamable HTTP", json_flag=False)
     serve_cmd.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead")
     serve_cmd.add_argument("--token", help="bearer token for HTTP (or $TELIC_HTTP_TOKEN)")
+    serve_cmd.add_argument(
+        "--schemas",
+        choices=("full", "once"),
+        help="send each artifact schema once per MCP session (default) or in every result "
+        "(or $TELIC_SCHEMAS)",
+    )
     demo_cmd = add("demo", "run a complete analyze_and_fix run on the bundled example")
     demo_cmd.add_argument("--workdir", metavar="DIR", help="where to put the copy and the state")
     runs_cmd = add("runs", "list runs, newest first")
@@ -270,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             http=getattr(args, "http", None),
             token=getattr(args, "token", None),
             repository_root=args.repository_root,
+            schemas=getattr(args, "schemas", None),
         )
         if args.command == "serve":
             anyio.run(serve, config)

@@ -183,7 +183,9 @@ SEED_MUSTS: Final[tuple[SeedMust, ...]] = (
         "effective permission ceiling, and remaining budgets.",
         "mechanism",
         "RUN-PHASE-TYPE",
-        "next_action computes them from the phase table; any other type is refused.",
+        "next_action computes them from the phase table; any other type is refused. Over MCP a "
+        "session that already received a type's schema in full gets a $ref to "
+        "telic://schemas/<type> instead (telic serve --schemas full always sends it).",
     ),
     _m(
         "A ContextManifest MUST preserve provenance and explain selection.",

@@ -1,4 +1,5 @@
-"""Assemble the MCP server: the tools, the ``telic_workflow`` prompt and the per-run reports."""
+"""Assemble the MCP server: the tools, the ``telic_workflow`` prompt, the artifact schemas and
+the per-run reports."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from pydantic import Field
 
+from telic.server._config import schema_mode
 from telic.server._prompt import workflow_message
+from telic.server._schemas import (
+    SCHEMA_TYPES,
+    SCHEMA_URI_TEMPLATE,
+    SchemaMode,
+    SentSchemas,
+    schema_text,
+)
 from telic.server._service import Service
 from telic.server._tools import ServiceSource, build_tools
 
@@ -43,12 +53,19 @@ def has_reports() -> bool:
 
 
 def build_server(
-    service: Service, *, version: str = "", ledger: Ledger | None = None
+    service: Service,
+    *,
+    version: str = "",
+    ledger: Ledger | None = None,
+    schemas: SchemaMode | None = None,
 ) -> MCPServer[Any]:
     """Return an MCP server whose tools, prompt and resources call ``service``.
 
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
-    resource, ``telic://runs/{run_id}/report.md``.
+    resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode (``once``:
+    each MCP session gets each artifact schema in full once, then a reference to the resource
+    ``telic://schemas/{artifact_type}``; ``full``: in full every time); ``None`` reads
+    ``TELIC_SCHEMAS`` (default ``once``).
     """
 
     async def given_service() -> Service:
@@ -58,7 +75,12 @@ def build_server(
         assert ledger is not None
         return ledger
 
-    return assemble(given_service, version=version, ledger=None if ledger is None else given_ledger)
+    return assemble(
+        given_service,
+        version=version,
+        ledger=None if ledger is None else given_ledger,
+        schemas=schemas,
+    )
 
 
 def assemble(
@@ -66,18 +88,35 @@ def assemble(
     *,
     version: str = "",
     ledger: Callable[[], Awaitable[Ledger]] | None = None,
+    schemas: SchemaMode | None = None,
 ) -> MCPServer[Any]:
     """Return the server of ``build_server`` over a service (and ledger) that may still be opening.
 
     Listing needs neither: each tool awaits ``service()`` on its call.
     """
+    mode = schema_mode() if schemas is None else schemas
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=version,
         instructions=_INSTRUCTIONS,
-        tools=build_tools(service),
+        tools=build_tools(service, SentSchemas(mode)),
         log_level="WARNING",
     )
+
+    @server.resource(
+        SCHEMA_URI_TEMPLATE,
+        name="artifact_schema",
+        description="The full JSON Schema of an artifact type a host may be asked to produce.",
+        mime_type="application/schema+json",
+    )
+    async def artifact_schema(artifact_type: str) -> str:
+        if artifact_type not in SCHEMA_TYPES:
+            known = ", ".join(SCHEMA_TYPES)
+            raise ResourceNotFoundError(
+                f"no artifact schema for {artifact_type!r}; the known types are {known}"
+            )
+        await service()  # until the service is open, the protocol is loading in another thread
+        return schema_text(artifact_type)
 
     @server.prompt(
         name="telic_workflow",

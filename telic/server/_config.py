@@ -1,8 +1,9 @@
 """Where a server serves from: repository root, state, database and HTTP binding.
 
 Read from the environment (``TELIC_REPOSITORY_ROOT``, ``TELIC_STATE_DIR``,
-``TELIC_DATABASE_URL``, ``TELIC_HTTP_TOKEN``) and overridden by command-line flags. A bearer
-token is required whenever the HTTP server binds to anything but a loopback address.
+``TELIC_DATABASE_URL``, ``TELIC_HTTP_TOKEN``, ``TELIC_SCHEMAS``) and overridden by command-line
+flags. A bearer token is required whenever the HTTP server binds to anything but a loopback
+address.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ from pathlib import Path
 from typing import Final
 
 from telic._errors import UsageError
+from telic.server._schemas import SchemaMode, parse_schema_mode
 
 __all__ = [
     "DATABASE_URL_ENV",
     "HTTP_TOKEN_ENV",
     "REPOSITORY_ROOT_ENV",
+    "SCHEMAS_ENV",
     "STATE_DIR_ENV",
     "HttpBinding",
     "ServerConfig",
     "is_loopback",
     "parse_binding",
+    "schema_mode",
 ]
 
 REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
@@ -32,6 +36,21 @@ STATE_DIR_ENV: Final = "TELIC_STATE_DIR"
 DATABASE_URL_ENV: Final = "TELIC_DATABASE_URL"
 HTTP_TOKEN_ENV: Final = "TELIC_HTTP_TOKEN"
 ALLOWED_HOSTS_ENV: Final = "TELIC_HTTP_ALLOWED_HOSTS"
+SCHEMAS_ENV: Final = "TELIC_SCHEMAS"
+
+
+def schema_mode(environ: Mapping[str, str] | None = None, flag: str | None = None) -> SchemaMode:
+    """The schema mode: ``flag`` if given, else ``TELIC_SCHEMAS`` in ``environ``, else ``once``.
+
+    ``environ`` defaults to ``os.environ``. Raises ``UsageError`` for anything but ``full`` or
+    ``once``.
+    """
+    text = flag or (os.environ if environ is None else environ).get(SCHEMAS_ENV) or "once"
+    try:
+        return parse_schema_mode(text.strip().lower())
+    except ValueError as exc:
+        where = "--schemas" if flag else SCHEMAS_ENV
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def is_loopback(host: str) -> bool:
@@ -77,6 +96,8 @@ class ServerConfig:
     http: HttpBinding | None = None
     token: str | None = None
     allowed_hosts: tuple[str, ...] = field(default=())
+    schemas: SchemaMode = "once"
+    """``once``: each MCP session gets each artifact schema in full once; ``full``: always."""
 
     @classmethod
     def from_env(
@@ -86,6 +107,7 @@ class ServerConfig:
         http: str | None = None,
         token: str | None = None,
         repository_root: str | None = None,
+        schemas: str | None = None,
     ) -> ServerConfig:
         """Build the configuration from ``environ`` (default ``os.environ``) and flags."""
         env = os.environ if environ is None else environ
@@ -99,6 +121,7 @@ class ServerConfig:
                 f"pass --token or set {HTTP_TOKEN_ENV}"
             )
         extra = tuple(h for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip())
+        mode = schema_mode(env, schemas)
         return cls(
             repository_root=root.resolve(),
             state_dir=Path(state) if state else None,
@@ -106,4 +129,5 @@ class ServerConfig:
             http=binding,
             token=secret,
             allowed_hosts=extra,
+            schemas=mode,
         )

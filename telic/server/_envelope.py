@@ -3,7 +3,9 @@
 Success is ``{ok: true, …payload}``; failure is ``{ok: false, error, code, issues?, rules?}``
 with ``isError``. Both travel twice, as the reference requires: as the compact JSON text of the
 one content block and as ``structuredContent``. Error text is squashed to one line of at most
-800 characters, and at most 32 issues of ``{path, code, message ≤400}`` are kept.
+800 characters, and at most 32 issues of ``{path, code, message ≤400}`` are kept. A NextAction's
+schemas are whatever the call's ``SchemaFn`` gives for each type (by default the full compact
+schema); an artifact refused for its schema also carries ``requiredOutputSchema`` in full.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
-from telic.server._schemas import emitted_schema
+from telic.server._schemas import SchemaFn, emitted_schema
 
 if TYPE_CHECKING:
     from telic.protocol import PhaseAction
@@ -30,6 +32,7 @@ __all__ = [
     "failure",
     "success",
     "to_wire",
+    "with_schema",
 ]
 
 logger = logging.getLogger("telic.server")
@@ -47,56 +50,57 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def to_wire(value: object) -> Any:
+def to_wire(value: object, schema: SchemaFn = emitted_schema) -> Any:
     """Return the JSON-ready camelCase form of a record, model or plain value.
 
     Pydantic models dump by alias (the protocol's camelCase); objects with their own
     ``to_wire`` use it; dataclass records get their field
     names camelCased, without the ledger's storage-only fields; mappings and sequences recurse.
+    A phase NextAction carries ``schema(type)`` for each of its output types.
     """
     from telic.protocol import PhaseAction  # the protocol loads with the service, not at start
 
-    return _wire(value, PhaseAction)
+    return _wire(value, PhaseAction, schema)
 
 
-def _wire(value: object, phase_action: type[PhaseAction]) -> Any:
+def _wire(value: object, phase_action: type[PhaseAction], schema: SchemaFn) -> Any:
     if isinstance(value, phase_action):
-        return _phase_action(value)
+        return _phase_action(value, schema)
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     own = getattr(value, "to_wire", None)
     if callable(own) and not isinstance(value, type):
-        return _wire(own(), phase_action)
+        return _wire(own(), phase_action, schema)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            _camel(f.name): _wire(getattr(value, f.name), phase_action)
+            _camel(f.name): _wire(getattr(value, f.name), phase_action, schema)
             for f in dataclasses.fields(value)
             if f.name not in _HIDDEN_FIELDS
         }
     if isinstance(value, Mapping):
-        return {str(k): _wire(v, phase_action) for k, v in value.items()}
+        return {str(k): _wire(v, phase_action, schema) for k, v in value.items()}
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, Sequence) and not isinstance(value, str):
-        return [_wire(v, phase_action) for v in value]
+        return [_wire(v, phase_action, schema) for v in value]
     return value
 
 
-def _phase_action(action: PhaseAction) -> dict[str, Any]:
-    """A phase NextAction with its schemas in the compact, cached form (``emitted_schema``).
+def _phase_action(action: PhaseAction, schema: SchemaFn) -> dict[str, Any]:
+    """A phase NextAction with the schema object ``schema`` gives for each of its output types.
 
     The protocol defines ``requiredOutputSchema`` as the JSON Schema of ``requiredOutputType``
     (and likewise each ``additionalOutputSchemas`` entry), so the server emits its own compact
-    copy of each type's schema instead of re-serialising the action's on every call.
+    copy of each type's schema (or a reference to it) instead of re-serialising the action's.
     """
     wire: dict[str, Any] = {}
     dumped = action.model_dump(mode="json", by_alias=True, exclude=set(_ACTION_SCHEMAS))
     for key, value in dumped.items():
         wire[key] = value
         if key == "requiredOutputType":
-            wire["requiredOutputSchema"] = emitted_schema(action.required_output_type)
+            wire["requiredOutputSchema"] = schema(action.required_output_type)
             wire["additionalOutputSchemas"] = {
-                kind: emitted_schema(kind) for kind in action.additional_output_schemas
+                kind: schema(kind) for kind in action.additional_output_schemas
             }
     return wire
 
@@ -105,9 +109,12 @@ def _dumps(envelope: Mapping[str, Any]) -> str:
     return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def success(payload: Mapping[str, Any]) -> CallToolResult:
-    """Return ``{ok: true, …payload}`` as compact JSON text plus structured content."""
-    envelope: dict[str, Any] = {"ok": True, **{k: to_wire(v) for k, v in payload.items()}}
+def success(payload: Mapping[str, Any], schema: SchemaFn = emitted_schema) -> CallToolResult:
+    """Return ``{ok: true, …payload}`` as compact JSON text plus structured content.
+
+    A NextAction in ``payload`` carries ``schema(type)`` for each of its output types.
+    """
+    envelope: dict[str, Any] = {"ok": True, **{k: to_wire(v, schema) for k, v in payload.items()}}
     return CallToolResult(
         content=[TextContent(type="text", text=_dumps(envelope))],
         structured_content=envelope,
@@ -170,6 +177,15 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
         return failure(str(exc), code)
     logger.error("%s failed unexpectedly", tool, exc_info=exc)
     return failure(f"Internal error in {tool}; see the server log", INTERNAL_ERROR)
+
+
+def with_schema(envelope: Mapping[str, Any], artifact_type: str) -> dict[str, Any]:
+    """Return ``envelope`` with the full schema of ``artifact_type`` as ``requiredOutputSchema``.
+
+    For an artifact refused for its schema: a host that no longer holds the schema (its context
+    was compacted, or a fresh subagent shares the session) gets it back when it needs it.
+    """
+    return {**envelope, "requiredOutputSchema": emitted_schema(artifact_type)}
 
 
 def error_result(envelope: Mapping[str, Any]) -> CallToolResult:

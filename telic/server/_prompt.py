@@ -22,7 +22,9 @@ nextAction.
 3. For every phase: read the artifacts named in nextAction.inputRefs (telic_get_artifact), \
 write exactly one artifact of nextAction.requiredOutputType that matches \
 nextAction.requiredOutputSchema, and submit it with telic_submit_artifact using the current \
-action_id and expected_run_version.
+action_id and expected_run_version. A schema already sent in full in this session comes as \
+{"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource (an artifact \
+refused for its schema gets it back in full in the error).
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \

@@ -6,16 +6,69 @@ compacted and cached: generated ``title`` annotations (a property's name again) 
 and every sub-schema that occurs more than once is written once under ``$defs`` and referenced.
 The result is still a standalone JSON Schema (draft 2020-12) that accepts exactly what the
 registry's schema accepts; ``inline`` undoes the sharing, for tests and curious readers.
+
+Nor does a session need the same schema twice. With the ``once`` schema mode (the default),
+``SentSchemas`` remembers per MCP session which types it has already sent in full; later
+results carry ``schema_reference(type)`` instead, a two-key schema pointing at the resource
+``telic://schemas/<type>``, which always returns the full schema. The ContextManifest, which
+grounding writes and the host never does, is a reference from the start. ``full`` sends every
+schema in full every time.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import weakref
 from collections import Counter
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, Literal, get_args
 
-__all__ = ["compact_schema", "emitted_schema", "inline"]
+__all__ = [
+    "SCHEMA_MODES",
+    "SCHEMA_TYPES",
+    "SCHEMA_URI_TEMPLATE",
+    "SchemaEmitter",
+    "SchemaFn",
+    "SchemaMode",
+    "SentSchemas",
+    "compact_schema",
+    "emitted_schema",
+    "inline",
+    "parse_schema_mode",
+    "schema_reference",
+    "schema_text",
+    "schema_uri",
+    "session_of",
+]
+
+SchemaMode = Literal["full", "once"]
+"""``once``: a session gets each type's schema in full once, then a reference; ``full``: always."""
+SCHEMA_MODES: Final[tuple[SchemaMode, ...]] = get_args(SchemaMode)
+SCHEMA_TYPES: Final = (
+    "ContextManifest",
+    "ClarificationRequest",
+    "ProblemFrame",
+    "ScenarioSpec",
+    "TaskContract",
+    "PromptReview",
+    "WorkPlan",
+    "WorkResult",
+    "QualityReview",
+    "ReleaseAudit",
+    "UserReport",
+    "Evidence",
+)
+"""Every type a NextAction can name as an output: the host's eleven and, for grounding, the
+ContextManifest. Spelled out so that the server starts without the protocol; a test checks it
+against the controller's phases."""
+_BY_TELIC: Final = frozenset({"ContextManifest"})
+# Named by the grounding action, but written by telic_ground_context: the host never needs its
+# schema to act, so in ``once`` mode it is always a reference.
+SCHEMA_URI_TEMPLATE: Final = "telic://schemas/{artifact_type}"
+"""The resource template that returns any host artifact type's full schema."""
+SchemaFn = Callable[[str], dict[str, Any]]
+"""Artifact type → the schema object a result carries for it."""
 
 # Keywords whose value maps names to sub-schemas (a "title" key there is a property name).
 _SCHEMA_MAPS: Final = frozenset({"properties", "$defs", "definitions", "patternProperties"})
@@ -136,3 +189,122 @@ def emitted_schema(artifact_type: str) -> dict[str, Any]:
     from telic.protocol import json_schema  # the protocol loads with the service, not at start
 
     return compact_schema(json_schema(artifact_type))
+
+
+@functools.cache
+def schema_text(artifact_type: str) -> str:
+    """``emitted_schema(artifact_type)`` as compact JSON text (the schema resource's content)."""
+    return json.dumps(emitted_schema(artifact_type), ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_schema_mode(text: str) -> SchemaMode:
+    """Return the schema mode spelled ``text`` (``full`` or ``once``). Raises ``ValueError``."""
+    for mode in SCHEMA_MODES:
+        if text == mode:
+            return mode
+    raise ValueError(f"the schema mode is 'full' or 'once', not {text!r}")
+
+
+def schema_uri(artifact_type: str) -> str:
+    """The URI of the resource holding ``artifact_type``'s full schema."""
+    return SCHEMA_URI_TEMPLATE.format(artifact_type=artifact_type)
+
+
+@functools.cache
+def schema_reference(artifact_type: str) -> dict[str, Any]:
+    """The schema a result carries for a type whose full schema this session already has.
+
+    A valid JSON Schema (2020-12) whose ``$ref`` is the resource with the full schema. Shared:
+    callers must not change it.
+    """
+    uri = schema_uri(artifact_type)
+    if artifact_type in _BY_TELIC:
+        said = f"Written by Telic, not by you; its schema is the resource {uri}."
+    else:
+        said = f"Sent in full earlier in this session; read the resource {uri}."
+    return {"$ref": uri, "description": said}
+
+
+class SchemaEmitter:
+    """The schemas of one result: full for types its session has not had yet, else references.
+
+    Call it for each type the result carries, then ``commit()`` once the result is built, so
+    that a result that never went out marks nothing as sent. Within one result a type's first
+    schema is full and any repeat is a reference.
+    """
+
+    __slots__ = ("_fresh", "_sent")
+
+    def __init__(self, sent: set[str] | None) -> None:
+        self._sent = sent
+        self._fresh: set[str] = set()
+
+    def __call__(self, artifact_type: str) -> dict[str, Any]:
+        """The schema object to carry for ``artifact_type``."""
+        if self._sent is None or artifact_type not in SCHEMA_TYPES:
+            return emitted_schema(artifact_type)
+        if (
+            artifact_type in _BY_TELIC
+            or artifact_type in self._sent
+            or artifact_type in self._fresh
+        ):
+            return schema_reference(artifact_type)
+        self._fresh.add(artifact_type)
+        return emitted_schema(artifact_type)
+
+    def commit(self) -> None:
+        """Record the types sent in full by this result as known to its session."""
+        if self._sent is not None:
+            self._sent |= self._fresh
+            self._fresh = set()
+
+
+class SentSchemas:
+    """Which artifact types' schemas each MCP session has received in full.
+
+    A session is identified by an object that lives exactly as long as it (the server keeps
+    it weakly, so a closed session's memory goes with it); a result for no known session, or
+    any result in ``full`` mode, carries every schema in full. Each session's memory holds at
+    most one entry per artifact type.
+    """
+
+    __slots__ = ("_by_session", "mode")
+
+    def __init__(self, mode: SchemaMode = "once") -> None:
+        self.mode: SchemaMode = mode
+        self._by_session: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+
+    def emitter(self, session: object | None) -> SchemaEmitter:
+        """Return the emitter for one result sent in ``session`` (``None``: no session)."""
+        if self.mode == "full" or session is None:
+            return SchemaEmitter(None)
+        try:
+            sent = self._by_session.setdefault(session, set())
+        except TypeError:  # not weakly referenceable or not hashable: nothing to key it by
+            return SchemaEmitter(None)
+        return SchemaEmitter(sent)
+
+    def sessions(self) -> int:
+        """How many live sessions have been sent a schema (for tests and diagnostics)."""
+        return len(self._by_session)
+
+
+def session_of(context: object) -> object | None:
+    """An object that lives exactly as long as the MCP session of a tool call's ``context``.
+
+    That is the connection's standalone outbound channel: one per stdio stream, in either
+    protocol era (the 2026-07-28 era builds a connection object per request, but the requests
+    of one stream share that channel), and one per ``Mcp-Session-Id`` over streamable HTTP. A
+    request without one (streamable HTTP in the 2026-07-28 era, which has no sessions, or
+    stateless HTTP, or no request at all) has no session: its results carry every schema in full.
+    """
+    try:
+        session = getattr(context, "session", None)
+    except ValueError:  # the SDK's context outside a request
+        return None
+    # The SDK offers no public way from a request's context to its connection.
+    connection = getattr(session, "_connection", None)
+    if connection is None or not getattr(connection, "has_standalone_channel", False):
+        return None
+    outbound: object | None = getattr(connection, "outbound", None)
+    return outbound

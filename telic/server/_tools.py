@@ -2,7 +2,9 @@
 
 Every tool is an ``EnvelopeTool``: the SDK's ``Tool`` with our own input schema and a ``run``
 that never raises an ordinary exception. Argument errors, domain errors and crashes all become
-error envelopes (``isError``); only cancellation propagates, as it must.
+error envelopes (``isError``); only cancellation propagates, as it must. The tools share one
+``SentSchemas``: each result's NextAction carries the schemas its MCP session has not had yet
+in full, and references to the others.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from telic._errors import SchemaViolation
-from telic.server._envelope import error_envelope, error_result, success, to_wire
+from telic.server._envelope import error_envelope, error_result, success, to_wire, with_schema
+from telic.server._schemas import SentSchemas, session_of
 from telic.server._service import Service
 from telic.server.inputs import input_schemas
 
@@ -59,9 +62,12 @@ def _args_model(name: str) -> type[ToolArgs]:
 class EnvelopeTool(Tool):
     """An SDK tool whose every outcome is a Telic result envelope."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     args_name: str = Field(exclude=True)
     handler: Handler = Field(exclude=True)
     source: ServiceSource = Field(exclude=True)
+    schemas: SentSchemas = Field(exclude=True)
 
     async def run(
         self,
@@ -70,14 +76,23 @@ class EnvelopeTool(Tool):
         convert_result: bool = False,
     ) -> CallToolResult:
         """Validate ``arguments``, call the service once, and return the envelope."""
+        args: ToolArgs | None = None
         try:
             # The service first: until it is open, its modules are loading in another thread.
             service = await self.source()
             args = _args_model(self.args_name).model_validate(arguments)
             payload = await self.handler(service, args, context)
-            return success(payload)
+            emitter = self.schemas.emitter(session_of(context))
+            result = success(payload, emitter)
+            emitter.commit()
+            return result
         except Exception as exc:  # the tool boundary: every failure becomes an envelope
-            return error_result(error_envelope(_leaf(exc), self.name))
+            leaf = _leaf(exc)
+            envelope = error_envelope(leaf, self.name)
+            refused = getattr(args, "artifact_type", None)
+            if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
+                envelope = with_schema(envelope, refused)
+            return error_result(envelope)
 
 
 def _leaf(exc: Exception) -> Exception:
@@ -443,14 +458,16 @@ async def _placeholder() -> None:
     """Never called: EnvelopeTool.run replaces the SDK's function call."""
 
 
-def build_tools(source: ServiceSource) -> list[Tool]:
+def build_tools(source: ServiceSource, schemas: SentSchemas | None = None) -> list[Tool]:
     """Return every tool, each calling the service ``source`` returns.
 
     The input schemas come from the committed ``telic.server.inputs`` file, so listing the
-    tools needs neither the argument models nor the protocol.
+    tools needs neither the argument models nor the protocol. ``schemas`` (default: a fresh
+    one in ``once`` mode) decides which NextAction schemas each result carries in full.
     """
+    sent = SentSchemas() if schemas is None else schemas
     base = Tool.from_function(_placeholder, name="telic_placeholder", structured_output=False)
-    schemas = input_schemas()
+    inputs = input_schemas()
     tools: list[Tool] = []
     for spec in _SPECS:
         annotations = ToolAnnotations(
@@ -464,7 +481,7 @@ def build_tools(source: ServiceSource) -> list[Tool]:
                 fn=_placeholder,
                 name=spec.name,
                 description=spec.description,
-                parameters=schemas[spec.name],
+                parameters=inputs[spec.name],
                 fn_metadata=base.fn_metadata,
                 is_async=True,
                 context_kwarg=None,
@@ -472,6 +489,7 @@ def build_tools(source: ServiceSource) -> list[Tool]:
                 args_name=spec.args,
                 handler=spec.handler,
                 source=source,
+                schemas=sent,
             )
         )
     return tools

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from telic.cli import _main as cli_main
 from telic.cli import main
+from telic.server import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -95,3 +97,26 @@ def test_usage_errors_exit_with_two(capsys: pytest.CaptureFixture[str]) -> None:
     assert exited.value.code == 2
     assert main(["serve", "--http", "0.0.0.0:8765"]) == 2
     assert "bearer token" in capsys.readouterr().err
+
+
+def test_serve_takes_the_schema_mode_from_its_flag_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    served: list[ServerConfig] = []
+
+    async def serve(config: ServerConfig) -> None:
+        served.append(config)
+
+    monkeypatch.setattr(cli_main, "serve", serve)
+    monkeypatch.setenv("TELIC_REPOSITORY_ROOT", str(tmp_path))
+    monkeypatch.delenv("TELIC_SCHEMAS", raising=False)
+    assert main(["serve"]) == 0
+    assert main(["serve", "--schemas", "full"]) == 0
+    monkeypatch.setenv("TELIC_SCHEMAS", "full")
+    assert main(["serve"]) == 0
+    assert [config.schemas for config in served] == ["once", "full", "full"]
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--schemas", "sometimes"])
+    assert exited.value.code == 2
+    monkeypatch.setenv("TELIC_SCHEMAS", "sometimes")
+    assert main(["serve"]) == 2

@@ -3,12 +3,18 @@ and two replicas on one PostgreSQL racing for the same run version."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from telic.cli import DemoRepository, TelicTools, drive_mode, http_client, http_server
 
@@ -75,6 +81,65 @@ async def test_requests_without_the_token_are_refused(repo: DemoRepository, stat
     assert wrong.status_code == 401
     assert right.status_code == 200
     assert rebinding.status_code in (403, 421)
+
+
+def _session_client(url: str) -> Client:
+    """A client that opens an MCP session (the handshake era, with an ``Mcp-Session-Id``)."""
+
+    @asynccontextmanager
+    async def transport() -> AsyncIterator[Any]:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as http,
+            streamable_http_client(url, http_client=http) as streams,
+        ):
+            yield streams
+
+    return Client(transport(), mode="legacy")
+
+
+async def _frame_schemas(tools: TelicTools) -> list[dict[str, Any]]:
+    """Start and ground a run, ask again; the ProblemFrame schema each of the two answers had."""
+    started = await tools.call("telic_start_run", original_request=REQUEST, mode="analyze_only")
+    run_id = started["run"]["runId"]
+    grounded = await tools.call(
+        "telic_ground_context",
+        run_id=run_id,
+        action_id=started["nextAction"]["id"],
+        expected_run_version=1,
+    )
+    again = await tools.call("telic_get_next_action", run_id=run_id)
+    return [
+        grounded["nextAction"]["requiredOutputSchema"],
+        again["nextAction"]["requiredOutputSchema"],
+    ]
+
+
+async def test_each_http_session_gets_the_schema_in_full_once_and_sessionless_calls_always(
+    repo: DemoRepository, state: Path
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            http_server(repo.root, state) as url,
+            _session_client(url) as one,
+            _session_client(url) as two,
+            http_client(url) as sessionless,
+        ):
+            first = await _frame_schemas(TelicTools(one))
+            second = await _frame_schemas(TelicTools(two))
+            third = await _frame_schemas(TelicTools(sessionless))
+            fourth = await _frame_schemas(TelicTools(one))
+            resource = await one.read_resource("telic://schemas/ProblemFrame")
+    full = first[0]
+    reference = {
+        "$ref": "telic://schemas/ProblemFrame",
+        "description": "Sent in full earlier in this session; "
+        "read the resource telic://schemas/ProblemFrame.",
+    }
+    assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert first == second == [full, reference]
+    assert third == [full, full], "the 2026-07-28 era has no sessions: nothing to remember"
+    assert fourth == [reference, reference]
+    assert json.loads(resource.contents[0].text) == full  # type: ignore[union-attr]
 
 
 def _postgres_url() -> str:

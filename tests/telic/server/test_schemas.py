@@ -1,15 +1,30 @@
-"""The compact artifact schemas a NextAction carries accept exactly what the registry's do."""
+"""The compact artifact schemas a NextAction carries accept exactly what the registry's do,
+and a session gets each in full once, then a reference to the resource that holds it."""
 
 from __future__ import annotations
 
+import gc
+import json
 from typing import get_args
 
 import jsonschema
 import pytest
 
+from telic.controller._phases import PHASES
 from telic.protocol import json_schema
-from telic.protocol._types import HostArtifactType
-from telic.server._schemas import _untitled, compact_schema, emitted_schema, inline
+from telic.protocol._types import ARTIFACT_TYPES, HOST_ARTIFACT_TYPES, HostArtifactType
+from telic.server._schemas import (
+    SCHEMA_TYPES,
+    SentSchemas,
+    _untitled,
+    compact_schema,
+    emitted_schema,
+    inline,
+    parse_schema_mode,
+    schema_reference,
+    schema_text,
+    schema_uri,
+)
 
 
 @pytest.mark.parametrize("artifact_type", get_args(HostArtifactType))
@@ -34,3 +49,81 @@ def test_a_repeated_subschema_is_written_once_and_referenced() -> None:
 def test_a_property_named_title_is_kept() -> None:
     schema = {"type": "object", "properties": {"title": {"type": "string", "title": "Title"}}}
     assert compact_schema(schema) == {"type": "object", "properties": {"title": {"type": "string"}}}
+
+
+def test_the_schema_types_are_every_output_a_next_action_can_name() -> None:
+    named = {spec.primary for spec in PHASES.values()}
+    named |= {kind for spec in PHASES.values() for kind in spec.advertised}
+    assert set(SCHEMA_TYPES) == named | set(HOST_ARTIFACT_TYPES)
+    assert set(SCHEMA_TYPES) <= set(ARTIFACT_TYPES)
+
+
+@pytest.mark.parametrize("artifact_type", SCHEMA_TYPES)
+def test_a_reference_is_a_small_valid_schema_naming_the_resource(artifact_type: str) -> None:
+    reference = schema_reference(artifact_type)
+    jsonschema.Draft202012Validator.check_schema(reference)
+    assert reference["$ref"] == schema_uri(artifact_type) == f"telic://schemas/{artifact_type}"
+    assert reference["$ref"] in reference["description"]
+    assert len(json.dumps(reference)) < 200
+    assert json.loads(schema_text(artifact_type)) == emitted_schema(artifact_type)
+
+
+class _Session:
+    """Stands in for an MCP session's channel: weakly referenceable and hashable."""
+
+
+def test_once_a_session_has_a_schema_it_gets_a_reference() -> None:
+    sent, session = SentSchemas("once"), _Session()
+    first = sent.emitter(session)
+    assert first("TaskContract") is emitted_schema("TaskContract")
+    assert first("TaskContract") == schema_reference("TaskContract")  # a repeat in one result
+    first.commit()
+    later = sent.emitter(session)
+    assert later("TaskContract") == schema_reference("TaskContract")
+    assert later("Evidence") is emitted_schema("Evidence")
+    assert sent.emitter(_Session())("TaskContract") is emitted_schema("TaskContract")
+
+
+def test_a_result_that_was_never_committed_marks_nothing_as_sent() -> None:
+    sent, session = SentSchemas("once"), _Session()
+    sent.emitter(session)("WorkPlan")  # built, then the call failed: never sent
+    assert sent.emitter(session)("WorkPlan") is emitted_schema("WorkPlan")
+
+
+def test_the_manifest_written_by_grounding_is_always_a_reference_in_once_mode() -> None:
+    reference = SentSchemas("once").emitter(_Session())("ContextManifest")
+    assert reference == schema_reference("ContextManifest")
+    assert "Written by Telic" in reference["description"]
+    assert SentSchemas("full").emitter(_Session())("ContextManifest") == emitted_schema(
+        "ContextManifest"
+    )
+
+
+@pytest.mark.parametrize("session", [None, [], "unhashable-or-unweakrefable"])
+def test_without_a_usable_session_or_in_full_mode_every_schema_is_full(session: object) -> None:
+    emit = SentSchemas("once").emitter(session)
+    for _ in range(2):
+        assert emit("UserReport") is emitted_schema("UserReport")
+        emit.commit()
+    full, kept = SentSchemas("full"), _Session()
+    for _ in range(2):
+        emit = full.emitter(kept)
+        assert emit("UserReport") is emitted_schema("UserReport")
+        emit.commit()
+
+
+def test_a_closed_session_takes_its_memory_with_it() -> None:
+    sent, session = SentSchemas("once"), _Session()
+    emit = sent.emitter(session)
+    emit("Evidence")
+    emit.commit()
+    assert sent.sessions() == 1
+    del session
+    gc.collect()
+    assert sent.sessions() == 0
+
+
+def test_a_schema_mode_is_full_or_once() -> None:
+    assert [parse_schema_mode(text) for text in ("full", "once")] == ["full", "once"]
+    with pytest.raises(ValueError, match="'sometimes'"):
+        parse_schema_mode("sometimes")

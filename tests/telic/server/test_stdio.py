@@ -63,6 +63,47 @@ async def test_a_full_run_completes_in_every_mode(
         assert repo.run_tests()[0] == 0
 
 
+@pytest.mark.parametrize("schemas", ["once", "full"])
+async def test_a_session_gets_each_schema_once_unless_told_to_send_it_in_full(
+    schemas: str, repo: DemoRepository, state: Path
+) -> None:
+    with anyio.fail_after(60):
+        params = stdio_parameters(repo.root, state, env={"TELIC_SCHEMAS": schemas})
+        async with Client(params) as client:
+            tools = TelicTools(client)
+            started = await tools.call(
+                "telic_start_run", original_request=REQUEST, mode="analyze_only"
+            )
+            run_id = started["run"]["runId"]
+            grounded = await tools.call(
+                "telic_ground_context",
+                run_id=run_id,
+                action_id=started["nextAction"]["id"],
+                expected_run_version=1,
+            )
+            again = await tools.call("telic_get_next_action", run_id=run_id)
+            resource = await client.read_resource("telic://schemas/ProblemFrame")
+            refused = await tools.attempt(
+                "telic_submit_artifact",
+                run_id=run_id,
+                action_id=grounded["nextAction"]["id"],
+                expected_run_version=2,
+                artifact_type="ProblemFrame",
+                body={"id": "frame-1", "runId": run_id, "schemaVersion": "1.0"},
+            )
+    full = grounded["nextAction"]["requiredOutputSchema"]
+    assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert json.loads(resource.contents[0].text) == full  # type: ignore[union-attr]
+    assert refused["code"] == "schema_violation"
+    assert refused["requiredOutputSchema"] == full
+    later = again["nextAction"]["requiredOutputSchema"]
+    if schemas == "full":
+        assert later == full
+    else:
+        assert later["$ref"] == "telic://schemas/ProblemFrame"
+        assert set(later) == {"$ref", "description"}
+
+
 def _is_error_envelope(envelope: dict[str, Any]) -> bool:
     return (
         envelope["ok"] is False

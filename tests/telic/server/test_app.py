@@ -1,0 +1,182 @@
+"""The assembled server in process: each artifact schema once per session, and the schema resource.
+
+A legacy-mode client holds one connection (one MCP session); the default in-process client
+speaks the 2026-07-28 protocol, where every request stands alone and so has no session.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.client.client import ConnectMode
+from mcp.shared.exceptions import MCPError
+
+from telic.cli import DemoRepository, TelicTools
+from telic.roles import Service, open_service
+from telic.server import build_server
+from telic.server._schemas import SchemaMode, emitted_schema, schema_reference
+
+pytestmark = pytest.mark.anyio
+REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
+
+
+@asynccontextmanager
+async def _service(repo: DemoRepository, state: Path) -> AsyncIterator[Service]:
+    async with open_service(
+        database_url="memory://", repository_root=repo.root, state_dir=state
+    ) as service:
+        yield service
+
+
+@asynccontextmanager
+async def _client(
+    repo: DemoRepository, state: Path, *, schemas: SchemaMode = "once", mode: ConnectMode = "legacy"
+) -> AsyncIterator[Client]:
+    """A client of a fresh server; ``legacy`` keeps one session, ``auto`` has none in process."""
+    async with (
+        _service(repo, state) as service,
+        Client(build_server(service, schemas=schemas), mode=mode) as client,
+    ):
+        yield client
+
+
+async def _grounded(tools: TelicTools) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Start an analyze_only run and ground it; return both envelopes."""
+    started = await tools.call("telic_start_run", original_request=REQUEST, mode="analyze_only")
+    grounded = await tools.call(
+        "telic_ground_context",
+        run_id=started["run"]["runId"],
+        action_id=started["nextAction"]["id"],
+        expected_run_version=1,
+    )
+    return started, grounded
+
+
+def _schemas(envelope: dict[str, Any]) -> tuple[Any, Any]:
+    action = envelope["nextAction"]
+    return action["requiredOutputSchema"], action["additionalOutputSchemas"]
+
+
+async def test_a_session_gets_each_schema_in_full_once_and_then_a_reference(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state) as client:
+        tools = TelicTools(client)
+        started, grounded = await _grounded(tools)
+        again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
+    # Grounding writes the ContextManifest, so the host is only pointed at its schema.
+    assert _schemas(started) == (
+        schema_reference("ContextManifest"),
+        {"ClarificationRequest": emitted_schema("ClarificationRequest")},
+    )
+    assert _schemas(grounded) == (
+        emitted_schema("ProblemFrame"),
+        {"ClarificationRequest": schema_reference("ClarificationRequest")},
+    )
+    required, additional = _schemas(again)
+    assert required == {
+        "$ref": "telic://schemas/ProblemFrame",
+        "description": "Sent in full earlier in this session; "
+        "read the resource telic://schemas/ProblemFrame.",
+    }
+    assert additional == {"ClarificationRequest": schema_reference("ClarificationRequest")}
+    jsonschema.Draft202012Validator.check_schema(required)
+
+
+async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _service(repo, state) as service:
+        server = build_server(service)
+        async with (
+            Client(server, mode="legacy") as one,
+            Client(server, mode="legacy") as two,
+        ):
+            first, second = TelicTools(one), TelicTools(two)
+            _, mine = await _grounded(first)
+            _, theirs = await _grounded(second)
+            run_id = theirs["run"]["runId"]
+            repeated = await second.call("telic_get_next_action", run_id=run_id)
+    assert _schemas(mine)[0] == _schemas(theirs)[0] == emitted_schema("ProblemFrame")
+    assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
+
+
+@pytest.mark.parametrize(("mode", "schemas"), [("legacy", "full"), ("auto", "once")])
+async def test_full_mode_or_a_request_without_a_session_carries_every_schema_in_full(
+    mode: ConnectMode, schemas: SchemaMode, repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state, schemas=schemas, mode=mode) as client:
+        tools = TelicTools(client)
+        started, grounded = await _grounded(tools)
+        again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
+    full = emitted_schema("ClarificationRequest")
+    assert _schemas(started) == (emitted_schema("ContextManifest"), {"ClarificationRequest": full})
+    assert _schemas(grounded) == _schemas(again)
+    assert _schemas(again) == (emitted_schema("ProblemFrame"), {"ClarificationRequest": full})
+
+
+async def test_the_schema_resource_returns_the_full_schema_and_refuses_unknown_types(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state, mode="auto") as client:
+        templates = await client.list_resource_templates()
+        read = await client.read_resource("telic://schemas/QualityReview")
+        manifest = await client.read_resource("telic://schemas/ContextManifest")
+        with pytest.raises(MCPError, match="NoSuchType") as refused:
+            await client.read_resource("telic://schemas/NoSuchType")
+        with pytest.raises(MCPError, match="RunEnvelope"):
+            await client.read_resource("telic://schemas/RunEnvelope")
+    (template,) = [t for t in templates.resource_templates if t.name == "artifact_schema"]
+    assert template.uri_template == "telic://schemas/{artifact_type}"
+    assert template.mime_type == "application/schema+json"
+    (content,) = read.contents
+    assert content.mime_type == "application/schema+json"
+    assert json.loads(content.text) == emitted_schema("QualityReview")  # type: ignore[union-attr]
+    assert json.loads(manifest.contents[0].text) == emitted_schema("ContextManifest")  # type: ignore[union-attr]
+    assert "ProblemFrame" in str(refused.value)
+
+
+async def test_an_artifact_refused_for_its_schema_gets_the_full_schema_back(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state) as client:
+        tools = TelicTools(client)
+        _, grounded = await _grounded(tools)
+        run_id = grounded["run"]["runId"]
+        token = {"action_id": grounded["nextAction"]["id"], "expected_run_version": 2}
+        invalid = await tools.attempt(
+            "telic_submit_artifact",
+            run_id=run_id,
+            artifact_type="ProblemFrame",
+            body={"id": "frame-1", "runId": run_id, "schemaVersion": "1.0"},
+            **token,
+        )
+        unparsable = await tools.attempt(
+            "telic_submit_artifact",
+            run_id=run_id,
+            artifact_type="ProblemFrame",
+            body_json="{not json",
+            **token,
+        )
+        stale = await tools.attempt(
+            "telic_submit_artifact",
+            run_id=run_id,
+            artifact_type="ProblemFrame",
+            body={"id": "frame-1", "runId": run_id, "schemaVersion": "1.0"},
+            action_id=grounded["nextAction"]["id"],
+            expected_run_version=9,
+        )
+        after = await tools.call("telic_get_run", run_id=run_id)
+    assert invalid["code"] == unparsable["code"] == "schema_violation"
+    assert invalid["requiredOutputSchema"] == emitted_schema("ProblemFrame")
+    assert unparsable["requiredOutputSchema"] == emitted_schema("ProblemFrame")
+    assert stale["code"] == "stale_token"
+    assert "requiredOutputSchema" not in stale
+    assert after["run"]["version"] == 2

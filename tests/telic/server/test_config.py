@@ -1,0 +1,30 @@
+"""Server options from the environment and flags: the schema mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from telic._errors import UsageError
+from telic.server._config import SCHEMAS_ENV, ServerConfig, schema_mode
+
+
+def test_schemas_are_sent_once_per_session_unless_full_is_asked_for(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    assert ServerConfig.from_env({}, repository_root=root).schemas == "once"
+    assert ServerConfig.from_env({SCHEMAS_ENV: "full"}, repository_root=root).schemas == "full"
+    assert ServerConfig.from_env({SCHEMAS_ENV: " FULL "}, repository_root=root).schemas == "full"
+    flagged = ServerConfig.from_env({SCHEMAS_ENV: "full"}, repository_root=root, schemas="once")
+    assert flagged.schemas == "once", "the flag wins over the environment"
+
+
+@pytest.mark.parametrize(
+    ("environ", "flag", "named"),
+    [({SCHEMAS_ENV: "always"}, None, SCHEMAS_ENV), ({}, "twice", "--schemas")],
+)
+def test_an_unknown_schema_mode_is_a_usage_error_naming_its_source(
+    environ: dict[str, str], flag: str | None, named: str
+) -> None:
+    with pytest.raises(UsageError, match=named):
+        schema_mode(environ, flag)
