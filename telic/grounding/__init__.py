@@ -8,8 +8,9 @@ are left out and only counted. The result carries the canonical ``ContextManifes
 excluded file reaches any of them, nor an error message.
 
 The ranking and selection core is pure (``_plan``, ``_rank``, ``_select``, ``_manifest``); the
-shell (``_ground``, ``_inventory``, ``_read``, ``_root``) does the I/O through anyio, with
-subprocesses that never see a shell and file reads in a worker thread.
+shell (``_ground``, ``_git``, ``_inventory``, ``_process``, ``_read``, ``_root``) does the I/O in
+one worker thread per grounding, started through anyio and checking for cancellation, with
+subprocesses that never see a shell.
 """
 
 from telic.grounding._budget import GroundingBudget as GroundingBudget

@@ -1,14 +1,20 @@
-"""What git says about a work tree: its files, its status digest and its ``HEAD``.
+"""What git says about a work tree: its top level, its ``HEAD``, its files and its status digest.
 
 The inventory is the file set of ``git ls-files -z --cached --others --exclude-standard``
 (reference §4 item 5), and the fingerprint needs ``git status --porcelain=v1 -z
 --untracked-files=all`` (item 11). Both would walk the whole work tree for untracked files, so
 the untracked part of the inventory is read from the status output instead: status lists as
 ``??`` exactly the untracked files that the standard excludes let through, which is what
-``ls-files --others --exclude-standard`` lists. ``ls-files --cached`` (index only, no walk) and
-status run concurrently; their paths stream into one ``PathCollector``, and the status bytes are
-hashed as they stream, never held. Should status fail, the full ``ls-files`` command lists the
-inventory on its own and the fingerprint falls back to its no-git form.
+``ls-files --others --exclude-standard`` lists. The top level and ``HEAD`` come from one
+``rev-parse``. The three commands run concurrently, each starting git once; their paths stream
+into one ``PathCollector``, and the status bytes are hashed as they stream, never held. Should
+status fail, the full ``ls-files`` command lists the inventory on its own and the fingerprint
+falls back to its no-git form.
+
+Starting git costs a millisecond or more, which is most of the grounding of a small repository,
+so ``GitReader`` starts everything at once in the directory it is given, before anyone knows
+whether that directory is the top level; the caller lists again at the top level in the rare
+case that it is not (``GitState.top_level``). All of it blocks, for a worker thread.
 """
 
 from __future__ import annotations
@@ -16,20 +22,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Final
 
-import anyio
-
 from telic.grounding._batch import PathCollector
-from telic.grounding._process import NulSplitter, git_command, run_tool
+from telic.grounding._process import NulSplitter, Processes, Tool, git_command, run_tool
 
-__all__ = ["GitState", "StatusReader", "read_git", "top_level"]
+__all__ = ["GitReader", "GitState", "StatusReader", "parse_rev_parse", "read_git"]
 
 _LS_FILES_CACHED: Final = git_command("ls-files", "-z", "--cached")
 _LS_FILES_ALL: Final = git_command("ls-files", "-z", "--cached", "--others", "--exclude-standard")
 _STATUS: Final = git_command("status", "--porcelain=v1", "-z", "--untracked-files=all")
-_HEAD: Final = git_command("rev-parse", "--verify", "--quiet", "HEAD")
-_TOP_LEVEL: Final = git_command("rev-parse", "--show-toplevel")
+# --show-toplevel prints as soon as it is parsed; --verify --quiet HEAD then prints the commit or
+# exits 1 without a word (no commit yet). Outside a work tree git prints nothing and exits 128.
+_REV_PARSE: Final = git_command("rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD")
 
 
 class StatusReader:
@@ -79,42 +85,89 @@ class StatusReader:
 class GitState:
     """The work tree as git lists it; each part is None when its command failed."""
 
+    top_level: str | None
+    """The top level of the work tree holding the listed directory; None outside git."""
     paths: PathCollector | None
     status: StatusReader | None
     head: str | None
 
 
-async def top_level(root: str) -> str | None:
-    """Return git's top level of the work tree holding ``root``, or None outside git."""
-    output = bytearray()
-    if await run_tool(_TOP_LEVEL, cwd=root, sink=output.extend) is None:
-        return None
-    return output.removesuffix(b"\n").decode("utf-8", "surrogateescape") or None
+def parse_rev_parse(code: int | None, output: bytes) -> tuple[str | None, str | None]:
+    """Return the top level and ``HEAD`` from ``_REV_PARSE``'s exit status and output.
+
+    On exit 0 the last line is ``HEAD`` and everything before it the top level (which may
+    itself hold a line break); on any other exit ``HEAD`` is None and the whole output, if
+    any, is the top level (git prints it before it looks at ``HEAD``).
+    """
+    if code is None:
+        return None, None
+    text = output.removesuffix(b"\n")
+    head = None
+    if code == 0:
+        text, _, commit = text.rpartition(b"\n")
+        head = commit.decode("ascii", "replace").strip()
+    return text.decode("utf-8", "surrogateescape") or None, head
 
 
-async def read_git(root: str) -> GitState:
-    """List the work tree at ``root``, digest its status and read ``HEAD``, concurrently."""
-    collected = PathCollector()
-    tracked = NulSplitter(collected)
-    status = StatusReader(collected)
-    head = bytearray()
-    codes: dict[str, int | None] = {}
+class GitReader:
+    """The three git commands for the work tree at ``root``, started as soon as this is made.
 
-    async def run(name: str, command: tuple[str, ...], sink: Callable[[bytes], None]) -> None:
-        codes[name] = await run_tool(command, cwd=root, sink=sink)
+    ``result`` waits for them; leaving the ``with`` block kills whatever still runs. Blocking,
+    for a worker thread started by anyio.
+    """
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, "tracked", _LS_FILES_CACHED, tracked)
-        group.start_soon(run, "status", _STATUS, status)
-        group.start_soon(run, "head", _HEAD, head.extend)
-    head_text = head.decode("ascii", "replace").strip() if codes["head"] is not None else None
-    if codes["tracked"] is not None and codes["status"] is not None:
-        tracked.finish()
-        status.finish()
-        return GitState(collected, status, head_text)
-    collected = PathCollector()
-    everything = NulSplitter(collected)
-    if codes["tracked"] is None or await run_tool(_LS_FILES_ALL, cwd=root, sink=everything) is None:
-        return GitState(None, None, head_text)
-    everything.finish()
-    return GitState(collected, None, head_text)
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._collected = PathCollector()
+        self._tracked = NulSplitter(self._collected)
+        self._status = StatusReader(self._collected)
+        self._revision = bytearray()
+        # status walks the work tree and takes longest, so it starts first
+        self._processes = Processes(
+            [
+                Tool(_STATUS, self._status),
+                Tool(_LS_FILES_CACHED, self._tracked),
+                Tool(_REV_PARSE, self._revision.extend, check=False),
+            ],
+            cwd=root,
+        )
+
+    def __enter__(self) -> GitReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._processes.close()
+
+    def result(self) -> GitState:
+        """Wait for the commands and return what they said.
+
+        The listing and the status are only meaningful when ``root`` is the top level;
+        outside a work tree ``top_level`` is None and nothing else is kept.
+        """
+        status_code, tracked_code, revision_code = self._processes.collect()
+        top_level, head = parse_rev_parse(revision_code, bytes(self._revision))
+        if top_level is None:
+            return GitState(None, None, None, None)
+        if tracked_code is not None and status_code is not None:
+            self._tracked.finish()
+            self._status.finish()
+            return GitState(top_level, self._collected, self._status, head)
+        if tracked_code is None:
+            return GitState(top_level, None, None, head)
+        collected = PathCollector()
+        everything = NulSplitter(collected)
+        if run_tool(_LS_FILES_ALL, cwd=self._root, sink=everything) is None:
+            return GitState(top_level, None, None, head)
+        everything.finish()
+        return GitState(top_level, collected, None, head)
+
+
+def read_git(root: str) -> GitState:
+    """List the work tree at ``root``, digest its status, and read its top level and ``HEAD``."""
+    with GitReader(root) as reader:
+        return reader.result()

@@ -1,10 +1,13 @@
-"""``ground_repository``: the async shell around the pure planning and selection core.
+"""``ground_repository``: the shell around the pure planning and selection core.
 
-The shell resolves the root (its git top level when inside a work tree), lists the repository
-(with git status and ``HEAD`` read concurrently), then plans and selects the candidates in one
-worker thread, which checks for cancellation and reports progress as it goes. It then
-builds the fingerprint, the manifest id, the wire manifest, the documents and the canonical
-manifest. report_only mode reads nothing and returns the empty manifest.
+Everything but report_only runs in one worker thread, with one hop from the event loop: the
+shell resolves the root, starts git there (top level, ``HEAD``, listing and status, all at once)
+and resolves the active paths and pinned files while git works. Should git name another top
+level (the root was a subdirectory), both are done again there. Without git the repository is
+listed by ripgrep or a walk. The candidates are then planned and selected, checking for
+cancellation and reporting progress as they are read, and the fingerprint, the manifest id,
+the wire manifest, the documents and the canonical manifest are built. report_only mode reads
+nothing and returns the empty manifest.
 """
 
 from __future__ import annotations
@@ -15,15 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, get_args
 
-import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from telic._errors import UsageError
+from telic._errors import ContextSecurityError, TelicError, UsageError
 from telic.grounding._batch import PathCollector
 from telic.grounding._budget import GroundingBudget, GroundingProgress, check_inputs
-from telic.grounding._git import top_level as git_top_level
-from telic.grounding._inventory import list_repository
+from telic.grounding._git import GitReader, GitState, read_git
+from telic.grounding._inventory import Inventory, list_repository
 from telic.grounding._manifest import (
     NO_GIT_FINGERPRINT_WARNING,
     build_documents,
@@ -34,7 +36,7 @@ from telic.grounding._manifest import (
 from telic.grounding._plan import Plan, plan_candidates
 from telic.grounding._rank import Ranked, Scorer, request_terms
 from telic.grounding._read import CandidateReader
-from telic.grounding._root import Prepared, prepare, real_directory
+from telic.grounding._root import Prepared, git_root, prepare, real_directory
 from telic.grounding._select import Selection, select
 from telic.protocol._canonical import sha256_hex_digest
 from telic.protocol._context import (
@@ -69,16 +71,52 @@ class GroundingResult:
     """The real repository root that was grounded (the git top level inside a work tree)."""
 
 
-def _decide(
-    listed: PathCollector,
-    prepared: Prepared,
-    request: str,
-    budget: GroundingBudget,
-    progress: Progress | None,
-) -> tuple[Plan, Selection]:
-    """Plan and select in a worker thread, checking for cancellation as candidates are read."""
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one grounding was asked, as the worker thread needs it."""
+
+    run_id: str
+    text: str
+    root: str
+    active: tuple[str, ...]
+    excluded: tuple[str, ...]
+    budget: GroundingBudget
+    progress: Progress | None
+
+
+def _report(progress: Progress | None, report: GroundingProgress) -> None:
+    if progress is not None:
+        anyio.from_thread.run_sync(progress, report)
+
+
+def _survey(root: str, given: str, request: _Request) -> tuple[GitState, Prepared]:
+    """Run git in ``root`` while preparing ``root`` as the repository root.
+
+    Most roots are their own top level, so both are usually final. Otherwise both are done
+    again at the top level git names, and a refusal of an active path at ``root`` does not
+    count: the path is judged again against the top level.
+    """
+    with GitReader(root) as reader:
+        try:
+            prepared: Prepared | TelicError = prepare(root, given, request.active, request.excluded)
+        except (ContextSecurityError, UsageError) as refused:
+            prepared = refused
+        git = reader.result()
+    top = root
+    if git.top_level is not None and git.top_level != root:
+        top = git_root(root, git.top_level)
+    if top != root:
+        return read_git(top), prepare(top, given, request.active, request.excluded)
+    if isinstance(prepared, TelicError):
+        raise prepared
+    return git, prepared
+
+
+def _decide(listed: PathCollector, prepared: Prepared, request: _Request) -> tuple[Plan, Selection]:
+    """Plan and select, checking for cancellation as candidates are read."""
     inventoried = listed.listed
-    scorer = Scorer(request_terms(request), prepared.active.hints)
+    budget = request.budget
+    scorer = Scorer(request_terms(request.text), prepared.active.hints)
     plan = plan_candidates(
         listed,
         added=[*prepared.pinned, *prepared.active.files],
@@ -94,16 +132,74 @@ def _decide(
 
     def tick(selection: Selection) -> None:
         anyio.from_thread.check_cancelled()
-        if progress is not None:
-            report = GroundingProgress(
-                "selection", inventoried, selection.considered, len(selection.selected)
-            )
-            anyio.from_thread.run_sync(progress, report)
+        report = GroundingProgress(
+            "selection", inventoried, selection.considered, len(selection.selected)
+        )
+        _report(request.progress, report)
 
     def explain(ranked: Ranked) -> str:
         return scorer.explain(ranked.path, instruction=ranked.instruction)
 
     return plan, select(plan, budget, reader, explain=explain, tick=tick)
+
+
+def _manifest(
+    request: _Request, root: str, inventory: Inventory, plan: Plan, selection: Selection
+) -> GroundingResult:
+    """Build the fingerprint, the manifest id, the wire and canonical manifests, the documents."""
+    run_id, budget = request.run_id, request.budget
+    warnings = [*inventory.warnings]
+    if plan.truncated:
+        warnings.append(
+            f"The inventory was truncated to {budget.max_inventory_files:,} files;"
+            f" {plan.truncated:,} more were not considered"
+        )
+    warnings.extend(selection.warnings)
+    if inventory.status is None:
+        warnings.append(NO_GIT_FINGERPRINT_WARNING)
+    state = fingerprint(
+        head=inventory.head,
+        status=None if inventory.status is None else inventory.status.digest_with,
+        read_hashes=selection.read_hashes,
+        listed=plan.inventory,
+    )
+    identifier = manifest_id(run_id, state, selection.selected, budget)
+    wire = build_wire(
+        identifier=identifier,
+        run_id=run_id,
+        state=state,
+        selected=selection.selected,
+        counts=selection.counts,
+        source=inventory.source,
+        warnings=warnings,
+        budget=budget,
+        candidate_files=plan.candidate_files,
+    )
+    documents = build_documents(identifier, run_id, selection.selected)
+    manifest = normalize_manifest(
+        wire, derived_refs=[f"artifact://{run_id}/{document.id}" for document in documents]
+    )
+    return GroundingResult(manifest, documents, wire, Path(root))
+
+
+def _ground(request: _Request) -> tuple[GroundingResult, GroundingProgress]:
+    """Ground a repository (blocking; for one worker thread started by anyio).
+
+    Returns the result and its "done" report, which the caller makes back in the event loop.
+    """
+    given, root = real_directory(request.root)
+    git, prepared = _survey(root, given, request)
+    inventory = list_repository(
+        prepared.root,
+        git=None if git.top_level is None else git,
+        limit=request.budget.max_inventory_files,
+        excluded_roots=prepared.excluded,
+    )
+    listed = inventory.paths.listed
+    _report(request.progress, GroundingProgress("inventory", listed, 0, 0))
+    plan, selection = _decide(inventory.paths, prepared, request)
+    result = _manifest(request, prepared.root, inventory, plan, selection)
+    return result, GroundingProgress("done", listed, selection.considered, len(result.documents))
 
 
 def _empty_result(run_id: str, root: str, budget: GroundingBudget) -> GroundingResult:
@@ -153,57 +249,19 @@ async def ground_repository(
         budget = GroundingBudget()
     elif not isinstance(budget, GroundingBudget):
         raise UsageError("budget must be a GroundingBudget")
-    given, root = await anyio.to_thread.run_sync(real_directory, os.fspath(repository_root))
     if mode == "report_only":
+        _, root = await anyio.to_thread.run_sync(real_directory, os.fspath(repository_root))
         return _empty_result(run_id, root, budget)
-    top_level = await git_top_level(root)
-    excluded = [os.fspath(path) for path in excluded_roots]
-    prepared = await anyio.to_thread.run_sync(
-        prepare, root, top_level, given, list(active_paths), excluded
-    )
-    inventory = await list_repository(
-        prepared.root,
-        is_git=top_level is not None,
-        limit=budget.max_inventory_files,
-        excluded_roots=prepared.excluded,
-    )
-    listed = inventory.paths.listed
-    if progress is not None:
-        progress(GroundingProgress("inventory", listed, 0, 0))
-    plan, selection = await anyio.to_thread.run_sync(
-        _decide, inventory.paths, prepared, original_request, budget, progress
-    )
-    warnings = [*inventory.warnings]
-    if plan.truncated:
-        warnings.append(
-            f"The inventory was truncated to {budget.max_inventory_files:,} files;"
-            f" {plan.truncated:,} more were not considered"
-        )
-    warnings.extend(selection.warnings)
-    if inventory.status is None:
-        warnings.append(NO_GIT_FINGERPRINT_WARNING)
-    state = fingerprint(
-        head=inventory.head,
-        status=None if inventory.status is None else inventory.status.digest_with,
-        read_hashes=selection.read_hashes,
-        listed=plan.inventory,
-    )
-    identifier = manifest_id(run_id, state, selection.selected, budget)
-    wire = build_wire(
-        identifier=identifier,
+    request = _Request(
         run_id=run_id,
-        state=state,
-        selected=selection.selected,
-        counts=selection.counts,
-        source=inventory.source,
-        warnings=warnings,
+        text=original_request,
+        root=os.fspath(repository_root),
+        active=tuple(active_paths),
+        excluded=tuple(os.fspath(path) for path in excluded_roots),
         budget=budget,
-        candidate_files=plan.candidate_files,
+        progress=progress,
     )
-    documents = build_documents(identifier, run_id, selection.selected)
-    manifest = normalize_manifest(
-        wire, derived_refs=[f"artifact://{run_id}/{document.id}" for document in documents]
-    )
+    result, done = await anyio.to_thread.run_sync(_ground, request)
     if progress is not None:
-        progress(GroundingProgress("done", listed, selection.considered, len(documents)))
-    return GroundingResult(manifest, documents, wire, Path(prepared.root))
+        progress(done)
+    return result

@@ -1,7 +1,8 @@
 """Listing the repository (reference §4 item 5): git, else ripgrep, else a bounded walk.
 
 Every source streams its paths into a ``PathCollector``, which normalises them as they come. A
-source that fails hands over to the next with a warning; the first that succeeds wins.
+source that fails hands over to the next with a warning; the first that succeeds wins. Blocking,
+for a worker thread started by anyio.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import anyio.from_thread
-import anyio.to_thread
 
 from telic.grounding._batch import PathCollector
-from telic.grounding._git import StatusReader, read_git
+from telic.grounding._git import GitState, StatusReader
 from telic.grounding._paths import EXCLUDED_DIRECTORIES
 from telic.grounding._process import NulSplitter, run_tool
 from telic.grounding._read import is_within
@@ -84,23 +84,24 @@ def _walk(root: str, limit: int, excluded_roots: Sequence[str]) -> list[str]:
     return found
 
 
-async def list_repository(
-    root: str, *, is_git: bool, limit: int, excluded_roots: Sequence[str]
+def list_repository(
+    root: str, *, git: GitState | None, limit: int, excluded_roots: Sequence[str]
 ) -> Inventory:
-    """List the repository at ``root``; the first source that succeeds wins."""
+    """List the repository at ``root``; the first source that succeeds wins.
+
+    ``git`` is what ``read_git`` found at ``root``, or None when ``root`` is not in a work tree.
+    """
     status, head = None, None
-    if is_git:
-        git = await read_git(root)
+    if git is not None:
         if git.paths is not None:
             return Inventory("git", git.paths, [], git.status, git.head)
         status, head = git.status, git.head
     collected = PathCollector()
     splitter = NulSplitter(collected)
-    code = await run_tool(("rg", *_RG_FILES), cwd=root, sink=splitter, check=False)
+    code = run_tool(("rg", *_RG_FILES), cwd=root, sink=splitter, check=False)
     splitter.finish()
     if code == 0 or (code == 1 and not splitter.count):  # 1 and no output: no file at all
         return Inventory("ripgrep", collected, [_RIPGREP_WARNING], status, head)
     collected = PathCollector()
-    walked = await anyio.to_thread.run_sync(_walk, root, limit + 1, tuple(excluded_roots))
-    collected(walked)
+    collected(_walk(root, limit + 1, tuple(excluded_roots)))
     return Inventory("filesystem", collected, [_WALK_WARNING], status, head)

@@ -1,27 +1,50 @@
 """Running git and ripgrep: no shell, a hardened environment, streamed and capped output.
 
-Commands run through anyio from an absolute executable found on ``PATH``, with a fresh
-environment: no user or system git configuration, no optional locks, fsmonitor off, the C
-locale and no ripgrep configuration. Nothing of the caller's environment leaks in (``GIT_DIR``
-and friends included). Output is streamed to a sink and capped at 16 MiB; a command that fails,
-exceeds the cap or is missing counts as unavailable, and its error output is never read, since
-it may name files.
+Commands run from an absolute executable found on ``PATH``, with a fresh environment: no user
+or system git configuration, no optional locks, fsmonitor off, the C locale and no ripgrep
+configuration. Nothing of the caller's environment leaks in (``GIT_DIR`` and friends included).
+Output is streamed to a sink and capped at 16 MiB; a command that fails, exceeds the cap or is
+missing counts as unavailable, and its error output is never read, since it may name files.
+
+Everything here blocks and belongs in a worker thread started by anyio: ``Processes`` starts
+several commands at once and streams their outputs through one selector, checking for
+cancellation between reads; leaving it kills whatever still runs. Starting a process from an
+asyncio event loop costs more than the process itself on a busy machine (the fork happens in
+the loop's thread, and a thread is started per child to wait for it), and grounding a small
+repository is mostly starting git. Where selectors cannot wait on pipes (not POSIX), the
+outputs are drained one command after the other, which cannot deadlock since the commands do
+not wait for each other.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
 from typing import Final
 
-import anyio
+import anyio.from_thread
 
-__all__ = ["MAX_OUTPUT_BYTES", "NulSplitter", "git_command", "run_tool"]
+__all__ = [
+    "MAX_OUTPUT_BYTES",
+    "NulSplitter",
+    "Processes",
+    "Tool",
+    "git_command",
+    "run_tool",
+    "run_tools",
+]
 
 MAX_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 """Most output one inventory or fingerprint command may produce."""
+
+_READ_BYTES: Final = 1 << 16  # a pipe holds 64 KiB by default; larger reads only allocate more
+_CANCEL_CHECK_SECONDS: Final = 0.05
+_SELECT_PIPES: Final = os.name == "posix"
 
 
 def _environment(search_path: str) -> dict[str, str]:
@@ -43,41 +66,149 @@ def git_command(*arguments: str) -> tuple[str, ...]:
     return ("git", "-c", "core.fsmonitor=false", *arguments)
 
 
-async def run_tool(
-    command: Sequence[str], *, cwd: str, sink: Callable[[bytes], None], check: bool = True
-) -> int | None:
-    """Run ``command`` in ``cwd``, feeding its stdout to ``sink``; return its exit status.
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One command to run: its argument list, where its output goes, and how to judge it."""
 
-    Returns None when the executable is missing, cannot start or writes more than 16 MiB (it
-    is then killed). With ``check`` a non-zero status also returns None.
-    """
-    search_path = os.environ.get("PATH", os.defpath)
-    executable = shutil.which(command[0], path=search_path)
-    if executable is None:
-        return None
+    command: Sequence[str]
+    """The program name (looked up on ``PATH``) and its arguments."""
+    sink: Callable[[bytes], None]
+    """Receives the standard output, chunk by chunk, as it arrives."""
+    check: bool = True
+    """Whether a non-zero exit status counts as unavailable (None)."""
+
+
+def _start(
+    argv: list[str], cwd: str, environment: dict[str, str]
+) -> subprocess.Popen[bytes] | None:
     try:
-        process = await anyio.open_process(
-            [executable, *command[1:]],
+        return subprocess.Popen(
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=cwd,
-            env=_environment(search_path),
+            env=environment,
         )
     except OSError:
         return None
-    async with process:
-        produced = 0
-        assert process.stdout is not None
-        async for chunk in process.stdout:
-            produced += len(chunk)
-            if produced > MAX_OUTPUT_BYTES:
-                process.kill()
-                await process.wait()
-                return None
-            sink(chunk)
-        status = await process.wait()
-    return None if check and status != 0 else status
+
+
+def _finish(process: subprocess.Popen[bytes], *, kill: bool) -> int:
+    """Reap a process whose output ended, killing it first if told; return its exit status."""
+    if kill:
+        process.kill()
+    status = process.wait()
+    assert process.stdout is not None
+    process.stdout.close()
+    return status
+
+
+class Processes:
+    """Commands started together in one directory, their outputs streamed to their sinks.
+
+    The commands start when this is created; ``collect`` streams their outputs and returns
+    their statuses. Leaving the ``with`` block kills and reaps whatever still runs, so a
+    failure or a cancellation in between leaves no process behind.
+    """
+
+    def __init__(self, tools: Sequence[Tool], *, cwd: str) -> None:
+        self._tools = tuple(tools)
+        self._statuses: list[int | None] = [None] * len(self._tools)
+        self._produced = [0] * len(self._tools)
+        self._running: dict[int, subprocess.Popen[bytes]] = {}
+        search_path = os.environ.get("PATH", os.defpath)
+        environment = _environment(search_path)
+        found: dict[str, str | None] = {}  # each program is looked up once
+        try:
+            for index, tool in enumerate(self._tools):
+                name = tool.command[0]
+                if name not in found:
+                    found[name] = shutil.which(name, path=search_path)
+                executable = found[name]
+                if executable is None:
+                    continue
+                process = _start([executable, *tool.command[1:]], cwd, environment)
+                if process is not None:
+                    self._running[index] = process
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill and reap every command still running."""
+        while self._running:
+            _, process = self._running.popitem()
+            _finish(process, kill=True)
+
+    def collect(self) -> list[int | None]:
+        """Stream every output to its sink until all commands end; return their statuses.
+
+        A status is None when the executable is missing, cannot start or writes more than
+        16 MiB (it is then killed), and, for a checked tool, when it exits non-zero. Raises
+        anyio's cancellation exception when the calling task is cancelled.
+        """
+        if _SELECT_PIPES:
+            self._collect_selected()
+        else:
+            for index in list(self._running):
+                stdout = self._running[index].stdout
+                assert stdout is not None
+                while self._pump(index, stdout.fileno()):
+                    anyio.from_thread.check_cancelled()
+        return list(self._statuses)
+
+    def _collect_selected(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            for index, process in self._running.items():
+                assert process.stdout is not None
+                selector.register(process.stdout, selectors.EVENT_READ, index)
+            while selector.get_map():
+                for key, _ in selector.select(_CANCEL_CHECK_SECONDS):
+                    if not self._pump(key.data, key.fd):
+                        selector.unregister(key.fileobj)
+                anyio.from_thread.check_cancelled()
+
+    def _pump(self, index: int, descriptor: int) -> bool:
+        """Move one chunk of output to its sink; return False once the command has ended."""
+        chunk = os.read(descriptor, _READ_BYTES)
+        self._produced[index] += len(chunk)
+        overflow = self._produced[index] > MAX_OUTPUT_BYTES
+        if chunk and not overflow:
+            self._tools[index].sink(chunk)
+            return True
+        status = _finish(self._running.pop(index), kill=overflow)
+        if not overflow and (status == 0 or not self._tools[index].check):
+            self._statuses[index] = status
+        return False
+
+
+def run_tools(tools: Sequence[Tool], *, cwd: str) -> list[int | None]:
+    """Run ``tools`` concurrently in ``cwd``; return their statuses (see ``Processes``)."""
+    with Processes(tools, cwd=cwd) as processes:
+        return processes.collect()
+
+
+def run_tool(
+    command: Sequence[str], *, cwd: str, sink: Callable[[bytes], None], check: bool = True
+) -> int | None:
+    """Run one command in ``cwd``, feeding its stdout to ``sink``; return its exit status.
+
+    Returns None when the executable is missing, cannot start or writes more than 16 MiB (it
+    is then killed). With ``check`` a non-zero status also returns None.
+    """
+    return run_tools([Tool(command, sink, check)], cwd=cwd)[0]
 
 
 class NulSplitter:

@@ -25,6 +25,7 @@ __all__ = [
     "ActivePaths",
     "Prepared",
     "existing_pinned_files",
+    "git_root",
     "prepare",
     "real_directory",
     "resolve_active_paths",
@@ -136,14 +137,16 @@ class Prepared:
     """Excluded roots inside the repository, relative ("" when one holds the repository)."""
 
 
-def prepare(
-    root: str, top_level: str | None, given: str, active: Sequence[str], excluded: Sequence[str]
-) -> Prepared:
-    """Resolve everything about the root before listing it (blocking; run in a thread)."""
-    if top_level is not None:
-        real_top = os.path.realpath(top_level)
-        if os.path.isdir(real_top) and os.path.commonpath([real_top, root]) == real_top:
-            root = real_top
+def git_root(root: str, top_level: str) -> str:
+    """Return the real git top level when it is a directory holding ``root``, else ``root``."""
+    real_top = os.path.realpath(top_level)
+    if os.path.isdir(real_top) and os.path.commonpath([real_top, root]) == real_top:
+        return real_top
+    return root
+
+
+def prepare(root: str, given: str, active: Sequence[str], excluded: Sequence[str]) -> Prepared:
+    """Resolve everything about the (final) root before selecting (blocking; run in a thread)."""
     spellings = dict.fromkeys(
         spelling
         for path in excluded

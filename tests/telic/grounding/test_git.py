@@ -1,4 +1,5 @@
-"""The git inventory: ls-files --cached plus status's untracked entries equal the full ls-files."""
+"""What git says: ls-files --cached plus status's untracked entries equal the full ls-files, and
+one rev-parse gives the top level and HEAD."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from telic.grounding import ground_repository
 from telic.grounding._batch import PathCollector
-from telic.grounding._git import StatusReader, read_git
+from telic.grounding._git import GitState, StatusReader, parse_rev_parse, read_git
 from telic.grounding._process import NulSplitter
 
 from .repos import GIT_ENV, git, make_repo, selected_paths
@@ -52,6 +54,10 @@ def _git_output(repo: Path, *args: str) -> bytes:
     ).stdout
 
 
+async def _read_git(root: Path) -> GitState:
+    return await anyio.to_thread.run_sync(read_git, str(root))
+
+
 def _full_ls_files(repo: Path) -> PathCollector:
     output = _git_output(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     collected = PathCollector()
@@ -63,7 +69,7 @@ def _full_ls_files(repo: Path) -> PathCollector:
 
 async def test_the_inventory_equals_the_full_ls_files_listing(tmp_path: Path) -> None:
     repo = _tricky_repository(tmp_path)
-    state = await read_git(str(repo))
+    state = await _read_git(repo)
     assert state.paths is not None
     assert state.status is not None
     expected = _full_ls_files(repo)
@@ -78,7 +84,7 @@ async def test_the_inventory_equals_the_full_ls_files_listing(tmp_path: Path) ->
 async def test_the_status_digest_covers_the_exact_status_output(tmp_path: Path) -> None:
     repo = _tricky_repository(tmp_path)
     output = _git_output(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
-    state = await read_git(str(repo))
+    state = await _read_git(repo)
     assert state.status is not None
     reader = StatusReader(lambda paths: None)
     for start in range(0, len(output), 7):  # any chunking gives the same digest
@@ -92,7 +98,7 @@ async def test_when_status_fails_the_full_ls_files_lists_the_inventory(
 ) -> None:
     repo = _tricky_repository(tmp_path)
     monkeypatch.setattr("telic.grounding._git._STATUS", ("git", "status", "--no-such-option"))
-    state = await read_git(str(repo))
+    state = await _read_git(repo)
     assert state.status is None
     assert state.paths is not None
     assert sorted(set(state.paths.valid)) == sorted(set(_full_ls_files(repo).valid))
@@ -102,3 +108,44 @@ async def test_when_status_fails_the_full_ls_files_lists_the_inventory(
     assert result.wire.inventory_source == "git"
     assert any("fingerprint covers only" in warning for warning in result.wire.warnings)
     assert "notes/todo.txt" in selected_paths(result)
+
+
+async def test_one_rev_parse_gives_the_top_level_and_head(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "a\n"})
+    for root in (repo, repo / "src"):
+        state = await _read_git(root)
+        assert state.top_level == str(repo.resolve())
+        assert state.head == git(repo, "rev-parse", "HEAD").strip()
+
+
+async def test_a_repository_without_commits_has_a_top_level_but_no_head(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a\n"}, commit=False)
+    state = await _read_git(repo)
+    assert state.top_level == str(repo.resolve())
+    assert state.head is None
+    assert state.paths is not None
+    assert state.paths.valid == ["a.py"]  # untracked, from status
+
+
+async def test_outside_a_work_tree_git_says_nothing(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_text("a\n", encoding="utf-8")
+    assert await _read_git(tmp_path / "plain") == GitState(None, None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("code", "output", "expected"),
+    [
+        (0, b"/repo\n" + b"a" * 40 + b"\n", ("/repo", "a" * 40)),
+        (1, b"/repo\n", ("/repo", None)),  # no commit yet
+        (0, b"/odd\nname\n" + b"b" * 40 + b"\n", ("/odd\nname", "b" * 40)),
+        (1, b"/odd\nname\n", ("/odd\nname", None)),
+        (128, b"", (None, None)),  # not a work tree
+        (None, b"", (None, None)),  # git missing
+        (0, b"c" * 40 + b"\n", (None, "c" * 40)),  # no top level printed: not a work tree
+    ],
+)
+def test_rev_parse_output_splits_into_top_level_and_head(
+    code: int | None, output: bytes, expected: tuple[str | None, str | None]
+) -> None:
+    assert parse_rev_parse(code, output) == expected

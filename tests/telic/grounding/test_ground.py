@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from telic._errors import ContextSecurityError
 from telic.grounding import GroundingBudget, GroundingProgress, ground_repository
 from telic.protocol import ContextDocument, ContextManifest, normalize_manifest
 
@@ -146,6 +147,27 @@ async def test_a_nested_directory_grounds_the_git_top_level(tmp_path: Path) -> N
     assert "AGENTS.md" in selected_paths(result)
 
 
+async def test_from_a_nested_directory_active_paths_are_judged_against_the_top_level(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    elsewhere = str(repo / "docs" / "guide.md")  # outside the nested directory, inside the repo
+    result = await _ground(repo / "apps" / "web", active_paths=[elsewhere, "README.md"])
+    assert result.repository_root == repo.resolve()
+    pinned = [source.path for source in result.wire.selected_sources if source.pinned]
+    assert {"docs/guide.md", "README.md"} <= set(pinned)
+    from_top = await _ground(repo, active_paths=["docs/guide.md", "README.md"])
+    assert result.manifest.id == from_top.manifest.id
+
+
+async def test_from_a_nested_directory_an_escaping_active_path_is_still_refused(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    with pytest.raises(ContextSecurityError, match="lies outside the repository root"):
+        await _ground(repo / "apps" / "web", active_paths=["../outside.txt"])
+
+
 async def test_untracked_files_are_listed_and_ignored_ones_are_not(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {".gitignore": "*.log\n", "kept.txt": "k\n"})
     (repo / "new.txt").write_text("untracked\n", encoding="utf-8")
@@ -171,7 +193,7 @@ async def test_report_only_reads_nothing_and_returns_the_empty_manifest(
         raise AssertionError("report_only must not list or read the repository")
 
     monkeypatch.setattr("telic.grounding._ground.list_repository", forbidden)
-    monkeypatch.setattr("telic.grounding._ground.git_top_level", forbidden)
+    monkeypatch.setattr("telic.grounding._ground.GitReader", forbidden)
     monkeypatch.setattr("telic.grounding._read.CandidateReader.__call__", forbidden)
     result = await ground_repository(
         run_id="abcdefghijklmnopqrstuvwxyz",
