@@ -205,7 +205,7 @@ async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
     print("\nPacket digest:")
     print("  " + outcome.digest.rstrip().replace("\n", "\n  "))
     print("\nWhere the ledger lives:")
-    print(f"  {outcome.state_dir / 'ledger.sqlite3'} (blobs in {outcome.state_dir / 'blobs'})")
+    print(f"  {outcome.state_dir / 'ledger.sqlite3'} (artifact bodies are stored inside it)")
     print("  inspect it with:")
     where = f"TELIC_REPOSITORY_ROOT={outcome.repository} TELIC_STATE_DIR={outcome.state_dir}"
     print(f"    {where} telic show {outcome.run_id}")

@@ -1,17 +1,18 @@
 """The ``Ledger`` interface the controller uses, and the narrower seam each backend fills in.
 
 ``Ledger`` states what a run store promises. ``LedgerEngine`` (in ``_engine``) keeps every one of
-those promises once, over ``Backend``: a handful of row-level operations inside a transaction that
-holds the run's write lock. Memory, SQLite and PostgreSQL differ only below that seam, which is
-why one contract suite can speak for all three.
+those promises once, over ``Backend``: a mutation is a ``Probe`` (what the engine must know of the
+run) and a pure function from its answer to a ``Plan`` (what to write), which the backend runs in
+one transaction holding the run's write lock; a read is one ``Reader`` call. Memory, SQLite and
+PostgreSQL differ only below that seam, which is why one contract suite can speak for all three.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ._records import (
@@ -28,7 +29,17 @@ from ._records import (
     VerifyReport,
 )
 
-__all__ = ["Backend", "Ledger", "Reader", "StoredRun", "Txn"]
+__all__ = [
+    "Backend",
+    "Ledger",
+    "Plan",
+    "Probe",
+    "Probed",
+    "Reader",
+    "RunRows",
+    "Selection",
+    "StoredRun",
+]
 
 
 class Ledger(ABC):
@@ -154,11 +165,71 @@ class StoredRun:
     chain_head: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """Which of a run's records one ``Reader.read_run`` returns with the run row."""
+
+    artifacts_after: int | None = None
+    """Return the artifacts positioned after this one (``None``: no artifacts)."""
+    bodies: bool = False
+    """Return the stored bytes of those artifacts as well."""
+    events_after: int | None = None
+    """Return the trace events with a sequence above this one (``None``: no events)."""
+    events_limit: int | None = None
+    """Return at most this many of those events (``None``: all of them)."""
+    trust_counters: bool = False
+    """Skip looking for records past the run row's own counters. ``read_changes`` does: it
+    returns the counters with the records. ``verify_run`` must not: it checks them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRows:
+    """A run row and the records a ``Selection`` asked for, from one snapshot."""
+
+    run: StoredRun
+    artifacts: Sequence[ArtifactRecord] = ()
+    """In position order."""
+    bodies: Mapping[str, bytes] = field(default_factory=dict)
+    """Digest → stored bytes, as stored (no verification here); a missing body is absent."""
+    events: Sequence[TraceRecord] = ()
+    """In sequence order."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probe:
+    """What a mutation must learn about its run before it writes, asked in one read."""
+
+    artifact_ids: Sequence[str] = ()
+    """Artifact ids the mutation would store."""
+    event_ids: Sequence[str] = ()
+    """Trace event ids the mutation would store."""
+    quota_keys: Sequence[tuple[str, str]] = ()
+    """``(type, quota key)`` pairs the mutation would use."""
+    evidence: tuple[str, str] | None = None
+    """``(evidence type, plan type)``: count the evidence stored after the latest plan."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probed:
+    """The answer to a ``Probe``, read while holding the run's write lock."""
+
+    run: StoredRun | None
+    artifacts: Mapping[str, ArtifactRecord]
+    """The probed artifact ids already stored in the run, with their records."""
+    event_ids: frozenset[str]
+    """The probed event ids already stored in the run."""
+    quota_keys: frozenset[tuple[str, str]]
+    """The probed ``(type, quota key)`` pairs already taken in the run."""
+    evidence_since_plan: int
+    """Evidence stored after the latest plan (0 when not asked)."""
+
+
 class Reader(Protocol):
-    """Reads inside one consistent snapshot."""
+    """Reads. Each call sees one consistent snapshot; the engine makes one call per read, so a
+    backend may take and release its snapshot inside every call."""
 
     async def load_run(self, run_id: str) -> StoredRun | None:
-        """Return the run row; inside a ``Txn`` this also takes the run's write lock."""
+        """Return the run row."""
         ...
 
     async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
@@ -169,16 +240,18 @@ class Reader(Protocol):
         """Return one trace record of a run."""
         ...
 
-    async def read_blob(self, sha256: str) -> bytes | None:
-        """Return the stored bytes of a digest, as stored (no verification here)."""
+    async def read_artifact(
+        self, run_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        """Return one artifact record of a run with its stored bytes (``None`` if missing)."""
         ...
 
-    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
-        """Return the run's artifact records positioned after ``after``, by position."""
+    async def read_bodies(self, digests: Sequence[str]) -> Mapping[str, bytes]:
+        """Return the stored bytes of these digests, as stored; a missing body is absent."""
         ...
 
-    async def events(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
-        """Return trace records with sequence above ``after``, by sequence, at most ``limit``."""
+    async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
+        """Return the run row with the records ``selection`` asks for, or ``None``."""
         ...
 
     async def runs(self, limit: int) -> list[RunSummary]:
@@ -186,43 +259,40 @@ class Reader(Protocol):
         ...
 
 
-class Txn(Reader, Protocol):
-    """One write transaction. The engine checks everything before it writes anything."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What one mutation writes, decided by a pure function from what its ``Probe`` found."""
 
-    async def evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
-        """Count ``evidence_type`` artifacts positioned after the latest ``plan_type`` one."""
-        ...
-
-    async def quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        """Whether an artifact of this type in this run already carries this quota key."""
-        ...
-
-    async def insert_run(self, run: StoredRun) -> None:
-        """Insert a new run row (the engine has checked that the id is free)."""
-        ...
-
-    async def update_run(self, run: StoredRun, expected_version: int) -> bool:
-        """Update the run row if it is still at ``expected_version``; return whether it was."""
-        ...
-
-    async def insert_artifact(self, record: ArtifactRecord, canonical: bytes) -> None:
-        """Store an artifact record and make its blob durable before the transaction commits."""
-        ...
-
-    async def insert_event(self, record: TraceRecord) -> None:
-        """Store a trace record."""
-        ...
+    result: Commit
+    """What the mutation returns once the plan is stored."""
+    run: StoredRun | None = None
+    """The run row to write; ``None`` when the mutation writes nothing (an identical replay)."""
+    expected_version: int | None = None
+    """Update ``run`` only if the stored row is still at this version; ``None``: insert it."""
+    conflict: str = ""
+    """The ``LedgerConflict`` message for a stored row no longer at ``expected_version``."""
+    artifacts: Sequence[tuple[ArtifactRecord, bytes]] = ()
+    """New artifact records with their canonical bodies, in chain order."""
+    events: Sequence[TraceRecord] = ()
+    """New trace records, in chain order."""
 
 
 class Backend(Protocol):
     """Where the rows live. Mutations map transport failures to ``Transient``/``OutcomeUnknown``."""
 
-    def write(self) -> AbstractAsyncContextManager[Txn]:
-        """Open a write transaction; it commits when the block exits normally."""
+    async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
+        """Run one mutation as one transaction holding the run's write lock.
+
+        Answer ``probe``, call ``plan`` with the answer (a pure function: it may raise, and then
+        nothing is written), write what it returns and commit. A ``plan.run`` whose update finds
+        the stored row at another version than ``expected_version`` fails the transaction with
+        ``LedgerConflict(plan.conflict)``; nothing is written. ``plan`` may be called from a
+        worker thread, and called again if the transaction is retried.
+        """
         ...
 
     def read(self) -> AbstractAsyncContextManager[Reader]:
-        """Open a read-only snapshot."""
+        """Open a reader."""
         ...
 
     async def aclose(self) -> None:

@@ -9,7 +9,7 @@ record; ``verify_run`` walks it and names the first record that does not check o
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 from telic.protocol._canonical import (
@@ -86,12 +86,16 @@ def event_hash(record: TraceRecord) -> str:
     )
 
 
-async def walk_chain(
+def walk_chain(
     stored: StoredRun,
     records: list[ArtifactRecord | TraceRecord],
-    read_blob: Callable[[str], Awaitable[bytes | None]],
+    artifact_problems: Mapping[str, str],
 ) -> VerifyReport:
-    """Recompute every link, record hash and blob digest of a run; report the first break."""
+    """Recompute every link and record hash of a run; report the first break.
+
+    ``artifact_problems`` maps an artifact id to what ``artifact_problem`` found wrong with its
+    record or body; the caller computes it while reading the bodies.
+    """
     run_id = stored.record.run_id
     records = sorted(records, key=lambda record: record.chain_index)
     head = genesis_hash(run_id)
@@ -100,8 +104,8 @@ async def walk_chain(
         kind: Literal["artifact", "event"]
         if isinstance(record, ArtifactRecord):
             positions += 1
-            data = await read_blob(record.sha256)
-            problem = _link_problem(record, index, head) or artifact_problem(record, data)
+            problem = _link_problem(record, index, head)
+            problem = problem or artifact_problems.get(record.artifact_id)
             if problem is None and record.position != positions:
                 problem = f"position is {record.position}, expected {positions}"
             broken_id, kind = record.artifact_id, "artifact"

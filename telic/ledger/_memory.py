@@ -1,22 +1,25 @@
 """The in-memory backend: the reference semantics and the test double.
 
-State lives in dictionaries guarded by one lock. A write transaction works on a journal of
-pending changes that is applied only when the block exits normally, so a failed mutation leaves
-nothing behind, exactly like a rolled-back database transaction. Bodies and JSON fields are kept
-as canonical bytes and re-parsed on every read, so no caller can alias stored state.
+State lives in dictionaries guarded by one lock. A mutation probes the committed state, lets the
+engine decide its plan, checks the plan's version fence and only then applies it, so a failed
+mutation leaves nothing behind, exactly like a rolled-back database transaction. Bodies and JSON
+fields are kept as canonical bytes and re-parsed on every read, so no caller can alias stored
+state.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 
 import anyio
 
-from ._base import Reader, StoredRun, Txn
+from telic._errors import LedgerConflict
+
+from ._base import Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import decode_object, encode_json
 from ._records import ArtifactRecord, RunRecord, RunSummary, TraceRecord
 
@@ -52,48 +55,62 @@ class _State:
 
 
 class _View:
-    """Reads over committed state plus, inside a transaction, its own pending writes."""
+    """Reads over the committed state."""
 
     def __init__(self, state: _State) -> None:
         self._state = state
-        self._runs: dict[str, StoredRun] = {}
-        self._artifacts: dict[str, dict[str, ArtifactRecord]] = {}
-        self._events: dict[str, dict[str, TraceRecord]] = {}
-        self._blobs: dict[str, bytes] = {}
 
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        stored = self._runs.get(run_id) or self._state.runs.get(run_id)
+    def run(self, run_id: str) -> StoredRun | None:
+        stored = self._state.runs.get(run_id)
         return None if stored is None else replace(stored, record=_freeze_run(stored.record))
 
-    def _ordered_artifacts(self, run_id: str) -> list[ArtifactRecord]:
-        # Insertion order is position order: committed records first, then this journal's.
-        return [
-            *self._state.artifacts.get(run_id, {}).values(),
-            *self._artifacts.get(run_id, {}).values(),
-        ]
+    def _blob(self, sha256: str) -> bytes | None:
+        return self._state.blobs.get(sha256)
 
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        pending = self._artifacts.get(run_id, {}).get(artifact_id)
-        return pending or self._state.artifacts.get(run_id, {}).get(artifact_id)
-
-    async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
-        event = self._events.get(run_id, {}).get(event_id)
-        event = event or self._state.events.get(run_id, {}).get(event_id)
-        return None if event is None else _freeze_event(event)
-
-    async def read_blob(self, sha256: str) -> bytes | None:
-        return self._blobs.get(sha256) or self._state.blobs.get(sha256)
-
-    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
+    def _artifacts_after(self, run_id: str, after: int) -> list[ArtifactRecord]:
         # Positions run 1, 2, 3… in insertion order, so ``after`` is also an index.
-        return self._ordered_artifacts(run_id)[after:]
+        return list(self._state.artifacts.get(run_id, {}).values())[after:]
 
-    async def events(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
+    def _events_after(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
         # Sequences run 1, 2, 3… in insertion order: skip ``after`` of them without sorting.
-        committed = self._state.events.get(run_id, {})
-        ordered = itertools.chain(committed.values(), self._events.get(run_id, {}).values())
+        ordered = self._state.events.get(run_id, {}).values()
         stop = None if limit is None else after + limit
         return [_freeze_event(e) for e in itertools.islice(ordered, after, stop)]
+
+    async def load_run(self, run_id: str) -> StoredRun | None:
+        return self.run(run_id)
+
+    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
+        return self._state.artifacts.get(run_id, {}).get(artifact_id)
+
+    async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
+        event = self._state.events.get(run_id, {}).get(event_id)
+        return None if event is None else _freeze_event(event)
+
+    async def read_artifact(
+        self, run_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
+        record = self._state.artifacts.get(run_id, {}).get(artifact_id)
+        return None if record is None else (record, self._blob(record.sha256))
+
+    async def read_bodies(self, digests: Sequence[str]) -> dict[str, bytes]:
+        found = {digest: self._blob(digest) for digest in digests}
+        return {digest: data for digest, data in found.items() if data is not None}
+
+    async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
+        stored = self.run(run_id)
+        if stored is None:
+            return None
+        artifacts: list[ArtifactRecord] = []
+        after, trust = selection.artifacts_after, selection.trust_counters
+        if after is not None and (not trust or stored.artifact_count > after):
+            artifacts = self._artifacts_after(run_id, after)
+        events: list[TraceRecord] = []
+        after = selection.events_after
+        if after is not None and (not trust or stored.event_count > after):
+            events = self._events_after(run_id, after, selection.events_limit)
+        bodies = await self.read_bodies([a.sha256 for a in artifacts]) if selection.bodies else {}
+        return RunRows(run=stored, artifacts=artifacts, bodies=bodies, events=events)
 
     async def runs(self, limit: int) -> list[RunSummary]:
         records = [stored.record for stored in self._state.runs.values()]
@@ -115,52 +132,53 @@ class _View:
             for r in records[:limit]
         ]
 
+    def probe(self, run_id: str, probe: Probe) -> Probed:
+        artifacts = self._state.artifacts.get(run_id, {})
+        events = self._state.events.get(run_id, {})
+        keys = frozenset(k for k in probe.quota_keys if self._quota_key_taken(run_id, *k))
+        evidence = (
+            0 if probe.evidence is None else self._evidence_since_plan(run_id, *probe.evidence)
+        )
+        return Probed(
+            run=self.run(run_id),
+            artifacts={i: artifacts[i] for i in probe.artifact_ids if i in artifacts},
+            event_ids=frozenset(i for i in probe.event_ids if i in events),
+            quota_keys=keys,
+            evidence_since_plan=evidence,
+        )
 
-class _MemoryTxn(_View):
-    """A write transaction: pending writes become visible to the state only on ``apply``."""
-
-    async def evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
-        committed = self._state.positions.get(run_id, {})
-        pending = list(self._artifacts.get(run_id, {}).values())
-        plans = [a.position for a in pending if a.type == plan_type]
-        plans = plans or committed.get(plan_type, [])
+    def _evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
+        positions = self._state.positions.get(run_id, {})
+        plans = positions.get(plan_type, [])
         start = plans[-1] if plans else 0  # the latest plan's position
-        evidence = committed.get(evidence_type, [])
-        count = len(evidence) - bisect.bisect_right(evidence, start)
-        return count + sum(1 for a in pending if a.type == evidence_type and a.position > start)
+        evidence = positions.get(evidence_type, [])
+        return len(evidence) - bisect.bisect_right(evidence, start)
 
-    async def quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        return any(a.type == type_ and a.quota_key == key for a in self._ordered_artifacts(run_id))
+    def _quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
+        artifacts = self._state.artifacts.get(run_id, {}).values()
+        return any(a.type == type_ and a.quota_key == key for a in artifacts)
 
-    async def insert_run(self, run: StoredRun) -> None:
-        self._runs[run.record.run_id] = replace(run, record=_freeze_run(run.record))
 
-    async def update_run(self, run: StoredRun, expected_version: int) -> bool:
-        current = await self.load_run(run.record.run_id)
-        if current is None or current.record.version != expected_version:
-            return False
-        await self.insert_run(run)
-        return True
-
-    async def insert_artifact(self, record: ArtifactRecord, canonical: bytes) -> None:
-        self._artifacts.setdefault(record.run_id, {})[record.artifact_id] = record
-        self._blobs.setdefault(record.sha256, bytes(canonical))
-
-    async def insert_event(self, record: TraceRecord) -> None:
-        self._events.setdefault(record.run_id, {})[record.event_id] = _freeze_event(record)
-
-    def apply(self) -> None:
-        state = self._state
-        state.runs.update(self._runs)
-        for run_id, artifacts in self._artifacts.items():
-            state.artifacts.setdefault(run_id, {}).update(artifacts)
-            positions = state.positions.setdefault(run_id, {})
-            for record in artifacts.values():
-                positions.setdefault(record.type, []).append(record.position)
-        for run_id, events in self._events.items():
-            state.events.setdefault(run_id, {}).update(events)
-        for sha, data in self._blobs.items():
-            state.blobs.setdefault(sha, data)
+def _apply(state: _State, plan: Plan) -> None:
+    """Store a plan whose version fence holds."""
+    if plan.run is None:
+        return
+    run_id = plan.run.record.run_id
+    current = state.runs.get(run_id)
+    if plan.expected_version is not None and (
+        current is None or current.record.version != plan.expected_version
+    ):
+        raise LedgerConflict(plan.conflict)
+    state.runs[run_id] = replace(plan.run, record=_freeze_run(plan.run.record))
+    artifacts = state.artifacts.setdefault(run_id, {})
+    positions = state.positions.setdefault(run_id, {})
+    for record, canonical in plan.artifacts:
+        artifacts[record.artifact_id] = record
+        positions.setdefault(record.type, []).append(record.position)
+        state.blobs.setdefault(record.sha256, bytes(canonical))
+    events = state.events.setdefault(run_id, {})
+    for event in plan.events:
+        events[event.event_id] = _freeze_event(event)
 
 
 class MemoryBackend:
@@ -170,12 +188,11 @@ class MemoryBackend:
         self._state = _State()
         self._lock = anyio.Lock()
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Txn]:
+    async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
         async with self._lock:
-            txn = _MemoryTxn(self._state)
-            yield txn
-            txn.apply()
+            decided = plan(_View(self._state).probe(run_id, probe))
+            _apply(self._state, decided)
+            return decided
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Reader]:

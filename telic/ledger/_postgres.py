@@ -14,7 +14,7 @@ flight leaves the outcome unknown (``OutcomeUnknownError``): the engine reads th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeAlias
 
@@ -25,12 +25,20 @@ from asyncpg.pool import PoolConnectionProxy
 
 from telic._errors import LedgerConflict, LedgerError
 
-from ._base import Reader, Txn
+from ._base import Plan, Probe, Probed, Reader
 from ._engine import utc_now
 from ._migrations import check_not_newer, load_migrations
 from ._retry import OutcomeUnknownError, TransientError
 from ._rows import Row, dollar_placeholders
-from ._sql import Dialect, SqlTxn
+from ._sql import (
+    Dialect,
+    FollowUps,
+    Query,
+    SqlReader,
+    plan_writes,
+    probe_queries,
+    probed_from,
+)
 
 __all__ = ["PostgresBackend"]
 
@@ -41,6 +49,7 @@ _DIALECT: Final = Dialect(
     lock_run=" FOR UPDATE",
     recency_order='updated_at COLLATE "C" DESC, run_id COLLATE "C" ASC',
     no_limit=None,
+    store_blob="INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
 )
 _MIGRATION_LOCK: Final = (
     "SELECT pg_advisory_xact_lock(hashtext('telic.ledger:' || current_schema()))"
@@ -77,35 +86,33 @@ def _abandon(connection: _Connection) -> None:
 
 
 class _Session:
-    """``Session`` over one asyncpg connection."""
+    """``Session`` over one asyncpg connection: each query is one round trip, in order."""
 
     def __init__(self, connection: _Connection) -> None:
         self._connection = connection
 
-    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
-        return list(await self._connection.fetch(sql, *params))
+    async def fetch(self, first: Query, then: FollowUps | None = None) -> list[list[Row]]:
+        results = [list(await self._connection.fetch(first[0], *first[1]))]
+        for sql, params in () if then is None else then(results[0]):
+            results.append(list(await self._connection.fetch(sql, *params)))
+        return results
 
-    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        status = await self._connection.execute(sql, *params)
+
+async def _run_plan(
+    connection: _Connection, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]
+) -> Plan:
+    """Probe, plan and write inside the open transaction (the caller commits)."""
+    results = [
+        list(await connection.fetch(sql, *params))
+        for sql, params in probe_queries(_DIALECT, run_id, probe)
+    ]
+    decided = plan(probed_from(probe, results))
+    for sql, params, conflict in plan_writes(_DIALECT, decided):
+        status = await connection.execute(sql, *params)
         tail = status.rsplit(" ", 1)[-1]
-        return int(tail) if tail.isdigit() else 0
-
-
-class _DatabaseBlobs:
-    """Blobs in the ``blobs`` table, written in the caller's transaction."""
-
-    def __init__(self, session: _Session) -> None:
-        self._session = session
-
-    async def get(self, sha256: str) -> bytes | None:
-        rows = await self._session.fetch("SELECT data FROM blobs WHERE sha256 = $1", (sha256,))
-        return bytes(rows[0][0]) if rows else None
-
-    async def put(self, sha256: str, data: bytes) -> None:
-        await self._session.execute(
-            "INSERT INTO blobs (sha256, data) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
-            (sha256, data),
-        )
+        if conflict is not None and (int(tail) if tail.isdigit() else 0) != 1:
+            raise LedgerConflict(conflict)
+    return decided
 
 
 class PostgresBackend:
@@ -130,15 +137,13 @@ class PostgresBackend:
             raise
         return cls(pool)
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Txn]:
+    async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
         try:
             async with self._pool.acquire() as connection:
                 transaction = connection.transaction()
                 await transaction.start()
-                session = _Session(connection)
                 try:
-                    yield SqlTxn(session, _DatabaseBlobs(session), _DIALECT, writing=True)
+                    decided = await _run_plan(connection, run_id, probe, plan)
                 except BaseException as exc:
                     if _broken(exc, connection):
                         # Nothing was committed, and closing the connection makes the server
@@ -158,6 +163,7 @@ class PostgresBackend:
                         raise
                     _abandon(connection)
                     raise OutcomeUnknownError("the connection failed during COMMIT") from exc
+                return decided
         except pg_errors.TransactionRollbackError as exc:
             raise TransientError("PostgreSQL aborted the transaction; retrying") from exc
         except pg_errors.UniqueViolationError as exc:
@@ -172,9 +178,8 @@ class PostgresBackend:
             async with self._pool.acquire() as connection:
                 try:
                     async with connection.transaction(isolation="repeatable_read", readonly=True):
-                        session = _Session(connection)
                         opened = True
-                        yield SqlTxn(session, _DatabaseBlobs(session), _DIALECT, writing=False)
+                        yield SqlReader(_Session(connection), _DIALECT)
                 except asyncpg.InterfaceError as exc:
                     if not _broken(exc, connection):
                         raise

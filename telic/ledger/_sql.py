@@ -1,16 +1,20 @@
-"""``SqlTxn``: the ``Txn``/``Reader`` operations in SQL, shared by SQLite and PostgreSQL.
+"""The ledger's SQL, shared by SQLite and PostgreSQL: the ``Reader`` calls, and the statements
+that answer a ``Probe`` and store a ``Plan``.
 
-A backend supplies a ``Session`` (run a statement on the connection that holds the open
-transaction), a ``Blobs`` store and a ``Dialect`` with the few fragments that differ.
+A backend supplies a ``Dialect`` with the few fragments that differ. Every ``Reader`` call hands
+its ``Session`` all of its queries at once, and a mutation's probe and writes are plain lists of
+statements, so a backend that pays per round trip (SQLite's worker thread) can run each of them
+in one. Bodies are read in the same queries, from the ``blobs`` table; a backend whose older
+bodies live elsewhere passes a ``MissingBodies`` reader for those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
-from ._base import StoredRun
+from ._base import Plan, Probe, Probed, RunRows, Selection, StoredRun
 from ._records import ArtifactRecord, RunSummary, TraceRecord
 from ._rows import (
     ARTIFACT_COLUMNS,
@@ -27,30 +31,68 @@ from ._rows import (
     summary_from_row,
 )
 
-__all__ = ["Blobs", "Dialect", "Session", "SqlTxn"]
+__all__ = [
+    "Dialect",
+    "FollowUps",
+    "MissingBodies",
+    "Query",
+    "Session",
+    "SqlReader",
+    "Write",
+    "plan_writes",
+    "probe_queries",
+    "probed_from",
+]
+
+Query: TypeAlias = tuple[str, tuple[Any, ...]]
+"""A statement with its parameters, placeholders already in the backend's dialect."""
+
+Write: TypeAlias = tuple[str, tuple[Any, ...], str | None]
+"""A statement, its parameters, and the ``LedgerConflict`` message it raises unless it changes
+exactly one row (``None``: any row count is fine)."""
+
+MissingBodies: TypeAlias = Callable[[Sequence[str]], Awaitable[Mapping[str, bytes]]]
+"""Read bodies that are not in the ``blobs`` table (by digest); absent digests stay absent."""
+
+
+_IN_LIMIT = 500
+"""Values per ``IN (...)`` list: SQLite before 3.32 allows 999 parameters per statement."""
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _chunks(values: Sequence[str]) -> list[list[str]]:
+    return [list(values[start : start + _IN_LIMIT]) for start in range(0, len(values), _IN_LIMIT)]
+
+
+_BODY = "(SELECT data FROM blobs WHERE blobs.sha256 = artifacts.sha256)"
+"""The body of an artifact row, selected after ``ARTIFACT_COLUMNS`` (``NULL`` if not stored)."""
+_SHA256 = ARTIFACT_COLUMNS.split(", ").index("sha256")
+_BODY_COLUMN = len(ARTIFACT_COLUMNS.split(", "))
+_RUN = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?"
+_INSERT_ARTIFACT = f"INSERT INTO artifacts ({ARTIFACT_COLUMNS}) VALUES ({_marks(_BODY_COLUMN)})"
+_INSERT_EVENT = (
+    f"INSERT INTO trace_events ({EVENT_COLUMNS}) VALUES ({_marks(len(EVENT_COLUMNS.split(', ')))})"
+)
+_QUOTA_KEY_TAKEN = "SELECT 1 FROM artifacts WHERE run_id = ? AND type = ? AND quota_key = ?"
+_EVIDENCE_SINCE_PLAN = (
+    "SELECT count(*) FROM artifacts WHERE run_id = ? AND type = ? AND position > "
+    "(SELECT coalesce(max(position), 0) FROM artifacts WHERE run_id = ? AND type = ?)"
+)
+
+
+FollowUps: TypeAlias = Callable[[list[Row]], Sequence[Query]]
+"""The queries to run after a first one, decided from its rows."""
 
 
 class Session(Protocol):
-    """Statements on the connection that holds the current transaction."""
+    """Queries on the connection that holds the current snapshot."""
 
-    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
-        """Run a query and return all rows."""
-        ...
-
-    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        """Run a statement and return how many rows it changed."""
-        ...
-
-
-class Blobs(Protocol):
-    """Content-addressed body storage."""
-
-    async def get(self, sha256: str) -> bytes | None:
-        """Return the stored bytes for a digest, or ``None``."""
-        ...
-
-    async def put(self, sha256: str, data: bytes) -> None:
-        """Store bytes durably under their digest before the transaction commits."""
+    async def fetch(self, first: Query, then: FollowUps | None = None) -> list[list[Row]]:
+        """Run ``first``, then the queries ``then`` derives from its rows, all in one snapshot;
+        return the rows of each, in order (``then`` may be called from a worker thread)."""
         ...
 
 
@@ -60,31 +102,45 @@ class Dialect:
 
     placeholders: Callable[[str], str]
     lock_run: str
-    """Appended to the run lookup inside a write transaction (``FOR UPDATE`` or nothing)."""
+    """Appended to the run lookup of ``probe`` (``FOR UPDATE`` or nothing)."""
     recency_order: str
     no_limit: int | None
     """The LIMIT value that means "all rows"."""
+    store_blob: str
+    """Insert ``(sha256, data)`` into ``blobs``, keeping (or repairing) an existing row."""
 
 
-class SqlTxn:
-    """``Txn`` (and so ``Reader``) over a SQL session."""
+class SqlReader:
+    """``Reader`` over a SQL session: each call hands the session all of its queries at once."""
 
-    def __init__(self, session: Session, blobs: Blobs, dialect: Dialect, *, writing: bool) -> None:
+    def __init__(
+        self, session: Session, dialect: Dialect, missing: MissingBodies | None = None
+    ) -> None:
         self._session = session
-        self._blobs = blobs
         self._d = dialect
-        self._lock = dialect.lock_run if writing else ""
+        self._missing = missing
 
     async def _fetch(self, sql: str, *params: Any) -> list[Row]:
-        return await self._session.fetch(self._d.placeholders(sql), params)
+        return (await self._session.fetch((self._d.placeholders(sql), params)))[0]
 
-    async def _execute(self, sql: str, *params: Any) -> int:
-        return await self._session.execute(self._d.placeholders(sql), params)
+    async def _bodies(self, rows: Sequence[Row]) -> dict[str, bytes]:
+        """Digest → bytes of artifact rows selected with ``_BODY``, reading missing ones."""
+        bodies: dict[str, bytes] = {}
+        absent: list[str] = []
+        for row in rows:
+            digest, data = row[_SHA256], row[_BODY_COLUMN]
+            if data is None:
+                absent.append(digest)
+            else:
+                bodies[digest] = bytes(data)
+        if absent and self._missing is not None:
+            bodies.update(await self._missing(absent))
+        return bodies
+
+    # ------------------------------------------------------------------ Reader
 
     async def load_run(self, run_id: str) -> StoredRun | None:
-        rows = await self._fetch(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?{self._lock}", run_id
-        )
+        rows = await self._fetch(_RUN, run_id)
         return run_from_row(rows[0]) if rows else None
 
     async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
@@ -103,27 +159,48 @@ class SqlTxn:
         )
         return event_from_row(rows[0]) if rows else None
 
-    async def read_blob(self, sha256: str) -> bytes | None:
-        return await self._blobs.get(sha256)
-
-    async def artifacts(self, run_id: str, after: int = 0) -> list[ArtifactRecord]:
+    async def read_artifact(
+        self, run_id: str, artifact_id: str
+    ) -> tuple[ArtifactRecord, bytes | None] | None:
         rows = await self._fetch(
-            f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND position > ? "
-            "ORDER BY position",
+            f"SELECT {ARTIFACT_COLUMNS}, {_BODY} FROM artifacts "
+            "WHERE run_id = ? AND artifact_id = ?",
             run_id,
-            after,
+            artifact_id,
         )
-        return [artifact_from_row(row) for row in rows]
+        if not rows:
+            return None
+        record = artifact_from_row(rows[0])
+        return record, (await self._bodies(rows)).get(record.sha256)
 
-    async def events(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
-        rows = await self._fetch(
-            f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND sequence > ? "
-            "ORDER BY sequence LIMIT ?",
-            run_id,
-            after,
-            self._d.no_limit if limit is None else limit,
-        )
-        return [event_from_row(row) for row in rows]
+    async def read_bodies(self, digests: Sequence[str]) -> dict[str, bytes]:
+        if not digests:
+            return {}
+        unique = list(dict.fromkeys(digests))
+        bodies: dict[str, bytes] = {}
+        for chunk in _chunks(unique):
+            sql = f"SELECT sha256, data FROM blobs WHERE sha256 IN ({_marks(len(chunk))})"
+            bodies.update((row[0], bytes(row[1])) for row in await self._fetch(sql, *chunk))
+        absent = [digest for digest in unique if digest not in bodies]
+        if absent and self._missing is not None:
+            bodies.update(await self._missing(absent))
+        return bodies
+
+    async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
+        read = _RunRead(self._d, run_id, selection)
+        results = await self._session.fetch(read.first(), read.then)
+        if read.run is None:
+            return None
+        rest = iter(results[1:])
+        artifacts: list[ArtifactRecord] = []
+        bodies: dict[str, bytes] = {}
+        if read.artifacts:
+            rows = next(rest)
+            artifacts = [artifact_from_row(row) for row in rows]
+            if selection.bodies:
+                bodies = await self._bodies(rows)
+        events = [event_from_row(row) for row in next(rest)] if read.events else []
+        return RunRows(run=read.run, artifacts=artifacts, bodies=bodies, events=events)
 
     async def runs(self, limit: int) -> list[RunSummary]:
         rows = await self._fetch(
@@ -131,53 +208,112 @@ class SqlTxn:
         )
         return [summary_from_row(row) for row in rows]
 
-    async def evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
-        rows = await self._fetch(
-            "SELECT count(*) FROM artifacts WHERE run_id = ? AND type = ? AND position > "
-            "(SELECT coalesce(max(position), 0) FROM artifacts WHERE run_id = ? AND type = ?)",
-            run_id,
-            evidence_type,
-            run_id,
-            plan_type,
+
+class _RunRead:
+    """The queries of one ``read_run``: the run row, then its records past the selection's
+    points (only those its counters count, if the selection trusts them: then a read that finds
+    nothing new costs one query)."""
+
+    def __init__(self, dialect: Dialect, run_id: str, selection: Selection) -> None:
+        self._d = dialect
+        self._run_id = run_id
+        self._selection = selection
+        self.run: StoredRun | None = None
+        self.artifacts = False
+        self.events = False
+
+    def first(self) -> Query:
+        return self._d.placeholders(_RUN), (self._run_id,)
+
+    def then(self, rows: list[Row]) -> list[Query]:
+        if not rows:
+            return []
+        self.run = stored = run_from_row(rows[0])
+        selection, queries = self._selection, list[Query]()
+        after, trust = selection.artifacts_after, selection.trust_counters
+        if after is not None and (not trust or stored.artifact_count > after):
+            self.artifacts = True
+            columns = f"{ARTIFACT_COLUMNS}, {_BODY}" if selection.bodies else ARTIFACT_COLUMNS
+            sql = f"SELECT {columns} FROM artifacts WHERE run_id = ? AND position > ? "
+            queries.append((self._d.placeholders(f"{sql}ORDER BY position"), (self._run_id, after)))
+        after = selection.events_after
+        if after is not None and (not trust or stored.event_count > after):
+            self.events = True
+            limit = self._d.no_limit if selection.events_limit is None else selection.events_limit
+            sql = (
+                f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND sequence > ? "
+                "ORDER BY sequence LIMIT ?"
+            )
+            queries.append((self._d.placeholders(sql), (self._run_id, after, limit)))
+        return queries
+
+
+def probe_queries(dialect: Dialect, run_id: str, probe: Probe) -> list[Query]:
+    """The queries that answer ``probe``, the run lookup first (it takes the run's lock)."""
+    queries: list[tuple[str, tuple[Any, ...]]] = [(f"{_RUN}{dialect.lock_run}", (run_id,))]
+    for ids in _chunks(probe.artifact_ids):
+        queries.append(
+            (
+                f"SELECT {ARTIFACT_COLUMNS} FROM artifacts "
+                f"WHERE run_id = ? AND artifact_id IN ({_marks(len(ids))})",
+                (run_id, *ids),
+            )
         )
-        return int(rows[0][0])
-
-    async def quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        rows = await self._fetch(
-            "SELECT 1 FROM artifacts WHERE run_id = ? AND type = ? AND quota_key = ?",
-            run_id,
-            type_,
-            key,
+    for ids in _chunks(probe.event_ids):
+        queries.append(
+            (
+                "SELECT event_id FROM trace_events "
+                f"WHERE run_id = ? AND event_id IN ({_marks(len(ids))})",
+                (run_id, *ids),
+            )
         )
-        return bool(rows)
+    queries.extend((_QUOTA_KEY_TAKEN, (run_id, type_, key)) for type_, key in probe.quota_keys)
+    if probe.evidence is not None:
+        evidence_type, plan_type = probe.evidence
+        queries.append((_EVIDENCE_SINCE_PLAN, (run_id, evidence_type, run_id, plan_type)))
+    return [(dialect.placeholders(sql), params) for sql, params in queries]
 
-    async def insert_run(self, run: StoredRun) -> None:
-        params = run_params(run)
-        marks = ", ".join("?" * len(params))
-        await self._execute(f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({marks})", *params)
 
-    async def update_run(self, run: StoredRun, expected_version: int) -> bool:
+def probed_from(probe: Probe, results: Sequence[Sequence[Row]]) -> Probed:
+    """Read the answer to ``probe`` from the rows of ``probe_queries``, in the same order."""
+    rows = iter(results)
+    runs = next(rows)
+    found = [artifact_from_row(row) for _ in _chunks(probe.artifact_ids) for row in next(rows)]
+    events = frozenset(row[0] for _ in _chunks(probe.event_ids) for row in next(rows))
+    taken = frozenset(key for key in probe.quota_keys if next(rows))
+    evidence = int(next(rows)[0][0]) if probe.evidence is not None else 0
+    return Probed(
+        run=run_from_row(runs[0]) if runs else None,
+        artifacts={record.artifact_id: record for record in found},
+        event_ids=events,
+        quota_keys=taken,
+        evidence_since_plan=evidence,
+    )
+
+
+def plan_writes(dialect: Dialect, plan: Plan) -> list[Write]:
+    """The statements that store ``plan``, in order; the fenced update carries its conflict."""
+    if plan.run is None:
+        return []
+    p = run_params(plan.run)
+    writes: list[Write] = []
+    if plan.expected_version is None:
+        writes.append((f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({_marks(len(p))})", p, None))
+    else:
         # run_id, schema_version, repository_root, requested_mode and created_at never change.
-        p = run_params(run)
-        changed = await self._execute(
-            "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
-            "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
-            "updated_at = ?, controller_state_json = ?, artifact_count = ?, event_count = ?, "
-            "chain_length = ?, chain_head = ? WHERE run_id = ? AND version = ?",
-            *p[4:11],
-            *p[12:18],
-            p[0],
-            expected_version,
+        writes.append(
+            (
+                "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
+                "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
+                "updated_at = ?, controller_state_json = ?, artifact_count = ?, "
+                "event_count = ?, chain_length = ?, chain_head = ? "
+                "WHERE run_id = ? AND version = ?",
+                (*p[4:11], *p[12:18], p[0], plan.expected_version),
+                plan.conflict,
+            )
         )
-        return changed == 1
-
-    async def insert_artifact(self, record: ArtifactRecord, canonical: bytes) -> None:
-        await self._blobs.put(record.sha256, canonical)
-        params = artifact_params(record)
-        marks = ", ".join("?" * len(params))
-        await self._execute(f"INSERT INTO artifacts ({ARTIFACT_COLUMNS}) VALUES ({marks})", *params)
-
-    async def insert_event(self, record: TraceRecord) -> None:
-        params = event_params(record)
-        marks = ", ".join("?" * len(params))
-        await self._execute(f"INSERT INTO trace_events ({EVENT_COLUMNS}) VALUES ({marks})", *params)
+    for record, canonical in plan.artifacts:
+        writes.append((dialect.store_blob, (record.sha256, canonical), None))
+        writes.append((_INSERT_ARTIFACT, artifact_params(record), None))
+    writes.extend((_INSERT_EVENT, event_params(event), None) for event in plan.events)
+    return [(dialect.placeholders(sql), params, conflict) for sql, params, conflict in writes]

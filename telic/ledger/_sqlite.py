@@ -1,28 +1,36 @@
-"""The embedded SQLite backend: one database file plus a content-addressed blob directory.
+"""The embedded SQLite backend: one database file holding the rows and the bodies.
 
-On asyncio the connection is an ``aiosqlite`` one; on trio (where aiosqlite cannot run) it is a
-plain ``sqlite3`` connection driven from a worker thread through a single-slot capacity limiter.
-Both run the same SQL (``_sql.SqlTxn``). Every mutation is a ``BEGIN IMMEDIATE`` transaction, so
-writers in other processes are serialised by SQLite's own lock; within this process one
-``anyio.Lock`` keeps tasks from interleaving statements on the shared connection.
+One ``sqlite3`` connection, driven from one worker thread one call at a time: aiosqlite's own
+thread on asyncio, ``anyio.to_thread`` with a single-slot limiter on trio (where aiosqlite cannot
+run). Each call into that thread is a *hop*, and hops are most of what an operation costs beyond
+SQLite itself, so each operation is one:
 
-Bodies are written to a temporary file, fsynced, renamed into place and the directory fsynced,
-all before the row that refers to them commits: a crash can leave an unreferenced blob behind,
-never a row that points at a missing or partial one.
+- a ``Reader`` call runs ``BEGIN``, its queries and ``ROLLBACK`` (a single query needs no
+  ``BEGIN``: it is its own snapshot);
+- a mutation runs ``BEGIN IMMEDIATE``, the probe's queries, the engine's pure plan, the plan's
+  writes (checking the row count of the version-fenced update, and rolling everything back with
+  ``LedgerConflict`` when the fence did not hold) and ``COMMIT``.
+
+Every mutation is a ``BEGIN IMMEDIATE`` transaction, so writers in other processes are
+serialised by SQLite's own lock. Within this process the single-slot limiter is the lock: no
+transaction or snapshot spans two hops, so tasks cannot interleave inside one.
+
+Bodies live in the ``blobs`` table (schema 2), written in the transaction that refers to them,
+so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL. A
+store created before schema 2 keeps its older bodies in files (``_legacy.LegacyBlobs``), read
+whenever a body is not in the table.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sqlite3
 import stat
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Final, TypeVar, cast
 
 import aiosqlite
 import anyio
@@ -30,17 +38,28 @@ import anyio.to_thread
 import sniffio
 
 from telic._errors import ContextSecurityError, LedgerConflict, LedgerError
-from telic.protocol._canonical import sha256_hex_digest
 
-from ._base import Reader, Txn
+from ._base import Plan, Probe, Probed, Reader
 from ._engine import utc_now
+from ._legacy import LegacyBlobs
 from ._migrations import check_not_newer, load_migrations, split_sqlite_script
-from ._paths import FILE_MODE, refuse_symlink, safe_mkdir
+from ._paths import FILE_MODE, refuse_symlink
 from ._retry import TransientError
 from ._rows import Row
-from ._sql import Dialect, SqlTxn
+from ._sql import (
+    Dialect,
+    FollowUps,
+    MissingBodies,
+    Query,
+    SqlReader,
+    plan_writes,
+    probe_queries,
+    probed_from,
+)
 
 __all__ = ["SqliteBackend"]
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 5000
 _DIALECT: Final = Dialect(
@@ -48,6 +67,10 @@ _DIALECT: Final = Dialect(
     lock_run="",  # BEGIN IMMEDIATE already holds the database's write lock
     recency_order="updated_at DESC, run_id ASC",
     no_limit=-1,
+    # A row whose bytes no longer match its digest is repaired by storing the same content again,
+    # as a rewritten blob file was before schema 2; bytes that match are left alone.
+    store_blob="INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) "
+    "DO UPDATE SET data = excluded.data WHERE blobs.data IS NOT excluded.data",
 )
 _PRAGMAS: Final = (
     "PRAGMA journal_mode = WAL",
@@ -57,47 +80,136 @@ _PRAGMAS: Final = (
 )
 
 
-class _Connection(Protocol):
-    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]: ...
-
-    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int: ...
-
-    async def close(self) -> None: ...
+# ---------------------------------------------------------------------- in the worker thread
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     # isolation_level=None: the backend issues BEGIN/COMMIT itself.
-    return sqlite3.connect(
+    connection = sqlite3.connect(
         path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
     )
+    try:
+        for pragma in _PRAGMAS:
+            connection.execute(pragma).fetchall()
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        # OperationalError: SQLite has already rolled the transaction back by itself.
+        with contextlib.suppress(sqlite3.OperationalError):
+            connection.execute("ROLLBACK")
+
+
+def _snapshot(
+    connection: sqlite3.Connection, first: Query, then: FollowUps | None
+) -> list[list[Row]]:
+    if then is None:  # one query is its own snapshot
+        return [connection.execute(*first).fetchall()]
+    connection.execute("BEGIN")
+    try:
+        results = [connection.execute(*first).fetchall()]
+        results.extend(connection.execute(*query).fetchall() for query in then(results[0]))
+        return results
+    finally:
+        _rollback(connection)
+
+
+def _transaction(
+    connection: sqlite3.Connection, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]
+) -> Plan:
+    """One mutation from start to end: probe, plan, write, commit (or roll back)."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        results = [
+            connection.execute(sql, params).fetchall()
+            for sql, params in probe_queries(_DIALECT, run_id, probe)
+        ]
+        decided = plan(probed_from(probe, results))
+        for sql, params, conflict in plan_writes(_DIALECT, decided):
+            changed = connection.execute(sql, params).rowcount
+            if conflict is not None and changed != 1:
+                raise LedgerConflict(conflict)
+        connection.execute("COMMIT")
+    except BaseException:
+        _rollback(connection)
+        raise
+    return decided
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    migrations = load_migrations("sqlite")
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+            "name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
+        )
+        row = connection.execute("SELECT coalesce(max(version), 0) FROM schema_migrations")
+        current = int(row.fetchone()[0])
+        check_not_newer(current, migrations)
+        for migration in migrations[current:]:
+            for statement in split_sqlite_script(migration.sql):
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, utc_now()),
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        _rollback(connection)
+        raise
+
+
+# ---------------------------------------------------------------------- on the event loop
 
 
 class _AioConnection:
-    """aiosqlite on asyncio."""
+    """On asyncio: the ``sqlite3`` connection owned by an ``aiosqlite.Connection``.
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
+    aiosqlite runs every call of a connection on that connection's one worker thread, in the
+    order they were queued. Its public methods each queue one statement; ``Connection._execute``
+    is how they queue work, and the only way to run a whole transaction in one hop. It is not
+    documented, so ``tests/telic/ledger/test_sqlite.py`` pins what is relied on: a function
+    queued with it runs on the connection's thread, gets our arguments and returns its result.
+    """
+
+    def __init__(self, aio: aiosqlite.Connection, connection: sqlite3.Connection) -> None:
+        self._aio = aio
         self._connection = connection
 
     @classmethod
     async def open(cls, path: Path) -> _AioConnection:
-        connection = aiosqlite.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        return cls(await connection)
+        made: list[sqlite3.Connection] = []
 
-    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
-        return list(await self._connection.execute_fetchall(sql, params))
+        def connector() -> sqlite3.Connection:
+            made.append(_connect(path))
+            return made[0]
 
-    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        cursor = await self._connection.execute(sql, params)
-        count = cursor.rowcount
-        await cursor.close()
-        return count
+        aio = await aiosqlite.Connection(connector, iter_chunk_size=64)
+        return cls(aio, made[0])
+
+    async def run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        """Call ``function`` with the connection in aiosqlite's thread: one hop.
+
+        The call is never abandoned: a cancelled caller still waits for it to finish, so the
+        connection's state is always known to the next caller.
+        """
+        queue = cast("Callable[..., Awaitable[T]]", self._aio._execute)
+        with anyio.CancelScope(shield=True):
+            result = await queue(function, self._connection)
+        return result  # noqa: RET504 -- mypy cannot see that the shielded scope always re-raises
 
     async def close(self) -> None:
-        await self._connection.close()
+        with anyio.CancelScope(shield=True):
+            await self._aio.close()
 
 
 class _ThreadConnection:
-    """sqlite3 from one worker thread at a time (trio, or anywhere aiosqlite cannot run)."""
+    """On trio: the ``sqlite3`` connection, used from one worker thread at a time."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
@@ -107,85 +219,32 @@ class _ThreadConnection:
     async def open(cls, path: Path) -> _ThreadConnection:
         return cls(await anyio.to_thread.run_sync(_connect, path))
 
-    async def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
-        def run() -> list[Row]:
-            return self._connection.execute(sql, params).fetchall()
+    async def run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        """Call ``function`` with the connection in the worker thread: one hop.
 
-        return await anyio.to_thread.run_sync(run, limiter=self._limiter)
-
-    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        def run() -> int:
-            return self._connection.execute(sql, params).rowcount
-
-        return await anyio.to_thread.run_sync(run, limiter=self._limiter)
+        The call is never abandoned: a cancelled caller still waits for it to finish, so the
+        connection's state is always known to the next caller.
+        """
+        return await anyio.to_thread.run_sync(function, self._connection, limiter=self._limiter)
 
     async def close(self) -> None:
         await anyio.to_thread.run_sync(self._connection.close, limiter=self._limiter)
 
 
-class _FileBlobs:
-    """``blobs/sha256/<2 hex>/<62 hex>``, written atomically and durably."""
-
-    def __init__(self, root: Path) -> None:
-        self._root = root
-
-    def _path(self, sha256: str) -> Path:
-        hex_digest = sha256.removeprefix("sha256:")
-        return self._root / hex_digest[:2] / hex_digest[2:]
-
-    async def get(self, sha256: str) -> bytes | None:
-        return await anyio.to_thread.run_sync(_read_file, self._path(sha256))
-
-    async def put(self, sha256: str, data: bytes) -> None:
-        await anyio.to_thread.run_sync(_write_blob, self._path(sha256), sha256, data)
+_Connection = _AioConnection | _ThreadConnection
 
 
-def _read_file(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ContextSecurityError("a blob in the Telic state directory is a symlink") from exc
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+class _Snapshots:
+    """The ``Session`` of a reader: each ``fetch`` is one snapshot in one hop."""
 
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_blob(path: Path, sha256: str, data: bytes) -> None:
-    folder = path.parent
-    created = not folder.exists()
-    safe_mkdir(folder)
-    if created:
-        _fsync_dir(folder.parent)
-    existing = _read_file(path)
-    if existing is not None and sha256_hex_digest(existing) == sha256:
-        return  # content-addressed: the same bytes are already durable under this name
-    temporary = folder / f"{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temporary, flags, FILE_MODE)
-    try:
+    async def fetch(self, first: Query, then: FollowUps | None = None) -> list[list[Row]]:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    _fsync_dir(folder)
+            return await self._connection.run(lambda connection: _snapshot(connection, first, then))
+        except sqlite3.Error as exc:
+            raise LedgerError(f"SQLite error: {exc}") from exc
 
 
 def _create_private_file(path: Path) -> None:
@@ -207,73 +266,6 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-class SqliteBackend:
-    """The SQLite ``Backend``."""
-
-    def __init__(self, connection: _Connection, blobs: _FileBlobs) -> None:
-        self._connection = connection
-        self._blobs = blobs
-        self._lock = anyio.Lock()
-
-    @classmethod
-    async def open(cls, state_dir: Path, db_path: Path) -> SqliteBackend:
-        """Open (creating and migrating if needed) the store in an already checked state dir."""
-        blob_root = state_dir / "blobs" / "sha256"
-        for folder in (state_dir / "blobs", blob_root):
-            safe_mkdir(folder)
-        _create_private_file(db_path)
-        for suffix in ("-wal", "-shm"):
-            refuse_symlink(db_path.with_name(db_path.name + suffix))
-        if sniffio.current_async_library() == "asyncio":
-            connection: _Connection = await _AioConnection.open(db_path)
-        else:
-            connection = await _ThreadConnection.open(db_path)
-        try:
-            for pragma in _PRAGMAS:
-                await connection.fetch(pragma)
-            await _migrate(connection)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await connection.close()
-            raise
-        return cls(connection, _FileBlobs(blob_root))
-
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Txn]:
-        async with self._lock:
-            try:
-                await self._connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise _translate(exc) from exc
-            try:
-                yield SqlTxn(self._connection, self._blobs, _DIALECT, writing=True)
-                await self._connection.execute("COMMIT")
-            except BaseException as exc:
-                await self._rollback()
-                if isinstance(exc, sqlite3.Error):
-                    raise _translate(exc) from exc
-                raise
-
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[Reader]:
-        async with self._lock:
-            await self._connection.execute("BEGIN")
-            try:
-                yield SqlTxn(self._connection, self._blobs, _DIALECT, writing=False)
-            finally:
-                await self._rollback()
-
-    async def _rollback(self) -> None:
-        with anyio.CancelScope(shield=True):
-            # OperationalError: no transaction is open (SQLite already rolled it back).
-            with contextlib.suppress(sqlite3.OperationalError):
-                await self._connection.execute("ROLLBACK")
-
-    async def aclose(self) -> None:
-        async with self._lock:
-            await self._connection.close()
-
-
 def _translate(exc: sqlite3.Error) -> Exception:
     if _is_busy(exc):
         return TransientError("SQLite database is busy")
@@ -282,26 +274,60 @@ def _translate(exc: sqlite3.Error) -> Exception:
     return LedgerError(f"SQLite error: {exc}")
 
 
-async def _migrate(connection: _Connection) -> None:
-    migrations = load_migrations("sqlite")
-    await connection.execute("BEGIN IMMEDIATE")
-    try:
-        await connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-            "name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
-        )
-        rows = await connection.fetch("SELECT coalesce(max(version), 0) FROM schema_migrations")
-        current = int(rows[0][0])
-        check_not_newer(current, migrations)
-        for migration in migrations[current:]:
-            for statement in split_sqlite_script(migration.sql):
-                await connection.execute(statement)
-            await connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, utc_now()),
+class SqliteBackend:
+    """The SQLite ``Backend``."""
+
+    def __init__(self, connection: _Connection, legacy: LegacyBlobs | None) -> None:
+        self._connection = connection
+        self._legacy = legacy
+        self._missing: MissingBodies | None = None if legacy is None else self._read_legacy
+
+    @classmethod
+    async def open(cls, state_dir: Path, db_path: Path) -> SqliteBackend:
+        """Open (creating and migrating if needed) the store in an already checked state dir.
+
+        No ``blobs`` directory is created: bodies are kept in the database. One left by a
+        store created before schema 2 is opened, read-only, for the bodies it holds.
+        """
+        _create_private_file(db_path)
+        for suffix in ("-wal", "-shm"):
+            refuse_symlink(db_path.with_name(db_path.name + suffix))
+        legacy = LegacyBlobs.open(state_dir)
+        try:
+            connection: _Connection
+            if sniffio.current_async_library() == "asyncio":
+                connection = await _AioConnection.open(db_path)
+            else:
+                connection = await _ThreadConnection.open(db_path)
+            try:
+                await connection.run(_migrate)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await connection.close()
+                raise
+        except BaseException:
+            if legacy is not None:
+                legacy.close()
+            raise
+        return cls(connection, legacy)
+
+    async def _read_legacy(self, digests: Sequence[str]) -> Mapping[str, bytes]:
+        assert self._legacy is not None
+        return await anyio.to_thread.run_sync(self._legacy.read_many, list(digests))
+
+    async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
+        try:
+            return await self._connection.run(
+                lambda connection: _transaction(connection, run_id, probe, plan)
             )
-        await connection.execute("COMMIT")
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await connection.execute("ROLLBACK")
-        raise
+        except sqlite3.Error as exc:
+            raise _translate(exc) from exc
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Reader]:
+        yield SqlReader(_Snapshots(self._connection), _DIALECT, self._missing)
+
+    async def aclose(self) -> None:
+        await self._connection.close()
+        if self._legacy is not None:
+            self._legacy.close()

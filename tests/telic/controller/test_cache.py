@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from telic._errors import IntegrityError
 from telic.controller import Accepted, Controller, RunState, SubmitArtifact, Token, step
-from telic.ledger import open_ledger
+from telic.ledger import ArtifactBody, open_ledger
 
 from .builders import READ, Flow, clock_from, ids_from
 
@@ -118,6 +120,22 @@ async def test_a_controller_keeping_one_run_serves_two_runs_correctly() -> None:
         assert await small.load(one.b.run_id) == await Controller(ledger).load(one.b.run_id)
 
 
+def _flip_a_byte(state_dir: Path, stored: ArtifactBody) -> None:
+    """Corrupt a stored body where the SQLite ledger keeps it: a blob file, or a table row."""
+    data = bytearray(stored.canonical)
+    data[5] ^= 1
+    hex_digest = stored.record.sha256.removeprefix("sha256:")
+    blob = state_dir / "blobs" / "sha256" / hex_digest[:2] / hex_digest[2:]
+    if blob.exists():
+        blob.write_bytes(bytes(data))
+        return
+    with contextlib.closing(sqlite3.connect(state_dir / "ledger.sqlite3")) as db, db:
+        changed = db.execute(
+            "UPDATE blobs SET data = ? WHERE sha256 = ?", (bytes(data), stored.record.sha256)
+        ).rowcount
+    assert changed == 1
+
+
 async def test_a_tampered_blob_is_detected_on_read_even_while_its_body_is_kept(
     tmp_path: Path,
 ) -> None:
@@ -127,12 +145,7 @@ async def test_a_tampered_blob_is_detected_on_read_even_while_its_body_is_kept(
         b = flow.b
         await flow.ground()
         await flow.submit("ProblemFrame", b.frame())
-        record = (await flow.controller.get_artifact(b.run_id, "frame-1")).record
-        hex_digest = record.sha256.removeprefix("sha256:")
-        blob = state_dir / "blobs" / "sha256" / hex_digest[:2] / hex_digest[2:]
-        data = bytearray(blob.read_bytes())
-        data[5] ^= 1
-        blob.write_bytes(bytes(data))
+        _flip_a_byte(state_dir, await flow.controller.get_artifact(b.run_id, "frame-1"))
 
         with pytest.raises(IntegrityError):
             await flow.controller.get_artifact(b.run_id, "frame-1")

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import asyncpg
 import pytest
 from ledgerkit import artifact, event, only, start, step
 
 from telic._errors import LedgerConflict, LedgerError
-from telic.ledger import open_ledger
-from telic.ledger._base import Reader, Txn
+from telic.ledger import Commit, open_ledger
+from telic.ledger._base import Plan, Probe, Probed, Reader
 from telic.ledger._engine import LedgerEngine
 from telic.ledger._memory import MemoryBackend
 from telic.ledger._postgres import PostgresBackend
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 
 class FlakyBackend:
-    """The memory backend with scripted transport failures on the next write transactions.
+    """The memory backend with scripted transport failures on the next mutations.
 
     ``busy``: fails before the transaction starts. ``lost_before_commit``: the transaction runs,
     then fails and rolls back. ``lost_in_commit_landed``: commits, then reports an unknown outcome.
@@ -34,20 +35,24 @@ class FlakyBackend:
         self.script: list[str] = []
         self.attempts = 0
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[Txn]:
+    async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
         self.attempts += 1
         action = self.script.pop(0) if self.script else "ok"
         if action == "busy":
             raise TransientError("database is locked")
-        async with self.inner.write() as txn:
-            yield txn
+
+        def fail_after(probed: Probed) -> Plan:
+            plan(probed)  # the whole transaction runs, then fails before anything is stored
             if action == "lost_before_commit":
                 raise TransientError("connection reset")
-            if action == "lost_in_commit_rolled_back":
-                raise OutcomeUnknownError("connection lost during COMMIT")
+            raise OutcomeUnknownError("connection lost during COMMIT")
+
+        if action in ("lost_before_commit", "lost_in_commit_rolled_back"):
+            return await self.inner.mutate(run_id, probe, fail_after)
+        decided = await self.inner.mutate(run_id, probe, plan)
         if action == "lost_in_commit_landed":
             raise OutcomeUnknownError("connection lost during COMMIT")
+        return decided
 
     def read(self) -> AsyncIterator[Reader]:  # type: ignore[override]
         return self.inner.read()  # type: ignore[return-value]
@@ -153,14 +158,18 @@ async def test_a_postgres_connection_dropped_mid_transaction_is_a_retryable_fail
     backend = await PostgresBackend.open(f"{ledger_url}&application_name={name}")
     try:
 
-        async def doomed_transaction() -> None:
-            async with backend.write() as txn:
-                assert await txn.load_run("run-1") is not None
-                assert await _terminate(ledger_url, name) >= 1
-                await txn.load_run("run-1")
+        def doomed_plan(probed: Probed) -> Plan:
+            # Between the probe and the writes, the server drops this connection. The plan is
+            # synchronous, so the killer runs on a loop of its own in another thread.
+            assert probed.run is not None
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                killed = pool.submit(asyncio.run, _terminate(ledger_url, name)).result()
+            assert killed >= 1
+            unchanged = Commit(run=probed.run.record, artifacts=(), events=())
+            return Plan(result=unchanged, run=probed.run, expected_version=1, conflict="stale")
 
         with pytest.raises(TransientError):
-            await doomed_transaction()
+            await backend.mutate("run-1", Probe(), doomed_plan)
         # The pool replaces the dead connection; the engine's retry then re-reads and succeeds.
         ledger = LedgerEngine(backend)
         commit = await step(ledger, "run-1", 1, [artifact("a-1")], [event()])

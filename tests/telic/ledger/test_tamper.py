@@ -58,22 +58,16 @@ async def _populated(ledger: Ledger) -> None:
 
 @only("sqlite", "postgres")
 async def test_a_flipped_blob_byte_fails_the_read_and_is_named_by_verify(
-    ledger_kind: str, ledger_url: str, state_dir: Path, raw_sql: Sql
+    ledger_url: str, raw_sql: Sql
 ) -> None:
     async with open_ledger(ledger_url) as ledger:
         await _populated(ledger)
-        digest = (await ledger.read_artifact("run-1", "a-2")).record.sha256
-        if ledger_kind == "sqlite":
-            hex_digest = digest.removeprefix("sha256:")
-            blob = state_dir / "blobs" / "sha256" / hex_digest[:2] / hex_digest[2:]
-            data = bytearray(blob.read_bytes())
-            data[5] ^= 1
-            blob.write_bytes(bytes(data))
-        else:
-            await raw_sql(
-                "UPDATE blobs SET data = set_byte(data, 5, get_byte(data, 5) # 1) WHERE sha256 = ?",
-                (digest,),
-            )
+        stored = await ledger.read_artifact("run-1", "a-2")
+        data = bytearray(stored.canonical)
+        data[5] ^= 1
+        await raw_sql(
+            "UPDATE blobs SET data = ? WHERE sha256 = ?", (bytes(data), stored.record.sha256)
+        )
         with pytest.raises(IntegrityError, match="Artifact integrity check failed"):
             await ledger.read_artifact("run-1", "a-2")
         with pytest.raises(IntegrityError, match="Artifact integrity check failed"):
@@ -86,6 +80,22 @@ async def test_a_flipped_blob_byte_fails_the_read_and_is_named_by_verify(
         assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "a-2")
         assert "digest" in report.first_broken.reason
         assert report.records_checked == 4  # request, envelope, run_started, a-1
+
+
+@only("sqlite", "postgres")
+async def test_a_deleted_body_fails_the_read_and_is_named_by_verify(
+    ledger_url: str, raw_sql: Sql
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        digest = (await ledger.read_artifact("run-1", "ev-1")).record.sha256
+        await raw_sql("DELETE FROM blobs WHERE sha256 = ?", (digest,))
+        with pytest.raises(IntegrityError, match="the blob is missing"):
+            await ledger.read_artifact("run-1", "ev-1")
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("artifact", "ev-1")
+        assert report.first_broken.reason == "the blob is missing"
 
 
 @only("sqlite", "postgres")
@@ -161,3 +171,17 @@ async def test_a_removed_last_record_is_caught_by_the_run_head(
         report = await ledger.verify_run("run-1")
         assert report.first_broken is not None
         assert (report.first_broken.kind, report.first_broken.id) == ("run", "run-1")
+
+
+@only("sqlite", "postgres")
+async def test_lowered_run_counters_are_caught_by_verify(ledger_url: str, raw_sql: Sql) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await _populated(ledger)
+        await raw_sql(
+            "UPDATE runs SET artifact_count = 0, event_count = 0 WHERE run_id = ?", ("run-1",)
+        )
+        report = await ledger.verify_run("run-1")
+        assert report.first_broken is not None
+        assert (report.first_broken.kind, report.first_broken.id) == ("run", "run-1")
+        assert report.records_checked == 9  # every stored record was still read and checked
+        assert len(await ledger.list_artifacts("run-1")) == 5

@@ -1,0 +1,238 @@
+"""The pure half of every mutation: stage the inputs, check them against what the run holds, link
+them into the run's hash chain and decide the rows to write.
+
+``LedgerEngine`` prepares a mutation here before its transaction (canonical bodies and digests,
+event ids and timestamps, the ``Probe``), and the plan function it hands the backend runs these
+checks and links on the ``Probed`` answer, inside the transaction. Nothing here does I/O, so a
+backend may call a plan from a worker thread, and again on a retry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from telic._errors import LedgerConflict, LimitExceeded, UsageError
+from telic.protocol._canonical import CanonicalJsonError, canonical_json, sha256_hex_digest
+
+from ._base import Plan, Probe, Probed, StoredRun
+from ._chain import artifact_hash, event_hash
+from ._records import ArtifactRecord, Commit, Limits, NewArtifact, NewTraceEvent, TraceRecord
+
+__all__ = [
+    "FixedEvent",
+    "Staged",
+    "check",
+    "fix_events",
+    "link",
+    "plan",
+    "probe_for",
+    "same_artifact",
+    "stage",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """An artifact ready to store: its input, canonical bytes and timestamp."""
+
+    new: NewArtifact
+    canonical: bytes
+    sha256: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FixedEvent:
+    """A trace event with its id and timestamp fixed before the first attempt."""
+
+    new: NewTraceEvent
+    event_id: str
+    timestamp: str
+
+
+def stage(artifact: NewArtifact, limits: Limits, clock: Callable[[], str]) -> Staged:
+    """Compute an artifact's canonical bytes and digest, refusing an oversized body."""
+    try:
+        canonical = canonical_json(artifact.body)
+    except CanonicalJsonError as exc:
+        raise UsageError(f"artifact body is not canonical JSON: {exc}") from exc
+    if len(canonical) > limits.max_artifact_bytes:
+        raise LimitExceeded(f"Artifact canonical JSON exceeds {limits.max_artifact_bytes} bytes")
+    return Staged(
+        new=artifact,
+        canonical=canonical,
+        sha256=sha256_hex_digest(canonical),
+        created_at=artifact.created_at or clock(),
+    )
+
+
+def fix_events(events: Sequence[NewTraceEvent], clock: Callable[[], str]) -> list[FixedEvent]:
+    """Give every event its id and timestamp, once, so that a retry writes the same ones."""
+    now = clock()
+    fixed = [
+        FixedEvent(new=e, event_id=e.event_id or str(uuid.uuid4()), timestamp=e.timestamp or now)
+        for e in events
+    ]
+    if len({e.event_id for e in fixed}) != len(fixed):
+        raise UsageError("event ids in one commit must differ")
+    return fixed
+
+
+def probe_for(staged: Sequence[Staged], events: Sequence[FixedEvent], limits: Limits) -> Probe:
+    """What ``check`` needs to know about the run, asked in one read."""
+    evidence = any(item.new.type == limits.evidence_type for item in staged)
+    return Probe(
+        artifact_ids=[item.new.artifact_id for item in staged],
+        event_ids=[event.event_id for event in events],
+        quota_keys=[
+            (item.new.type, item.new.quota_key) for item in staged if item.new.quota_key is not None
+        ],
+        evidence=(limits.evidence_type, limits.plan_type) if evidence else None,
+    )
+
+
+def check(
+    stored: StoredRun,
+    probed: Probed,
+    staged: Sequence[Staged],
+    events: Sequence[FixedEvent],
+    limits: Limits,
+) -> None:
+    """Refuse duplicate ids and exceeded quotas (``LedgerConflict``, ``LimitExceeded``)."""
+    ids: set[str] = set()
+    for item in staged:
+        artifact_id = item.new.artifact_id
+        if artifact_id in ids or artifact_id in probed.artifacts:
+            raise LedgerConflict("Artifact already exists in this run")
+        ids.add(artifact_id)
+    for event in events:
+        if event.event_id in probed.event_ids:
+            raise LedgerConflict("Trace event id already exists in this run")
+    if stored.artifact_count + len(staged) > limits.max_artifacts:
+        raise LimitExceeded(f"Run artifact limit of {limits.max_artifacts} exceeded")
+    if stored.event_count + len(events) > limits.max_events:
+        raise LimitExceeded(f"Run trace event limit of {limits.max_events} exceeded")
+    types = [item.new.type for item in staged]
+    if limits.evidence_type in types:
+        evidence = probed.evidence_since_plan
+        for type_ in types:
+            evidence = 0 if type_ == limits.plan_type else evidence
+            evidence += type_ == limits.evidence_type
+            if evidence > limits.max_evidence_per_plan:
+                raise LimitExceeded(
+                    f"Evidence limit of {limits.max_evidence_per_plan} per WorkPlan exceeded"
+                )
+    keys: set[tuple[str, str]] = set()
+    for item in staged:
+        key = item.new.quota_key
+        if key is None:
+            continue
+        taken = (item.new.type, key) in keys
+        if taken or (item.new.type, key) in probed.quota_keys:
+            raise LimitExceeded(f"Only one {item.new.type} is allowed per {key}")
+        keys.add((item.new.type, key))
+
+
+def link(
+    stored: StoredRun, staged: Sequence[Staged], events: Sequence[FixedEvent]
+) -> tuple[StoredRun, tuple[ArtifactRecord, ...], tuple[TraceRecord, ...]]:
+    """Place the new records after the run's chain head; return the new head and the records."""
+    run_id = stored.record.run_id
+    head, length = stored.chain_head, stored.chain_length
+    records: list[ArtifactRecord] = []
+    for offset, item in enumerate(staged, start=1):
+        length += 1
+        new = item.new
+        draft = ArtifactRecord(
+            run_id=run_id,
+            artifact_id=new.artifact_id,
+            type=new.type,
+            schema_version=new.schema_version,
+            producer=new.producer,
+            sha256=item.sha256,
+            size_bytes=len(item.canonical),
+            source_refs=tuple(new.source_refs),
+            redaction=new.redaction,
+            quota_key=new.quota_key,
+            created_at=item.created_at,
+            position=stored.artifact_count + offset,
+            chain_index=length,
+            previous_hash=head,
+            record_hash="",
+        )
+        head = artifact_hash(draft)
+        records.append(replace(draft, record_hash=head))
+    traces: list[TraceRecord] = []
+    for offset, event in enumerate(events, start=1):
+        length += 1
+        new_event = event.new
+        trace = TraceRecord(
+            event_id=event.event_id,
+            run_id=run_id,
+            sequence=stored.event_count + offset,
+            timestamp=event.timestamp,
+            actor=new_event.actor,
+            phase=new_event.phase,
+            event_type=new_event.event_type,
+            input_refs=tuple(new_event.input_refs),
+            output_refs=tuple(new_event.output_refs),
+            permission_decision=new_event.permission_decision,
+            decision_summary=new_event.decision_summary,
+            budget_snapshot=new_event.budget_snapshot,
+            chain_index=length,
+            previous_hash=head,
+            record_hash="",
+        )
+        head = event_hash(trace)
+        traces.append(replace(trace, record_hash=head))
+    new_head = replace(
+        stored,
+        artifact_count=stored.artifact_count + len(records),
+        event_count=stored.event_count + len(traces),
+        chain_length=length,
+        chain_head=head,
+    )
+    return new_head, tuple(records), tuple(traces)
+
+
+def plan(
+    commit: Commit,
+    staged: Sequence[Staged],
+    head: StoredRun,
+    expected_version: int | None = None,
+    conflict: str = "",
+) -> Plan:
+    """The writes of a mutation: ``head`` with the committed run record (inserted, or updated
+    if still at ``expected_version``), then its artifacts and events in chain order."""
+    return Plan(
+        result=commit,
+        run=replace(head, record=commit.run),
+        expected_version=expected_version,
+        conflict=conflict,
+        artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
+        events=commit.events,
+    )
+
+
+def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
+    """Whether a stored artifact is an identical replay of a staged one."""
+    new = staged.new
+    return (
+        existing.type,
+        existing.schema_version,
+        existing.producer,
+        existing.sha256,
+        existing.source_refs,
+        existing.redaction,
+        existing.quota_key,
+    ) == (
+        new.type,
+        new.schema_version,
+        new.producer,
+        staged.sha256,
+        tuple(new.source_refs),
+        new.redaction,
+        new.quota_key,
+    )
