@@ -8,6 +8,9 @@ symlink-aware check belongs to hosts that really act on files.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Final
+
 from telic.controller._state import RunState
 from telic.permissions import (
     Decision,
@@ -17,15 +20,36 @@ from telic.permissions import (
     intersect,
     is_subset,
 )
-from telic.protocol._types import Capability, PermissionSet
+from telic.protocol._run import Authorization
+from telic.protocol._types import Capability, Mode, PermissionSet
 
 __all__ = ["decide", "intersect", "run_authorization", "subset"]
 
 
+_REMEMBERED: Final = 256
+"""How many runs' authorizations ``run_authorization`` keeps (least recently computed go first)."""
+
+_authorizations: OrderedDict[int, tuple[Authorization, Mode, PermissionSet]] = OrderedDict()
+
+
 def run_authorization(state: RunState) -> PermissionSet:
-    """Return the effective run authorization: mode ceiling ∩ granted, minus denied categories."""
+    """Return the effective run authorization: mode ceiling ∩ granted, minus denied categories.
+
+    A pure function of the run's mode and its envelope's grants, asked several times per step
+    and per NextAction: each run's answer is kept, keyed by the identity of its (frozen)
+    authorization, which every state of the run shares. The entry holds that object, so its
+    identity cannot be reused while the entry exists.
+    """
     authorization = state.envelope.authorization
-    return effective_authorization(state.run.mode, authorization.granted, authorization.denied)
+    mode = state.run.mode
+    remembered = _authorizations.get(id(authorization))
+    if remembered is not None and remembered[0] is authorization and remembered[1] == mode:
+        return remembered[2]
+    effective = effective_authorization(mode, authorization.granted, authorization.denied)
+    _authorizations[id(authorization)] = (authorization, mode, effective)
+    while len(_authorizations) > _REMEMBERED:
+        _authorizations.popitem(last=False)
+    return effective
 
 
 def subset(child: PermissionSet, parent: PermissionSet) -> bool:

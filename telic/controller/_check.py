@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from telic._errors import Issue
-from telic.controller._state import RunState, StoredArtifact
+from telic.controller._state import BodyRef, RunState, StoredArtifact
 from telic.protocol._types import InternalPhase, Mode
 
 __all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate"]
@@ -44,6 +44,8 @@ class Check(Generic[B_co]):
     uri: str
     body: B_co
     wire: dict[str, Any]
+    refs: tuple[BodyRef, ...]
+    """Every reference in the body's reference fields (``body_refs`` of ``wire``), found once."""
     source_refs: tuple[str, ...]
     """The merged sourceRefs that will be stored (caller's refs plus the body's refs)."""
     phase: InternalPhase

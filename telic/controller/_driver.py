@@ -9,7 +9,9 @@ Loading costs the same at the 2,000th artifact as at the 10th: the controller ke
 ``RunState`` of recently used runs and asks the ledger only for what was appended since (one
 read of the run row when nothing was). What another controller, process or actor wrote is picked
 up by that read, verified like any other; what this controller commits itself is appended to its
-copy from the step's own records, whose bodies it validated and hashed before the commit.
+copy from the step's own records, whose bodies it validated and hashed before the commit. A run
+it starts is kept from its first commit, and the copy carries the artifacts' ledger records, so
+``get_run`` is one read of the ledger too.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ class StepResult:
     next_action: Action
     artifact: ArtifactRecord | None = None
     """The stored record of a supporting Evidence or ScenarioSpec submission."""
+    state: RunState | None = None
+    """The run's state right after the step, when the controller knows it without reading the
+    ledger again (nothing else was written in between); otherwise None: ``load`` the run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +106,8 @@ class _Cached:
     state: RunState
     artifacts: int
     events: int
+    records: tuple[ArtifactRecord, ...]
+    """The ledger records of those artifacts, in order (what ``get_run`` lists)."""
 
 
 def _entry(event: TraceRecord) -> TraceEntry:
@@ -211,7 +218,6 @@ class Controller:
         unchanged = cached is not None and not changes.artifacts and not changes.events
         if unchanged and cached is not None and run_record(cached.state.run) == changes.run:
             return cached
-        known = cached.state if cached is not None else None
         added = tuple(
             StoredArtifact(
                 id=item.record.artifact_id,
@@ -228,11 +234,13 @@ class Controller:
         )
         run = run_from_record(changes.run)
         entries = tuple(_entry(e) for e in changes.events)
-        if known is None:
+        records = tuple(item.record for item in changes.artifacts)
+        if cached is None:
             state = RunState(run=run, artifacts=added, trace=entries)
         else:
-            state = known.extended(added, run=run, trace=(*known.trace, *entries))
-        return _Cached(state, changes.artifact_count, changes.event_count)
+            state = cached.state.extended(added, run=run, trace=(*cached.state.trace, *entries))
+            records = (*cached.records, *records)
+        return _Cached(state, changes.artifact_count, changes.event_count, records)
 
     def _remember(self, run_id: str, base: _Cached | None, new: _Cached) -> _Cached:
         """Keep ``new`` unless another call already replaced ``base`` with a later state."""
@@ -248,18 +256,32 @@ class Controller:
             self._runs.popitem(last=False)
         return new
 
-    def _committed(self, run_id: str, base: _Cached, state: RunState, commit: Commit) -> None:
-        """Append this controller's own commit to its copy, if nobody wrote in between."""
-        artifacts = base.artifacts + len(commit.artifacts)
-        events = base.events + len(commit.events)
+    def _committed(
+        self, run_id: str, base: _Cached | None, state: RunState, commit: Commit
+    ) -> RunState | None:
+        """Append this controller's own commit to its copy, if nobody wrote in between.
+
+        ``base`` is the copy the step was decided on (None for a run this commit created).
+        Returns the run's state after the commit, or None when the next load must read it.
+        """
+        known = (0, 0, ()) if base is None else (base.artifacts, base.events, base.records)
+        artifacts, events, records = known
         contiguous = all(
-            a.position == base.artifacts + i for i, a in enumerate(commit.artifacts, 1)
-        ) and all(e.sequence == base.events + i for i, e in enumerate(commit.events, 1))
+            a.position == artifacts + i for i, a in enumerate(commit.artifacts, 1)
+        ) and all(e.sequence == events + i for i, e in enumerate(commit.events, 1))
         if not contiguous or self._runs.get(run_id) is not base:
-            return  # another writer came first: the next load reads both from the ledger
-        trace = (*base.state.trace, *(_entry(e) for e in commit.events))
+            return None  # another writer came first: the next load reads both from the ledger
+        previous = () if base is None else base.state.trace
+        trace = (*previous, *(_entry(e) for e in commit.events))
         new = state.extended((), run=run_from_record(commit.run), trace=trace)
-        self._remember(run_id, base, _Cached(new, artifacts, events))
+        after = _Cached(
+            new,
+            artifacts + len(commit.artifacts),
+            events + len(commit.events),
+            (*records, *commit.artifacts),
+        )
+        self._remember(run_id, base, after)
+        return new
 
     # ------------------------------------------------------------------ commands
 
@@ -301,7 +323,9 @@ class Controller:
         commit = await self._ledger.create_run(
             run_record(state.run), request, envelope, self._events(state.run, notes, now)
         )
-        return StepResult(commit.run, action)
+        # The run's first state is known: its first load need not read it back.
+        started = self._committed(state.run.run_id, None, state, commit)
+        return StepResult(commit.run, action, state=started)
 
     async def ground(
         self,
@@ -384,15 +408,16 @@ class Controller:
         new = outcome.state
         action = next_action(new)
         if not outcome.changed:
-            return StepResult(run_record(state.run), action)
+            return StepResult(run_record(state.run), action, state=state)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
                 run_id, _new_artifact(outcome.artifacts[0]), events
             )
+            after = None
             if base is not None and not commit.replayed:
-                self._committed(run_id, base, new, commit)
-            return StepResult(commit.run, action, commit.artifacts[0])
+                after = self._committed(run_id, base, new, commit)
+            return StepResult(commit.run, action, commit.artifacts[0], state=after)
         commit = await self._ledger.commit_step(
             run_id,
             state.run.version,
@@ -400,9 +425,8 @@ class Controller:
             [_new_artifact(a) for a in outcome.artifacts],
             events,
         )
-        if base is not None:
-            self._committed(run_id, base, new, commit)
-        return StepResult(commit.run, action)
+        after = None if base is None else self._committed(run_id, base, new, commit)
+        return StepResult(commit.run, action, state=after)
 
     def _events(self, run: Run, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
         return [
@@ -428,10 +452,13 @@ class Controller:
         return next_action(await self.load(run_id))
 
     async def get_run(self, run_id: str) -> RunDetails:
-        """Return the run row, its artifact metadata and its next action."""
-        state = await self.load(run_id)
-        artifacts = await self._ledger.list_artifacts(run_id)
-        return RunDetails(run_record(state.run), artifacts, next_action(state))
+        """Return the run row, its artifact metadata and its next action.
+
+        One read of the ledger: the artifact records come with the run's state.
+        """
+        cached = await self._load(run_id)
+        state = cached.state
+        return RunDetails(run_record(state.run), cached.records, next_action(state))
 
     async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""

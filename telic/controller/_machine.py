@@ -8,8 +8,9 @@ ownership, body identity, run status and phase, schema, sourceRefs, id freshness
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import assert_never
+from typing import Any, assert_never
 
 from telic._errors import (
     InvalidTransition,
@@ -43,10 +44,18 @@ from telic.controller._phases import (
 )
 from telic.controller._refs import merge_source_refs
 from telic.controller._rules import RULES
-from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.controller._state import (
+    BodyRef,
+    Run,
+    RunState,
+    StoredArtifact,
+    artifact_uri,
+    body_refs,
+)
 from telic.controller._transitions import transition
 from telic.controller._work import deny_notes, permission_notes
 from telic.protocol._base import WireModel
+from telic.protocol._canonical import canonical_sha256
 from telic.protocol._evidence import Evidence
 from telic.protocol._registry import parse_artifact
 from telic.protocol._result import WorkResult
@@ -109,10 +118,18 @@ def stored(
     producer: str,
     source_refs: tuple[str, ...],
     now: str,
+    *,
+    wire: Mapping[str, Any] | None = None,
+    found: tuple[BodyRef, ...] | None = None,
 ) -> StoredArtifact:
-    """Wrap a typed body as the artifact record the state and the ledger keep."""
-    artifact_id = state.run.run_id if artifact_type == "RunEnvelope" else str(body.to_wire()["id"])
-    return StoredArtifact(
+    """Wrap a typed body as the artifact record the state and the ledger keep.
+
+    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them.
+    """
+    if wire is None:
+        wire = body.to_wire()
+    artifact_id = state.run.run_id if artifact_type == "RunEnvelope" else str(wire["id"])
+    artifact = StoredArtifact(
         id=artifact_id,
         type=artifact_type,
         producer=producer,
@@ -120,9 +137,12 @@ def stored(
         source_refs=source_refs,
         created_at=now,
         body=body,
-        wire=body.to_wire(),
-        sha256=body.digest(),
+        wire=wire,
+        sha256=canonical_sha256(wire),
     )
+    if found is not None:
+        artifact.remember_refs(found)
+    return artifact
 
 
 def _advance(
@@ -213,8 +233,11 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     body = parse_artifact(kind, submission.body)
     if isinstance(body, Evidence):
         scan_content(body)
-    refs = merge_source_refs(state, submission.source_refs, body.to_wire())
-    record = stored(state, kind, body, expected_producer(kind, run.phase), refs, submission.now)
+    wire = body.to_wire()
+    found = body_refs(wire)
+    refs = merge_source_refs(state, submission.source_refs, found)
+    producer = expected_producer(kind, run.phase)
+    record = stored(state, kind, body, producer, refs, submission.now, wire=wire, found=found)
     existing = state.by_id(artifact_id)
     if existing is not None:
         if kind in SUPPORTING_TYPES and (existing.type, existing.sha256, existing.source_refs) == (
@@ -225,7 +248,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             return Accepted(state, supporting=True, replayed=True, changed=False)
         message = "Artifact already exists in this run"
         raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
-    check = Check(state, kind, artifact_id, record.uri, body, dict(record.wire), refs, run.phase)
+    check = Check(
+        state, kind, artifact_id, record.uri, body, dict(record.wire), found, refs, run.phase
+    )
     issues = evaluate(RULES, check)
     if issues:
         first = issues[0]

@@ -8,13 +8,13 @@ and artifact references that do not exist yet — de-duplicated, still at most 2
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rule, Violation
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
-from telic.controller._state import RunState, StoredArtifact, body_refs, parse_artifact_uri
+from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
 from telic.protocol._types import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
 
 __all__ = [
@@ -61,9 +61,11 @@ TYPED_FIELDS: Final[dict[str, str]] = {
 
 
 def merge_source_refs(
-    state: RunState, caller: tuple[str, ...], wire: Mapping[str, Any]
+    state: RunState, caller: tuple[str, ...], found: Iterable[BodyRef]
 ) -> tuple[str, ...]:
     """Return the stored sourceRefs: the caller's, then the body's existing references.
+
+    ``found`` is what ``body_refs`` returns for the body's wire form.
 
     Raises:
         SchemaViolation: the caller's list is too long, repeats itself or holds an invalid URI.
@@ -83,7 +85,7 @@ def merge_source_refs(
                 issues=(Issue(f"source_refs.{index}", "invalid_uri", message, "REF-SOURCE-VALID"),),
             )
     merged = dict.fromkeys(caller)
-    for _, _, uri in body_refs(wire):
+    for _, _, uri in found:
         if uri.startswith("artifact://system/"):
             continue
         if parse_artifact_uri(uri) is not None and state.by_uri(uri) is None:
@@ -97,8 +99,8 @@ def merge_source_refs(
     return tuple(merged)
 
 
-def _all_refs(c: Check[Any]) -> Iterator[tuple[str, str, str]]:
-    yield from body_refs(c.wire)
+def _all_refs(c: Check[Any]) -> Iterator[BodyRef]:
+    yield from c.refs
     for index, uri in enumerate(c.source_refs):
         yield f"sourceRefs.{index}", "sourceRefs", uri
 
@@ -137,7 +139,7 @@ def ref_exists(c: Check[Any]) -> Iterator[Violation]:
 
 def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
     """Typed reference fields point at artifacts of their type."""
-    for path, field, uri in body_refs(c.wire):
+    for path, field, uri in c.refs:
         expected = TYPED_FIELDS.get(field)
         target = c.state.by_uri(uri)
         if expected is not None and target is not None and target.type != expected:

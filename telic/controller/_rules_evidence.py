@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from telic.controller._check import ANY, Check, Rule, Violation
 from telic.controller._direct import DirectRef, direct_refs, evidence_fields
-from telic.controller._state import body_refs
 
 __all__ = ["RULES"]
 
@@ -68,7 +67,7 @@ def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
     """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
     prefix = f"trace://{c.state.run.run_id}/"
     sources = ((f"sourceRefs.{i}", "sourceRefs", uri) for i, uri in enumerate(c.source_refs))
-    for path, _, uri in (*body_refs(c.wire), *sources):
+    for path, _, uri in (*c.refs, *sources):
         if uri.startswith(prefix) and c.state.trace_event(uri) is None:
             yield Violation(path, "The referenced trace event does not exist in this run")
 

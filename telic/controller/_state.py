@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -17,6 +17,7 @@ from telic.protocol._run import RunEnvelope
 from telic.protocol._types import REFERENCE_URI_PATTERN, InternalPhase, InternalRunStatus, Mode
 
 __all__ = [
+    "BodyRef",
     "OutcomeHint",
     "Run",
     "RunState",
@@ -49,30 +50,52 @@ def parse_artifact_uri(uri: str) -> tuple[str, str] | None:
     return match.group(1), match.group(2)
 
 
+BodyRef = tuple[str, str, str]
+"""One reference found in a wire body: ``(path, field name, uri)``."""
+
+_REF_SUFFIXES: Final = ("Ref", "Refs")
+
+
 def _is_ref_key(key: str) -> bool:
-    return key == "ref" or key.endswith(("Ref", "Refs")) or key == "evidenceInspected"
+    return key == "ref" or key.endswith(_REF_SUFFIXES) or key == "evidenceInspected"
 
 
-def body_refs(value: object, path: str = "") -> Iterator[tuple[str, str, str]]:
-    """Yield ``(path, field name, uri)`` for every valid reference under a reference field.
+def body_refs(value: object, path: str = "") -> tuple[BodyRef, ...]:
+    """Return ``(path, field name, uri)`` for every valid reference under a reference field.
 
     A reference field is any ``ref``, ``…Ref``, ``…Refs`` or ``evidenceInspected`` key, at any
     depth of the wire body; values that are not valid reference URIs are skipped here (the schema
-    has already judged them).
+    has already judged them). In document order.
     """
+    found: list[BodyRef] = []
+    _collect(value, path, found)
+    return tuple(found)
+
+
+def _container(value: object) -> bool:
+    return type(value) is dict or type(value) is list or isinstance(value, Mapping | list)
+
+
+def _collect(value: object, path: str, found: list[BodyRef]) -> None:
+    # Only containers are walked (a scalar holds no reference field), and a path is only built
+    # for a container or a reference: a body's many plain strings cost one type check each.
+    match = _URI_RE.match
     if isinstance(value, Mapping):
         for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
             if isinstance(key, str) and _is_ref_key(key):
-                values = item if isinstance(item, list) else [item]
-                for index, uri in enumerate(values):
-                    if isinstance(uri, str) and _URI_RE.match(uri):
-                        yield (f"{where}.{index}" if isinstance(item, list) else where), key, uri
-            else:
-                yield from body_refs(item, where)
+                where = f"{path}.{key}" if path else key
+                if isinstance(item, list):
+                    for index, uri in enumerate(item):
+                        if isinstance(uri, str) and match(uri):
+                            found.append((f"{where}.{index}", key, uri))
+                elif isinstance(item, str) and match(item):
+                    found.append((where, key, item))
+            elif _container(item):
+                _collect(item, f"{path}.{key}" if path else str(key), found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from body_refs(item, f"{path}.{index}" if path else str(index))
+            if _container(item):
+                _collect(item, f"{path}.{index}" if path else str(index), found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +123,13 @@ class StoredArtifact:
         ``StoredArtifact`` from step to step.
         """
         if self._refs is None:
-            found = [uri for _, _, uri in body_refs(self.wire)]
-            object.__setattr__(self, "_refs", (*found, *self.source_refs))
+            self.remember_refs(body_refs(self.wire))
         assert self._refs is not None
         return self._refs
+
+    def remember_refs(self, found: Iterable[BodyRef]) -> None:
+        """Keep ``refs`` from ``found``, the ``body_refs`` of ``wire`` a caller already has."""
+        object.__setattr__(self, "_refs", (*(uri for _, _, uri in found), *self.source_refs))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ and seals casts whose node is no longer executing: no cast disappears.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
 
@@ -180,14 +180,12 @@ class RunActor(Actor[RunMessage]):
                     message.expected_run_version,
                     str(payload.get("response", "")),
                 )
-                await self._after(result)
-                return result
+                return await self._after(result)
             case CancelRun():
                 result = await self._deps.controller.cancel(
                     self._run_id, message.action_id, message.expected_run_version
                 )
-                await self._after(result)
-                return result
+                return await self._after(result)
             case CastChild():
                 return await self._cast(message)
             case Progress():
@@ -239,8 +237,7 @@ class RunActor(Actor[RunMessage]):
         decision = None
         if message.artifact_type in DECISION_TYPES and isinstance(body, Mapping):
             decision = str(body.get("id", ""))
-        await self._after(result, decision)
-        return result
+        return await self._after(result, decision)
 
     async def _ground(self, message: GroundRun) -> StepResult:
         payload = self._payload(message.payload)
@@ -249,14 +246,22 @@ class RunActor(Actor[RunMessage]):
         result = await self._deps.controller.ground(
             self._run_id, message.action_id, message.expected_run_version, manifest, documents
         )
-        await self._after(result)
-        return result
+        return await self._after(result)
 
-    async def _after(self, result: StepResult, decision_id: str | None = None) -> None:
-        """Record consumption against an accepted decision; seal casts whose node moved on."""
+    async def _after(self, result: StepResult, decision_id: str | None = None) -> StepResult:
+        """Record consumption against an accepted decision; seal casts whose node moved on.
+
+        Returns the reply: ``result`` without its state, which only this step needed (an idle
+        actor's last reply stays referenced until its next message, and a run's whole state is
+        too much to keep per idle run).
+        """
+        reply = result if result.state is None else replace(result, state=None)
         if not self._slot.casts and decision_id is None:
-            return
-        state = await self._deps.controller.load(self._run_id)
+            return reply
+        # The step's own state when the controller has it (nothing was written since): no read.
+        state = result.state
+        if state is None:
+            state = await self._deps.controller.load(self._run_id)
         if decision_id:
             stored = state.by_id(decision_id)
             if stored is not None:
@@ -278,7 +283,7 @@ class RunActor(Actor[RunMessage]):
                 await self._store_sealed(
                     open_cast, self._unreturned(open_cast), "its work node stopped executing"
                 )
-        del result
+        return reply
 
     # ------------------------------------------------------------------ casting
 
@@ -531,4 +536,4 @@ class Launcher(Actor[StartRun]):
                 await deps.ledger.store_supporting(result.run.run_id, policy, [note])
         except TelicError as error:
             return Outcome(error=error)
-        return Outcome(value=result)
+        return Outcome(value=replace(result, state=None))  # kept by the idle launcher otherwise

@@ -242,11 +242,12 @@ class Service:
         now = anyio.current_time()
         stopped = 0
         for run_id, slot in list(self._slots.items()):
-            if slot.ref is not None and slot.idle and now - slot.last_active >= idle_for:
+            if slot.idle and now - slot.last_active >= idle_for:
                 ref, slot.ref = slot.ref, None
-                del self._slots[run_id]
-                await ref.stop()
-                stopped += 1
+                del self._slots[run_id]  # a run started here and never sent anything goes too
+                if ref is not None:
+                    await ref.stop()
+                    stopped += 1
         return stopped
 
     # ------------------------------------------------------------------ state changes
@@ -294,6 +295,11 @@ class Service:
         with self._stage.staged_json(payload) as key:
             outcome = await self._launcher.ask(StartRun(key))
         result: StepResult = outcome.unwrap()
+        # The run exists and no earlier session of it left casts open: its first message needs
+        # neither the existence check nor the actor's recovery pass (two reads of the ledger).
+        run_id = result.run.run_id
+        if run_id not in self._slots:
+            self._slots[run_id] = RunSlot(run_id, recovered=True, last_active=anyio.current_time())
         return result
 
     async def ground(

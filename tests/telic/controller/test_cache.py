@@ -13,6 +13,7 @@ from telic.controller import Accepted, Controller, RunState, SubmitArtifact, Tok
 from telic.ledger import ArtifactBody, open_ledger
 
 from .builders import READ, Flow, clock_from, ids_from
+from .counting import CountingLedger
 
 pytestmark = pytest.mark.anyio
 
@@ -169,3 +170,79 @@ async def test_a_carried_index_answers_as_one_built_from_scratch() -> None:
         assert kept.by_id("no-such-id") is None
         assert kept.all("UserReport") == ()
         assert kept.latest("UserReport") is None
+
+
+async def test_a_started_run_is_kept_without_reading_it_back() -> None:
+    async with open_ledger("memory://") as ledger:
+        counting = CountingLedger(ledger)
+        flow = await Flow.start(counting.ledger, "analyze_only")
+        assert flow.last.state is not None
+        assert flow.last.state == await Controller(ledger).load(flow.b.run_id)
+        await flow.controller.load(flow.b.run_id)
+        assert counting.calls["read_changes"] == 1  # asked what changed, not the whole run
+
+
+async def test_get_run_lists_what_the_ledger_lists_in_one_read() -> None:
+    async with open_ledger("memory://") as ledger:
+        counting = CountingLedger(ledger)
+        flow = await Flow.start(counting.ledger, "analyze_only")
+        await _to_execute(flow)
+        await flow.submit("Evidence", flow.b.evidence())
+        before = counting.reads()
+        details = await flow.controller.get_run(flow.b.run_id)
+        assert counting.reads() == before + 1
+        assert details.artifacts == await ledger.list_artifacts(flow.b.run_id)
+        assert details.run == await ledger.get_run(flow.b.run_id)
+
+
+async def test_get_run_lists_artifacts_another_controller_appended(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'state'}"
+    async with open_ledger(url) as first_ledger, open_ledger(url) as second_ledger:
+        flow = await Flow.start(first_ledger, "analyze_only")
+        await _to_execute(flow)
+        mine = flow.controller
+        await mine.get_run(flow.b.run_id)
+        other = Controller(second_ledger, clock=clock_from(100), new_id=ids_from("other"))
+        await other.submit_artifact(
+            flow.b.run_id, *flow.token(), "Evidence", flow.b.evidence("evidence-9")
+        )
+        details = await mine.get_run(flow.b.run_id)
+        assert details.artifacts[-1].artifact_id == "evidence-9"
+        assert details.artifacts == await first_ledger.list_artifacts(flow.b.run_id)
+
+
+async def test_a_step_carries_its_state_when_nothing_was_written_in_between() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await Flow.start(ledger, "analyze_only")
+        await _to_execute(flow)
+        for kind, body in (("Evidence", flow.b.evidence()), ("WorkResult", flow.b.result())):
+            result = await flow.submit(kind, body)
+            assert result.state is not None
+            assert result.state == await Controller(ledger).load(flow.b.run_id)
+            assert result.state.run.version == result.run.version
+
+
+async def test_a_step_carries_no_state_when_another_writer_came_first(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'state'}"
+    async with open_ledger(url) as first_ledger, open_ledger(url) as second_ledger:
+        flow = await Flow.start(first_ledger, "analyze_only")
+        await _to_execute(flow)
+        b, mine = flow.b, flow.controller
+        state = await mine.load(b.run_id)
+        other = Controller(second_ledger, clock=clock_from(100), new_id=ids_from("other"))
+        await other.submit_artifact(b.run_id, *flow.token(), "Evidence", b.evidence("evidence-1"))
+        submission = SubmitArtifact(
+            Token(*flow.token()),
+            "Evidence",
+            b.evidence("evidence-2"),
+            (),
+            "2026-01-02T00:00:00.000Z",
+        )
+        outcome = step(state, submission)
+        assert isinstance(outcome, Accepted)
+        stored = await mine.commit(b.run_id, state, outcome, submission.now)
+        assert stored.state is None  # the caller must load: the other's Evidence is not in it
+        assert [a.id for a in (await mine.load(b.run_id)).all("Evidence")] == [
+            "evidence-1",
+            "evidence-2",
+        ]
