@@ -17,7 +17,7 @@ leaves the process. When ``opentelemetry`` is not installed every method is a no
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -48,7 +48,6 @@ except ImportError:  # pragma: no cover - exercised only without the otel extra
 WORKFLOW: Final = "telic"
 _TERMINAL: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
 _AGENT_SPAN_EVENTS: Final = frozenset({"phase_submitted", "clarification_requested"})
-_PAGE: Final = 500
 
 
 def otel_available() -> bool:
@@ -71,6 +70,9 @@ class _RunTrack:
     span: Span
     mode: str
     seen_chain: int = 0
+    artifacts: int = 0
+    """How many of the run's artifacts, and trace events, were observed (the ledger appends)."""
+    events: int = 0
     boundary: str = ""
     pending_permissions: list[tuple[Attributes, int]] = field(default_factory=list)
     reserved: int = 0
@@ -94,27 +96,29 @@ class TelemetryObserver:
     async def observe(self, ledger: Ledger, run_id: str) -> None:
         """Emit spans and events for the records of ``run_id`` not observed yet.
 
-        The run span stays open until the run is terminal. Raises ``NotFound``.
+        One read of the ledger, of what was appended since the last call (with the new
+        artifacts' verified bodies): the cost follows the step, not the length of the run. The
+        run span stays open until the run is terminal. Raises ``NotFound``.
         """
         if self._tracer is None:
             return
-        record = await ledger.get_run(run_id)
         track = self._runs.get(run_id)
+        known = (0, 0) if track is None else (track.artifacts, track.events)
+        changes = await ledger.read_changes(run_id, *known)
+        record = changes.run
         if track is None:
             track = self._open(record)
-        artifacts = [
-            a for a in await ledger.list_artifacts(run_id) if a.chain_index > track.seen_chain
-        ]
-        events = [e for e in await _all_events(ledger, run_id) if e.chain_index > track.seen_chain]
-        bodies = {a.artifact_id: await _body(ledger, a) for a in artifacts}
+        artifacts = [item.record for item in changes.artifacts]
+        bodies = {item.record.artifact_id: item.body for item in changes.artifacts}
         by_uri = {f"artifact://{run_id}/{a.artifact_id}": a for a in artifacts}
-        records: list[ArtifactRecord | TraceRecord] = [*artifacts, *events]
+        records: list[ArtifactRecord | TraceRecord] = [*artifacts, *changes.events]
         for item in sorted(records, key=lambda r: r.chain_index):
             if isinstance(item, TraceRecord):
                 self._event(track, item, by_uri, bodies)
             elif item.type == "EvidencePacket":
                 self._cast(track, bodies.get(item.artifact_id, {}), item.created_at)
             track.seen_chain = max(track.seen_chain, item.chain_index)
+        track.artifacts, track.events = changes.artifact_count, changes.event_count
         if record.status in _TERMINAL:
             self._close(run_id, record)
 
@@ -294,21 +298,6 @@ def _consumption(summary: str) -> Attributes:
     if isinstance(record.get("cited"), bool):
         facts["telic.packet.cited"] = record["cited"]
     return facts
-
-
-async def _body(ledger: Ledger, artifact: ArtifactRecord) -> Mapping[str, Any]:
-    return (await ledger.read_artifact(artifact.run_id, artifact.artifact_id)).body
-
-
-async def _all_events(ledger: Ledger, run_id: str) -> Sequence[TraceRecord]:
-    events: list[TraceRecord] = []
-    after = 0
-    while True:
-        page = await ledger.page_trace(run_id, after, _PAGE)
-        events.extend(page.events)
-        if not page.has_more or not page.events:
-            return events
-        after = page.events[-1].sequence
 
 
 async def export_run(
