@@ -3,16 +3,22 @@
 Protocol bytes go to stdout (stdio) or the socket (HTTP); diagnostics go to stderr. SIGINT and
 SIGTERM cancel the serving task group, so the service — and with it the ledger — is closed by
 its own ``async with`` on the way out.
+
+Over stdio the event loop itself reads and writes the pipes (non-blocking), so a call costs no
+hop to a worker thread on the way in or out; stdin or stdout that is not a pipe or a socket is
+served by a reader thread and the SDK's own stdout instead.
 """
 
 from __future__ import annotations
 
+import gc
 import hmac
 import importlib
 import importlib.metadata
 import io
 import os
 import signal
+import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -160,10 +166,11 @@ def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None
 class _StdinLines(anyio.AsyncFile[str]):
     """stdin read by a daemon thread, so a signal can end the server while a read is pending.
 
-    anyio's worker threads are joined at interpreter exit, and one blocked reading an open pipe
-    would keep the process alive after the ledger is closed. A daemon thread reading a private
-    duplicate of the descriptor with ``os.read`` holds no interpreter-level buffer lock, so the
-    process can always exit.
+    The fallback for a stdin that is not a pipe or a socket (a file, a terminal). anyio's worker
+    threads are joined at interpreter exit, and one blocked reading an open pipe would keep the
+    process alive after the ledger is closed. A daemon thread reading a private duplicate of the
+    descriptor with ``os.read`` holds no interpreter-level buffer lock, so the process can always
+    exit.
     """
 
     def __init__(self, fd: int) -> None:
@@ -206,6 +213,126 @@ class _StdinLines(anyio.AsyncFile[str]):
             return ""
 
 
+class _PipeLines(anyio.AsyncFile[str]):
+    """Lines of a non-blocking pipe, read by the event loop itself.
+
+    No thread and no hop per message: the loop reads what the pipe holds and waits for it to
+    become readable only when it is empty. Cancelling the wait (a signal) ends the server.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer already known to hold no newline
+        self._ended = False
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at end of input."""
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0 or self._ended:
+                size = end + 1 if end >= 0 else len(self._buffer)
+                line = bytes(self._buffer[:size])
+                del self._buffer[:size]
+                self._scanned = 0
+                return line.decode("utf-8", "replace")
+            self._scanned = len(self._buffer)
+            try:
+                chunk = os.read(self._fd, _READ_SIZE)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            self._ended = not chunk
+            self._buffer += chunk
+
+
+class _PipeWriter(anyio.AsyncFile[str]):
+    """A non-blocking pipe written by the event loop itself; it waits only while the pipe is full.
+
+    Each message is written whole before the next: the SDK's writer awaits one at a time.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+
+    async def write(self, b: str) -> int:
+        """Write all of ``b``, encoded as UTF-8."""
+        data = memoryview(b.encode("utf-8"))
+        while data:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            data = data[written:]
+        return len(b)
+
+    async def flush(self) -> None:
+        """Nothing is buffered: every write went to the pipe."""
+
+
+_READ_SIZE: Final = 65_536
+
+
+def _is_stream(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or a socket, which the event loop can wait on (POSIX only)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextmanager
+def _claimed(fd: int, diversion: int) -> Iterator[int]:
+    """A private, non-blocking duplicate of ``fd``, while ``fd`` itself points at ``diversion``.
+
+    Children and stray writes then never touch the wire (as the SDK's own stdio transport
+    arranges), and nothing else shares the non-blocking descriptor. On the way out ``fd`` gets
+    the wire back, blocking again.
+    """
+    import fcntl  # POSIX only, as ``_is_stream`` guarantees
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(diversion, fd)
+        os.set_blocking(private, False)
+        yield private
+    finally:
+        os.set_blocking(private, True)
+        os.dup2(private, fd)
+        os.close(private)
+
+
+@contextmanager
+def _wire_files() -> Iterator[tuple[anyio.AsyncFile[str], anyio.AsyncFile[str] | None]]:
+    """stdin and stdout for the SDK's stdio transport.
+
+    Pipes (how every host starts a server) are read and written by the event loop itself;
+    anything else falls back to a reader thread for stdin and to the SDK's own stdout, whose
+    every write and flush is a hop to a worker thread.
+    """
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    if not (_is_stream(stdin) and _is_stream(stdout)):
+        yield _StdinLines(os.dup(stdin)), None
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        stray = os.dup(sys.stderr.fileno())  # where stray writes to stdout go meanwhile
+    except (AttributeError, ValueError, OSError):
+        stray = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with _claimed(stdin, null) as reading, _claimed(stdout, stray) as writing:
+            yield _PipeLines(reading), _PipeWriter(writing)
+    finally:
+        os.close(null)
+        os.close(stray)
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn without its own signal handlers: ``serve`` owns SIGINT and SIGTERM."""
 
@@ -226,10 +353,10 @@ def _say(message: str) -> None:
 
 
 async def _serve_stdio(server: MCPServer[Any]) -> None:
-    stdin = _StdinLines(os.dup(sys.stdin.fileno()))
-    lowlevel = server._lowlevel_server  # the SDK exposes stdio serving with fixed stdin only
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    lowlevel = server._lowlevel_server  # the SDK exposes stdio serving with fixed streams only
+    with _wire_files() as (stdin, stdout):
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 async def _serve_http(
@@ -294,6 +421,7 @@ class _OpeningBackend:
             return
         async with open_backend(self._config) as backend:
             self._backend = backend
+            gc.freeze()  # what is loaded and open now lives as long as the server: see _serving_gc
             self._ready.set()
             await self._closing.wait()
 
@@ -316,12 +444,41 @@ class _OpeningBackend:
         return (await self.backend()).ledger
 
 
+_YOUNG_COLLECTION: Final = 10_000
+"""Net allocations between two young-generation collections while serving (CPython's is 700)."""
+
+
+@contextmanager
+def _serving_gc() -> Iterator[None]:
+    """The cyclic garbage collector tuned for a long-lived server, restored on the way out.
+
+    With CPython's defaults a server under load (16 HTTP clients) spent 6-10 % of its time
+    collecting, most of it in full collections that walk every object the imports and the open
+    backend created, about 0.1 s each, several times a minute. Those objects are frozen once the
+    backend is open, so full collections skip them, and young collections run every 10,000 net
+    allocations instead of 700: a call allocates thousands of short-lived objects, nearly all
+    freed by reference counting, so fewer of them survive into older generations.
+    """
+    previous = gc.get_threshold()
+    gc.set_threshold(_YOUNG_COLLECTION, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+
+
 async def serve(config: ServerConfig) -> None:
     """Serve until stdin closes (stdio) or a signal arrives; the ledger closes on the way out.
 
     Over stdio the server answers at once: the service opens concurrently, and the first tool
     call waits for it.
     """
+    with _serving_gc():
+        await _serve_backend(config)
+
+
+async def _serve_backend(config: ServerConfig) -> None:
     opening = _OpeningBackend(config)
     async with anyio.create_task_group() as backend_group:
         backend_group.start_soon(opening.run)
@@ -333,7 +490,7 @@ async def serve(config: ServerConfig) -> None:
 
 async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
     reports = opening.ledger if has_reports() else None
-    server = assemble(opening.service, version=_version(), ledger=reports)
+    server = assemble(opening.service, version=_version(), ledger=reports, schemas=config.schemas)
     root = config.repository_root
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
