@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_types import TextContent
+
 from telic.cli import Change, DemoRepository, TelicTools, drive_mode, find_demo_repo
 
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause and fix it"
@@ -82,7 +84,7 @@ class TimedTools(TelicTools):
         began = time.perf_counter()
         result = await self.client.call_tool(tool, args, progress_callback=progress)
         seconds = time.perf_counter() - began
-        text = sum(len(c.text.encode()) for c in result.content if getattr(c, "type", "") == "text")
+        text = sum(len(c.text.encode()) for c in result.content if isinstance(c, TextContent))
         envelope = result.structured_content
         ok = isinstance(envelope, dict) and envelope.get("ok") is True
         self.calls.append(Call(tool, seconds, text, ok))
@@ -152,6 +154,25 @@ def children_of(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry))
     return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time ``pid`` has used so far (Linux ``/proc``), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pid(url: str | None = None) -> int | None:
+    """The ``telic serve`` child of this process: over stdio, or over HTTP serving ``url``."""
+    bind = None if url is None else url.split("//", 1)[-1].split("/", 1)[0].encode()
+    for pid in children_of(os.getpid()):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and (bind in argv if bind is not None else b"--http" not in argv):
+            return pid
+    return None
 
 
 def rss_kib(pid: int) -> dict[str, int]:
