@@ -81,6 +81,9 @@ class _Cell(_Child, Generic[M]):
                 if in_flight is not None:
                     in_flight.resolve(result)
                     in_flight = None
+                # An idle actor must not keep its last message and reply alive: they may hold
+                # large states, and nothing else may ever refer to them again.
+                del envelope, result
             await actor.on_stop()
         except Exception as exc:
             self.failure = exc

@@ -399,15 +399,22 @@ class PermissionSet(WireModel):
 
     @classmethod
     def empty(cls) -> PermissionSet:
-        """Return the set that permits nothing."""
-        return cls(
-            repository=RepositoryPermissions(read=[], write=[], delete=[]),
-            shell=ShellPermissions(inspect=False, execute_allowlist=[]),
-            runtime=RuntimePermissions(inspect=[], restart=[]),
-            browser=BrowserPermissions(inspect=False, mutate_state=False),
-            network=NetworkPermissions(read_domains=[], external_write=False),
-            subagents=SubagentPermissions(spawn=False, maximum_children=0, maximum_depth=0),
-        )
+        """Return the set that permits nothing.
+
+        It is one shared instance (the controller asks for it several times per step): models
+        are frozen, and nothing may mutate the lists inside a permission set.
+        """
+        return _NO_PERMISSIONS
+
+
+_NO_PERMISSIONS: Final = PermissionSet(
+    repository=RepositoryPermissions(read=[], write=[], delete=[]),
+    shell=ShellPermissions(inspect=False, execute_allowlist=[]),
+    runtime=RuntimePermissions(inspect=[], restart=[]),
+    browser=BrowserPermissions(inspect=False, mutate_state=False),
+    network=NetworkPermissions(read_domains=[], external_write=False),
+    subagents=SubagentPermissions(spawn=False, maximum_children=0, maximum_depth=0),
+)
 
 
 # --------------------------------------------------------------------- claims and findings

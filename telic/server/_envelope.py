@@ -14,7 +14,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
@@ -50,6 +50,25 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+"""Types whose values are already JSON (exact types only: a subclass takes the long way)."""
+
+
+_RECORD_FIELDS: Final[dict[type, tuple[tuple[str, str], ...]]] = {}
+
+
+def _record_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(field name, camelCase name)`` of a dataclass record's wire fields, in field order."""
+    fields = _RECORD_FIELDS.get(cls)
+    if fields is None:
+        fields = _RECORD_FIELDS[cls] = tuple(
+            (f.name, _camel(f.name))
+            for f in dataclasses.fields(cls)
+            if f.name not in _HIDDEN_FIELDS
+        )
+    return fields
+
+
 def to_wire(value: object, schema: SchemaFn = emitted_schema) -> Any:
     """Return the JSON-ready camelCase form of a record, model or plain value.
 
@@ -64,6 +83,22 @@ def to_wire(value: object, schema: SchemaFn = emitted_schema) -> Any:
 
 
 def _wire(value: object, phase_action: type[PhaseAction], schema: SchemaFn) -> Any:
+    # Every step's response goes through here: the common exact types come first, so a record
+    # costs a field-list lookup and its scalars nothing, while everything else takes the
+    # general branches below in their original order.
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return [
+            v if type(v) in _SCALARS else _wire(v, phase_action, schema)
+            for v in cast("Sequence[object]", value)
+        ]
+    if kind is dict:
+        return {
+            str(k): v if type(v) in _SCALARS else _wire(v, phase_action, schema)
+            for k, v in cast("Mapping[object, object]", value).items()
+        }
     if isinstance(value, phase_action):
         return _phase_action(value, schema)
     if isinstance(value, BaseModel):
@@ -72,11 +107,11 @@ def _wire(value: object, phase_action: type[PhaseAction], schema: SchemaFn) -> A
     if callable(own) and not isinstance(value, type):
         return _wire(own(), phase_action, schema)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            _camel(f.name): _wire(getattr(value, f.name), phase_action, schema)
-            for f in dataclasses.fields(value)
-            if f.name not in _HIDDEN_FIELDS
-        }
+        wire: dict[str, Any] = {}
+        for name, camel in _record_fields(kind):
+            field = getattr(value, name)
+            wire[camel] = field if type(field) in _SCALARS else _wire(field, phase_action, schema)
+        return wire
     if isinstance(value, Mapping):
         return {str(k): _wire(v, phase_action, schema) for k, v in value.items()}
     if isinstance(value, bytes):

@@ -3,10 +3,13 @@
 Hypothesis drives one runtime per example through a blocking portal, once on asyncio and once
 on trio. Invariants: every ask gets a reply or a typed error; every message offered is
 delivered, dropped, refused or still queued, and the counts match the model exactly.
+Apart from the machine: an idle actor holds on to nothing it has handled.
 """
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -16,6 +19,7 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -290,3 +294,31 @@ TestActorLifecycleOnAsyncio = AsyncioLifecycle.TestCase
 TestActorLifecycleOnAsyncio.settings = _SETTINGS
 TestActorLifecycleOnTrio = TrioLifecycle.TestCase
 TestActorLifecycleOnTrio.settings = _SETTINGS
+
+
+class Bulk:
+    """An answer that may pin a large state."""
+
+
+@dataclass(frozen=True)
+class Load(Ask[Bulk]):
+    """A request that may pin a large state."""
+
+
+class Loader(Actor[Load]):
+    async def on_message(self, message: Load) -> Bulk:
+        return Bulk()
+
+
+@pytest.mark.anyio
+async def test_an_idle_actor_keeps_neither_its_last_message_nor_its_answer_alive() -> None:
+    async with open_runtime() as runtime:
+        ref = runtime.spawn(Loader)
+        request = Load()
+        answer = await ref.ask(request)
+        left = weakref.ref(request), weakref.ref(answer)
+        del request, answer
+        await _until(lambda: ref.statistics().tasks_waiting_receive == 1)  # idle, waiting for mail
+        gc.collect()
+        assert [r() for r in left] == [None, None]
+        assert ref.is_alive

@@ -1,0 +1,214 @@
+"""Serve MCP over stdio: the pipes read and written by the event loop itself.
+
+Pipes (how every host starts a server) are read and written without a hop to a worker thread
+on the way in or out: a private non-blocking duplicate of each descriptor serves the wire while
+the process's own stdin and stdout point elsewhere, so children and stray writes never touch
+it. stdin or stdout that is not a pipe or a socket (a file, a terminal) is served by a daemon
+reader thread and the SDK's own stdout instead.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+__all__ = [
+    "PipeLines",
+    "PipeWriter",
+    "StdinLines",
+    "claimed",
+    "is_stream",
+    "serve_stdio",
+    "wire_files",
+]
+
+_READ_SIZE: Final = 65_536
+"""Bytes asked of the pipe per read."""
+
+
+class StdinLines(anyio.AsyncFile[str]):
+    """stdin read by a daemon thread, so a signal can end the server while a read is pending.
+
+    The fallback for a stdin that is not a pipe or a socket (a file, a terminal). anyio's worker
+    threads are joined at interpreter exit, and one blocked reading an open pipe would keep the
+    process alive after the ledger is closed. A daemon thread reading a private duplicate of the
+    descriptor with ``os.read`` holds no interpreter-level buffer lock, so the process can always
+    exit.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+        self._lines: anyio.abc.ObjectReceiveStream[str] | None = None
+
+    def _start(self) -> anyio.abc.ObjectReceiveStream[str]:
+        send, receive = anyio.create_memory_object_stream[str](0)
+        token = anyio.lowlevel.current_token()
+        fd = self._fd
+
+        def pump() -> None:
+            pending = b""
+            try:
+                while chunk := os.read(fd, 65536):
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        text = line.decode("utf-8", "replace") + "\n"
+                        anyio.from_thread.run(send.send, text, token=token)
+                if pending:
+                    anyio.from_thread.run(
+                        send.send, pending.decode("utf-8", "replace"), token=token
+                    )
+                anyio.from_thread.run_sync(send.close, token=token)
+            except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return  # the server is gone or stopping: nobody reads any more
+
+        threading.Thread(target=pump, name="telic-stdin", daemon=True).start()
+        return receive
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at end of input."""
+        if self._lines is None:
+            self._lines = self._start()
+        try:
+            return await self._lines.receive()
+        except anyio.EndOfStream:
+            return ""
+
+
+class PipeLines(anyio.AsyncFile[str]):
+    """Lines of a non-blocking pipe, read by the event loop itself.
+
+    No thread and no hop per message: the loop reads what the pipe holds and waits for it to
+    become readable only when it is empty. Cancelling the wait (a signal) ends the server.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer already known to hold no newline
+        self._ended = False
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at end of input."""
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0 or self._ended:
+                size = end + 1 if end >= 0 else len(self._buffer)
+                line = bytes(self._buffer[:size])
+                del self._buffer[:size]
+                self._scanned = 0
+                return line.decode("utf-8", "replace")
+            self._scanned = len(self._buffer)
+            try:
+                chunk = os.read(self._fd, _READ_SIZE)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            self._ended = not chunk
+            self._buffer += chunk
+
+
+class PipeWriter(anyio.AsyncFile[str]):
+    """A non-blocking pipe written by the event loop itself; it waits only while the pipe is full.
+
+    Each message is written whole before the next: the SDK's writer awaits one at a time.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.StringIO())
+        self._fd = fd
+
+    async def write(self, b: str) -> int:
+        """Write all of ``b``, encoded as UTF-8."""
+        data = memoryview(b.encode("utf-8"))
+        while data:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            data = data[written:]
+        return len(b)
+
+    async def flush(self) -> None:
+        """Nothing is buffered: every write went to the pipe."""
+
+
+def is_stream(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or a socket, which the event loop can wait on (POSIX only)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextmanager
+def claimed(fd: int, diversion: int) -> Iterator[int]:
+    """A private, non-blocking duplicate of ``fd``, while ``fd`` itself points at ``diversion``.
+
+    Children and stray writes then never touch the wire (as the SDK's own stdio transport
+    arranges), and nothing else shares the non-blocking descriptor. On the way out ``fd`` gets
+    the wire back, blocking again.
+    """
+    import fcntl  # POSIX only, as ``is_stream`` guarantees
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(diversion, fd)
+        os.set_blocking(private, False)
+        yield private
+    finally:
+        os.set_blocking(private, True)
+        os.dup2(private, fd)
+        os.close(private)
+
+
+@contextmanager
+def wire_files() -> Iterator[tuple[anyio.AsyncFile[str], anyio.AsyncFile[str] | None]]:
+    """stdin and stdout for the SDK's stdio transport.
+
+    Pipes (how every host starts a server) are read and written by the event loop itself;
+    anything else falls back to a reader thread for stdin and to the SDK's own stdout, whose
+    every write and flush is a hop to a worker thread.
+    """
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    if not (is_stream(stdin) and is_stream(stdout)):
+        yield StdinLines(os.dup(stdin)), None
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        stray = os.dup(sys.stderr.fileno())  # where stray writes to stdout go meanwhile
+    except (AttributeError, ValueError, OSError):
+        stray = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with claimed(stdin, null) as reading, claimed(stdout, stray) as writing:
+            yield PipeLines(reading), PipeWriter(writing)
+    finally:
+        os.close(null)
+        os.close(stray)
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
+    lowlevel = server._lowlevel_server  # the SDK exposes stdio serving with fixed streams only
+    with wire_files() as (stdin, stdout):
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
