@@ -62,6 +62,6 @@ def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
     cache[spec.protocol] = tuple(ordered)
     room = MAX_INPUT_REFS - len(ordered)
     if "Evidence" in spec.inputs and room > 0:
-        evidence = state.all("Evidence")[-room:]
+        evidence = state.recent("Evidence", room)
         ordered.extend(e.uri for e in evidence)
     return tuple(ordered)

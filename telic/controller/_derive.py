@@ -38,7 +38,12 @@ def plan_reservation(plan: WorkPlan) -> int:
 
 
 def reserved_tool_calls(state: RunState) -> int:
-    """Return the tool calls reserved by every WorkPlan of the run so far."""
+    """Return the tool calls reserved by every WorkPlan of the run so far (kept while only
+    Evidence is appended)."""
+    return state.carried(_reserved_tool_calls)
+
+
+def _reserved_tool_calls(state: RunState) -> int:
     return sum(plan_reservation(plan.body) for plan in state.all("WorkPlan"))
 
 
@@ -52,8 +57,13 @@ def pending_node(state: RunState) -> WorkNode | None:
 
     Serial execution: nodes run in plan order; a node is ready when every node it depends on has
     a ``completed`` result. A node with an unsuccessful result is never retried, and its
-    dependants never become ready.
+    dependants never become ready. Computed once per state and kept while only Evidence is
+    appended, which cannot change it.
     """
+    return state.carried(_pending_node)
+
+
+def _pending_node(state: RunState) -> WorkNode | None:
     plan = state.latest("WorkPlan")
     if plan is None:
         return None
@@ -105,12 +115,10 @@ def controlling_order(state: RunState) -> WorkOrder | None:
     The most recent QualityReview or ReleaseAudit controls: a ``remediate`` review or audit
     scopes by its work order or defect, a ``proceed_to_fix`` review by its correction order.
     """
-    latest = next(
-        (a for a in reversed(state.artifacts) if a.type in ("QualityReview", "ReleaseAudit")),
-        None,
-    )
-    if latest is None:
+    found = [a for a in (state.latest("QualityReview"), state.latest("ReleaseAudit")) if a]
+    if not found:
         return None
+    latest = max(found, key=state.position)
     body = latest.body
     if latest.type == "QualityReview" and body.decision == "remediate":
         order = body.remediation_work_order

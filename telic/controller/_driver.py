@@ -32,6 +32,7 @@ from telic.controller._events import (
     SubmitArtifact,
     Token,
 )
+from telic.controller._log import Log
 from telic.controller._machine import step
 from telic.controller._next import next_action
 from telic.controller._start import (
@@ -106,7 +107,7 @@ class _Cached:
     state: RunState
     artifacts: int
     events: int
-    records: tuple[ArtifactRecord, ...]
+    records: Log[ArtifactRecord]
     """The ledger records of those artifacts, in order (what ``get_run`` lists)."""
 
 
@@ -168,6 +169,7 @@ def _new_artifact(artifact: StoredArtifact) -> NewArtifact:
         source_refs=artifact.source_refs,
         quota_key=quota,
         created_at=artifact.created_at,
+        canonical=artifact.canonical,
     )
 
 
@@ -237,10 +239,12 @@ class Controller:
         records = tuple(item.record for item in changes.artifacts)
         if cached is None:
             state = RunState(run=run, artifacts=added, trace=entries)
-        else:
-            state = cached.state.extended(added, run=run, trace=(*cached.state.trace, *entries))
-            records = (*cached.records, *records)
-        return _Cached(state, changes.artifact_count, changes.event_count, records)
+            return _Cached(state, changes.artifact_count, changes.event_count, Log.of(records))
+        # Extending shares the cached logs (see ``Log``): O(appended), not O(run length).
+        state = cached.state.extended(added, run=run, trace=cached.state.with_trace(entries))
+        return _Cached(
+            state, changes.artifact_count, changes.event_count, cached.records.appended(records)
+        )
 
     def _remember(self, run_id: str, base: _Cached | None, new: _Cached) -> _Cached:
         """Keep ``new`` unless another call already replaced ``base`` with a later state."""
@@ -264,21 +268,27 @@ class Controller:
         ``base`` is the copy the step was decided on (None for a run this commit created).
         Returns the run's state after the commit, or None when the next load must read it.
         """
-        known = (0, 0, ()) if base is None else (base.artifacts, base.events, base.records)
+        known = (
+            (0, 0, Log[ArtifactRecord].of(()))
+            if base is None
+            else (base.artifacts, base.events, base.records)
+        )
         artifacts, events, records = known
         contiguous = all(
             a.position == artifacts + i for i, a in enumerate(commit.artifacts, 1)
         ) and all(e.sequence == events + i for i, e in enumerate(commit.events, 1))
         if not contiguous or self._runs.get(run_id) is not base:
             return None  # another writer came first: the next load reads both from the ledger
-        previous = () if base is None else base.state.trace
-        trace = (*previous, *(_entry(e) for e in commit.events))
+        entries = tuple(_entry(e) for e in commit.events)
+        # ``state`` came out of ``step`` (whose phase steps start an empty trace): the trace is the
+        # base's, which the step was decided on, plus this commit's events.
+        trace = entries if base is None else base.state.with_trace(entries)
         new = state.extended((), run=run_from_record(commit.run), trace=trace)
         after = _Cached(
             new,
             artifacts + len(commit.artifacts),
             events + len(commit.events),
-            (*records, *commit.artifacts),
+            records.appended(commit.artifacts),
         )
         self._remember(run_id, base, after)
         return new
@@ -458,7 +468,7 @@ class Controller:
         """
         cached = await self._load(run_id)
         state = cached.state
-        return RunDetails(run_record(state.run), cached.records, next_action(state))
+        return RunDetails(run_record(state.run), tuple(cached.records), next_action(state))
 
     async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""

@@ -54,8 +54,8 @@ from telic.controller._state import (
 )
 from telic.controller._transitions import transition
 from telic.controller._work import deny_notes, permission_notes
+from telic.ledger import CanonicalBody
 from telic.protocol._base import WireModel
-from telic.protocol._canonical import canonical_sha256
 from telic.protocol._evidence import Evidence
 from telic.protocol._registry import parse_artifact
 from telic.protocol._result import WorkResult
@@ -129,6 +129,7 @@ def stored(
     if wire is None:
         wire = body.to_wire()
     artifact_id = state.run.run_id if artifact_type == "RunEnvelope" else str(wire["id"])
+    canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
     artifact = StoredArtifact(
         id=artifact_id,
         type=artifact_type,
@@ -138,7 +139,8 @@ def stored(
         created_at=now,
         body=body,
         wire=wire,
-        sha256=canonical_sha256(wire),
+        sha256=canonical.sha256,
+        canonical=canonical,
     )
     if found is not None:
         artifact.remember_refs(found)

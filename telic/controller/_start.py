@@ -15,6 +15,7 @@ from telic._errors import Issue, SchemaViolation
 from telic.controller._events import TraceNote
 from telic.controller._phases import PHASES
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
 from telic.protocol._base import WireModel
 from telic.protocol._run import (
@@ -43,6 +44,8 @@ _CANONICAL: Final[dict[str, str]] = {
 def _record(
     run_id: str, kind: str, body: WireModel, artifact_id: str, refs: tuple[str, ...], now: str
 ) -> StoredArtifact:
+    wire = body.to_wire()
+    canonical = CanonicalBody(wire)
     return StoredArtifact(
         id=artifact_id,
         type=kind,
@@ -51,8 +54,9 @@ def _record(
         source_refs=refs,
         created_at=now,
         body=body,
-        wire=body.to_wire(),
-        sha256=body.digest(),
+        wire=wire,
+        sha256=canonical.sha256,
+        canonical=canonical,
     )
 
 

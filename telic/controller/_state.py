@@ -7,12 +7,13 @@ transition produces a new value with ``dataclasses.replace``.
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar, cast
 
+from telic.controller._log import Log
+from telic.ledger import CanonicalBody
 from telic.protocol._run import RunEnvelope
 from telic.protocol._types import REFERENCE_URI_PATTERN, InternalPhase, InternalRunStatus, Mode
 
@@ -113,6 +114,9 @@ class StoredArtifact:
     wire: Mapping[str, Any]
     """The camelCase JSON form the ledger stores and hashes."""
     sha256: str
+    canonical: CanonicalBody | None = field(default=None, compare=False, repr=False)
+    """The canonical bytes ``sha256`` was computed from, for an artifact this process accepted
+    (the ledger stores them without serialising the body again); None when read back."""
     _refs: tuple[str, ...] | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
@@ -173,86 +177,109 @@ class Run:
         return f"action:{self.run_id}:{self.version}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Index:
-    """A run state's artifacts by type and the index of each id (ids are unique within a run).
+def _artifact_keys(artifact: StoredArtifact) -> tuple[str]:
+    return (artifact.id,)
 
-    Extending one copies two dicts in C, a few microseconds at 2,000 artifacts, instead of
-    rescanning the run in Python.
+
+def _artifact_group(artifact: StoredArtifact) -> str:
+    return artifact.type
+
+
+def _trace_keys(entry: TraceEntry) -> tuple[str, int]:
+    return (entry.id, entry.sequence)
+
+
+class _Carried:
+    """Values derived from a state's artifacts other than Evidence, and the run row aside.
+
+    Appending only Evidence cannot change them, so the next state shares this object: a
+    submission of Evidence does not recompute them. Any other append starts an empty one.
     """
 
-    types: dict[str, tuple[StoredArtifact, ...]]
-    order: dict[str, int]
-    """Artifact id → its index in the run's artifacts."""
-    closures: dict[str, tuple[str, ...]]
-    """Phase → its NextAction's mandatory input closure; Evidence never changes one, so it is
-    carried over while only Evidence is appended."""
+    __slots__ = ("closures", "values")
 
-    @classmethod
-    def of(cls, artifacts: tuple[StoredArtifact, ...]) -> _Index:
-        grouped: dict[str, list[StoredArtifact]] = {}
-        for artifact in artifacts:
-            grouped.setdefault(artifact.type, []).append(artifact)
-        types = {name: tuple(found) for name, found in grouped.items()}
-        order = {a.id: index for index, a in enumerate(artifacts)}
-        return cls(types, order, {})
+    def __init__(self) -> None:
+        self.closures: dict[str, tuple[str, ...]] = {}
+        """Phase → its NextAction's mandatory input closure."""
+        self.values: dict[Callable[..., object], object] = {}
 
-    def extended(self, artifacts: tuple[StoredArtifact, ...]) -> _Index:
-        if not artifacts:
-            return self
-        types, order = dict(self.types), dict(self.order)
-        only_evidence = all(artifact.type == "Evidence" for artifact in artifacts)
-        for artifact in artifacts:
-            order[artifact.id] = len(order)
-            types[artifact.type] = (*types.get(artifact.type, ()), artifact)
-        return _Index(types, order, self.closures if only_evidence else {})
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
 class RunState:
-    """Everything the pure core knows about one run, in ledger order."""
+    """Everything the pure core knows about one run, in ledger order.
+
+    ``artifacts`` and ``trace`` may be given as any sequences; they are kept as ``Log`` views
+    (immutable sequences, indexed by id and type) that later states extend without copying.
+    """
 
     run: Run
-    artifacts: tuple[StoredArtifact, ...]
-    trace: tuple[TraceEntry, ...] = ()
+    artifacts: Sequence[StoredArtifact]
+    trace: Sequence[TraceEntry] = ()
     """The run's trace events before the submission (what trace references may name)."""
-    _index: _Index | None = field(default=None, init=False, compare=False, repr=False)
+    _log: Log[StoredArtifact] = field(init=False, compare=False, repr=False)
+    _events: Log[TraceEntry] = field(init=False, compare=False, repr=False)
+    _carried: _Carried = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        log = self.artifacts
+        if not isinstance(log, Log):
+            log = Log.of(log, _artifact_keys, _artifact_group)
+        events = self.trace
+        if not isinstance(events, Log):
+            events = Log.of(events, _trace_keys)
+        object.__setattr__(self, "artifacts", log)
+        object.__setattr__(self, "_log", log)
+        object.__setattr__(self, "trace", events)
+        object.__setattr__(self, "_events", events)
+        object.__setattr__(self, "_carried", _Carried())
 
     def extended(
         self,
-        artifacts: tuple[StoredArtifact, ...],
+        artifacts: Sequence[StoredArtifact],
         *,
         run: Run | None = None,
-        trace: tuple[TraceEntry, ...] | None = None,
+        trace: Sequence[TraceEntry] | None = None,
     ) -> RunState:
         """Return this state with ``artifacts`` appended (and ``run``/``trace`` replaced).
 
-        The lookup index of this state, when built, is carried over and extended instead of
-        being rebuilt from every artifact of the run.
+        Costs O(appended), whatever the run's length: the new state shares this state's logs
+        (see ``Log``), and its derived values while only Evidence was appended.
         """
         new = RunState(
             run=self.run if run is None else run,
-            artifacts=(*self.artifacts, *artifacts) if artifacts else self.artifacts,
-            trace=self.trace if trace is None else trace,
+            artifacts=self._log.appended(artifacts),
+            trace=self._events if trace is None else trace,
         )
-        if self._index is not None:
-            object.__setattr__(new, "_index", self._index.extended(artifacts))
+        if all(artifact.type == "Evidence" for artifact in artifacts):
+            object.__setattr__(new, "_carried", self._carried)
         return new
 
-    def _lookup(self) -> _Index:
-        if self._index is None:  # built once per state, on first use
-            object.__setattr__(self, "_index", _Index.of(self.artifacts))
-        assert self._index is not None
-        return self._index
+    def with_trace(self, entries: Sequence[TraceEntry]) -> Log[TraceEntry]:
+        """Return this state's trace with ``entries`` appended (for the next state)."""
+        return self._events.appended(entries)
+
+    def carried(self, derive: Callable[[RunState], _T]) -> _T:
+        """Return ``derive(self)``, computed once for this state and the states after it that
+        only appended Evidence. ``derive`` must read neither Evidence, the trace nor the run row.
+        """
+        values = self._carried.values
+        if derive in values:
+            return cast(_T, values[derive])
+        value = derive(self)
+        values[derive] = value
+        return value
 
     @property
     def envelope(self) -> RunEnvelope:
         """The run's RunEnvelope (always the second artifact, after the request)."""
-        for artifact in self.artifacts:
-            if artifact.type == "RunEnvelope":
-                body: RunEnvelope = artifact.body
-                return body
-        raise LookupError("run has no RunEnvelope")
+        found = self._log.last("RunEnvelope")
+        if not found:
+            raise LookupError("run has no RunEnvelope")
+        body: RunEnvelope = found[0].body
+        return body
 
     @property
     def request(self) -> StoredArtifact:
@@ -268,26 +295,32 @@ class RunState:
 
     def by_id(self, artifact_id: str) -> StoredArtifact | None:
         """Return the artifact with ``artifact_id``, or None."""
-        index = self._lookup().order.get(artifact_id)
-        return None if index is None else self.artifacts[index]
+        return self._log.find(artifact_id)
 
     def all(self, artifact_type: str) -> tuple[StoredArtifact, ...]:
         """Return every artifact of ``artifact_type`` in ledger order."""
-        return self._lookup().types.get(artifact_type, ())
+        return self._log.members(artifact_type)
+
+    def recent(self, artifact_type: str, count: int) -> tuple[StoredArtifact, ...]:
+        """Return the last ``count`` artifacts of ``artifact_type`` in ledger order."""
+        return self._log.last(artifact_type, count)
 
     def latest(self, artifact_type: str) -> StoredArtifact | None:
         """Return the most recent artifact of ``artifact_type``, or None."""
-        found = self._lookup().types.get(artifact_type)
-        return found[-1] if found else None
+        found = self._log.last(artifact_type)
+        return found[0] if found else None
 
     def closures(self) -> dict[str, tuple[str, ...]]:
-        """The input closures computed for this state (see ``_Index.closures``)."""
-        return self._lookup().closures
+        """The input closures computed for this state (see ``_Carried``)."""
+        return self._carried.closures
 
     def in_ledger_order(self, artifacts: Iterable[StoredArtifact]) -> list[StoredArtifact]:
         """Return ``artifacts`` (all of this run) sorted as the run stored them."""
-        order = self._lookup().order
-        return sorted(artifacts, key=lambda artifact: order[artifact.id])
+        return sorted(artifacts, key=self.position)
+
+    def position(self, artifact: StoredArtifact) -> int:
+        """Return the index of ``artifact`` (of this run) in ledger order. Raises ``KeyError``."""
+        return self._anchor(artifact)
 
     def trace_event(self, uri: str) -> TraceEntry | None:
         """Return the event ``trace://<runId>/<eventId or event-NNNN>`` names, or None."""
@@ -295,25 +328,28 @@ class RunState:
         if not uri.startswith(prefix):
             return None
         name = uri[len(prefix) :]
+        # The first event in trace order that the name matches, by id or by sequence.
         match = _SEQUENCE_RE.match(name)
-        for entry in self.trace:
-            if entry.id == name or (match is not None and entry.sequence == int(match.group(1))):
-                return entry
-        return None
+        found = [self._events.position(name)]
+        if match is not None:
+            found.append(self._events.position(int(match.group(1))))
+        positions = [position for position in found if position is not None]
+        return self._events[min(positions)] if positions else None
 
-    def after(self, anchor: StoredArtifact | None) -> tuple[StoredArtifact, ...]:
+    def after(self, anchor: StoredArtifact | None) -> Sequence[StoredArtifact]:
         """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
         if anchor is None:
-            return self.artifacts
-        return self.artifacts[self._lookup().order[anchor.id] + 1 :]
+            return self._log
+        return self._log[self._anchor(anchor) + 1 :]
 
     def all_after(
         self, anchor: StoredArtifact | None, artifact_type: str
     ) -> tuple[StoredArtifact, ...]:
         """Return the artifacts of ``artifact_type`` stored after ``anchor`` (all when None)."""
-        found = self.all(artifact_type)
-        if anchor is None:
-            return found
-        order = self._lookup().order
-        start = bisect.bisect_right(found, order[anchor.id], key=lambda a: order[a.id])
-        return found[start:]
+        return self._log.members(artifact_type, -1 if anchor is None else self._anchor(anchor))
+
+    def _anchor(self, anchor: StoredArtifact) -> int:
+        position = self._log.position(anchor.id)
+        if position is None:
+            raise KeyError(anchor.id)
+        return position

@@ -26,6 +26,7 @@ from ._records import JSON as JSON
 from ._records import ArtifactBody as ArtifactBody
 from ._records import ArtifactRecord as ArtifactRecord
 from ._records import BrokenRecord as BrokenRecord
+from ._records import CanonicalBody as CanonicalBody
 from ._records import Commit as Commit
 from ._records import Limits as Limits
 from ._records import NewArtifact as NewArtifact
@@ -44,6 +45,7 @@ __all__ = [
     "ArtifactBody",
     "ArtifactRecord",
     "BrokenRecord",
+    "CanonicalBody",
     "Commit",
     "Ledger",
     "Limits",

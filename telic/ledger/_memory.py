@@ -10,7 +10,6 @@ state.
 from __future__ import annotations
 
 import bisect
-import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -52,6 +51,12 @@ class _State:
     blobs: dict[str, bytes] = field(default_factory=dict)
     positions: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     """Run id → artifact type → the positions of that type, ascending (for the quotas)."""
+    artifact_order: dict[str, list[ArtifactRecord]] = field(default_factory=dict)
+    """Run id → its artifacts in position order: a read from a position slices, never scans."""
+    event_order: dict[str, list[TraceRecord]] = field(default_factory=dict)
+    """Run id → its trace events in sequence order."""
+    quota_keys: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    """Run id → the ``(type, quota key)`` pairs its artifacts hold."""
 
 
 class _View:
@@ -69,13 +74,13 @@ class _View:
 
     def _artifacts_after(self, run_id: str, after: int) -> list[ArtifactRecord]:
         # Positions run 1, 2, 3… in insertion order, so ``after`` is also an index.
-        return list(self._state.artifacts.get(run_id, {}).values())[after:]
+        return self._state.artifact_order.get(run_id, [])[after:]
 
     def _events_after(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
-        # Sequences run 1, 2, 3… in insertion order: skip ``after`` of them without sorting.
-        ordered = self._state.events.get(run_id, {}).values()
+        # Sequences run 1, 2, 3… in insertion order, so ``after`` is also an index.
+        ordered = self._state.event_order.get(run_id, [])
         stop = None if limit is None else after + limit
-        return [_freeze_event(e) for e in itertools.islice(ordered, after, stop)]
+        return [_freeze_event(e) for e in ordered[after:stop]]
 
     async def load_run(self, run_id: str) -> StoredRun | None:
         return self.run(run_id)
@@ -155,8 +160,7 @@ class _View:
         return len(evidence) - bisect.bisect_right(evidence, start)
 
     def _quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        artifacts = self._state.artifacts.get(run_id, {}).values()
-        return any(a.type == type_ and a.quota_key == key for a in artifacts)
+        return (type_, key) in self._state.quota_keys.get(run_id, ())
 
 
 def _apply(state: _State, plan: Plan) -> None:
@@ -172,13 +176,21 @@ def _apply(state: _State, plan: Plan) -> None:
     state.runs[run_id] = replace(plan.run, record=_freeze_run(plan.run.record))
     artifacts = state.artifacts.setdefault(run_id, {})
     positions = state.positions.setdefault(run_id, {})
+    ordered = state.artifact_order.setdefault(run_id, [])
+    keys = state.quota_keys.setdefault(run_id, set())
     for record, canonical in plan.artifacts:
         artifacts[record.artifact_id] = record
+        ordered.append(record)
         positions.setdefault(record.type, []).append(record.position)
+        if record.quota_key is not None:
+            keys.add((record.type, record.quota_key))
         state.blobs.setdefault(record.sha256, bytes(canonical))
     events = state.events.setdefault(run_id, {})
+    in_sequence = state.event_order.setdefault(run_id, [])
     for event in plan.events:
-        events[event.event_id] = _freeze_event(event)
+        frozen = _freeze_event(event)
+        events[event.event_id] = frozen
+        in_sequence.append(frozen)
 
 
 class MemoryBackend:

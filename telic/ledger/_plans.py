@@ -53,17 +53,36 @@ class FixedEvent:
 
 
 def stage(artifact: NewArtifact, limits: Limits, clock: Callable[[], str]) -> Staged:
-    """Compute an artifact's canonical bytes and digest, refusing an oversized body."""
-    try:
-        canonical = canonical_json(artifact.body)
-    except CanonicalJsonError as exc:
-        raise UsageError(f"artifact body is not canonical JSON: {exc}") from exc
+    """Compute an artifact's canonical bytes and digest, refusing an oversized body.
+
+    Bytes the writer passed (``NewArtifact.canonical``) are taken instead of serialising the body
+    again, once re-hashed, and only when they were made from this very body object.
+
+    Raises:
+        UsageError: the body has no canonical JSON form, or the given canonical form belongs to
+            another body or does not match its digest.
+        LimitExceeded: the canonical body is over the size limit.
+    """
+    given = artifact.canonical
+    if given is None:
+        try:
+            canonical = canonical_json(artifact.body)
+        except CanonicalJsonError as exc:
+            raise UsageError(f"artifact body is not canonical JSON: {exc}") from exc
+        digest = sha256_hex_digest(canonical)
+    else:
+        canonical, digest = given.data, sha256_hex_digest(given.data)
+        if given.body is not artifact.body or digest != given.sha256:
+            raise UsageError(
+                f"artifact {artifact.artifact_id}: the canonical form given was not computed "
+                "from its body; refusing to store it"
+            )
     if len(canonical) > limits.max_artifact_bytes:
         raise LimitExceeded(f"Artifact canonical JSON exceeds {limits.max_artifact_bytes} bytes")
     return Staged(
         new=artifact,
         canonical=canonical,
-        sha256=sha256_hex_digest(canonical),
+        sha256=digest,
         created_at=artifact.created_at or clock(),
     )
 

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
 from telic._errors import UsageError
+from telic.protocol._canonical import canonical_json, sha256_hex_digest
 
 __all__ = [
     "JSON",
     "ArtifactBody",
     "ArtifactRecord",
     "BrokenRecord",
+    "CanonicalBody",
     "Commit",
     "Limits",
     "NewArtifact",
@@ -145,6 +147,9 @@ class NewArtifact:
     quota_key: str | None = None
     created_at: str | None = None
     """When ``None`` the ledger stamps the commit time."""
+    canonical: CanonicalBody | None = field(default=None, compare=False, repr=False)
+    """``body``'s canonical form when the writer has it; the ledger then does not serialise the
+    body again. It must be made from this very ``body`` object, or the ledger refuses it."""
 
     def __post_init__(self) -> None:
         check_id("artifact_id", self.artifact_id)
@@ -154,6 +159,32 @@ class NewArtifact:
             raise UsageError("redaction must be none, partial or full")
         if len(set(self.source_refs)) != len(self.source_refs):
             raise UsageError("source_refs must not repeat a reference")
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class CanonicalBody:
+    """A JSON body with its canonical bytes and their digest, computed together from the body.
+
+    A writer that has canonicalised a body already (the controller hashes every artifact it
+    accepts) hands this to ``NewArtifact`` so that the ledger does not serialise it a second
+    time. The ledger takes the bytes only for the very ``body`` object they were computed from,
+    after re-hashing them (hashing is cheap; serialising is not).
+
+    Raises:
+        CanonicalJsonError: the body has no canonical JSON form.
+    """
+
+    body: Mapping[str, JSON]
+    data: bytes
+    """The canonical JSON bytes of ``body``."""
+    sha256: str
+    """``sha256:`` digest of ``data``."""
+
+    def __init__(self, body: Mapping[str, JSON]) -> None:
+        data = canonical_json(body)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "sha256", sha256_hex_digest(data))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from telic._errors import IntegrityError
 from telic.controller import Accepted, Controller, RunState, SubmitArtifact, Token, step
-from telic.ledger import ArtifactBody, open_ledger
+from telic.ledger import ArtifactBody, Ledger, NewArtifact, open_ledger
+from telic.protocol._canonical import canonical_json
 
 from .builders import READ, Flow, clock_from, ids_from
 from .counting import CountingLedger
@@ -246,3 +248,36 @@ async def test_a_step_carries_no_state_when_another_writer_came_first(tmp_path: 
             "evidence-1",
             "evidence-2",
         ]
+
+
+class _Recording(CountingLedger):
+    """Keeps every artifact handed to the ledger."""
+
+    def __init__(self, inner: Ledger) -> None:
+        super().__init__(inner)
+        self.artifacts: list[NewArtifact] = []
+
+    async def store_supporting(self, run_id: str, artifact: NewArtifact, events: Any) -> Any:
+        self.artifacts.append(artifact)
+        return await self.inner.store_supporting(run_id, artifact, events)
+
+    async def commit_step(
+        self, run_id: str, version: int, run: Any, artifacts: Any, events: Any
+    ) -> Any:
+        self.artifacts.extend(artifacts)
+        return await self.inner.commit_step(run_id, version, run, artifacts, events)
+
+
+async def test_the_controller_hands_the_ledger_the_bytes_it_hashed_once() -> None:
+    async with open_ledger("memory://") as ledger:
+        recording = _Recording(ledger)
+        flow = await Flow.start(recording.ledger, "analyze_only")
+        await _to_execute(flow)
+        await flow.submit("Evidence", flow.b.evidence())
+
+        assert [a.type for a in recording.artifacts][-2:] == ["WorkPlan", "Evidence"]
+        for new in recording.artifacts:
+            assert new.canonical is not None
+            assert new.canonical.body is new.body
+            stored = await ledger.read_artifact(flow.b.run_id, new.artifact_id)
+            assert stored.canonical == new.canonical.data == canonical_json(new.body)
