@@ -9,7 +9,7 @@ never restarts anything.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Final, Generic, TypeVar, cast
 
 from telic.casting import Admission, ProgressStatus
@@ -56,10 +56,28 @@ class Outcome(Generic[T]):
         return cast(T, self.value)
 
 
+_SCALARS: Final = (str, int, float, bool, type(None))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(field.name for field in fields(kind))
+    return names
+
+
 def message_size(message: object) -> int:
-    """Return the size of ``message`` as canonical JSON, in bytes."""
-    fields = asdict(message)  # type: ignore[call-overload]
-    return len(canonical_json({"type": type(message).__name__, **fields}))
+    """Return the size of ``message`` as canonical JSON, in bytes.
+
+    Messages are flat records of scalars, read field by field; anything nested goes through
+    ``asdict``, which copies it deeply.
+    """
+    kind = type(message)
+    values = {name: getattr(message, name) for name in _field_names(kind)}
+    if not all(isinstance(value, _SCALARS) for value in values.values()):
+        values = asdict(message)  # type: ignore[call-overload]
+    return len(canonical_json({"type": kind.__name__, **values}))
 
 
 @dataclass(frozen=True, slots=True)

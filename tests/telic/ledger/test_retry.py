@@ -177,3 +177,36 @@ async def test_a_postgres_connection_dropped_mid_transaction_is_a_retryable_fail
         assert (await ledger.verify_run("run-1")).ok
     finally:
         await backend.aclose()
+
+
+async def test_the_waits_between_attempts_grow_exponentially_up_to_a_cap(
+    ledger: LedgerEngine, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await start(ledger)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(round(seconds, 6))
+
+    monkeypatch.setattr("telic.ledger._retry.random.uniform", lambda low, high: high)
+    monkeypatch.setattr("anyio.sleep", sleep)
+    flaky.script = ["busy"] * MAX_ATTEMPTS
+    with pytest.raises(LedgerError, match=f"after {MAX_ATTEMPTS} attempts"):
+        await step(ledger, "run-1", 1, [artifact("a-1")])
+    # With full jitter at its upper bound: 5 ms after the first failure, doubling, capped at 250.
+    assert waits == [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.25]
+
+
+async def test_a_step_that_succeeds_at_once_never_waits(
+    ledger: LedgerEngine, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await start(ledger)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr("anyio.sleep", sleep)
+    flaky.attempts = 0
+    await step(ledger, "run-1", 1, [artifact("a-1")])
+    assert (flaky.attempts, waits) == (1, [])
