@@ -5,7 +5,8 @@ SIGTERM cancel the serving task group, so the service — and with it the ledger
 its own ``async with`` on the way out.
 
 Over stdio the event loop itself reads and writes the pipes (``_stdio``). While serving either
-way, the cyclic garbage collector is tuned for a long-lived process.
+way, the cyclic garbage collector is tuned for a long-lived process. Over HTTP, calls of the
+tools that never notify skip the SDK's stream-or-JSON machinery (``QUIET_TOOLS``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ import anyio
 import anyio.to_thread
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -140,17 +146,115 @@ def _security(binding: HttpBinding, extra: tuple[str, ...]) -> TransportSecurity
     )
 
 
+QUIET_TOOLS: Final = frozenset(
+    {
+        "telic_start_run",
+        "telic_get_next_action",
+        "telic_submit_artifact",
+        "telic_cancel_run",
+        "telic_list_runs",
+        "telic_get_run",
+        "telic_get_artifact",
+        "telic_get_trace",
+        "telic_cast_progress",
+        "telic_return_packet",
+        "telic_get_digest",
+        "telic_check_tool_action",
+    }
+)
+"""Tools that send no notification while they run and answer in milliseconds.
+
+Over protocol 2026-07-28 a call to one of them is answered by a JSON-only exchange; any other
+request (``telic_ground_context`` reports progress) goes the SDK's default way, which holds the
+answer back while it may still turn into an event stream.
+"""
+
+_MCP_PATH: Final = "/mcp"
+_HANDSHAKE_VERSIONS: Final = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
+_QUIET_NAMES: Final = frozenset(name.encode() for name in QUIET_TOOLS)
+
+
+def is_quiet(scope: Scope) -> bool:
+    """Whether ``scope`` is a stateless ``tools/call`` of a quiet tool that may be answered as JSON.
+
+    Every condition reads the routing headers the SDK itself checks against the body
+    (``Mcp-Method``, ``Mcp-Name``): a request whose headers lie is refused on either path. A
+    request that does not accept an event stream is left to the default path, which refuses it
+    (406) as before.
+    """
+    if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != _MCP_PATH:
+        return False
+    version = method = name = None
+    for key, value in scope["headers"]:
+        if key == b"mcp-protocol-version":
+            version = value
+        elif key == b"mcp-method":
+            method = value
+        elif key == b"mcp-name":
+            name = value
+    return (
+        version is not None
+        and version not in _HANDSHAKE_VERSIONS
+        and method == b"tools/call"
+        and name in _QUIET_NAMES
+        and all(check_accept_headers(Request(scope)))
+    )
+
+
+class _QuietCalls:
+    """Send quiet tool calls to a JSON-only session manager; everything else to ``app``.
+
+    The SDK answers a 2026-07-28 request in one of two ways. Its default (needed for grounding's
+    progress notifications) runs the handler in a task group of its own beside a disconnect
+    watcher and a memory stream, and answers JSON only once the handler finished without a
+    notification; ``json_response=True`` awaits the handler and answers JSON, without those.
+    For a tool that never notifies the two put the same bytes on the wire, so quiet calls take
+    the direct way: about 0.1 ms less server CPU per call. Both managers enforce the same DNS
+    rebinding settings and body limit, and the bearer check sits in front of both.
+    """
+
+    def __init__(self, app: ASGIApp, quiet: StreamableHTTPSessionManager) -> None:
+        self._app = app
+        self._quiet = quiet
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route one request or lifespan."""
+        if is_quiet(scope):
+            await self._quiet.handle_request(scope, receive, send)
+        else:
+            await self._app(scope, receive, send)
+
+
+def _with_quiet_calls(
+    app: Starlette, server: MCPServer[Any], security: TransportSecuritySettings
+) -> ASGIApp:
+    quiet = StreamableHTTPSessionManager(
+        app=server._lowlevel_server,  # what the SDK's own app factory serves
+        json_response=True,
+        stateless=True,
+        security_settings=security,
+    )
+    default = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(starlette: Starlette) -> AsyncIterator[None]:
+        async with default(starlette), quiet.run():
+            yield
+
+    app.router.lifespan_context = lifespan
+    return _QuietCalls(app, quiet)
+
+
 def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
     """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``."""
     assert config.http is not None
-    app: ASGIApp = server.streamable_http_app(
-        host=config.http.host,
-        transport_security=_security(config.http, config.allowed_hosts),
-    )
+    security = _security(config.http, config.allowed_hosts)
+    starlette = server.streamable_http_app(host=config.http.host, transport_security=security)
     reports = reports_module()
     if reports is not None and ledger is not None:
         runs = reports.reports_app(lambda: ledger, token=None, prefix="")
-        app.router.routes.append(Mount("/runs", app=runs))  # type: ignore[attr-defined]
+        starlette.router.routes.append(Mount("/runs", app=runs))
+    app = _with_quiet_calls(starlette, server, security)
     if config.token:
         app = BearerTokenMiddleware(app, config.token)
     return app

@@ -83,6 +83,79 @@ async def test_requests_without_the_token_are_refused(repo: DemoRepository, stat
     assert rebinding.status_code in (403, 421)
 
 
+MODERN = HEADERS | {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
+
+
+def _call(name: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": {"limit": 1},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+    }
+
+
+async def test_quiet_calls_keep_the_bearer_check_and_the_rebinding_protection(
+    repo: DemoRepository, state: Path
+) -> None:
+    quiet = MODERN | {"Mcp-Name": "telic_list_runs"}
+    with anyio.fail_after(60):
+        async with (
+            http_server(repo.root, state, token="s3cret") as url,
+            httpx2.AsyncClient() as http,
+        ):
+            missing = await http.post(url, json=_call("telic_list_runs"), headers=quiet)
+            rebinding = await http.post(
+                url,
+                json=_call("telic_list_runs"),
+                headers=quiet | {"Authorization": "Bearer s3cret", "Host": "evil.example"},
+            )
+            foreign = await http.post(
+                url,
+                json=_call("telic_list_runs"),
+                headers=quiet | {"Authorization": "Bearer s3cret", "Origin": "http://evil.example"},
+            )
+    assert missing.status_code == 401
+    assert rebinding.status_code in (403, 421)
+    assert foreign.status_code == 403
+
+
+async def test_grounding_reports_progress_over_http_while_other_calls_answer_json(
+    repo: DemoRepository, state: Path
+) -> None:
+    heard: list[str | None] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message)
+
+    with anyio.fail_after(60):
+        async with http_server(repo.root, state) as url, http_client(url) as client:
+            tools = TelicTools(client)
+            driver = await drive_mode(
+                tools, "analyze_only", repo, request=REQUEST, goal="Find it", progress=progress
+            )
+            async with httpx2.AsyncClient() as http:
+                listed = await http.post(
+                    url,
+                    json=_call("telic_list_runs"),
+                    headers=MODERN | {"Mcp-Name": "telic_list_runs"},
+                )
+    assert driver.action["status"] == "completed"
+    assert heard
+    assert all(message is not None and "inventoried" in message for message in heard)
+    assert listed.status_code == 200
+    assert listed.headers["content-type"] == "application/json"
+    assert driver.run_id in listed.text
+
+
 def _session_client(url: str) -> Client:
     """A client that opens an MCP session (the handshake era, with an ``Mcp-Session-Id``)."""
 
