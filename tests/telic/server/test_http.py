@@ -86,14 +86,14 @@ async def test_requests_without_the_token_are_refused(repo: DemoRepository, stat
 MODERN = HEADERS | {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
 
 
-def _call(name: str) -> dict[str, Any]:
+def _call(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": 7,
         "method": "tools/call",
         "params": {
             "name": name,
-            "arguments": {"limit": 1},
+            "arguments": {"limit": 1} if arguments is None else arguments,
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {},
@@ -126,6 +126,41 @@ async def test_quiet_calls_keep_the_bearer_check_and_the_rebinding_protection(
     assert missing.status_code == 401
     assert rebinding.status_code in (403, 421)
     assert foreign.status_code == 403
+
+
+async def test_a_refused_quiet_start_run_writes_nothing(repo: DemoRepository, state: Path) -> None:
+    quiet = MODERN | {"Mcp-Name": "telic_start_run"}
+    start = _call("telic_start_run", {"original_request": REQUEST, "mode": "report_only"})
+    authorized = quiet | {"Authorization": "Bearer s3cret"}
+    listing = MODERN | {"Authorization": "Bearer s3cret", "Mcp-Name": "telic_list_runs"}
+
+    async def runs(http: httpx2.AsyncClient, url: str) -> list[Any]:
+        listed = await http.post(url, json=_call("telic_list_runs", {"limit": 20}), headers=listing)
+        envelope = json.loads(listed.text)["result"]["structuredContent"]
+        assert envelope["ok"] is True
+        return list(envelope["runs"])
+
+    with anyio.fail_after(60):
+        async with (
+            http_server(repo.root, state, token="s3cret") as url,
+            httpx2.AsyncClient() as http,
+        ):
+            missing = await http.post(url, json=start, headers=quiet)
+            rebinding = await http.post(
+                url, json=start, headers=authorized | {"Host": "evil.example"}
+            )
+            foreign = await http.post(
+                url, json=start, headers=authorized | {"Origin": "http://evil.example"}
+            )
+            after_refusals = await runs(http, url)
+            accepted = await http.post(url, json=start, headers=authorized)
+            after_start = await runs(http, url)
+    assert missing.status_code == 401
+    assert rebinding.status_code in (403, 421)
+    assert foreign.status_code == 403
+    assert after_refusals == []
+    assert accepted.status_code == 200
+    assert len(after_start) == 1
 
 
 async def test_grounding_reports_progress_over_http_while_other_calls_answer_json(
