@@ -418,7 +418,10 @@ class Controller:
         new = outcome.state
         action = next_action(new)
         if not outcome.changed:
-            return StepResult(run_record(state.run), action, state=state)
+            replayed = None
+            if outcome.replay_of is not None:
+                replayed = await self._record_of(run_id, base, outcome.replay_of)
+            return StepResult(run_record(state.run), action, replayed, state=state)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
@@ -437,6 +440,17 @@ class Controller:
         )
         after = None if base is None else self._committed(run_id, base, new, commit)
         return StepResult(commit.run, action, state=after)
+
+    async def _record_of(
+        self, run_id: str, base: _Cached | None, artifact_id: str
+    ) -> ArtifactRecord:
+        """The stored record of ``artifact_id``: from the cached run when it is there."""
+        cached = base if base is not None else self._runs.get(run_id)
+        if cached is not None:
+            for record in cached.records:
+                if record.artifact_id == artifact_id:
+                    return record
+        return (await self._ledger.read_artifact(run_id, artifact_id)).record
 
     def _events(self, run: Run, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
         return [

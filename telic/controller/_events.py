@@ -106,6 +106,8 @@ class Accepted:
     events: tuple[TraceNote, ...] = ()
     supporting: bool = False
     replayed: bool = False
+    replay_of: str | None = None
+    """The id of the stored artifact an identical replay repeats (its metadata is returned)."""
     changed: bool = field(default=True)
     """False when the run is returned unchanged (cancel of a terminal run, a replay)."""
 

@@ -247,7 +247,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             record.sha256,
             record.source_refs,
         ):
-            return Accepted(state, supporting=True, replayed=True, changed=False)
+            return Accepted(
+                state, supporting=True, replayed=True, replay_of=artifact_id, changed=False
+            )
         message = "Artifact already exists in this run"
         raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
     check = Check(
@@ -261,7 +263,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             f"{first.path or '(body)'}: {first.message}",
             issues=issues,
         )
-        if isinstance(body, WorkResult) and "WR-NO-MUTATION" in error.rules:
+        if isinstance(body, WorkResult):
             return Rejection(error, deny_notes(state, body))
         raise error
     actor = record.producer

@@ -4,10 +4,11 @@ Every attempted action of an accepted WorkResult (completed, failed or denied) i
 the mode policy, the run authorization and its node's permissions, and one ``permission_checked``
 trace event records each verdict. Skipped actions were never attempted, so they are not traced.
 
-A *rejected* WorkResult writes nothing — except that, in a read-only situation, each attempted
-mutation (a file change, or a completed or failed mutating action) is persisted as a DENY
-``permission_checked`` event, once: a denial identical to one already in the trace is not
-recorded again (reference §3.4 WorkResult).
+A *rejected* WorkResult writes nothing — except that every attempted target some permission
+layer refuses (a mutation in a read-only situation, a target outside the node's scope, a
+capability the run was not granted) is persisted as a DENY ``permission_checked`` event, once: a
+denial identical to one already in the trace is not recorded again (``docs/protocol.md`` §3.4,
+WorkResult).
 """
 
 from __future__ import annotations
@@ -95,10 +96,25 @@ def _attempted_mutations(result: WorkResult) -> Iterator[tuple[Capability, str]]
             yield action.capability, action.target
 
 
+def _attempted_targets(result: WorkResult) -> Iterator[tuple[Capability, str]]:
+    """Every (capability, target) the result says it tried: file changes, then actions."""
+    for change in result.files_changed:
+        deleted = change.change_type == "deleted"
+        yield ("repository.delete" if deleted else "repository.write"), change.path
+    for action in result.actions:
+        if action.status in ATTEMPTED:
+            yield action.capability, action.target
+
+
 def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
-    """Return the DENY events a rejected read-only WorkResult persists, minus known ones."""
-    if mutation_allowed(state):
-        return ()
+    """Return the DENY events a rejected WorkResult persists, minus the ones already traced.
+
+    Every attempted target that some permission layer refuses is one DENY decision: the mode
+    (a mutation in a read-only mode, or before analyze_and_fix's diagnosis gate), the run
+    authorization (the user's grant ∩ the host's capabilities), or the node (which the plan
+    already holds inside the contract, so a target outside the contract is outside the node
+    too). A decision identical to one in the trace, or earlier in this result, is not repeated.
+    """
     node = node_of(state, result)
     permissions = run_authorization(state) if node is None else node.permissions
     plan = state.latest("WorkPlan")
@@ -107,18 +123,25 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
         for entry in state.trace
         if entry.event_type == "permission_checked" and entry.permission_decision is not None
     ]
-    reason = (
+    gated = set() if mutation_allowed(state) else set(_attempted_mutations(result))
+    gate_reason = (
         "Mutation attempted before the diagnosis review gate"
         if state.run.mode == "analyze_and_fix"
         else f"Mutation is not allowed in {state.run.mode}"
     )
     notes: list[TraceNote] = []
-    for capability, target in _attempted_mutations(result):
-        scope = decide(state, permissions, capability, target).scope or capability
+    for capability, target in _attempted_targets(result):
+        decided = decide(state, permissions, capability, target)
+        if (capability, target) in gated:
+            reason = gate_reason
+        elif decided.allowed:
+            continue
+        else:
+            reason = decided.reason
         decision: dict[str, Any] = {
             "decision": "deny",
             "capability": capability,
-            "scope": scope,
+            "scope": decided.scope or capability,
             "policyRefs": [],
             "rationaleSummary": reason,
         }
@@ -132,7 +155,7 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
                 state.run.phase,
                 input_refs=() if plan is None else (plan.uri,),
                 permission_decision=decision,
-                summary=reason,
+                summary=reason[:800],
             )
         )
     return tuple(notes)

@@ -102,7 +102,7 @@ async def test_escape_attempts_in_actions_are_refused_with_deny_records(
 
 @pytest.mark.rule("WR-ACTION-AUTHORIZED")
 @pytest.mark.parametrize("target", ["../../etc/passwd", "/etc/passwd", "lib/../../x", "docs/x.md"])
-async def test_escapes_in_a_fix_mode_are_refused_without_records(target: str) -> None:
+async def test_escapes_in_a_fix_mode_are_refused_and_denied_once(target: str) -> None:
     async with open_ledger("memory://") as ledger:
         flow = await executing(ledger, "fix_only")
         b = flow.b
@@ -110,7 +110,11 @@ async def test_escapes_in_a_fix_mode_are_refused_without_records(target: str) ->
             b.action("A-1", "repository.write", target, "evidence-1", "failed"),
             b.action("A-2", "repository.read", "src/app.py", "evidence-1"),
         ]
-        await refuse(flow, "WorkResult", unsuccessful(b.result(actions=actions), "failed"))
+        body = unsuccessful(b.result(actions=actions), "failed")
+        await refuse(flow, "WorkResult", body, deny=1)
+        [denial] = await _denials(flow)
+        assert (denial["decision"], denial["capability"]) == ("deny", "repository.write")
+        await refuse(flow, "WorkResult", body, deny=0)  # an identical replay adds nothing
 
 
 async def test_an_accepted_result_traces_one_decision_per_attempted_action() -> None:

@@ -110,7 +110,8 @@ def _with_inspect(flow: Flow, target: str) -> JSON:
 async def test_shell_inspect_names_a_typed_target(target: str) -> None:
     async with open_ledger("memory://") as ledger:
         flow = await _inspecting(ledger)
-        error = await refuse(flow, "WorkResult", _with_inspect(flow, target))
+        # An untyped target is refused by the permission algebra too: one DENY record.
+        error = await refuse(flow, "WorkResult", _with_inspect(flow, target), deny=1)
         assert "WR-ACTION-AUTHORIZED" not in error.rules
         await flow.submit("WorkResult", _with_inspect(flow, "git.status"))
 
@@ -124,7 +125,8 @@ async def test_an_action_uses_an_allowed_tool() -> None:
             b.action("A-1", "repository.read", "src/app.py", "evidence-1"),
             b.action("A-2", "browser.inspect", "http://localhost:3000", "evidence-1", "failed"),
         ]
-        await refuse(flow, "WorkResult", unsuccessful(b.result(actions=actions), "failed"))
+        body = unsuccessful(b.result(actions=actions), "failed")
+        await refuse(flow, "WorkResult", body, deny=1)  # the node grants no browser.inspect
 
 
 @pytest.mark.rule("WR-ACTION-AUTHORIZED")
@@ -136,7 +138,7 @@ async def test_an_action_target_is_authorized(target: str) -> None:
         flow = await executing(ledger)
         b = flow.b
         actions = [b.action("A-1", "repository.read", target, "evidence-1")]
-        await refuse(flow, "WorkResult", b.result(actions=actions))
+        await refuse(flow, "WorkResult", b.result(actions=actions), deny=1)
         await flow.submit("WorkResult", b.result())
 
 
@@ -209,7 +211,7 @@ async def test_a_completed_write_needs_its_file_change(status: str) -> None:
             "beforeHash": "sha256:" + "d" * 64,
             "afterHash": None,
         }
-        await refuse(flow, "WorkResult", _status(deleted, status))
+        await refuse(flow, "WorkResult", _status(deleted, status), deny=1)  # no delete grant
         await flow.submit("WorkResult", _status(body, status))
 
 
@@ -217,4 +219,4 @@ async def test_a_completed_write_needs_its_file_change(status: str) -> None:
 async def test_a_file_change_path_is_authorized() -> None:
     async with open_ledger("memory://") as ledger:
         flow = await executing(ledger, "fix_only")
-        await refuse(flow, "WorkResult", fix_result(flow, path="docs/readme.md"))
+        await refuse(flow, "WorkResult", fix_result(flow, path="docs/readme.md"), deny=1)
