@@ -6,6 +6,7 @@ The same text, without the request and mode header, ships for hosts as a skill f
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 __all__ = ["WORKFLOW_INSTRUCTIONS", "workflow_message"]
@@ -41,8 +42,16 @@ from nested objects.
 
 
 def workflow_message(original_request: str, mode: str) -> str:
-    """Return the prompt's single user message for ``original_request`` in ``mode``."""
+    """Return the prompt's single user message for ``original_request`` in ``mode``.
+
+    The request is embedded as a JSON string literal, as Telic 1.0 does: its quotes and escapes
+    show the host exactly where it starts and ends, whatever characters it holds (a request
+    that itself says "ignore the steps below" stays visibly inside the quotes).
+    """
+    # A lone surrogate cannot travel as UTF-8: it becomes its JSON escape, as JSON.stringify does.
+    literal = json.dumps(original_request, ensure_ascii=False)
+    literal = literal.encode("utf-8", "backslashreplace").decode("utf-8")
     return (
-        f"Mode: {mode}\n\nOriginal request (pass it verbatim to telic_start_run):\n"
-        f"{original_request}\n\n{WORKFLOW_INSTRUCTIONS}"
+        f"Mode: {mode}\n\nOriginal request (a JSON string; pass its value verbatim as "
+        f"original_request to telic_start_run):\n{literal}\n\n{WORKFLOW_INSTRUCTIONS}"
     )
