@@ -275,13 +275,13 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
                 await tools.call(
                     "telic_get_artifact", run_id=driver.run_id, artifact_id="evidence-diff"
                 )
-            )["body"]["content"]
+            )["artifact"]["body"]["content"]
     finally:
         progress.close()
     return DemoOutcome(
         run_id=driver.run_id,
         status=str(driver.action.get("status", driver.phase)),
-        summary=str(report["body"]["summary"]),
+        summary=str(report["artifact"]["body"]["summary"]),
         version=driver.version,
         packet_id=packet[0] if packet else None,
         digest=str(digest["digest"]),

@@ -94,9 +94,7 @@ class RunDriver:
         started = await tools.call("telic_start_run", original_request=request, mode=mode, **start)
         run_id = started["run"]["runId"]
         details = await tools.call("telic_get_run", run_id=run_id)
-        request_id = next(
-            a["artifactId"] for a in details["artifacts"] if a["type"] == "UserMessage"
-        )
+        request_id = next(a["id"] for a in details["artifacts"] if a["type"] == "UserMessage")
         bodies = Bodies(run_id=run_id, mode=mode, request_id=request_id, goal=goal)
         driver = cls(tools, run_id, started["run"]["version"], started["nextAction"], bodies)
         driver.note("telic_start_run")

@@ -123,7 +123,7 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
     for key in ("runId", "requestedMode", "status", "phase", "version", "repositoryRoot"):
         print(f"{key:>15}: {run.get(key)}")
     print(f"{'next':>15}: {action.get('kind')} {action.get('phase')} {action.get('id')}\n")
-    columns = [("artifactId", "ARTIFACT"), ("type", "TYPE"), ("producer", "PRODUCER")]
+    columns = [("id", "ARTIFACT"), ("type", "TYPE"), ("producer", "PRODUCER")]
     print(table(artifacts, [*columns, ("createdAt", "CREATED")]))
     return EXIT_OK
 
@@ -151,12 +151,13 @@ async def _trace(config: ServerConfig, args: argparse.Namespace) -> int:
 async def _artifact(config: ServerConfig, args: argparse.Namespace) -> int:
     async with _service(config) as service:
         stored = await service.get_artifact(args.run, args.artifact)
-    meta, body = to_wire(stored.record), to_wire(stored.body)
+    artifact = to_wire(stored)  # the Telic 1.0 shape: metadata with the body inside it
     if args.json:
-        print_json({"artifact": meta, "body": body})
+        print_json({"artifact": artifact})
     else:
-        print(f"{meta['type']} {meta['artifactId']} by {meta['producer']} ({meta['sha256']})")
-        print_json(body)
+        kind, aid, producer = artifact["type"], artifact["id"], artifact["producer"]
+        print(f"{kind} {aid} by {producer} ({artifact['sha256']})")
+        print_json(artifact["body"])
     return EXIT_OK
 
 

@@ -111,6 +111,30 @@ class RunRecord:
         if self.prompt_revisions_remaining < 0 or self.remediations_remaining < 0:
             raise UsageError("remaining budgets cannot be negative")
 
+    def to_wire(self) -> dict[str, JSON]:
+        """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
+
+        This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
+        shapes"); ``controller_state`` is storage, never on the wire.
+        """
+        return {
+            "runId": self.run_id,
+            "schemaVersion": self.schema_version,
+            "repositoryRoot": self.repository_root,
+            "requestedMode": self.requested_mode,
+            "status": self.status,
+            "phase": self.phase,
+            "resumePhase": self.resume_phase,
+            "version": self.version,
+            "budgets": {
+                "promptRevisionsRemaining": self.prompt_revisions_remaining,
+                "postExecutionRemediationsRemaining": self.remediations_remaining,
+            },
+            "outcomeHint": self.outcome_hint,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary:
@@ -210,6 +234,30 @@ class ArtifactRecord:
     previous_hash: str
     record_hash: str
 
+    def to_wire(self) -> dict[str, JSON]:
+        """The Telic 1.0 artifact metadata, then this ledger's own fields.
+
+        The first nine keys are the original's, by name (the artifact's id is ``id``); ours
+        follow under names that do not collide: ``sizeBytes``, ``position``, ``chainIndex``,
+        ``previousHash`` and ``recordHash``. ``quota_key`` is storage, never on the wire.
+        """
+        return {
+            "id": self.artifact_id,
+            "runId": self.run_id,
+            "type": self.type,
+            "schemaVersion": self.schema_version,
+            "producer": self.producer,
+            "sha256": self.sha256,
+            "sourceRefs": list(self.source_refs),
+            "redaction": self.redaction,
+            "createdAt": self.created_at,
+            "sizeBytes": self.size_bytes,
+            "position": self.position,
+            "chainIndex": self.chain_index,
+            "previousHash": self.previous_hash,
+            "recordHash": self.record_hash,
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArtifactBody:
@@ -218,6 +266,10 @@ class ArtifactBody:
     record: ArtifactRecord
     body: Mapping[str, JSON]
     canonical: bytes
+
+    def to_wire(self) -> dict[str, JSON]:
+        """The Telic 1.0 ``get_artifact`` object: the record's metadata with ``body`` inside it."""
+        return self.record.to_wire() | {"body": self.body}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -229,8 +229,8 @@ async def _get_run(service: Service, args: RunArgs, _: Context[Any, Any]) -> dic
 async def _get_artifact(
     service: Service, args: GetArtifactArgs, _: Context[Any, Any]
 ) -> dict[str, Any]:
-    stored = await service.get_artifact(args.run_id, args.artifact_id)
-    return {"artifact": stored.record, "body": stored.body}
+    # Telic 1.0 nests the body in the artifact: {artifact: {id, …metadata, body}}.
+    return {"artifact": await service.get_artifact(args.run_id, args.artifact_id)}
 
 
 async def _get_trace(service: Service, args: GetTraceArgs, _: Context[Any, Any]) -> dict[str, Any]:

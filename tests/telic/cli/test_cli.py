@@ -71,7 +71,7 @@ def test_the_demo_completes_a_fix_with_a_cited_packet_and_leaves_nothing_running
     trace = json.loads(_telic("trace", outcome["runId"], "--json", env=state).stdout)
     assert trace["events"][0]["eventType"] == "run_started"
     report = _telic("artifact", outcome["runId"], "report-1", "--json", env=state)
-    assert json.loads(report.stdout)["body"]["terminalStatus"] == "completed"
+    assert json.loads(report.stdout)["artifact"]["body"]["terminalStatus"] == "completed"
     digest = _telic("digest", outcome["runId"], env=state)
     assert outcome["packetId"] in digest.stdout
     markdown = _telic("report", outcome["runId"], env=state)

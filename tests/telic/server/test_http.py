@@ -17,6 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from telic.cli import DemoRepository, TelicTools, drive_mode, http_client, http_server
+from tests.telic.server.wire import WireHost
 
 pytestmark = pytest.mark.anyio
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
@@ -47,9 +48,11 @@ async def test_a_run_completes_over_streamable_http_with_a_token(
             http_server(repo.root, state, token="s3cret") as url,
             http_client(url, "s3cret") as client,
         ):
-            tools = TelicTools(client)
+            tools = WireHost(client)  # checks every result against Telic 1.0's shapes
             driver = await drive_mode(tools, "analyze_only", repo, request=REQUEST, goal="Find it")
             assert driver.action["status"] == "completed"
+            assert tools.problems == []
+            assert "telic_submit_artifact:Evidence (identical replay)" in tools.checked
             async with httpx2.AsyncClient() as http:
                 page = f"{url.removesuffix('/mcp')}/runs/{driver.run_id}"
                 refused = await http.get(page)

@@ -13,6 +13,7 @@ from mcp import Client
 
 from telic.cli import MODES, DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.server import TOOL_NAMES, WORKFLOW_INSTRUCTIONS
+from tests.telic.server.wire import WireHost
 
 pytestmark = pytest.mark.anyio
 
@@ -49,8 +50,9 @@ async def test_a_full_run_completes_in_every_mode(
 ) -> None:
     with anyio.fail_after(60):
         async with Client(stdio_parameters(repo.root, state)) as client:
-            tools = TelicTools(client)
+            tools = WireHost(client)  # checks every result against Telic 1.0's shapes
             driver = await drive_mode(tools, mode, repo, request=REQUEST, goal="Fix paginate")
+            assert tools.problems == []
             assert driver.action["kind"] == "terminal"
             assert driver.action["status"] == "completed"
             verified = await tools.call("telic_verify_run", run_id=driver.run_id)
@@ -218,7 +220,7 @@ async def test_grounding_reports_progress_and_the_prompt_has_the_instructions(
     (message,) = prompt.messages
     assert message.role == "user"
     assert WORKFLOW_INSTRUCTIONS in message.content.text  # type: ignore[union-attr]
-    assert REQUEST in message.content.text  # type: ignore[union-attr]
+    assert json.dumps(REQUEST) in message.content.text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "eof"])
