@@ -51,6 +51,7 @@ async def test_a_run_completes_over_streamable_http_with_a_token(
             tools = WireHost(client)  # checks every result against Telic 1.0's shapes
             driver = await drive_mode(tools, "analyze_only", repo, request=REQUEST, goal="Find it")
             assert driver.action["status"] == "completed"
+            await tools.read_path(driver.run_id, REQUEST, "analyze_only")
             assert tools.problems == []
             assert "telic_submit_artifact:Evidence (identical replay)" in tools.checked
             async with httpx2.AsyncClient() as http:

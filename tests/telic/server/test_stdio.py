@@ -52,6 +52,7 @@ async def test_a_full_run_completes_in_every_mode(
         async with Client(stdio_parameters(repo.root, state)) as client:
             tools = WireHost(client)  # checks every result against Telic 1.0's shapes
             driver = await drive_mode(tools, mode, repo, request=REQUEST, goal="Fix paginate")
+            await tools.read_path(driver.run_id, REQUEST, mode)
             assert tools.problems == []
             assert driver.action["kind"] == "terminal"
             assert driver.action["status"] == "completed"

@@ -146,6 +146,39 @@ class WireHost(TelicTools):
                 self.problems.append(f"{kind} replay: artifact differs from the stored one")
         return envelope
 
+    async def read_path(self, run_id: str, request: str, mode: str) -> None:
+        """What a Telic 1.0 host reads after a run, then a cancelled second run and the prompt.
+
+        The run, its request artifact (whose metadata in get_run equals get_artifact's, less the
+        body), a page of the trace, the run list, the next action, an unknown run's error.
+        """
+        details = await self.call("telic_get_run", run_id=run_id)
+        asked = next(a for a in details["artifacts"] if a["type"] == "UserMessage")
+        got = await self.call("telic_get_artifact", run_id=run_id, artifact_id=asked["id"])
+        if got["artifact"]["body"]["content"] != request:
+            self.problems.append("get_artifact: the request's body is not the request")
+        if {k: v for k, v in got["artifact"].items() if k != "body"} != asked:
+            self.problems.append("get_artifact: its metadata differs from get_run's")
+        await self.call("telic_get_trace", run_id=run_id, limit=3)
+        await self.call("telic_list_runs", limit=2)
+        await self.call("telic_get_next_action", run_id=run_id)
+        await self.attempt("telic_get_run", run_id="no-such-run")
+        started = await self.call("telic_start_run", original_request=request, mode=mode)
+        cancelled = await self.call(
+            "telic_cancel_run",
+            run_id=started["run"]["runId"],
+            action_id=started["nextAction"]["id"],
+            expected_run_version=1,
+        )
+        if cancelled["nextAction"]["reportRef"] is not None:
+            self.problems.append("cancel_run: a cancelled run has no report")
+        prompt = await self.client.get_prompt(
+            "telic_workflow", {"original_request": request, "mode": mode}
+        )
+        text = getattr(prompt.messages[0].content, "text", "")
+        if json.dumps(request, ensure_ascii=False) not in text:
+            self.problems.append("telic_workflow: the request is not a JSON string literal")
+
     def _key(self, tool: str, args: Mapping[str, Any], envelope: Mapping[str, Any]) -> str:
         if not envelope["ok"]:
             return "telic_get_run (unknown run: a tool error)"
