@@ -41,7 +41,17 @@ from telic.casting import (
     seal_unreturned,
     unobserved_packets,
 )
-from telic.controller import PHASES, Controller, RunState, StepResult, next_action, pending_node
+from telic.controller import (
+    PHASES,
+    Controller,
+    RunState,
+    StepResult,
+    SubmitArtifact,
+    Token,
+    next_action,
+    pending_node,
+    step,
+)
 from telic.ledger import Ledger, NewArtifact
 from telic.permissions import Decision, Layer, authorize_action, effective_authorization
 from telic.protocol import parse_artifact
@@ -201,14 +211,21 @@ class RunActor(Actor[RunMessage]):
         return cast(dict[str, Any], self._deps.stage.get(key))
 
     async def _submit(self, message: Submit) -> StepResult:
+        """One path for every submission: load, ``step`` in the phase's role actor, settle.
+
+        The role actor that owns the phase runs the pure ``step`` on this state; a phase no
+        role owns (grounding, or a run that has ended) is stepped here, by the same function,
+        and refused by it. Either way the controller commits exactly what ``step`` accepted, or
+        persists what its rejection must (the DENY records) and raises its error.
+        """
         deps = self._deps
         payload = self._payload(message.payload)
         state = await deps.controller.load(self._run_id)
         spec = PHASES.get(state.run.phase)
         role = deps.roles.get(spec.role) if spec is not None else None
+        now = deps.clock()
         if role is not None and state.run.status == "running":
             key = _projection_key(state)
-            now = deps.clock()
             with deps.stage.staged(key, state, size=0):
                 verdict = await role.ask(
                     Validate(
@@ -221,18 +238,17 @@ class RunActor(Actor[RunMessage]):
                         now=now,
                     )
                 )
-            # The role ran the whole step on this state: commit exactly what it accepted, or
-            # persist what its rejection must (DENY records) and raise the rejection's error.
-            result = await deps.controller.settle(self._run_id, state, verdict.unwrap(), now)
+            outcome = verdict.unwrap()
         else:
-            result = await deps.controller.submit_artifact(
-                self._run_id,
-                message.action_id,
-                message.expected_run_version,
+            submission = SubmitArtifact(
+                Token(message.action_id, message.expected_run_version),
                 message.artifact_type,
                 payload.get("body"),
                 tuple(payload.get("sourceRefs", ())),
+                now,
             )
+            outcome = step(state, submission)
+        result = await deps.controller.settle(self._run_id, state, outcome, now)
         body = payload.get("body")
         decision = None
         if message.artifact_type in DECISION_TYPES and isinstance(body, Mapping):

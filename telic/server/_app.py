@@ -1,42 +1,68 @@
-"""Assemble the MCP server: the tools, the ``telic_workflow`` prompt, the artifact schemas and
-the per-run reports."""
+"""Assemble the MCP server on the SDK's low-level ``Server``: every handler is ours.
+
+The tools (``_table``/``_tools``), the ``telic_workflow`` prompt, the artifact schema and run
+report resources, completions for their arguments, and the ``logging`` capability are the
+handlers given to ``mcp.server.lowlevel.Server``, the SDK's documented way to own a server's
+requests. A client mistake (an unknown tool, prompt or resource, a bad prompt argument) is a
+JSON-RPC invalid-params error (-32602) with a one-line message, never a traceback.
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from pydantic import Field
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
+from telic._errors import NotFound
 from telic.server._config import schema_mode
+from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
 from telic.server._schemas import (
     SCHEMA_TYPES,
     SCHEMA_URI_TEMPLATE,
     SchemaMode,
     SentSchemas,
+    Stream,
     schema_text,
+    session_of,
 )
 from telic.server._service import Service
-from telic.server._tools import ServiceSource, build_tools
+from telic.server._tools import ServiceSource, call_tool, list_tools
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
 __all__ = ["SERVER_NAME", "PromptMode", "assemble", "build_server", "has_reports", "reports_module"]
 
+logger = logging.getLogger("telic.server")
+
 SERVER_NAME: Final = "telic"
 PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
 """``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
+_MODES: Final = get_args(PromptMode)
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
     "prompt for the full procedure."
 )
+_PROMPT: Final = "telic_workflow"
+_MAX_REQUEST: Final = 32_768
+_REPORT_TEMPLATE: Final = "telic://runs/{run_id}/report.md"
+_REPORT_PREFIX: Final = "telic://runs/"
+_REPORT_SUFFIX: Final = "/report.md"
+_SCHEMA_PREFIX: Final = SCHEMA_URI_TEMPLATE.split("{", 1)[0]
+_COMPLETIONS: Final = 100
+"""At most this many completion values per answer (the protocol's own cap)."""
+
+Context = ServerRequestContext[Any, Any]
 
 
 def reports_module() -> Any | None:
@@ -58,7 +84,7 @@ def build_server(
     version: str = "",
     ledger: Ledger | None = None,
     schemas: SchemaMode | None = None,
-) -> MCPServer[Any]:
+) -> Server[Any]:
     """Return an MCP server whose tools, prompt and resources call ``service``.
 
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
@@ -83,64 +109,200 @@ def build_server(
     )
 
 
+def _invalid(message: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, message)
+
+
 def assemble(
     service: ServiceSource,
     *,
     version: str = "",
     ledger: Callable[[], Awaitable[Ledger]] | None = None,
     schemas: SchemaMode | None = None,
-) -> MCPServer[Any]:
+) -> Server[Any]:
     """Return the server of ``build_server`` over a service (and ledger) that may still be opening.
 
     Listing needs neither: each tool awaits ``service()`` on its call.
     """
-    mode = schema_mode() if schemas is None else schemas
-    server: MCPServer[Any] = MCPServer(
+    sent = SentSchemas(schema_mode() if schemas is None else schemas)
+    logs = ClientLogs()
+    reports = ledger is not None and has_reports()
+    listed = types.ListToolsResult(tools=list_tools())
+
+    async def on_list_tools(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listed
+
+    async def on_call_tool(
+        ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(done, total, message)
+
+        return await call_tool(
+            service, sent, params.name, params.arguments, progress, session_of(ctx)
+        )
+
+    async def on_list_prompts(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[_workflow_prompt()])
+
+    async def on_get_prompt(
+        ctx: Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != _PROMPT:
+            raise _invalid(f"Unknown prompt: {params.name}; the prompt is {_PROMPT}")
+        arguments = dict(params.arguments or {})
+        unknown = sorted(set(arguments) - {"original_request", "mode"})
+        if unknown:
+            raise _invalid(f"Unknown prompt argument(s): {', '.join(unknown)}")
+        request = arguments.get("original_request", "")
+        mode = arguments.get("mode", "")
+        if not request.strip() or len(request) > _MAX_REQUEST:
+            raise _invalid(f"original_request must be 1-{_MAX_REQUEST:,} characters, not blank")
+        if mode not in _MODES:
+            raise _invalid(f"mode must be one of {', '.join(_MODES)}")
+        text = workflow_message(request, mode)
+        return types.GetPromptResult(
+            description="How to drive this request through Telic, one artifact per phase.",
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    async def on_list_resources(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])
+
+    async def on_list_resource_templates(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=_templates(reports))
+
+    async def on_read_resource(
+        ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri.startswith(_SCHEMA_PREFIX):
+            kind = uri.removeprefix(_SCHEMA_PREFIX)
+            if kind not in SCHEMA_TYPES:
+                known = ", ".join(SCHEMA_TYPES)
+                raise _invalid(f"Resource not found: {uri}; the artifact types are {known}")
+            await service()  # until the service is open, the protocol is loading elsewhere
+            return _contents(uri, "application/schema+json", schema_text(kind))
+        if reports and uri.startswith(_REPORT_PREFIX) and uri.endswith(_REPORT_SUFFIX):
+            assert ledger is not None
+            run_id = uri.removeprefix(_REPORT_PREFIX).removesuffix(_REPORT_SUFFIX)
+            module = reports_module()  # imported on the first read, not at server start
+            assert module is not None
+            try:
+                text = str(await module.render_report(await ledger(), run_id, "md"))
+            except NotFound:
+                raise _invalid(f"Resource not found: {uri}; no run {run_id!r}") from None
+            return _contents(uri, "text/markdown", text)
+        raise _invalid(f"Resource not found: {uri}")
+
+    async def on_completion(
+        ctx: Context, params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        ref, argument = params.ref, params.argument
+        values: list[str] = []
+        if isinstance(ref, types.PromptReference) and ref.name == _PROMPT:
+            if argument.name == "mode":
+                values = list(_MODES)
+        elif isinstance(ref, types.ResourceTemplateReference):
+            if ref.uri == SCHEMA_URI_TEMPLATE and argument.name == "artifact_type":
+                values = list(SCHEMA_TYPES)
+            elif ref.uri == _REPORT_TEMPLATE and argument.name == "run_id" and reports:
+                runs = await (await service()).list_runs(_COMPLETIONS)
+                values = [str(getattr(run, "run_id", "")) for run in runs]
+        matching = [v for v in values if v.startswith(argument.value)]
+        return types.CompleteResult(
+            completion=types.Completion(
+                values=matching[:_COMPLETIONS],
+                total=len(matching),
+                has_more=len(matching) > _COMPLETIONS,
+            )
+        )
+
+    async def on_set_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        logs.subscribe(session_of(ctx), ctx.session, params.level)
+        return types.EmptyResult()
+
+    @asynccontextmanager
+    async def lifespan(_: Server[Stream]) -> AsyncIterator[Stream]:
+        async with logs.forwarding():
+            yield Stream()  # one per connection Server.run serves: see session_of
+
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=version,
+        title="Telic",
         instructions=_INSTRUCTIONS,
-        tools=build_tools(service, SentSchemas(mode)),
-        log_level="WARNING",
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
+        on_list_resources=on_list_resources,
+        on_list_resource_templates=on_list_resource_templates,
+        on_read_resource=on_read_resource,
+        on_completion=on_completion,
     )
-
-    @server.resource(
-        SCHEMA_URI_TEMPLATE,
-        name="artifact_schema",
-        description="The full JSON Schema of an artifact type a host may be asked to produce.",
-        mime_type="application/schema+json",
-    )
-    async def artifact_schema(artifact_type: str) -> str:
-        if artifact_type not in SCHEMA_TYPES:
-            known = ", ".join(SCHEMA_TYPES)
-            raise ResourceNotFoundError(
-                f"no artifact schema for {artifact_type!r}; the known types are {known}"
-            )
-        await service()  # until the service is open, the protocol is loading in another thread
-        return schema_text(artifact_type)
-
-    @server.prompt(
-        name="telic_workflow",
-        description="How to drive a request through Telic, one typed artifact per phase.",
-    )
-    def telic_workflow(
-        original_request: Annotated[
-            str, Field(min_length=1, max_length=32_768, description="The user's request.")
-        ],
-        mode: Annotated[PromptMode, Field(description="The intent mode.")],
-    ) -> str:
-        return workflow_message(original_request, mode)
-
-    if ledger is not None and has_reports():
-
-        @server.resource(
-            "telic://runs/{run_id}/report.md",
-            name="run_report",
-            description="The Markdown report of one run.",
-            mime_type="text/markdown",
-        )
-        async def run_report(run_id: str) -> str:
-            reports = reports_module()  # imported on the first read, not at server start
-            assert reports is not None
-            return str(await reports.render_report(await ledger(), run_id, "md"))
-
+    # logging/setLevel is how clients of the handshake-era protocol (2025-06-18, which the
+    # Inspector and most hosts speak) ask for server log lines; the 2026-07-28 protocol
+    # deprecates it (SEP-2577) and the SDK warns when it is passed to the constructor, so it is
+    # registered as a plain request handler. Its presence declares the logging capability.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
     return server
+
+
+def _workflow_prompt() -> types.Prompt:
+    return types.Prompt(
+        name=_PROMPT,
+        title="Drive a request through Telic",
+        description=(
+            "The procedure a host follows for one request: start a run, ground context, then "
+            "one typed artifact per phase, exactly as telic_get_next_action says."
+        ),
+        arguments=[
+            types.PromptArgument(
+                name="original_request", description="The user's request.", required=True
+            ),
+            types.PromptArgument(
+                name="mode", description=f"The intent mode: {', '.join(_MODES)}.", required=True
+            ),
+        ],
+    )
+
+
+def _templates(reports: bool) -> list[types.ResourceTemplate]:
+    templates = [
+        types.ResourceTemplate(
+            name="artifact_schema",
+            title="Artifact schema",
+            uri_template=SCHEMA_URI_TEMPLATE,
+            description="The full JSON Schema of an artifact type a host may be asked to produce.",
+            mime_type="application/schema+json",
+        )
+    ]
+    if reports:
+        templates.append(
+            types.ResourceTemplate(
+                name="run_report",
+                title="Run report",
+                uri_template=_REPORT_TEMPLATE,
+                description="The Markdown report of one run.",
+                mime_type="text/markdown",
+            )
+        )
+    return templates
+
+
+def _contents(uri: str, mime: str, text: str) -> types.ReadResourceResult:
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
+    )

@@ -1,8 +1,9 @@
 """The arguments of every tool as strict models; their JSON Schemas are the tools' input schemas.
 
-Names, defaults and limits follow the reference (§2). Models are strict (a string is never a
-number, ``true`` is never an integer) and ignore unknown arguments, as the original's object
-schemas do. The published schema is the model's JSON Schema without titles, with optional
+Names, defaults and limits are Telic 1.0's (``docs/protocol.md`` §2). Models are strict (a
+string is never a number, ``true`` is never an integer) and refuse unknown arguments by name,
+so a misspelt or unsupported argument (``transcript`` to ``telic_cast``, say) is an error, never
+silently dropped. The published schema is the model's JSON Schema without titles, with optional
 arguments written as their plain type rather than ``anyOf [T, null]``.
 """
 
@@ -39,6 +40,7 @@ __all__ = [
     "SubmitArgs",
     "ToolArgs",
     "input_schema",
+    "output_schema",
 ]
 
 MAX_LIST: Final = 256
@@ -58,11 +60,11 @@ Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: strict values, unknown arguments ignored."""
+    """Base of every tool's arguments: strict values, unknown arguments refused."""
 
     model_config = ConfigDict(
         strict=True,
-        extra="ignore",
+        extra="forbid",
         frozen=True,
         hide_input_in_errors=True,
         use_attribute_docstrings=True,
@@ -395,3 +397,28 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     for name in _UNDESCRIBED & cleaned["properties"].keys():
         cleaned["properties"][name].pop("description", None)
     return compact_schema(cleaned)
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """Return the published output schema of a tool's result model (as the wire has it)."""
+    # Titles, models' own docstrings and ``additionalProperties: true`` (the default) go;
+    # nullable fields stay ``anyOf [T, null]``: a result may hold null there.
+    schema = model.model_json_schema(by_alias=True, mode="serialization")
+    return compact_schema(_quiet(schema, top=True))
+
+
+def _quiet(node: Any, top: bool = False) -> Any:
+    if isinstance(node, list):
+        return [_quiet(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    quiet = {
+        k: _quiet(v)
+        for k, v in node.items()
+        if k != "title" and not (k == "additionalProperties" and v is True)
+    }
+    if "properties" in quiet and not top:
+        quiet.pop("description", None)  # a nested model's docstring: its keys say it all
+    if "$defs" in quiet:
+        quiet["$defs"] = {name: _quiet(d) for name, d in node["$defs"].items()}
+    return quiet

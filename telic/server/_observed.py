@@ -13,23 +13,16 @@ from typing import Any, Final
 
 from telic._errors import TelicError
 from telic.ledger import Ledger
+from telic.server._table import TOOLS
 from telic.telemetry import TelemetryObserver
 
 __all__ = ["ObservedService", "observed"]
 
 _STATE_CHANGES: Final = frozenset(
-    {
-        "ground",
-        "submit_artifact",
-        "answer_clarification",
-        "cancel_run",
-        "cast",
-        "cast_progress",
-        "return_packet",
-        "check_tool_action",
-    }
+    method for spec in TOOLS if spec.changes_state for method in spec.methods
 )
-"""Methods whose first argument is a run id and which may append to that run's ledger."""
+"""Service methods whose first argument is a run id and which may append to that run's ledger
+(the methods of the table's rows that change state)."""
 
 
 class ObservedService:

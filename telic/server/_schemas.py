@@ -24,6 +24,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final, Literal, get_args
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
 __all__ = [
     "SCHEMA_MODES",
     "SCHEMA_TYPES",
@@ -32,6 +34,7 @@ __all__ = [
     "SchemaFn",
     "SchemaMode",
     "SentSchemas",
+    "Stream",
     "compact_schema",
     "emitted_schema",
     "inline",
@@ -262,26 +265,30 @@ class SchemaEmitter:
 class SentSchemas:
     """Which artifact types' schemas each MCP session has received in full.
 
-    A session is identified by an object that lives exactly as long as it (the server keeps
-    it weakly, so a closed session's memory goes with it); a result for no known session, or
-    any result in ``full`` mode, carries every schema in full. Each session's memory holds at
-    most one entry per artifact type.
+    A session is identified by an object that lives exactly as long as it; the server keys it
+    by identity and forgets it when the object goes (a closed session's memory goes with it). A
+    result for no known session, or any result in ``full`` mode, carries every schema in full.
+    Each session's memory holds at most one entry per artifact type.
     """
 
     __slots__ = ("_by_session", "mode")
 
     def __init__(self, mode: SchemaMode = "once") -> None:
         self.mode: SchemaMode = mode
-        self._by_session: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+        self._by_session: dict[int, set[str]] = {}
 
     def emitter(self, session: object | None) -> SchemaEmitter:
         """Return the emitter for one result sent in ``session`` (``None``: no session)."""
         if self.mode == "full" or session is None:
             return SchemaEmitter(None)
-        try:
-            sent = self._by_session.setdefault(session, set())
-        except TypeError:  # not weakly referenceable or not hashable: nothing to key it by
-            return SchemaEmitter(None)
+        key = id(session)
+        sent = self._by_session.get(key)
+        if sent is None:
+            try:
+                weakref.finalize(session, self._by_session.pop, key, None)
+            except TypeError:  # not weakly referenceable: nothing tells when it ends
+                return SchemaEmitter(None)
+            sent = self._by_session[key] = set()
         return SchemaEmitter(sent)
 
     def sessions(self) -> int:
@@ -289,22 +296,30 @@ class SentSchemas:
         return len(self._by_session)
 
 
-def session_of(context: object) -> object | None:
-    """An object that lives exactly as long as the MCP session of a tool call's ``context``.
+class Stream:
+    """One connection that ``Server.run`` serves: a stdio stream, or a client in process.
 
-    That is the connection's standalone outbound channel: one per stdio stream, in either
-    protocol era (the 2026-07-28 era builds a connection object per request, but the requests
-    of one stream share that channel), and one per ``Mcp-Session-Id`` over streamable HTTP. A
-    request without one (streamable HTTP in the 2026-07-28 era, which has no sessions, or
-    stateless HTTP, or no request at all) has no session: its results carry every schema in full.
+    The server's lifespan makes one per run and the SDK hands it to every handler of that run as
+    ``context.lifespan_context``: it lives exactly as long as the connection.
     """
-    try:
-        session = getattr(context, "session", None)
-    except ValueError:  # the SDK's context outside a request
+
+    __slots__ = ("__weakref__",)
+
+
+def session_of(context: object) -> object | None:
+    """An object that lives exactly as long as the MCP session of a request's ``context``.
+
+    Over stdio (or in process) that is the connection itself, whatever the protocol era: one
+    stream is one client. Over streamable HTTP it is the client's ``initialize`` parameters,
+    which the SDK keeps once per ``Mcp-Session-Id`` in the handshake era and hands every handler
+    as ``context.session.client_params``; an HTTP request of the 2026-07-28 era stands alone, and
+    its results carry every schema in full, as do requests outside any session.
+    """
+    if getattr(context, "request", None) is None:
+        stream = getattr(context, "lifespan_context", None)
+        return stream if isinstance(stream, Stream) else None
+    if getattr(context, "protocol_version", None) not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
-    # The SDK offers no public way from a request's context to its connection.
-    connection = getattr(session, "_connection", None)
-    if connection is None or not getattr(connection, "has_standalone_channel", False):
-        return None
-    outbound: object | None = getattr(connection, "outbound", None)
-    return outbound
+    session = getattr(context, "session", None)
+    params: object | None = getattr(session, "client_params", None)
+    return params

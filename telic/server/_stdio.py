@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 __all__ = [
@@ -206,9 +206,8 @@ def wire_files() -> Iterator[tuple[anyio.AsyncFile[str], anyio.AsyncFile[str] | 
         os.close(stray)
 
 
-async def serve_stdio(server: MCPServer[Any]) -> None:
+async def serve_stdio(server: Server[Any]) -> None:
     """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
-    lowlevel = server._lowlevel_server  # the SDK exposes stdio serving with fixed streams only
     with wire_files() as (stdin, stdout):
         async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+            await server.run(read_stream, write_stream, server.create_initialization_options())

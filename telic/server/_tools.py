@@ -1,31 +1,33 @@
-"""The tools: each parses its arguments, makes one service call and wraps the answer.
+"""The tools' handlers, and the two MCP requests they answer: ``tools/list`` and ``tools/call``.
 
-Every tool is an ``EnvelopeTool``: the SDK's ``Tool`` with our own input schema and a ``run``
-that never raises an ordinary exception. Argument errors, domain errors and crashes all become
-error envelopes (``isError``); only cancellation propagates, as it must. The tools share one
-``SentSchemas``: each result's NextAction carries the schemas its MCP session has not had yet
-in full, and references to the others.
+Everything about a tool but its handler is a row of the table (``_table.TOOLS``). ``list_tools``
+builds the listing from the rows and the committed schemas (``telic.server.inputs``), so listing
+needs neither the argument models nor the protocol. ``call_tool`` validates the arguments with
+the row's model (unknown arguments are refused by name), makes the handler's one service call,
+and wraps the answer in a Telic result envelope. Argument errors, domain errors and crashes all
+become error envelopes (``isError``); only cancellation propagates, as it must. An unknown tool
+is a JSON-RPC invalid-params error. Each result's NextAction carries the schemas its MCP session
+has not had yet in full, and references to the others (``SentSchemas``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import ConfigDict, Field
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, Tool, ToolAnnotations
 
 from telic._errors import SchemaViolation
 from telic.server._envelope import error_envelope, error_result, success, to_wire, with_schema
-from telic.server._schemas import SentSchemas, session_of
-from telic.server._service import Service
-from telic.server.inputs import input_schemas
+from telic.server._schemas import SentSchemas
+from telic.server._service import ProgressFn, Service
+from telic.server._table import TOOLS, ToolSpec, spec_of
+from telic.server.inputs import tool_schemas
 
 if TYPE_CHECKING:
     from telic.server._args import (
@@ -44,11 +46,19 @@ if TYPE_CHECKING:
         ToolArgs,
     )
 
-__all__ = ["TOOL_ARGS", "TOOL_NAMES", "EnvelopeTool", "ServiceSource", "build_tools"]
+__all__ = ["TOOL_ARGS", "TOOL_NAMES", "ServiceSource", "call_tool", "list_tools"]
 
-Handler = Callable[[Service, Any, "Context[Any, Any]"], Awaitable[Mapping[str, Any]]]
+logger = logging.getLogger("telic.server")
+
+Handler = Callable[[Service, Any, ProgressFn], Awaitable[Mapping[str, Any]]]
 ServiceSource = Callable[[], Awaitable[Service]]
 """Returns the service, waiting for it to open if it is still opening."""
+
+TOOL_NAMES: Final = tuple(spec.name for spec in TOOLS)
+"""Every tool's name, in listing order."""
+
+TOOL_ARGS: Final = {spec.name: spec.args for spec in TOOLS}
+"""Every tool's name → the name of its argument model in ``telic.server._args``."""
 
 
 def _args_model(name: str) -> type[ToolArgs]:
@@ -59,40 +69,75 @@ def _args_model(name: str) -> type[ToolArgs]:
     return model
 
 
-class EnvelopeTool(Tool):
-    """An SDK tool whose every outcome is a Telic result envelope."""
+def list_tools() -> list[Tool]:
+    """Every tool as ``tools/list`` lists it: title, description, schemas and annotations."""
+    schemas = tool_schemas()
+    return [
+        Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=schemas[spec.name]["input"],
+            output_schema=schemas[spec.name]["output"],
+            annotations=ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
+            ),
+        )
+        for spec in TOOLS
+    ]
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    args_name: str = Field(exclude=True)
-    handler: Handler = Field(exclude=True)
-    source: ServiceSource = Field(exclude=True)
-    schemas: SentSchemas = Field(exclude=True)
+async def call_tool(
+    source: ServiceSource,
+    sent: SentSchemas,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    progress: ProgressFn,
+    session: object | None,
+) -> CallToolResult:
+    """Run the tool ``name`` once and return its envelope; an unknown name is invalid params.
 
-    async def run(
-        self,
-        arguments: dict[str, Any],
-        context: Context[Any, Any],
-        convert_result: bool = False,
-    ) -> CallToolResult:
-        """Validate ``arguments``, call the service once, and return the envelope."""
-        args: ToolArgs | None = None
-        try:
-            # The service first: until it is open, its modules are loading in another thread.
-            service = await self.source()
-            args = _args_model(self.args_name).model_validate(arguments)
-            payload = await self.handler(service, args, context)
-            emitter = self.schemas.emitter(session_of(context))
-            result = success(payload, emitter)
-            emitter.commit()
-            return result
-        except Exception as exc:  # the tool boundary: every failure becomes an envelope
-            leaf = _leaf(exc)
-            envelope = error_envelope(leaf, self.name)
-            refused = getattr(args, "artifact_type", None)
-            if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
-                envelope = with_schema(envelope, refused)
-            return error_result(envelope)
+    ``progress`` reports to the caller (a no-op unless it asked); ``session`` keys the schemas
+    the caller's MCP session has had (``None``: no session, every schema in full).
+    """
+    spec = spec_of(name)
+    if spec is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
+    return await _run(spec, source, sent, dict(arguments or {}), progress, session)
+
+
+async def _run(
+    spec: ToolSpec,
+    source: ServiceSource,
+    sent: SentSchemas,
+    arguments: dict[str, Any],
+    progress: ProgressFn,
+    session: object | None,
+) -> CallToolResult:
+    args: ToolArgs | None = None
+    try:
+        # The service first: until it is open, its modules are loading in another thread.
+        service = await source()
+        args = _args_model(spec.args).model_validate(arguments)
+        payload = await _HANDLERS[spec.name](service, args, progress)
+        emitter = sent.emitter(session)
+        result = success(payload, emitter)
+        emitter.commit()
+        return result
+    except Exception as exc:  # the tool boundary: every failure becomes an envelope
+        leaf = _leaf(exc)
+        envelope = error_envelope(leaf, spec.name)
+        refused = getattr(args, "artifact_type", None)
+        if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
+            envelope = with_schema(envelope, refused)
+        # One line, no traceback: a refusal is an answer, not a server fault (those are logged
+        # where the envelope is made). Never the message: it may quote what the client sent.
+        logger.info("%s refused: %s", spec.name, envelope.get("code"))
+        return error_result(envelope)
 
 
 def _leaf(exc: Exception) -> Exception:
@@ -118,7 +163,7 @@ def _step(result: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------ the nine Telic 1.0 tools
 
 
-async def _start_run(service: Service, args: StartRunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> dict[str, Any]:
     result = await service.start_run(
         args.original_request,
         args.mode,
@@ -140,27 +185,35 @@ async def _start_run(service: Service, args: StartRunArgs, _: Context[Any, Any])
     return _step(result)
 
 
-async def _ground(service: Service, args: GroundArgs, ctx: Context[Any, Any]) -> dict[str, Any]:
+_GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
+"""Grounding's progress is its stage, out of three: it only ever increases, as MCP requires."""
+
+
+async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> dict[str, Any]:
     budget = None if args.budget is None else args.budget.model_dump(exclude_none=True)
     # Grounding reports synchronously (from its worker thread too); the client hears about it
     # through a small buffer drained by one task. Progress is best effort: a full buffer drops.
     send, receive = anyio.create_memory_object_stream[tuple[float, str]](16)
+    total = max(_GROUNDING_STAGES.values())
 
-    def progress(report: Any) -> None:
-        done = getattr(report, "considered", 0) or getattr(report, "inventoried", 0)
+    def progress(update: Any) -> None:
+        step = _GROUNDING_STAGES.get(getattr(update, "stage", ""), 0.0)
         message = (
-            f"{getattr(report, 'stage', 'grounding')}: "
-            f"{getattr(report, 'inventoried', 0)} inventoried, "
-            f"{getattr(report, 'considered', 0)} considered, "
-            f"{getattr(report, 'selected', 0)} selected"
+            f"{getattr(update, 'stage', 'grounding')}: "
+            f"{getattr(update, 'inventoried', 0)} inventoried, "
+            f"{getattr(update, 'considered', 0)} considered, "
+            f"{getattr(update, 'selected', 0)} selected"
         )
         with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
-            send.send_nowait((float(done), message))
+            send.send_nowait((step, message))
 
     async def forward() -> None:
+        sent = 0.0
         async with receive:
-            async for done, message in receive:
-                await ctx.report_progress(done, None, message)
+            async for step, message in receive:
+                if step > sent:  # a stage reports once: later reports of it would not increase
+                    sent = step
+                    await report(step, total, message)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(forward)
@@ -176,11 +229,11 @@ async def _ground(service: Service, args: GroundArgs, ctx: Context[Any, Any]) ->
     return _step(result) | {"manifest": result.manifest_wire}
 
 
-async def _next(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _next(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
     return {"nextAction": await service.get_next_action(args.run_id)}
 
 
-async def _submit(service: Service, args: SubmitArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> dict[str, Any]:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
@@ -209,15 +262,15 @@ def _decode(text: str) -> object:
     return value
 
 
-async def _cancel(service: Service, args: CancelArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _cancel(service: Service, args: CancelArgs, _: ProgressFn) -> dict[str, Any]:
     return _step(await service.cancel_run(args.run_id, args.action_id, args.expected_run_version))
 
 
-async def _list_runs(service: Service, args: ListRunsArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> dict[str, Any]:
     return {"runs": await service.list_runs(args.limit)}
 
 
-async def _get_run(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
     details = await service.get_run(args.run_id)
     return {
         "run": details.run,
@@ -226,14 +279,12 @@ async def _get_run(service: Service, args: RunArgs, _: Context[Any, Any]) -> dic
     }
 
 
-async def _get_artifact(
-    service: Service, args: GetArtifactArgs, _: Context[Any, Any]
-) -> dict[str, Any]:
+async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> dict[str, Any]:
     # Telic 1.0 nests the body in the artifact: {artifact: {id, …metadata, body}}.
     return {"artifact": await service.get_artifact(args.run_id, args.artifact_id)}
 
 
-async def _get_trace(service: Service, args: GetTraceArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> dict[str, Any]:
     page = await service.get_trace(args.run_id, args.after_sequence, args.limit)
     return {"events": page.events, "hasMore": page.has_more}
 
@@ -241,7 +292,7 @@ async def _get_trace(service: Service, args: GetTraceArgs, _: Context[Any, Any])
 # ------------------------------------------------------------------ beyond the original
 
 
-async def _verify(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _verify(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
     report = to_wire(await service.verify_run(args.run_id))
     return {
         "runId": args.run_id,
@@ -251,14 +302,12 @@ async def _verify(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict
     }
 
 
-async def _check(
-    service: Service, args: CheckToolActionArgs, _: Context[Any, Any]
-) -> dict[str, Any]:
+async def _check(service: Service, args: CheckToolActionArgs, _: ProgressFn) -> dict[str, Any]:
     decision = await service.check_tool_action(args.run_id, args.capability, args.target)
     return {"decision": decision}
 
 
-async def _cast(service: Service, args: CastArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> dict[str, Any]:
     handoff = await service.cast(
         args.run_id,
         cast_type=args.cast_type,
@@ -271,9 +320,7 @@ async def _cast(service: Service, args: CastArgs, _: Context[Any, Any]) -> dict[
     return {"cast": handoff}
 
 
-async def _cast_progress(
-    service: Service, args: CastProgressArgs, _: Context[Any, Any]
-) -> dict[str, Any]:
+async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn) -> dict[str, Any]:
     state = await service.cast_progress(
         args.run_id,
         args.cast_id,
@@ -285,211 +332,29 @@ async def _cast_progress(
     return {"castId": args.cast_id} | ({} if state is None else {"cast": state})
 
 
-async def _return_packet(
-    service: Service, args: ReturnPacketArgs, _: Context[Any, Any]
-) -> dict[str, Any]:
+async def _return_packet(service: Service, args: ReturnPacketArgs, _: ProgressFn) -> dict[str, Any]:
     return {"packet": await service.return_packet(args.run_id, args.cast_id, args.packet)}
 
 
-async def _digest(service: Service, args: RunArgs, _: Context[Any, Any]) -> dict[str, Any]:
+async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
     return {"runId": args.run_id, "digest": await service.get_digest(args.run_id)}
 
 
-# ------------------------------------------------------------------ the table
-
-
-@dataclass(frozen=True, slots=True)
-class _Spec:
-    name: str
-    args: str
-    handler: Handler
-    read_only: bool
-    idempotent: bool
-    destructive: bool
-    description: str
-
-
-_SPECS: Final = (
-    _Spec(
-        "telic_start_run",
-        "StartRunArgs",
-        _start_run,
-        False,
-        False,
-        False,
-        "Start a run; returns its first nextAction.",
-    ),
-    _Spec(
-        "telic_ground_context",
-        "GroundArgs",
-        _ground,
-        False,
-        False,
-        False,
-        "Ground repository context; returns the manifest.",
-    ),
-    _Spec(
-        "telic_get_next_action",
-        "RunArgs",
-        _next,
-        True,
-        True,
-        False,
-        "The run's one legal next step and its output schema.",
-    ),
-    _Spec(
-        "telic_submit_artifact",
-        "SubmitArgs",
-        _submit,
-        False,
-        False,
-        False,
-        "Submit the phase's artifact or a clarification answer.",
-    ),
-    _Spec(
-        "telic_cancel_run",
-        "CancelArgs",
-        _cancel,
-        False,
-        False,
-        True,
-        "Cancel a run.",
-    ),
-    _Spec(
-        "telic_list_runs",
-        "ListRunsArgs",
-        _list_runs,
-        True,
-        True,
-        False,
-        "List runs, newest first.",
-    ),
-    _Spec(
-        "telic_get_run",
-        "RunArgs",
-        _get_run,
-        True,
-        True,
-        False,
-        "A run, its artifacts' metadata and nextAction.",
-    ),
-    _Spec(
-        "telic_get_artifact",
-        "GetArtifactArgs",
-        _get_artifact,
-        True,
-        True,
-        False,
-        "One artifact with its body, re-verified.",
-    ),
-    _Spec(
-        "telic_get_trace",
-        "GetTraceArgs",
-        _get_trace,
-        True,
-        True,
-        False,
-        "A page of a run's trace.",
-    ),
-    _Spec(
-        "telic_cast",
-        "CastArgs",
-        _cast,
-        False,
-        False,
-        False,
-        "Cast a native subagent; returns its handoff.",
-    ),
-    _Spec(
-        "telic_cast_progress",
-        "CastProgressArgs",
-        _cast_progress,
-        False,
-        False,
-        False,
-        "Report a child's spend against its budget.",
-    ),
-    _Spec(
-        "telic_return_packet",
-        "ReturnPacketArgs",
-        _return_packet,
-        False,
-        False,
-        False,
-        "Return a child's evidence packet to verify and seal.",
-    ),
-    _Spec(
-        "telic_get_digest",
-        "RunArgs",
-        _digest,
-        True,
-        True,
-        False,
-        "The run's packet digest.",
-    ),
-    _Spec(
-        "telic_check_tool_action",
-        "CheckToolActionArgs",
-        _check,
-        True,
-        True,
-        False,
-        "May a native tool use this capability on this target?",
-    ),
-    _Spec(
-        "telic_verify_run",
-        "RunArgs",
-        _verify,
-        True,
-        True,
-        False,
-        "Verify a run's hash chain and artifacts.",
-    ),
-)
-
-TOOL_NAMES: Final = tuple(spec.name for spec in _SPECS)
-"""Every tool's name, in listing order."""
-
-TOOL_ARGS: Final = {spec.name: spec.args for spec in _SPECS}
-"""Every tool's name → the name of its argument model in ``telic.server._args``."""
-
-
-async def _placeholder() -> None:
-    """Never called: EnvelopeTool.run replaces the SDK's function call."""
-
-
-def build_tools(source: ServiceSource, schemas: SentSchemas | None = None) -> list[Tool]:
-    """Return every tool, each calling the service ``source`` returns.
-
-    The input schemas come from the committed ``telic.server.inputs`` file, so listing the
-    tools needs neither the argument models nor the protocol. ``schemas`` (default: a fresh
-    one in ``once`` mode) decides which NextAction schemas each result carries in full.
-    """
-    sent = SentSchemas() if schemas is None else schemas
-    base = Tool.from_function(_placeholder, name="telic_placeholder", structured_output=False)
-    inputs = input_schemas()
-    tools: list[Tool] = []
-    for spec in _SPECS:
-        annotations = ToolAnnotations(
-            read_only_hint=spec.read_only,
-            idempotent_hint=spec.idempotent,
-            destructive_hint=spec.destructive,
-            open_world_hint=False,
-        )
-        tools.append(
-            EnvelopeTool(
-                fn=_placeholder,
-                name=spec.name,
-                description=spec.description,
-                parameters=inputs[spec.name],
-                fn_metadata=base.fn_metadata,
-                is_async=True,
-                context_kwarg=None,
-                annotations=annotations,
-                args_name=spec.args,
-                handler=spec.handler,
-                source=source,
-                schemas=sent,
-            )
-        )
-    return tools
+_HANDLERS: Final[dict[str, Handler]] = {
+    "telic_start_run": _start_run,
+    "telic_ground_context": _ground,
+    "telic_get_next_action": _next,
+    "telic_submit_artifact": _submit,
+    "telic_cancel_run": _cancel,
+    "telic_list_runs": _list_runs,
+    "telic_get_run": _get_run,
+    "telic_get_artifact": _get_artifact,
+    "telic_get_trace": _get_trace,
+    "telic_cast": _cast,
+    "telic_cast_progress": _cast_progress,
+    "telic_return_packet": _return_packet,
+    "telic_get_digest": _digest,
+    "telic_check_tool_action": _check,
+    "telic_verify_run": _verify,
+}
+"""Each tool's handler: its arguments → one service call → the payload of its envelope."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.to_thread
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -40,6 +40,7 @@ from telic.server._app import assemble, has_reports, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
 from telic.server._service import Service
 from telic.server._stdio import serve_stdio
+from telic.server._table import TOOLS
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
@@ -146,23 +147,8 @@ def _security(binding: HttpBinding, extra: tuple[str, ...]) -> TransportSecurity
     )
 
 
-QUIET_TOOLS: Final = frozenset(
-    {
-        "telic_start_run",
-        "telic_get_next_action",
-        "telic_submit_artifact",
-        "telic_cancel_run",
-        "telic_list_runs",
-        "telic_get_run",
-        "telic_get_artifact",
-        "telic_get_trace",
-        "telic_cast_progress",
-        "telic_return_packet",
-        "telic_get_digest",
-        "telic_check_tool_action",
-    }
-)
-"""Tools that send no notification while they run and answer in milliseconds.
+QUIET_TOOLS: Final = frozenset(spec.name for spec in TOOLS if not spec.notifies)
+"""Tools that send no notification while they run (the table's rows without ``notifies``).
 
 Over protocol 2026-07-28 a call to one of them is answered by a JSON-only exchange; any other
 request (``telic_ground_context`` reports progress) goes the SDK's default way, which holds the
@@ -226,10 +212,10 @@ class _QuietCalls:
 
 
 def _with_quiet_calls(
-    app: Starlette, server: MCPServer[Any], security: TransportSecuritySettings
+    app: Starlette, server: Server[Any], security: TransportSecuritySettings
 ) -> ASGIApp:
     quiet = StreamableHTTPSessionManager(
-        app=server._lowlevel_server,  # what the SDK's own app factory serves
+        app=server,
         json_response=True,
         stateless=True,
         security_settings=security,
@@ -245,7 +231,7 @@ def _with_quiet_calls(
     return _QuietCalls(app, quiet)
 
 
-def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
+def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
     """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``."""
     assert config.http is not None
     security = _security(config.http, config.allowed_hosts)

@@ -108,11 +108,11 @@ async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
     assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
 
 
-@pytest.mark.parametrize(("mode", "schemas"), [("legacy", "full"), ("auto", "once")])
-async def test_full_mode_or_a_request_without_a_session_carries_every_schema_in_full(
-    mode: ConnectMode, schemas: SchemaMode, repo: DemoRepository, state: Path
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_full_mode_carries_every_schema_in_full_in_either_protocol_era(
+    mode: ConnectMode, repo: DemoRepository, state: Path
 ) -> None:
-    async with _client(repo, state, schemas=schemas, mode=mode) as client:
+    async with _client(repo, state, schemas="full", mode=mode) as client:
         tools = TelicTools(client)
         started, grounded = await _grounded(tools)
         again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
@@ -120,6 +120,22 @@ async def test_full_mode_or_a_request_without_a_session_carries_every_schema_in_
     assert _schemas(started) == (emitted_schema("ContextManifest"), {"ClarificationRequest": full})
     assert _schemas(grounded) == _schemas(again)
     assert _schemas(again) == (emitted_schema("ProblemFrame"), {"ClarificationRequest": full})
+
+
+async def test_a_connection_of_the_2026_era_is_one_session_like_a_stdio_stream(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state, mode="auto") as client:
+        tools = TelicTools(client)
+        started, _ = await _grounded(tools)
+        again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
+    assert _schemas(started)[1] == {"ClarificationRequest": emitted_schema("ClarificationRequest")}
+    assert _schemas(again)[1] == {"ClarificationRequest": schema_reference("ClarificationRequest")}
+    async with _client(repo, state, mode="auto") as fresh:  # a new connection starts afresh
+        first = await TelicTools(fresh).call(
+            "telic_start_run", original_request=REQUEST, mode="plan_only"
+        )
+    assert _schemas(first)[1] == {"ClarificationRequest": emitted_schema("ClarificationRequest")}
 
 
 async def test_the_schema_resource_returns_the_full_schema_and_refuses_unknown_types(

@@ -25,8 +25,11 @@ def _listing(tools: Any) -> list[dict[str, Any]]:
     return [
         {
             "name": t.name,
+            "title": t.title,
+            "description": t.description,
             "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True),
             "inputSchema": t.input_schema,
+            "outputSchema": t.output_schema,
         }
         for t in tools.tools
     ]
@@ -218,6 +221,10 @@ async def test_grounding_reports_progress_and_the_prompt_has_the_instructions(
                 "telic_workflow", {"original_request": REQUEST, "mode": "analyze_and_fix"}
             )
     assert seen, "grounding sent no progress notification"
+    done = [progress for progress, _ in seen]
+    assert done == sorted(set(done)), "progress must strictly increase"
+    assert {total for _, total in seen} == {3.0}
+    assert done[-1] == 3.0
     (message,) = prompt.messages
     assert message.role == "user"
     assert WORKFLOW_INSTRUCTIONS in message.content.text  # type: ignore[union-attr]

@@ -6,9 +6,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from telic.server._schemas import SentSchemas
-from telic.server._service import Service
-from telic.server._tools import build_tools
+from telic.server._tools import list_tools
 from telic.server._transport import _YOUNG_COLLECTION, QUIET_TOOLS, _serving_gc, is_quiet
 
 
@@ -52,10 +50,6 @@ def test_handshake_era_requests_and_anything_not_a_quiet_call_keep_the_default_w
     assert not is_quiet(_scope() | {"method": "GET"})
 
 
-def test_every_quiet_tool_is_a_tool_the_server_lists() -> None:
-    names = {tool.name for tool in build_tools(_no_service, SentSchemas("once"))}
-    assert not QUIET_TOOLS - names
-
-
-async def _no_service() -> Service:
-    raise AssertionError("listing needs no service")
+def test_every_listed_tool_but_grounding_is_quiet() -> None:
+    names = {tool.name for tool in list_tools()}
+    assert names - QUIET_TOOLS == {"telic_ground_context"}

@@ -1,0 +1,213 @@
+"""The result models of every tool: each tool's ``outputSchema`` is its model's JSON Schema.
+
+They describe the success envelope ``{ok: true, …}`` as it travels (camelCase, exactly the keys
+``docs/protocol.md`` §2 lists). Run records and artifact metadata are typed field by field: a
+Telic 1.0 host reads them by name. The large protocol objects (NextAction, the context
+manifest, trace events, packets) are typed as objects here and described in full by their own
+schemas (``telic://schemas/{artifact_type}``), so ``tools/list`` stays small. Every model allows
+extra keys: ours follow the original's, and an object may gain keys without breaking a host.
+The server never builds these models on the hot path; the official client validates each
+result against the listed schema, and so do the tests.
+"""
+
+# ruff: noqa: N815 - the fields are the wire's camelCase names
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "ArtifactOut",
+    "CastProgressResultOut",
+    "CastResultOut",
+    "CheckResultOut",
+    "DigestResultOut",
+    "GetArtifactResultOut",
+    "GetRunResultOut",
+    "GetTraceResultOut",
+    "GroundResultOut",
+    "ListRunsResultOut",
+    "NextActionResultOut",
+    "ReturnPacketResultOut",
+    "RunOut",
+    "StepResultOut",
+    "VerifyResultOut",
+]
+
+NextActionOut = dict[str, Any]
+
+
+class _Object(BaseModel):
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+
+class _Ok(_Object):
+    ok: Literal[True]
+
+
+class RunBudgetsOut(_Object):
+    """What is left of the run's revision budgets."""
+
+    promptRevisionsRemaining: int
+    postExecutionRemediationsRemaining: int
+
+
+class RunOut(_Object):
+    """The Telic 1.0 RunRecord."""
+
+    runId: str
+    schemaVersion: str
+    repositoryRoot: str
+    requestedMode: str
+    status: str
+    phase: str
+    resumePhase: str | None
+    version: int
+    budgets: RunBudgetsOut
+    outcomeHint: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class RunSummaryOut(_Object):
+    """A run in a list: metadata only."""
+
+    runId: str
+    schemaVersion: str
+    requestedMode: str
+    status: str
+    phase: str
+    resumePhase: str | None
+    version: int
+    outcomeHint: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class ArtifactOut(_Object):
+    """An artifact's metadata: the Telic 1.0 keys, then this ledger's chain link."""
+
+    id: str
+    runId: str
+    type: str
+    schemaVersion: str
+    producer: str
+    sha256: str
+    sourceRefs: list[str]
+    redaction: str
+    createdAt: str
+    sizeBytes: int
+    """Canonical JSON bytes of the body."""
+    position: int
+    """1-based order among the run's artifacts."""
+    chainIndex: int
+    """Position in the run's hash chain."""
+    previousHash: str
+    recordHash: str
+
+
+class StoredArtifactOut(ArtifactOut):
+    """An artifact's metadata with its verified body."""
+
+    body: dict[str, Any]
+
+
+class StepResultOut(_Ok):
+    """A state change: the run after it and the next action."""
+
+    run: RunOut
+    nextAction: NextActionOut
+    """The NextAction (schema: telic://schemas/NextAction)."""
+    artifact: ArtifactOut | None = None
+    """The stored Evidence or ScenarioSpec (also on an identical replay); absent otherwise."""
+
+
+class GroundResultOut(StepResultOut):
+    """A grounding: the run, the next action and the context manifest."""
+
+    manifest: dict[str, Any]
+    """The ContextManifest (schema: telic://schemas/ContextManifest)."""
+
+
+class NextActionResultOut(_Ok):
+    """The run's next action."""
+
+    nextAction: NextActionOut
+    """The NextAction (schema: telic://schemas/NextAction)."""
+
+
+class ListRunsResultOut(_Ok):
+    """Runs, newest first."""
+
+    runs: list[RunSummaryOut]
+
+
+class GetRunResultOut(_Ok):
+    """A run with its artifacts' metadata and its next action."""
+
+    run: RunOut
+    artifacts: list[ArtifactOut]
+    nextAction: NextActionOut
+    """The NextAction (schema: telic://schemas/NextAction)."""
+
+
+class GetArtifactResultOut(_Ok):
+    """One artifact, body included."""
+
+    artifact: StoredArtifactOut
+
+
+class GetTraceResultOut(_Ok):
+    """A page of the trace."""
+
+    events: list[dict[str, Any]]
+    """TraceEvents in sequence order (schema: telic://schemas/TraceEvent)."""
+    hasMore: bool
+
+
+class CastResultOut(_Ok):
+    """An opened cast."""
+
+    cast: dict[str, Any]
+    """The grant: cast id, handoff for the child, permissions and budget."""
+
+
+class CastProgressResultOut(_Ok):
+    """A cast after a progress report."""
+
+    castId: str
+    cast: dict[str, Any] | None = None
+    """The cast's state and counters, while it is known."""
+
+
+class ReturnPacketResultOut(_Ok):
+    """A sealed packet."""
+
+    packet: dict[str, Any]
+    """The sealed evidence packet, with its pk_ token."""
+
+
+class DigestResultOut(_Ok):
+    """The run's packet digest."""
+
+    runId: str
+    digest: str
+
+
+class CheckResultOut(_Ok):
+    """A pre-action permission decision."""
+
+    decision: dict[str, Any]
+    """allowed, the capability, the scope, the deciding layer and the reason."""
+
+
+class VerifyResultOut(_Ok):
+    """A walk of the run's hash chain."""
+
+    runId: str
+    intact: bool
+    recordsChecked: int
+    firstBroken: dict[str, Any] | None
+    """The first record that does not check out, or null."""
