@@ -2,10 +2,11 @@
 
 A rule receives a ``Check`` — the run state *before* the submission plus the typed submission —
 and yields ``Violation``\\ s (a JSON path into the body and a one-line explanation). ``Rule`` binds
-the function to its id, the artifact types it applies to, the reference section it implements and
-the sentence saying what it forbids; ``evaluate`` runs every applicable rule and turns violations
-into ``Issue``\\ s that name the rule. ``Gate`` describes the few rule ids the state machine checks
-itself, before any ``Rule`` runs (tokens, phase, body identity, Evidence service rules).
+the function to its id, the artifact types it applies to, the section of ``docs/protocol.md`` it
+implements and the sentence saying what it forbids; ``evaluate`` runs every applicable rule and
+turns violations into ``Issue``\\ s that name the rule. ``Gate`` describes the few rule ids the
+state machine checks itself, before any ``Rule`` runs (tokens, phase, body identity, Evidence
+service rules).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class Rule:
     types: tuple[str, ...]
     check: RuleFn
     section: str
-    """The reference section (or seed MUST) the rule implements, e.g. ``§3.4 WorkResult``."""
+    """The section of docs/protocol.md the rule implements, e.g. ``§3.4 WorkResult``."""
     forbids: str
     """One sentence: what a submission breaking this rule attempts."""
 

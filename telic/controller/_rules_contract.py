@@ -190,7 +190,7 @@ RULES: Final = (
         "TC-ASSUMPTIONS",
         _TC,
         tc_assumptions,
-        "seed: stable identifiers within a run",
+        "§3.4 TaskContract",
         "Two assumptions sharing one id.",
     ),
 )

@@ -188,7 +188,7 @@ RULES: Final = (
         "WR-VERIFY-AFTER-MUTATION",
         _WR,
         wr_verify_after_mutation,
-        "§3.4 WorkResult; §6 completion verification after the final mutation",
+        "§3.4 WorkResult",
         "Completed mutating work whose completion verification does not follow its last mutation.",
     ),
 )

@@ -177,7 +177,7 @@ RULES: Final = (
         "WP-VERIFIER-AFTER-MUTATION",
         _WP,
         wp_verifier_after_mutation,
-        "§3.4 WorkPlan; §6 completion verification after the final mutation",
+        "§3.4 WorkPlan (verification preflight)",
         "A completion verifier node that does not depend on every potentially-mutating node.",
     ),
 )
