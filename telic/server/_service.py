@@ -97,8 +97,9 @@ class Service(Protocol):
         brief: str,
         pointers: Sequence[str] = ...,
         packet_refs: Sequence[str] = ...,
+        parent_cast_id: str | None = ...,
     ) -> Any:
-        """Open a cast for the executing work node."""
+        """Open a cast for the executing work node (a nested one names its parent cast)."""
 
     async def cast_progress(
         self,

@@ -262,11 +262,12 @@ async def _cast(service: Service, args: CastArgs, _: Context[Any, Any]) -> dict[
     handoff = await service.cast(
         args.run_id,
         cast_type=args.cast_type,
-        routing=args.routing.model_dump(exclude_none=True),
-        budget=args.budget.model_dump(exclude_none=True),
+        routing=args.routing,
+        budget=args.budget,
         brief=args.brief,
         pointers=tuple(args.pointers),
         packet_refs=tuple(args.packet_refs),
+        parent_cast_id=args.parent_cast_id,
     )
     return {"cast": handoff}
 
