@@ -9,7 +9,7 @@ exhausted when a cap is crossed; ``seal_return`` verifies the child's quotes aga
 archive and seals the packet (``seal_unreturned`` seals a child that never came back as
 ``cancelled``). Every fact of an open cast is chained in the ledger (``reopen_casts`` rebuilds
 the open casts after a restart). ``observe`` and ``run_digest`` are the consumption telemetry
-and the digest.
+and the digest; ``packet_stats`` aggregates packets across runs for tuning.
 
 Cast types are off by default and enabled only by the user's authority: the ``cast_types`` of a
 run's start, and the server configuration file (``load_cast_types``, ``find_config``).
@@ -62,6 +62,11 @@ from telic.casting._seal import packet_id_for as packet_id_for
 from telic.casting._seal import run_verifier as run_verifier
 from telic.casting._seal import seal_return as seal_return
 from telic.casting._seal import seal_unreturned as seal_unreturned
+from telic.casting._tuning import PacketStats as PacketStats
+from telic.casting._tuning import RouteStats as RouteStats
+from telic.casting._tuning import VerdictSpend as VerdictSpend
+from telic.casting._tuning import packet_stats as packet_stats
+from telic.casting._tuning import render_stats as render_stats
 
 __all__ = [
     "CONFIG_NAMES",
@@ -74,7 +79,10 @@ __all__ = [
     "Admission",
     "CastRequest",
     "OpenCast",
+    "PacketStats",
     "ProgressStatus",
+    "RouteStats",
+    "VerdictSpend",
     "admit_cast",
     "cap_reached",
     "cast_artifact",
@@ -93,12 +101,14 @@ __all__ = [
     "observe",
     "packet_artifact",
     "packet_id_for",
+    "packet_stats",
     "packet_uri",
     "parent_casts",
     "parse_cast_types",
     "parse_handoff",
     "progress_summary",
     "record_progress",
+    "render_stats",
     "reopen_casts",
     "run_digest",
     "run_verifier",

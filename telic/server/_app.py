@@ -130,6 +130,18 @@ def assemble(
     ) -> str:
         return workflow_message(original_request, mode)
 
+    @server.resource(
+        "telic://digest",
+        name="packet_digest_all",
+        description="Packets across this repository's runs: unconsumed rate per cast type and "
+        "need code, spend per verdict.",
+        mime_type="text/plain",
+    )
+    async def packet_digest_all() -> str:
+        from telic.casting import render_stats  # loaded with the service, not at start
+
+        return render_stats(await (await service()).get_packet_stats())
+
     if ledger is not None and has_reports():
 
         @server.resource(

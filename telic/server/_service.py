@@ -118,3 +118,6 @@ class Service(Protocol):
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest."""
+
+    async def get_packet_stats(self, limit: int = ...) -> Any:
+        """Aggregate the packets of the repository's runs (``render_stats``, ``to_wire``)."""
