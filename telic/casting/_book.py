@@ -69,6 +69,13 @@ class OpenCast:
     output_tokens: int = 0
     stop_reason: StopReason | None = None
     """The cap the child went past; once set, only a partial return is accepted."""
+    reports: int = 0
+    """Progress reports accepted (each is a ``cast_progress`` event in the ledger)."""
+
+    @property
+    def calls_through_telic(self) -> int:
+        """Calls the child made through Telic, which Telic observes: reports and casts."""
+        return self.reports + self.children
 
     @property
     def cast_id(self) -> str:

@@ -69,7 +69,7 @@ def exhausted_summary(open_cast: OpenCast) -> str:
 
 
 def _facts(events: Iterable[TraceRecord]) -> dict[str, dict[str, object]]:
-    """Cast id → the latest counters and stop reason its events recorded."""
+    """Cast id → the latest counters and stop reason its events recorded, and its reports."""
     facts: dict[str, dict[str, object]] = {}
     for event in events:
         if event.event_type not in (PROGRESS_EVENT, EXHAUSTED_EVENT):
@@ -80,7 +80,11 @@ def _facts(events: Iterable[TraceRecord]) -> dict[str, dict[str, object]]:
             continue  # an event written before casts were durable: a sentence, not JSON
         if not isinstance(summary, dict) or not isinstance(summary.get("castId"), str):
             continue
-        facts.setdefault(summary["castId"], {}).update(summary)
+        known = facts.setdefault(summary["castId"], {"reports": 0})
+        reports = known["reports"]
+        known.update(summary)
+        assert isinstance(reports, int)
+        known["reports"] = reports + (event.event_type == PROGRESS_EVENT)
     return facts
 
 
@@ -146,6 +150,7 @@ def reopen_casts(
             input_tokens=_count(known, "inputTokens"),
             output_tokens=_count(known, "outputTokens"),
             stop_reason=_stop(known),
+            reports=_count(known, "reports"),
         )
         built[cast.cast_id] = open_cast
         if parent is not None:

@@ -128,6 +128,7 @@ async def test_a_restart_keeps_the_counters_and_the_child_may_still_return(
                 output_tokens=0,
             )
             assert lower.counters.turns == 3
+            assert lower.calls_through_telic == 2  # the report before the restart and this one
             assert lower.counters.total_tokens == 5_100
             packet = await service.return_packet(flow.b.run_id, child.cast_id, good_return())
             assert (packet.outcome, packet.verdict) == ("completed", "verified")

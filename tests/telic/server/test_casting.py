@@ -503,6 +503,42 @@ def test_most_return_rows_are_played_over_mcp() -> None:
     }
 
 
+# ------------------------------------------------------------------ honest budgets
+
+
+async def test_progress_separates_what_telic_measured_from_what_the_child_reported(
+    tmp_path: Path,
+) -> None:
+    async with hosting(tmp_path, depth=2) as host:
+        cast_id = (await host.cast())["cast"]["castId"]
+        host.clock.advance(2_500)
+        first = await host.tools.call(
+            "telic_cast_progress",
+            run_id=host.run_id,
+            cast_id=cast_id,
+            turns=2,
+            tool_calls=7,
+            input_tokens=900,
+            output_tokens=100,
+        )
+        spend = first["cast"]["spend"]
+        assert spend["selfReported"] == {
+            "turns": 2,
+            "toolCalls": 7,
+            "inputTokens": 900,
+            "outputTokens": 100,
+            "totalTokens": 1000,
+        }
+        assert spend["measured"]["callsThroughTelic"] == 1
+        assert spend["measured"]["wallMs"] >= 2_500
+        await host.cast(parent_cast_id=cast_id, budget={"maxTurns": 1, "maxTotalTokens": 10})
+        second = await host.tools.call(
+            "telic_cast_progress", run_id=host.run_id, cast_id=cast_id, turns=3
+        )
+        assert second["cast"]["spend"]["measured"]["callsThroughTelic"] == 3
+        assert second["cast"]["spend"]["measured"]["wallMs"] > spend["measured"]["wallMs"]
+
+
 # ------------------------------------------------------------------ wall clock
 
 
