@@ -43,6 +43,7 @@ pytestmark = pytest.mark.anyio
 ROWS = load_table()["rows"]
 CAST_ROWS = [row for row in ROWS if row["input"]["op"] == "check_cast"]
 SEAL_ROWS = [row for row in ROWS if row["input"]["op"] == "seal"]
+RETURN_ROWS = [row for row in ROWS if row["input"]["op"] == "parse_child_return"]
 BRIEF = "Find where the retry limit is defined; see the pointers."
 
 
@@ -181,6 +182,24 @@ async def test_every_cast_row_gets_its_contract_code_over_mcp(
         ({"routing": dict(ROUTING, text="   ")}, "missing_routing_reason"),
         ({"routing": "locate it"}, "missing_routing_reason"),
         ({"routing": dict(ROUTING, text="x" * 201)}, "missing_routing_reason"),
+        (
+            {
+                "routing": dict(
+                    ROUTING,
+                    expectedEvidence=[
+                        "file_state",
+                        "observation",
+                        "citation",
+                        "measurement",
+                        "failure",
+                    ],
+                )
+            },
+            "missing_routing_reason",
+        ),
+        ({"routing": dict(ROUTING, acceptance=["a"] * 7)}, "missing_routing_reason"),
+        ({"routing": dict(ROUTING, acceptance=["a" * 121])}, "missing_routing_reason"),
+        ({"routing": dict(ROUTING, extra="field")}, "missing_routing_reason"),
         ({"routing": dict(ROUTING, needCode="guess")}, "unknown_need_code"),
         ({"budget": _ABSENT}, "budget_missing"),
         ({"budget": {"maxTurns": "8", "maxTotalTokens": 100}}, "budget_missing"),
@@ -231,6 +250,7 @@ async def test_the_other_cast_tools_refuse_unknown_arguments_by_name(
         ({"brief": "   "}, False),
         ({"pointers": ["file:///etc/passwd"]}, False),
         ({"pointers": ["repo://" + "a" * 506]}, False),
+        ({"pointers": ["repo://src/" + "a" * 502]}, False),
         ({"packet_refs": ["pk_0123abcd"] * 9}, False),
         ({"routing": dict(ROUTING, text="x" * 200)}, True),
         (
@@ -486,6 +506,30 @@ async def test_every_return_row_gets_its_result_over_mcp(
                 spec["outcome"],
                 spec["stopReason"],
             )
+        else:
+            _refused(envelope, expected["errorCode"])
+            assert await host.snapshot() == before
+
+
+@pytest.mark.parametrize("row", RETURN_ROWS, ids=[row["id"] for row in RETURN_ROWS])
+async def test_every_child_return_row_gets_its_result_over_mcp(
+    tmp_path: Path, row: dict[str, Any]
+) -> None:
+    raw, expected = row["input"]["raw"], row["expected"]
+    async with hosting(tmp_path) as host:
+        cast_id = (await host.cast())["cast"]["castId"]
+        if expected["valid"] and isinstance(raw, dict) and raw.get("remaining"):
+            # Remaining items make a partial, which only a cast at its cap may return.
+            await host.tools.call(
+                "telic_cast_progress", run_id=host.run_id, cast_id=cast_id, turns=BUDGET["maxTurns"]
+            )
+        before = await host.snapshot()
+        envelope = await host.tools.attempt(
+            "telic_return_packet", run_id=host.run_id, cast_id=cast_id, packet=raw
+        )
+        if expected["valid"]:
+            assert envelope["ok"], envelope
+            assert envelope["packet"]["castId"] == cast_id
         else:
             _refused(envelope, expected["errorCode"])
             assert await host.snapshot() == before
