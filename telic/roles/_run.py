@@ -5,7 +5,8 @@ the permission checks host hooks record — is a message in its run actor's mail
 a time. A submission is first checked by the role actor that owns the run's phase, then committed
 through the ``Controller`` (whose ledger commit is fenced by the run version, so writers in other
 processes are kept out too). After each accepted decision the actor records packet consumption
-and seals casts whose node is no longer executing: no cast disappears.
+and seals casts whose node is no longer executing: no cast disappears. Open casts are kept in
+memory only as a copy of what the ledger holds: a starting actor reopens them from it.
 """
 
 from __future__ import annotations
