@@ -82,22 +82,28 @@ from telic_packets import (
 __all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
 
 
-def _counts(open_cast: OpenCast) -> tuple[int, int, int, int, StopReason | None]:
+_Counts = tuple[int, int, int, int, int, StopReason | None]
+
+
+def _counts(open_cast: OpenCast) -> _Counts:
+    """What a progress report changes in an open cast, to put back if it is not recorded."""
     return (
         open_cast.turns,
         open_cast.tool_calls,
         open_cast.input_tokens,
         open_cast.output_tokens,
+        open_cast.reports,
         open_cast.stop_reason,
     )
 
 
-def _restore(open_cast: OpenCast, counts: tuple[int, int, int, int, StopReason | None]) -> None:
+def _restore(open_cast: OpenCast, counts: _Counts) -> None:
     (
         open_cast.turns,
         open_cast.tool_calls,
         open_cast.input_tokens,
         open_cast.output_tokens,
+        open_cast.reports,
         open_cast.stop_reason,
     ) = counts
 

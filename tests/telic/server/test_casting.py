@@ -583,6 +583,37 @@ async def test_progress_separates_what_telic_measured_from_what_the_child_report
         assert second["cast"]["spend"]["measured"]["wallMs"] > spend["measured"]["wallMs"]
 
 
+async def test_a_refused_progress_report_changes_neither_the_ledger_nor_the_counters(
+    tmp_path: Path,
+) -> None:
+    async with hosting(tmp_path) as host:
+        cast_id = (await host.cast())["cast"]["castId"]
+        crossed = await host.tools.call(
+            "telic_cast_progress", run_id=host.run_id, cast_id=cast_id, turns=9, input_tokens=50
+        )
+        assert crossed["cast"]["stopReason"] == "turn_capped"
+        before = await host.snapshot()
+        late = await host.tools.attempt(
+            "telic_cast_progress", run_id=host.run_id, cast_id=cast_id, turns=10, input_tokens=70
+        )
+        _refused(late, "budget_exhausted_requires_partial")
+        negative = await host.tools.attempt(
+            "telic_cast_progress", run_id=host.run_id, cast_id=cast_id, turns=-1
+        )
+        _refused(negative, "invalid_arguments")
+        assert await host.snapshot() == before
+        partial = await host.tools.call(
+            "telic_return_packet",
+            run_id=host.run_id,
+            cast_id=cast_id,
+            packet=good_return(remaining=["the backoff"]),
+        )
+        assert (
+            partial["packet"]["counters"]["turns"],
+            partial["packet"]["counters"]["totalTokens"],
+        ) == (9, 50)
+
+
 # ------------------------------------------------------------------ wall clock
 
 
