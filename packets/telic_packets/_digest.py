@@ -8,6 +8,16 @@ Order: unconsumed, then partial, then unverified, then the rest; newest first in
 The claim is flattened to one line (CR, LF and TAB become spaces) and cut to 120 characters (119
 plus "…"). The whole digest is at most 6000 characters; when lines must be dropped, the last line
 reads "N older packets omitted" and the total still fits.
+
+A *marked* digest (``marked=True``, what an implementation shows its users) writes the tokens as
+``N tokens self-reported`` — a child reports its own spend, the controller cannot observe it —
+and ends each line with its consumption marker::
+
+    … (needCode; N tokens self-reported) — consumed by artifact://run/wr-1 (token)
+    … (needCode; N tokens self-reported) — unconsumed: not cited by artifact://run/wr-1
+    … (needCode; N tokens self-reported) — unconsumed: no parent decision yet
+
+The unmarked line is the contract's format, which other implementations reproduce.
 """
 
 from __future__ import annotations
@@ -20,12 +30,13 @@ from pydantic import Field, StringConstraints
 
 from telic_packets._base import NeedCode, PacketId, PacketModel, Timestamp, parse_timestamp
 from telic_packets._bounds import DIGEST_CLAIM_CHARS, DIGEST_MAX_CHARS, MAX_CLAIM_CHARS
-from telic_packets._consumption import ConsumptionRecord
+from telic_packets._consumption import CiteKind, ConsumptionRecord
 from telic_packets._packet import Outcome, Packet, Verdict
 
 __all__ = ["DigestItem", "digest_line", "render_digest"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MARKER_REF_CHARS: Final = 120
 _FLATTEN: Final = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
 
 
@@ -59,6 +70,12 @@ class DigestItem(PacketModel):
     consumed: bool
     """Whether a later parent decision cited it."""
 
+    consumer_ref: Annotated[str, StringConstraints(max_length=2048)] | None = None
+    """The decision it was checked against, once one was."""
+
+    cite_kind: CiteKind | None = None
+    """How that decision cited it (``none`` when it did not), once one was checked."""
+
     @classmethod
     def of(cls, packet: Packet, record: ConsumptionRecord | None) -> DigestItem:
         """Summarise ``packet``; it counts as consumed when ``record`` says it was cited."""
@@ -72,20 +89,33 @@ class DigestItem(PacketModel):
             total_tokens=packet.counters.total_tokens,
             created_at=packet.created_at,
             consumed=record is not None and record.cited,
+            consumer_ref=None if record is None else record.consumer_ref,
+            cite_kind=None if record is None else record.cite_kind,
         )
 
 
-def digest_line(item: DigestItem) -> str:
-    """Render one packet as its digest line."""
+def _marker(item: DigestItem) -> str:
+    ref = item.consumer_ref
+    if ref is not None and len(ref) > _MARKER_REF_CHARS:
+        ref = ref[: _MARKER_REF_CHARS - 1] + "…"
+    if ref is None:
+        return " — unconsumed: no parent decision yet"
+    if item.consumed:
+        return f" — consumed by {ref} ({item.cite_kind})"
+    return f" — unconsumed: not cited by {ref}"
+
+
+def digest_line(item: DigestItem, *, marked: bool = False) -> str:
+    """Render one packet as its digest line (``marked``: self-reported spend and consumption)."""
     claim = item.claim.translate(_FLATTEN)
     if len(claim) > DIGEST_CLAIM_CHARS:
         claim = claim[: DIGEST_CLAIM_CHARS - 1] + "…"
     if not claim:
         claim = "(no claim)"
-    return (
-        f"[{item.outcome}/{item.verdict}] [{item.packet_id}] {item.cast_type}: {claim} "
-        f"({item.need_code}; {item.total_tokens} tokens)"
-    )
+    line = f"[{item.outcome}/{item.verdict}] [{item.packet_id}] {item.cast_type}: {claim} "
+    if not marked:
+        return line + f"({item.need_code}; {item.total_tokens} tokens)"
+    return line + f"({item.need_code}; {item.total_tokens} tokens self-reported)" + _marker(item)
 
 
 def _group(item: DigestItem) -> int:
@@ -104,14 +134,17 @@ def _micros(item: DigestItem) -> int:
 
 def render_digest(
     entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
+    *,
+    marked: bool = False,
 ) -> str:
     """Render the digest of ``entries`` (``DigestItem``s or ``(packet, record)`` pairs).
 
-    Returns the empty string when there are no packets.
+    ``marked`` renders the marked lines (see the module docstring). Returns the empty string
+    when there are no packets.
     """
     items = [entry if isinstance(entry, DigestItem) else DigestItem.of(*entry) for entry in entries]
     items.sort(key=lambda item: (_group(item), -_micros(item), item.packet_id))
-    lines = [digest_line(item) for item in items]
+    lines = [digest_line(item, marked=marked) for item in items]
     text = "\n".join(lines)
     if len(text) <= DIGEST_MAX_CHARS:
         return text

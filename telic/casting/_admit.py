@@ -4,6 +4,13 @@
 executing, how many casts it already started, how deep the caller is, may the caller spawn — and
 adds the run-wide limit of children in flight (``maximumParallelWorkers``). An admitted cast gets
 a fresh-context ``Handoff`` and the child's permissions, a subset of its caller's.
+
+A handoff's pointers obey the rules every other reference obeys: an ``artifact://`` pointer
+names an existing artifact of this run (``REF-SAME-RUN``, ``REF-EXISTS``, no system
+artifacts: ``REF-SYSTEM``); a ``repo://`` pointer names a path inside the repository (no ``..``
+segment, no encoded separator, no symlink out of it) that the child may read and that the
+current ContextManifest selected or pinned (``REF-REPO-SELECTED``). A nested cast's budget lies
+within what its parent has left.
 """
 
 from __future__ import annotations
@@ -14,13 +21,22 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from telic._errors import Issue, NotFound, SchemaViolation
+from telic._errors import Issue, NotFound, RuleViolation, SchemaViolation
 from telic.casting._book import OpenCast
 from telic.controller import RunState, pending_node
-from telic.permissions import Layer, authorize_action, effective_authorization, intersect, is_subset
+from telic.permissions import (
+    Layer,
+    Resolver,
+    authorize_action,
+    effective_authorization,
+    intersect,
+    is_subset,
+    resolve_real_path,
+)
 from telic.protocol._types import PermissionSet
 from telic_packets import (
     Cast,
+    CastBudget,
     CastContext,
     CastGrant,
     CastRefusal,
@@ -30,7 +46,14 @@ from telic_packets import (
     check_cast,
 )
 
-__all__ = ["Admission", "CastRequest", "admit_cast", "child_permissions", "parse_handoff"]
+__all__ = [
+    "Admission",
+    "CastRequest",
+    "admit_cast",
+    "check_pointers",
+    "child_permissions",
+    "parse_handoff",
+]
 
 _HANDOFF_KEYS: Final = frozenset({"castId", "brief", "pointers", "packetRefs"})
 
@@ -142,16 +165,88 @@ def _authorization(state: RunState) -> PermissionSet:
     return effective_authorization(state.run.mode, authorization.granted, authorization.denied)
 
 
-def _may_spawn(state: RunState, caller: PermissionSet) -> bool:
-    layers = (
+def _layers(state: RunState, caller: PermissionSet, name: str = "caller") -> tuple[Layer, ...]:
+    return (
         Layer.for_mode(state.run.mode),
         Layer.from_permissions("authorization", _authorization(state)),
-        Layer.from_permissions("caller", caller),
+        Layer.from_permissions(name, caller),
     )
+
+
+def _may_spawn(state: RunState, caller: PermissionSet) -> bool:
     decision = authorize_action(
-        "subagent.spawn", None, layers, repository_root=state.run.repository_root
+        "subagent.spawn", None, _layers(state, caller), repository_root=state.run.repository_root
     )
     return decision.allowed
+
+
+def _selected(state: RunState) -> frozenset[str]:
+    manifest = state.latest("ContextManifest")
+    if manifest is None:
+        return frozenset()
+    body = manifest.body
+    return frozenset({c.ref for c in body.candidates if c.decision == "selected"}) | frozenset(
+        body.pinned_refs
+    )
+
+
+def _pointer_problem(
+    state: RunState, pointer: str, child: PermissionSet, resolve: Resolver
+) -> tuple[str, str, str | None] | None:
+    """Return ``(code, message, rule)`` of the first reference rule ``pointer`` breaks."""
+    run_id = state.run.run_id
+    if pointer.startswith("artifact://"):
+        owner = pointer[len("artifact://") :].split("/", 1)[0]
+        if owner == "system":
+            return "system_ref", "a system reference is not a pointer", "REF-SYSTEM"
+        if owner != run_id:
+            return "other_run", "artifact references must stay inside this run", "REF-SAME-RUN"
+        if state.by_uri(pointer) is None:
+            return "not_found", "no artifact of this run has this reference", "REF-EXISTS"
+        return None
+    if pointer.startswith("repo://"):
+        decision = authorize_action(
+            "repository.read",
+            pointer[len("repo://") :],
+            _layers(state, child, "child"),
+            repository_root=state.run.repository_root,
+            resolve=resolve,
+        )
+        if not decision.allowed:
+            reason = f"the child may not read it: {decision.reason}"
+            return decision.code or "not_readable", reason, None
+        if pointer not in _selected(state):
+            message = "the current ContextManifest did not select or pin this file"
+            return "not_selected", message, "REF-REPO-SELECTED"
+        return None
+    return "invalid_uri", "a pointer is an artifact:// or repo:// reference", None
+
+
+def check_pointers(
+    state: RunState,
+    pointers: Sequence[str],
+    child: PermissionSet,
+    *,
+    resolve: Resolver = resolve_real_path,
+) -> None:
+    """Refuse a handoff pointer that breaks a reference rule (see the module docstring).
+
+    ``resolve`` is the filesystem seam that realpaths ``repo://`` paths.
+
+    Raises:
+        RuleViolation: one issue per bad pointer, each naming its rule (or refusal code).
+    """
+    issues: list[Issue] = []
+    for index, pointer in enumerate(pointers):
+        problem = _pointer_problem(state, pointer, child, resolve)
+        if problem is not None:
+            code, message, rule = problem
+            issues.append(Issue(f"pointers.{index}", code, message, rule))
+    if issues:
+        first = issues[0]
+        raise RuleViolation(
+            f"handoff pointer {first.path} is refused: {first.message}", issues=tuple(issues)
+        )
 
 
 def _node_casts(state: RunState, plan_uri: str, node_id: str) -> int:
@@ -176,6 +271,8 @@ def admit_cast(
     registry: CastTypeRegistry,
     open_casts: Mapping[str, OpenCast],
     cast_id: str,
+    resolve: Resolver = resolve_real_path,
+    now: float = 0.0,
 ) -> Admission:
     """Admit ``request`` against the run's state or raise the refusal that applies.
 
@@ -186,6 +283,10 @@ def admit_cast(
         PacketRefusal: ``unknown_field`` from the handoff.
         SchemaViolation: a malformed handoff.
         NotFound: a packet ref that is not a packet of this run.
+        RuleViolation: a pointer that breaks a reference rule (``check_pointers``).
+
+    ``resolve`` realpaths ``repo://`` pointers; ``now`` (anyio's clock) is when a parent's
+    wall-clock budget is measured for a nested cast.
     """
     run = state.run
     plan = state.latest("WorkPlan")
@@ -237,6 +338,8 @@ def admit_cast(
             f"{len(open_casts)} children are in flight; the run allows {workers} at once",
         )
     assert node is not None
+    if parent is not None:
+        _check_within_parent(grant.budget, parent, now)
     _check_packet_refs(state, request.packet_refs)
     handoff = parse_handoff(
         {
@@ -262,7 +365,30 @@ def admit_cast(
         depth=depth,
         max_depth=context.max_depth,
     )
+    check_pointers(state, request.pointers, permissions, resolve=resolve)
     return Admission(cast, grant, handoff, permissions, depth, plan_uri)
+
+
+def _check_within_parent(budget: CastBudget, parent: OpenCast, now: float) -> None:
+    """A grandchild spends from its parent: its caps must fit in what the parent has left."""
+    spent = parent.counters(now)
+    left_turns = parent.cast.budget.max_turns - spent.turns
+    left_tokens = parent.cast.budget.max_total_tokens - spent.total_tokens
+    parent_wall = parent.cast.budget.max_wall_ms
+    if budget.max_turns > left_turns or budget.max_total_tokens > left_tokens:
+        raise CastRefusal(
+            "budget_exceeds_ceiling",
+            f"the parent cast has {max(left_turns, 0)} turns and {max(left_tokens, 0)} tokens "
+            "left; a nested cast spends from them",
+        )
+    if parent_wall is not None:
+        left_wall = parent_wall - spent.wall_ms
+        if budget.max_wall_ms is None or budget.max_wall_ms > left_wall:
+            raise CastRefusal(
+                "budget_exceeds_ceiling",
+                f"the parent cast has {max(left_wall, 0)} ms of wall clock left; a nested cast "
+                "needs a maxWallMs within it",
+            )
 
 
 def _max_depth(state: RunState, node_permissions: PermissionSet) -> int:

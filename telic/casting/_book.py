@@ -1,18 +1,24 @@
 """The in-flight state of one cast: its admitted facts, its counters and whether it ran out.
 
-An ``OpenCast`` lives in memory with its run's actor from admission until its packet is sealed;
-the durable facts (the ``CastRecord`` artifact, the ``cast_started`` event, the packet) are in
-the ledger. Counters only grow; the first report past a budget cap marks the cast exhausted.
+An ``OpenCast`` is the run actor's in-memory copy of a cast from admission until its packet is
+sealed; every fact of it is also in the ledger (``telic.casting._durable``), so a restarted
+service reopens it. Counters only grow; the first report past a budget cap marks the cast
+exhausted. Wall time is measured on the run's clock from the ``CastRecord``'s creation time, so
+it survives a restart too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from telic.protocol._types import PermissionSet
 from telic_packets import Cast, Counters, StopReason
 
-__all__ = ["OpenCast", "cap_reached", "stop_reason_of"]
+__all__ = ["WALL_GRACE_MS", "OpenCast", "cap_reached", "stop_reason_of"]
+
+WALL_GRACE_MS: Final = 60_000
+"""How long past its wall-clock cap a child may still return its typed partial."""
 
 
 def stop_reason_of(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -> StopReason | None:
@@ -52,7 +58,7 @@ class OpenCast:
     plan_uri: str
     """The WorkPlan whose node the cast serves."""
     started_at: float
-    """``anyio.current_time()`` at admission, for the wall clock."""
+    """POSIX seconds of the run clock at admission (the CastRecord's creation time)."""
     parent_cast_id: str | None = None
     """The cast that cast this one, for nested casts."""
     children: int = 0
@@ -63,6 +69,13 @@ class OpenCast:
     output_tokens: int = 0
     stop_reason: StopReason | None = None
     """The cap the child went past; once set, only a partial return is accepted."""
+    reports: int = 0
+    """Progress reports accepted (each is a ``cast_progress`` event in the ledger)."""
+
+    @property
+    def calls_through_telic(self) -> int:
+        """Calls the child made through Telic, which Telic observes: reports and casts."""
+        return self.reports + self.children
 
     @property
     def cast_id(self) -> str:
@@ -75,7 +88,7 @@ class OpenCast:
         return self.stop_reason is not None
 
     def wall_ms(self, now: float) -> int:
-        """Milliseconds since admission at ``now`` (anyio's clock)."""
+        """Milliseconds since admission at ``now`` (POSIX seconds of the run clock)."""
         return max(0, int((now - self.started_at) * 1000))
 
     def counters(self, now: float) -> Counters:

@@ -1,10 +1,22 @@
 """Consumption and the digest: did the parent's next decision cite a packet, and what is left.
 
-Both read the ledger only. A packet is *delivered* when it is sealed; the first decision the
-parent gets accepted after that (a WorkResult, a plan, a review, an audit, a report, a
-clarification request, or another cast) is checked for a citation, once, and the result is
-written as a ``packet_consumed`` trace event holding the ``ConsumptionRecord``. It is
-telemetry: nothing waits on it. The digest renders every packet of the run, unconsumed first.
+Both read the ledger only. A packet is *delivered* when it is sealed; the next decision of its
+*parent* after that is checked for a citation, once, and the result is written as a
+``packet_consumed`` trace event holding the ``ConsumptionRecord``. It is telemetry: nothing
+waits on it.
+
+Who the parent is decides what its next decision is. A child of the work node's executor has
+the executor as its parent: its next decision is the executor's next phase artifact (a
+WorkResult, a plan, a review, an audit, a report, a clarification request). Another cast's
+brief is a decision about that packet only when the brief itself cites it: a sibling cast that
+does not mention a packet is no verdict on it, so fan-out leaves earlier packets pending for the
+phase artifact that follows. A grandchild's parent is the cast that cast it: its next decision is
+that cast's own return, so its packet is checked against the parent's sealed packet (and a
+nested brief that cites it). A packet whose parent cast was sealed before it falls to the
+executor's next decision.
+
+The digest renders every packet of the run, unconsumed first, each line marked consumed (and
+where) or unconsumed.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ __all__ = [
     "decision_text",
     "observe",
     "packet_uri",
+    "parent_casts",
     "run_digest",
     "unobserved_packets",
 ]
@@ -113,20 +126,47 @@ async def consumption_since(
             return after
 
 
+def parent_casts(state: RunState) -> dict[str, str | None]:
+    """Return cast id → the id of the cast that cast it (``None`` for the executor's own)."""
+    return {
+        record.id: record.source_refs[1].rsplit("/", 1)[-1] if len(record.source_refs) > 1 else None
+        for record in state.all("CastRecord")
+    }
+
+
 def unobserved_packets(
-    state: RunState, records: dict[str, ConsumptionRecord]
+    state: RunState, records: dict[str, ConsumptionRecord], parent: str | None = None
 ) -> tuple[Packet, ...]:
-    """Return the run's packets no decision has been checked against yet, oldest first."""
+    """Return the packets whose parent is ``parent`` that no decision was checked against yet.
+
+    ``parent`` is a cast id, or ``None`` for the work node's executor, whose packets include
+    those of casts whose parent cast is already sealed. Oldest first.
+    """
+    parents = parent_casts(state)
+    sealed = {artifact.body.cast_id for artifact in state.all("EvidencePacket")}
+
+    def belongs(packet: Packet) -> bool:
+        owner = parents.get(packet.cast_id)
+        if parent is not None:
+            return owner == parent
+        return owner is None or owner in sealed
+
     return tuple(
         artifact.body
         for artifact in state.all("EvidencePacket")
-        if artifact.body.packet_id not in records
+        if artifact.body.packet_id not in records and belongs(artifact.body)
     )
 
 
 def run_digest(state: RunState, records: dict[str, ConsumptionRecord]) -> str:
-    """Render the digest of the run's packets: unconsumed, partial, unverified, the rest."""
+    """Render the digest of the run's packets: unconsumed, partial, unverified, the rest.
+
+    Each line ends with its consumption marker (consumed by which decision, or unconsumed).
+    """
     return render_digest(
-        (artifact.body, records.get(artifact.body.packet_id))
-        for artifact in state.all("EvidencePacket")
+        (
+            (artifact.body, records.get(artifact.body.packet_id))
+            for artifact in state.all("EvidencePacket")
+        ),
+        marked=True,
     )

@@ -24,12 +24,33 @@ class ProgressStatus:
     """The cap that was crossed, when exhausted."""
     newly_exhausted: bool
     """Whether this report crossed the cap."""
+    calls_through_telic: int = 0
+    """Calls the child made through Telic for this cast: accepted progress reports and casts."""
 
     def to_wire(self) -> dict[str, object]:
-        """Return the camelCase status a tool result carries."""
+        """Return the camelCase status a tool result carries.
+
+        ``counters`` is the packet contract's shape; ``spend`` says which of it Telic measured
+        (wall time, calls through Telic) and which the child reported about itself (turns,
+        tool calls, tokens), which Telic cannot observe.
+        """
+        counters = self.counters
         return {
             "castId": self.cast_id,
-            "counters": self.counters.to_wire(),
+            "counters": counters.to_wire(),
+            "spend": {
+                "measured": {
+                    "wallMs": counters.wall_ms,
+                    "callsThroughTelic": self.calls_through_telic,
+                },
+                "selfReported": {
+                    "turns": counters.turns,
+                    "toolCalls": counters.tool_calls,
+                    "inputTokens": counters.input_tokens,
+                    "outputTokens": counters.output_tokens,
+                    "totalTokens": counters.total_tokens,
+                },
+            },
             "exhausted": self.exhausted,
             "stopReason": self.stop_reason,
         }
@@ -81,4 +102,12 @@ def record_progress(
         cast=open_cast.cast,
     )
     open_cast.stop_reason = stop
-    return ProgressStatus(open_cast.cast_id, counters, stop is not None, stop, stop is not None)
+    open_cast.reports += 1
+    return ProgressStatus(
+        open_cast.cast_id,
+        counters,
+        stop is not None,
+        stop,
+        stop is not None,
+        calls_through_telic=open_cast.calls_through_telic,
+    )

@@ -74,7 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     artifact_cmd = add("artifact", "show one artifact of a run (verified)")
     artifact_cmd.add_argument("run")
     artifact_cmd.add_argument("artifact")
-    add("digest", "print a run's packet digest").add_argument("run")
+    digest_cmd = add("digest", "print a run's packet digest (--all: across the repository's runs)")
+    digest_cmd.add_argument("run", nargs="?")
+    digest_cmd.add_argument("--all", action="store_true", help="aggregate every run's packets")
     add("verify", "verify a run's hash chain and blobs").add_argument("run")
     add("doctor", "check Python, state dir, database, git and rg")
     if has_reports():
@@ -162,6 +164,13 @@ async def _artifact(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _digest(config: ServerConfig, args: argparse.Namespace) -> int:
+    if args.all or args.run is None:
+        from telic.casting import render_stats
+
+        async with _service(config) as service:
+            stats = await service.get_packet_stats()
+        print_json(stats.to_wire()) if args.json else print(render_stats(stats))
+        return EXIT_OK
     async with _service(config) as service:
         digest = await service.get_digest(args.run)
     if args.json:

@@ -309,7 +309,14 @@ def render_html(data: RunReportData) -> str:
             "Evidence packets",
             _table(
                 "packets",
-                ["Packet", "Cast type", "Need", "Outcome / verdict", "Tokens", "Consumption"],
+                [
+                    "Packet",
+                    "Cast type",
+                    "Need",
+                    "Outcome / verdict",
+                    "Tokens (self-reported)",
+                    "Consumption",
+                ],
                 packets,
                 "No evidence packets in this run.",
             )

@@ -158,7 +158,14 @@ def render_markdown(data: RunReportData) -> str:
 
     out += ["## Evidence packets", ""]
     out += _table(
-        ["Packet", "Cast type", "Need", "Outcome / verdict", "Tokens", "Consumption"],
+        [
+            "Packet",
+            "Cast type",
+            "Need",
+            "Outcome / verdict",
+            "Tokens (self-reported)",
+            "Consumption",
+        ],
         [
             [
                 f"{md_code(p.packet_id)} ({_link(p.artifact_id)})",

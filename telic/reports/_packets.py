@@ -80,4 +80,4 @@ def packet_rows(
                 cite_kind=None if record is None else record.cite_kind,
             )
         )
-    return tuple(rows), render_digest(pairs)
+    return tuple(rows), render_digest(pairs, marked=True)

@@ -5,7 +5,8 @@ the permission checks host hooks record — is a message in its run actor's mail
 a time. A submission is first checked by the role actor that owns the run's phase, then committed
 through the ``Controller`` (whose ledger commit is fenced by the run version, so writers in other
 processes are kept out too). After each accepted decision the actor records packet consumption
-and seals casts whose node is no longer executing: no cast disappears.
+and seals casts whose node is no longer executing: no cast disappears. Open casts are kept in
+memory only as a copy of what the ledger holds: a starting actor reopens them from it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import anyio
 from telic._errors import TelicError
 from telic.casting import (
     DECISION_TYPES,
+    EXHAUSTED_EVENT,
+    PROGRESS_EVENT,
+    WALL_GRACE_MS,
     Admission,
     CastRequest,
     OpenCast,
@@ -32,13 +36,17 @@ from telic.casting import (
     decision_text,
     effective_registry,
     event,
+    exhausted_summary,
     observe,
     packet_artifact,
     packet_uri,
+    progress_summary,
     record_progress,
+    reopen_casts,
     run_verifier,
     seal_return,
     seal_unreturned,
+    seconds,
     unobserved_packets,
 )
 from telic.controller import (
@@ -52,7 +60,7 @@ from telic.controller import (
     pending_node,
     step,
 )
-from telic.ledger import Ledger, NewArtifact
+from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import Decision, Layer, authorize_action, effective_authorization
 from telic.protocol import parse_artifact
 from telic.protocol._types import PermissionSet
@@ -72,9 +80,42 @@ from telic.roles._messages import (
     Validate,
 )
 from telic_actors import Actor, ActorRef
-from telic_packets import CastType, ConsumptionRecord, Packet, PacketRefusal
+from telic_packets import (
+    CastType,
+    CastTypeRegistry,
+    ConsumptionRecord,
+    Packet,
+    PacketRefusal,
+    StopReason,
+)
 
 __all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
+
+
+_Counts = tuple[int, int, int, int, int, StopReason | None]
+
+
+def _counts(open_cast: OpenCast) -> _Counts:
+    """What a progress report changes in an open cast, to put back if it is not recorded."""
+    return (
+        open_cast.turns,
+        open_cast.tool_calls,
+        open_cast.input_tokens,
+        open_cast.output_tokens,
+        open_cast.reports,
+        open_cast.stop_reason,
+    )
+
+
+def _restore(open_cast: OpenCast, counts: _Counts) -> None:
+    (
+        open_cast.turns,
+        open_cast.tool_calls,
+        open_cast.input_tokens,
+        open_cast.output_tokens,
+        open_cast.reports,
+        open_cast.stop_reason,
+    ) = counts
 
 
 def parse_time(timestamp: str) -> datetime:
@@ -134,34 +175,27 @@ class RunActor(Actor[RunMessage]):
     # ------------------------------------------------------------------ lifecycle
 
     async def on_start(self) -> None:
-        """Seal casts a previous session left open (their children cannot return any more)."""
+        """Reopen the casts the ledger holds without a packet: their children may still return.
+
+        Counters, stop reasons and children come back from the chained records; a cast whose
+        node no longer executes is sealed (its child can no longer serve it).
+        """
         if self._slot.recovered:
             return
         try:
             state = await self._deps.controller.load(self._run_id)
-            sealed = {a.body.cast_id for a in state.all("EvidencePacket")}
-            for record in state.all("CastRecord"):
-                if record.id in sealed or record.id in self._slot.casts:
-                    continue
-                orphan = OpenCast(
-                    cast=record.body,
-                    permissions=PermissionSet.empty(),
-                    depth=1,
-                    plan_uri=record.source_refs[0],
-                    started_at=anyio.current_time(),
-                )
-                await self._store_sealed(orphan, self._unreturned(orphan), "session ended")
+            if state.all("CastRecord"):
+                events = await self._trace()
+                reopened = reopen_casts(state, events, registry=self._registry(state))
+                for cast_id, open_cast in reopened.items():
+                    self._slot.casts.setdefault(cast_id, open_cast)
+                await self._seal_stale(state)
             self._slot.recovered = True
         except TelicError:
             return  # retried by the next incarnation
 
     async def on_stop(self) -> None:
-        """The session ends: casts still in flight are sealed as cancelled."""
-        for open_cast in list(self._slot.casts.values()):
-            try:
-                await self._store_sealed(open_cast, self._unreturned(open_cast), "session ended")
-            except TelicError:
-                continue
+        """Nothing to seal: an open cast's state is in the ledger and outlives this actor."""
 
     async def on_message(self, message: RunMessage) -> object:
         """Handle one state change; a refusal is the reply, never a failure."""
@@ -284,6 +318,34 @@ class RunActor(Actor[RunMessage]):
                 await self._observe(
                     state, stored.uri, decision_text(dict(stored.wire)), stored.source_refs
                 )
+        await self._seal_stale(state)
+        return reply
+
+    # ------------------------------------------------------------------ casting
+
+    def _registry(self, state: RunState) -> CastTypeRegistry:
+        policy = state.latest("CastPolicy")
+        return effective_registry(
+            self._deps.server_cast_types, () if policy is None else tuple(policy.body.cast_types)
+        )
+
+    async def _trace(self) -> list[TraceRecord]:
+        events: list[TraceRecord] = []
+        after = 0
+        while True:
+            page = await self._deps.ledger.page_trace(self._run_id, after, 1000)
+            events.extend(page.events)
+            if not page.has_more or not page.events:
+                return events
+            after = page.events[-1].sequence
+
+    def _stamp(self) -> tuple[str, float]:
+        """One reading of the run clock: its timestamp and the same instant in seconds."""
+        stamp = self._deps.clock()
+        return stamp, seconds(stamp)
+
+    async def _seal_stale(self, state: RunState) -> None:
+        """Seal the open casts whose work node no longer executes."""
         node = pending_node(state)
         plan = state.latest("WorkPlan")
         for open_cast in list(self._slot.casts.values()):
@@ -296,12 +358,7 @@ class RunActor(Actor[RunMessage]):
                 and plan.uri == open_cast.plan_uri
             )
             if not executing:
-                await self._store_sealed(
-                    open_cast, self._unreturned(open_cast), "its work node stopped executing"
-                )
-        return reply
-
-    # ------------------------------------------------------------------ casting
+                await self._seal_unreturned(open_cast, "its work node stopped executing")
 
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
@@ -316,27 +373,24 @@ class RunActor(Actor[RunMessage]):
             parent_cast_id=payload.get("parentCastId"),
         )
         state = await deps.controller.load(self._run_id)
-        policy = state.latest("CastPolicy")
-        registry = effective_registry(
-            deps.server_cast_types, () if policy is None else tuple(policy.body.cast_types)
-        )
+        now, at = self._stamp()
         admission = admit_cast(
             state,
             request,
-            registry=registry,
+            registry=self._registry(state),
             open_casts=self._slot.casts,
             cast_id="cast-" + deps.new_id(),
+            now=at,
         )
         open_cast = OpenCast(
             cast=admission.cast,
             permissions=admission.permissions,
             depth=admission.depth,
             plan_uri=admission.plan_uri,
-            started_at=anyio.current_time(),
+            started_at=at,
             parent_cast_id=request.parent_cast_id,
         )
         uri = cast_uri(self._run_id, admission.cast_id)
-        now = deps.clock()
         started = event(
             state.run,
             "cast_started",
@@ -356,10 +410,18 @@ class RunActor(Actor[RunMessage]):
         parent = self._slot.casts.get(request.parent_cast_id or "")
         if parent is not None:
             parent.children += 1
-        else:
-            packets = [f"artifact://{self._run_id}/{ref}" for ref in request.packet_refs]
-            text = " ".join([request.brief, *request.packet_refs])
-            await self._observe(state, uri, text, (*request.pointers, *packets))
+        # A brief is a decision about a packet only where it cites it: uncited packets wait for
+        # the parent's next phase artifact (or, for a nested caster, its own return).
+        packets = [f"artifact://{self._run_id}/{ref}" for ref in request.packet_refs]
+        text = " ".join([request.brief, *request.packet_refs])
+        await self._observe(
+            state,
+            uri,
+            text,
+            (*request.pointers, *packets),
+            parent=request.parent_cast_id,
+            only_cited=True,
+        )
         return admission
 
     def _open(self, cast_id: str) -> OpenCast:
@@ -370,51 +432,72 @@ class RunActor(Actor[RunMessage]):
 
     async def _progress(self, message: Progress) -> ProgressStatus:
         open_cast = self._open(message.cast_id)
-        status = record_progress(
-            open_cast,
-            turns=message.turns,
-            tool_calls=message.tool_calls,
-            input_tokens=message.input_tokens,
-            output_tokens=message.output_tokens,
-            now=anyio.current_time(),
-        )
-        if status.newly_exhausted:
-            run = await self._deps.ledger.get_run(self._run_id)
-            exhausted = event(
-                run,
-                "cast_exhausted",
-                actor="executor",
-                event_id=self._deps.new_id(),
-                timestamp=self._deps.clock(),
-                output_refs=(cast_uri(self._run_id, open_cast.cast_id),),
-                summary=f"Cast {open_cast.cast_id} exhausted ({status.stop_reason})",
+        now, at = self._stamp()
+        before = _counts(open_cast)
+        try:
+            status = record_progress(
+                open_cast,
+                turns=message.turns,
+                tool_calls=message.tool_calls,
+                input_tokens=message.input_tokens,
+                output_tokens=message.output_tokens,
+                now=at,
             )
-            await self._deps.ledger.record_events(self._run_id, [exhausted])
+            run = await self._deps.ledger.get_run(self._run_id)
+            uri = cast_uri(self._run_id, open_cast.cast_id)
+            events = [
+                event(
+                    run,
+                    PROGRESS_EVENT,
+                    actor="executor",
+                    event_id=self._deps.new_id(),
+                    timestamp=now,
+                    output_refs=(uri,),
+                    summary=progress_summary(open_cast),
+                )
+            ]
+            if status.newly_exhausted:
+                events.append(self._exhausted_event(run, open_cast, now))
+            await self._deps.ledger.record_events(self._run_id, events)
+        except BaseException:
+            _restore(open_cast, before)  # nothing recorded: the cast is as it was
+            raise
         return status
+
+    def _exhausted_event(self, run: Any, open_cast: OpenCast, now: str) -> Any:
+        return event(
+            run,
+            EXHAUSTED_EVENT,
+            actor="controller",
+            event_id=self._deps.new_id(),
+            timestamp=now,
+            output_refs=(cast_uri(self._run_id, open_cast.cast_id),),
+            summary=exhausted_summary(open_cast),
+        )
 
     async def _return(self, message: ReturnPacket) -> Packet:
         open_cast = self._open(message.cast_id)
         payload = self._payload(message.payload)
         state = await self._deps.controller.load(self._run_id)
+        now, at = self._stamp()
         packet = seal_return(
             open_cast,
             payload.get("raw"),
             verifier=run_verifier(state),
-            now=parse_time(self._deps.clock()),
-            clock=anyio.current_time,
+            now=parse_time(now),
+            clock=lambda: at,
         )
-        await self._store_sealed(open_cast, packet, "returned")
+        await self._store_sealed(open_cast, packet, "returned", now)
         return packet
 
-    def _unreturned(self, open_cast: OpenCast) -> Packet:
-        return seal_unreturned(
-            open_cast, now=parse_time(self._deps.clock()), clock=anyio.current_time
-        )
+    async def _seal_unreturned(self, open_cast: OpenCast, why: str) -> None:
+        now, at = self._stamp()
+        packet = seal_unreturned(open_cast, now=parse_time(now), clock=lambda: at)
+        await self._store_sealed(open_cast, packet, why, now)
 
-    async def _store_sealed(self, open_cast: OpenCast, packet: Packet, why: str) -> None:
+    async def _store_sealed(self, open_cast: OpenCast, packet: Packet, why: str, now: str) -> None:
         deps = self._deps
         run = await deps.ledger.get_run(self._run_id)
-        now = deps.clock()
         sealed = event(
             run,
             "packet_sealed",
@@ -427,20 +510,63 @@ class RunActor(Actor[RunMessage]):
         )
         await deps.ledger.store_supporting(self._run_id, packet_artifact(packet, now), [sealed])
         self._slot.casts.pop(open_cast.cast_id, None)
+        if open_cast.children == 0:
+            return
+        # The packet is this cast's decision about its own children's packets.
+        state = await deps.controller.load(self._run_id)
+        stored = state.by_id(packet.packet_id)
+        if stored is not None:
+            await self._observe(
+                state,
+                stored.uri,
+                decision_text(dict(stored.wire)),
+                tuple(line.source for line in packet.evidence),
+                parent=open_cast.cast_id,
+            )
 
     async def _expire(self) -> None:
-        """Seal casts that ran past their wall-clock budget without returning."""
-        now = anyio.current_time()
+        """Mark casts past their wall-clock cap exhausted; seal them once the grace ran out.
+
+        A wall-capped child may still return its typed partial (completed work, remaining
+        items) for ``WALL_GRACE_MS`` after its cap; after that it is sealed ``cancelled`` with
+        the stop reason ``wall_capped``.
+        """
+        if not any(c.cast.budget.max_wall_ms is not None for c in self._slot.casts.values()):
+            return
+        now, at = self._stamp()
         for open_cast in list(self._slot.casts.values()):
             limit = open_cast.cast.budget.max_wall_ms
-            if limit is not None and open_cast.wall_ms(now) > limit:
-                await self._store_sealed(
-                    open_cast, self._unreturned(open_cast), "wall-clock budget ran out"
-                )
+            if limit is None:
+                continue
+            wall = open_cast.wall_ms(at)
+            if wall > limit + WALL_GRACE_MS:
+                await self._seal_unreturned(open_cast, "wall-clock budget and its grace ran out")
+            elif wall > limit and not open_cast.exhausted:
+                open_cast.stop_reason = "wall_capped"
+                run = await self._deps.ledger.get_run(self._run_id)
+                try:
+                    await self._deps.ledger.record_events(
+                        self._run_id, [self._exhausted_event(run, open_cast, now)]
+                    )
+                except BaseException:
+                    open_cast.stop_reason = None
+                    raise
 
     async def _observe(
-        self, state: RunState, consumer_ref: str, text: str, refs: tuple[str, ...]
+        self,
+        state: RunState,
+        consumer_ref: str,
+        text: str,
+        refs: tuple[str, ...],
+        *,
+        parent: str | None = None,
+        only_cited: bool = False,
     ) -> None:
+        """Record consumption of ``parent``'s pending packets against one of its decisions.
+
+        ``only_cited``: record only the packets the decision cites (a cast's brief), leaving
+        the others pending for the parent's next decision.
+        """
         if not state.all("EvidencePacket"):
             return
         deps = self._deps
@@ -449,8 +575,7 @@ class RunActor(Actor[RunMessage]):
         slot.consumed_through = await consumption_since(
             deps.ledger, self._run_id, slot.consumed_through, slot.consumed
         )
-        records = slot.consumed
-        pending = unobserved_packets(state, records)
+        pending = unobserved_packets(state, slot.consumed, parent)
         if not pending:
             return
         found = observe(
@@ -460,11 +585,14 @@ class RunActor(Actor[RunMessage]):
             refs=refs,
             at=parse_time(deps.clock()),
         )
+        pairs = [(r, p) for r, p in zip(found, pending, strict=True) if r.cited or not only_cited]
+        if not pairs:
+            return
         events = [
             consumed_event(
                 state.run, record, packet, event_id=deps.new_id(), timestamp=deps.clock()
             )
-            for record, packet in zip(found, pending, strict=True)
+            for record, packet in pairs
         ]
         await deps.ledger.record_events(self._run_id, events)
 

@@ -21,10 +21,12 @@ import anyio
 from telic._errors import LimitExceeded, NotFound, UsageError
 from telic.casting import (
     Admission,
+    PacketStats,
     ProgressStatus,
     consumption_records,
     find_config,
     load_cast_types,
+    packet_stats,
     parse_cast_types,
     run_digest,
 )
@@ -69,7 +71,7 @@ from telic_actors import (
     Supervisor,
     open_runtime,
 )
-from telic_packets import CastType, Packet, PacketRefusal, canonical_json
+from telic_packets import CastType, ConsumptionRecord, Packet, PacketRefusal, canonical_json
 
 __all__ = ["GroundResult", "Grounder", "GroundingOutput", "Service", "open_service"]
 
@@ -452,6 +454,28 @@ class Service:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
         state = await self._controller.load(run_id)
         return run_digest(state, await consumption_records(self._ledger, run_id))
+
+    async def get_packet_stats(self, limit: int = 10_000) -> PacketStats:
+        """Aggregate the packets of this repository's runs (the ``limit`` most recent runs).
+
+        The unconsumed rate per cast type and need code, and the spend per verdict; every
+        packet body is re-verified as it is read.
+        """
+        root = str(self._repository_root)
+        runs: list[dict[str, tuple[Packet, ConsumptionRecord | None]]] = []
+        for summary in await self._ledger.list_runs(limit):
+            if (await self._ledger.get_run(summary.run_id)).repository_root != root:
+                continue
+            stored = await self._ledger.list_artifacts(summary.run_id)
+            packets = [a for a in stored if a.type == "EvidencePacket"]
+            records = await consumption_records(self._ledger, summary.run_id) if packets else {}
+            found: dict[str, tuple[Packet, ConsumptionRecord | None]] = {}
+            for artifact in packets:
+                body = (await self._ledger.read_artifact(summary.run_id, artifact.artifact_id)).body
+                packet = Packet.from_wire(dict(body))
+                found[packet.packet_id] = (packet, records.get(packet.packet_id))
+            runs.append(found)
+        return packet_stats(runs)
 
     # ------------------------------------------------------------------ reads
 

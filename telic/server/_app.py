@@ -59,6 +59,17 @@ _REPORT_TEMPLATE: Final = "telic://runs/{run_id}/report.md"
 _REPORT_PREFIX: Final = "telic://runs/"
 _REPORT_SUFFIX: Final = "/report.md"
 _SCHEMA_PREFIX: Final = SCHEMA_URI_TEMPLATE.split("{", 1)[0]
+_DIGEST_URI: Final = "telic://digest"
+_DIGEST_RESOURCE: Final = types.Resource(
+    name="packet_digest_all",
+    title="Packet digest of every run",
+    uri=_DIGEST_URI,
+    description=(
+        "Packets across this repository's runs: unconsumed rate per cast type and need code, "
+        "spend per verdict."
+    ),
+    mime_type="text/plain",
+)
 _COMPLETIONS: Final = 100
 """At most this many completion values per answer (the protocol's own cap)."""
 
@@ -175,7 +186,7 @@ def assemble(
     async def on_list_resources(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[])
+        return types.ListResourcesResult(resources=[_DIGEST_RESOURCE])
 
     async def on_list_resource_templates(
         ctx: Context, params: types.PaginatedRequestParams | None
@@ -186,6 +197,11 @@ def assemble(
         ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if uri == _DIGEST_URI:
+            from telic.casting import render_stats  # loaded with the service, not at start
+
+            stats = await (await service()).get_packet_stats()
+            return _contents(uri, "text/plain", render_stats(stats))
         if uri.startswith(_SCHEMA_PREFIX):
             kind = uri.removeprefix(_SCHEMA_PREFIX)
             if kind not in SCHEMA_TYPES:

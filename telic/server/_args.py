@@ -2,17 +2,27 @@
 
 Names, defaults and limits are Telic 1.0's (``docs/protocol.md`` §2). Models are strict (a
 string is never a number, ``true`` is never an integer) and refuse unknown arguments by name,
-so a misspelt or unsupported argument (``transcript`` to ``telic_cast``, say) is an error, never
-silently dropped. The published schema is the model's JSON Schema without titles, with optional
-arguments written as their plain type rather than ``anyOf [T, null]``.
+so a misspelt or unsupported argument is an error, never silently dropped; the casting tools,
+which the packet contract governs, answer one with the contract's ``unknown_field`` (a
+``transcript`` handed to a child must be refused). The published schema is the model's JSON
+Schema without titles, with optional arguments written as their plain type rather than
+``anyOf [T, null]``.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Final, Literal, Self
+from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from telic.protocol._types import (
     IDENTIFIER_PATTERN,
@@ -25,16 +35,20 @@ from telic.protocol._types import (
     NativeSubagents,
 )
 from telic.server._schemas import compact_schema
+from telic_packets import PacketRefusal
 
 __all__ = [
     "CancelArgs",
     "CastArgs",
     "CastProgressArgs",
+    "CastShape",
+    "CastToolArgs",
     "CheckToolActionArgs",
     "GetArtifactArgs",
     "GetTraceArgs",
     "GroundArgs",
     "ListRunsArgs",
+    "ReturnPacketArgs",
     "RunArgs",
     "StartRunArgs",
     "SubmitArgs",
@@ -69,6 +83,11 @@ class ToolArgs(BaseModel):
         hide_input_in_errors=True,
         use_attribute_docstrings=True,
     )
+
+    @classmethod
+    def published(cls) -> type[ToolArgs]:
+        """The model whose JSON Schema is published as the tool's input schema (itself)."""
+        return cls
 
 
 class RunArgs(ToolArgs):
@@ -274,6 +293,13 @@ class Routing(ToolArgs):
     """Checkable criteria."""
 
 
+Brief = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+Pointers = Annotated[
+    list[Annotated[str, StringConstraints(min_length=1, max_length=512)]], Field(max_length=8)
+]
+PacketRefs = Annotated[list[str], Field(max_length=8)]
+
+
 class CastBudgetArgs(ToolArgs):
     """The child's budget (camelCase, as in the packet contract)."""
 
@@ -287,8 +313,46 @@ class CastBudgetArgs(ToolArgs):
     """Wall-clock cap in ms."""
 
 
-class CastArgs(RunArgs):
-    """telic_cast."""
+class CastToolArgs(RunArgs):
+    """Base of the casting tools' arguments: an unknown argument is refused by name.
+
+    The packet contract refuses a handoff with a field it does not define (``transcript``,
+    ``history``, ``messages``: children get fresh context), so these tools answer an unknown
+    argument with the contract's ``unknown_field`` instead of dropping it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    tool: ClassVar[str] = "a casting tool"
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _refuse_unknown(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            unknown = [
+                str(error["loc"][0])
+                for error in exc.errors(include_url=False, include_input=False)
+                if error["type"] == "extra_forbidden" and len(error["loc"]) == 1
+            ]
+            if unknown:
+                name = unknown[0][:40]
+                raise PacketRefusal(
+                    "unknown_field",
+                    f"{cls.tool} takes no argument {name!r}"
+                    + (
+                        " (children get fresh context, never the parent transcript)"
+                        if cls.tool == "telic_cast"
+                        else ""
+                    ),
+                ) from None
+            raise
+
+
+class CastShape(CastToolArgs):
+    """telic_cast as published: the shape a host should send."""
+
+    tool: ClassVar[str] = "telic_cast"
 
     cast_type: CastTypeName
     """An enabled cast type."""
@@ -296,18 +360,45 @@ class CastArgs(RunArgs):
     """Why cast this child."""
     budget: CastBudgetArgs
     """What the child may spend."""
-    brief: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    brief: Brief
     """Handoff: point at things, never paste."""
-    pointers: Annotated[
-        list[Annotated[str, StringConstraints(min_length=1, max_length=512)]], Field(max_length=8)
-    ] = []
+    pointers: Pointers = []
     """artifact:// or repo:// refs to read."""
-    packet_refs: Annotated[list[str], Field(max_length=8)] = []
+    packet_refs: PacketRefs = []
     """Earlier packet ids (pk_) to build on."""
+    parent_cast_id: Id | None = None
+    """A child casting a grandchild: its own cast id."""
 
 
-class CastProgressArgs(RunArgs):
+class CastArgs(CastToolArgs):
+    """telic_cast, as checked: the routing reason, budget and cast type reach the contract raw.
+
+    The contract tests a cast's faults in its own order (routing, cast type, budget, …) and
+    answers each with its code (``missing_routing_reason``, ``unknown_need_code``,
+    ``cast_type_disabled``, ``budget_missing``, …), so these three are not validated here: an
+    argument error would hide the contract's code. ``CastShape`` is what is published.
+    """
+
+    tool: ClassVar[str] = "telic_cast"
+
+    cast_type: Annotated[str, StringConstraints(max_length=64)]
+    routing: Any = None
+    budget: Any = None
+    brief: Brief
+    pointers: Pointers = []
+    packet_refs: PacketRefs = []
+    parent_cast_id: Id | None = None
+
+    @classmethod
+    def published(cls) -> type[ToolArgs]:
+        """The shape a host should send (``CastShape``)."""
+        return CastShape
+
+
+class CastProgressArgs(CastToolArgs):
     """telic_cast_progress."""
+
+    tool: ClassVar[str] = "telic_cast_progress"
 
     cast_id: Id
     """The open cast."""
@@ -321,8 +412,10 @@ class CastProgressArgs(RunArgs):
     """Output tokens so far."""
 
 
-class ReturnPacketArgs(RunArgs):
+class ReturnPacketArgs(CastToolArgs):
     """telic_return_packet."""
+
+    tool: ClassVar[str] = "telic_return_packet"
 
     cast_id: Id
     """The open cast."""
@@ -386,7 +479,7 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     descriptions of self-evident arguments and without JSON's safe-integer bound, repeated
     sub-schemas shared under ``$defs``; names, types, defaults and limits are unchanged.
     """
-    schema = model.model_json_schema(by_alias=True, mode="validation")
+    schema = model.published().model_json_schema(by_alias=True, mode="validation")
     cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
     cleaned.pop("description", None)
     for definition in cleaned.get("$defs", {}).values():

@@ -1,14 +1,25 @@
 """What the MCP adapter needs of the service behind it, as a typing protocol.
 
-``telic.roles.open_service`` provides the real one (the actor system over a ledger); tests may
-pass anything with these methods. Results are returned as objects whose records the adapter
-turns into wire JSON (``to_wire``), so this seam names methods and arguments, not result classes.
+``telic.roles.open_service`` provides the real one (the actor system over a ledger). Every
+method names its real result type (imported for the type checker only: the adapter starts
+without the protocol), so ``mypy --strict`` sees every hop from a tool to the ledger; the
+adapter turns results into wire JSON with ``to_wire``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from telic.casting import Admission, PacketStats, ProgressStatus
+    from telic.controller import RunDetails, StepResult, TraceView
+    from telic.controller._driver import Action
+    from telic.ledger import ArtifactBody, RunSummary, VerifyReport
+    from telic.permissions import Decision
+    from telic.protocol._types import Mode, NativeSubagents
+    from telic.roles import GroundResult
+    from telic_packets import Packet
 
 __all__ = ["ProgressFn", "Service"]
 
@@ -22,17 +33,17 @@ class Service(Protocol):
     async def start_run(
         self,
         original_request: str,
-        mode: Any,
+        mode: Mode,
         *,
         host_name: str = ...,
-        native_subagents: Any = ...,
+        native_subagents: NativeSubagents = ...,
         host_capabilities: Sequence[str] = ...,
         authorization_granted: Sequence[str] | None = ...,
         authorization_denied: Sequence[str] = ...,
         shell_execute_allowlist: Sequence[str] = ...,
         network_read_domains: Sequence[str] = ...,
         cast_types: Sequence[Mapping[str, object]] | None = ...,
-    ) -> Any:
+    ) -> StepResult:
         """Start a run; returns (run, action)."""
 
     async def ground(
@@ -43,11 +54,11 @@ class Service(Protocol):
         *,
         active_paths: Sequence[str] = ...,
         budget: Mapping[str, int] | None = ...,
-        progress: Any = ...,
-    ) -> Any:
+        progress: Callable[[Any], None] | None = ...,
+    ) -> GroundResult:
         """Ground the repository context; returns (run, action, manifest_wire)."""
 
-    async def get_next_action(self, run_id: str) -> Any:
+    async def get_next_action(self, run_id: str) -> Action:
         """Return the run's next action."""
 
     async def submit_artifact(
@@ -58,33 +69,37 @@ class Service(Protocol):
         artifact_type: str,
         body: object,
         source_refs: Sequence[str] = ...,
-    ) -> Any:
+    ) -> StepResult:
         """Submit one artifact; returns (run, action[, artifact])."""
 
     async def answer_clarification(
         self, run_id: str, action_id: str, expected_run_version: int, response: str
-    ) -> Any:
+    ) -> StepResult:
         """Answer the pending clarification."""
 
-    async def cancel_run(self, run_id: str, action_id: str, expected_run_version: int) -> Any:
+    async def cancel_run(
+        self, run_id: str, action_id: str, expected_run_version: int
+    ) -> StepResult:
         """Cancel the run."""
 
-    async def list_runs(self, limit: int = ...) -> Any:
+    async def list_runs(self, limit: int = ...) -> tuple[RunSummary, ...]:
         """Return run summaries, newest first."""
 
-    async def get_run(self, run_id: str) -> Any:
+    async def get_run(self, run_id: str) -> RunDetails:
         """Return the run record, artifact metadata and the next action."""
 
-    async def get_artifact(self, run_id: str, artifact_id: str) -> Any:
+    async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return one verified artifact of the run."""
 
-    async def get_trace(self, run_id: str, after_sequence: int = ..., limit: int = ...) -> Any:
+    async def get_trace(
+        self, run_id: str, after_sequence: int = ..., limit: int = ...
+    ) -> TraceView:
         """Return a page of the canonical trace."""
 
-    async def verify_run(self, run_id: str) -> Any:
+    async def verify_run(self, run_id: str) -> VerifyReport:
         """Walk the run's hash chain."""
 
-    async def check_tool_action(self, run_id: str, capability: str, target: str) -> Any:
+    async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether a native tool action is allowed, and record the decision."""
 
     async def cast(
@@ -92,13 +107,14 @@ class Service(Protocol):
         run_id: str,
         *,
         cast_type: str,
-        routing: Any,
-        budget: Any,
+        routing: object,
+        budget: object,
         brief: str,
         pointers: Sequence[str] = ...,
         packet_refs: Sequence[str] = ...,
-    ) -> Any:
-        """Open a cast for the executing work node."""
+        parent_cast_id: str | None = ...,
+    ) -> Admission:
+        """Open a cast for the executing work node (a nested one names its parent cast)."""
 
     async def cast_progress(
         self,
@@ -109,11 +125,14 @@ class Service(Protocol):
         tool_calls: int,
         input_tokens: int,
         output_tokens: int,
-    ) -> Any:
+    ) -> ProgressStatus | None:
         """Record a child's spend so far."""
 
-    async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Any:
+    async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
         """Verify and seal a child's return."""
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest."""
+
+    async def get_packet_stats(self, limit: int = ...) -> PacketStats:
+        """Aggregate the packets of the repository's runs (``render_stats``, ``to_wire``)."""

@@ -30,6 +30,8 @@ from telic.server._table import TOOLS, ToolSpec, spec_of
 from telic.server.inputs import tool_schemas
 
 if TYPE_CHECKING:
+    from telic.controller import StepResult
+    from telic.roles import GroundResult
     from telic.server._args import (
         CancelArgs,
         CastArgs,
@@ -147,13 +149,8 @@ def _leaf(exc: Exception) -> Exception:
     return exc
 
 
-def _action(result: Any) -> Any:
-    action = getattr(result, "action", None)
-    return action if action is not None else result.next_action
-
-
-def _step(result: Any) -> dict[str, Any]:
-    payload = {"run": result.run, "nextAction": _action(result)}
+def _step(result: StepResult | GroundResult) -> dict[str, Any]:
+    payload: dict[str, Any] = {"run": result.run, "nextAction": result.next_action}
     artifact = getattr(result, "artifact", None)
     if artifact is not None:
         payload["artifact"] = artifact
@@ -275,7 +272,7 @@ async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, 
     return {
         "run": details.run,
         "artifacts": details.artifacts,
-        "nextAction": _action(details),
+        "nextAction": details.next_action,
     }
 
 
@@ -311,11 +308,12 @@ async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> dict[str, An
     handoff = await service.cast(
         args.run_id,
         cast_type=args.cast_type,
-        routing=args.routing.model_dump(exclude_none=True),
-        budget=args.budget.model_dump(exclude_none=True),
+        routing=args.routing,
+        budget=args.budget,
         brief=args.brief,
         pointers=tuple(args.pointers),
         packet_refs=tuple(args.packet_refs),
+        parent_cast_id=args.parent_cast_id,
     )
     return {"cast": handoff}
 

@@ -147,3 +147,43 @@ def test_packets_and_consumption_records_render_directly(packet: Packet) -> None
     assert render_digest([(packet, record)]) == digest_line(DigestItem.of(packet, record))
     assert DigestItem.of(packet, None).consumed is False
     assert DigestItem.of(packet, record).consumed is True
+
+
+@pytest.mark.parametrize(
+    ("changes", "marker"),
+    [
+        (
+            {"consumed": True, "consumerRef": "artifact://r/wr-1", "citeKind": "token"},
+            " — consumed by artifact://r/wr-1 (token)",
+        ),
+        (
+            {"consumed": False, "consumerRef": "artifact://r/wr-1", "citeKind": "none"},
+            " — unconsumed: not cited by artifact://r/wr-1",
+        ),
+        ({"consumed": False}, " — unconsumed: no parent decision yet"),
+    ],
+)
+def test_a_marked_line_labels_tokens_self_reported_and_says_where_it_was_consumed(
+    changes: dict[str, Any], marker: str
+) -> None:
+    line = digest_line(item(3, "Limit is 5", **changes), marked=True)
+    assert line == (
+        "[completed/verified] [pk_00000003] explore: Limit is 5 "
+        "(locate; 1000 tokens self-reported)" + marker
+    )
+
+
+def test_a_marked_digest_keeps_the_order_and_the_bound() -> None:
+    items = [item(n, "x" * 120, consumed=n % 2 == 0) for n in range(80)]
+    plain, marked = render_digest(items), render_digest(items, marked=True)
+    assert len(marked) <= DIGEST_MAX_CHARS
+    assert marked.splitlines()[-1].endswith("older packets omitted")
+    first = [line.split("] [")[1][:11] for line in plain.splitlines()[:20]]
+    assert [line.split("] [")[1][:11] for line in marked.splitlines()[:20]] == first
+    assert all("self-reported" in line for line in marked.splitlines()[:-1])
+
+
+def test_a_long_consumer_ref_is_cut_in_the_marker() -> None:
+    ref = "artifact://r/" + "a" * 300
+    line = digest_line(item(1, consumed=True, consumerRef=ref, citeKind="ref"), marked=True)
+    assert line.endswith("a" * (120 - 14) + "… (ref)")

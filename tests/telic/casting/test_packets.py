@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from telic.casting import CONSUMED_EVENT, consumption_records, run_digest
-from telic.ledger import open_ledger
 from telic_packets import DIGEST_MAX_CHARS, PacketRefusal
 
 from ..roles.kit import EXPLORE, ServiceFlow, good_return, serving  # noqa: TID252
@@ -165,16 +164,6 @@ async def test_open_casts_are_sealed_when_the_node_s_result_is_accepted(tmp_path
         sealed = await service.get_artifact(flow.b.run_id, (await _packet_ids(service, flow))[0])
         assert sealed.body["outcome"] == "cancelled"
         assert sealed.body["castId"] == child.cast_id
-
-
-async def test_open_casts_are_sealed_when_the_session_closes(tmp_path: Path) -> None:
-    async with open_ledger("memory://") as ledger:
-        async with serving(tmp_path, ledger=ledger) as (service, _):
-            flow, child = await _cast(service)
-        async with serving(tmp_path, ledger=ledger) as (service, _):
-            (packet_id,) = await _packet_ids(service, flow)
-            sealed = await service.get_artifact(flow.b.run_id, packet_id)
-            assert (sealed.body["castId"], sealed.body["outcome"]) == (child.cast_id, "cancelled")
 
 
 async def _packet_ids(service: Any, flow: ServiceFlow) -> list[str]:

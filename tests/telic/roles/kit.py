@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "ROUTING",
     "SOURCE",
     "VERIFY_READ",
+    "ManualClock",
     "ServiceFlow",
     "clock_from",
     "fake_grounder",
@@ -63,6 +65,22 @@ def spawn_perms(children: int = 3, depth: int = 1) -> dict[str, Any]:
     body = perms(read=["**"])
     body["subagents"] = {"spawn": True, "maximumChildren": children, "maximumDepth": depth}
     return body
+
+
+class ManualClock:
+    """A run clock that moves 1 ms per reading and jumps when told: wall caps without sleeping."""
+
+    def __init__(self) -> None:
+        self.ms = 0
+
+    def advance(self, ms: int) -> None:
+        """Move the clock ``ms`` milliseconds forward."""
+        self.ms += ms
+
+    def __call__(self) -> str:
+        self.ms += 1
+        instant = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=self.ms)
+        return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
 
 
 @dataclass
@@ -172,11 +190,12 @@ class ServiceFlow:
         return self.last
 
     async def to_execute(
-        self, *, children: int = 3, nodes: int = 1, node_permissions: Any = None
+        self, *, children: int = 3, nodes: int = 1, node_permissions: Any = None, depth: int = 1
     ) -> None:
-        """Drive the run to the execution of its first node, which may cast ``children``."""
+        """Drive the run to the execution of its first node, which may cast ``children``
+        (and, with ``depth`` above 1, its children may cast grandchildren)."""
         b = self.b
-        b.permissions = spawn_perms(children)
+        b.permissions = spawn_perms(children, depth)
         b.verifications = [VERIFY_READ]
         await self.ground()
         await self.submit("ProblemFrame", b.frame())
@@ -190,7 +209,7 @@ class ServiceFlow:
             node["budgets"]["maximumChildren"] = children
             plan_nodes.append(node)
         plan = b.plan(nodes=plan_nodes)
-        plan["globalBudgets"]["maximumSubagentDepth"] = 1
+        plan["globalBudgets"]["maximumSubagentDepth"] = depth
         await self.submit("WorkPlan", plan)
 
     async def cast(self, **over: Any) -> Any:
@@ -220,9 +239,17 @@ def good_return(quote: str = "MAX_RETRIES = 5", **over: Any) -> dict[str, Any]:
 
 
 async def start_wide_run(
-    service: Service, ledger: Any, *, workers: int, children: int, run_id: str = "wide-run"
+    service: Service,
+    ledger: Any,
+    *,
+    workers: int,
+    children: int,
+    run_id: str = "wide-run",
+    depth: int = 1,
+    cast_types: Sequence[dict[str, Any]] = (),
 ) -> ServiceFlow:
-    """Create a run whose envelope allows ``workers`` in parallel and ``children`` per node.
+    """Create a run whose envelope allows ``workers`` in parallel and ``children`` per node,
+    and casts ``depth`` deep (with ``cast_types`` enabled by its user).
 
     ``start_run`` grants 3 children and 3 workers at most (the permission algebra's defaults);
     the schema allows 16 of each, so this writes such an envelope into the ledger directly and
@@ -248,13 +275,15 @@ async def start_wide_run(
     granted = body.authorization.granted
     widened = body.model_copy(
         update={
-            "budgets": body.budgets.model_copy(update={"maximum_parallel_workers": workers}),
+            "budgets": body.budgets.model_copy(
+                update={"maximum_parallel_workers": workers, "maximum_subagent_depth": depth}
+            ),
             "authorization": body.authorization.model_copy(
                 update={
                     "granted": granted.model_copy(
                         update={
                             "subagents": granted.subagents.model_copy(
-                                update={"maximum_children": children}
+                                update={"maximum_children": children, "maximum_depth": depth}
                             )
                         }
                     )
@@ -302,6 +331,16 @@ async def start_wide_run(
         timestamp=now,
     )
     commit = await ledger.create_run(record, artifacts[0], artifacts[1], [started])
+    if cast_types:
+        policy = NewArtifact(
+            artifact_id="cast-policy",
+            type="CastPolicy",
+            schema_version="1.0",
+            producer="user",
+            body={"castTypes": list(cast_types)},
+            created_at=now,
+        )
+        commit = await ledger.store_supporting(run_id, policy, [])
     action = await service.get_next_action(run_id)
     b = Run(run_id=run_id, mode="analyze_only")
     b._request_id = request.id
@@ -317,7 +356,6 @@ async def serving(state_dir: Path, **kwargs: Any) -> AsyncIterator[tuple[Service
         kwargs.setdefault("clock", clock_from())
         kwargs.setdefault("new_id", ids_from("run"))
         kwargs.setdefault("grounder", fake_grounder)
-        async with open_service(
-            ledger=ledger, repository_root=ROOT, state_dir=state_dir, **kwargs
-        ) as service:
+        kwargs.setdefault("repository_root", ROOT)
+        async with open_service(ledger=ledger, state_dir=state_dir, **kwargs) as service:
             yield service, ledger

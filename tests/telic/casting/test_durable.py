@@ -1,0 +1,215 @@
+"""Durable casts: a restart keeps every open cast, its counters and its child's right to return.
+
+Each test closes the service and opens a new one on the same store — a real SQLite file, and a
+PostgreSQL schema where one is configured (always in CI) — as a restarted server would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import asyncpg
+import pytest
+
+from telic.ledger import Ledger, open_ledger
+from telic_packets import PacketRefusal
+
+from ..roles.kit import (  # noqa: TID252
+    BUDGET,
+    EXPLORE,
+    ManualClock,
+    ServiceFlow,
+    good_return,
+    ids_from,
+    serving,
+    start_wide_run,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def _again() -> Any:
+    """Ids of the restarted service, apart from the first one's."""
+    return ids_from("again")
+
+
+POSTGRES_ENV = "TELIC_TEST_POSTGRES_URL"
+STORES = [
+    pytest.param("sqlite", "asyncio", id="sqlite-asyncio"),
+    pytest.param("sqlite", "trio", id="sqlite-trio"),
+    pytest.param("postgres", "asyncio", id="postgres-asyncio", marks=pytest.mark.postgres),
+]
+
+
+@asynccontextmanager
+async def _session(url: str, state: Path, **kwargs: Any) -> AsyncIterator[tuple[Any, Ledger]]:
+    """One server session: its own ledger connection and service over the store at ``url``."""
+    async with open_ledger(url) as ledger, serving(state, ledger=ledger, **kwargs) as (service, _):
+        yield service, ledger
+
+
+def _in_thread(factory: Any) -> Any:
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, factory()).result()
+
+
+@pytest.fixture
+def store_url(store: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty store: a SQLite file, or a fresh PostgreSQL schema."""
+    if store == "sqlite":
+        yield f"sqlite://{tmp_path / 'ledger-state' / 'ledger.sqlite3'}"
+        return
+    base = os.environ.get(POSTGRES_ENV)
+    if not base:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{POSTGRES_ENV} is not set in CI: the PostgreSQL tests must run")
+        pytest.skip(f"{POSTGRES_ENV} is not set")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+
+    async def run(sql: str) -> None:
+        connection = await asyncpg.connect(base)
+        try:
+            await connection.execute(sql)
+        finally:
+            await connection.close()
+
+    _in_thread(lambda: run(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{base}{'&' if '?' in base else '?'}search_path={schema}"
+    finally:
+        _in_thread(lambda: run(f"DROP SCHEMA {schema} CASCADE"))
+
+
+async def _executing(service: Any, ledger: Any, depth: int = 1) -> ServiceFlow:
+    if depth > 1:
+        flow = await start_wide_run(
+            service, ledger, workers=3, children=3, depth=depth, cast_types=[EXPLORE]
+        )
+    else:
+        flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
+    await flow.to_execute(depth=depth)
+    return flow
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_a_restart_keeps_the_counters_and_the_child_may_still_return(
+    store_url: str, tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=clock) as (service, ledger):
+            flow = await _executing(service, ledger)
+            child = await flow.cast(budget=dict(BUDGET, maxWallMs=600_000))
+            await service.cast_progress(
+                flow.b.run_id,
+                child.cast_id,
+                turns=3,
+                tool_calls=5,
+                input_tokens=4_300,
+                output_tokens=800,
+            )
+        # A new ledger connection and a new service: nothing survives but the store.
+        async with _session(store_url, state, clock=clock, new_id=_again()) as (service, ledger):
+            lower = await service.cast_progress(
+                flow.b.run_id,
+                child.cast_id,
+                turns=1,
+                tool_calls=1,
+                input_tokens=0,
+                output_tokens=0,
+            )
+            assert lower.counters.turns == 3
+            assert lower.calls_through_telic == 2  # the report before the restart and this one
+            assert lower.counters.total_tokens == 5_100
+            packet = await service.return_packet(flow.b.run_id, child.cast_id, good_return())
+            assert (packet.outcome, packet.verdict) == ("completed", "verified")
+            assert packet.counters.total_tokens == 5_100
+            assert packet.counters.tool_calls == 5
+            assert packet.counters.wall_ms > 0
+            assert (await service.verify_run(flow.b.run_id)).ok
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_a_restart_keeps_an_exhausted_cast_exhausted(store_url: str, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=ManualClock()) as (service, ledger):
+            flow = await _executing(service, ledger)
+            child = await flow.cast()
+            status = await service.cast_progress(
+                flow.b.run_id,
+                child.cast_id,
+                turns=9,
+                tool_calls=0,
+                input_tokens=0,
+                output_tokens=0,
+            )
+            assert status.stop_reason == "turn_capped"
+        async with _session(store_url, state, new_id=_again()) as (service, ledger):
+            with pytest.raises(PacketRefusal) as refused:
+                await service.return_packet(flow.b.run_id, child.cast_id, good_return())
+            assert refused.value.code == "budget_exhausted_requires_partial"
+            partial = await service.return_packet(
+                flow.b.run_id, child.cast_id, good_return(remaining=["the backoff"])
+            )
+            assert (partial.outcome, partial.stop_reason) == ("partial", "turn_capped")
+            assert partial.counters.turns == 9
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_a_restart_keeps_a_nested_cast_and_its_parent_s_children(
+    store_url: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=ManualClock()) as (service, ledger):
+            flow = await _executing(service, ledger, depth=2)
+            child = await flow.cast()
+            small = {"maxTurns": 2, "maxTotalTokens": 1_000}
+            grandchild = await flow.cast(parent_cast_id=child.cast_id, budget=small)
+        async with _session(store_url, state, new_id=_again()) as (service, ledger):
+            flow.service = service
+            again = await flow.cast(parent_cast_id=child.cast_id, budget=small)
+            assert again.depth == 2
+            assert again.permissions == grandchild.permissions
+            sealed = await service.return_packet(flow.b.run_id, grandchild.cast_id, good_return())
+            assert sealed.cast_id == grandchild.cast_id
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_casts_of_a_node_that_moved_on_are_sealed_with_their_counters(
+    store_url: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=ManualClock()) as (service, ledger):
+            flow = await _executing(service, ledger)
+            child = await flow.cast()
+            await service.cast_progress(
+                flow.b.run_id,
+                child.cast_id,
+                turns=2,
+                tool_calls=2,
+                input_tokens=5_000,
+                output_tokens=100,
+            )
+        async with _session(store_url, state, new_id=_again()) as (service, ledger):
+            flow.service = service
+            await flow.submit("Evidence", flow.b.evidence())
+            await flow.submit("WorkResult", flow.b.result())
+            details = await service.get_run(flow.b.run_id)
+            (packet,) = [a for a in details.artifacts if a.type == "EvidencePacket"]
+            body = (await service.get_artifact(flow.b.run_id, packet.artifact_id)).body
+            assert (body["outcome"], body["counters"]["totalTokens"]) == ("cancelled", 5_100)
+            with pytest.raises(PacketRefusal) as late:
+                await service.return_packet(flow.b.run_id, child.cast_id, good_return())
+            assert late.value.code == "cast_not_open"
