@@ -93,43 +93,6 @@ async def test_each_mutation_is_one_durable_commit_and_nothing_else_is_synced(
 
 
 @only("sqlite")
-async def test_a_mutation_and_a_read_each_take_one_thread_hop(
-    ledger_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hops: list[str] = []
-    for kind in (sqlite_backend._AioConnection, sqlite_backend._ThreadConnection):
-        real = kind.run
-
-        async def counted(
-            self: Any,
-            function: Callable[[sqlite3.Connection], Any],
-            real: Callable[[Any, Callable[[sqlite3.Connection], Any]], Awaitable[Any]] = real,
-        ) -> Any:
-            hops.append(getattr(function, "__name__", "call"))
-            return await real(self, function)
-
-        monkeypatch.setattr(kind, "run", counted)
-    async with open_ledger(ledger_url) as ledger:
-
-        async def count(call: Awaitable[Any]) -> int:
-            hops.clear()
-            await call
-            return len(hops)
-
-        assert await count(start(ledger)) == 1
-        evidence = [artifact(f"ev-{n}") for n in range(3)]
-        assert await count(step(ledger, "run-1", 1, evidence, [event(), event()])) == 1
-        assert await count(ledger.store_supporting("run-1", artifact("ev-9"), [event()])) == 1
-        assert await count(ledger.get_run("run-1")) == 1
-        assert await count(ledger.read_changes("run-1")) == 1
-        assert await count(ledger.read_changes("run-1", 6, 4)) == 1
-        assert await count(ledger.read_artifact("run-1", "ev-1")) == 1
-        assert await count(ledger.page_trace("run-1")) == 1
-        assert await count(ledger.list_artifacts("run-1")) == 1
-        assert await count(ledger.verify_run("run-1")) == 2  # records, then bodies in a batch
-
-
-@only("sqlite")
 async def test_a_stale_step_and_a_quota_refusal_write_nothing(
     ledger_url: str, state_dir: Path
 ) -> None:

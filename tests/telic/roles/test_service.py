@@ -11,7 +11,7 @@ from telic.ledger import open_ledger
 from telic.roles import MAX_MESSAGE_BYTES, open_service
 
 from ..controller.counting import CountingLedger  # noqa: TID252
-from .kit import EXPLORE, ROOT, VERIFY_READ, ServiceFlow, serving, spawn_perms
+from .kit import EXPLORE, VERIFY_READ, ServiceFlow, serving, spawn_perms
 
 pytestmark = pytest.mark.anyio
 
@@ -141,10 +141,6 @@ async def test_start_run_stores_the_users_cast_types_with_the_run(tmp_path: Path
         assert policy.record.type == "CastPolicy"
         assert policy.body["castTypes"][0]["castType"] == "explore"
         assert (await service.verify_run(flow.b.run_id)).ok
-
-
-def test_the_repository_root_of_the_kit_is_absolute() -> None:
-    assert ROOT.startswith("/")
 
 
 async def test_a_started_runs_first_message_reads_only_what_its_step_needs(
