@@ -12,7 +12,12 @@ $(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ./packets -e ./actors -e '.[test,postgres]'
 	touch $(STAMP)
 
+## Install into .venv and say where `telic` is and how to put it on the PATH.
 install: $(STAMP)
+	@echo "telic is installed at $(CURDIR)/$(BIN)/telic"
+	@echo "  run it as $(BIN)/telic here, or put it on your PATH for this shell:"
+	@echo "    export PATH=\"$(CURDIR)/$(BIN):\$$PATH\""
+	@echo "  or install it for your user instead: uv tool install .  (or: pipx install .)"
 
 ## Run the whole test suite (both async backends; PostgreSQL tests when TELIC_TEST_POSTGRES_URL is set).
 test: $(STAMP)
