@@ -12,10 +12,10 @@ from html import escape
 from typing import Final
 from urllib.parse import quote
 
+from telic.controller._vocabulary import human_time, phase_label, run_phase, status_label
 from telic.ledger import RunSummary
 from telic.reports._format import anchor, duration, tone
-from telic.reports._model import RunReportData
-from telic.reports._project import protocol_phase
+from telic.reports._model import EvidenceEntry, RunReportData
 from telic.reports._svg import path_svg
 
 __all__ = ["STATUS_MARKER", "page", "render_html", "render_index"]
@@ -66,6 +66,15 @@ ul.artifacts{list-style:none;padding:0}ul.artifacts li{background:#fff;border:1p
 border-radius:6px;padding:6px 10px;margin:4px 0}
 ul.artifacts li:target{outline:3px solid #f59e0b}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
+.evidence{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 12px;
+margin:10px 0}
+.evidence:target{outline:3px solid #f59e0b}
+.evidence h3{font-size:14px;margin:0 0 6px}
+pre.content{background:#0f172a;color:#e2e8f0;padding:10px 12px;border-radius:6px;margin:6px 0;
+overflow-x:auto;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
+pre.content .add{color:#86efac}pre.content .del{color:#fca5a5}pre.content .hunk{color:#93c5fd}
+details summary{cursor:pointer;color:#1d4ed8}
+.nowrap{white-space:nowrap}
 """
 
 
@@ -108,6 +117,65 @@ def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
 
+def _named(name: str, label: str, pill: bool = False) -> str:
+    """A label for people, with the protocol name on hover."""
+    if pill:
+        return f'<span class="pill {tone(name)}" title="{escape(name)}">{escape(label)}</span>'
+    return f'<span title="{escape(name)}">{escape(label)}</span>'
+
+
+def _when(timestamp: str) -> str:
+    shown = escape(human_time(timestamp))
+    return f'<time class="nowrap" datetime="{escape(timestamp)}">{shown}</time>'
+
+
+def _diff_lines(text: str) -> str:
+    out = []
+    for line in text.split("\n"):
+        shown = escape(line)
+        if line.startswith(("+++", "---")):
+            out.append(f"<b>{shown}</b>")
+        elif line.startswith("+"):
+            out.append(f'<span class="add">{shown}</span>')
+        elif line.startswith("-"):
+            out.append(f'<span class="del">{shown}</span>')
+        elif line.startswith("@@"):
+            out.append(f'<span class="hunk">{shown}</span>')
+        else:
+            out.append(shown)
+    return "\n".join(out)
+
+
+def _content(entry: EvidenceEntry, text: str) -> str:
+    inner = _diff_lines(text) if entry.kind == "diff" else escape(text)
+    return f'<pre class="content">{inner}</pre>'
+
+
+def _evidence_block(run_id: str, entry: EvidenceEntry) -> str:
+    head = (
+        f"<h3><code>{escape(entry.artifact_id)}</code> {_pill(entry.kind)} "
+        f"{escape(entry.summary)}</h3>"
+    )
+    if entry.binary:
+        body = f'<p class="empty">Binary content ({entry.total_chars} base64 characters).</p>'
+    elif not entry.total_chars:
+        body = '<p class="empty">No content.</p>'
+    else:
+        body = _content(entry, entry.excerpt)
+        if entry.truncated and entry.full is not None:
+            body += (
+                f"<details><summary>Show all {entry.total_lines} lines "
+                f"({entry.total_chars} characters)</summary>{_content(entry, entry.full)}"
+                "</details>"
+            )
+        elif entry.truncated:
+            body += (
+                f'<p class="empty">First lines of {entry.total_lines}; the whole text: '
+                f"<code>telic artifact {escape(run_id)} {escape(entry.artifact_id)}</code></p>"
+            )
+    return f'<div class="evidence" id="{anchor(entry.artifact_id)}">{head}{body}</div>'
+
+
 def _header(data: RunReportData) -> str:
     status = data.terminal_status or data.run_status
     request = (
@@ -117,11 +185,14 @@ def _header(data: RunReportData) -> str:
     )
     facts = [
         ("Mode", f"<code>{escape(data.mode)}</code>"),
-        ("Status", f'<span id="terminal-status">{_pill(status)}</span>'),
-        ("Phase", f"<code>{escape(data.phase)}</code>"),
+        (
+            "Status",
+            f'<span id="terminal-status">{_named(status, status_label(status), True)}</span>',
+        ),
+        ("Phase", _named(data.phase, phase_label(data.phase))),
         ("Version", str(data.version)),
-        ("Started", escape(data.created_at)),
-        ("Updated", escape(data.updated_at)),
+        ("Started", _when(data.created_at)),
+        ("Updated", _when(data.updated_at)),
     ]
     dl = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     integrity = data.integrity
@@ -145,15 +216,15 @@ def render_html(data: RunReportData) -> str:
     timeline = [
         [
             str(e.sequence),
-            f"<code>{escape(e.timestamp.replace('T', ' '))}</code>",
-            escape(e.phase),
+            _when(e.timestamp),
+            _named(e.phase, phase_label(e.phase)),
             escape(e.actor),
             escape(e.event),
             "—"
             if e.artifact_id is None
             else f"{_link(e.artifact_id)} {escape(e.artifact_type or '')}",
             "" if e.outcome is None else _pill(e.outcome),
-            duration(e.duration_ms),
+            f'<span class="nowrap">{duration(e.duration_ms)}</span>',
         ]
         for e in data.timeline
     ]
@@ -220,6 +291,14 @@ def render_html(data: RunReportData) -> str:
                 claims,
                 "No claims recorded.",
             ),
+        )
+    )
+    evidence = "".join(_evidence_block(data.run_id, e) for e in data.evidence)
+    parts.append(
+        _section(
+            "evidence",
+            "Evidence: the diff, the verification output, what was read",
+            evidence or '<p class="empty" id="evidence-empty">No evidence captured.</p>',
         )
     )
     verifications = [
@@ -337,10 +416,12 @@ def render_html(data: RunReportData) -> str:
             f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
         )
     )
+    shown = {e.artifact_id for e in data.evidence}
     items = "".join(
-        f'<li id="{anchor(a.artifact_id)}"><code>{escape(a.artifact_id)}</code> '
+        f'<li id="{anchor(a.artifact_id)}{"-record" if a.artifact_id in shown else ""}">'
+        f"<code>{escape(a.artifact_id)}</code> "
         f"<strong>{escape(a.type)}</strong> by {escape(a.producer)} at "
-        f"<code>{escape(a.created_at)}</code> · {a.size_bytes} bytes · "
+        f"{_when(a.created_at)} · {a.size_bytes} bytes · "
         f"<code>{escape(a.sha256)}</code>"
         + (f"<br>{escape(a.summary)}" if a.summary else "")
         + "</li>"
@@ -359,7 +440,7 @@ def render_html(data: RunReportData) -> str:
         ("Ledger chain head", f'<code id="chain-head">{escape(p.chain_head or "(empty)")}</code>'),
         ("Records covered", str(p.chain_length)),
         ("Generator", f"{escape(p.generator_name)} {escape(p.generator_version)}"),
-        ("Generated at", f"<code>{escape(p.generated_at)}</code>"),
+        ("Generated at", _when(p.generated_at)),
     ]
     rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     parts.append(_section("provenance", "Provenance", f"<table>{rows}</table>"))
@@ -374,10 +455,10 @@ def render_index(runs: Sequence[RunSummary], *, base: str = "/runs") -> str:
             f'<a href="{escape(base.rstrip("/") + "/" + quote(r.run_id, safe=""))}">'
             f"<code>{escape(r.run_id)}</code></a>",
             f"<code>{escape(r.requested_mode)}</code>",
-            _pill(r.status),
-            f"<code>{escape(protocol_phase(r.phase))}</code>",
+            _named(r.status, status_label(r.status), True),
+            _named(run_phase(r.phase, r.status), phase_label(run_phase(r.phase, r.status))),
             str(r.version),
-            f"<code>{escape(r.updated_at)}</code>",
+            _when(r.updated_at),
         ]
         for r in runs
     ]
