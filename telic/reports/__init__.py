@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from telic.reports._app import LedgerProvider as LedgerProvider
 from telic.reports._app import reports_app as reports_app
+from telic.reports._app import root_redirect as root_redirect
 from telic.reports._artifact import REPORT_KIND as REPORT_KIND
 from telic.reports._artifact import describe_report as describe_report
 from telic.reports._files import ReportFormat as ReportFormat
@@ -25,7 +26,9 @@ from telic.reports._files import render_report as render_report
 from telic.reports._files import write_report as write_report
 from telic.reports._html import render_html as render_html
 from telic.reports._html import render_index as render_index
+from telic.reports._html import render_trace as render_trace
 from telic.reports._load import generator_version as generator_version
+from telic.reports._load import load_index as load_index
 from telic.reports._load import load_run_report as load_run_report
 from telic.reports._markdown import render_markdown as render_markdown
 from telic.reports._model import GENERATOR_NAME as GENERATOR_NAME
@@ -33,6 +36,8 @@ from telic.reports._model import ArtifactEntry as ArtifactEntry
 from telic.reports._model import BudgetRow as BudgetRow
 from telic.reports._model import ClaimRow as ClaimRow
 from telic.reports._model import CriterionRow as CriterionRow
+from telic.reports._model import EvidenceEntry as EvidenceEntry
+from telic.reports._model import IndexEntry as IndexEntry
 from telic.reports._model import Integrity as Integrity
 from telic.reports._model import NextStep as NextStep
 from telic.reports._model import PacketRow as PacketRow
@@ -53,6 +58,8 @@ __all__ = [
     "BudgetRow",
     "ClaimRow",
     "CriterionRow",
+    "EvidenceEntry",
+    "IndexEntry",
     "Integrity",
     "LedgerProvider",
     "NextStep",
@@ -68,13 +75,16 @@ __all__ = [
     "deciding_layer",
     "describe_report",
     "generator_version",
+    "load_index",
     "load_run_report",
     "render",
     "render_html",
     "render_index",
     "render_markdown",
     "render_report",
+    "render_trace",
     "reports_app",
+    "root_redirect",
     "status_line",
     "view_report",
     "write_report",

@@ -7,18 +7,29 @@ text that came from the ledger goes through ``html.escape``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Final
 from urllib.parse import quote
 
-from telic.controller._vocabulary import human_time, phase_label, run_phase, status_label
-from telic.ledger import RunSummary
+from telic.controller._vocabulary import event_summary, human_time, phase_label, status_label
+from telic.ledger import TraceRecord
+from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
-from telic.reports._model import EvidenceEntry, RunReportData
+from telic.reports._model import EvidenceEntry, IndexEntry, RunReportData
 from telic.reports._svg import path_svg
 
-__all__ = ["STATUS_MARKER", "page", "render_html", "render_index"]
+__all__ = ["STATUS_FILTERS", "STATUS_MARKER", "page", "render_html", "render_index", "render_trace"]
+
+STATUS_FILTERS: Final = (
+    "running",
+    "awaiting_clarification",
+    "completed",
+    "partial",
+    "blocked",
+    "cancelled",
+)
+"""The run statuses the index can filter by (as the ledger stores them)."""
 
 STATUS_MARKER: Final = "<!-- telic-report-status -->"
 """Where a viewer inserts the report's status banner."""
@@ -75,6 +86,9 @@ overflow-x:auto;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
 pre.content .add{color:#86efac}pre.content .del{color:#fca5a5}pre.content .hunk{color:#93c5fd}
 details summary{cursor:pointer;color:#1d4ed8}
 .nowrap{white-space:nowrap}
+.muted{color:var(--muted)}
+form.filters{display:flex;gap:8px;margin:8px 0 0;align-items:center}
+form.filters select,form.filters button{font:inherit;padding:2px 6px}
 """
 
 
@@ -448,22 +462,74 @@ def render_html(data: RunReportData) -> str:
     return page(f"Run report {data.run_id}", body)
 
 
-def render_index(runs: Sequence[RunSummary], *, base: str = "/runs") -> str:
-    """Render the read-only index of ``runs``, each linking to ``<base>/<run id>``."""
+def _options(
+    name: str, values: Sequence[str], chosen: str | None, labels: Callable[[str], str]
+) -> str:
+    options = [f'<option value=""{"" if chosen else " selected"}>any {name}</option>']
+    options += [
+        f'<option value="{escape(v)}"{" selected" if v == chosen else ""}>'
+        f"{escape(labels(v))}</option>"
+        for v in values
+    ]
+    return f'<select name="{name}" id="filter-{name}">{"".join(options)}</select>'
+
+
+def render_index(
+    runs: Sequence[IndexEntry],
+    *,
+    base: str = "/runs",
+    status: str | None = None,
+    mode: str | None = None,
+    total: int | None = None,
+) -> str:
+    """Render the read-only index of ``runs``, each linking to ``<base>/<run id>``.
+
+    ``status`` and ``mode`` are the filters already applied (shown selected in the form);
+    ``total`` is how many runs were looked at before filtering.
+    """
     rows = [
         [
             f'<a href="{escape(base.rstrip("/") + "/" + quote(r.run_id, safe=""))}">'
-            f"<code>{escape(r.run_id)}</code></a>",
-            f"<code>{escape(r.requested_mode)}</code>",
+            + (escape(r.request) if r.request else '<span class="empty">(no request)</span>')
+            + "</a>"
+            + f'<br><code class="muted">{escape(r.run_id)}</code>',
+            f'<code class="nowrap">{escape(r.mode)}</code>',
             _named(r.status, status_label(r.status), True),
-            _named(run_phase(r.phase, r.status), phase_label(run_phase(r.phase, r.status))),
-            str(r.version),
+            _named(r.phase, phase_label(r.phase)),
             _when(r.updated_at),
+            f"<code>{escape(r.repository)}</code>",
         ]
         for r in runs
     ]
+    empty = "No runs match these filters." if (status or mode) else "No runs yet."
     table = _table(
-        "runs", ["Run", "Mode", "Status", "Phase", "Version", "Updated"], rows, "No runs yet."
+        "runs", ["Request", "Mode", "Status", "Phase", "Updated", "Repository"], rows, empty
     )
-    body = f'<main>\n<header class="top"><h1>Runs</h1></header>\n{table}\n</main>'
+    form = (
+        f'<form method="get" action="{escape(base.rstrip("/") or "/")}" class="filters">'
+        + _options("status", STATUS_FILTERS, status, status_label)
+        + _options("mode", MODES, mode, lambda m: m)
+        + '<button type="submit">Filter</button></form>'
+    )
+    seen = "" if total is None else f'<p class="muted">{len(runs)} shown of the newest {total}.</p>'
+    body = f'<main>\n<header class="top"><h1>Runs</h1>{form}{seen}</header>\n{table}\n</main>'
     return page("Telic runs", body)
+
+
+def render_trace(events: Sequence[TraceRecord]) -> str:
+    """The run's whole trace as a section, for the web page of a run (outside the report)."""
+    rows = [
+        [
+            str(e.sequence),
+            _when(e.timestamp),
+            escape(e.actor),
+            _named(e.phase, phase_label(e.phase)),
+            f"<code>{escape(e.event_type)}</code>",
+            escape(event_summary(e.event_type, e.decision_summary, e.output_refs)),
+        ]
+        for e in events
+    ]
+    table = _table(
+        "trace", ["#", "Time", "Actor", "Phase", "Event", "What happened"], rows, "No events."
+    )
+    return f'<main class="trace">{_section("trace", "Trace", table)}</main>'

@@ -18,6 +18,7 @@ __all__ = [
     "ClaimRow",
     "CriterionRow",
     "EvidenceEntry",
+    "IndexEntry",
     "Integrity",
     "NextStep",
     "PacketRow",
@@ -223,6 +224,23 @@ class Provenance:
     generator_name: str
     generator_version: str
     generated_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexEntry:
+    """One run in the index of runs: enough to tell it from the others."""
+
+    run_id: str
+    mode: str
+    status: str
+    phase: str
+    """Where the run is, as a protocol phase (``run_phase``)."""
+    version: int
+    created_at: str
+    updated_at: str
+    repository: str
+    request: str | None
+    """The start of the original request (untrusted), or ``None`` when it cannot be read."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
