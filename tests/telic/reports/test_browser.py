@@ -5,7 +5,7 @@ a subprocess on a free loopback port over that state directory and serves the re
 ``/runs/<id>``; Chromium (Debian's package, see ``.ci/chromium.sh``) loads the page with
 ``--dump-dom`` and ``--screenshot`` and logs console messages to stderr. Without chromium the
 test is skipped locally and fails in CI (``CI=true``). Set ``TELIC_REPORT_SCREENSHOT=<path>``
-to keep the screenshot (``docs/report-screenshot.png``).
+to keep the screenshot (the README's picture is of the demo run instead: ``make screenshot``).
 """
 
 from __future__ import annotations
