@@ -104,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead")
     serve_cmd.add_argument("--token", help="bearer token for HTTP (or $TELIC_HTTP_TOKEN)")
     serve_cmd.add_argument(
+        "--reports-mirror",
+        metavar="DIR",
+        help="also serve the campaign reports of this report mirror at /reports (HTTP)",
+    )
+    serve_cmd.add_argument(
         "--schemas",
         choices=("full", "once"),
         help="send each artifact schema once per MCP session (default) or in every result "
@@ -132,9 +137,16 @@ def _parser() -> argparse.ArgumentParser:
     add("doctor", "check Python, state dir, database, git and rg")
     if has_reports():
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
-        report_cmd.add_argument("run")
+        report_cmd.add_argument(
+            "run", nargs="?", help="the run (with --mirror: the mirrored report's name)"
+        )
         report_cmd.add_argument("--format", choices=("md", "html"), default="md")
         report_cmd.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+        report_cmd.add_argument(
+            "--mirror",
+            metavar="DIR",
+            help="list the campaign reports of a report mirror, or show the one named",
+        )
     return parser
 
 
@@ -313,6 +325,15 @@ async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
     reports = reports_module()
     assert reports is not None
     out = _output_file(args.out) if args.out else None
+    if args.mirror:
+        return await _mirror_report(reports, args, out)
+    if args.run is None:
+        raise CliError(
+            EXIT_USAGE,
+            "usage",
+            "telic report needs a RUN (or --mirror DIR for campaign reports)",
+            "list the runs with: telic runs",
+        )
     _existing_ledger(config, args)
     async with open_backend(config) as backend:
         if out is not None:
@@ -346,6 +367,70 @@ def _demo_workdir(text: str) -> Path:
             "pass a new or empty folder, or remove that one first",
         )
     return workdir
+
+
+async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | None) -> int:
+    folder = _mirror_folder(args.mirror)
+    entries = await reports.read_mirror(folder)
+    if args.run is None:
+        rows = [
+            {
+                "name": e.name,
+                "kind": e.artifact.kind,
+                "status": e.artifact.status,
+                "campaign": e.campaign,
+                "spinePrefix": e.spine_prefix,
+                "generated": human_time(e.artifact.generated_at or "") or None,
+                "problem": e.problem,
+            }
+            for e in entries
+        ]
+        if args.json:
+            print_json({"mirror": str(folder), "reports": rows})
+            return EXIT_OK
+        columns = [
+            ("name", "REPORT"),
+            ("kind", "KIND"),
+            ("status", "STATE"),
+            ("campaign", "CAMPAIGN"),
+            ("spinePrefix", "SPINE"),
+            ("generated", "GENERATED"),
+        ]
+        print(table(rows, columns))
+        return EXIT_OK
+    entry = next((e for e in entries if e.name == args.run), None)
+    if entry is None:
+        raise CliError(
+            EXIT_NOT_FOUND,
+            "not_found",
+            f"the report mirror {folder} has no report {args.run!r}",
+            f"list its reports with: {command_name()} report --mirror {folder}",
+        )
+    text = reports.render_mirror_report(entry, args.format)
+    if out is not None:
+        try:
+            await anyio.Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise explain_os_error(exc, f"write the report to {out}") from None
+        print(f"wrote {out}")
+    elif args.json:
+        print_json({"name": entry.name, "status": entry.artifact.status, "report": text})
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+def _mirror_folder(text: str) -> Path:
+    """``--mirror DIR`` / ``--reports-mirror DIR``: an existing folder (refused otherwise)."""
+    folder = Path(text).expanduser().absolute()
+    if not folder.is_dir():
+        raise CliError(
+            EXIT_USAGE,
+            "no_mirror",
+            f"report mirror {folder} is not a folder that exists",
+            "pass the folder the campaign harness mirrors its reports into",
+        )
+    return folder
 
 
 def _output_file(text: str) -> Path:
@@ -411,6 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             token=getattr(args, "token", None),
             repository_root=args.repository_root,
             schemas=getattr(args, "schemas", None),
+            reports_mirror=getattr(args, "reports_mirror", None),
         )
         if args.command == "serve":
             _check_serve(config)
@@ -441,6 +527,8 @@ def _quiet_broken_pipe() -> int:
 def _check_serve(config: ServerConfig) -> None:
     """Refuse a repository that is not there; warn (once, on stderr) when it is not git."""
     root = check_repository(config)
+    if config.reports_mirror is not None:
+        _mirror_folder(str(config.reports_mirror))
     if config.http is not None:
         check_port(config.http.host, config.http.port)
     if not is_git_work_tree(root):

@@ -8,6 +8,9 @@
                            for the Markdown report alone)
 
 ``root_redirect`` is the ``/`` route of ``telic serve --http``: it leads to ``/runs``.
+``mirror_app`` serves a report mirror read-only (``telic serve --reports-mirror DIR`` mounts it
+at ``/reports``): ``GET /reports`` lists its reports, ``GET /reports/<name>`` shows one framed by
+its state and provenance (``?format=md`` for Markdown).
 
 Reports are rendered live from the ledger (always ``present``) unless ``reports_dir`` names a
 mirror of written reports (``<id>.html`` / ``<id>.md``, as ``write_report`` writes them); then
@@ -38,9 +41,11 @@ from telic.reports._artifact import describe_report
 from telic.reports._files import ReportFormat, read_stored, render
 from telic.reports._html import CSP, STATUS_FILTERS, page, render_index, render_trace
 from telic.reports._load import load_index, load_run_report, load_trace
+from telic.reports._mirror import read_mirror
+from telic.reports._mirror_view import render_mirror_index, render_mirror_report
 from telic.reports._viewer import view_report
 
-__all__ = ["LedgerProvider", "reports_app", "root_redirect"]
+__all__ = ["LedgerProvider", "mirror_app", "reports_app", "root_redirect"]
 
 LedgerProvider: TypeAlias = Callable[[], Ledger | Awaitable[Ledger]]
 """Returns the ledger to read (sync or async), asked once per request."""
@@ -100,6 +105,62 @@ def root_redirect(target: str = "/runs/") -> Route:
         return RedirectResponse(request.scope.get("root_path", "") + target, status_code=307)
 
     return Route("/", to_runs, methods=["GET"], name="root")
+
+
+def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Starlette:
+    """The read-only pages of the report mirror ``folder`` (mount it where it should live)."""
+
+    async def index(request: Request) -> Response:
+        try:
+            entries = await read_mirror(folder)
+        except OSError:
+            return _mirror_missing(folder)
+        base = request.scope.get("root_path", "")
+        return HTMLResponse(render_mirror_index(entries, base=base), headers=_HEADERS)
+
+    async def one(request: Request) -> Response:
+        name = request.path_params["name"]
+        fmt_param = request.query_params.get("format", "html")
+        if fmt_param not in ("html", "md"):
+            return _bad_request("format must be html or md")
+        try:
+            entries = await read_mirror(folder)
+        except OSError:
+            return _mirror_missing(folder)
+        entry = next((e for e in entries if e.name == name), None)
+        if entry is None:
+            body = (
+                '<main><div class="frame" id="report-not-found"><p class="state">No such '
+                f"report</p><p>The mirror has no report <code>{escape(name)}</code>.</p>"
+                "</div></main>"
+            )
+            return HTMLResponse(page("Report not found", body), status_code=404, headers=_HEADERS)
+        if fmt_param == "md":
+            return PlainTextResponse(
+                render_mirror_report(entry, "md"),
+                media_type="text/markdown; charset=utf-8",
+                headers=_HEADERS,
+            )
+        return HTMLResponse(render_mirror_report(entry, "html"), headers=_HEADERS)
+
+    app = Starlette(
+        routes=[
+            Route("/", index, methods=["GET"], name="mirror_index"),
+            Route("/{name}", one, methods=["GET"], name="mirror_report"),
+        ]
+    )
+    if token is not None:
+        app.add_middleware(_BearerAuth, token=token)
+    return app
+
+
+def _mirror_missing(folder: str | PathLike[str]) -> HTMLResponse:
+    body = (
+        '<main><div class="frame" id="mirror-absent"><p class="state">The report mirror is '
+        "not there</p><p>No folder can be read at the configured mirror path. Reports appear "
+        "here once the campaign harness mirrors them.</p></div></main>"
+    )
+    return HTMLResponse(page("Report mirror absent", body), status_code=404, headers=_HEADERS)
 
 
 def reports_app(

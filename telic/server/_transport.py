@@ -255,6 +255,9 @@ def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None
         runs = reports.reports_app(lambda: ledger, token=None, prefix="")
         starlette.router.routes.append(Mount("/runs", app=runs))
         starlette.router.routes.append(reports.root_redirect("/runs/"))
+        if config.reports_mirror is not None:
+            mirror = reports.mirror_app(config.reports_mirror)
+            starlette.router.routes.append(Mount("/reports", app=mirror))
     app = _with_quiet_calls(starlette, server, security)
     if config.token:
         app = BearerTokenMiddleware(app, config.token)

@@ -228,3 +228,21 @@ def test_an_os_error_becomes_one_plain_line() -> None:
 def test_a_broken_chain_is_described_in_words_not_a_record() -> None:
     broken = {"kind": "artifact", "id": "frame-1", "reason": "body does not match its digest"}
     assert cli_main._broken_words(broken) == "artifact frame-1: body does not match its digest"
+
+
+def test_serve_refuses_a_reports_mirror_that_is_not_there(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served: list[ServerConfig] = []
+
+    async def serve(config: ServerConfig) -> None:
+        served.append(config)
+
+    monkeypatch.setattr(cli_main, "serve", serve)
+    missing = tmp_path / "mirror"
+    args = ["serve", "--repository-root", str(repo), "--reports-mirror", str(missing)]
+    assert main(args) == 2
+    assert f"report mirror {missing} is not a folder that exists" in capsys.readouterr().err
+    missing.mkdir()
+    assert main(args) == 0
+    assert [c.reports_mirror for c in served] == [missing]
