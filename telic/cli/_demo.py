@@ -38,8 +38,9 @@ GOAL: Final = "Make paginate return the items of the requested 1-based page"
 TARGET: Final = "src/pagination.py"
 BUGGY: Final = "    start = page * per_page\n"
 FIXED: Final = "    start = (page - 1) * per_page\n"
-STEPS: Final = 21
-"""Progress steps of a demo run: 17 tool calls of the run, the cast, and three closing reads."""
+STEPS: Final = 20
+"""Progress steps of a demo run: the connection, the run's 15 tool calls, the cast and three
+closing reads (a test holds the count, so the progress line reaches its end)."""
 
 
 def find_demo_repo() -> Path:

@@ -35,7 +35,6 @@ from telic.cli._where import (
     is_git_work_tree,
     locate_ledger,
 )
-from telic.cli._words import human_time, phase_words, status_words, trace_rows
 from telic.server import (
     ServerConfig,
     Service,
@@ -179,6 +178,8 @@ async def _service(config: ServerConfig, args: argparse.Namespace) -> AsyncItera
 
 
 async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.cli._words import human_time, phase_words, status_words
+
     where = find_ledger(config)
     runs: list[dict[str, Any]] = []
     if where.exists:
@@ -211,6 +212,8 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.cli._words import human_time, phase_words, status_words
+
     async with _service(config, args) as service:
         details = await service.get_run(args.run)
     run = to_wire(details.run)
@@ -238,6 +241,8 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _trace(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.cli._words import trace_rows
+
     async with _service(config, args) as service:
         page = await service.get_trace(args.run, args.after, args.limit)
     events = to_wire(page.events)
@@ -258,6 +263,8 @@ async def _trace(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 def _next_words(action: dict[str, Any]) -> str:
+    from telic.cli._words import phase_words, status_words
+
     kind = str(action.get("kind", ""))
     if kind == "terminal":
         return f"nothing: the run ended ({status_words(action)})"
@@ -370,6 +377,8 @@ def _demo_workdir(text: str) -> Path:
 
 
 async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | None) -> int:
+    from telic.cli._words import human_time
+
     folder = _mirror_folder(args.mirror)
     entries = await reports.read_mirror(folder)
     if args.run is None:

@@ -18,8 +18,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from telic.cli._errors import CliError
-from telic.ledger import resolve_url
-from telic.ledger._open import _sqlite_paths
 from telic.server import ServerConfig
 
 __all__ = [
@@ -59,6 +57,10 @@ class LedgerLocation:
 
 def locate_ledger(config: ServerConfig) -> LedgerLocation:
     """The ledger ``config`` names, resolved as ``open_ledger`` resolves it."""
+    # Imported here: `telic serve` must start without the ledger package (see test_inputs).
+    from telic.ledger import resolve_url
+    from telic.ledger._open import _sqlite_paths
+
     url = resolve_url(config.database_url, config.repository_root)
     if urlsplit(url).scheme != "sqlite":
         return LedgerLocation(url, None)
