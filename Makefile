@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo fuzz check lint format typecheck schemas conformance bench bench-quick clean
+.PHONY: install test demo screenshot fuzz check lint format typecheck schemas conformance bench bench-quick clean
 
 $(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,7 +12,12 @@ $(STAMP): pyproject.toml packets/pyproject.toml actors/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ./packets -e ./actors -e '.[test,postgres]'
 	touch $(STAMP)
 
+## Install into .venv and say where `telic` is and how to put it on the PATH.
 install: $(STAMP)
+	@echo "telic is installed at $(CURDIR)/$(BIN)/telic"
+	@echo "  run it as $(BIN)/telic here, or put it on your PATH for this shell:"
+	@echo "    export PATH=\"$(CURDIR)/$(BIN):\$$PATH\""
+	@echo "  or install it for your user instead: uv tool install .  (or: pipx install .)"
 
 ## Run the whole test suite (both async backends; PostgreSQL tests when TELIC_TEST_POSTGRES_URL is set).
 test: $(STAMP)
@@ -21,6 +26,10 @@ test: $(STAMP)
 ## Run the demo: a complete analyze_and_fix run over MCP on the bundled example repository.
 demo: $(STAMP)
 	$(BIN)/telic demo
+
+## Regenerate docs/report-screenshot.png from a fresh demo run (needs chromium: .ci/chromium.sh).
+screenshot: $(STAMP)
+	$(BIN)/python docs/screenshot.py
 
 ## Fuzz every MCP tool far harder than the default suite (TELIC_FUZZ_EXAMPLES, default 20000).
 fuzz: $(STAMP)

@@ -11,7 +11,7 @@ analyze_only run to its execution phase, and then:
 
 Exits non-zero if anything differs.
 
-    python examples/native_subagents.py
+    make install && .venv/bin/python examples/native_subagents.py
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ complete run per mode (report_only, plan_only, analyze_only, fix_only, analyze_a
 single-session host model would: next action → author artifact → submit. Checks its own results
 and exits non-zero on any failure.
 
-    python examples/serial_host.py
+    make install && .venv/bin/python examples/serial_host.py
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A run started on replica A is read and advanced on replica B; then both replicas
 the same run version and exactly one wins. Needs ``TELIC_TEST_POSTGRES_URL`` or
 ``TELIC_DATABASE_URL`` (postgresql://…); exits 0 on success, 1 on failure, 77 when skipped.
 
-    eval "$(bash .ci/postgres.sh)" && python examples/two_replicas.py
+    eval "$(bash .ci/postgres.sh)" && .venv/bin/python examples/two_replicas.py
 """
 
 from __future__ import annotations

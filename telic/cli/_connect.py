@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -76,14 +76,18 @@ async def http_server(
     token: str | None = None,
     database_url: str | None = None,
     host: str = "127.0.0.1",
+    extra_args: Sequence[str] = (),
 ) -> AsyncIterator[str]:
-    """Run ``telic serve --http`` as a subprocess; yield its MCP URL; stop it with SIGTERM."""
+    """Run ``telic serve --http`` as a subprocess; yield its MCP URL; stop it with SIGTERM.
+
+    ``extra_args`` are appended to the command (for example ``--reports-mirror DIR``).
+    """
     params = stdio_parameters(repository_root, state_dir, database_url=database_url)
     env = dict(params.env or {})
     if token:
         env["TELIC_HTTP_TOKEN"] = token
     bind = f"{host}:{port or free_port()}"
-    command = [sys.executable, "-m", "telic", "serve", "--http", bind]
+    command = [sys.executable, "-m", "telic", "serve", "--http", bind, *extra_args]
     process = await anyio.open_process(command, env=env, cwd=params.cwd, stdin=subprocess.DEVNULL)
     try:
         assert process.stderr is not None

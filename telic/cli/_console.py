@@ -46,6 +46,11 @@ class Progress:
         self._enabled = self._stream.isatty()
         self._width = 0
 
+    @property
+    def done(self) -> int:
+        """How many steps were counted."""
+        return self._done
+
     def step(self, message: str) -> None:
         """Count one step and show ``message``."""
         self._done += 1

@@ -4,6 +4,10 @@ The demo copies ``examples/demo-repo`` into a temporary git repository, starts `
 as a subprocess over stdio with a fresh state directory, connects with the official MCP client
 and plays the host: it grounds, frames, contracts, reviews, diagnoses (casting one native
 subagent whose packet the diagnosis cites), fixes the real bug, verifies, audits and reports.
+
+No model is called: a scripted stand-in (``_host``, ``_bodies``) writes what the host's model
+would write, and the output says so first. Telic checks every one of its artifacts as it would
+check a model's.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ GOAL: Final = "Make paginate return the items of the requested 1-based page"
 TARGET: Final = "src/pagination.py"
 BUGGY: Final = "    start = page * per_page\n"
 FIXED: Final = "    start = (page - 1) * per_page\n"
-STEPS: Final = 24
+STEPS: Final = 20
+"""Progress steps of a demo run: the connection, the run's 15 tool calls, the cast and three
+closing reads (a test holds the count, so the progress line reaches its end)."""
 
 
 def find_demo_repo() -> Path:
@@ -141,6 +147,15 @@ class DemoOutcome:
     repository: Path
     seconds: float
     diff: str
+    steps: int
+    """How many progress steps the run took (``STEPS`` when all went to plan)."""
+    temporary: bool
+    """Whether the demo made its own temporary folder (the caller did not pass ``workdir``)."""
+
+    @property
+    def workdir(self) -> Path:
+        """The folder holding the demo's repository copy and its state."""
+        return self.state_dir.parent
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as JSON."""
@@ -157,6 +172,8 @@ class DemoOutcome:
             "ledger": str(self.state_dir / "ledger.sqlite3"),
             "repository": str(self.repository),
             "seconds": round(self.seconds, 2),
+            "progressSteps": self.steps,
+            "workdir": str(self.workdir),
         }
 
 
@@ -266,10 +283,13 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
                 },
                 on_step=progress.step,
             )
+            progress.step("reading the report")
             report = await tools.call(
                 "telic_get_artifact", run_id=driver.run_id, artifact_id="report-1"
             )
+            progress.step("reading the packet digest")
             digest = await tools.call("telic_get_digest", run_id=driver.run_id)
+            progress.step("verifying the ledger")
             verified = await tools.call("telic_verify_run", run_id=driver.run_id)
             diff = (
                 await tools.call(
@@ -291,4 +311,39 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
         repository=repo.root,
         seconds=time.monotonic() - started,
         diff=str(diff),
+        steps=progress.done,
+        temporary=workdir is None,
     )
+
+
+def _indent(text: str) -> str:
+    return "  " + text.rstrip().replace("\n", "\n  ")
+
+
+def print_demo(outcome: DemoOutcome, telic: str) -> None:
+    """Print what the demo proved for a person, with the commands to look further."""
+    print("Telic demo: a scripted stand-in plays the host's model. No AI model is called;")
+    print("it submits prepared artifacts and Telic checks each one as it would a model's.")
+    print(f"\nanalyze_and_fix run {outcome.run_id}")
+    print(f"  status     {outcome.status} at version {outcome.version}")
+    print(f"  report     {outcome.summary}  (written by the stand-in)")
+    print(f"  packet     {outcome.packet_id} (cited by the diagnosis WorkResult)")
+    print(
+        f"  ledger     {'intact' if outcome.intact else 'BROKEN'}: "
+        f"{outcome.records_checked} records re-hashed"
+    )
+    print(f"  time       {outcome.seconds:.2f} s")
+    print("\nThe fix the stand-in made (diff evidence):")
+    print(_indent(outcome.diff))
+    print("\nPacket digest:")
+    print(_indent(outcome.digest))
+    print("\nWhere the ledger lives:")
+    print(f"  {outcome.state_dir / 'ledger.sqlite3'} (artifact bodies are stored inside it)")
+    print("  look at the run with:")
+    where = f"TELIC_STATE_DIR={outcome.state_dir}"
+    root = f"--repository-root {outcome.repository}"
+    print(f"    {where} {telic} {root} show {outcome.run_id}")
+    print(f"    {where} {telic} {root} trace {outcome.run_id}")
+    print(f"    {where} {telic} {root} report {outcome.run_id} --format html --out report.html")
+    print("\nClean up when done (the demo's copy and ledger):")
+    print(f"  rm -rf {outcome.workdir}")

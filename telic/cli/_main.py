@@ -3,20 +3,38 @@
 Exit codes (documented in docs/cli.md): 0 success; 1 the operation failed (a Telic error, a
 broken ledger chain, a failing doctor check); 2 usage error; 3 run or artifact not found;
 130 interrupted.
+
+Every failure is one or two lines on stderr that say what was wrong, which run, ledger or
+repository, and what to do (``_errors``); no Python exception text reaches a user. Read-only
+commands never create a ledger: they look for it first (``_where``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import os
 import sys
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Final
 
 import anyio
 
 from telic._errors import NotFound, TelicError, UsageError
 from telic.cli._console import print_json, table
+from telic.cli._errors import CliError, explain_os_error, leaf, not_found
+from telic.cli._where import (
+    LedgerLocation,
+    check_port,
+    check_repository,
+    command_name,
+    find_ledger,
+    is_git_work_tree,
+    locate_ledger,
+)
 from telic.server import (
     ServerConfig,
     Service,
@@ -37,18 +55,46 @@ EXIT_NOT_FOUND: Final = 3
 EXIT_INTERRUPTED: Final = 130
 
 
+def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer within [low, high], refused with the documented range."""
+    shown = f"{low}-{high}" if high is not None else f"at least {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number ({shown})") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({shown})")
+        return value
+
+    return parse
+
+
+def _global_options(*, top: bool) -> argparse.ArgumentParser:
+    """Options accepted before or after the command (after wins)."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--repository-root",
+        metavar="PATH",
+        default=None if top else argparse.SUPPRESS,
+        help="repository (default $TELIC_REPOSITORY_ROOT or .)",
+    )
+    return options
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="telic",
         description="Telic: a model-free workflow controller for AI coding agents.",
+        parents=[_global_options(top=True)],
     )
-    parser.add_argument(
-        "--repository-root", metavar="PATH", help="repository (default $TELIC_REPOSITORY_ROOT or .)"
-    )
+    parser.add_argument("--version", action="version", version=f"telic {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    shared = _global_options(top=False)
 
     def add(name: str, text: str, *, json_flag: bool = True) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=text, description=text)
+        sub = commands.add_parser(name, help=text, description=text, parents=[shared])
         if json_flag:
             sub.add_argument("--json", action="store_true", help="print JSON")
         return sub
@@ -56,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd = add("serve", "serve MCP over stdio (default) or streamable HTTP", json_flag=False)
     serve_cmd.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead")
     serve_cmd.add_argument("--token", help="bearer token for HTTP (or $TELIC_HTTP_TOKEN)")
+    serve_cmd.add_argument(
+        "--reports-mirror",
+        metavar="DIR",
+        help="also serve the campaign reports of this report mirror at /reports (HTTP)",
+    )
     serve_cmd.add_argument(
         "--schemas",
         choices=("full", "once"),
@@ -65,12 +116,18 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd = add("demo", "run a complete analyze_and_fix run on the bundled example")
     demo_cmd.add_argument("--workdir", metavar="DIR", help="where to put the copy and the state")
     runs_cmd = add("runs", "list runs, newest first")
-    runs_cmd.add_argument("--limit", type=int, default=20, help="how many (1-100, default 20)")
+    runs_cmd.add_argument(
+        "--limit", type=_bounded(1, 100), default=20, help="how many (1-100, default 20)"
+    )
     add("show", "show one run: record, artifacts, next action").add_argument("run")
     trace_cmd = add("trace", "show a run's trace")
     trace_cmd.add_argument("run")
-    trace_cmd.add_argument("--after", type=int, default=0, help="after this sequence number")
-    trace_cmd.add_argument("--limit", type=int, default=500, help="events (1-500)")
+    trace_cmd.add_argument(
+        "--after", type=_bounded(0), default=0, help="after this sequence number (default 0)"
+    )
+    trace_cmd.add_argument(
+        "--limit", type=_bounded(1, 500), default=500, help="events (1-500, default 500)"
+    )
     artifact_cmd = add("artifact", "show one artifact of a run (verified)")
     artifact_cmd.add_argument("run")
     artifact_cmd.add_argument("artifact")
@@ -81,40 +138,85 @@ def _parser() -> argparse.ArgumentParser:
     add("doctor", "check Python, state dir, database, git and rg")
     if has_reports():
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
-        report_cmd.add_argument("run")
+        report_cmd.add_argument(
+            "run", nargs="?", help="the run (with --mirror: the mirrored report's name)"
+        )
         report_cmd.add_argument("--format", choices=("md", "html"), default="md")
         report_cmd.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+        report_cmd.add_argument(
+            "--mirror",
+            metavar="DIR",
+            help="list the campaign reports of a report mirror, or show the one named",
+        )
     return parser
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("telic")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def _existing_ledger(config: ServerConfig, args: argparse.Namespace) -> LedgerLocation:
+    """The ledger a read-only command reads; refused (not created) when it is not there."""
+    where = find_ledger(config)
+    if not where.exists:
+        raise CliError(
+            EXIT_NOT_FOUND,
+            "not_found",
+            f"no run {args.run!r}: repository {config.repository_root} has no ledger yet "
+            f"(looked for {where.describe()})",
+            "runs appear once a host calls telic_start_run through telic serve",
+        )
+    return where
+
+
 @asynccontextmanager
-async def _service(config: ServerConfig) -> AsyncIterator[Service]:
+async def _service(config: ServerConfig, args: argparse.Namespace) -> AsyncIterator[Service]:
+    _existing_ledger(config, args)
     async with open_default_service(config) as service:
         yield service
 
 
 async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
-    async with _service(config) as service:
-        runs = to_wire(await service.list_runs(args.limit))
+    from telic.cli._words import human_time, phase_words, status_words
+
+    where = find_ledger(config)
+    runs: list[dict[str, Any]] = []
+    if where.exists:
+        async with open_default_service(config) as service:
+            runs = to_wire(await service.list_runs(args.limit))
     if args.json:
         print_json({"runs": runs})
     elif not runs:
-        print("No runs yet.")
+        print(f"No runs yet for {config.repository_root} (ledger {where.describe()}).")
     else:
+        rows = [
+            {
+                **run,
+                "statusLabel": status_words(run),
+                "phaseLabel": phase_words(run),
+                "updated": human_time(str(run.get("updatedAt", ""))),
+            }
+            for run in runs
+        ]
         columns = [
             ("runId", "RUN"),
             ("requestedMode", "MODE"),
-            ("status", "STATUS"),
-            ("phase", "PHASE"),
+            ("statusLabel", "STATUS"),
+            ("phaseLabel", "PHASE"),
             ("version", "V"),
-            ("updatedAt", "UPDATED"),
+            ("updated", "UPDATED"),
         ]
-        print(table(runs, columns))
+        print(table(rows, columns))
     return EXIT_OK
 
 
 async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
-    async with _service(config) as service:
+    from telic.cli._words import human_time, phase_words, status_words
+
+    async with _service(config, args) as service:
         details = await service.get_run(args.run)
     run = to_wire(details.run)
     artifacts = to_wire(details.artifacts)
@@ -122,16 +224,28 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"run": run, "artifacts": artifacts, "nextAction": action})
         return EXIT_OK
-    for key in ("runId", "requestedMode", "status", "phase", "version", "repositoryRoot"):
-        print(f"{key:>15}: {run.get(key)}")
-    print(f"{'next':>15}: {action.get('kind')} {action.get('phase')} {action.get('id')}\n")
+    fields = {
+        "run": run.get("runId"),
+        "mode": run.get("requestedMode"),
+        "status": status_words(run),
+        "phase": phase_words(run),
+        "version": run.get("version"),
+        "repository": run.get("repositoryRoot"),
+        "started": human_time(str(run.get("createdAt", ""))),
+        "updated": human_time(str(run.get("updatedAt", ""))),
+    }
+    for key, value in fields.items():
+        print(f"{key:>10}: {value}")
+    print(f"{'next':>10}: {_next_words(action)}\n")
     columns = [("id", "ARTIFACT"), ("type", "TYPE"), ("producer", "PRODUCER")]
     print(table(artifacts, [*columns, ("createdAt", "CREATED")]))
     return EXIT_OK
 
 
 async def _trace(config: ServerConfig, args: argparse.Namespace) -> int:
-    async with _service(config) as service:
+    from telic.cli._words import trace_rows
+
+    async with _service(config, args) as service:
         page = await service.get_trace(args.run, args.after, args.limit)
     events = to_wire(page.events)
     if args.json:
@@ -141,17 +255,35 @@ async def _trace(config: ServerConfig, args: argparse.Namespace) -> int:
         ("sequence", "SEQ"),
         ("eventType", "EVENT"),
         ("actor", "ACTOR"),
-        ("phase", "PHASE"),
-        ("rationaleSummary", "SUMMARY"),
+        ("phaseLabel", "PHASE"),
+        ("summary", "SUMMARY"),
     ]
-    print(table(events, columns))
+    print(table(trace_rows(events), columns))
     if page.has_more:
         print(f"… more after sequence {events[-1]['sequence']}")
     return EXIT_OK
 
 
+def _next_words(action: dict[str, Any]) -> str:
+    from telic.cli._words import phase_words, status_words
+
+    kind = str(action.get("kind", ""))
+    if kind == "terminal":
+        return f"nothing: the run ended ({status_words(action)})"
+    if kind == "clarification":
+        return "answer the clarification request (telic_answer_clarification)"
+    return f"{phase_words({'phase': action.get('phase', ''), 'status': 'running'})} ({kind})"
+
+
+def _broken_words(broken: Any) -> str:
+    if not isinstance(broken, dict):
+        return "the chain does not verify"
+    what = " ".join(str(broken.get(k)) for k in ("kind", "id") if broken.get(k))
+    return f"{what}: {broken.get('reason', 'does not match its digest')}"
+
+
 async def _artifact(config: ServerConfig, args: argparse.Namespace) -> int:
-    async with _service(config) as service:
+    async with _service(config, args) as service:
         stored = await service.get_artifact(args.run, args.artifact)
     artifact = to_wire(stored)  # the Telic 1.0 shape: metadata with the body inside it
     if args.json:
@@ -167,11 +299,11 @@ async def _digest(config: ServerConfig, args: argparse.Namespace) -> int:
     if args.all or args.run is None:
         from telic.casting import render_stats
 
-        async with _service(config) as service:
+        async with _service(config, args) as service:
             stats = await service.get_packet_stats()
         print_json(stats.to_wire()) if args.json else print(render_stats(stats))
         return EXIT_OK
-    async with _service(config) as service:
+    async with _service(config, args) as service:
         digest = await service.get_digest(args.run)
     if args.json:
         print_json({"runId": args.run, "digest": digest})
@@ -181,54 +313,51 @@ async def _digest(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _verify(config: ServerConfig, args: argparse.Namespace) -> int:
-    async with _service(config) as service:
+    async with _service(config, args) as service:
         report = to_wire(await service.verify_run(args.run))
     if args.json:
         print_json({"runId": args.run, **report})
     elif report.get("ok"):
         print(f"intact: {report.get('recordsChecked')} records re-hashed and chained")
     else:
-        print(f"BROKEN: {report.get('firstBroken')}")
+        print(f"BROKEN: {_broken_words(report.get('firstBroken'))}")
+        print(f"  run {args.run} in ledger {locate_ledger(config).describe()}")
     return EXIT_OK if report.get("ok") else EXIT_FAILURE
 
 
 async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
-    from pathlib import Path
+    # The demo's client side is not needed to serve.
+    from telic.cli._demo import print_demo, run_demo
 
-    from telic.cli._demo import run_demo  # the demo's client side is not needed to serve
-
-    outcome = await run_demo(workdir=Path(args.workdir) if args.workdir else None)
+    workdir = _demo_workdir(args.workdir) if args.workdir else None
+    outcome = await run_demo(workdir=workdir)
     if args.json:
         print_json(outcome.to_json())
         return EXIT_OK if outcome.status == "completed" and outcome.intact else EXIT_FAILURE
-    print(f"Telic demo: analyze_and_fix run {outcome.run_id}")
-    print(f"  status     {outcome.status} at version {outcome.version}")
-    print(f"  report     {outcome.summary}")
-    print(f"  packet     {outcome.packet_id} (cited by the diagnosis WorkResult)")
-    print(
-        f"  ledger     {'intact' if outcome.intact else 'BROKEN'}: "
-        f"{outcome.records_checked} records re-hashed"
-    )
-    print(f"  time       {outcome.seconds:.2f} s")
-    print("\nThe fix (diff evidence):")
-    print("  " + outcome.diff.rstrip().replace("\n", "\n  "))
-    print("\nPacket digest:")
-    print("  " + outcome.digest.rstrip().replace("\n", "\n  "))
-    print("\nWhere the ledger lives:")
-    print(f"  {outcome.state_dir / 'ledger.sqlite3'} (artifact bodies are stored inside it)")
-    print("  inspect it with:")
-    where = f"TELIC_REPOSITORY_ROOT={outcome.repository} TELIC_STATE_DIR={outcome.state_dir}"
-    print(f"    {where} telic show {outcome.run_id}")
-    print(f"    {where} telic trace {outcome.run_id}")
+    print_demo(outcome, command_name())
     return EXIT_OK if outcome.status == "completed" and outcome.intact else EXIT_FAILURE
 
 
 async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
     reports = reports_module()
     assert reports is not None
+    out = _output_file(args.out) if args.out else None
+    if args.mirror:
+        return await _mirror_report(reports, args, out)
+    if args.run is None:
+        raise CliError(
+            EXIT_USAGE,
+            "usage",
+            "telic report needs a RUN (or --mirror DIR for campaign reports)",
+            "list the runs with: telic runs",
+        )
+    _existing_ledger(config, args)
     async with open_backend(config) as backend:
-        if args.out:
-            written = await reports.write_report(backend.ledger, args.run, args.format, args.out)
+        if out is not None:
+            try:
+                written = await reports.write_report(backend.ledger, args.run, args.format, out)
+            except OSError as exc:
+                raise explain_os_error(exc, f"write the report to {out}") from None
             described = to_wire(written)
         else:
             text = await reports.render_report(backend.ledger, args.run, args.format)
@@ -242,6 +371,102 @@ async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
+
+
+def _demo_workdir(text: str) -> Path:
+    """``--workdir DIR``: refused when it already holds a demo (checked before any work)."""
+    workdir = Path(text).expanduser().resolve()
+    if (workdir / "repo").exists():
+        raise CliError(
+            EXIT_USAGE,
+            "workdir_in_use",
+            f"--workdir {workdir} already holds a demo (its repo/ folder exists)",
+            "pass a new or empty folder, or remove that one first",
+        )
+    return workdir
+
+
+async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | None) -> int:
+    from telic.cli._words import human_time
+
+    folder = _mirror_folder(args.mirror)
+    entries = await reports.read_mirror(folder)
+    if args.run is None:
+        rows = [
+            {
+                "name": e.name,
+                "kind": e.artifact.kind,
+                "status": e.artifact.status,
+                "campaign": e.campaign,
+                "spinePrefix": e.spine_prefix,
+                "generated": human_time(e.artifact.generated_at or "") or None,
+                "problem": e.problem,
+            }
+            for e in entries
+        ]
+        if args.json:
+            print_json({"mirror": str(folder), "reports": rows})
+            return EXIT_OK
+        columns = [
+            ("name", "REPORT"),
+            ("kind", "KIND"),
+            ("status", "STATE"),
+            ("campaign", "CAMPAIGN"),
+            ("spinePrefix", "SPINE"),
+            ("generated", "GENERATED"),
+        ]
+        print(table(rows, columns))
+        return EXIT_OK
+    entry = next((e for e in entries if e.name == args.run), None)
+    if entry is None:
+        raise CliError(
+            EXIT_NOT_FOUND,
+            "not_found",
+            f"the report mirror {folder} has no report {args.run!r}",
+            f"list its reports with: {command_name()} report --mirror {folder}",
+        )
+    text = reports.render_mirror_report(entry, args.format)
+    if out is not None:
+        try:
+            await anyio.Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise explain_os_error(exc, f"write the report to {out}") from None
+        print(f"wrote {out}")
+    elif args.json:
+        print_json({"name": entry.name, "status": entry.artifact.status, "report": text})
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+def _mirror_folder(text: str) -> Path:
+    """``--mirror DIR`` / ``--reports-mirror DIR``: an existing folder (refused otherwise)."""
+    folder = Path(text).expanduser().absolute()
+    if not folder.is_dir():
+        raise CliError(
+            EXIT_USAGE,
+            "no_mirror",
+            f"report mirror {folder} is not a folder that exists",
+            "pass the folder the campaign harness mirrors its reports into",
+        )
+    return folder
+
+
+def _output_file(text: str) -> Path:
+    """``--out FILE``: a file in an existing folder (checked before any work is done)."""
+    out = Path(text).expanduser().absolute()
+    if out.is_dir():
+        raise CliError(
+            EXIT_USAGE, "bad_output", f"--out {text} is a folder", "name a file, e.g. report.html"
+        )
+    if not out.parent.is_dir():
+        raise CliError(
+            EXIT_USAGE,
+            "bad_output",
+            f"--out {text}: folder {out.parent} does not exist",
+            f"create it first (mkdir -p {out.parent}) or write somewhere else",
+        )
+    return out
 
 
 async def _doctor(config: ServerConfig, args: argparse.Namespace) -> int:
@@ -271,54 +496,108 @@ _COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitabl
 }
 
 
-def _fail(args: argparse.Namespace, code: int, error: str, kind: str) -> int:
+def _fail(args: argparse.Namespace, code: int, error: str, kind: str, hint: str = "") -> int:
     if getattr(args, "json", False):
-        print_json({"ok": False, "code": kind, "error": error})
+        print_json({"ok": False, "code": kind, "error": error, **({"hint": hint} if hint else {})})
     print(f"telic: {error}", file=sys.stderr)
+    if hint:
+        print(f"  {hint}", file=sys.stderr)
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``telic`` command; return its exit code."""
     args = _parser().parse_args(argv)
+    config: ServerConfig | None = None
     try:
         config = ServerConfig.from_env(
             http=getattr(args, "http", None),
             token=getattr(args, "token", None),
             repository_root=args.repository_root,
             schemas=getattr(args, "schemas", None),
+            reports_mirror=getattr(args, "reports_mirror", None),
         )
         if args.command == "serve":
+            _check_serve(config)
             anyio.run(serve, config)
             return EXIT_OK
         command = _COMMANDS[args.command]
         result: Any = anyio.run(command, config, args)
         return int(result)
     except Exception as exc:  # the CLI boundary: report, never a traceback for users
-        return _explain(args, _leaf(exc))
+        if os.environ.get("TELIC_DEBUG") == "1":
+            traceback.print_exception(exc, file=sys.stderr)
+        return _explain(args, config, leaf(exc))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BaseExceptionGroup as group:  # uvicorn exits with SystemExit when it cannot start
+        if isinstance(leaf(group), SystemExit):
+            return _fail(args, EXIT_FAILURE, f"cannot {_doing(args)}", "startup_failed")
+        raise
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``telic trace … | head``): stop without a word."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_FAILURE
 
 
-def _explain(args: argparse.Namespace, exc: BaseException) -> int:
+def _check_serve(config: ServerConfig) -> None:
+    """Refuse a repository that is not there; warn (once, on stderr) when it is not git."""
+    root = check_repository(config)
+    if config.reports_mirror is not None:
+        _mirror_folder(str(config.reports_mirror))
+    if config.http is not None:
+        check_port(config.http.host, config.http.port)
+    if not is_git_work_tree(root):
+        print(
+            f"telic: warning: {root} is not a git repository; grounding will see no tracked "
+            "files and cannot fingerprint the work tree (run git init there first)",
+            file=sys.stderr,
+        )
+
+
+def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
+    if isinstance(exc, CliError):
+        return _fail(args, exc.exit_code, exc.message, exc.kind, exc.hint)
     if isinstance(exc, UsageError):
         return _fail(args, EXIT_USAGE, exc.message, exc.code)
     if isinstance(exc, NotFound):
-        return _fail(args, EXIT_NOT_FOUND, exc.message, exc.code)
+        ledger = "?" if config is None else locate_ledger(config).describe()
+        found = not_found(
+            str(getattr(args, "run", "")),
+            getattr(args, "artifact", None),
+            exc.message,
+            ledger,
+            command_name(),
+        )
+        return _fail(args, found.exit_code, found.message, found.kind, found.hint)
     if isinstance(exc, TelicError):
-        return _fail(args, EXIT_FAILURE, exc.message, exc.code)
+        where = "" if config is None else f" (ledger {locate_ledger(config).describe()})"
+        return _fail(args, EXIT_FAILURE, exc.message + where, exc.code)
     from telic.cli._host import TelicCallError
 
     if isinstance(exc, TelicCallError):
         code = str(exc.envelope.get("code"))
         return _fail(args, EXIT_FAILURE, str(exc), code)
-    return _fail(args, EXIT_FAILURE, f"{type(exc).__name__}: {exc}", "internal_error")
+    if isinstance(exc, BrokenPipeError):
+        return _quiet_broken_pipe()
+    if isinstance(exc, OSError):
+        failed = explain_os_error(exc, _doing(args))
+        return _fail(args, failed.exit_code, failed.message, failed.kind, failed.hint)
+    return _fail(
+        args,
+        EXIT_FAILURE,
+        f"telic {args.command} stopped on an internal error",
+        "internal_error",
+        "please report it with the command you ran; TELIC_DEBUG=1 shows the details",
+    )
+
+
+def _doing(args: argparse.Namespace) -> str:
+    if args.command == "serve" and getattr(args, "http", None):
+        return f"serve HTTP on {args.http}"
+    return f"run telic {args.command}"

@@ -15,7 +15,9 @@ For callers: ``write_report`` / ``render_report`` back ``telic report`` and the 
 from __future__ import annotations
 
 from telic.reports._app import LedgerProvider as LedgerProvider
+from telic.reports._app import mirror_app as mirror_app
 from telic.reports._app import reports_app as reports_app
+from telic.reports._app import root_redirect as root_redirect
 from telic.reports._artifact import REPORT_KIND as REPORT_KIND
 from telic.reports._artifact import describe_report as describe_report
 from telic.reports._files import ReportFormat as ReportFormat
@@ -25,14 +27,23 @@ from telic.reports._files import render_report as render_report
 from telic.reports._files import write_report as write_report
 from telic.reports._html import render_html as render_html
 from telic.reports._html import render_index as render_index
+from telic.reports._html import render_trace as render_trace
 from telic.reports._load import generator_version as generator_version
+from telic.reports._load import load_index as load_index
 from telic.reports._load import load_run_report as load_run_report
 from telic.reports._markdown import render_markdown as render_markdown
+from telic.reports._mirror import EXPECTED_KINDS as EXPECTED_KINDS
+from telic.reports._mirror import MirrorEntry as MirrorEntry
+from telic.reports._mirror import read_mirror as read_mirror
+from telic.reports._mirror_view import render_mirror_index as render_mirror_index
+from telic.reports._mirror_view import render_mirror_report as render_mirror_report
 from telic.reports._model import GENERATOR_NAME as GENERATOR_NAME
 from telic.reports._model import ArtifactEntry as ArtifactEntry
 from telic.reports._model import BudgetRow as BudgetRow
 from telic.reports._model import ClaimRow as ClaimRow
 from telic.reports._model import CriterionRow as CriterionRow
+from telic.reports._model import EvidenceEntry as EvidenceEntry
+from telic.reports._model import IndexEntry as IndexEntry
 from telic.reports._model import Integrity as Integrity
 from telic.reports._model import NextStep as NextStep
 from telic.reports._model import PacketRow as PacketRow
@@ -47,14 +58,18 @@ from telic.reports._viewer import status_line as status_line
 from telic.reports._viewer import view_report as view_report
 
 __all__ = [
+    "EXPECTED_KINDS",
     "GENERATOR_NAME",
     "REPORT_KIND",
     "ArtifactEntry",
     "BudgetRow",
     "ClaimRow",
     "CriterionRow",
+    "EvidenceEntry",
+    "IndexEntry",
     "Integrity",
     "LedgerProvider",
+    "MirrorEntry",
     "NextStep",
     "PacketRow",
     "PathStep",
@@ -68,13 +83,20 @@ __all__ = [
     "deciding_layer",
     "describe_report",
     "generator_version",
+    "load_index",
     "load_run_report",
+    "mirror_app",
+    "read_mirror",
     "render",
     "render_html",
     "render_index",
     "render_markdown",
+    "render_mirror_index",
+    "render_mirror_report",
     "render_report",
+    "render_trace",
     "reports_app",
+    "root_redirect",
     "status_line",
     "view_report",
     "write_report",

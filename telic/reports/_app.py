@@ -2,8 +2,15 @@
 
 ``reports_app`` returns a Starlette application. Routes (with the default ``prefix="/runs"``)::
 
-    GET /runs              the index of the newest runs (HTML)
-    GET /runs/<id>         the run's report (HTML; ``?format=md`` for Markdown)
+    GET /runs              the index of the newest runs (HTML; ``?status=`` and ``?mode=``
+                           filter it)
+    GET /runs/<id>         the run's report followed by its whole trace (HTML; ``?format=md``
+                           for the Markdown report alone)
+
+``root_redirect`` is the ``/`` route of ``telic serve --http``: it leads to ``/runs``.
+``mirror_app`` serves a report mirror read-only (``telic serve --reports-mirror DIR`` mounts it
+at ``/reports``): ``GET /reports`` lists its reports, ``GET /reports/<name>`` shows one framed by
+its state and provenance (``?format=md`` for Markdown).
 
 Reports are rendered live from the ledger (always ``present``) unless ``reports_dir`` names a
 mirror of written reports (``<id>.html`` / ``<id>.md``, as ``write_report`` writes them); then
@@ -23,19 +30,22 @@ from typing import Final, TypeAlias
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from telic._errors import NotFound
 from telic.ledger import Ledger, utc_now
+from telic.protocol import MODES
 from telic.reports._artifact import describe_report
 from telic.reports._files import ReportFormat, read_stored, render
-from telic.reports._html import CSP, page, render_index
-from telic.reports._load import load_run_report
+from telic.reports._html import CSP, STATUS_FILTERS, page, render_index, render_trace
+from telic.reports._load import load_index, load_run_report, load_trace
+from telic.reports._mirror import read_mirror
+from telic.reports._mirror_view import render_mirror_index, render_mirror_report
 from telic.reports._viewer import view_report
 
-__all__ = ["LedgerProvider", "reports_app"]
+__all__ = ["LedgerProvider", "mirror_app", "reports_app", "root_redirect"]
 
 LedgerProvider: TypeAlias = Callable[[], Ledger | Awaitable[Ledger]]
 """Returns the ledger to read (sync or async), asked once per request."""
@@ -79,6 +89,80 @@ def _not_found(run_id: str) -> HTMLResponse:
     return HTMLResponse(page("Run not found", body), status_code=404, headers=_HEADERS)
 
 
+def _bad_request(why: str) -> PlainTextResponse:
+    return PlainTextResponse(f"400 Bad Request: {why}", status_code=400, headers=_HEADERS)
+
+
+def _before_body_end(page_text: str, extra: str) -> str:
+    head, sep, tail = page_text.rpartition("</body>")
+    return f"{head}{extra}\n{sep}{tail}" if sep else page_text + extra
+
+
+def root_redirect(target: str = "/runs/") -> Route:
+    """The ``/`` route that leads a browser to the index of runs (307 to ``target``)."""
+
+    async def to_runs(request: Request) -> Response:
+        return RedirectResponse(request.scope.get("root_path", "") + target, status_code=307)
+
+    return Route("/", to_runs, methods=["GET"], name="root")
+
+
+def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Starlette:
+    """The read-only pages of the report mirror ``folder`` (mount it where it should live)."""
+
+    async def index(request: Request) -> Response:
+        try:
+            entries = await read_mirror(folder)
+        except OSError:
+            return _mirror_missing(folder)
+        base = request.scope.get("root_path", "")
+        return HTMLResponse(render_mirror_index(entries, base=base), headers=_HEADERS)
+
+    async def one(request: Request) -> Response:
+        name = request.path_params["name"]
+        fmt_param = request.query_params.get("format", "html")
+        if fmt_param not in ("html", "md"):
+            return _bad_request("format must be html or md")
+        try:
+            entries = await read_mirror(folder)
+        except OSError:
+            return _mirror_missing(folder)
+        entry = next((e for e in entries if e.name == name), None)
+        if entry is None:
+            body = (
+                '<main><div class="frame" id="report-not-found"><p class="state">No such '
+                f"report</p><p>The mirror has no report <code>{escape(name)}</code>.</p>"
+                "</div></main>"
+            )
+            return HTMLResponse(page("Report not found", body), status_code=404, headers=_HEADERS)
+        if fmt_param == "md":
+            return PlainTextResponse(
+                render_mirror_report(entry, "md"),
+                media_type="text/markdown; charset=utf-8",
+                headers=_HEADERS,
+            )
+        return HTMLResponse(render_mirror_report(entry, "html"), headers=_HEADERS)
+
+    app = Starlette(
+        routes=[
+            Route("/", index, methods=["GET"], name="mirror_index"),
+            Route("/{name}", one, methods=["GET"], name="mirror_report"),
+        ]
+    )
+    if token is not None:
+        app.add_middleware(_BearerAuth, token=token)
+    return app
+
+
+def _mirror_missing(folder: str | PathLike[str]) -> HTMLResponse:
+    body = (
+        '<main><div class="frame" id="mirror-absent"><p class="state">The report mirror is '
+        "not there</p><p>No folder can be read at the configured mirror path. Reports appear "
+        "here once the campaign harness mirrors them.</p></div></main>"
+    )
+    return HTMLResponse(page("Report mirror absent", body), status_code=404, headers=_HEADERS)
+
+
 def reports_app(
     ledger_provider: LedgerProvider,
     *,
@@ -103,9 +187,17 @@ def reports_app(
         return await provided if inspect.isawaitable(provided) else provided
 
     async def index(request: Request) -> Response:
-        runs = await (await ledger()).list_runs(_INDEX_LIMIT)
+        status = request.query_params.get("status") or None
+        mode = request.query_params.get("mode") or None
+        if status is not None and status not in STATUS_FILTERS:
+            return _bad_request(f"status must be one of {', '.join(STATUS_FILTERS)}")
+        if mode is not None and mode not in MODES:
+            return _bad_request(f"mode must be one of {', '.join(MODES)}")
+        runs = await load_index(await ledger(), _INDEX_LIMIT)
+        shown = [r for r in runs if status in (None, r.status) and mode in (None, r.mode)]
         base = request.scope.get("root_path", "") + prefix
-        return HTMLResponse(render_index(runs, base=base), headers=_HEADERS)
+        text = render_index(shown, base=base, status=status, mode=mode, total=len(runs))
+        return HTMLResponse(text, headers=_HEADERS)
 
     async def report(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -113,9 +205,7 @@ def reports_app(
             return _not_found("(not a run id)")
         fmt_param = request.query_params.get("format", "html")
         if fmt_param not in ("html", "md"):
-            return PlainTextResponse(
-                "400 Bad Request: format must be html or md", status_code=400, headers=_HEADERS
-            )
+            return _bad_request("format must be html or md")
         fmt: ReportFormat = "md" if fmt_param == "md" else "html"
         try:
             data = await load_run_report(await ledger(), run_id, clock=clock)
@@ -133,7 +223,8 @@ def reports_app(
             return PlainTextResponse(
                 body, media_type="text/markdown; charset=utf-8", headers=_HEADERS
             )
-        return HTMLResponse(body, headers=_HEADERS)
+        trace = render_trace(await load_trace(await ledger(), run_id))
+        return HTMLResponse(_before_body_end(body, trace), headers=_HEADERS)
 
     base = prefix.rstrip("/")
     routes = [

@@ -7,18 +7,29 @@ text that came from the ledger goes through ``html.escape``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Final
 from urllib.parse import quote
 
-from telic.ledger import RunSummary
+from telic.controller._vocabulary import event_summary, human_time, phase_label, status_label
+from telic.ledger import TraceRecord
+from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
-from telic.reports._model import RunReportData
-from telic.reports._project import protocol_phase
+from telic.reports._model import EvidenceEntry, IndexEntry, RunReportData
 from telic.reports._svg import path_svg
 
-__all__ = ["STATUS_MARKER", "page", "render_html", "render_index"]
+__all__ = ["STATUS_FILTERS", "STATUS_MARKER", "page", "render_html", "render_index", "render_trace"]
+
+STATUS_FILTERS: Final = (
+    "running",
+    "awaiting_clarification",
+    "completed",
+    "partial",
+    "blocked",
+    "cancelled",
+)
+"""The run statuses the index can filter by (as the ledger stores them)."""
 
 STATUS_MARKER: Final = "<!-- telic-report-status -->"
 """Where a viewer inserts the report's status banner."""
@@ -66,6 +77,18 @@ ul.artifacts{list-style:none;padding:0}ul.artifacts li{background:#fff;border:1p
 border-radius:6px;padding:6px 10px;margin:4px 0}
 ul.artifacts li:target{outline:3px solid #f59e0b}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
+.evidence{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 12px;
+margin:10px 0}
+.evidence:target{outline:3px solid #f59e0b}
+.evidence h3{font-size:14px;margin:0 0 6px}
+pre.content{background:#0f172a;color:#e2e8f0;padding:10px 12px;border-radius:6px;margin:6px 0;
+overflow-x:auto;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
+pre.content .add{color:#86efac}pre.content .del{color:#fca5a5}pre.content .hunk{color:#93c5fd}
+details summary{cursor:pointer;color:#1d4ed8}
+.nowrap{white-space:nowrap}
+.muted{color:var(--muted)}
+form.filters{display:flex;gap:8px;margin:8px 0 0;align-items:center}
+form.filters select,form.filters button{font:inherit;padding:2px 6px}
 """
 
 
@@ -108,6 +131,65 @@ def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
 
+def _named(name: str, label: str, pill: bool = False) -> str:
+    """A label for people, with the protocol name on hover."""
+    if pill:
+        return f'<span class="pill {tone(name)}" title="{escape(name)}">{escape(label)}</span>'
+    return f'<span title="{escape(name)}">{escape(label)}</span>'
+
+
+def _when(timestamp: str) -> str:
+    shown = escape(human_time(timestamp))
+    return f'<time class="nowrap" datetime="{escape(timestamp)}">{shown}</time>'
+
+
+def _diff_lines(text: str) -> str:
+    out = []
+    for line in text.split("\n"):
+        shown = escape(line)
+        if line.startswith(("+++", "---")):
+            out.append(f"<b>{shown}</b>")
+        elif line.startswith("+"):
+            out.append(f'<span class="add">{shown}</span>')
+        elif line.startswith("-"):
+            out.append(f'<span class="del">{shown}</span>')
+        elif line.startswith("@@"):
+            out.append(f'<span class="hunk">{shown}</span>')
+        else:
+            out.append(shown)
+    return "\n".join(out)
+
+
+def _content(entry: EvidenceEntry, text: str) -> str:
+    inner = _diff_lines(text) if entry.kind == "diff" else escape(text)
+    return f'<pre class="content">{inner}</pre>'
+
+
+def _evidence_block(run_id: str, entry: EvidenceEntry) -> str:
+    head = (
+        f"<h3><code>{escape(entry.artifact_id)}</code> {_pill(entry.kind)} "
+        f"{escape(entry.summary)}</h3>"
+    )
+    if entry.binary:
+        body = f'<p class="empty">Binary content ({entry.total_chars} base64 characters).</p>'
+    elif not entry.total_chars:
+        body = '<p class="empty">No content.</p>'
+    else:
+        body = _content(entry, entry.excerpt)
+        if entry.truncated and entry.full is not None:
+            body += (
+                f"<details><summary>Show all {entry.total_lines} lines "
+                f"({entry.total_chars} characters)</summary>{_content(entry, entry.full)}"
+                "</details>"
+            )
+        elif entry.truncated:
+            body += (
+                f'<p class="empty">First lines of {entry.total_lines}; the whole text: '
+                f"<code>telic artifact {escape(run_id)} {escape(entry.artifact_id)}</code></p>"
+            )
+    return f'<div class="evidence" id="{anchor(entry.artifact_id)}">{head}{body}</div>'
+
+
 def _header(data: RunReportData) -> str:
     status = data.terminal_status or data.run_status
     request = (
@@ -117,11 +199,14 @@ def _header(data: RunReportData) -> str:
     )
     facts = [
         ("Mode", f"<code>{escape(data.mode)}</code>"),
-        ("Status", f'<span id="terminal-status">{_pill(status)}</span>'),
-        ("Phase", f"<code>{escape(data.phase)}</code>"),
+        (
+            "Status",
+            f'<span id="terminal-status">{_named(status, status_label(status), True)}</span>',
+        ),
+        ("Phase", _named(data.phase, phase_label(data.phase))),
         ("Version", str(data.version)),
-        ("Started", escape(data.created_at)),
-        ("Updated", escape(data.updated_at)),
+        ("Started", _when(data.created_at)),
+        ("Updated", _when(data.updated_at)),
     ]
     dl = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     integrity = data.integrity
@@ -145,15 +230,15 @@ def render_html(data: RunReportData) -> str:
     timeline = [
         [
             str(e.sequence),
-            f"<code>{escape(e.timestamp.replace('T', ' '))}</code>",
-            escape(e.phase),
+            _when(e.timestamp),
+            _named(e.phase, phase_label(e.phase)),
             escape(e.actor),
             escape(e.event),
             "—"
             if e.artifact_id is None
             else f"{_link(e.artifact_id)} {escape(e.artifact_type or '')}",
             "" if e.outcome is None else _pill(e.outcome),
-            duration(e.duration_ms),
+            f'<span class="nowrap">{duration(e.duration_ms)}</span>',
         ]
         for e in data.timeline
     ]
@@ -220,6 +305,14 @@ def render_html(data: RunReportData) -> str:
                 claims,
                 "No claims recorded.",
             ),
+        )
+    )
+    evidence = "".join(_evidence_block(data.run_id, e) for e in data.evidence)
+    parts.append(
+        _section(
+            "evidence",
+            "Evidence: the diff, the verification output, what was read",
+            evidence or '<p class="empty" id="evidence-empty">No evidence captured.</p>',
         )
     )
     verifications = [
@@ -344,10 +437,12 @@ def render_html(data: RunReportData) -> str:
             f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
         )
     )
+    shown = {e.artifact_id for e in data.evidence}
     items = "".join(
-        f'<li id="{anchor(a.artifact_id)}"><code>{escape(a.artifact_id)}</code> '
+        f'<li id="{anchor(a.artifact_id)}{"-record" if a.artifact_id in shown else ""}">'
+        f"<code>{escape(a.artifact_id)}</code> "
         f"<strong>{escape(a.type)}</strong> by {escape(a.producer)} at "
-        f"<code>{escape(a.created_at)}</code> · {a.size_bytes} bytes · "
+        f"{_when(a.created_at)} · {a.size_bytes} bytes · "
         f"<code>{escape(a.sha256)}</code>"
         + (f"<br>{escape(a.summary)}" if a.summary else "")
         + "</li>"
@@ -366,7 +461,7 @@ def render_html(data: RunReportData) -> str:
         ("Ledger chain head", f'<code id="chain-head">{escape(p.chain_head or "(empty)")}</code>'),
         ("Records covered", str(p.chain_length)),
         ("Generator", f"{escape(p.generator_name)} {escape(p.generator_version)}"),
-        ("Generated at", f"<code>{escape(p.generated_at)}</code>"),
+        ("Generated at", _when(p.generated_at)),
     ]
     rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     parts.append(_section("provenance", "Provenance", f"<table>{rows}</table>"))
@@ -374,22 +469,74 @@ def render_html(data: RunReportData) -> str:
     return page(f"Run report {data.run_id}", body)
 
 
-def render_index(runs: Sequence[RunSummary], *, base: str = "/runs") -> str:
-    """Render the read-only index of ``runs``, each linking to ``<base>/<run id>``."""
+def _options(
+    name: str, values: Sequence[str], chosen: str | None, labels: Callable[[str], str]
+) -> str:
+    options = [f'<option value=""{"" if chosen else " selected"}>any {name}</option>']
+    options += [
+        f'<option value="{escape(v)}"{" selected" if v == chosen else ""}>'
+        f"{escape(labels(v))}</option>"
+        for v in values
+    ]
+    return f'<select name="{name}" id="filter-{name}">{"".join(options)}</select>'
+
+
+def render_index(
+    runs: Sequence[IndexEntry],
+    *,
+    base: str = "/runs",
+    status: str | None = None,
+    mode: str | None = None,
+    total: int | None = None,
+) -> str:
+    """Render the read-only index of ``runs``, each linking to ``<base>/<run id>``.
+
+    ``status`` and ``mode`` are the filters already applied (shown selected in the form);
+    ``total`` is how many runs were looked at before filtering.
+    """
     rows = [
         [
             f'<a href="{escape(base.rstrip("/") + "/" + quote(r.run_id, safe=""))}">'
-            f"<code>{escape(r.run_id)}</code></a>",
-            f"<code>{escape(r.requested_mode)}</code>",
-            _pill(r.status),
-            f"<code>{escape(protocol_phase(r.phase))}</code>",
-            str(r.version),
-            f"<code>{escape(r.updated_at)}</code>",
+            + (escape(r.request) if r.request else '<span class="empty">(no request)</span>')
+            + "</a>"
+            + f'<br><code class="muted">{escape(r.run_id)}</code>',
+            f'<code class="nowrap">{escape(r.mode)}</code>',
+            _named(r.status, status_label(r.status), True),
+            _named(r.phase, phase_label(r.phase)),
+            _when(r.updated_at),
+            f"<code>{escape(r.repository)}</code>",
         ]
         for r in runs
     ]
+    empty = "No runs match these filters." if (status or mode) else "No runs yet."
     table = _table(
-        "runs", ["Run", "Mode", "Status", "Phase", "Version", "Updated"], rows, "No runs yet."
+        "runs", ["Request", "Mode", "Status", "Phase", "Updated", "Repository"], rows, empty
     )
-    body = f'<main>\n<header class="top"><h1>Runs</h1></header>\n{table}\n</main>'
+    form = (
+        f'<form method="get" action="{escape(base.rstrip("/") or "/")}" class="filters">'
+        + _options("status", STATUS_FILTERS, status, status_label)
+        + _options("mode", MODES, mode, lambda m: m)
+        + '<button type="submit">Filter</button></form>'
+    )
+    seen = "" if total is None else f'<p class="muted">{len(runs)} shown of the newest {total}.</p>'
+    body = f'<main>\n<header class="top"><h1>Runs</h1>{form}{seen}</header>\n{table}\n</main>'
     return page("Telic runs", body)
+
+
+def render_trace(events: Sequence[TraceRecord]) -> str:
+    """The run's whole trace as a section, for the web page of a run (outside the report)."""
+    rows = [
+        [
+            str(e.sequence),
+            _when(e.timestamp),
+            escape(e.actor),
+            _named(e.phase, phase_label(e.phase)),
+            f"<code>{escape(e.event_type)}</code>",
+            escape(event_summary(e.event_type, e.decision_summary, e.output_refs)),
+        ]
+        for e in events
+    ]
+    table = _table(
+        "trace", ["#", "Time", "Actor", "Phase", "Event", "What happened"], rows, "No events."
+    )
+    return f'<main class="trace">{_section("trace", "Trace", table)}</main>'

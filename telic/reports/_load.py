@@ -5,14 +5,67 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
-from telic._errors import IntegrityError
+from telic._errors import IntegrityError, NotFound
+from telic.controller._vocabulary import run_phase
 from telic.ledger import Ledger, TraceRecord, utc_now
-from telic.reports._model import RunReportData
-from telic.reports._project import Stored, project
+from telic.reports._model import IndexEntry, RunReportData
+from telic.reports._project import Stored, artifact_id_of, project
 
-__all__ = ["generator_version", "load_run_report"]
+__all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report", "load_trace"]
 
 _PAGE = 500
+REQUEST_EXCERPT = 140
+"""Characters of the request the index shows."""
+
+
+async def _request(ledger: Ledger, run_id: str) -> str | None:
+    """The original request's text, read through the run envelope; ``None`` if unreadable."""
+    try:
+        envelope = (await ledger.read_artifact(run_id, run_id)).body
+        ref = envelope.get("originalRequestRef")
+        if not isinstance(ref, str):
+            return None
+        message = (await ledger.read_artifact(run_id, artifact_id_of(run_id, ref))).body
+    except (NotFound, IntegrityError):
+        return None
+    content = message.get("content")
+    if not isinstance(content, str):
+        return None
+    flat = " ".join(content.split())
+    return flat if len(flat) <= REQUEST_EXCERPT else flat[: REQUEST_EXCERPT - 1] + "…"
+
+
+async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]:
+    """The newest ``limit`` runs with their repository and the start of their request."""
+    entries = []
+    for summary in await ledger.list_runs(limit):
+        record = await ledger.get_run(summary.run_id)
+        entries.append(
+            IndexEntry(
+                run_id=summary.run_id,
+                mode=summary.requested_mode,
+                status=summary.status,
+                phase=run_phase(summary.phase, summary.status),
+                version=summary.version,
+                created_at=summary.created_at,
+                updated_at=summary.updated_at,
+                repository=record.repository_root,
+                request=await _request(ledger, summary.run_id),
+            )
+        )
+    return tuple(entries)
+
+
+async def load_trace(ledger: Ledger, run_id: str) -> list[TraceRecord]:
+    """Every trace event of ``run_id`` in sequence order. Raises ``NotFound``."""
+    events: list[TraceRecord] = []
+    after = 0
+    while True:
+        page = await ledger.page_trace(run_id, after, _PAGE)
+        events.extend(page.events)
+        if not page.has_more or not page.events:
+            return events
+        after = page.events[-1].sequence
 
 
 def generator_version() -> str:
@@ -49,14 +102,7 @@ async def load_run_report(
         except IntegrityError:
             body = {}  # shown without content; verify_run below names the broken record
         artifacts.append(Stored(meta, body))
-    events: list[TraceRecord] = []
-    after = 0
-    while True:
-        page = await ledger.page_trace(run_id, after, _PAGE)
-        events.extend(page.events)
-        if not page.has_more or not page.events:
-            break
-        after = page.events[-1].sequence
+    events = await load_trace(ledger, run_id)
     verify = await ledger.verify_run(run_id)
     return project(
         record,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from telic.controller._vocabulary import human_time, phase_label, status_label
 from telic.reports._format import anchor, duration, md, md_code
-from telic.reports._model import RunReportData
+from telic.reports._model import EvidenceEntry, RunReportData
 
 __all__ = ["render_markdown"]
 
@@ -31,6 +32,28 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _evidence(run_id: str, entry: EvidenceEntry) -> list[str]:
+    out = [
+        f'### <a id="{anchor(entry.artifact_id)}"></a>{md_code(entry.artifact_id)} '
+        f"({md(entry.kind)}): {md(entry.summary)}",
+        "",
+    ]
+    if entry.binary:
+        return [*out, f"_Binary content ({entry.total_chars} base64 characters)._", ""]
+    if not entry.total_chars:
+        return [*out, "_No content._", ""]
+    fence = _fence(entry.excerpt)
+    lang = "diff" if entry.kind == "diff" else "text"
+    out += [f"{fence}{lang}", entry.excerpt, fence, ""]
+    if entry.truncated:
+        out += [
+            f"_First lines of {entry.total_lines}; the whole text: "
+            f"{md_code(f'telic artifact {run_id} {entry.artifact_id}')}_",
+            "",
+        ]
+    return out
+
+
 def render_markdown(data: RunReportData) -> str:
     """Render ``data`` as a Markdown report (GitHub-flavoured tables, in-page anchors)."""
     out = [f"# Run report {md_code(data.run_id)}", ""]
@@ -42,11 +65,11 @@ def render_markdown(data: RunReportData) -> str:
         [
             [
                 md(data.mode),
-                f"**{md(status)}**",
-                md(data.phase),
+                f"**{md(status_label(status))}**",
+                md(phase_label(data.phase)),
                 str(data.version),
-                data.created_at,
-                data.updated_at,
+                human_time(data.created_at),
+                human_time(data.updated_at),
             ]
         ],
         "",
@@ -65,8 +88,8 @@ def render_markdown(data: RunReportData) -> str:
         [
             [
                 str(e.sequence),
-                e.timestamp,
-                md(e.phase),
+                human_time(e.timestamp),
+                md(phase_label(e.phase)),
                 md(e.actor),
                 md(e.event),
                 "—"
@@ -83,7 +106,7 @@ def render_markdown(data: RunReportData) -> str:
     out += ["## Path through the state machine", ""]
     for index, step in enumerate(data.path, 1):
         how = "" if not step.label else f" — {md(step.label)}"
-        out.append(f"{index}. **{md(step.phase)}** ({step.kind}){how}")
+        out.append(f"{index}. **{md(phase_label(step.phase))}** ({step.kind}){how}")
     out.append("")
 
     out += ["## Acceptance criteria", ""]
@@ -113,6 +136,12 @@ def render_markdown(data: RunReportData) -> str:
         ],
         "No claims recorded.",
     )
+
+    out += ["## Evidence: the diff, the verification output, what was read", ""]
+    for entry in data.evidence:
+        out += _evidence(data.run_id, entry)
+    if not data.evidence:
+        out += ["_No evidence captured._", ""]
 
     out += ["## Verification", ""]
     out += _table(
@@ -193,11 +222,13 @@ def render_markdown(data: RunReportData) -> str:
     ] or ["_None recorded._"]
 
     out += ["", "## Artifacts", ""]
+    shown = {e.artifact_id for e in data.evidence}
     for a in data.artifacts:
         extra = f" — {md(a.summary)}" if a.summary else ""
+        name = anchor(a.artifact_id) + ("-record" if a.artifact_id in shown else "")
         out.append(
-            f'- <a id="{anchor(a.artifact_id)}"></a>{md_code(a.artifact_id)} '
-            f"{md(a.type)} by {md(a.producer)} at {a.created_at} "
+            f'- <a id="{name}"></a>{md_code(a.artifact_id)} '
+            f"{md(a.type)} by {md(a.producer)} at {human_time(a.created_at)} "
             f"({a.size_bytes} bytes, {md_code(a.sha256)}){extra}"
         )
     if not data.artifacts:
@@ -211,7 +242,7 @@ def render_markdown(data: RunReportData) -> str:
         f"- Run: {md_code(p.run_id)}",
         f"- Ledger chain head: {md_code(p.chain_head or '(empty)')} (record {p.chain_length})",
         f"- Generator: {md(p.generator_name)} {md(p.generator_version)}",
-        f"- Generated at: {p.generated_at}",
+        f"- Generated at: {human_time(p.generated_at)}",
         "",
     ]
     return "\n".join(out)

@@ -17,6 +17,8 @@ __all__ = [
     "BudgetRow",
     "ClaimRow",
     "CriterionRow",
+    "EvidenceEntry",
+    "IndexEntry",
     "Integrity",
     "NextStep",
     "PacketRow",
@@ -94,6 +96,31 @@ class ClaimRow:
     """Artifact ids (links within the report) of the evidence."""
     source: str
     """Artifact id the row comes from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvidenceEntry:
+    """An Evidence artifact's captured text: the diff, the verification output, a file's state.
+
+    The report shows ``excerpt`` inline and the ``full`` text one click away; both are bounded
+    (``EXCERPT_LINES``/``EXCERPT_CHARS`` and ``FULL_CHARS`` in ``_project``).
+    """
+
+    artifact_id: str
+    kind: str
+    """The evidence kind (``diff``, ``test``, ``tool_output``, …)."""
+    summary: str
+    content_type: str
+    excerpt: str
+    """The first lines of the content (empty for binary content)."""
+    total_lines: int
+    total_chars: int
+    truncated: bool
+    """Whether ``excerpt`` is shorter than the content."""
+    full: str | None
+    """The whole text when it is text and within the bound, else ``None``."""
+    binary: bool
+    """Whether the content is base64 bytes (never shown as text)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +227,23 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IndexEntry:
+    """One run in the index of runs: enough to tell it from the others."""
+
+    run_id: str
+    mode: str
+    status: str
+    phase: str
+    """Where the run is, as a protocol phase (``run_phase``)."""
+    version: int
+    created_at: str
+    updated_at: str
+    repository: str
+    request: str | None
+    """The start of the original request (untrusted), or ``None`` when it cannot be read."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunReportData:
     """Everything a run report shows, as projected from the ledger at one moment."""
 
@@ -223,6 +267,8 @@ class RunReportData:
     criteria: tuple[CriterionRow, ...]
     claims: tuple[ClaimRow, ...]
     verifications: tuple[VerificationRow, ...]
+    evidence: tuple[EvidenceEntry, ...]
+    """Evidence with its content: diffs first, then test and tool output, then the rest."""
     permissions: tuple[PermissionRow, ...]
     budgets: tuple[BudgetRow, ...]
     packets: tuple[PacketRow, ...]

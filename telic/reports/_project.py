@@ -11,9 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
-from telic.controller import MAX_RUN_TOOL_CALLS, PHASES
+from telic.controller import MAX_RUN_TOOL_CALLS
+from telic.controller._vocabulary import TERMINAL_STATUSES
+from telic.controller._vocabulary import protocol_phase as protocol_phase
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.reports._model import (
     GENERATOR_NAME,
@@ -21,6 +23,7 @@ from telic.reports._model import (
     BudgetRow,
     ClaimRow,
     CriterionRow,
+    EvidenceEntry,
     Integrity,
     NextStep,
     PathStep,
@@ -35,7 +38,7 @@ from telic.reports._packets import CONSUMED_EVENT, packet_rows
 __all__ = ["Stored", "artifact_id_of", "deciding_layer", "project", "protocol_phase"]
 
 Body = Mapping[str, Any]
-TERMINAL: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
+TERMINAL: Final = TERMINAL_STATUSES
 _SILENT_EVENTS: Final = frozenset(
     {"permission_checked", "context_source_stored", "packet_consumed"}
 )
@@ -47,6 +50,13 @@ _LAYER_PATTERNS: Final = (
 )
 _ALLOWED_BY: Final = re.compile(r"allowed by every layer \(([^)]*)\)")
 _SUMMARY_CHARS: Final = 160
+EXCERPT_LINES: Final = 40
+"""Lines of an Evidence content shown inline."""
+EXCERPT_CHARS: Final = 4_000
+"""Characters of an Evidence content shown inline."""
+FULL_CHARS: Final = 262_144
+"""The longest Evidence content a report carries whole (behind a click)."""
+_KIND_ORDER: Final = {"diff": 0, "test": 1, "tool_output": 1, "log": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +65,6 @@ class Stored:
 
     record: ArtifactRecord
     body: Body
-
-
-def protocol_phase(internal: str) -> str:
-    """Return the protocol name of an internal phase (unknown names are returned unchanged)."""
-    spec = PHASES.get(cast(Any, internal))
-    return internal if spec is None else spec.protocol
 
 
 def artifact_id_of(run_id: str, ref: str) -> str:
@@ -312,6 +316,35 @@ def _verifications(run: _Run) -> tuple[VerificationRow, ...]:
     return tuple(rows)
 
 
+def _excerpt(text: str) -> str:
+    lines = text.splitlines(keepends=True)[:EXCERPT_LINES]
+    return "".join(lines)[:EXCERPT_CHARS].rstrip("\n")
+
+
+def _evidence(run: _Run) -> tuple[EvidenceEntry, ...]:
+    entries = []
+    for stored in run.all("Evidence"):
+        body = stored.body
+        content = _text(body, "content")
+        binary = _text(body, "encoding") == "base64"
+        excerpt = "" if binary else _excerpt(content)
+        entries.append(
+            EvidenceEntry(
+                artifact_id=stored.record.artifact_id,
+                kind=_text(body, "kind"),
+                summary=_text(body, "summary"),
+                content_type=_text(body, "contentType"),
+                excerpt=excerpt,
+                total_lines=len(content.splitlines()),
+                total_chars=len(content),
+                truncated=not binary and excerpt != content.rstrip("\n"),
+                full=None if binary or len(content) > FULL_CHARS else content,
+                binary=binary,
+            )
+        )
+    return tuple(sorted(entries, key=lambda e: _KIND_ORDER.get(e.kind, 3)))
+
+
 def _permissions(run: _Run, events: Sequence[TraceRecord]) -> tuple[PermissionRow, ...]:
     rows = []
     for event in events:
@@ -449,6 +482,7 @@ def project(
         criteria=_criteria(run),
         claims=_claims(run),
         verifications=_verifications(run),
+        evidence=_evidence(run),
         permissions=_permissions(run, events),
         budgets=_budgets(run, record, events),
         packets=packets,

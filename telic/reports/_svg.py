@@ -11,17 +11,22 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
+from telic.controller._vocabulary import phase_label
 from telic.reports._format import tone
 from telic.reports._model import PathStep
 
-__all__ = ["path_svg"]
+__all__ = ["BOX_W", "EDGE_LABEL_WIDTH", "box_title", "edge_lines", "path_svg", "text_width"]
 
 PER_ROW: Final = 4
-BOX_W: Final = 190
+BOX_W: Final = 210
 BOX_H: Final = 46
-GAP_X: Final = 56
+GAP_X: Final = 100
 GAP_Y: Final = 54
 PAD: Final = 12
+TITLE_SIZE: Final = 12
+EDGE_SIZE: Final = 11
+EDGE_LABEL_WIDTH: Final = GAP_X - 10
+"""The room an arrow's label has between two boxes of a row."""
 KIND_FILL: Final = {
     "start": "#e5e7eb",
     "advance": "#dbeafe",
@@ -46,6 +51,27 @@ LEGEND: Final = (
 )
 
 
+def text_width(text: str, size: float) -> float:
+    """A generous estimate of ``text``'s width in a sans-serif font of ``size`` px."""
+    return len(text) * size * 0.62
+
+
+def box_title(index: int, step: PathStep) -> str:
+    """The first line of a box: its number and the phase's label."""
+    return f"{index + 1}. {phase_label(step.phase)}"
+
+
+def edge_lines(label: str) -> list[str]:
+    """An arrow's label broken into lines that fit between two boxes."""
+    lines: list[str] = []
+    for word in label.split():
+        if lines and text_width(f"{lines[-1]} {word}", EDGE_SIZE) <= EDGE_LABEL_WIDTH:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
 def _fill(step: PathStep) -> str:
     if step.kind == "terminal":
         return TERMINAL_FILL[tone(step.label)]
@@ -66,9 +92,9 @@ def path_svg(steps: Sequence[PathStep]) -> str:
     parts = [
         f'<svg id="state-path" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'aria-labelledby="state-path-title" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" font-family="system-ui, sans-serif">',
+        f'width="100%" style="max-width:{width}px" font-family="system-ui, sans-serif">',
         '<title id="state-path-title">Path through the state machine: '
-        + escape(" → ".join(s.phase for s in steps))
+        + escape(" → ".join(phase_label(s.phase) for s in steps))
         + "</title>",
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
@@ -95,9 +121,14 @@ def path_svg(steps: Sequence[PathStep]) -> str:
             f'stroke-width="{2 if loop else 1.5}" marker-end="url(#arrow)"/>'
         )
         if step.label and step.kind != "terminal":
+            lines = edge_lines(step.label)
+            spans = "".join(
+                f'<tspan x="{lx}" y="{ly - (len(lines) - 1 - i) * (EDGE_SIZE + 2)}">'
+                f"{escape(line)}</tspan>"
+                for i, line in enumerate(lines)
+            )
             parts.append(
-                f'<text x="{lx}" y="{ly}" font-size="11" text-anchor="middle" '
-                f'fill="{stroke}">{escape(step.label)}</text>'
+                f'<text font-size="{EDGE_SIZE}" text-anchor="middle" fill="{stroke}">{spans}</text>'
             )
     for index, step in enumerate(steps):
         x, y = _origin(index)
@@ -107,8 +138,8 @@ def path_svg(steps: Sequence[PathStep]) -> str:
             f"{escape(step.label)})</title>"
             f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="8" '
             f'fill="{_fill(step)}" stroke="#334155" stroke-width="1"/>'
-            f'<text x="{x + BOX_W // 2}" y="{y + 19}" font-size="12" text-anchor="middle" '
-            f'fill="#0f172a">{index + 1}. {escape(step.phase)}</text>'
+            f'<text x="{x + BOX_W // 2}" y="{y + 19}" font-size="{TITLE_SIZE}" '
+            f'text-anchor="middle" fill="#0f172a">{escape(box_title(index, step))}</text>'
             f'<text x="{x + BOX_W // 2}" y="{y + 36}" font-size="10.5" text-anchor="middle" '
             f'fill="#334155">{escape(step.kind if not step.label else step.label)}</text></g>'
         )

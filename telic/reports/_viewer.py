@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Final, Literal
 
+from telic.controller._vocabulary import human_time
 from telic.reports._artifact import unseal
 from telic.reports._format import md, md_code
 from telic.reports._html import STATUS_MARKER, page
@@ -24,7 +25,8 @@ _INVALID_DETAIL: Final = "Its content is not shown because it cannot be trusted.
 def status_line(artifact: ReportArtifact) -> str:
     """Return the one-line, plain-text statement of a report's status."""
     if artifact.status == "present":
-        return f"present: generated at {artifact.generated_at}, covers the ledger's latest record"
+        when = human_time(artifact.generated_at) if artifact.generated_at else "an unknown time"
+        return f"present: generated at {when}, covers the ledger's latest record"
     return artifact.banner()
 
 

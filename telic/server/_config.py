@@ -98,6 +98,8 @@ class ServerConfig:
     allowed_hosts: tuple[str, ...] = field(default=())
     schemas: SchemaMode = "once"
     """``once``: each MCP session gets each artifact schema in full once; ``full``: always."""
+    reports_mirror: Path | None = None
+    """A report mirror folder served read-only at ``/reports`` over HTTP."""
 
     @classmethod
     def from_env(
@@ -108,6 +110,7 @@ class ServerConfig:
         token: str | None = None,
         repository_root: str | None = None,
         schemas: str | None = None,
+        reports_mirror: str | None = None,
     ) -> ServerConfig:
         """Build the configuration from ``environ`` (default ``os.environ``) and flags."""
         env = os.environ if environ is None else environ
@@ -130,4 +133,5 @@ class ServerConfig:
             token=secret,
             allowed_hosts=extra,
             schemas=mode,
+            reports_mirror=Path(reports_mirror).absolute() if reports_mirror else None,
         )

@@ -240,6 +240,10 @@ def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = 
     if reports is not None and ledger is not None:
         runs = reports.reports_app(lambda: ledger, token=None, prefix="")
         starlette.router.routes.append(Mount("/runs", app=runs))
+        starlette.router.routes.append(reports.root_redirect("/runs/"))
+        if config.reports_mirror is not None:
+            mirror = reports.mirror_app(config.reports_mirror)
+            starlette.router.routes.append(Mount("/reports", app=mirror))
     app = _with_quiet_calls(starlette, server, security)
     if config.token:
         app = BearerTokenMiddleware(app, config.token)
@@ -416,7 +420,11 @@ async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
         else:
             binding = config.http
             app = http_app(server, config, await opening.ledger())
+            runs = f" (runs at {binding.url.removesuffix('/mcp')}/runs)" if reports else ""
             await _serve_http(
-                app, binding, lambda: _say(f"Telic MCP ready for {root} at {binding.url}"), stop
+                app,
+                binding,
+                lambda: _say(f"Telic MCP ready for {root} at {binding.url}{runs}"),
+                stop,
             )
         tg.cancel_scope.cancel()

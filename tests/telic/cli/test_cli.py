@@ -12,6 +12,7 @@ import pytest
 
 from telic.cli import _main as cli_main
 from telic.cli import main
+from telic.cli._demo import STEPS, DemoOutcome, print_demo
 from telic.server import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -55,6 +56,8 @@ def test_the_demo_completes_a_fix_with_a_cited_packet_and_leaves_nothing_running
     assert outcome["packetId"].startswith("pk_")
     assert outcome["packetId"] in outcome["digest"]
     assert outcome["seconds"] > 0  # timed, not judged: speed is a benchmark's question
+    assert outcome["progressSteps"] == STEPS, "the progress line reaches its end"
+    assert outcome["workdir"] == str(tmp_path / "demo")
     assert Path(outcome["ledger"]).is_file()
     assert _children_of(os.getpid()) == []
     state = {
@@ -120,3 +123,50 @@ def test_serve_takes_the_schema_mode_from_its_flag_or_the_environment(
     assert exited.value.code == 2
     monkeypatch.setenv("TELIC_SCHEMAS", "sometimes")
     assert main(["serve"]) == 2
+
+
+def _outcome(tmp_path: Path) -> DemoOutcome:
+    return DemoOutcome(
+        run_id="run-1",
+        status="completed",
+        summary="Located the off-by-one in paginate, fixed it in src/, and the tests pass.",
+        version=13,
+        packet_id="pk_1",
+        digest="[completed/verified] [pk_1] explore: …",
+        intact=True,
+        records_checked=51,
+        state_dir=tmp_path / "state",
+        repository=tmp_path / "repo",
+        seconds=2.5,
+        diff="--- a/src/pagination.py\n+++ b/src/pagination.py\n",
+        steps=STEPS,
+        temporary=True,
+    )
+
+
+def test_the_demo_says_first_that_a_scripted_stand_in_plays_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    print_demo(_outcome(tmp_path), "./.venv/bin/telic")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Telic demo: a scripted stand-in plays the host's model.")
+    assert "No AI model is called" in lines[0]
+    assert any(line.endswith("(written by the stand-in)") for line in lines)
+
+
+def test_the_demo_shows_commands_that_run_and_how_to_clean_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    print_demo(_outcome(tmp_path), "./.venv/bin/telic")
+    out = capsys.readouterr().out
+    state, repo = tmp_path / "state", tmp_path / "repo"
+    assert f"TELIC_STATE_DIR={state} ./.venv/bin/telic --repository-root {repo} show run-1" in out
+    assert out.rstrip().endswith(f"rm -rf {tmp_path}")
+
+
+def test_the_demo_refuses_a_workdir_that_already_holds_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "repo").mkdir()
+    assert main(["demo", "--workdir", str(tmp_path)]) == 2
+    assert "already holds a demo" in capsys.readouterr().err

@@ -5,7 +5,7 @@ a subprocess on a free loopback port over that state directory and serves the re
 ``/runs/<id>``; Chromium (Debian's package, see ``.ci/chromium.sh``) loads the page with
 ``--dump-dom`` and ``--screenshot`` and logs console messages to stderr. Without chromium the
 test is skipped locally and fails in CI (``CI=true``). Set ``TELIC_REPORT_SCREENSHOT=<path>``
-to keep the screenshot (``docs/report-screenshot.png``).
+to keep the screenshot (the README's picture is of the demo run instead: ``make screenshot``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 
 from telic.cli import http_server
 from telic.ledger import open_ledger
+from tests.telic.reports.mirror import full_mirror, write_report
 from tests.telic.reports.recorded import completed
 
 CHROMIUM_FLAGS = [
@@ -79,6 +80,46 @@ async def test_the_report_served_by_telic_serve_renders_in_headless_chromium(
         url = mcp_url.removesuffix("/mcp") + f"/runs/{run_id}"
         dom, picture = await anyio.to_thread.run_sync(_render, binary, url)
     _check_page(dom.stdout, dom.stderr + picture.stderr, run_id)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mirrored", [True, False], ids=["mirror-present", "mirror-absent"])
+async def test_the_report_mirror_served_by_telic_serve_renders_in_headless_chromium(
+    tmp_path: Path, mirrored: bool
+) -> None:
+    binary = _chromium()
+    state, repository, mirror = tmp_path / "state", tmp_path / "repo", tmp_path / "mirror"
+    repository.mkdir()
+    if mirrored:
+        full_mirror(mirror)
+    else:  # a mirror that lacks the campaign synthesis and whose loop report was edited
+        write_report(mirror, "loop", "loop_report", "# Loop\n", digest_of="# Other\n")
+    async with http_server(
+        repository, state, extra_args=["--reports-mirror", str(mirror)]
+    ) as mcp_url:
+        base = mcp_url.removesuffix("/mcp") + "/reports/"
+        index, _ = await anyio.to_thread.run_sync(_render, binary, base)
+        name = "synthesis-c-2026-11" if mirrored else "campaign_synthesis"
+        page, picture = await anyio.to_thread.run_sync(_render, binary, base + name)
+    assert "<h1>Campaign reports</h1>" in index.stdout
+    html = page.stdout
+    assert "<dt>Spine prefix</dt><dd><code>" in html
+    if mirrored:
+        assert index.stdout.count('<span class="pill good">present</span>') == 1
+        assert 'data-report-status="stale"' in html
+        assert "The spine holds." in html
+    else:
+        assert '<span class="pill bad">invalid</span>' in index.stdout
+        assert '<span class="pill neutral">absent</span>' in index.stdout
+        assert 'data-report-status="absent"' in html
+        assert "Not generated yet" in html
+    assert "<script" not in html
+    console = [
+        line
+        for line in (page.stderr + picture.stderr).splitlines()
+        if re.search(r"CONSOLE|Uncaught|Refused to", line)
+    ]
+    assert console == []
 
 
 def _render(

@@ -1,0 +1,34 @@
+"""The documents a person follows name only commands that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _targets() -> set[str]:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.MULTILINE))
+
+
+def test_the_readme_keeps_its_two_set_up_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make demo" in readme
+    assert "make test" in readme
+    assert {"demo", "test"} <= _targets()
+
+
+def test_every_make_command_in_the_documents_is_a_target() -> None:
+    targets = _targets()
+    for document in DOCUMENTS:
+        for target in re.findall(r"\bmake ([a-z][a-z-]*)", document.read_text(encoding="utf-8")):
+            assert target in targets, f"{document.name} runs make {target}, which does not exist"
+
+
+def test_no_document_sends_people_to_a_virtualenv_path_as_the_command() -> None:
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        assert "/path/to/.venv/bin/telic" not in text, document.name
