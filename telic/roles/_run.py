@@ -41,9 +41,16 @@ from telic.casting import (
     seal_unreturned,
     unobserved_packets,
 )
-from telic.controller import PHASES, Controller, RunState, StepResult, next_action, pending_node
+from telic.controller import (
+    PHASES,
+    Controller,
+    RunState,
+    StepResult,
+    pending_node,
+    tool_layers,
+)
 from telic.ledger import Ledger, NewArtifact
-from telic.permissions import Decision, Layer, authorize_action, effective_authorization
+from telic.permissions import Decision, authorize_action
 from telic.protocol import parse_artifact
 from telic.protocol._types import PermissionSet
 from telic.roles._blobs import BlobStage
@@ -460,17 +467,7 @@ class RunActor(Actor[RunMessage]):
         capability = str(payload.get("capability", ""))
         target = payload.get("target")
         state = await deps.controller.load(self._run_id)
-        action = next_action(state)
-        phase = getattr(action, "effective_permissions", None) or PermissionSet.empty()
-        granted = state.envelope.authorization
-        layers = (
-            Layer.for_mode(state.run.mode),
-            Layer.from_permissions(
-                "authorization",
-                effective_authorization(state.run.mode, granted.granted, granted.denied),
-            ),
-            Layer.from_permissions("phase", phase),
-        )
+        layers = tool_layers(state)
         decision = authorize_action(
             cast(Any, capability),
             target if isinstance(target, str) else None,
