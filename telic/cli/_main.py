@@ -17,6 +17,7 @@ import anyio
 
 from telic._errors import NotFound, TelicError, UsageError
 from telic.cli._console import print_json, table
+from telic.cli._kits import HOST_COMMANDS, add_host_commands
 from telic.server import (
     ServerConfig,
     Service,
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     add("digest", "print a run's packet digest").add_argument("run")
     add("verify", "verify a run's hash chain and blobs").add_argument("run")
     add("doctor", "check Python, state dir, database, git and rg")
+    add_host_commands(add)
     if has_reports():
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
         report_cmd.add_argument("run")
@@ -258,6 +260,7 @@ _COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitabl
     "demo": _demo,
     "doctor": _doctor,
     "report": _report,
+    **HOST_COMMANDS,
 }
 
 
