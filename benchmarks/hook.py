@@ -13,7 +13,8 @@ the layer snapshot and decides in-process (the warm path, the p95 the issue targ
 Two floors are measured in the same loop, so a row can be read against the machine's load: a
 bare ``python -c pass`` and a process that only imports what the warm path imports.
 
-Prints JSON and appends four rows (the two floors, warm, cold) to ``benchmarks/README.md``.
+Prints JSON and appends five rows (the two floors, warm wall-clock and CPU time, cold) to
+``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -65,6 +67,16 @@ async def live_run(repo: Path, state: Path) -> str:
         return b.run_id
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: list[float] = []
+"""CPU seconds (user + system) of each warm call's process: less sensitive to the load of
+other work on the machine than the wall-clock time, though not immune to it."""
+
+
 def call(repo: Path, env: dict[str, str], path: str) -> tuple[float, dict[str, Any]]:
     stdin = json.dumps(
         {
@@ -77,9 +89,10 @@ def call(repo: Path, env: dict[str, str], path: str) -> tuple[float, dict[str, A
         }
     ).encode()
     command = [str(TELIC), "--repository-root", str(repo), "hook", "claude-code"]
-    start = time.perf_counter()
+    cpu, start = _cpu(), time.perf_counter()
     done = subprocess.run(command, input=stdin, capture_output=True, env=env, check=True)
     elapsed = time.perf_counter() - start
+    CPU.append(_cpu() - cpu)
     return elapsed, json.loads(done.stdout)["hookSpecificOutput"]
 
 
@@ -114,6 +127,7 @@ def main() -> int:
             cold.append(call(repo, env, "src/a.py")[0])
         floor = [spawn([sys.executable, "-c", "pass"], env) for _ in range(args.calls // 2)]
         imports = [spawn([sys.executable, "-c", IMPORTS], env) for _ in range(args.calls // 2)]
+        CPU.clear()
         warm: list[float] = []
         verdicts: dict[str, int] = {}
         for index in range(args.calls):
@@ -128,6 +142,7 @@ def main() -> int:
         "floor_interpreter": summary(floor),
         "floor_imports": summary(imports),
         "warm": summary(warm),
+        "warm_cpu": summary(CPU),
         "cold": summary(cold),
         "verdicts": verdicts,
         "load": os.getloadavg()[0],
@@ -141,6 +156,7 @@ def main() -> int:
                 row("floor: `python -c pass`", result["floor_interpreter"]),
                 row("floor: the hook's imports alone", result["floor_imports"]),
                 row(f"warm call, new process ({args.calls} calls)", result["warm"]),
+                row("warm call: CPU time of the process (user + sys)", result["warm_cpu"]),
                 row(f"cold call: layers through the controller ({args.cold})", result["cold"]),
             ],
         )
