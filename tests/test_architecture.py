@@ -28,6 +28,7 @@ THIRD_PARTY_ALLOWED = {
 TELIC_LAYERS = {
     "_errors": 0,
     "_secrets": 0,
+    "_lazy": 0,
     "protocol": 1,
     "permissions": 2,
     "grounding": 2,
@@ -38,6 +39,7 @@ TELIC_LAYERS = {
     "reports": 5,
     "telemetry": 5,
     "server": 6,
+    "hosts": 6,
     "cli": 7,
     "__main__": 8,
 }

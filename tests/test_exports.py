@@ -30,11 +30,12 @@ FACADES = _facades()
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
+    # dir(), not vars(): a lazy facade (telic._lazy) lists names it has not loaded yet.
     return {
         name
-        for name, value in vars(module).items()
+        for name in dir(module)
         if not name.startswith("_")
-        and not isinstance(value, types.ModuleType)
+        and not isinstance(getattr(module, name), types.ModuleType)
         and name not in {"annotations"}
     }
 

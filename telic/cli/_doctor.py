@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from telic.hosts._kits import check_kits
 from telic.ledger import default_state_dir
 from telic.server import ServerConfig
 
@@ -102,4 +103,5 @@ def run_doctor(config: ServerConfig) -> list[Check]:
             "git", git is not None, git or "not found: grounding falls back to ripgrep or a walk"
         ),
         Check("rg", rg is not None, rg or "not found (optional)", required=False),
+        *(Check(k.name, k.ok, k.detail) for k in check_kits(root)),
     ]

@@ -26,6 +26,7 @@ import anyio
 from telic._errors import NotFound, TelicError, UsageError
 from telic.cli._console import print_json, table
 from telic.cli._errors import CliError, explain_os_error, leaf, not_found
+from telic.cli._kits import HOST_COMMANDS, add_host_commands
 from telic.cli._where import (
     LedgerLocation,
     check_port,
@@ -136,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     digest_cmd.add_argument("--all", action="store_true", help="aggregate every run's packets")
     add("verify", "verify a run's hash chain and blobs").add_argument("run")
     add("doctor", "check Python, state dir, database, git and rg")
+    add_host_commands(add)
     if has_reports():
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
         report_cmd.add_argument(
@@ -493,6 +495,7 @@ _COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitabl
     "demo": _demo,
     "doctor": _doctor,
     "report": _report,
+    **HOST_COMMANDS,
 }
 
 

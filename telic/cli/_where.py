@@ -59,12 +59,12 @@ def locate_ledger(config: ServerConfig) -> LedgerLocation:
     """The ledger ``config`` names, resolved as ``open_ledger`` resolves it."""
     # Imported here: `telic serve` must start without the ledger package (see test_inputs).
     from telic.ledger import resolve_url
-    from telic.ledger._open import _sqlite_paths
+    from telic.ledger._locate import sqlite_paths
 
     url = resolve_url(config.database_url, config.repository_root)
     if urlsplit(url).scheme != "sqlite":
         return LedgerLocation(url, None)
-    return LedgerLocation(url, _sqlite_paths(url)[1])
+    return LedgerLocation(url, sqlite_paths(url)[1])
 
 
 def check_repository(config: ServerConfig) -> Path:

@@ -43,6 +43,7 @@ from telic.controller._state import Run as Run
 from telic.controller._state import RunState as RunState
 from telic.controller._state import StoredArtifact as StoredArtifact
 from telic.controller._state import TraceEntry as TraceEntry
+from telic.controller._tool import tool_layers as tool_layers
 
 __all__ = [
     "GATES",
@@ -81,4 +82,5 @@ __all__ = [
     "pending_node",
     "rule_ids",
     "step",
+    "tool_layers",
 ]

@@ -15,28 +15,33 @@ with other content), ``IntegrityError`` (stored bytes or records no longer match
 
 from __future__ import annotations
 
-from ._base import Ledger as Ledger
-from ._engine import utc_now as utc_now
-from ._open import DATABASE_URL_ENV as DATABASE_URL_ENV
-from ._open import STATE_DIR_ENV as STATE_DIR_ENV
-from ._open import open_ledger as open_ledger
-from ._open import resolve_url as resolve_url
-from ._paths import default_state_dir as default_state_dir
-from ._records import JSON as JSON
-from ._records import ArtifactBody as ArtifactBody
-from ._records import ArtifactRecord as ArtifactRecord
-from ._records import BrokenRecord as BrokenRecord
-from ._records import CanonicalBody as CanonicalBody
-from ._records import Commit as Commit
-from ._records import Limits as Limits
-from ._records import NewArtifact as NewArtifact
-from ._records import NewTraceEvent as NewTraceEvent
-from ._records import RunChanges as RunChanges
-from ._records import RunRecord as RunRecord
-from ._records import RunSummary as RunSummary
-from ._records import TracePage as TracePage
-from ._records import TraceRecord as TraceRecord
-from ._records import VerifyReport as VerifyReport
+import typing
+
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic.ledger._base import Ledger as Ledger
+    from telic.ledger._engine import utc_now as utc_now
+    from telic.ledger._open import DATABASE_URL_ENV as DATABASE_URL_ENV
+    from telic.ledger._open import STATE_DIR_ENV as STATE_DIR_ENV
+    from telic.ledger._open import open_ledger as open_ledger
+    from telic.ledger._open import resolve_url as resolve_url
+    from telic.ledger._paths import default_state_dir as default_state_dir
+    from telic.ledger._records import JSON as JSON
+    from telic.ledger._records import ArtifactBody as ArtifactBody
+    from telic.ledger._records import ArtifactRecord as ArtifactRecord
+    from telic.ledger._records import BrokenRecord as BrokenRecord
+    from telic.ledger._records import CanonicalBody as CanonicalBody
+    from telic.ledger._records import Commit as Commit
+    from telic.ledger._records import Limits as Limits
+    from telic.ledger._records import NewArtifact as NewArtifact
+    from telic.ledger._records import NewTraceEvent as NewTraceEvent
+    from telic.ledger._records import RunChanges as RunChanges
+    from telic.ledger._records import RunRecord as RunRecord
+    from telic.ledger._records import RunSummary as RunSummary
+    from telic.ledger._records import TracePage as TracePage
+    from telic.ledger._records import TraceRecord as TraceRecord
+    from telic.ledger._records import VerifyReport as VerifyReport
 
 __all__ = [
     "DATABASE_URL_ENV",
@@ -62,3 +67,37 @@ __all__ = [
     "resolve_url",
     "utc_now",
 ]
+
+_EXPORTS: typing.Final = {
+    "telic.ledger._base": ("Ledger",),
+    "telic.ledger._engine": ("utc_now",),
+    "telic.ledger._open": (
+        "DATABASE_URL_ENV",
+        "STATE_DIR_ENV",
+        "open_ledger",
+        "resolve_url",
+    ),
+    "telic.ledger._paths": ("default_state_dir",),
+    "telic.ledger._records": (
+        "JSON",
+        "ArtifactBody",
+        "ArtifactRecord",
+        "BrokenRecord",
+        "CanonicalBody",
+        "Commit",
+        "Limits",
+        "NewArtifact",
+        "NewTraceEvent",
+        "RunChanges",
+        "RunRecord",
+        "RunSummary",
+        "TracePage",
+        "TraceRecord",
+        "VerifyReport",
+    ),
+}
+"""Where each exported name lives: loaded on first use, so importing one module of
+this package does not import them all."""
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(__name__, _EXPORTS, globals())

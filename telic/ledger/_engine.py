@@ -13,14 +13,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from datetime import UTC, datetime
 
 from telic._errors import IntegrityError, LedgerConflict, NotFound, UsageError
 from telic.protocol._canonical import parse_json_strict
 
 from ._base import Backend, Ledger, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import artifact_problem, event_hash, genesis_hash, walk_chain
-from ._plans import Staged, check, fix_events, link, probe_for, same_artifact, stage
+from ._clock import utc_now as utc_now
+from ._plans import (
+    CHANGED,
+    Staged,
+    check,
+    fix_events,
+    link,
+    plan_events,
+    probe_for,
+    same_artifact,
+    stage,
+)
 from ._plans import plan as plan_of
 from ._records import (
     ArtifactBody,
@@ -41,14 +51,9 @@ from ._retry import OutcomeUnknownError, TransientError, retrying
 __all__ = ["LedgerEngine", "utc_now"]
 
 _IMMUTABLE_RUN_FIELDS = ("schema_version", "repository_root", "requested_mode", "created_at")
-_CHANGED = "the run changed during the transaction"
+_CHANGED = CHANGED
 _VERIFY_BATCH = 64
 """Bodies ``verify_run`` holds in memory at once."""
-
-
-def utc_now() -> str:
-    """Return the current UTC time as ``2026-05-20T12:00:00.000Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class LedgerEngine(Ledger):
@@ -164,16 +169,11 @@ class LedgerEngine(Ledger):
         self, run_id: str, events: Sequence[NewTraceEvent]
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, self._clock)
-
-        def decide(probed: Probed) -> Plan:
-            stored = _existing(probed)
-            check(stored, probed, [], fixed, self._limits)
-            head, _, traces = link(stored, [], fixed)
-            commit = Commit(run=stored.record, artifacts=(), events=traces)
-            return plan_of(commit, [], head, stored.record.version, _CHANGED)
-
-        probe = probe_for([], fixed, self._limits)
-        commit = await self._mutate(run_id, probe, decide, "record_events")
+        limits = self._limits
+        probe = probe_for([], fixed, limits)
+        commit = await self._mutate(
+            run_id, probe, lambda probed: plan_events(probed, fixed, limits), "record_events"
+        )
         return commit.events
 
     # ------------------------------------------------------------------ reads

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 import sniffio
@@ -15,44 +14,15 @@ from telic._errors import UsageError
 
 from ._base import Backend, Ledger
 from ._engine import LedgerEngine, utc_now
+from ._locate import DATABASE_URL_ENV as DATABASE_URL_ENV
+from ._locate import STATE_DIR_ENV as STATE_DIR_ENV
+from ._locate import resolve_url as resolve_url
+from ._locate import sqlite_paths
 from ._memory import MemoryBackend
-from ._paths import DB_FILE_NAME, default_state_dir, prepare_state_dir
+from ._paths import prepare_state_dir
 from ._records import Limits
 
 __all__ = ["DATABASE_URL_ENV", "STATE_DIR_ENV", "open_ledger", "resolve_url"]
-
-DATABASE_URL_ENV = "TELIC_DATABASE_URL"
-STATE_DIR_ENV = "TELIC_STATE_DIR"
-_DB_SUFFIXES = (".sqlite3", ".sqlite", ".db")
-
-
-def resolve_url(url: str | None, repository_root: str | os.PathLike[str] | None = None) -> str:
-    """Return the URL ``open_ledger`` would use: the argument, else ``TELIC_DATABASE_URL``, else
-    an SQLite store in ``TELIC_STATE_DIR``, else one in the repository's default state dir."""
-    if url:
-        return url
-    configured = os.environ.get(DATABASE_URL_ENV)
-    if configured:
-        return configured
-    state_dir = os.environ.get(STATE_DIR_ENV)
-    if state_dir:
-        return "sqlite://" + os.path.join(os.path.abspath(state_dir), DB_FILE_NAME)
-    root = repository_root if repository_root is not None else os.getcwd()
-    return "sqlite://" + str(default_state_dir(root) / DB_FILE_NAME)
-
-
-def _sqlite_paths(url: str) -> tuple[Path, Path]:
-    parts = urlsplit(url)
-    path = unquote(parts.path)
-    if parts.netloc or not path.startswith("/") or parts.query:
-        raise UsageError(
-            "an SQLite ledger URL is sqlite:///absolute/path/ledger.sqlite3 "
-            "or sqlite:///absolute/state/dir"
-        )
-    target = Path(path)
-    if target.suffix in _DB_SUFFIXES:
-        return target.parent, target
-    return target, target / DB_FILE_NAME
 
 
 @asynccontextmanager
@@ -87,7 +57,7 @@ async def open_ledger(
     elif scheme == "sqlite":
         from ._sqlite import SqliteBackend
 
-        state_dir, db_path = _sqlite_paths(resolved)
+        state_dir, db_path = sqlite_paths(resolved)
         checked = prepare_state_dir(state_dir, repository_root)
         backend = await SqliteBackend.open(checked, checked / db_path.name)
     elif scheme in ("postgresql", "postgres"):

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from telic._errors import LedgerConflict, LimitExceeded, UsageError
+from telic._errors import LedgerConflict, LimitExceeded, NotFound, UsageError
 from telic.protocol._canonical import CanonicalJsonError, canonical_json, sha256_hex_digest
 
 from ._base import Plan, Probe, Probed, StoredRun
@@ -21,12 +21,14 @@ from ._chain import artifact_hash, event_hash
 from ._records import ArtifactRecord, Commit, Limits, NewArtifact, NewTraceEvent, TraceRecord
 
 __all__ = [
+    "CHANGED",
     "FixedEvent",
     "Staged",
     "check",
     "fix_events",
     "link",
     "plan",
+    "plan_events",
     "probe_for",
     "same_artifact",
     "stage",
@@ -233,6 +235,26 @@ def plan(
         artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
         events=commit.events,
     )
+
+
+CHANGED = "the run changed during the transaction"
+"""The conflict of a mutation that keeps the run version: another writer moved the run."""
+
+
+def plan_events(probed: Probed, events: Sequence[FixedEvent], limits: Limits) -> Plan:
+    """The plan of ``Ledger.record_events``: the events appended to the run's chain, alone.
+
+    Raises:
+        NotFound: the run does not exist.
+        LedgerConflict, LimitExceeded: as ``check``.
+    """
+    if probed.run is None:
+        raise NotFound("Run not found")
+    stored = probed.run
+    check(stored, probed, [], events, limits)
+    head, _, traces = link(stored, [], events)
+    commit = Commit(run=stored.record, artifacts=(), events=traces)
+    return plan(commit, [], head, stored.record.version, CHANGED)
 
 
 def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:

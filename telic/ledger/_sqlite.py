@@ -23,14 +23,13 @@ whenever a body is not in the table.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Final, TypeVar, cast
+from typing import TypeVar, cast
 
 import aiosqlite
 import anyio
@@ -40,104 +39,23 @@ import sniffio
 from telic._errors import ContextSecurityError, LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
-from ._engine import utc_now
+from ._clock import utc_now
 from ._legacy import LegacyBlobs
 from ._migrations import check_not_newer, load_migrations, split_sqlite_script
 from ._paths import FILE_MODE, refuse_symlink
 from ._retry import TransientError
 from ._rows import Row
-from ._sql import (
-    Dialect,
-    FollowUps,
-    MissingBodies,
-    Query,
-    SqlReader,
-    plan_writes,
-    probe_queries,
-    probed_from,
-)
+from ._sql import FollowUps, MissingBodies, Query, SqlReader
+from ._sqlite_sync import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
+from ._sqlite_sync import DIALECT as _DIALECT
+from ._sqlite_sync import connect as _connect
+from ._sqlite_sync import rollback as _rollback
+from ._sqlite_sync import snapshot as _snapshot
+from ._sqlite_sync import transaction as _transaction
 
 __all__ = ["SqliteBackend"]
 
 T = TypeVar("T")
-
-BUSY_TIMEOUT_MS: Final = 5000
-_DIALECT: Final = Dialect(
-    placeholders=lambda sql: sql,
-    lock_run="",  # BEGIN IMMEDIATE already holds the database's write lock
-    recency_order="updated_at DESC, run_id ASC",
-    no_limit=-1,
-    # A row whose bytes no longer match its digest is repaired by storing the same content again,
-    # as a rewritten blob file was before schema 2; bytes that match are left alone.
-    store_blob="INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) "
-    "DO UPDATE SET data = excluded.data WHERE blobs.data IS NOT excluded.data",
-)
-_PRAGMAS: Final = (
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = FULL",
-    "PRAGMA foreign_keys = ON",
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
-)
-
-
-# ---------------------------------------------------------------------- in the worker thread
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    # isolation_level=None: the backend issues BEGIN/COMMIT itself.
-    connection = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-    )
-    try:
-        for pragma in _PRAGMAS:
-            connection.execute(pragma).fetchall()
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
-def _rollback(connection: sqlite3.Connection) -> None:
-    if connection.in_transaction:
-        # OperationalError: SQLite has already rolled the transaction back by itself.
-        with contextlib.suppress(sqlite3.OperationalError):
-            connection.execute("ROLLBACK")
-
-
-def _snapshot(
-    connection: sqlite3.Connection, first: Query, then: FollowUps | None
-) -> list[list[Row]]:
-    if then is None:  # one query is its own snapshot
-        return [connection.execute(*first).fetchall()]
-    connection.execute("BEGIN")
-    try:
-        results = [connection.execute(*first).fetchall()]
-        results.extend(connection.execute(*query).fetchall() for query in then(results[0]))
-        return results
-    finally:
-        _rollback(connection)
-
-
-def _transaction(
-    connection: sqlite3.Connection, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]
-) -> Plan:
-    """One mutation from start to end: probe, plan, write, commit (or roll back)."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        results = [
-            connection.execute(sql, params).fetchall()
-            for sql, params in probe_queries(_DIALECT, run_id, probe)
-        ]
-        decided = plan(probed_from(probe, results))
-        for sql, params, conflict in plan_writes(_DIALECT, decided):
-            changed = connection.execute(sql, params).rowcount
-            if conflict is not None and changed != 1:
-                raise LedgerConflict(conflict)
-        connection.execute("COMMIT")
-    except BaseException:
-        _rollback(connection)
-        raise
-    return decided
 
 
 def _migrate(connection: sqlite3.Connection) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from telic._errors import UsageError
 from telic.permissions._modes import MODE_POLICIES
@@ -32,7 +32,10 @@ from telic.permissions._targets import (
     shell_command_problem,
     url_host,
 )
-from telic.protocol._types import CAPABILITIES, Capability, Mode, PermissionSet
+from telic.protocol._vocabulary import CAPABILITIES, Capability, Mode
+
+if TYPE_CHECKING:
+    from telic.protocol._types import PermissionSet
 
 __all__ = ["Decision", "Grant", "Layer", "authorize_action"]
 
@@ -70,6 +73,23 @@ def _grants(permissions: PermissionSet) -> tuple[Grant, ...]:
     return tuple(sorted(grants, key=lambda g: CAPABILITIES.index(g.capability)))
 
 
+def _grants_from_json(value: object) -> tuple[Grant, ...]:
+    if not isinstance(value, list):
+        raise UsageError("a stored layer's grants are a list")
+    grants: list[Grant] = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 2 and item[0] in CAPABILITIES):
+            raise UsageError("a stored grant is [capability, scopes or null]")
+        capability, scopes = item
+        if scopes is None:
+            grants.append(Grant(capability))
+        elif isinstance(scopes, list) and all(isinstance(s, str) for s in scopes):
+            grants.append(Grant(capability, tuple(scopes)))
+        else:
+            raise UsageError("a stored grant's scopes are a list of strings or null")
+    return tuple(grants)
+
+
 @dataclass(frozen=True, slots=True)
 class Layer:
     """A named permission source: what it allows and what it explicitly denies."""
@@ -96,6 +116,30 @@ class Layer:
 
         ordered = [c for c in CAPABILITIES if c in policy.allow]
         return cls(name, tuple(map(grant, ordered)), tuple(Grant(c) for c in sorted(policy.deny)))
+
+    def to_json(self) -> dict[str, object]:
+        """Return the layer as plain JSON: ``{"name", "allow", "deny"}``, each grant a
+        ``[capability, scopes or null]`` pair. ``from_json`` reads it back unchanged."""
+
+        def pairs(grants: tuple[Grant, ...]) -> list[object]:
+            return [[g.capability, None if g.scopes is None else list(g.scopes)] for g in grants]
+
+        return {"name": self.name, "allow": pairs(self.allow), "deny": pairs(self.deny)}
+
+    @classmethod
+    def from_json(cls, value: object) -> Layer:
+        """Read a layer written by ``to_json``.
+
+        Raises:
+            UsageError: the value is not a layer in that form (an unknown capability, a scope
+                that is not a string, a missing or extra key).
+        """
+        if not isinstance(value, dict) or set(value) != {"name", "allow", "deny"}:
+            raise UsageError("a stored permission layer is {name, allow, deny}")
+        name = value["name"]
+        if not isinstance(name, str) or not name:
+            raise UsageError("a stored permission layer needs a name")
+        return cls(name, _grants_from_json(value["allow"]), _grants_from_json(value["deny"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,19 +10,12 @@ when a host grants them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from telic.protocol._types import (
-    BrowserPermissions,
-    Capability,
-    Mode,
-    NetworkPermissions,
-    PermissionSet,
-    RepositoryPermissions,
-    RuntimePermissions,
-    ShellPermissions,
-    SubagentPermissions,
-)
+from telic.protocol._vocabulary import Capability, Mode
+
+if TYPE_CHECKING:
+    from telic.protocol._types import PermissionSet
 
 __all__ = [
     "DEFAULT_GRANTS",
@@ -117,6 +110,18 @@ def mode_ceiling(mode: Mode) -> PermissionSet:
     Intersecting any set with this projects it onto the mode; subagent limits are the schema
     maxima (16 children, depth 4), so only the other operand narrows them.
     """
+    # Imported here, not above: the policy table feeds the pure decision that ``telic hook``
+    # runs in a fresh process per tool call, which must not pay for building the models.
+    from telic.protocol._types import (
+        BrowserPermissions,
+        NetworkPermissions,
+        PermissionSet,
+        RepositoryPermissions,
+        RuntimePermissions,
+        ShellPermissions,
+        SubagentPermissions,
+    )
+
     policy = MODE_POLICIES[mode]
     every = ["**"]
 

@@ -15,6 +15,10 @@ from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import WireModel
+from telic.protocol._vocabulary import CAPABILITIES as CAPABILITIES
+from telic.protocol._vocabulary import MODES as MODES
+from telic.protocol._vocabulary import Capability as Capability
+from telic.protocol._vocabulary import Mode as Mode
 
 T = TypeVar("T")
 
@@ -273,25 +277,6 @@ InternalRunStatus = Literal[
     "running", "awaiting_clarification", "completed", "partial", "blocked", "cancelled"
 ]
 INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
-
-Capability = Literal[
-    "repository.read",
-    "repository.write",
-    "repository.delete",
-    "shell.inspect",
-    "shell.execute",
-    "runtime.inspect",
-    "runtime.restart",
-    "browser.inspect",
-    "browser.mutate",
-    "network.read",
-    "external.write",
-    "subagent.spawn",
-]
-CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)
-
-Mode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
-MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
 Redaction = Literal["none", "partial", "full"]

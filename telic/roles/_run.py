@@ -56,14 +56,13 @@ from telic.controller import (
     StepResult,
     SubmitArtifact,
     Token,
-    next_action,
     pending_node,
     step,
+    tool_layers,
 )
 from telic.ledger import Ledger, NewArtifact, TraceRecord
-from telic.permissions import Decision, Layer, authorize_action, effective_authorization
+from telic.permissions import Decision, authorize_action
 from telic.protocol import parse_artifact
-from telic.protocol._types import PermissionSet
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import (
     Answer,
@@ -604,17 +603,7 @@ class RunActor(Actor[RunMessage]):
         capability = str(payload.get("capability", ""))
         target = payload.get("target")
         state = await deps.controller.load(self._run_id)
-        action = next_action(state)
-        phase = getattr(action, "effective_permissions", None) or PermissionSet.empty()
-        granted = state.envelope.authorization
-        layers = (
-            Layer.for_mode(state.run.mode),
-            Layer.from_permissions(
-                "authorization",
-                effective_authorization(state.run.mode, granted.granted, granted.denied),
-            ),
-            Layer.from_permissions("phase", phase),
-        )
+        layers = tool_layers(state)
         decision = authorize_action(
             cast(Any, capability),
             target if isinstance(target, str) else None,

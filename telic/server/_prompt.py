@@ -1,7 +1,7 @@
 """The ``telic_workflow`` prompt: how a host drives a run, as one user message.
 
-The same text, without the request and mode header, ships for hosts as a skill file
-(``examples/hosts/telic-workflow.md``); a test keeps the two in step.
+The same text, without the request and mode header, is what ``telic init`` writes as the host's
+skill, rule or ``AGENTS.md`` section (``telic.hosts``); tests keep them in step.
 """
 
 from __future__ import annotations
@@ -37,8 +37,40 @@ clarification_response.
 8. Resume an earlier run only when the user asks (telic_list_runs, then telic_get_run); cancel \
 with telic_cancel_run; use body_json instead of body only if your client drops empty arrays \
 from nested objects.
+
+Two postures drive the same run. Ask which one this host is before telic_start_run.
+
+9. Serial host (no native subagents, or the user enabled no cast type): pass native_subagents \
+"unavailable" (or "unknown") and never call telic_cast. Do every phase in this session: read \
+and run what the node needs yourself, submit what you observed as Evidence, and cite those \
+Evidence ids in the WorkResult.
+10. Native-subagent host: pass native_subagents "available", list subagent.spawn in \
+host_capabilities (and in authorization_granted only if the user agreed), and pass the cast \
+types the user enabled in cast_types; casting is off unless the user enables a type.
+11. When to cast: only while nextAction.phase is agent_4_execute and the node's \
+effectivePermissions allow subagents, for a bounded question a fresh context answers better \
+(locate, verify_claim, reproduce, measure, diagnose, review, synthesize, draft). Call \
+telic_cast with cast_type, routing {needCode, text: why, in one line, expectedEvidence: the \
+evidence kinds the packet must hold, acceptance: checkable criteria} and budget {maxTurns, \
+maxTotalTokens, maxWallMs} inside the type's ceilings and nextAction.remainingBudgets. \
+Independent questions may be cast at once (fan-out, up to the node's children); never cast \
+what you can read in one step.
+12. Hand-off: the child gets only the returned cast.handoff, its brief and its pointers \
+(artifact:// and repo:// references, pk_ ids of earlier packets), never your transcript, your \
+reasoning or pasted file contents. Start it with exactly that (in Claude Code: the telic-cast \
+subagent).
+13. The child's return: one JSON object {claim, evidence: [{kind, source, locator, quote}], \
+completed, remaining}, every quote byte-exact from a source it was pointed at. Report its \
+spend with telic_cast_progress (turns, tool_calls, input_tokens, output_tokens), then pass the \
+object unchanged to telic_return_packet. A refusal names a repair code: send the child back to \
+fix that, or let the cast lapse; never rewrite a child's claim yourself.
+14. Cite: the next decision that relies on a packet (the WorkResult's rationale or notes, a \
+later cast's packet_refs) names its pk_ token. The digest (telic_get_digest) and the report \
+show which packets were consumed and which were not; a packet is verified only when every \
+quote checked out, so weigh its verdict, not its claim.
 """
-"""The eight instructions of the workflow, in Telic's words."""
+"""The instructions of the workflow, in Telic's words: the eight steps, then the two postures
+(serial host, native-subagent host) and how a native host casts, hands off, returns and cites."""
 
 
 def workflow_message(original_request: str, mode: str) -> str:

@@ -1,0 +1,61 @@
+"""The ``telic`` console script's first stop: route ``telic hook`` before anything heavy loads.
+
+Claude Code runs ``telic hook claude-code`` in a fresh process before every matching tool
+call, so that command must not import the MCP server, the actor system or the models (most of
+a second). Every other command goes on to ``telic.cli._main``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["hook_command", "main"]
+
+HOSTS_WITH_HOOKS = ("claude-code",)
+
+
+def _split(argv: Sequence[str]) -> tuple[str | None, str | None, list[str]]:
+    """Return ``(repository root option, command, the command's arguments)``."""
+    root: str | None = None
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--repository-root" and index + 1 < len(argv):
+            root, index = argv[index + 1], index + 2
+        elif word.startswith("--repository-root="):
+            root, index = word.split("=", 1)[1], index + 1
+        elif word.startswith("-"):
+            return root, None, []
+        else:
+            return root, word, list(argv[index + 1 :])
+    return root, None, []
+
+
+def hook_command(host: str, repository_root: str | None) -> int:
+    """Run ``telic hook <host>``: read the event on stdin, print the answer, exit 0.
+
+    An unknown host is a usage error (exit 2, naming the rule ``hook.host``).
+    """
+    if host not in HOSTS_WITH_HOOKS:
+        known = ", ".join(HOSTS_WITH_HOOKS)
+        print(f"telic: hook.host: no hook for host {host!r} (known: {known})", file=sys.stderr)
+        return 2
+    from telic.hosts._hook import claude_code_hook
+
+    output = claude_code_hook(sys.stdin.buffer.read(), repository_root=repository_root)
+    if output is not None:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``telic`` command; return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    root, command, rest = _split(args)
+    if command == "hook" and len(rest) == 1 and not rest[0].startswith("-"):
+        return hook_command(rest[0], root)
+    from telic.cli._main import main as full
+
+    return full(args)

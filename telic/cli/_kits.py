@@ -1,0 +1,81 @@
+"""``telic init <host>`` and ``telic hook <host>`` as ``telic`` subcommands.
+
+``telic hook`` normally never reaches here (``telic.cli._entry`` runs it before the full command
+line loads); it is registered so that ``telic --help`` lists it and ``telic hook … --json``-style
+mistakes get argparse's usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import anyio.to_thread
+
+from telic.cli._console import print_json
+from telic.server import ServerConfig
+
+__all__ = ["HOST_COMMANDS", "add_host_commands"]
+
+_Add = Callable[..., argparse.ArgumentParser]
+
+
+def add_host_commands(add: _Add) -> None:
+    """Register ``init`` and ``hook`` with the ``add`` helper of ``telic._main._parser``."""
+    from telic.hosts._kits import HOSTS
+
+    init = add("init", "write (or merge) a host's project files for Telic")
+    init.add_argument("host", choices=HOSTS)
+    init.add_argument("--repository", metavar="DIR", help="the project (default: the repository)")
+    init.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
+    hook.add_argument("host", choices=("claude-code",))
+    hook.set_defaults(json=False)
+
+
+async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
+    return await anyio.to_thread.run_sync(_init_now, config, args)
+
+
+def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.hosts._kits import diff, plan_kit, write_kit
+
+    root = Path(args.repository).resolve() if args.repository else config.repository_root
+    changes = plan_kit(args.host, root)
+    if not args.dry_run:
+        write_kit(root, changes)
+    written = [c.path for c in changes if c.changed]
+    if args.json:
+        print_json(
+            {
+                "host": args.host,
+                "repository": str(root),
+                "dryRun": bool(args.dry_run),
+                "files": [{"path": c.path, "changed": c.changed} for c in changes],
+                "diff": diff(changes) if args.dry_run else None,
+            }
+        )
+    elif args.dry_run:
+        sys.stdout.write(diff(changes) or f"{args.host} kit in {root} is already current\n")
+    else:
+        for change in changes:
+            state = "unchanged" if not change.changed else ("updated" if change.before else "new")
+            print(f"{state:>9}  {root / change.path}")
+        if not written:
+            print(f"{args.host} kit in {root} is already current")
+    return 0
+
+
+async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.cli._entry import hook_command
+
+    return await anyio.to_thread.run_sync(hook_command, args.host, str(config.repository_root))
+
+
+HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[Any]]]] = {
+    "init": _init,
+    "hook": _hook,
+}

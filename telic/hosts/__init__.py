@@ -1,0 +1,28 @@
+"""Host kits and hooks (rank 6): what a real host needs to drive Telic from its own project.
+
+``telic init <host>`` writes (or merges into) the host's project files in its documented format
+(``init_kit``, ``check_kit``); ``telic hook claude-code`` decides a host's native tool call from
+the ledger in a fresh process (``claude_code_hook``), failing closed while a run is live.
+
+The facade is lazy (``telic._lazy``): the hook imports only what a decision needs.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic.hosts._hook import LiveRun as LiveRun
+    from telic.hosts._hook import claude_code_hook as claude_code_hook
+    from telic.hosts._hook import select_run as select_run
+
+__all__ = ["LiveRun", "claude_code_hook", "select_run"]
+
+_EXPORTS: typing.Final = {
+    "telic.hosts._hook": ("LiveRun", "claude_code_hook", "select_run"),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(__name__, _EXPORTS, globals())

@@ -1,0 +1,372 @@
+"""Host kits: the project files ``telic init <host>`` writes, merged into what is already there.
+
+A kit is planned purely (``plan_kit``: the files' current text in, their new text out) and
+written by ``write_kit``. Each file follows its host's documented format (docs/hosts.md names
+them): Claude Code's ``.mcp.json``, ``.claude/settings.json`` hooks, ``.claude/agents/*.md`` and
+``.claude/skills/*/SKILL.md``; Codex's ``.codex/config.toml`` ``[mcp_servers.telic]`` and
+``AGENTS.md``; Cursor's ``.cursor/mcp.json`` and ``.cursor/rules/*.mdc``. Commands are absolute
+and bind the repository explicitly (``--repository-root``), so a host started in another folder
+still drives this one.
+
+Merging never drops what the user wrote: JSON files keep every other key (re-indented with two
+spaces when the file was written differently); TOML and Markdown files keep every byte outside
+Telic's own table or marked section, and the merged TOML is parsed back to prove that nothing
+else changed. A file that cannot be merged safely is refused with ``UsageError`` naming the rule
+(``init.json``, ``init.toml``, …) before anything is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shlex
+import sys
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from telic._errors import UsageError
+from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
+from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT
+
+__all__ = [
+    "HOSTS",
+    "FileChange",
+    "Host",
+    "KitCheck",
+    "check_kits",
+    "diff",
+    "plan_kit",
+    "telic_command",
+    "write_kit",
+]
+
+Host = Literal["claude-code", "codex", "cursor"]
+HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor")
+SERVER_NAME: Final = "telic"
+AGENT_NAME: Final = "telic-cast"
+SKILL_NAME: Final = "telic-workflow"
+HOOK_TIMEOUT_SECONDS: Final = 30
+BEGIN: Final = "<!-- telic:begin (written by telic init; edits inside are replaced) -->"
+END: Final = "<!-- telic:end -->"
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file of a kit: its path relative to the repository, its text now and after init."""
+
+    path: str
+    before: str | None
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        """Whether ``init`` would write this file."""
+        return self.before != self.after
+
+
+@dataclass(frozen=True, slots=True)
+class KitCheck:
+    """One line of ``telic doctor`` about an installed kit."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def telic_command() -> list[str]:
+    """The absolute command that runs this very ``telic``: its console script when there is one
+    beside the interpreter (or the one running), else ``python -m telic``."""
+    candidates = [Path(os.path.abspath(sys.argv[0])), Path(sys.executable).parent / "telic"]
+    for candidate in candidates:
+        if candidate.name == "telic" and candidate.is_file() and os.access(candidate, os.X_OK):
+            return [str(candidate)]
+    return [os.path.abspath(sys.executable), "-m", "telic"]
+
+
+# ------------------------------------------------------------------------------------ pieces
+
+
+def _server_entry(command: Sequence[str], root: str) -> dict[str, Any]:
+    return {"command": command[0], "args": [*command[1:], "--repository-root", root, "serve"]}
+
+
+def hook_command(command: Sequence[str], root: str) -> str:
+    """The shell command line of the Claude Code hook (Claude Code runs it through a shell)."""
+    words = [*command, "--repository-root", root, "hook", "claude-code"]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _load_json(path: str, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"init.json: {path} is not valid JSON ({exc}); fix it first") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"init.json: {path} does not hold a JSON object")
+    return value
+
+
+def _dump_json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _with_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
+    document = _load_json(path, text)
+    servers = document.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise UsageError(f"init.json: mcpServers in {path} is not an object")
+    if servers.get(SERVER_NAME) == entry and text is not None:
+        return text  # already there: leave the file byte for byte
+    servers[SERVER_NAME] = dict(entry)
+    return _dump_json(document)
+
+
+def _is_ours(group: object) -> bool:
+    if not isinstance(group, dict):
+        return False
+    hooks = group.get("hooks")
+    return isinstance(hooks, list) and any(
+        isinstance(h, dict) and str(h.get("command", "")).endswith(" hook claude-code")
+        for h in hooks
+    )
+
+
+def _with_hooks(path: str, text: str | None, command: str) -> str:
+    document = _load_json(path, text)
+    hooks = document.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError(f"init.json: hooks in {path} is not an object")
+    action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    wanted = {
+        "PreToolUse": {"matcher": MATCHER, "hooks": [action]},
+        "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
+    }
+    before = json.dumps(document, sort_keys=True)
+    for event, group in wanted.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise UsageError(f"init.json: hooks.{event} in {path} is not a list")
+        mine = [index for index, existing in enumerate(groups) if _is_ours(existing)]
+        if mine:
+            groups[mine[0]] = group
+            for index in reversed(mine[1:]):
+                del groups[index]
+        else:
+            groups.append(group)
+    if text is not None and json.dumps(document, sort_keys=True) == before:
+        return text
+    return _dump_json(document)
+
+
+def _front_matter(fields: Sequence[tuple[str, str]]) -> str:
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields]
+    return "---\n" + "\n".join(lines) + "\n---\n\n"
+
+
+def _section(text: str | None, body: str) -> str:
+    """``text`` with Telic's marked section replaced (or appended), every other byte kept."""
+    block = f"{BEGIN}\n{body.rstrip()}\n{END}\n"
+    if text is None or not text:
+        return block
+    start, end = text.find(BEGIN), text.find(END)
+    if start == -1 and end == -1:
+        return text + ("\n" if text.endswith("\n") else "\n\n") + block
+    if start == -1 or end < start or text.count(BEGIN) != 1 or text.count(END) != 1:
+        raise UsageError(
+            "init.markdown: the telic:begin/telic:end markers are unbalanced; fix them first"
+        )
+    return text[:start] + block + text[end + len(END) :].removeprefix("\n")
+
+
+_TABLE: Final = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*telic\s*(\]|\.)", re.MULTILINE)
+_ANY_TABLE: Final = re.compile(r"^\s*\[", re.MULTILINE)
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
+    original = text or ""
+    try:
+        parsed = tomllib.loads(original)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"init.toml: {path} is not valid TOML ({exc}); fix it first") from None
+    if parsed.get("mcp_servers", {}).get(SERVER_NAME) == dict(entry):
+        return original
+    args = ", ".join(_toml_string(a) for a in entry["args"])
+    block = (
+        f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(entry['command'])}\n"
+        f"args = [{args}]\n"
+    )
+    kept = original
+    found = list(_TABLE.finditer(original))
+    if found:
+        start = found[0].start()
+        tables = [m.start() for m in _ANY_TABLE.finditer(original) if m.start() > start]
+        later = [t for t in tables if not _TABLE.match(original, t)]
+        end = later[0] if later else len(original)
+        if any(m.start() > end for m in found):
+            raise UsageError(f"init.toml: [mcp_servers.telic] in {path} is split; merge by hand")
+        merged = original[:start] + block + ("\n" + original[end:] if end < len(original) else "")
+    else:
+        separator = (
+            "" if not kept or kept.endswith("\n\n") else ("\n" if kept.endswith("\n") else "\n\n")
+        )
+        merged = kept + separator + block
+    try:
+        reparsed = tomllib.loads(merged)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"init.toml: merging into {path} would break it ({exc})") from None
+    servers = dict(reparsed.get("mcp_servers", {}))
+    if servers.pop(SERVER_NAME, None) != dict(entry):
+        raise UsageError(f"init.toml: mcp_servers.telic in {path} is defined inline; edit by hand")
+    others = dict(parsed.get("mcp_servers", {}))
+    others.pop(SERVER_NAME, None)
+    rest_before = {k: v for k, v in parsed.items() if k != "mcp_servers"}
+    rest_after = {k: v for k, v in reparsed.items() if k != "mcp_servers"}
+    if servers != others or rest_before != rest_after:
+        raise UsageError(f"init.toml: merging into {path} would change other settings; refused")
+    return merged
+
+
+# ------------------------------------------------------------------------------------ plans
+
+_Reader = Callable[[str], str | None]
+
+
+def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    agent = _front_matter(
+        [
+            ("name", AGENT_NAME),
+            (
+                "description",
+                "Run one Telic cast: read what the handoff points at and return exactly one "
+                "evidence packet (JSON). Use for every telic_cast the parent admits.",
+            ),
+            ("tools", "Read, Grep, Glob"),
+        ]
+    )
+    skill = _front_matter([("name", SKILL_NAME), ("description", SKILL_DESCRIPTION)])
+    files: dict[str, Callable[[str | None], str]] = {
+        ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root)),
+        ".claude/settings.json": lambda t: _with_hooks(
+            ".claude/settings.json", t, hook_command(command, root)
+        ),
+        f".claude/agents/{AGENT_NAME}.md": lambda _: agent + AGENT_TEXT,
+        f".claude/skills/{SKILL_NAME}/SKILL.md": lambda _: skill + SKILL_TEXT,
+    }
+    return [FileChange(path, read(path), make(read(path))) for path, make in files.items()]
+
+
+def _codex(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    entry = _server_entry(command, root)
+    config = ".codex/config.toml"
+    section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
+    return [
+        FileChange(config, read(config), _with_codex_server(config, read(config), entry)),
+        FileChange("AGENTS.md", read("AGENTS.md"), _section(read("AGENTS.md"), section)),
+    ]
+
+
+def _cursor(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
+    rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
+    mcp = ".cursor/mcp.json"
+    rules = f".cursor/rules/{SKILL_NAME}.mdc"
+    return [
+        FileChange(mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root))),
+        FileChange(rules, read(rules), rule + SKILL_TEXT),
+    ]
+
+
+_PLANS: Final = {"claude-code": _claude_code, "codex": _codex, "cursor": _cursor}
+
+
+def _reader(root: Path) -> _Reader:
+    def read(relative: str) -> str | None:
+        path = root / relative
+        if path.is_symlink():
+            raise UsageError(f"init.path: {relative} is a symlink; Telic writes no symlinked file")
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"init.path: cannot read {relative}: {exc}") from None
+
+    return read
+
+
+def plan_kit(host: str, root: Path, command: Sequence[str] | None = None) -> list[FileChange]:
+    """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
+    there. Writes nothing.
+
+    Raises:
+        UsageError: an unknown host (``init.host``), a relative root (``init.root``), or a file
+            that cannot be merged safely (``init.json``, ``init.toml``, ``init.markdown``,
+            ``init.path``).
+    """
+    plan = _PLANS.get(host)
+    if plan is None:
+        raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
+    if not root.is_absolute() or not root.is_dir():
+        raise UsageError(f"init.root: {root} is not an existing absolute directory")
+    return plan(str(root), list(command or telic_command()), _reader(root))
+
+
+def write_kit(root: Path, changes: Sequence[FileChange]) -> None:
+    """Write the changed files of a planned kit (each atomically, folders created 0755)."""
+    for change in changes:
+        if not change.changed:
+            continue
+        path = root / change.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.telic-init.tmp")
+        temporary.write_text(change.after, encoding="utf-8")
+        os.replace(temporary, path)
+
+
+def diff(changes: Sequence[FileChange]) -> str:
+    """The unified diff of a planned kit (empty when nothing would change)."""
+    out: list[str] = []
+    for change in changes:
+        if change.changed:
+            before = (change.before or "").splitlines(keepends=True)
+            after = change.after.splitlines(keepends=True)
+            old = f"a/{change.path}" if change.before is not None else "/dev/null"
+            out.extend(difflib.unified_diff(before, after, old, f"b/{change.path}"))
+    return "".join(out)
+
+
+def check_kits(root: Path, command: Sequence[str] | None = None) -> list[KitCheck]:
+    """Check every kit installed in ``root``: a host counts as installed when any of its files
+    exists; each such file must be what ``telic init`` would write now, and the commands it
+    runs must exist."""
+    checks: list[KitCheck] = []
+    for host in HOSTS:
+        try:
+            changes = plan_kit(host, root, command)
+        except UsageError as exc:
+            checks.append(KitCheck(f"kit {host}", False, exc.message))
+            continue
+        if all(change.before is None for change in changes):
+            continue
+        stale = [c.path for c in changes if c.changed]
+        executable = (command or telic_command())[0]
+        runs = os.access(executable, os.X_OK)
+        if stale:
+            detail = f"differs from this telic's kit: {', '.join(stale)} (run telic init {host})"
+        elif not runs:
+            detail = f"{executable} is not executable"
+        else:
+            detail = f"{len(changes)} files current; commands run {executable}"
+        checks.append(KitCheck(f"kit {host}", not stale and runs, detail))
+    return checks

@@ -1,0 +1,106 @@
+"""The permission layers of a run, kept beside an SQLite ledger for the hook's fast path.
+
+Deciding a native action needs three layers (``telic.controller.tool_layers``): the mode, the run
+authorization and the current phase's effective permissions. Computing them means loading the
+run through the controller, which costs most of a second to import; a hook that runs once per
+tool call in a fresh process cannot pay that every time. So the layers are computed by the
+controller itself (``compute_layers``, the slow path) and written next to the database, keyed by
+the run's version and artifact count as read from the run row before and after computing them.
+Every step that could change them raises one of the two, so a snapshot whose key still matches
+the row is the controller's answer for the current state; one that does not is ignored and
+recomputed. Files are written atomically (temporary file, ``fsync``, rename) with mode 0600.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from telic.permissions._decision import Layer
+
+__all__ = ["LAYERS_DIR", "SESSIONS_DIR", "Key", "compute_layers", "read_layers", "write_layers"]
+
+LAYERS_DIR: Final = "hook-layers"
+SESSIONS_DIR: Final = "hook-sessions"
+_FORMAT: Final = "telic.hook-layers/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """What a snapshot was computed at: the run's version and artifact count."""
+
+    run_id: str
+    version: int
+    artifact_count: int
+
+
+def _path(state_dir: Path, run_id: str) -> Path:
+    name = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
+    return state_dir / LAYERS_DIR / f"{name}.json"
+
+
+def read_layers(state_dir: Path, key: Key) -> tuple[Layer, ...] | None:
+    """Return the stored layers computed at ``key``; ``None`` when absent, stale or unreadable
+    (the caller then computes them)."""
+    try:
+        stored = json.loads(_path(state_dir, key.run_id).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
+        return None
+    if stored.get("key") != [key.run_id, key.version, key.artifact_count]:
+        return None
+    layers = stored.get("layers")
+    if not isinstance(layers, list) or len(layers) != 3:
+        return None
+    try:
+        return tuple(Layer.from_json(layer) for layer in layers)
+    except ValueError:
+        return None
+
+
+def write_layers(state_dir: Path, key: Key, layers: tuple[Layer, ...]) -> None:
+    """Store ``layers`` as computed at ``key`` (atomically; the last writer wins)."""
+    path = _path(state_dir, key.run_id)
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    document = {
+        "format": _FORMAT,
+        "key": [key.run_id, key.version, key.artifact_count],
+        "layers": [layer.to_json() for layer in layers],
+    }
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(json.dumps(document, sort_keys=True).encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def compute_layers(database_url: str, repository_root: str, run_id: str) -> tuple[Layer, ...]:
+    """Load the run through the controller and return its layers (the slow path: imports the
+    controller and opens the async ledger).
+
+    Raises:
+        TelicError: the run cannot be loaded, or its NextAction cannot be generated.
+    """
+    import anyio
+
+    from telic.controller import Controller, tool_layers
+    from telic.ledger import open_ledger
+
+    async def load() -> tuple[Layer, ...]:
+        async with open_ledger(database_url, repository_root=repository_root) as ledger:
+            return tool_layers(await Controller(ledger).load(run_id))
+
+    return anyio.run(load)

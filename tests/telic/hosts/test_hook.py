@@ -1,0 +1,362 @@
+"""``telic hook claude-code`` decides a native tool call from the ledger and fails closed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from telic.hosts import claude_code_hook
+from telic.hosts._hook import LiveRun, _other_ledger, select_run
+from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
+from telic.ledger import Ledger, open_ledger
+from telic.roles import Service, open_service
+
+from ..controller.builders import perms  # noqa: TID252
+from ..roles.kit import (  # noqa: TID252
+    VERIFY_READ,
+    ServiceFlow,
+    clock_from,
+    fake_grounder,
+    ids_from,
+)
+
+pytestmark = pytest.mark.anyio
+
+WRITE_SRC = perms(read=["**"], write=["src/**"])
+
+
+@asynccontextmanager
+async def project(tmp_path: Path) -> AsyncIterator[tuple[Service, Ledger, Path, Path]]:
+    """A repository with ``src/retry.py``, its SQLite ledger outside it, and a service."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "retry.py").write_text("MAX_RETRIES = 5\n")
+    state.mkdir()
+    async with (
+        open_ledger(f"sqlite://{state}", repository_root=repo) as ledger,
+        open_service(
+            ledger=ledger,
+            repository_root=str(repo),
+            state_dir=state,
+            clock=clock_from(),
+            new_id=ids_from("run"),
+            grounder=fake_grounder,
+        ) as service,
+    ):
+        yield service, ledger, repo, state
+
+
+def event(tool: str, session: str = "session-1", **tool_input: Any) -> bytes:
+    """Claude Code's PreToolUse stdin for one tool call."""
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": "/tmp/transcript.jsonl",
+            "cwd": "/somewhere/else",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": tool_input,
+        }
+    ).encode()
+
+
+async def hook(raw: bytes, repo: Path, state: Path) -> dict[str, Any] | None:
+    """Run the hook as the command would, in a worker thread (it starts its own event loop when
+    it must load a run through the controller)."""
+    environ = {"TELIC_STATE_DIR": str(state)}
+
+    def call() -> str | None:
+        return claude_code_hook(raw, repository_root=str(repo), environ=environ)
+
+    output = await anyio.to_thread.run_sync(call)
+    return None if output is None else json.loads(output)["hookSpecificOutput"]
+
+
+async def executing_fix(service: Service) -> ServiceFlow:
+    flow = await ServiceFlow.start(
+        service,
+        "fix_only",
+        authorization_granted=("repository.read", "repository.write", "subagent.spawn"),
+    )
+    b = flow.b
+    b.permissions = WRITE_SRC
+    b.verifications = [VERIFY_READ]
+    await flow.ground()
+    await flow.submit("ProblemFrame", b.frame())
+    await flow.submit("TaskContract", b.contract())
+    await flow.submit("PromptReview", b.prompt_review())
+    await flow.submit(
+        "WorkPlan", b.plan(nodes=[b.node(tools=["repository.read", "repository.write"])])
+    )
+    return flow
+
+
+async def test_a_write_inside_the_node_scope_is_allowed_and_one_outside_it_denied(
+    tmp_path: Path,
+) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        flow = await executing_fix(service)
+        assert flow.last.next_action.phase == "agent_4_execute"
+        inside = await hook(event("Write", file_path=f"{repo}/src/retry.py"), repo, state)
+        outside = await hook(event("Edit", file_path=f"{repo}/README.md"), repo, state)
+    assert inside is not None
+    assert inside["permissionDecision"] == "allow"
+    assert outside is not None
+    assert outside["permissionDecision"] == "deny"
+    assert "phase layer" in outside["permissionDecisionReason"]
+    assert outside["hookEventName"] == "PreToolUse"
+
+
+async def test_a_path_outside_the_repository_is_denied_while_a_run_is_live(
+    tmp_path: Path,
+) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        answer = await hook(event("Read", file_path="/etc/passwd"), repo, state)
+    assert answer is not None
+    assert answer["permissionDecision"] == "deny"
+    assert "path_escape" in answer["permissionDecisionReason"]
+
+
+async def test_the_hook_decides_exactly_as_telic_check_tool_action(tmp_path: Path) -> None:
+    cases = [
+        ("Write", {"file_path": "src/retry.py"}, "repository.write", "src/retry.py"),
+        ("Edit", {"file_path": "docs/x.md"}, "repository.write", "docs/x.md"),
+        ("Read", {"file_path": "src/retry.py"}, "repository.read", "src/retry.py"),
+        ("Bash", {"command": "git status"}, "shell.inspect", "git.status"),
+        ("Bash", {"command": "rm -rf /"}, "shell.execute", "rm -rf /"),
+        ("WebFetch", {"url": "https://example.com/x"}, "network.read", "https://example.com/x"),
+        ("Task", {"subagent_type": "telic-cast"}, "subagent.spawn", "telic-cast"),
+    ]
+    async with project(tmp_path) as (service, ledger, repo, state):
+        flow = await executing_fix(service)
+        run_id = flow.b.run_id
+        for tool, tool_input, capability, target in cases:
+            answer = await hook(event(tool, **tool_input), repo, state)
+            expected = await service.check_tool_action(run_id, capability, target)
+            assert answer is not None
+            assert answer["permissionDecision"] == expected.verdict, (tool, tool_input)
+            assert expected.reason in answer["permissionDecisionReason"]
+        trace = (await ledger.page_trace(run_id, 0, 500)).events
+    checks = [e for e in trace if e.event_type == "permission_checked"]
+    by_hook, by_tool = checks[0::2], checks[1::2]
+    assert len(by_hook) == len(cases)
+    for mine, theirs in zip(by_hook, by_tool, strict=True):
+        assert mine.permission_decision == theirs.permission_decision
+        assert (mine.actor, mine.phase, mine.budget_snapshot) == (
+            theirs.actor,
+            theirs.phase,
+            theirs.budget_snapshot,
+        )
+
+
+async def test_the_chain_stays_valid_after_hook_decisions(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, ledger, repo, state):
+        flow = await executing_fix(service)
+        for path in ("src/retry.py", "README.md", "/etc/hosts"):
+            await hook(event("Write", file_path=path), repo, state)
+        await hook(event("TodoWrite", todos=[]), repo, state)
+        await flow.submit("Evidence", flow.b.evidence())
+        report = await ledger.verify_run(flow.b.run_id)
+    assert report.ok, report.first_broken
+    assert report.records_checked > 10
+
+
+async def test_an_unmapped_tool_is_denied_and_recorded_as_refused(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, ledger, repo, state):
+        flow = await executing_fix(service)
+        answer = await hook(event("mcp__github__create_issue", title="x"), repo, state)
+        trace = (await ledger.page_trace(flow.b.run_id, 0, 500)).events
+    assert answer is not None
+    assert answer["permissionDecision"] == "deny"
+    assert "cannot map the tool mcp__github__create_issue" in answer["permissionDecisionReason"]
+    assert trace[-1].event_type == "tool_action_refused"
+
+
+async def test_with_no_live_run_the_hook_says_nothing(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        before = await hook(event("Write", file_path="src/retry.py"), repo, state)
+        flow = await ServiceFlow.start(service)
+        await service.cancel_run(flow.b.run_id, *flow.token())
+        after = await hook(event("Write", file_path="src/retry.py"), repo, state)
+        garbage = await hook(b"not json", repo, state)
+    assert (before, after, garbage) == (None, None, None)
+
+
+async def test_with_no_ledger_at_all_the_hook_says_nothing_and_creates_none(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    assert await hook(event("Write", file_path="a"), tmp_path, state) is None
+    assert list(state.iterdir()) == []
+
+
+async def test_unreadable_input_is_denied_while_a_run_is_live(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await ServiceFlow.start(service)
+        answers = [await hook(raw, repo, state) for raw in (b"{", b"[]", b'{"tool_name": 3}')]
+    for answer in answers:
+        assert answer is not None
+        assert answer["permissionDecision"] == "deny"
+        assert "hook.input" in answer["permissionDecisionReason"]
+
+
+async def test_several_live_runs_need_the_session_to_name_one(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        first = await executing_fix(service)
+        await ServiceFlow.start(service)
+        unbound = await hook(event("Read", file_path="src/retry.py"), repo, state)
+        telic = await hook(event("mcp__telic__telic_get_run", run_id=first.b.run_id), repo, state)
+        bound = await hook(event("Write", file_path="src/retry.py"), repo, state)
+        other = await hook(event("Write", session="session-2", file_path="src/x.py"), repo, state)
+    assert unbound is not None
+    assert unbound["permissionDecision"] == "deny"
+    assert "2 live Telic runs" in unbound["permissionDecisionReason"]
+    assert telic is not None
+    assert telic["permissionDecision"] == "allow"
+    assert bound is not None
+    assert bound["permissionDecision"] == "allow"
+    assert first.b.run_id in bound["permissionDecisionReason"]
+    assert other is not None
+    assert other["permissionDecision"] == "deny"
+    assert len(list((state / SESSIONS_DIR).iterdir())) == 1
+
+
+def test_the_session_binding_wins_and_the_only_live_run_is_taken_otherwise() -> None:
+    a, b = (LiveRun(name, "fix_only", "agent_4_execute", 5, 9, 1, 1) for name in ("a", "b"))
+    assert select_run([a, b], "b") is b
+    assert select_run([a], None) is a
+    assert select_run([a], "gone") is a
+    assert isinstance(select_run([a, b], "gone"), str)
+
+
+async def test_a_stale_layer_snapshot_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        flow = await ServiceFlow.start(
+            service,
+            "fix_only",
+            authorization_granted=("repository.read", "repository.write", "subagent.spawn"),
+        )
+        await flow.ground()
+        grounding = await hook(event("Write", file_path="src/retry.py"), repo, state)
+        (snapshot,) = (state / LAYERS_DIR).iterdir()
+        first = json.loads(snapshot.read_text())
+        b = flow.b
+        b.permissions = WRITE_SRC
+        b.verifications = [VERIFY_READ]
+        for kind, body in (
+            ("ProblemFrame", b.frame()),
+            ("TaskContract", b.contract()),
+            ("PromptReview", b.prompt_review()),
+            ("WorkPlan", b.plan(nodes=[b.node(tools=["repository.read", "repository.write"])])),
+        ):
+            await flow.submit(kind, body)
+        executing = await hook(event("Write", file_path="src/retry.py"), repo, state)
+        second = json.loads(snapshot.read_text())
+    assert grounding is not None
+    assert grounding["permissionDecision"] == "deny"
+    assert executing is not None
+    assert executing["permissionDecision"] == "allow"
+    assert first["key"] != second["key"]
+
+
+async def test_a_failure_to_decide_while_a_run_is_live_is_a_deny(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        flow = await executing_fix(service)
+        await hook(event("Read", file_path="src/retry.py"), repo, state)
+        for snapshot in (state / LAYERS_DIR).iterdir():
+            snapshot.unlink()
+        with sqlite3.connect(state / "ledger.sqlite3") as db:  # a run the controller cannot load
+            db.execute("UPDATE runs SET phase = 'no_such_phase' WHERE run_id = ?", (flow.b.run_id,))
+        answer = await hook(event("Read", file_path="src/retry.py"), repo, state)
+    assert answer is not None
+    assert answer["permissionDecision"] == "deny"
+    assert "could not decide" in answer["permissionDecisionReason"]
+
+
+async def test_a_snapshot_that_cannot_be_stored_does_not_stop_the_decision(
+    tmp_path: Path,
+) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        (state / LAYERS_DIR).write_text("a file where the folder should be")
+        answer = await hook(event("Write", file_path="src/retry.py"), repo, state)
+    assert answer is not None
+    assert answer["permissionDecision"] == "allow"
+
+
+async def test_a_ledger_that_cannot_be_read_is_a_deny(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "ledger.sqlite3").write_bytes(b"this is not a database" * 100)
+    answer = await hook(event("Write", file_path="a"), tmp_path, state)
+    assert answer is not None
+    assert answer["permissionDecision"] == "deny"
+    assert "could not read" in answer["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_any_other_ledger_gets_the_same_decision_through_the_async_ledger(
+    tmp_path: Path,
+) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        url = f"sqlite://{state}"
+
+        def decide(path: str) -> dict[str, Any]:
+            raw = event("Write", file_path=path)
+            from telic.hosts._claude_code import parse_input
+
+            output = _other_ledger(url, str(repo), parse_input(raw), "")
+            assert output is not None
+            return dict(json.loads(output)["hookSpecificOutput"])
+
+        inside = await anyio.to_thread.run_sync(decide, "src/retry.py")
+        outside = await anyio.to_thread.run_sync(decide, "README.md")
+    assert (inside["permissionDecision"], outside["permissionDecision"]) == ("allow", "deny")
+
+
+async def test_the_console_command_answers_on_stdout_with_exit_0(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        env = {**os.environ, "TELIC_STATE_DIR": str(state)}
+        command = [sys.executable, "-m", "telic", "--repository-root", str(repo), "hook"]
+
+        def run(host: str) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(
+                [*command, host],
+                input=event("Write", file_path=f"{repo}/README.md"),
+                capture_output=True,
+                env=env,
+                check=False,
+            )
+
+        done = await anyio.to_thread.run_sync(run, "claude-code")
+        unknown = await anyio.to_thread.run_sync(run, "emacs")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert unknown.returncode == 2
+    assert b"hook.host" in unknown.stderr
+
+
+def test_the_hook_imports_neither_pydantic_nor_the_mcp_sdk_nor_anyio() -> None:
+    probe = (
+        "import sys, telic.cli._entry, telic.hosts._hook; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'pydantic', 'mcp', 'anyio', 'aiosqlite', 'telic_actors'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,239 @@
+"""``telic init`` writes each host's files in its documented format, merges, and is idempotent."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from telic import UsageError
+from telic.hosts._claude_code import MATCHER
+from telic.hosts._kits import (
+    BEGIN,
+    END,
+    HOSTS,
+    check_kits,
+    diff,
+    plan_kit,
+    telic_command,
+    write_kit,
+)
+from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT
+from telic.server import WORKFLOW_INSTRUCTIONS
+
+COMMAND = ["/opt/telic/bin/telic"]
+
+
+def init(root: Path, host: str) -> list[str]:
+    changes = plan_kit(host, root, COMMAND)
+    write_kit(root, changes)
+    return [c.path for c in changes if c.changed]
+
+
+def front_matter(text: str) -> dict[str, object]:
+    """Parse the YAML front matter the kits write (one ``key: JSON scalar`` a line)."""
+    assert text.startswith("---\n")
+    head, _, _ = text[4:].partition("\n---\n")
+    fields: dict[str, object] = {}
+    for line in head.splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = json.loads(value) if value.strip() else None
+    return fields
+
+
+def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path) -> None:
+    init(tmp_path, "claude-code")
+    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["telic"]
+    assert server == {
+        "command": COMMAND[0],
+        "args": ["--repository-root", str(tmp_path), "serve"],
+    }
+    hooks = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
+    (pre,) = hooks["PreToolUse"]
+    (post,) = hooks["PostToolUse"]
+    assert pre["matcher"] == MATCHER
+    assert post["matcher"] == "mcp__telic__.*"
+    (action,) = pre["hooks"]
+    assert action["type"] == "command"
+    assert shlex.split(action["command"]) == [
+        COMMAND[0],
+        "--repository-root",
+        str(tmp_path),
+        "hook",
+        "claude-code",
+    ]
+    agent = (tmp_path / ".claude/agents/telic-cast.md").read_text()
+    assert front_matter(agent) == {
+        "name": "telic-cast",
+        "description": front_matter(agent)["description"],
+        "tools": "Read, Grep, Glob",
+    }
+    assert "return one evidence packet" in agent
+    assert agent.endswith(AGENT_TEXT)
+    skill = (tmp_path / ".claude/skills/telic-workflow/SKILL.md").read_text()
+    assert front_matter(skill)["name"] == "telic-workflow"
+    assert WORKFLOW_INSTRUCTIONS in skill
+
+
+def test_the_hook_matcher_is_a_regex_that_covers_the_mapped_tools() -> None:
+    import re
+
+    pattern = re.compile(f"^(?:{MATCHER})$")
+    for tool in ("Read", "Write", "Edit", "Bash", "Task", "mcp__telic__telic_cast", "mcp__x__y"):
+        assert pattern.match(tool), tool
+    assert not pattern.match("TodoWrite")
+
+
+def test_codex_gets_a_config_table_and_an_agents_section(tmp_path: Path) -> None:
+    init(tmp_path, "codex")
+    config = tomllib.loads((tmp_path / ".codex/config.toml").read_text())
+    assert config["mcp_servers"]["telic"] == {
+        "command": COMMAND[0],
+        "args": ["--repository-root", str(tmp_path), "serve"],
+    }
+    agents = (tmp_path / "AGENTS.md").read_text()
+    assert agents.startswith(BEGIN)
+    assert agents.rstrip().endswith(END)
+    assert WORKFLOW_INSTRUCTIONS in agents
+
+
+def test_cursor_gets_its_mcp_server_and_a_rule(tmp_path: Path) -> None:
+    init(tmp_path, "cursor")
+    server = json.loads((tmp_path / ".cursor/mcp.json").read_text())["mcpServers"]["telic"]
+    assert server["args"][-1] == "serve"
+    rule = (tmp_path / ".cursor/rules/telic-workflow.mdc").read_text()
+    fields = front_matter(rule)
+    assert set(fields) == {"description", "globs", "alwaysApply"}
+    assert fields["alwaysApply"] is False
+    assert fields["globs"] is None
+    assert rule.endswith(SKILL_TEXT)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_init_twice_changes_nothing_the_second_time(tmp_path: Path, host: str) -> None:
+    assert init(tmp_path, host)
+    snapshot = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert init(tmp_path, host) == []
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == snapshot
+    assert diff(plan_kit(host, tmp_path, COMMAND)) == ""
+
+
+def test_merging_keeps_the_users_other_servers_and_hooks(tmp_path: Path) -> None:
+    mine = {"mcpServers": {"github": {"command": "gh-mcp", "args": [], "env": {"T": "1"}}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(mine, indent=2) + "\n")
+    (tmp_path / ".claude").mkdir()
+    settings = {
+        "permissions": {"allow": ["Bash(ls)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}]
+        },
+    }
+    (tmp_path / ".claude/settings.json").write_text(json.dumps(settings))
+    init(tmp_path, "claude-code")
+    servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+    assert servers["github"] == mine["mcpServers"]["github"]
+    assert set(servers) == {"github", "telic"}
+    merged = json.loads((tmp_path / ".claude/settings.json").read_text())
+    assert merged["permissions"] == settings["permissions"]
+    assert merged["hooks"]["PreToolUse"][0] == settings["hooks"]["PreToolUse"][0]
+    assert len(merged["hooks"]["PreToolUse"]) == 2
+
+
+def test_a_moved_telic_replaces_its_own_hook_instead_of_adding_one(tmp_path: Path) -> None:
+    init(tmp_path, "claude-code")
+    changes = plan_kit("claude-code", tmp_path, ["/elsewhere/telic"])
+    write_kit(tmp_path, changes)
+    hooks = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
+    assert len(hooks["PreToolUse"]) == 1
+    assert hooks["PreToolUse"][0]["hooks"][0]["command"].startswith("/elsewhere/telic ")
+
+
+def test_a_codex_config_keeps_every_other_byte(tmp_path: Path) -> None:
+    original = (
+        '# my settings\nmodel = "o4"\n\n[mcp_servers.github]\ncommand = "gh"\n'
+        "args = []  # keep this comment\n"
+    )
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex/config.toml").write_text(original)
+    init(tmp_path, "codex")
+    merged = (tmp_path / ".codex/config.toml").read_text()
+    assert merged.startswith(original)
+    stale = merged.replace(COMMAND[0], "/old/telic")
+    (tmp_path / ".codex/config.toml").write_text(stale + "\n[profile]\nx = 1\n")
+    init(tmp_path, "codex")
+    again = tomllib.loads((tmp_path / ".codex/config.toml").read_text())
+    assert again["mcp_servers"]["telic"]["command"] == COMMAND[0]
+    assert again["profile"] == {"x": 1}
+    assert again["model"] == "o4"
+    assert "# keep this comment" in (tmp_path / ".codex/config.toml").read_text()
+
+
+def test_agents_md_keeps_the_users_text_around_the_marked_section(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("# House rules\n\nBe kind.\n")
+    init(tmp_path, "codex")
+    first = (tmp_path / "AGENTS.md").read_text()
+    assert first.startswith("# House rules\n\nBe kind.\n\n" + BEGIN)
+    (tmp_path / "AGENTS.md").write_text(first + "\nAfter.\n")
+    init(tmp_path, "codex")
+    second = (tmp_path / "AGENTS.md").read_text()
+    assert second.count(BEGIN) == 1
+    assert second.endswith("\nAfter.\n")
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "text", "rule"),
+    [
+        ("claude-code", ".mcp.json", "{not json", "init.json"),
+        ("cursor", ".cursor/mcp.json", "[1, 2]", "init.json"),
+        ("claude-code", ".claude/settings.json", '{"hooks": []}', "init.json"),
+        ("codex", ".codex/config.toml", "[mcp_servers\n", "init.toml"),
+        (
+            "codex",
+            ".codex/config.toml",
+            "mcp_servers = { telic = { command = 'x' } }\n",
+            "init.toml",
+        ),
+        ("codex", "AGENTS.md", f"{BEGIN}\nno end\n", "init.markdown"),
+    ],
+)
+def test_a_file_that_cannot_be_merged_is_refused_and_nothing_is_written(
+    tmp_path: Path, host: str, path: str, text: str, rule: str
+) -> None:
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / path).write_text(text)
+    with pytest.raises(UsageError, match=rule):
+        plan_kit(host, tmp_path, COMMAND)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [tmp_path / path]
+
+
+def test_an_unknown_host_or_a_relative_root_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"init\.host"):
+        plan_kit("emacs", tmp_path, COMMAND)
+    with pytest.raises(UsageError, match=r"init\.root"):
+        plan_kit("cursor", Path("relative"), COMMAND)
+
+
+def test_doctor_checks_only_installed_kits_and_names_stale_files(tmp_path: Path) -> None:
+    assert check_kits(tmp_path, [str(Path(__file__))]) == []
+    init(tmp_path, "cursor")
+    (tmp_path / ".cursor/rules/telic-workflow.mdc").write_text("edited\n")
+    (check,) = check_kits(tmp_path, COMMAND)
+    assert check.name == "kit cursor"
+    assert not check.ok
+    assert ".cursor/rules/telic-workflow.mdc" in check.detail
+
+
+def test_doctor_passes_a_current_kit_whose_command_runs(tmp_path: Path) -> None:
+    command = telic_command()
+    write_kit(tmp_path, plan_kit("claude-code", tmp_path, command))
+    (check,) = check_kits(tmp_path, command)
+    assert check.ok, check.detail
+
+
+def test_the_running_telic_is_named_by_an_absolute_path() -> None:
+    command = telic_command()
+    assert Path(command[0]).is_absolute()
+    assert Path(command[0]).exists()
