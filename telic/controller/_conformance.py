@@ -269,10 +269,11 @@ SEED_MUSTS: Final[tuple[SeedMust, ...]] = (
         "They MUST NOT expose hidden chain-of-thought, secrets, or unredacted sensitive tool "
         "output.",
         "rules",
-        "EV-NO-SECRETS",
-        "(They: traces.) Trace summaries are controller-written; permission scopes keep only "
-        "bare hosts, never URL credentials; secret-like files and content are excluded at "
-        "grounding.",
+        "EV-NO-SECRETS ANY-NO-SECRETS RUN-NO-SECRETS",
+        "(They: traces.) Trace summaries are controller-written; every host-submitted string "
+        "is scanned and a secret refused; permission scopes keep only bare hosts and pass "
+        "through redaction; secret-like files and content are excluded at grounding "
+        "(docs/secrets.md).",
     ),
     _m(
         "It MUST NOT treat prior model conversation as authoritative unless represented by an "

@@ -7,7 +7,9 @@ trace event records each verdict. Skipped actions were never attempted, so they 
 A *rejected* WorkResult writes nothing — except that, in a read-only situation, each attempted
 mutation (a file change, or a completed or failed mutating action) is persisted as a DENY
 ``permission_checked`` event, once: a denial identical to one already in the trace is not
-recorded again (reference §3.4 WorkResult).
+recorded again (reference §3.4 WorkResult). Every traced scope passes through
+``telic._secrets.redact``: the body was refused if it held a secret the detector knows, so this
+only matters for what the scope adds to the target, and it keeps the rule in one place.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from telic._secrets import redact
 from telic.controller._authority import decide, run_authorization
 from telic.controller._derive import is_unlocked
 from telic.controller._events import TraceNote
@@ -78,7 +81,7 @@ def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceN
             permission_decision={
                 "decision": decision.verdict,
                 "capability": action.capability,
-                "scope": decision.scope or action.capability,
+                "scope": redact(decision.scope or action.capability),
                 "policyRefs": [],
                 "rationaleSummary": decision.reason,
             },
@@ -114,7 +117,7 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
     )
     notes: list[TraceNote] = []
     for capability, target in _attempted_mutations(result):
-        scope = decide(state, permissions, capability, target).scope or capability
+        scope = redact(decide(state, permissions, capability, target).scope or capability)
         decision: dict[str, Any] = {
             "decision": "deny",
             "capability": capability,

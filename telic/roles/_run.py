@@ -18,6 +18,7 @@ from typing import Any, cast
 import anyio
 
 from telic._errors import TelicError
+from telic._secrets import redact
 from telic.casting import (
     DECISION_TYPES,
     Admission,
@@ -41,7 +42,15 @@ from telic.casting import (
     seal_unreturned,
     unobserved_packets,
 )
-from telic.controller import PHASES, Controller, RunState, StepResult, next_action, pending_node
+from telic.controller import (
+    PHASES,
+    Controller,
+    RunState,
+    StepResult,
+    next_action,
+    pending_node,
+    refuse_secrets,
+)
 from telic.ledger import Ledger, NewArtifact
 from telic.permissions import Decision, Layer, authorize_action, effective_authorization
 from telic.protocol import parse_artifact
@@ -290,6 +299,7 @@ class RunActor(Actor[RunMessage]):
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
         payload = self._payload(message.payload)
+        refuse_secrets("The cast request", payload, tuple(payload))  # brief, pointers are stored
         request = CastRequest(
             cast_type=str(payload.get("castType", "")),
             routing=payload.get("routing"),
@@ -379,6 +389,7 @@ class RunActor(Actor[RunMessage]):
     async def _return(self, message: ReturnPacket) -> Packet:
         open_cast = self._open(message.cast_id)
         payload = self._payload(message.payload)
+        refuse_secrets("The child's return", payload.get("raw"))  # the cast stays open
         state = await self._deps.controller.load(self._run_id)
         packet = seal_return(
             open_cast,
@@ -478,6 +489,10 @@ class RunActor(Actor[RunMessage]):
             repository_root=state.run.repository_root,
         )
         known = decision.code != "unknown_capability"
+        # The target is the host's text: trace (and answer) it with every likely secret replaced
+        # by a typed marker, cut to the trace's bound only afterwards so no secret is cut in half.
+        if decision.scope is not None:
+            decision = replace(decision, scope=redact(decision.scope))
         checked = event(
             state.run,
             "permission_checked" if known else "tool_action_refused",

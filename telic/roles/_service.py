@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol, TypeVar
 import anyio
 
 from telic._errors import LimitExceeded, NotFound, UsageError
+from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
     ProgressStatus,
@@ -534,6 +535,7 @@ async def open_service(
     )
     run_clock = clock or utc_now
     run_ids = new_id or _new_uuid
+    warm_secret_rules()  # import the detector now, not during the first submission
     async with AsyncExitStack() as stack:
         if ledger is None:
             ledger = await stack.enter_async_context(
