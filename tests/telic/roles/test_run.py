@@ -110,38 +110,27 @@ async def test_an_ordinary_target_is_traced_unchanged(tmp_path: Path) -> None:
         assert await _traced_scopes(ledger, flow.b.run_id) == ["src/retry.py"]
 
 
-@pytest.mark.parametrize("planted", PLANTED[::4], ids=IDS[::4])
-async def test_a_cast_whose_brief_holds_a_secret_is_refused_and_stores_nothing(
+@pytest.mark.parametrize("planted", PLANTED, ids=IDS)
+async def test_a_cast_brief_or_a_childs_return_holding_a_secret_is_refused_storing_nothing(
     tmp_path: Path, planted: Planted
 ) -> None:
     async with serving(tmp_path) as (service, ledger):
         flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
         await flow.to_execute()
-        before = await ledger.get_run(flow.b.run_id), await ledger.list_artifacts(flow.b.run_id)
+        run_id = flow.b.run_id
+        before = await ledger.get_run(run_id), await ledger.list_artifacts(run_id)
         with pytest.raises(SecretDetected) as refused:
             await flow.cast(brief=f"Use {planted.text} to log in, then look around")
         assert refused.value.rules == ("ANY-NO-SECRETS",)
         assert refused.value.issues[0].path == "brief"
         assert planted.secret not in refused.value.message
-        after = await ledger.get_run(flow.b.run_id), await ledger.list_artifacts(flow.b.run_id)
-        assert after == before
-        assert planted.secret not in await _everything(ledger, flow.b.run_id)
-        await flow.cast()  # the same cast without the secret is admitted
-
-
-@pytest.mark.parametrize("planted", PLANTED[1::4], ids=IDS[1::4])
-async def test_a_childs_return_holding_a_secret_is_refused_and_the_cast_stays_open(
-    tmp_path: Path, planted: Planted
-) -> None:
-    async with serving(tmp_path) as (service, ledger):
-        flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
-        await flow.to_execute()
-        child = await flow.cast()
+        assert (await ledger.get_run(run_id), await ledger.list_artifacts(run_id)) == before
+        child = await flow.cast()  # the same cast without the secret is admitted
         raw = good_return(claim=f"The limit is 5; the token is {planted.text}")
-        with pytest.raises(SecretDetected) as refused:
-            await service.return_packet(flow.b.run_id, child.cast_id, raw)
-        assert refused.value.issues[0].path == "claim"
-        assert planted.secret not in json.dumps([i.to_wire() for i in refused.value.issues])
-        packet = await service.return_packet(flow.b.run_id, child.cast_id, good_return())
-        assert packet.verdict == "verified"
-        assert planted.secret not in await _everything(ledger, flow.b.run_id)
+        with pytest.raises(SecretDetected) as returned:
+            await service.return_packet(run_id, child.cast_id, raw)
+        assert returned.value.issues[0].path == "claim"
+        assert planted.secret not in json.dumps([i.to_wire() for i in returned.value.issues])
+        packet = await service.return_packet(run_id, child.cast_id, good_return())
+        assert packet.verdict == "verified"  # the cast stayed open for a clean return
+        assert planted.secret not in await _everything(ledger, run_id)
