@@ -535,7 +535,9 @@ async def open_service(
     )
     run_clock = clock or utc_now
     run_ids = new_id or _new_uuid
-    warm_secret_rules()  # import the detector now, not during the first submission
+    # Import the detector now, off the event loop (it overlaps an MCP handshake under serve),
+    # rather than during the first submission.
+    await anyio.to_thread.run_sync(warm_secret_rules)
     async with AsyncExitStack() as stack:
         if ledger is None:
             ledger = await stack.enter_async_context(
