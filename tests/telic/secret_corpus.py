@@ -158,7 +158,7 @@ def corpus() -> tuple[Planted, ...]:
             "url-credentials",
             "basic-auth-credentials",
             "Pg" + fake(ALNUM, 14, 35),
-            "postgres://app:{}@db.example.com:5432/app",
+            "postgres://app:" + "{}" + "@db.example.com:5432/app",
         ),
         _planted("base64-wrapped-pem", "private-key", b64(pem_rsa)),
         _planted(
@@ -203,5 +203,5 @@ def npmrc() -> Planted:
 def git_credentials() -> Planted:
     """The contents of a typical ``.git-credentials`` with a personal access token."""
     token = "gh" + "p_" + fake(ALNUM, 36, 42)
-    text = f"https://octocat:{token}@github.com\n"
+    text = "https://octocat:" + token + "@github.com\n"
     return Planted("git-credentials", text, "basic-auth-credentials", token)

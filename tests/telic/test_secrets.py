@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from telic import _secrets
 from telic._secrets import (
     MAX_DECODE_DEPTH,
     contains_secret,
@@ -25,6 +24,7 @@ from telic._secrets import (
     redact,
     rule_sources,
 )
+from telic._secrets._rules import rules as secret_rules
 from tests.telic.secret_corpus import Planted, b64, corpus, git_credentials, npmrc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ def test_every_rule_names_its_source_and_detect_secrets_supplies_most_kinds() ->
 
 def test_each_rule_that_matches_a_planted_secret_holds_one_of_its_anchors() -> None:
     for planted in PLANTED + FILES:
-        for rule in _secrets._rules():
+        for rule in secret_rules():
             for match in rule.pattern.finditer(planted.text):
                 found = match.group().lower() if rule.folded else match.group()
                 assert any(anchor in found for anchor in rule.anchors), (planted.name, rule)
@@ -224,7 +224,7 @@ PATTERNS_SHA256 = "30fb7e5d5252568ab8e1f99bb72271415ed07eb34245df9583a818c14c415
 def _patterns_digest() -> str:
     lines = sorted(
         f"{rule.source}\t{rule.pattern.pattern}\t{rule.pattern.flags}"
-        for rule in _secrets._rules()
+        for rule in secret_rules()
         if rule.source.startswith("detect-secrets")
     )
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
