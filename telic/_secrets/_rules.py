@@ -19,6 +19,7 @@ __all__ = [
     "Table",
     "assignments",
     "decode_text",
+    "probe",
     "rule_sources",
     "rules",
     "table",
@@ -76,6 +77,7 @@ _PLUGINS: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
 
 _KEYWORDS: Final = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 """Where a credential assignment may start (lowercased; a word or camelCase boundary first)."""
+_KEYWORD_BYTES: Final = tuple(keyword.encode() for keyword in _KEYWORDS)
 _ASSIGNED: Final = re.compile(
     r"[A-Za-z0-9_.-]*[\"']?\s*(?:=|:=|=>|:(?!:))\s*(?P<quote>[\"']?)(?P<value>[^\s\"'`,;(){}\[\]<>\\]{8,})"
 )
@@ -125,13 +127,16 @@ def _boundary(text: str, start: int) -> bool:
     return text[start].isupper() and before.islower()
 
 
-def assignments(text: str, lowered: str) -> Iterator[tuple[int, int]]:
-    """Yield the value spans of ``<credential name> = <credential-shaped value>``."""
+def assignments(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
+    """Yield the value spans of ``<credential name> = <credential-shaped value>``.
+
+    ``lowered`` is the text as lowered ASCII bytes, one byte per character (see ``probe``).
+    """
     seen: set[int] = set()
-    for keyword in _KEYWORDS:
+    for keyword in _KEYWORD_BYTES:
         at = lowered.find(keyword)
         while at >= 0:
-            author = lowered.startswith("author", at) and not lowered.startswith("authoriz", at)
+            author = lowered.startswith(b"author", at) and not lowered.startswith(b"authoriz", at)
             if _boundary(text, at) and not author:
                 match = _ASSIGNED.match(text, at + len(keyword))
                 if match is not None and match.start("value") not in seen:
@@ -166,10 +171,14 @@ class Rule:
     clip: bool = False
     """Whether a match ends at its first space or quote (for upstream patterns)."""
 
+    keys: tuple[bytes, ...] = ()
+    """The anchors as ASCII bytes, as they are looked for (see ``probe``)."""
+
     def __post_init__(self) -> None:
         if self.pattern.flags & re.IGNORECASE:
             object.__setattr__(self, "folded", True)
             object.__setattr__(self, "anchors", tuple(a.lower() for a in self.anchors))
+        object.__setattr__(self, "keys", tuple(a.encode() for a in self.anchors))
 
 
 _OWN: Final = (
@@ -262,9 +271,9 @@ class Table:
     """Every rule, with all their anchors gathered for one pass of substring tests."""
 
     rules: tuple[Rule, ...]
-    exact: tuple[str, ...]
+    exact: tuple[bytes, ...]
     """Every case-sensitive anchor, once."""
-    folded: tuple[str, ...]
+    folded: tuple[bytes, ...]
     """Every anchor of a case-insensitive rule, lowered, once."""
 
 
@@ -282,9 +291,18 @@ def table() -> Table:
             source = f"detect-secrets {class_name}"
             rules.append(Rule(kind, pattern, anchors, None, source=source, clip=True))
     rules.extend(_OWN)
-    exact = {a for rule in rules if not rule.folded for a in rule.anchors}
-    folded = {a for rule in rules if rule.folded for a in rule.anchors}
-    return Table(tuple(rules), tuple(sorted(exact)), tuple(sorted(folded)))
+    exact = sorted({key for rule in rules if not rule.folded for key in rule.keys})
+    folded = sorted({key for rule in rules if rule.folded for key in rule.keys})
+    return Table(tuple(rules), tuple(exact), tuple(folded))
+
+
+def probe(text: str) -> bytes:
+    """Return ``text`` as ASCII bytes, one per character (``?`` for any other character).
+
+    Anchors and keywords are ASCII, so they occur in the probe exactly where they occur in the
+    text, and a bytes search is a memchr scan even when the text holds wide characters.
+    """
+    return text.encode("ascii", "replace")
 
 
 def rules() -> tuple[Rule, ...]:

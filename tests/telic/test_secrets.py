@@ -277,3 +277,26 @@ def test_ordinary_paths_are_not_secret_like(path: str) -> None:
 def test_iter_strings_visits_keys_values_and_nested_items() -> None:
     value = {"a": ["x", {"password": 3}], "b": None}
     assert sorted(iter_strings(value)) == ["a", "b", "password", "x"]
+
+
+# ---------------------------------------------------------------- long and wide texts
+
+
+@pytest.mark.parametrize("planted", PLANTED + FILES, ids=_ids(PLANTED + FILES))
+def test_a_secret_deep_in_a_long_text_with_wide_characters_is_found_and_redacted_whole(
+    planted: Planted,
+) -> None:
+    filler = "Zeile für Zeile — nichts Geheimes hier → weiter.\n" * 600  # 30k characters
+    text = filler + planted.text + "\n" + filler
+    assert len(text) > 32_768
+    assert find_secrets(text)[0].kind == planted.kind
+    redacted = redact(text)
+    assert planted.secret not in redacted
+    assert redacted.startswith(filler)
+    assert redacted.endswith(filler)
+
+
+def test_a_base64_secret_after_wide_characters_is_redacted_at_the_right_place() -> None:
+    planted = PLANTED[9]
+    text = "→ ünïcödé ← " + b64(planted.text) + " tail"
+    assert redact(text) == "→ ünïcödé ← " + marker(planted.kind) + " tail"
