@@ -38,6 +38,7 @@ from telic.controller._rules import GATES as GATES
 from telic.controller._rules import RULES as RULES
 from telic.controller._rules import all_rule_ids as all_rule_ids
 from telic.controller._rules import rule_ids as rule_ids
+from telic.controller._scan import refuse_secrets as refuse_secrets
 from telic.controller._start import open_run as open_run
 from telic.controller._state import Run as Run
 from telic.controller._state import RunState as RunState
@@ -80,6 +81,7 @@ __all__ = [
     "next_action",
     "open_run",
     "pending_node",
+    "refuse_secrets",
     "rule_ids",
     "step",
     "tool_layers",

@@ -117,9 +117,10 @@ SPEC_MUSTS: Final[tuple[SpecMust, ...]] = (
         "The trace MUST NOT expose hidden chain-of-thought, secrets or unredacted sensitive tool "
         "output.",
         "rules",
-        "EV-NO-SECRETS",
-        "Trace summaries are controller-written; permission scopes keep only bare hosts, never "
-        "URL credentials; secret-like files and content are excluded at grounding.",
+        "EV-NO-SECRETS ANY-NO-SECRETS RUN-NO-SECRETS",
+        "Trace summaries are controller-written; every host-submitted string is scanned and a "
+        "secret refused; permission scopes keep only bare hosts and pass through redaction; "
+        "secret-like files and content are excluded at grounding (docs/secrets.md).",
     ),
     _m(
         "§3.2",

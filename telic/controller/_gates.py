@@ -69,6 +69,19 @@ GATES: Final[tuple[Gate, ...]] = (
         "Submitting Evidence outside the execution phase.",
     ),
     Gate(
+        "ANY-NO-SECRETS",
+        "§3.4 Gates the machine checks first",
+        "A host-submitted artifact of any type, or its caller sourceRefs, holding a likely "
+        "secret in any string (object keys included, base64 decoded up to three layers); "
+        "refused with SecretDetected naming the path and kind, never the value.",
+    ),
+    Gate(
+        "RUN-NO-SECRETS",
+        "§3.4 Gates the machine checks first",
+        "telic_start_run arguments (the request, allowlist, domains, active paths, host name, "
+        "repository root) holding a likely secret; refused before anything is written.",
+    ),
+    Gate(
         "EV-NO-SECRETS",
         "§3.1 Evidence; §4 item 10.8",
         "Evidence holding a likely secret in any string, its decoded content or its sourceRefs "

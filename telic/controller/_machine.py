@@ -3,7 +3,8 @@
 ``step(state, submission)`` never performs I/O and never raises for a refused submission: it
 returns ``Accepted`` with the new state and exactly the records to commit, or ``Rejection`` with
 the typed error naming the failed rules. Refusals are decided in this order: token, type
-ownership, body identity, run status and phase, schema, sourceRefs, id freshness, invariants.
+ownership, body identity, run status and phase, secrets, schema, sourceRefs, id freshness,
+invariants.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from telic._errors import (
     LedgerConflict,
     RuleViolation,
     SchemaViolation,
+    SecretDetected,
     StaleToken,
     TelicError,
 )
@@ -34,7 +36,6 @@ from telic.controller._events import (
     Token,
     TraceNote,
 )
-from telic.controller._evidence import scan_content, scan_submission
 from telic.controller._phases import (
     CONTROLLER_OWNED,
     HOST_TYPES,
@@ -44,6 +45,7 @@ from telic.controller._phases import (
 )
 from telic.controller._refs import merge_source_refs
 from telic.controller._rules import RULES
+from telic.controller._scan import scan_content, scan_submission
 from telic.controller._state import (
     BodyRef,
     Run,
@@ -230,8 +232,10 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
         rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
         raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
-    if kind == "Evidence":
-        scan_submission(submission.body, submission.source_refs)
+    try:
+        scan_submission(kind, submission.body, submission.source_refs)
+    except SecretDetected as refused:
+        return _refused_secret(state, kind, submission.body, refused)
     body = parse_artifact(kind, submission.body)
     if isinstance(body, Evidence):
         scan_content(body)
@@ -283,6 +287,22 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     }[route]
     notes.append(TraceNote(event, actor, run.phase, input_refs=refs, output_refs=(record.uri,)))
     return Accepted(_advance(state, moved, (record,), submission.now), (record,), tuple(notes))
+
+
+def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDetected) -> Rejection:
+    """Refuse a body holding a secret; a read-only WorkResult still leaves its DENY records.
+
+    The attempted mutations of such a result are persisted as they would be for any rejected
+    read-only WorkResult (reference §3.4), their targets redacted (``telic.controller._work``),
+    so holding a secret cannot hide an attempt from the trace.
+    """
+    if kind != "WorkResult":
+        return Rejection(refused)
+    try:
+        body = parse_artifact(kind, raw)
+    except SchemaViolation:
+        return Rejection(refused)
+    return Rejection(refused, deny_notes(state, body))
 
 
 def _answer(state: RunState, answer: AnswerClarification) -> Accepted:

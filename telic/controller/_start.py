@@ -2,7 +2,8 @@
 
 ``open_run`` validates the authority inputs through ``telic.permissions.start_run_authority``
 (mode default grants, silent intersection with the host's capabilities, exact allowlists, bare
-domains), then builds the request ``UserMessage``, the ``RunEnvelope`` (id = runId) and the
+domains) after refusing any argument that holds a likely secret (``RUN-NO-SECRETS``), then
+builds the request ``UserMessage``, the ``RunEnvelope`` (id = runId) and the
 ``run_started`` event of a run at version 1 in context grounding.
 """
 
@@ -14,6 +15,7 @@ from typing import Any, Final
 from telic._errors import Issue, SchemaViolation
 from telic.controller._events import TraceNote
 from telic.controller._phases import PHASES
+from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
 from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
@@ -81,11 +83,25 @@ def open_run(
 
     Raises:
         SchemaViolation: the request is empty, blank or longer than 32,768 characters.
+        SecretDetected: an argument holds a likely secret (``RUN-NO-SECRETS``).
         RuleViolation: the authority inputs break an ``SR-*`` rule.
     """
     if not original_request.strip() or len(original_request) > MAX_REQUEST:
         message = "original_request must be 1–32,768 characters and not blank"
         raise SchemaViolation(message, issues=(Issue("original_request", "invalid", message),))
+    refuse_secret_arguments(
+        (
+            ("original_request", original_request),
+            ("repository_root", repository_root),
+            ("host_name", host_name),
+            ("host_capabilities", host_capabilities),
+            ("authorization_granted", authorization_granted or ()),
+            ("authorization_denied", authorization_denied),
+            ("shell_execute_allowlist", shell_execute_allowlist),
+            ("network_read_domains", network_read_domains),
+            ("active_files", active_files),
+        )
+    )
     authority = start_run_authority(
         mode=mode,
         host_capabilities=host_capabilities,

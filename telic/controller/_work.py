@@ -8,7 +8,10 @@ A *rejected* WorkResult writes nothing — except that every attempted target so
 layer refuses (a mutation in a read-only situation, a target outside the node's scope, a
 capability the run was not granted) is persisted as a DENY ``permission_checked`` event, once: a
 denial identical to one already in the trace is not recorded again (``docs/protocol.md`` §3.4,
-WorkResult).
+WorkResult). Every traced
+scope passes through ``telic._secrets.redact``: the body was refused if it held a secret the
+detector knows, so this only matters for what the scope adds to the target, and it keeps the
+rule in one place.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from telic._secrets import redact
 from telic.controller._authority import decide, run_authorization
 from telic.controller._derive import is_unlocked
 from telic.controller._events import TraceNote
@@ -79,7 +83,7 @@ def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceN
             permission_decision={
                 "decision": decision.verdict,
                 "capability": action.capability,
-                "scope": decision.scope or action.capability,
+                "scope": redact(decision.scope or action.capability),
                 "policyRefs": [],
                 "rationaleSummary": decision.reason,
             },
@@ -141,7 +145,7 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
         decision: dict[str, Any] = {
             "decision": "deny",
             "capability": capability,
-            "scope": decided.scope or capability,
+            "scope": redact(decided.scope or capability),
             "policyRefs": [],
             "rationaleSummary": reason,
         }

@@ -3,8 +3,8 @@
 Blocking filesystem calls; the shell runs them in a worker thread. Relative active paths are
 relative to the repository root; absolute ones must lie below the root as given or as resolved.
 An active path that leaves the root, lexically or through a symlink, is refused with
-``ContextSecurityError``; the message names the path by its position, and shows it only when it
-is neither secret-like nor holds something that looks like a secret.
+``ContextSecurityError``; the message names the path by its position only (``active path #2``),
+never its text, which may itself be or hold a secret that no scan recognises.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import posixpath
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
 from telic._errors import ContextSecurityError, UsageError
-from telic._secrets import contains_secret, is_secret_like_path
 from telic.grounding._paths import PINNED_INSTRUCTION_FILES, normalize_path
 from telic.grounding._read import is_within
 
@@ -30,8 +28,6 @@ __all__ = [
     "real_directory",
     "resolve_active_paths",
 ]
-
-_SHOWN_CHARS: Final = 200
 
 
 def real_directory(path: str) -> tuple[str, str]:
@@ -53,11 +49,9 @@ class ActivePaths:
     """Those that exist and are not directories: they become pinned candidates."""
 
 
-def _shown(raw: str, number: int) -> str:
-    if is_secret_like_path(raw) or contains_secret(raw):
-        return f"active path #{number} (secret-like, not shown)"
-    text = raw if len(raw) <= _SHOWN_CHARS else raw[: _SHOWN_CHARS - 1] + "…"
-    return f"active path #{number} ({text!r})"
+def _shown(_raw: str, number: int) -> str:
+    # Where, never what: an active path may itself be (or hold) a secret the scan misses.
+    return f"active path #{number}"
 
 
 def _relative(raw: str, root: str, given: str) -> str | None:

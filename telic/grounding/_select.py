@@ -3,7 +3,10 @@
 The loop asks an injected ``reader`` for the bytes of a candidate; the reader does the
 filesystem checks (containment, regular file, excluded roots, ``O_NOFOLLOW``, size) and returns
 either the raw bytes or an exclusion reason. Everything that judges content — binary detection,
-strict UTF-8, the secret scan, duplicates and the byte budget — happens here.
+strict UTF-8, the secret scan, duplicates and the byte budget — happens here, and so does the
+scan of each candidate's path (a path holding a token counts as ``secret_like_file`` and is
+never read). Excluded files are only counted, by reason: their paths and contents never reach
+the manifest, its documents, the trace or an error.
 """
 
 from __future__ import annotations
@@ -135,7 +138,8 @@ def select(
             selection.considered += left
             break
         selection.considered += 1
-        outcome = reader(ranked.path)
+        # A path that holds a secret (a token as a file name) would reach the manifest.
+        outcome = "secret_like_file" if contains_secret(ranked.path) else reader(ranked.path)
         reason = _judge(selection, ranked, outcome, seen, budget.max_total_bytes, explain)
         if reason:
             selection.counts[reason] += 1

@@ -2,7 +2,9 @@
 
 ``parse_artifact`` is the single entry point from untrusted JSON to a typed body: it enforces the
 2 MiB canonical size limit and turns pydantic's errors into a ``SchemaViolation`` whose issues
-name the dot-joined path, the error type and a message (never the offending value).
+name the dot-joined path, the error type and a message — never the offending value, and never an
+object key the schemas do not define: such a key (an unknown field, or a secret used as a key)
+stands in a path as ``(key)``. ``wire_names`` is that set of defined keys.
 ``json_schema`` returns what ``NextAction.requiredOutputSchema`` carries: the schema generated
 from the models by their wire names, with shared definitions under ``$defs``. Every NextAction
 carries the same read-only instance (``shared_json_schema``) instead of a deep copy.
@@ -36,7 +38,16 @@ from telic.protocol._trace import TraceEvent
 from telic.protocol._types import MAX_ARTIFACT_BYTES, ArtifactType, InternalArtifactType
 from telic_packets import Cast, CastTypeRegistry, Packet
 
-__all__ = ["ARTIFACT_MODELS", "Artifact", "json_schema", "parse_artifact", "shared_json_schema"]
+__all__ = [
+    "ARTIFACT_MODELS",
+    "UNKNOWN_KEY",
+    "Artifact",
+    "issue_path",
+    "json_schema",
+    "parse_artifact",
+    "shared_json_schema",
+    "wire_names",
+]
 
 Artifact = (
     RunEnvelope
@@ -88,6 +99,12 @@ ARTIFACT_MODELS: Final[dict[str, Any]] = {
 assert set(ARTIFACT_MODELS) == set(get_args(ArtifactType)) | set(get_args(InternalArtifactType))
 
 MAX_ISSUE_PATH: Final = 200
+UNKNOWN_KEY: Final = "(key)"
+"""How an issue path shows an object key that no schema defines: where, never what."""
+# Messages that would quote the submitted value; each is replaced by one that does not.
+_QUOTING: Final = {
+    "union_tag_invalid": "The discriminator value is not one of the expected tags",
+}
 
 
 @functools.cache
@@ -129,13 +146,20 @@ def parse_artifact(artifact_type: str, body: object) -> Any:
         raise schema_violation(artifact_type, exc) from None
 
 
+def issue_path(parts: tuple[int | str, ...] | list[int | str]) -> str:
+    """Dot-join a location, showing every key no schema defines as ``(key)``."""
+    known = wire_names()
+    shown = (str(part) if isinstance(part, int) or part in known else UNKNOWN_KEY for part in parts)
+    return ".".join(shown)[:MAX_ISSUE_PATH]
+
+
 def schema_violation(what: str, exc: ValidationError) -> SchemaViolation:
-    """Turn pydantic's errors into a SchemaViolation without echoing any input value."""
+    """Turn pydantic's errors into a SchemaViolation without echoing any input value or key."""
     issues = tuple(
         Issue(
-            path=".".join(str(part) for part in error["loc"])[:MAX_ISSUE_PATH],
+            path=issue_path(error["loc"]),
             code=error["type"],
-            message=error["msg"],
+            message=_QUOTING.get(error["type"], error["msg"]),
         )
         for error in exc.errors(include_url=False, include_input=False, include_context=False)
     )
@@ -145,6 +169,27 @@ def schema_violation(what: str, exc: ValidationError) -> SchemaViolation:
         f"{what} failed schema validation ({len(issues)} issue(s)); first{where}: {first.message}",
         issues=issues,
     )
+
+
+@functools.cache
+def wire_names() -> frozenset[str]:
+    """Return every object key some artifact schema defines (its wire field names)."""
+    names: set[str] = set()
+
+    def collect(node: object) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            for child in node.values():
+                collect(child)
+        elif isinstance(node, list):
+            for child in node:
+                collect(child)
+
+    for artifact_type in ARTIFACT_MODELS:
+        collect(_schema_document(artifact_type))
+    return frozenset(names)
 
 
 @functools.cache

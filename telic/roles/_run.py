@@ -19,6 +19,7 @@ from typing import Any, cast
 import anyio
 
 from telic._errors import TelicError
+from telic._secrets import redact
 from telic.casting import (
     DECISION_TYPES,
     EXHAUSTED_EVENT,
@@ -57,6 +58,7 @@ from telic.controller import (
     SubmitArtifact,
     Token,
     pending_node,
+    refuse_secrets,
     step,
     tool_layers,
 )
@@ -362,6 +364,7 @@ class RunActor(Actor[RunMessage]):
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
         payload = self._payload(message.payload)
+        refuse_secrets("The cast request", payload, tuple(payload))  # brief, pointers are stored
         request = CastRequest(
             cast_type=str(payload.get("castType", "")),
             routing=payload.get("routing"),
@@ -477,6 +480,7 @@ class RunActor(Actor[RunMessage]):
     async def _return(self, message: ReturnPacket) -> Packet:
         open_cast = self._open(message.cast_id)
         payload = self._payload(message.payload)
+        refuse_secrets("The child's return", payload.get("raw"))  # the cast stays open
         state = await self._deps.controller.load(self._run_id)
         now, at = self._stamp()
         packet = seal_return(
@@ -611,6 +615,10 @@ class RunActor(Actor[RunMessage]):
             repository_root=state.run.repository_root,
         )
         known = decision.code != "unknown_capability"
+        # The target is the host's text: trace (and answer) it with every likely secret replaced
+        # by a typed marker, cut to the trace's bound only afterwards so no secret is cut in half.
+        if decision.scope is not None:
+            decision = replace(decision, scope=redact(decision.scope))
         checked = event(
             state.run,
             "permission_checked" if known else "tool_action_refused",

@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol, TypeVar
 import anyio
 
 from telic._errors import LimitExceeded, NotFound, UsageError
+from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
     PacketStats,
@@ -558,6 +559,9 @@ async def open_service(
     )
     run_clock = clock or utc_now
     run_ids = new_id or _new_uuid
+    # Import the detector now, off the event loop (it overlaps an MCP handshake under serve),
+    # rather than during the first submission.
+    await anyio.to_thread.run_sync(warm_secret_rules)
     async with AsyncExitStack() as stack:
         if ledger is None:
             ledger = await stack.enter_async_context(

@@ -78,15 +78,18 @@ async def test_an_active_path_through_an_escaping_symlink_is_refused(tmp_path: P
         assert caught.value.code == "context_security"
 
 
-async def test_refusals_do_not_echo_secret_like_paths(tmp_path: Path) -> None:
+async def test_refusals_name_an_active_path_by_position_never_by_its_text(
+    tmp_path: Path,
+) -> None:
     repo = make_repo(tmp_path / "repo", FILES)
     os.symlink(tmp_path, repo / "up")
-    for active in ("../.env.production", "up/.aws/credentials", "../id_rsa"):
+    token = "gh" + "p_" + "Zx9" * 12
+    for active in ("../.env.production", "up/.aws/credentials", "../id_rsa", f"../{token}"):
         with pytest.raises(ContextSecurityError) as caught:
-            await _ground(repo, active_paths=[active])
+            await _ground(repo, active_paths=["src/app.py", active])
         message = str(caught.value)
-        assert "secret-like, not shown" in message
-        for fragment in (".env", "credentials", "id_rsa", ".aws"):
+        assert message.startswith("active path #2 ")
+        for fragment in (".env", "credentials", "id_rsa", ".aws", "Zx9", "../"):
             assert fragment not in message
 
 
@@ -262,7 +265,7 @@ def test_budgets_at_the_hard_caps_are_accepted() -> None:
         ({"repository_root": "x" * 4_097}, "repository_root must be a path of at most 4,096"),
         ({"active_paths": ["a"] * 257}, "at most 256 paths"),
         ({"active_paths": ["a\0b"]}, "active path #1 holds a NUL"),
-        ({"active_paths": ["a\\b.py"]}, "active path #1 .* is not a valid repository path"),
+        ({"active_paths": ["a\\b.py"]}, "active path #1 is not a valid repository path"),
         ({"excluded_roots": ["/x"] * 17}, "at most 16 paths"),
         ({"mode": "yolo"}, "mode must be one of"),
         ({"budget": {"max_files": 1}}, "budget must be a GroundingBudget"),

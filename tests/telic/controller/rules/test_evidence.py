@@ -16,7 +16,7 @@ pytestmark = pytest.mark.anyio
 SECRETS = [
     "AKIA" + "Q3EXAMPLEKEY7ZZ9",
     "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
-    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----BEGIN RSA " + "PRIVATE KEY-----",
     "password=" + "hunter2hunter2",
     "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0In0." + "c2lnbmF0dXJlX2hlcmU",
 ]

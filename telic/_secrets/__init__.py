@@ -1,0 +1,48 @@
+"""Secret detection and redaction for every string that enters the ledger (docs/secrets.md).
+
+The rules come from two sources. Most are the regex detectors of Yelp's ``detect-secrets``
+(a dependency: its plugin classes' ``denylist`` patterns, named by each plugin's
+``secret_type``), so its maintainers' knowledge of token formats is reused rather than copied.
+The rest are Telic's own
+supplements for shapes that package does not know (fine-grained GitHub tokens, Google API keys,
+current OpenAI project keys, Authorization headers, URL query tokens, Docker registry ``auth``
+entries, kubeconfig key data, unquoted AWS secret keys, and credential assignments such as
+``password=…`` or ``SIGNING_KEY=<hex>``). Base64 runs are decoded and scanned again, up to
+``MAX_DECODE_DEPTH`` layers, so wrapping a secret in base64 (twice) hides nothing.
+
+A finding records only the kind and the span of a match, never the matched text, so nothing
+found here can leak through an error, a log or the trace. ``redact`` replaces each span with a
+typed marker ``[redacted:<kind>]`` and keeps the rest of the text; ``first_secret`` walks a JSON
+value and names the path of the first hit without ever naming an object key that holds one.
+The fast path is cheap: a rule's regular expression runs only when one of its anchor literals
+occurs in the text, and ``first_secret`` scans all the strings of a value as one text, walking
+them one by one with their paths only after a hit.
+"""
+
+from __future__ import annotations
+
+from telic._secrets._paths import is_secret_like_path as is_secret_like_path
+from telic._secrets._rules import rule_sources as rule_sources
+from telic._secrets._rules import warm as warm
+from telic._secrets._scan import MAX_DECODE_DEPTH as MAX_DECODE_DEPTH
+from telic._secrets._scan import SecretFinding as SecretFinding
+from telic._secrets._scan import contains_secret as contains_secret
+from telic._secrets._scan import find_secrets as find_secrets
+from telic._secrets._scan import first_secret as first_secret
+from telic._secrets._scan import iter_strings as iter_strings
+from telic._secrets._scan import marker as marker
+from telic._secrets._scan import redact as redact
+
+__all__ = [
+    "MAX_DECODE_DEPTH",
+    "SecretFinding",
+    "contains_secret",
+    "find_secrets",
+    "first_secret",
+    "is_secret_like_path",
+    "iter_strings",
+    "marker",
+    "redact",
+    "rule_sources",
+    "warm",
+]

@@ -1,0 +1,339 @@
+"""The rule set: detect-secrets' regex plugins with their anchors, and Telic's own rules.
+
+See ``telic._secrets`` for how they are used and docs/secrets.md for what they find.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "ASSIGNMENT_KIND",
+    "Rule",
+    "Table",
+    "assignments",
+    "decode_text",
+    "probe",
+    "rule_sources",
+    "rules",
+    "table",
+    "warm",
+]
+
+_WHITESPACE: Final = str.maketrans("", "", "\r\n\t")
+
+# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
+# runs on a text only when one of its anchors occurs in it (a plain substring test), so the
+# happy path costs a few substring searches. The anchors are literals that every match of the
+# plugin's patterns contains; ``tests/telic/test_secrets.py`` pins the patterns they were read
+# from, so an upgrade that changes them fails until the anchors are checked again.
+# Left out on purpose: IPPublicDetector (a public address is no secret), the keyword and entropy
+# plugins (they judge whole source lines by file type; Telic's credential-assignment rule stands
+# in), Cloudant, IBM Cloud IAM, IBM COS HMAC and SoftLayer (keyword-assignment patterns that the
+# credential-assignment and basic-auth rules cover, at a tenth of their cost), and Discord and
+# Telegram bot tokens (no literal to anchor on: scanning for them would cost every submission
+# more than all other rules together).
+_PLUGINS: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    ("artifactory", "ArtifactoryDetector", ("AKC", *(f"AP{c}" for c in "0123456789ABCDEF"))),
+    ("aws", "AWSKeyDetector", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
+    ("azure_storage_key", "AzureStorageKeyDetector", ("AccountKey=",)),
+    ("basic_auth", "BasicAuthDetector", ("@",)),
+    ("github_token", "GitHubTokenDetector", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (
+        "gitlab_token",
+        "GitLabTokenDetector",
+        (
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "GR1348941",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
+    ),
+    ("jwt", "JwtTokenDetector", ("eyJ",)),
+    ("mailchimp", "MailchimpDetector", ("-us",)),
+    ("npm", "NpmDetector", ("_authToken=",)),
+    ("openai", "OpenAIDetector", ("T3BlbkFJ",)),
+    ("private_key", "PrivateKeyDetector", ("BEGIN", "PuTTY-User-" + "Key-File-2")),
+    ("pypi_token", "PypiTokenDetector", ("pypi-Ag",)),
+    ("sendgrid", "SendGridDetector", ("SG.",)),
+    ("slack", "SlackDetector", ("xox", "hooks.slack.com")),
+    ("square_oauth", "SquareOAuthDetector", ("sq0csp-",)),
+    ("stripe", "StripeDetector", ("k_live_",)),
+    ("twilio", "TwilioKeyDetector", ("AC", "SK")),
+)
+
+_KEYWORDS: Final = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+"""Where a credential assignment may start (lowercased; a word or camelCase boundary first)."""
+_KEYWORD_BYTES: Final = tuple(keyword.encode() for keyword in _KEYWORDS)
+_ASSIGNED: Final = re.compile(
+    r"[A-Za-z0-9_.-]*[\"']?\s*(?:=|:=|=>|:(?!:))\s*(?P<quote>[\"']?)(?P<value>[^\s\"'`,;(){}\[\]<>\\]{8,})"
+)
+_PLACEHOLDERS: Final = (
+    "${",
+    "$(",
+    "{{",
+    "%(",
+    "example",
+    "placeholder",
+    "redacted",
+    "changeme",
+    "your",
+    "dummy",
+    "sample",
+    "xxxx",
+    "****",
+    "....",
+)
+_SYMBOLS: Final = frozenset("!@#$%^&*+=~")
+_SNAKE: Final = re.compile(r"[a-z]+[0-9]*(?:_[a-z]+[0-9]*){2,}")
+_DOTTED: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _value_looks_secret(value: str) -> bool:
+    """A credential-shaped value: not a placeholder, a code expression, a path or a word.
+
+    Values of letters only are let through: in code they are type names and identifiers.
+    """
+    lowered = value.lower()
+    if lowered.startswith(_PLACEHOLDERS) or "://" in value or _DOTTED.fullmatch(value):
+        return False
+    if _SNAKE.fullmatch(value):
+        return False  # an identifier such as a test name
+    if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+        return True
+    return len(value) >= 12 and bool(_SYMBOLS.intersection(value))
+
+
+def _boundary(text: str, start: int) -> bool:
+    """Whether a keyword at ``start`` begins a word or a camelCase part of an identifier."""
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if not before.isalpha():
+        return True
+    return text[start].isupper() and before.islower()
+
+
+def assignments(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
+    """Yield the value spans of ``<credential name> = <credential-shaped value>``.
+
+    ``lowered`` is the text as lowered ASCII bytes, one byte per character (see ``probe``).
+    """
+    seen: set[int] = set()
+    for keyword in _KEYWORD_BYTES:
+        at = lowered.find(keyword)
+        while at >= 0:
+            author = lowered.startswith(b"author", at) and not lowered.startswith(b"authoriz", at)
+            if _boundary(text, at) and not author:
+                match = _ASSIGNED.match(text, at + len(keyword))
+                if match is not None and match.start("value") not in seen:
+                    end = match.end("value")
+                    call = text[end : end + 1] == "("
+                    if not call and _value_looks_secret(match.group("value")):
+                        seen.add(match.start("value"))
+                        yield match.start("value"), end
+            at = lowered.find(keyword, at + 1)
+
+
+def _docker_auth(match: re.Match[str]) -> bool:
+    decoded = decode_text(match.group("value"))
+    return decoded is not None and ":" in decoded
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One regular expression, the kind it reports and the literals that gate it."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    anchors: tuple[str, ...]
+    """Literals of which every match holds one (case-sensitive)."""
+    group: int | str | None = 0
+    """The group whose span is the secret; None: the first group when it is 8+ characters
+    (detect-secrets' patterns capture the secret there), else the whole match."""
+    accept: Callable[[re.Match[str]], bool] | None = None
+    source: str = "telic"
+    folded: bool = False
+    """Whether the pattern ignores case, so its anchors are looked for in the lowered text."""
+    clip: bool = False
+    """Whether a match ends at its first space or quote (for upstream patterns)."""
+
+    keys: tuple[bytes, ...] = ()
+    """The anchors as ASCII bytes, as they are looked for (see ``probe``)."""
+
+    def __post_init__(self) -> None:
+        if self.pattern.flags & re.IGNORECASE:
+            object.__setattr__(self, "folded", True)
+            object.__setattr__(self, "anchors", tuple(a.lower() for a in self.anchors))
+        object.__setattr__(self, "keys", tuple(a.encode() for a in self.anchors))
+
+
+_OWN: Final = (
+    Rule(
+        "private-key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[A-Za-z0-9+/=\s:,.-]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"|[A-Za-z0-9+/=\s:,.-]*)"
+        ),
+        ("PRIVATE KEY",),
+    ),
+    Rule(
+        "aws-access-key",
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
+        ("AKIA", "ASIA"),
+    ),
+    Rule(
+        "aws-secret-access-key",
+        re.compile(
+            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
+        ("aws",),
+        "value",
+    ),
+    Rule(
+        "github-token",
+        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{20,}"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    Rule(
+        "github-token",
+        re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
+        ("github_pat_",),
+    ),
+    Rule("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
+    Rule(
+        "openai-token",
+        re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        ("sk-",),
+    ),
+    Rule("npm-tokens", re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}"), ("npm_",)),
+    Rule(
+        "json-web-token",
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"),
+        ("eyJ",),
+    ),
+    Rule(
+        "authorization-header",
+        re.compile(
+            r"(?i)(?:authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic|digest)|bearer)"
+            r"\s+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)"
+        ),
+        ("bearer", "authorization"),
+        "value",
+    ),
+    Rule(
+        "url-query-secret",
+        re.compile(
+            r"(?i)[?&#;](?:access_token|token|api[_-]?key|apikey|key|secret|password|passwd|sig"
+            r"|signature|auth|code|client_secret)=(?P<value>[^&#\s\"'<>\[\]]{8,})"
+        ),
+        ("=",),
+        "value",
+    ),
+    Rule(
+        "docker-registry-auth",
+        re.compile(r"\"auth\"\s*:\s*\"(?P<value>[A-Za-z0-9+/]{8,}={0,2})\""),
+        ('"auth"',),
+        "value",
+        _docker_auth,
+    ),
+    Rule(
+        "kubeconfig-client-key",
+        re.compile(r"client-key-data[\"']?\s*:\s*[\"']?(?P<value>[A-Za-z0-9+/]{16,}={0,2})"),
+        ("client-key-data",),
+        "value",
+    ),
+)
+ASSIGNMENT_KIND: Final = "credential-assignment"
+
+
+def _slug(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Every rule, with all their anchors gathered for one pass of substring tests."""
+
+    rules: tuple[Rule, ...]
+    exact: tuple[bytes, ...]
+    """Every case-sensitive anchor, once."""
+    folded: tuple[bytes, ...]
+    """Every anchor of a case-insensitive rule, lowered, once."""
+
+
+@functools.cache
+def table() -> Table:
+    """Every regex rule (detect-secrets' first, then Telic's own) and all their anchors."""
+    import importlib
+
+    rules: list[Rule] = []
+    for module_name, class_name, anchors in _PLUGINS:
+        module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
+        plugin = getattr(module, class_name)
+        kind = _slug(plugin.secret_type)
+        for pattern in plugin.denylist:
+            source = f"detect-secrets {class_name}"
+            rules.append(Rule(kind, pattern, anchors, None, source=source, clip=True))
+    rules.extend(_OWN)
+    exact = sorted({key for rule in rules if not rule.folded for key in rule.keys})
+    folded = sorted({key for rule in rules if rule.folded for key in rule.keys})
+    return Table(tuple(rules), tuple(exact), tuple(folded))
+
+
+def probe(text: str) -> bytes:
+    """Return ``text`` as ASCII bytes, one per character (``?`` for any other character).
+
+    Anchors and keywords are ASCII, so they occur in the probe exactly where they occur in the
+    text, and a bytes search is a memchr scan even when the text holds wide characters.
+    """
+    return text.encode("ascii", "replace")
+
+
+def rules() -> tuple[Rule, ...]:
+    return table().rules
+
+
+def rule_sources() -> tuple[tuple[str, str], ...]:
+    """Return ``(kind, source)`` for every rule, in the order they run (for the docs)."""
+    pairs = [(rule.kind, rule.source) for rule in rules()]
+    pairs.append((ASSIGNMENT_KIND, "telic"))
+    return tuple(dict.fromkeys(pairs))
+
+
+def warm() -> None:
+    """Import detect-secrets and compile its rules now rather than on the first scan."""
+    rules()
+
+
+def decode_text(run: str) -> str | None:
+    """Return the text a base64 run decodes to, or None when it is not text."""
+    stripped = run.rstrip("=")
+    if len(stripped) % 4 == 1:
+        return None
+    padded = stripped + "=" * (-len(stripped) % 4)
+    try:
+        if "-" in padded or "_" in padded:
+            raw = base64.urlsafe_b64decode(padded)
+        else:
+            raw = base64.b64decode(padded, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    # Text, not binary: everything printable but for line breaks and tabs.
+    return text if text.translate(_WHITESPACE).isprintable() else None

@@ -1,0 +1,271 @@
+"""Finding, redacting and locating secrets in text and in JSON values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from telic._secrets._rules import (
+    ASSIGNMENT_KIND,
+    Rule,
+    assignments,
+    decode_text,
+    probe,
+    table,
+)
+
+__all__ = [
+    "MAX_DECODE_DEPTH",
+    "SecretFinding",
+    "contains_secret",
+    "find_secrets",
+    "first_secret",
+    "iter_strings",
+    "marker",
+    "redact",
+]
+
+MAX_DECODE_DEPTH: Final = 3
+"""Layers of base64 decoded while scanning: a secret inside three nested encodings is found."""
+
+_MIN_BASE64: Final = 16
+_TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+_MASK: Final = bytes(ord("a") if byte in _ALPHABET else ord(" ") for byte in range(256))
+_PAD: Final = ord("=")
+_WINDOWED_FROM: Final = 16_384
+"""Texts longer than this run each rule only around the occurrences of its anchors."""
+_BEFORE: Final = 512
+_AFTER: Final = 8_192
+"""How far a match may reach before and after its anchor (a PEM block reaches furthest)."""
+_MAX_WINDOWS: Final = 64
+"""More anchor occurrences than this: the windows would cover the text, so scan it whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """Where a likely secret was found: its kind and character span, never its text.
+
+    ``depth`` is 0 for a match in the text itself and ``n`` for one found after decoding ``n``
+    layers of base64; then the span covers the whole encoded run.
+    """
+
+    kind: str
+    start: int
+    end: int
+    depth: int = 0
+
+
+def _order(finding: SecretFinding) -> tuple[int, int, bool, str]:
+    # Among findings that cover the same span, a specific kind names it before the generic one.
+    generic = finding.kind == ASSIGNMENT_KIND
+    return finding.start, -finding.end, generic, finding.kind
+
+
+def _windows(haystack: bytes, keys: list[bytes], size: int) -> list[tuple[int, int]] | None:
+    """Merged spans around each anchor occurrence, or None to scan the whole text."""
+    spans: list[tuple[int, int]] = []
+    for key in keys:
+        at = haystack.find(key)
+        while at >= 0:
+            if len(spans) == _MAX_WINDOWS:
+                return None  # the windows would cover the text: scan it whole
+            spans.append((max(0, at - _BEFORE), min(size, at + len(key) + _AFTER)))
+            at = haystack.find(key, at + 1)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _matches(text: str, whole: bool) -> Iterator[SecretFinding]:
+    rules = table()
+    exact_probe = probe(text)
+    folded_probe = exact_probe.lower()
+    exact = {key for key in rules.exact if key in exact_probe}
+    folded = {key for key in rules.folded if key in folded_probe}
+    # A long text runs each rule only near its anchors (every match holds one), unless the
+    # caller needs whole spans (redaction).
+    near = not whole and len(text) > _WINDOWED_FROM
+    for rule in rules.rules if exact or folded else ():
+        present = folded if rule.folded else exact
+        keys = [key for key in rule.keys if key in present]
+        if not keys:
+            continue
+        windows = None
+        if near:
+            windows = _windows(folded_probe if rule.folded else exact_probe, keys, len(text))
+        for start, end in [(0, len(text))] if windows is None else windows:
+            yield from _rule_matches(rule, text, start, end)
+    for start, end in assignments(text, folded_probe):
+        yield SecretFinding(ASSIGNMENT_KIND, start, end)
+
+
+def _rule_matches(rule: Rule, text: str, pos: int, endpos: int) -> Iterator[SecretFinding]:
+    for match in rule.pattern.finditer(text, pos, endpos):
+        if rule.accept is not None and not rule.accept(match):
+            continue
+        group = rule.group
+        if group is None:
+            group = 1 if rule.pattern.groups and len(match.group(1) or "") >= 8 else 0
+        start, end = match.span(group)
+        if rule.clip:
+            # Some upstream patterns run to the end of the line (npm's ``npm_.+``): a token
+            # ends at the first space or quote, and the rest of the text is kept.
+            stop = _TOKEN_END.search(text, start, end)
+            end = end if stop is None or stop.start() == start else stop.start()
+        if start < end:
+            yield SecretFinding(rule.kind, start, end)
+
+
+def _base64_runs(text: str) -> Iterator[tuple[int, int, bytes]]:
+    """Yield ``(start, end, run)`` for each maximal base64 run of 16+ characters (UTF-8 offsets).
+
+    One C-level translate marks the alphabet, and ``find`` walks the marks: much cheaper than a
+    regular expression over a large text. Up to two ``=`` of padding belong to a run.
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    mask = raw.translate(_MASK)
+    seed = b"a" * _MIN_BASE64
+    at = mask.find(seed)
+    while at >= 0:
+        end = mask.find(b" ", at)
+        end = len(mask) if end < 0 else end
+        stop = end
+        while stop < len(raw) and stop - end < 2 and raw[stop] == _PAD:
+            stop += 1
+        yield at, stop, raw[at:stop]
+        at = mask.find(seed, end)
+
+
+def _find(text: str, depth: int, whole: bool = False) -> list[SecretFinding]:
+    findings = list(_matches(text, whole))
+    if depth >= MAX_DECODE_DEPTH or len(text) < _MIN_BASE64:
+        return findings
+    ascii_only = text.isascii()
+    raw = b"" if ascii_only else text.encode("utf-8", "surrogatepass")
+    for start, end, run in _base64_runs(text):
+        if run.isalpha():
+            continue  # an identifier: the base64 of a secret has digits or symbols
+        decoded = decode_text(run.decode("ascii"))
+        if decoded is None:
+            continue
+        inner = _find(decoded, depth + 1, whole)
+        if inner:
+            if not ascii_only:  # byte offsets to character offsets
+                start = len(raw[:start].decode("utf-8", "surrogatepass"))
+                end = start + len(run)
+            first = min(inner, key=_order)
+            findings.append(SecretFinding(first.kind, start, end, first.depth + 1))
+    return findings
+
+
+def find_secrets(text: str) -> tuple[SecretFinding, ...]:
+    """Return every likely secret in ``text``, in order of position."""
+    return _sorted(text, whole=False)
+
+
+def _sorted(text: str, whole: bool) -> tuple[SecretFinding, ...]:
+    return tuple(sorted(set(_find(text, 0, whole)), key=_order))
+
+
+def contains_secret(text: str) -> bool:
+    """Return whether ``text`` holds at least one likely secret."""
+    return bool(_find(text, 0))
+
+
+def marker(kind: str) -> str:
+    """Return the typed marker that stands in for a redacted secret of ``kind``."""
+    return f"[redacted:{kind}]"
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with every likely secret replaced by its typed marker.
+
+    Overlapping findings are merged and named by the first of them; everything outside a
+    finding is kept, so a redacted target still says what was attempted.
+    """
+    findings = _sorted(text, whole=True)  # whole spans, however long the text
+    if not findings:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for finding in findings:
+        if finding.end <= position:
+            continue
+        start = max(finding.start, position)
+        if start == position and pieces and pieces[-1].startswith("[redacted:"):
+            position = finding.end  # extends the marker just written
+            continue
+        pieces.append(text[position:start])
+        pieces.append(marker(finding.kind))
+        position = finding.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+_UNSHOWN: Final = "(key)"
+
+
+def _walk(value: object, path: str, shown: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """Yield ``(path, string)`` for every string of a JSON value, object keys included.
+
+    A key becomes a path segment only when ``shown`` accepts it and it holds no secret; any
+    other key is ``(key)`` in the paths, its own included.
+    """
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            text = key if isinstance(key, str) else str(key)
+            segment = text if shown(text) and not contains_secret(text) else _UNSHOWN
+            yield (f"{path}.{_UNSHOWN}" if path else _UNSHOWN), text
+            yield from _walk(item, f"{path}.{segment}" if path else segment, shown)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{path}.{index}" if path else str(index), shown)
+
+
+def _every_key(key: str) -> bool:
+    return True
+
+
+def first_secret(
+    value: object, path: str = "", *, shown: Callable[[str], bool] = _every_key
+) -> tuple[str, SecretFinding] | None:
+    """Return ``(path, finding)`` of the first likely secret in a JSON value, or None.
+
+    ``path`` is dot-joined below ``path``: array indexes as numbers, object keys as themselves
+    when ``shown`` accepts them, and ``(key)`` for any other key and for a key that itself
+    holds the secret, so the path can be shown to the caller. All the strings are scanned as
+    one text first; the walk with paths runs only after a hit.
+    """
+    if not _find("\n".join(iter_strings(value)), 0):
+        return None
+    for where, text in _walk(value, path, shown):
+        findings = find_secrets(text)
+        if findings:
+            return (where or "(body)"), findings[0]
+    return None  # a match that only spans two strings is no finding
+
+
+def iter_strings(value: object) -> Iterator[str]:
+    """Yield every string in a decoded JSON value: object keys, values and array items."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        # dict before the Mapping ABC, whose check costs several times as much
+        elif isinstance(item, dict) or isinstance(item, Mapping):  # noqa: SIM101
+            for key, child in item.items():
+                if isinstance(key, str):
+                    yield key
+                stack.append(child)

@@ -1,0 +1,126 @@
+"""The controller's secret gates: what a host hands in is refused, what Telic traces is redacted.
+
+Every host-submitted artifact, of any type, is scanned before its schema: every string of the
+body (object keys included), the caller's sourceRefs and, for base64 Evidence, the decoded
+content. A hit refuses the submission with ``SecretDetected`` — "redact before submission" —
+naming the JSON path and the kind of secret, never its text, and the ledger is left as it was
+(``ANY-NO-SECRETS``; ``EV-NO-SECRETS`` for Evidence). ``telic_start_run``'s arguments are
+refused the same way (``RUN-NO-SECRETS``). Targets Telic records itself in permission
+decisions are redacted instead (``redact_scope``), so the decision stays auditable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Final
+
+from telic._errors import Issue, SecretDetected
+from telic._secrets import contains_secret, find_secrets, first_secret, redact
+from telic.protocol._evidence import Evidence, decode_evidence_content
+from telic.protocol._registry import wire_names
+
+__all__ = [
+    "redact_scope",
+    "refuse_secret_arguments",
+    "refuse_secrets",
+    "scan_content",
+    "scan_submission",
+]
+
+_REDACT: Final = "redact before submission"
+
+
+def _refusal(what: str, rule: str, path: str, kind: str) -> SecretDetected:
+    message = f"{what} holds likely secret material ({kind}) at {path}; {_REDACT}"
+    return SecretDetected(message, issues=(Issue(path, "secret_detected", message, rule),))
+
+
+def _rule(artifact_type: str) -> str:
+    return "EV-NO-SECRETS" if artifact_type == "Evidence" else "ANY-NO-SECRETS"
+
+
+def _shown_key(key: str) -> bool:
+    return key in wire_names()
+
+
+def refuse_secrets(what: str, value: object, fields: Collection[str] = ()) -> None:
+    """Refuse any other host-provided JSON bound for the ledger (a cast request, a child's return).
+
+    ``what`` names it in the message. The rule is ``ANY-NO-SECRETS``; paths show only keys the
+    schemas define and the argument names in ``fields``.
+
+    Raises:
+        SecretDetected: naming the path and kind of the first hit, never its text.
+    """
+    names = wire_names()
+    hit = first_secret(value, shown=lambda key: key in names or key in fields)
+    if hit is not None:
+        path, finding = hit
+        raise _refusal(what, "ANY-NO-SECRETS", path, finding.kind)
+
+
+def scan_submission(artifact_type: str, body: object, source_refs: Sequence[str]) -> None:
+    """Refuse a raw body or caller sourceRefs holding a likely secret.
+
+    Runs before the schema, so that no later message can echo a secret back. The path names
+    only keys the schemas define; any other key stands as ``(key)``.
+
+    Raises:
+        SecretDetected: naming the path and kind of the first hit, never its text.
+    """
+    rule = _rule(artifact_type)
+    hit = first_secret(body, shown=_shown_key)
+    if hit is not None:
+        path, finding = hit
+        raise _refusal(artifact_type, rule, path, finding.kind)
+    for index, uri in enumerate(source_refs):
+        findings = find_secrets(uri)
+        if findings:
+            raise _refusal(artifact_type, rule, f"source_refs.{index}", findings[0].kind)
+
+
+def scan_content(evidence: Evidence) -> None:
+    """Refuse Evidence whose *decoded* content holds a likely secret (base64 hides nothing).
+
+    Raises:
+        SecretDetected: when the decoded bytes, read as text, hold a likely secret.
+    """
+    if evidence.encoding != "base64":
+        return
+    try:
+        raw = decode_evidence_content(evidence)
+    except ValueError:
+        return  # EV-CONTENT-CANONICAL reports it
+    # latin-1 maps every byte to one character, so ASCII secret shapes survive binary content.
+    findings = find_secrets(raw.decode("latin-1"))
+    if findings:
+        raise _refusal("Evidence", "EV-NO-SECRETS", "content", findings[0].kind)
+
+
+def refuse_secret_arguments(arguments: Sequence[tuple[str, str | Sequence[str]]]) -> None:
+    """Refuse ``telic_start_run`` arguments holding a likely secret (``RUN-NO-SECRETS``).
+
+    ``arguments`` pairs each argument's name with its string or list of strings.
+
+    Raises:
+        SecretDetected: naming the argument (and index), never its text.
+    """
+    for name, value in arguments:
+        values = (value,) if isinstance(value, str) else value
+        for index, text in enumerate(values):
+            findings = find_secrets(text)
+            if findings:
+                where = name if isinstance(value, str) else f"{name}.{index}"
+                message = (
+                    f"start_run argument {where} holds likely secret material "
+                    f"({findings[0].kind}); redact it before starting the run"
+                )
+                raise SecretDetected(
+                    message,
+                    issues=(Issue(where, "secret_detected", message, "RUN-NO-SECRETS"),),
+                )
+
+
+def redact_scope(scope: str) -> str:
+    """Return a traced target with every likely secret replaced by ``[redacted:<kind>]``."""
+    return redact(scope) if contains_secret(scope) else scope
