@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from telic.server._app import assemble, has_reports, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
+from telic.server._rebinding import HostOriginGuard
 from telic.server._service import Service
 from telic.server._stdio import serve_stdio
 
@@ -246,7 +247,10 @@ def _with_quiet_calls(
 
 
 def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
-    """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``."""
+    """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``.
+
+    One Host/Origin policy guards every route, then the bearer token (when set).
+    """
     assert config.http is not None
     security = _security(config.http, config.allowed_hosts)
     starlette = server.streamable_http_app(host=config.http.host, transport_security=security)
@@ -257,7 +261,8 @@ def http_app(server: MCPServer[Any], config: ServerConfig, ledger: Ledger | None
     app = _with_quiet_calls(starlette, server, security)
     if config.token:
         app = BearerTokenMiddleware(app, config.token)
-    return app
+    # Outermost: every route (the reports at /runs too) gets the MCP app's Host/Origin policy.
+    return HostOriginGuard(app, security)
 
 
 class _Uvicorn(uvicorn.Server):
