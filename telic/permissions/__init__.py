@@ -9,7 +9,8 @@ Terms and laws (reference §3.5):
   the run's authority by ``effective_authorization`` (mode ceiling ∩ granted ∖ denied).
 * ``Layer`` / ``Grant`` — named permission sources; ``authorize_action`` evaluates an attempted
   action against them to a ``Decision`` that names the deciding layer. Deny overrides allow, and
-  adding a layer never widens a decision.
+  adding a layer never widens a decision. Writes and deletes never reach a protected path
+  (``PROTECTED_PATHS``) without the user's explicit grant of it.
 * start_run inputs — ``start_run_authority`` and its ``check_*`` functions report ``SR-*`` rules.
 
 The filesystem is touched only through a ``Resolver`` (default ``resolve_real_path``), so tests
@@ -36,6 +37,8 @@ from telic.permissions._modes import plan_ceiling as plan_ceiling
 from telic.permissions._paths import Resolver as Resolver
 from telic.permissions._paths import glob_match as glob_match
 from telic.permissions._paths import resolve_real_path as resolve_real_path
+from telic.permissions._protected import PROTECTED_PATHS as PROTECTED_PATHS
+from telic.permissions._protected import protected_pattern as protected_pattern
 from telic.permissions._sets import capability_backed as capability_backed
 from telic.permissions._sets import capability_is_mutating as capability_is_mutating
 from telic.permissions._sets import effective_authorization as effective_authorization
@@ -47,6 +50,7 @@ from telic.permissions._start import StartRunAuthority as StartRunAuthority
 from telic.permissions._start import check_capabilities as check_capabilities
 from telic.permissions._start import check_grants_on_host as check_grants_on_host
 from telic.permissions._start import check_network_domains as check_network_domains
+from telic.permissions._start import check_protected_grants as check_protected_grants
 from telic.permissions._start import check_shell_allowlist as check_shell_allowlist
 from telic.permissions._start import intersect_with_host as intersect_with_host
 from telic.permissions._start import is_capability as is_capability
@@ -61,6 +65,7 @@ from telic.permissions._targets import shell_command_problem as shell_command_pr
 __all__ = [
     "DEFAULT_GRANTS",
     "MODE_POLICIES",
+    "PROTECTED_PATHS",
     "START_RULES",
     "TYPED_INSPECT_TARGETS",
     "Decision",
@@ -77,6 +82,7 @@ __all__ = [
     "check_capabilities",
     "check_grants_on_host",
     "check_network_domains",
+    "check_protected_grants",
     "check_shell_allowlist",
     "default_budgets",
     "default_grants",
@@ -94,6 +100,7 @@ __all__ = [
     "normalize_domains",
     "permissions_from_capabilities",
     "plan_ceiling",
+    "protected_pattern",
     "resolve_real_path",
     "scope_covers",
     "shell_command_problem",

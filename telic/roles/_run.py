@@ -476,6 +476,7 @@ class RunActor(Actor[RunMessage]):
             target if isinstance(target, str) else None,
             layers,
             repository_root=state.run.repository_root,
+            protected_granted=granted.protected_paths_granted,
         )
         known = decision.code != "unknown_capability"
         checked = event(

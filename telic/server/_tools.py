@@ -136,6 +136,7 @@ async def _start_run(service: Service, args: StartRunArgs, _: Context[Any, Any])
             if args.cast_types is None
             else tuple(entry.model_dump() for entry in args.cast_types)
         ),
+        protected_paths_granted=tuple(args.protected_paths_granted),
     )
     return _step(result)
 
