@@ -77,7 +77,8 @@ def main() -> int:
         return BLOCK if strict else 0
     if not envelope.get("ok"):
         print(f"Telic refused the check: {envelope.get('error')}", file=sys.stderr)
-        return BLOCK if strict else 0
+        # Past the run's cap of check records the action counts as denied, strict or not.
+        return BLOCK if strict or envelope.get("code") == "limit_exceeded" else 0
     decision = envelope.get("decision") or {}
     if decision.get("allowed"):
         return 0

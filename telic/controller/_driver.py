@@ -112,7 +112,9 @@ class _Cached:
 
 
 def _entry(event: TraceRecord) -> TraceEntry:
-    return TraceEntry(event.event_id, event.sequence, event.event_type, event.permission_decision)
+    return TraceEntry(
+        event.event_id, event.sequence, event.event_type, event.permission_decision, event.actor
+    )
 
 
 def _new_uuid() -> str:

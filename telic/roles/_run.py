@@ -47,6 +47,7 @@ from telic.permissions import Decision, Layer, authorize_action, effective_autho
 from telic.protocol import parse_artifact
 from telic.protocol._types import PermissionSet
 from telic.roles._blobs import BlobStage
+from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
 from telic.roles._messages import (
     Answer,
     CancelRun,
@@ -479,13 +480,9 @@ class RunActor(Actor[RunMessage]):
             protected_granted=granted.protected_paths_granted,
         )
         known = decision.code != "unknown_capability"
-        checked = event(
-            state.run,
+        wanted = CheckRecord(
             "permission_checked" if known else "tool_action_refused",
-            actor="host",
-            event_id=deps.new_id(),
-            timestamp=deps.clock(),
-            permission_decision={
+            {
                 "decision": decision.verdict,
                 "capability": capability,
                 "scope": (decision.scope or capability)[:2048],
@@ -494,6 +491,17 @@ class RunActor(Actor[RunMessage]):
             }
             if known
             else None,
+        )
+        record = record_plan(state, wanted)  # raises for a finished run or past the cap
+        if record is None:  # the same decision is already in the trace
+            return decision
+        checked = event(
+            state.run,
+            record.event_type,
+            actor=CHECK_ACTOR,
+            event_id=deps.new_id(),
+            timestamp=deps.clock(),
+            permission_decision=record.permission_decision,
             summary=decision.reason,
         )
         await deps.ledger.record_events(self._run_id, [checked])

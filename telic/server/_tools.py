@@ -432,7 +432,7 @@ _SPECS: Final = (
         "telic_check_tool_action",
         "CheckToolActionArgs",
         _check,
-        True,
+        False,  # appends one trace record per distinct decision: not read-only, but idempotent
         True,
         False,
         "May a native tool use this capability on this target?",
