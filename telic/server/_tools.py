@@ -10,7 +10,6 @@ in full, and references to the others.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -23,6 +22,7 @@ from pydantic import ConfigDict, Field
 
 from telic._errors import SchemaViolation
 from telic.server._envelope import error_envelope, error_result, success, to_wire, with_schema
+from telic.server._json import decode_body_json
 from telic.server._schemas import SentSchemas, session_of
 from telic.server._service import Service
 from telic.server.inputs import input_schemas
@@ -201,13 +201,7 @@ async def _submit(service: Service, args: SubmitArgs, _: Context[Any, Any]) -> d
 
 
 def _decode(text: str) -> object:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise SchemaViolation("body_json is not valid JSON") from None
-    if not isinstance(value, dict):
-        raise SchemaViolation("body_json must encode a JSON object")
-    return value
+    return decode_body_json(text)  # refuses duplicate keys too
 
 
 async def _cancel(service: Service, args: CancelArgs, _: Context[Any, Any]) -> dict[str, Any]:
