@@ -27,6 +27,7 @@ from telic.server import (
     to_wire,
 )
 from telic.server._app import has_reports
+from telic.server._transport import REPORTED
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -300,6 +301,8 @@ def _leaf(exc: BaseException) -> BaseException:
 def _explain(args: argparse.Namespace, exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
+    if REPORTED in getattr(exc, "__notes__", ()):
+        return EXIT_FAILURE  # ``serve`` printed its one line when it happened
     if isinstance(exc, UsageError):
         return _fail(args, EXIT_USAGE, exc.message, exc.code)
     if isinstance(exc, NotFound):
