@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from telic.reports._format import anchor, duration, md, md_code
-from telic.reports._model import RunReportData
+from telic.reports._model import SHELL_EXECUTE_NOTE, RunReportData
 
 __all__ = ["render_markdown"]
 
@@ -130,6 +130,8 @@ def render_markdown(data: RunReportData) -> str:
         ],
         "No verification requirements.",
     )
+    if any(v.host_attested for v in data.verifications):
+        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Permission decisions", ""]
     out += _table(
@@ -148,6 +150,8 @@ def render_markdown(data: RunReportData) -> str:
         ],
         "No permission decisions recorded.",
     )
+    if any(p.host_attested for p in data.permissions):
+        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Budgets", ""]
     out += _table(
