@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ from urllib.parse import urlsplit
 
 from telic.hosts._kits import check_kits
 from telic.ledger import default_state_dir
+from telic.ledger._paths import DB_FILE_NAME, ledger_file_problem
 from telic.server import ServerConfig
 
 __all__ = ["Check", "run_doctor"]
@@ -67,14 +70,31 @@ def _state_dir(config: ServerConfig) -> Check:
     return Check("state dir", writable, f"{lexical} (not created yet; parent {parent})")
 
 
+def _sqlite(state_dir: Path, db_path: Path, label: str) -> Check:
+    """Whether the SQLite ledger can be opened for writing: read, never written or created."""
+    problem = ledger_file_problem(state_dir, db_path)
+    if problem is None and db_path.is_file() and db_path.stat().st_size > 0:
+        try:
+            with contextlib.closing(
+                sqlite3.connect(f"{db_path.as_uri()}?mode=ro", uri=True)
+            ) as connection:
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.Error as exc:
+            problem = f"the ledger file {db_path} cannot be read: {exc}"
+    return Check("database", problem is None, problem or f"{label} {db_path}")
+
+
 def _database(config: ServerConfig) -> Check:
     url = config.database_url
     if not url:
-        state = config.state_dir or default_state_dir(config.repository_root)
-        return Check("database", True, f"embedded SQLite in {Path(state) / 'ledger.sqlite3'}")
+        state = Path(config.state_dir or default_state_dir(config.repository_root))
+        return _sqlite(state, state / DB_FILE_NAME, "embedded SQLite in")
     parts = urlsplit(url)
     if parts.scheme.startswith("sqlite"):
-        return Check("database", True, "SQLite at " + parts.path)
+        target = Path(parts.path)
+        if target.suffix in (".sqlite3", ".sqlite", ".db"):
+            return _sqlite(target.parent, target, "SQLite at")
+        return _sqlite(target, target / DB_FILE_NAME, "SQLite at")
     if parts.scheme.startswith("postgres"):
         host, port = parts.hostname or "localhost", parts.port or 5432
         try:

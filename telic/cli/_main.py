@@ -46,6 +46,7 @@ from telic.server import (
     to_wire,
 )
 from telic.server._app import has_reports
+from telic.server._transport import REPORTED
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -566,6 +567,8 @@ def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseExc
         return EXIT_INTERRUPTED
     if isinstance(exc, CliError):
         return _fail(args, exc.exit_code, exc.message, exc.kind, exc.hint)
+    if REPORTED in getattr(exc, "__notes__", ()):
+        return EXIT_FAILURE  # ``serve`` printed its one line when it happened
     if isinstance(exc, UsageError):
         return _fail(args, EXIT_USAGE, exc.message, exc.code)
     if isinstance(exc, NotFound):

@@ -76,4 +76,5 @@ def decide(
         layers,
         repository_root=state.run.repository_root,
         resolve=_lexical,
+        protected_granted=state.envelope.authorization.protected_paths_granted,
     )

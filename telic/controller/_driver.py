@@ -112,7 +112,9 @@ class _Cached:
 
 
 def _entry(event: TraceRecord) -> TraceEntry:
-    return TraceEntry(event.event_id, event.sequence, event.event_type, event.permission_decision)
+    return TraceEntry(
+        event.event_id, event.sequence, event.event_type, event.permission_decision, event.actor
+    )
 
 
 def _new_uuid() -> str:
@@ -309,8 +311,13 @@ class Controller:
         shell_execute_allowlist: Sequence[str] = (),
         network_read_domains: Sequence[str] = (),
         active_files: Sequence[str] = (),
+        protected_paths_granted: Sequence[str] = (),
     ) -> StepResult:
-        """Start a run at version 1 in context grounding (reference §2 tool 1)."""
+        """Start a run at version 1 in context grounding (reference §2 tool 1).
+
+        ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
+        protected paths; nothing else can.
+        """
         now = self._clock()
         state, notes = open_run(
             run_id=self._new_id(),
@@ -327,6 +334,7 @@ class Controller:
             shell_execute_allowlist=shell_execute_allowlist,
             network_read_domains=network_read_domains,
             active_files=active_files,
+            protected_paths_granted=protected_paths_granted,
         )
         request, envelope = (_new_artifact(a) for a in state.artifacts)
         action = next_action(state)

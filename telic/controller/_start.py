@@ -78,6 +78,7 @@ def open_run(
     shell_execute_allowlist: Sequence[str] = (),
     network_read_domains: Sequence[str] = (),
     active_files: Sequence[str] = (),
+    protected_paths_granted: Sequence[str] = (),
 ) -> tuple[RunState, tuple[TraceNote, ...]]:
     """Return the state of a new run and its first trace event.
 
@@ -109,6 +110,7 @@ def open_run(
         authorization_denied=authorization_denied,
         shell_execute_allowlist=shell_execute_allowlist,
         network_read_domains=network_read_domains,
+        protected_paths_granted=protected_paths_granted,
     )
     budgets = default_budgets(native_subagents)
     request = UserMessage(
@@ -135,7 +137,9 @@ def open_run(
             capabilities=list(authority.host_capabilities),
         ),
         authorization=Authorization(
-            granted=authority.granted_permissions(), denied=authority.denied_permissions()
+            granted=authority.granted_permissions(),
+            denied=authority.denied_permissions(),
+            protected_paths_granted=list(authority.protected_paths_granted),
         ),
         budgets=RunBudgets(
             prompt_revisions=budgets.prompt_revisions,

@@ -145,6 +145,8 @@ class TraceEntry:
     event_type: str
     """The internal event type (``permission_checked`` keeps its name)."""
     permission_decision: Mapping[str, Any] | None = None
+    actor: str = ""
+    """Who caused the event (``host`` for a tool-action check)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,20 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from telic._errors import ContextSecurityError
 
-__all__ = ["DB_FILE_NAME", "default_state_dir", "prepare_state_dir", "safe_mkdir"]
+__all__ = [
+    "DB_FILE_NAME",
+    "SQLITE_HEADER",
+    "default_state_dir",
+    "ledger_file_problem",
+    "prepare_state_dir",
+    "safe_mkdir",
+]
 
 DB_FILE_NAME: Final = "ledger.sqlite3"
 DIR_MODE: Final = 0o700
@@ -35,6 +43,46 @@ def default_state_dir(repository_root: str | os.PathLike[str]) -> Path:
     real = os.path.realpath(os.fspath(repository_root))
     digest = hashlib.sha256(real.encode("utf-8")).hexdigest()[:24]
     return Path(base) / "telic" / "repositories" / digest
+
+
+SQLITE_HEADER: Final = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _writable(path: str) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def ledger_file_problem(
+    state_dir: str | os.PathLike[str],
+    db_path: str | os.PathLike[str],
+    *,
+    writable: Callable[[str], bool] | None = None,
+) -> str | None:
+    """Say why the SQLite ledger at ``db_path`` cannot be opened for writing, or ``None``.
+
+    Checked before any connection is made, so that a broken store fails with one clear line
+    instead of an SQLite error from deep inside a worker thread: the file, when it exists and
+    is not empty, must start with SQLite's header, and it and an existing state directory
+    must be writable (SQLite writes its journal beside the file). ``writable`` is the access
+    seam (``os.access(path, W_OK)``; tests inject a read-only answer, which root never gets).
+    """
+    writable = writable or _writable
+    folder, file = os.fspath(state_dir), os.fspath(db_path)
+    if os.path.isdir(folder) and not writable(folder):
+        return f"the state directory {folder} is read-only; Telic must write its ledger there"
+    try:
+        with open(file, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"the ledger file {file} cannot be read: {exc.strerror or exc}"
+    if head and head != SQLITE_HEADER:
+        return f"the ledger file {file} is not an SQLite database"
+    if not writable(file):
+        return f"the ledger file {file} is read-only; Telic must write to it"
+    return None
 
 
 def _within(inner: str, outer: str) -> bool:

@@ -42,7 +42,7 @@ from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
 from ._legacy import LegacyBlobs
 from ._migrations import check_not_newer, load_migrations, split_sqlite_script
-from ._paths import FILE_MODE, refuse_symlink
+from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
 from ._rows import Row
 from ._sql import FollowUps, MissingBodies, Query, SqlReader
@@ -101,14 +101,13 @@ class _AioConnection:
 
     @classmethod
     async def open(cls, path: Path) -> _AioConnection:
-        made: list[sqlite3.Connection] = []
-
-        def connector() -> sqlite3.Connection:
-            made.append(_connect(path))
-            return made[0]
-
-        aio = await aiosqlite.Connection(connector, iter_chunk_size=64)
-        return cls(aio, made[0])
+        # Connect (and run the pragmas) in a worker thread first: when aiosqlite's own connector
+        # fails, it leaves its thread to answer a future on a loop that may have closed by then
+        # (an "Event loop is closed" traceback after the real error). Handed over ready, its
+        # connector cannot fail.
+        connection = await anyio.to_thread.run_sync(_connect, path)
+        aio = await aiosqlite.Connection(lambda: connection, iter_chunk_size=64)
+        return cls(aio, connection)
 
     async def run(self, function: Callable[[sqlite3.Connection], T]) -> T:
         """Call ``function`` with the connection in aiosqlite's thread: one hop.
@@ -207,21 +206,33 @@ class SqliteBackend:
         No ``blobs`` directory is created: bodies are kept in the database. One left by a
         store created before schema 2 is opened, read-only, for the bodies it holds.
         """
-        _create_private_file(db_path)
+        problem = ledger_file_problem(state_dir, db_path)
+        if problem is not None:
+            raise LedgerError(problem)
+        try:
+            _create_private_file(db_path)
+        except PermissionError as exc:
+            message = f"the ledger file {db_path} cannot be created: {exc.strerror}"
+            raise LedgerError(message) from None
         for suffix in ("-wal", "-shm"):
             refuse_symlink(db_path.with_name(db_path.name + suffix))
         legacy = LegacyBlobs.open(state_dir)
         try:
             connection: _Connection
-            if sniffio.current_async_library() == "asyncio":
-                connection = await _AioConnection.open(db_path)
-            else:
-                connection = await _ThreadConnection.open(db_path)
+            try:
+                if sniffio.current_async_library() == "asyncio":
+                    connection = await _AioConnection.open(db_path)
+                else:
+                    connection = await _ThreadConnection.open(db_path)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"the ledger {db_path} cannot be opened: {exc}") from None
             try:
                 await connection.run(_migrate)
-            except BaseException:
+            except BaseException as exc:
                 with anyio.CancelScope(shield=True):
                     await connection.close()
+                if isinstance(exc, sqlite3.Error):
+                    raise LedgerError(f"the ledger {db_path} cannot be read: {exc}") from None
                 raise
         except BaseException:
             if legacy is not None:

@@ -9,7 +9,8 @@ Terms and laws (reference §3.5):
   the run's authority by ``effective_authorization`` (mode ceiling ∩ granted ∖ denied).
 * ``Layer`` / ``Grant`` — named permission sources; ``authorize_action`` evaluates an attempted
   action against them to a ``Decision`` that names the deciding layer. Deny overrides allow, and
-  adding a layer never widens a decision.
+  adding a layer never widens a decision. Writes and deletes never reach a protected path
+  (``PROTECTED_PATHS``) without the user's explicit grant of it.
 * start_run inputs — ``start_run_authority`` and its ``check_*`` functions report ``SR-*`` rules.
 
 The filesystem is touched only through a ``Resolver`` (default ``resolve_real_path``), so tests
@@ -43,6 +44,8 @@ if typing.TYPE_CHECKING:
     from telic.permissions._paths import Resolver as Resolver
     from telic.permissions._paths import glob_match as glob_match
     from telic.permissions._paths import resolve_real_path as resolve_real_path
+    from telic.permissions._protected import PROTECTED_PATHS as PROTECTED_PATHS
+    from telic.permissions._protected import protected_pattern as protected_pattern
     from telic.permissions._sets import capability_backed as capability_backed
     from telic.permissions._sets import capability_is_mutating as capability_is_mutating
     from telic.permissions._sets import effective_authorization as effective_authorization
@@ -68,6 +71,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "DEFAULT_GRANTS",
     "MODE_POLICIES",
+    "PROTECTED_PATHS",
     "START_RULES",
     "TYPED_INSPECT_TARGETS",
     "Decision",
@@ -84,6 +88,7 @@ __all__ = [
     "check_capabilities",
     "check_grants_on_host",
     "check_network_domains",
+    "check_protected_grants",
     "check_shell_allowlist",
     "default_budgets",
     "default_grants",
@@ -101,6 +106,7 @@ __all__ = [
     "normalize_domains",
     "permissions_from_capabilities",
     "plan_ceiling",
+    "protected_pattern",
     "resolve_real_path",
     "scope_covers",
     "shell_command_problem",
@@ -133,6 +139,10 @@ _EXPORTS: typing.Final = {
         "Resolver",
         "glob_match",
         "resolve_real_path",
+    ),
+    "telic.permissions._protected": (
+        "PROTECTED_PATHS",
+        "protected_pattern",
     ),
     "telic.permissions._sets": (
         "capability_backed",

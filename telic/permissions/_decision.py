@@ -7,11 +7,15 @@ authorization, a TaskContract, a WorkPlan node, a work order — holding allow a
 
 1. the target is normalised for its capability; a malformed or escaping target is refused
    before any layer is asked (``deciding_layer`` is ``None``);
-2. a deny grant that matches in *any* layer decides (deny overrides allow);
-3. otherwise the first layer that does not allow decides;
-4. otherwise the action is allowed.
+2. a write or delete of a protected path (``_protected.PROTECTED_PATHS``: git directories,
+   ``.github``, env files) is denied by the ``protected`` layer unless one of the user's
+   explicit ``protected_granted`` patterns covers it — and even then every layer must allow it;
+3. a deny grant that matches in *any* layer decides (deny overrides allow);
+4. otherwise the first layer that does not allow decides;
+5. otherwise the action is allowed.
 
-So adding a layer can only turn an allow into a deny, never the reverse.
+So adding a layer can only turn an allow into a deny, never the reverse; an explicit protected
+grant only lifts step 2 and never allows what a layer does not.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ from telic._errors import UsageError
 from telic.permissions._modes import MODE_POLICIES
 from telic.permissions._paths import Refusal, Resolver, glob_match, repository_target
 from telic.permissions._paths import resolve_real_path as _resolve_real_path
+from telic.permissions._protected import (
+    MUTATING_REPOSITORY,
+    protected_pattern,
+    protection_lifted,
+)
 from telic.permissions._targets import (
     TYPED_INSPECT_TARGETS,
     canonical_host,
@@ -155,7 +164,8 @@ class Decision:
     reason: str
     code: str
     """A stable code. Layer outcomes: ``allowed``, ``explicitly_denied``, ``not_granted``,
-    ``out_of_scope``, ``target_required``. Refusals before any layer: ``unknown_capability``,
+    ``out_of_scope``, ``target_required``, ``protected_path`` (decided by the ``protected``
+    layer). Refusals before any layer: ``unknown_capability``, ``not_repository_relative``,
     ``path_traversal``, ``encoded_traversal``, ``invalid_path``, ``path_escape``,
     ``symlink_escape``, ``inexact_command``, ``untyped_inspect_target``, ``url_scheme``,
     ``url_userinfo``, ``invalid_url``, ``invalid_host``."""
@@ -217,6 +227,7 @@ def authorize_action(
     *,
     repository_root: str,
     resolve: Resolver = _resolve_real_path,
+    protected_granted: Sequence[str] = (),
 ) -> Decision:
     """Decide whether ``capability`` on ``target`` is allowed by every layer and denied by none.
 
@@ -226,6 +237,8 @@ def authorize_action(
         layers: the permission sources, outermost first; at least one.
         repository_root: the absolute repository root that repository targets must stay inside.
         resolve: the filesystem seam (see ``resolve_real_path``); inject a fake to stay pure.
+        protected_granted: the user's explicit grants of protected paths (start_run's
+            ``protected_paths_granted``); without one, no write or delete reaches them.
 
     Raises:
         UsageError: with no layers, or a relative root for a repository capability.
@@ -242,6 +255,14 @@ def authorize_action(
         scope, refusal = _prepare(capability, target, repository_root, resolve)
         if refusal is not None:
             return Decision(False, capability, scope, None, refusal.reason, refusal.code)
+    if scope is not None and capability in MUTATING_REPOSITORY:
+        protected = protected_pattern(scope)
+        if protected is not None and not protection_lifted(scope, protected_granted):
+            reason = (
+                f"the target is a protected path ({protected}); {capability} needs an explicit "
+                "protected_paths_granted entry from the user"
+            )
+            return Decision(False, capability, scope, "protected", reason, "protected_path")
     for layer in layers:
         for grant in layer.deny:
             # A scoped deny also matches a missing target: it cannot be shown to lie outside.

@@ -1,8 +1,12 @@
 """Repository targets: repo-relative, realpath-contained paths and a small glob matcher.
 
-A repository target is refused before any permission layer is consulted when it uses a ``..``
-segment, a percent-encoded dot, slash, backslash, percent or NUL, a backslash, a control
-character, a home-relative ``~`` first segment, or an absolute path outside the root. What is
+A repository target is refused before any permission layer is consulted when it is not a plain
+repository path: a URI (``file:///etc/passwd``) or drive path (``C:/Windows``; any colon, which
+also spells NTFS streams), a variable to expand (``${HOME}/.ssh``, ``$HOME``, ``%USERPROFILE%``),
+a ``..`` segment, a percent-encoded dot, slash, backslash, percent or NUL, a backslash, a
+control character, a home-relative ``~`` first segment, or an absolute path outside the root.
+Telic never expands anything: refusing is the only way to be sure the host, its shell or its
+platform will not read the text as a path outside the repository. What is
 left is made repo-relative, and the *nearest existing ancestor* of the path is realpath'd, so a
 symlink that leads out of the repository is denied even when the file behind it does not exist
 yet. The filesystem is reached only through a ``Resolver``, so the algebra stays pure and tests
@@ -34,6 +38,7 @@ the rest of the path unchanged."""
 
 _ENCODED: Final = re.compile(r"%(?:2e|2f|5c|25|00)", re.IGNORECASE)
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_WINDOWS_VARIABLE: Final = re.compile(r"%[A-Za-z_][A-Za-z0-9_()]*%")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,16 @@ def repository_target(target: str, repository_root: str, resolve: Resolver) -> s
         return Refusal("invalid_path", "the path contains a backslash")
     if _ENCODED.search(target):
         return Refusal("encoded_traversal", "the path contains a percent-encoded separator or dot")
+    if ":" in target:
+        return Refusal(
+            "not_repository_relative",
+            "the path contains a colon (a URI, a drive or a stream), not a repository path",
+        )
+    if "$" in target or _WINDOWS_VARIABLE.search(target):
+        return Refusal(
+            "not_repository_relative",
+            "the path names a variable to expand ($NAME, ${NAME}, %NAME%), not a repository path",
+        )
     segments = [s for s in target.split("/") if s not in ("", ".")]
     if ".." in segments:
         return Refusal("path_traversal", "the path contains a '..' segment")
@@ -85,7 +100,12 @@ def repository_target(target: str, repository_root: str, resolve: Resolver) -> s
     if relative.startswith("~"):
         # Checked on the canonical result, so that normalising a result again is the identity.
         return Refusal("invalid_path", "the path is home-relative")
-    if _ENCODED.search(relative) or _CONTROL.search(relative) or "\\" in relative:
+    if (
+        _ENCODED.search(relative)
+        or _CONTROL.search(relative)
+        or _WINDOWS_VARIABLE.search(relative)
+        or any(char in relative for char in "\\:$")
+    ):
         return Refusal("invalid_path", "the resolved path cannot be matched safely")
     return relative
 

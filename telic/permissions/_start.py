@@ -16,6 +16,7 @@ from typing import Final, TypeGuard
 from telic._errors import Issue, RuleViolation
 from telic.permissions._envelope import denied_permissions, permissions_from_capabilities
 from telic.permissions._modes import default_grants
+from telic.permissions._protected import MUTATING_REPOSITORY, protected_grant_problem
 from telic.permissions._sets import effective_authorization
 from telic.permissions._targets import canonical_host, domain_problem, shell_command_problem
 from telic.protocol._types import CAPABILITIES, Capability, Mode, PermissionSet
@@ -26,6 +27,7 @@ __all__ = [
     "check_capabilities",
     "check_grants_on_host",
     "check_network_domains",
+    "check_protected_grants",
     "check_shell_allowlist",
     "intersect_with_host",
     "is_capability",
@@ -40,6 +42,8 @@ START_RULES: Final[dict[str, str]] = {
     "SR-ALLOWLIST-COMMAND": "allowlist entries are exact non-compound commands without globs",
     "SR-DOMAINS-UNAUTHORIZED": "network domains need network.read on the host and granted",
     "SR-DOMAIN-FORM": "domains are bare DNS names, IP addresses or localhost",
+    "SR-PROTECTED-UNAUTHORIZED": "protected-path grants need repository.write or .delete granted",
+    "SR-PROTECTED-FORM": "protected-path grants are literal-first repo-relative protected paths",
 }
 """Rule id → the behaviour it enforces, for every start_run check."""
 
@@ -134,6 +138,29 @@ def check_network_domains(
     return tuple(issues)
 
 
+def check_protected_grants(
+    patterns: Sequence[str], *, granted: Sequence[Capability]
+) -> tuple[Issue, ...]:
+    """Check explicit protected-path grants: a mutating repository grant, and each one's form."""
+    issues: list[Issue] = []
+    if patterns and not MUTATING_REPOSITORY & set(granted):
+        message = "protected-path grants need repository.write or repository.delete granted"
+        issues.append(
+            Issue(
+                "protected_paths_granted",
+                "protected_unauthorized",
+                message,
+                "SR-PROTECTED-UNAUTHORIZED",
+            )
+        )
+    for i, pattern in enumerate(patterns):
+        problem = protected_grant_problem(pattern)
+        if problem is not None:
+            path = f"protected_paths_granted.{i}"
+            issues.append(Issue(path, "invalid_protected_grant", problem, "SR-PROTECTED-FORM"))
+    return tuple(issues)
+
+
 def normalize_domains(domains: Sequence[str]) -> tuple[str, ...]:
     """Lower-case (IPv6: compress, unbracket), de-duplicate and sort valid domains."""
     canonical = (canonical_host(d) for d in domains if domain_problem(d) is None)
@@ -150,6 +177,8 @@ class StartRunAuthority:
     denied: tuple[Capability, ...]
     shell_execute_allowlist: tuple[str, ...]
     network_read_domains: tuple[str, ...]
+    protected_paths_granted: tuple[str, ...] = ()
+    """The user's explicit grants of protected paths, de-duplicated and sorted."""
 
     def granted_permissions(self) -> PermissionSet:
         """Return the envelope's ``authorization.granted`` set."""
@@ -178,6 +207,7 @@ def start_run_authority(
     authorization_denied: Sequence[str] = (),
     shell_execute_allowlist: Sequence[str] = (),
     network_read_domains: Sequence[str] = (),
+    protected_paths_granted: Sequence[str] = (),
 ) -> StartRunAuthority:
     """Validate start_run authority inputs and return the run's authority.
 
@@ -196,6 +226,7 @@ def start_run_authority(
         shell_execute_allowlist, host_capabilities=host, granted=granted
     )
     issues += check_network_domains(network_read_domains, host_capabilities=host, granted=granted)
+    issues += check_protected_grants(protected_paths_granted, granted=granted)
     if issues:
         rules = ", ".join(dict.fromkeys(i.rule for i in issues if i.rule))
         raise RuleViolation(f"start_run authority rejected ({rules})", issues=issues)
@@ -206,4 +237,5 @@ def start_run_authority(
         denied=tuple(dict.fromkeys(c for c in authorization_denied if is_capability(c))),
         shell_execute_allowlist=tuple(shell_execute_allowlist),
         network_read_domains=normalize_domains(network_read_domains),
+        protected_paths_granted=tuple(sorted(set(protected_paths_granted))),
     )

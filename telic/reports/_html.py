@@ -16,7 +16,7 @@ from telic.controller._vocabulary import event_summary, human_time, phase_label,
 from telic.ledger import TraceRecord
 from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
-from telic.reports._model import EvidenceEntry, IndexEntry, RunReportData
+from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, IndexEntry, RunReportData
 from telic.reports._svg import path_svg
 
 __all__ = ["STATUS_FILTERS", "STATUS_MARKER", "page", "render_html", "render_index", "render_trace"]
@@ -125,6 +125,13 @@ def _table(section: str, header: Sequence[str], rows: Sequence[Sequence[str]], e
     return (
         f'<table id="{section}-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     )
+
+
+def _host_word(section: str, shown: bool) -> str:
+    """The note that a ``shell.execute`` result rests on the host's word, when one does."""
+    if not shown:
+        return ""
+    return f'\n<p class="note" id="{section}-host-word">{escape(SHELL_EXECUTE_NOTE)}</p>'
 
 
 def _section(section: str, title: str, content: str) -> str:
@@ -335,7 +342,8 @@ def render_html(data: RunReportData) -> str:
                 ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
                 verifications,
                 "No verification requirements.",
-            ),
+            )
+            + _host_word("verification", any(v.host_attested for v in data.verifications)),
         )
     )
     permissions = [
@@ -359,7 +367,8 @@ def render_html(data: RunReportData) -> str:
                 ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
                 permissions,
                 "No permission decisions recorded.",
-            ),
+            )
+            + _host_word("permissions", any(p.host_attested for p in data.permissions)),
         )
     )
     budgets = [

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from telic.controller._vocabulary import human_time, phase_label, status_label
 from telic.reports._format import anchor, duration, md, md_code
-from telic.reports._model import EvidenceEntry, RunReportData
+from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
 
 __all__ = ["render_markdown"]
 
@@ -159,6 +159,8 @@ def render_markdown(data: RunReportData) -> str:
         ],
         "No verification requirements.",
     )
+    if any(v.host_attested for v in data.verifications):
+        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Permission decisions", ""]
     out += _table(
@@ -177,6 +179,8 @@ def render_markdown(data: RunReportData) -> str:
         ],
         "No permission decisions recorded.",
     )
+    if any(p.host_attested for p in data.permissions):
+        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Budgets", ""]
     out += _table(

@@ -13,6 +13,7 @@ from typing import Final, Literal
 
 __all__ = [
     "GENERATOR_NAME",
+    "SHELL_EXECUTE_NOTE",
     "ArtifactEntry",
     "BudgetRow",
     "ClaimRow",
@@ -36,6 +37,14 @@ GENERATOR_NAME: Final = "telic-reports"
 StepKind = Literal[
     "start", "advance", "revision", "remediation", "fix", "clarification", "resume", "terminal"
 ]
+
+
+SHELL_EXECUTE_NOTE: Final = (
+    "shell.execute: whether a command changed anything is the host's word (the mutating flag of "
+    "its WorkAction). Telic never runs or observes commands, so a verification by command, and "
+    "the acceptance of such an action in a read-only phase, is only as true as the host."
+)
+"""Shown next to every verification and permission decision that rests on that flag."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +143,9 @@ class VerificationRow:
     status: str
     """The latest review's status, or ``pending`` when no review judged it yet."""
     evidence: tuple[str, ...]
+    host_attested: bool = False
+    """Whether the result rests on the host's word about a command (``shell.execute``): whether
+    a command changed anything is the ``mutating`` flag the host declared, never observed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +162,8 @@ class PermissionRow:
     reason: str
     artifact_id: str | None
     """The WorkResult whose action was checked."""
+    host_attested: bool = False
+    """Whether the decision rests on the host's ``mutating`` flag (``shell.execute``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

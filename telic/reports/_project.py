@@ -311,6 +311,7 @@ def _verifications(run: _Run) -> tuple[VerificationRow, ...]:
                 description=str(requirement.get("description", "")),
                 status="pending" if result is None else str(result.get("status", "")),
                 evidence=() if result is None else run.ids(_list(result, "evidenceRefs")),
+                host_attested=requirement.get("capability") == "shell.execute",
             )
         )
     return tuple(rows)
@@ -362,6 +363,7 @@ def _permissions(run: _Run, events: Sequence[TraceRecord]) -> tuple[PermissionRo
                 deciding_layer=deciding_layer(decision),
                 reason=str(decision.get("rationaleSummary", "")),
                 artifact_id=None if subject is None else subject.record.artifact_id,
+                host_attested=decision.get("capability") == "shell.execute",
             )
         )
     return tuple(rows)

@@ -66,6 +66,7 @@ from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import Decision, authorize_action
 from telic.protocol import parse_artifact
 from telic.roles._blobs import BlobStage
+from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
 from telic.roles._messages import (
     Answer,
     CancelRun,
@@ -608,24 +609,22 @@ class RunActor(Actor[RunMessage]):
         target = payload.get("target")
         state = await deps.controller.load(self._run_id)
         layers = tool_layers(state)
+        granted = state.envelope.authorization
         decision = authorize_action(
             cast(Any, capability),
             target if isinstance(target, str) else None,
             layers,
             repository_root=state.run.repository_root,
+            protected_granted=granted.protected_paths_granted,
         )
         known = decision.code != "unknown_capability"
         # The target is the host's text: trace (and answer) it with every likely secret replaced
         # by a typed marker, cut to the trace's bound only afterwards so no secret is cut in half.
         if decision.scope is not None:
             decision = replace(decision, scope=redact(decision.scope))
-        checked = event(
-            state.run,
+        wanted = CheckRecord(
             "permission_checked" if known else "tool_action_refused",
-            actor="host",
-            event_id=deps.new_id(),
-            timestamp=deps.clock(),
-            permission_decision={
+            {
                 "decision": decision.verdict,
                 "capability": capability,
                 "scope": (decision.scope or capability)[:2048],
@@ -634,6 +633,17 @@ class RunActor(Actor[RunMessage]):
             }
             if known
             else None,
+        )
+        record = record_plan(state, wanted)  # raises for a finished run or past the cap
+        if record is None:  # the same decision is already in the trace
+            return decision
+        checked = event(
+            state.run,
+            record.event_type,
+            actor=CHECK_ACTOR,
+            event_id=deps.new_id(),
+            timestamp=deps.clock(),
+            permission_decision=record.permission_decision,
             summary=decision.reason,
         )
         await deps.ledger.record_events(self._run_id, [checked])

@@ -269,6 +269,7 @@ class Service:
         network_read_domains: Sequence[str] = (),
         active_files: Sequence[str] = (),
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
+        protected_paths_granted: Sequence[str] = (),
     ) -> StepResult:
         """Start a run (reference §2 tool 1); ``cast_types`` are the user's enabled entries.
 
@@ -292,6 +293,7 @@ class Service:
                 "shell_execute_allowlist": list(shell_execute_allowlist),
                 "network_read_domains": list(network_read_domains),
                 "active_files": list(active_files),
+                "protected_paths_granted": list(protected_paths_granted),
             },
             "castTypes": [entry.to_wire() for entry in entries],
         }

@@ -163,6 +163,11 @@ class StartRunArgs(ToolArgs):
     """Domains (needs network.read)."""
     cast_types: Annotated[list[CastTypeEntry], Field(max_length=16)] | None = None
     """Subagent cast types the user enables."""
+    protected_paths_granted: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
+        Field(max_length=64),
+    ] = []
+    """Protected paths (.git, .github, .env*) the user lets writes and deletes reach."""
 
 
 class Budget(ToolArgs):

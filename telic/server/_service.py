@@ -43,6 +43,7 @@ class Service(Protocol):
         shell_execute_allowlist: Sequence[str] = ...,
         network_read_domains: Sequence[str] = ...,
         cast_types: Sequence[Mapping[str, object]] | None = ...,
+        protected_paths_granted: Sequence[str] = ...,
     ) -> StepResult:
         """Start a run; returns (run, action)."""
 

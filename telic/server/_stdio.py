@@ -9,6 +9,7 @@ reader thread and the SDK's own stdout instead.
 
 from __future__ import annotations
 
+import contextvars
 import io
 import os
 import stat
@@ -16,7 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 import anyio.abc
@@ -24,12 +25,17 @@ import anyio.from_thread
 import anyio.lowlevel
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import ValidationError
 
 __all__ = [
+    "AnsweredReads",
     "PipeLines",
     "PipeWriter",
     "StdinLines",
     "claimed",
+    "error_reply",
     "is_stream",
     "serve_stdio",
     "wire_files",
@@ -206,8 +212,97 @@ def wire_files() -> Iterator[tuple[anyio.AsyncFile[str], anyio.AsyncFile[str] | 
         os.close(stray)
 
 
+def error_reply(problem: Exception) -> JSONRPCError:
+    """The JSON-RPC answer to a line that is not a message: -32700 or -32600, ``id`` null.
+
+    A line that is not JSON at all (garbage, a lone surrogate escape, nesting past the parser's
+    limit) is a parse error; JSON that is no JSON-RPC message is an invalid request. The id
+    cannot be known from the line the transport refused, so it is null, as JSON-RPC 2.0 says.
+    """
+    kinds = {e["type"] for e in problem.errors()} if isinstance(problem, ValidationError) else ()
+    if kinds and kinds != {"json_invalid"}:
+        return JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=ErrorData(
+                code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC message"
+            ),
+        )
+    return JSONRPCError(
+        jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error")
+    )
+
+
+class _Reads(Protocol):
+    async def receive(self) -> SessionMessage | Exception: ...
+    async def aclose(self) -> None: ...
+
+
+class _Sends(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+class AnsweredReads:
+    """The transport's read stream, with every unreadable line answered instead of dropped.
+
+    The SDK's stdio transport turns a line it cannot validate into an ``Exception`` item on
+    the read stream, and its dispatcher only logs those: the client never hears back and waits
+    for its timeout. This wrapper (the SDK's read-stream protocol: ``receive``, iteration,
+    ``aclose``, ``last_context``) sends ``error_reply`` for such an item through the
+    transport's own write stream, so answers never interleave, and passes messages on.
+    """
+
+    def __init__(self, inner: _Reads, write: _Sends) -> None:
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender's context of the last message (what the dispatcher restores)."""
+        context = getattr(self._inner, "last_context", None)  # the protocol's documented way
+        return context if isinstance(context, contextvars.Context) else None
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next message; unreadable lines are answered on the way."""
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._write.send(SessionMessage(error_reply(item)))
+
+    def __aiter__(self) -> AnsweredReads:
+        """Iterate over the messages."""
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        """The next message, until the client closes its end."""
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the underlying stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnsweredReads:
+        """Enter: nothing to open."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Leave: close the underlying stream."""
+        await self.aclose()
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
+    """Serve ``server`` over this process's stdin and stdout until the client closes stdin.
+
+    A line that is no JSON-RPC message is answered with an error (see ``AnsweredReads``).
+    """
     with wire_files() as (stdin, stdout):
         async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(
+                AnsweredReads(read_stream, write_stream),
+                write_stream,
+                server.create_initialization_options(),
+            )

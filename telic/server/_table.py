@@ -248,6 +248,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         args="CheckToolActionArgs",
         result="CheckResultOut",
         read_only=False,
+        idempotent=True,  # an identical decision is recorded once
         changes_state=True,
         methods=("check_tool_action",),
     ),

@@ -13,7 +13,6 @@ has not had yet in full, and references to the others (``SentSchemas``).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -24,6 +23,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, Tool, ToolAnnotations
 
 from telic._errors import SchemaViolation
 from telic.server._envelope import error_envelope, error_result, success, to_wire, with_schema
+from telic.server._json import decode_body_json
 from telic.server._schemas import SentSchemas
 from telic.server._service import ProgressFn, Service
 from telic.server._table import TOOLS, ToolSpec, spec_of
@@ -178,6 +178,7 @@ async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> dic
             if args.cast_types is None
             else tuple(entry.model_dump() for entry in args.cast_types)
         ),
+        protected_paths_granted=tuple(args.protected_paths_granted),
     )
     return _step(result)
 
@@ -250,13 +251,7 @@ async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> dict[str
 
 
 def _decode(text: str) -> object:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise SchemaViolation("body_json is not valid JSON") from None
-    if not isinstance(value, dict):
-        raise SchemaViolation("body_json must encode a JSON object")
-    return value
+    return decode_body_json(text)  # refuses duplicate keys too
 
 
 async def _cancel(service: Service, args: CancelArgs, _: ProgressFn) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,8 +36,10 @@ from starlette.requests import Request
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from telic._errors import TelicError
 from telic.server._app import assemble, has_reports, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
+from telic.server._rebinding import HostOriginGuard
 from telic.server._service import Service
 from telic.server._stdio import serve_stdio
 from telic.server._table import TOOLS
@@ -232,7 +234,10 @@ def _with_quiet_calls(
 
 
 def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = None) -> ASGIApp:
-    """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``."""
+    """Return the ASGI app of ``telic serve --http``: MCP at ``/mcp``, reports at ``/runs``.
+
+    One Host/Origin policy guards every route, then the bearer token (when set).
+    """
     assert config.http is not None
     security = _security(config.http, config.allowed_hosts)
     starlette = server.streamable_http_app(host=config.http.host, transport_security=security)
@@ -247,7 +252,8 @@ def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = 
     app = _with_quiet_calls(starlette, server, security)
     if config.token:
         app = BearerTokenMiddleware(app, config.token)
-    return app
+    # Outermost: every route (the reports at /runs too) gets the MCP app's Host/Origin policy.
+    return HostOriginGuard(app, security)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -310,29 +316,47 @@ def _load_backend_modules() -> None:
         importlib.import_module(name)
 
 
+REPORTED: Final = "telic serve reported this error on stderr when it happened"
+"""The note on an error ``serve`` raises after it already printed the error's one line."""
+
+
 class _OpeningBackend:
     """The backend, opened by a task of its own while the server already serves.
 
     Tools await ``service()``; the backend closes when ``close()`` is called, in the task that
-    opened it (its task groups must be left where they were entered). An error while opening
-    fails that task, and with it the server, as it did when the backend opened first.
+    opened it (its task groups must be left where they were entered). ``opened`` is called once
+    the backend is open (stdio announces readiness then). A Telic error while opening (a broken
+    or read-only ledger, a state directory inside the repository) is printed as one line with
+    its code, ``failure`` keeps it, and every tool call raises it, so each gets an error
+    envelope with that code instead of a closed connection; ``serve`` raises it on the way out.
     """
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, opened: Callable[[], None] = lambda: None) -> None:
         self._config = config
+        self._opened = opened
         self._ready = anyio.Event()
         self._closing = anyio.Event()
         self._backend: Backend | None = None
+        self.failure: TelicError | None = None
 
     async def run(self) -> None:
         """Open the backend, serve it until ``close()``, then close it."""
         await anyio.to_thread.run_sync(_load_backend_modules)
         if self._closing.is_set():
             return
-        async with open_backend(self._config) as backend:
+        async with AsyncExitStack() as stack:
+            try:
+                backend = await stack.enter_async_context(open_backend(self._config))
+            except TelicError as error:
+                _say(f"telic: {error.message} ({error.code})")
+                error.add_note(REPORTED)
+                self.failure = error
+                self._ready.set()
+                return
             self._backend = backend
             gc.freeze()  # what is loaded and open now lives as long as the server: see _serving_gc
             self._ready.set()
+            self._opened()
             await self._closing.wait()
 
     def close(self) -> None:
@@ -340,8 +364,10 @@ class _OpeningBackend:
         self._closing.set()
 
     async def backend(self) -> Backend:
-        """The open backend, once it is open."""
+        """The open backend, once it is open; raises the error that kept it from opening."""
         await self._ready.wait()
+        if self.failure is not None:
+            raise self.failure.with_traceback(None)
         assert self._backend is not None
         return self._backend
 
@@ -389,13 +415,23 @@ async def serve(config: ServerConfig) -> None:
 
 
 async def _serve_backend(config: ServerConfig) -> None:
-    opening = _OpeningBackend(config)
+    root = config.repository_root
+    # Over stdio the handshake is answered while the backend opens; "ready" means it is open.
+    opening = _OpeningBackend(
+        config, (lambda: _say(f"Telic MCP ready for {root}")) if config.http is None else _quiet
+    )
     async with anyio.create_task_group() as backend_group:
         backend_group.start_soon(opening.run)
         try:
             await _serve(config, opening)
         finally:
             opening.close()
+    if opening.failure is not None:
+        raise opening.failure.with_traceback(None)
+
+
+def _quiet() -> None:
+    """Announce nothing (HTTP announces once it listens)."""
 
 
 async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
@@ -415,7 +451,6 @@ async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
 
         tg.start_soon(on_signal)
         if config.http is None:
-            _say(f"Telic MCP ready for {root}")
             await serve_stdio(server)
         else:
             binding = config.http

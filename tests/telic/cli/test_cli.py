@@ -170,3 +170,44 @@ def test_the_demo_refuses_a_workdir_that_already_holds_one(
     (tmp_path / "repo").mkdir()
     assert main(["demo", "--workdir", str(tmp_path)]) == 2
     assert "already holds a demo" in capsys.readouterr().err
+
+
+def _broken_state(tmp_path: Path) -> Path:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "ledger.sqlite3").write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    return state
+
+
+def test_a_broken_ledger_fails_a_command_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"TELIC_REPOSITORY_ROOT": str(repo), "TELIC_STATE_DIR": str(_broken_state(tmp_path))}
+    done = _telic("runs", env=env)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("telic: the ledger ")
+    assert "file is not a database" in done.stderr
+    as_json = json.loads(_telic("runs", "--json", env=env).stdout)
+    assert as_json["code"] == "ledger_error"
+
+
+def test_the_doctor_fails_a_broken_or_read_only_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from telic.cli._doctor import run_doctor
+    from telic.ledger import _paths
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    broken = _broken_state(tmp_path)
+    checks = {c.name: c for c in run_doctor(ServerConfig(repository_root=repo, state_dir=broken))}
+    assert not checks["database"].ok
+    assert "cannot be read: file is not a database" in checks["database"].detail
+    fine = tmp_path / "fine"
+    fine.mkdir(mode=0o700)
+    config = ServerConfig(repository_root=repo, state_dir=fine)
+    assert {c.name: c for c in run_doctor(config)}["database"].ok
+    monkeypatch.setattr(_paths, "_writable", lambda path: False)  # a read-only mount, even for root
+    database = {c.name: c for c in run_doctor(config)}["database"]
+    assert (database.ok, "read-only" in database.detail) == (False, True)

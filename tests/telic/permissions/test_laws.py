@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,10 +12,13 @@ from telic.permissions import (
     Grant,
     Layer,
     authorize_action,
+    glob_match,
     intersect,
     is_subset,
+    protected_pattern,
 )
 from telic.permissions._paths import Refusal, repository_target
+from telic.permissions._protected import MUTATING_REPOSITORY
 from telic.protocol._types import (
     CAPABILITIES,
     MODES,
@@ -36,8 +41,20 @@ DOMAINS = ["**", "example.com", "EXAMPLE.com", "localhost", "::1", "[::1]", "exa
 
 TARGETS: dict[Capability, list[str | None]] = {
     "repository.read": ["src/a.py", "src/.env", "src/lib/x.py", "docs/r.md", "link/r.md", "x"],
-    "repository.write": ["src/a.py", "./src//a.py", ".git/config", "../x", "out/x", None],
-    "repository.delete": ["src/a.py", "docs/r.md", "%2e%2e/x", "/repo/src/a.py", "."],
+    "repository.write": [
+        "src/a.py",
+        "./src//a.py",
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".GIT/config",
+        ".github/workflows/ci.yml",
+        "src/.env",
+        "../x",
+        "out/x",
+        "C:/x",
+        None,
+    ],
+    "repository.delete": ["src/a.py", "docs/r.md", "%2e%2e/x", "/repo/src/a.py", ".", ".env"],
     "shell.inspect": ["git.status", "git.diff", "git status", None],
     "shell.execute": ["npm test", "make", "npm test ", "make; id", None],
     "runtime.inspect": ["local", "api", "LOCAL", None],
@@ -56,6 +73,10 @@ TARGETS: dict[Capability, list[str | None]] = {
     "external.write": ["https://example.com/", None],
     "subagent.spawn": ["child", None],
 }
+
+
+PROTECTED_GRANTS = [".git/**", ".git/config", ".git/hooks/*", ".github/workflows/*", "src/.env"]
+protected_grants = st.lists(st.sampled_from(PROTECTED_GRANTS), max_size=3, unique=True)
 
 
 def scopes(pool: list[str]) -> st.SearchStrategy[list[str]]:
@@ -102,35 +123,88 @@ def actions(draw: st.DrawFn) -> tuple[Capability, str | None]:
     return capability, draw(st.sampled_from(TARGETS[capability]))
 
 
-def decide(action: tuple[Capability, str | None], stack: list[Layer]) -> Decision:
+def decide(
+    action: tuple[Capability, str | None], stack: list[Layer], granted: Sequence[str] = ()
+) -> Decision:
     capability, target = action
     return authorize_action(
-        capability, target, stack, repository_root=FAKE_ROOT, resolve=fake_resolve
+        capability,
+        target,
+        stack,
+        repository_root=FAKE_ROOT,
+        resolve=fake_resolve,
+        protected_granted=granted,
     )
 
 
-@given(action=actions(), stack=layer_stacks, at=st.integers(0, 4))
+@given(action=actions(), stack=layer_stacks, at=st.integers(0, 4), granted=protected_grants)
 def test_a_matching_deny_overrides_every_allow(
-    action: tuple[Capability, str | None], stack: list[Layer], at: int
+    action: tuple[Capability, str | None], stack: list[Layer], at: int, granted: list[str]
 ) -> None:
     everything = Layer("everything", allow=tuple(Grant(c) for c in CAPABILITIES))
     denier = Layer("policy", allow=everything.allow, deny=(Grant(action[0]),))
     stack = [everything, *stack]
     stack.insert(min(at, len(stack)), denier)
-    decision = decide(action, stack)
+    decision = decide(action, stack, granted)
     assert not decision.allowed
-    # Either the target was refused outright, or an explicit deny decided (maybe an earlier one).
-    assert decision.deciding_layer is None or decision.code == "explicitly_denied"
+    # The target was refused outright, or protected, or an explicit deny decided.
+    assert decision.deciding_layer in (None, "protected") or decision.code == "explicitly_denied"
 
 
-@given(action=actions(), stack=layer_stacks, extra=layers, at=st.integers(0, 4))
+@given(
+    action=actions(),
+    stack=layer_stacks,
+    extra=layers,
+    at=st.integers(0, 4),
+    granted=protected_grants,
+)
 def test_adding_a_layer_never_widens_a_decision(
-    action: tuple[Capability, str | None], stack: list[Layer], extra: Layer, at: int
+    action: tuple[Capability, str | None],
+    stack: list[Layer],
+    extra: Layer,
+    at: int,
+    granted: list[str],
 ) -> None:
     wider = [*stack]
     wider.insert(min(at, len(wider)), extra)
-    if decide(action, wider).allowed:
-        assert decide(action, stack).allowed
+    if decide(action, wider, granted).allowed:
+        assert decide(action, stack, granted).allowed
+
+
+@given(action=actions(), stack=layer_stacks, granted=protected_grants)
+def test_no_write_or_delete_reaches_a_protected_path_without_a_covering_grant(
+    action: tuple[Capability, str | None], stack: list[Layer], granted: list[str]
+) -> None:
+    decision = decide(action, stack, granted)
+    scope = decision.scope
+    if decision.allowed and action[0] in MUTATING_REPOSITORY and scope and protected_pattern(scope):
+        assert any(glob_match(pattern, scope) for pattern in granted)
+    everything = Layer("everything", allow=tuple(Grant(c, ("**",)) for c in CAPABILITIES))
+    alone = decide(action, [everything])
+    if action[0] in MUTATING_REPOSITORY and alone.scope and protected_pattern(alone.scope):
+        assert (alone.allowed, alone.deciding_layer, alone.code) == (
+            False,
+            "protected",
+            "protected_path",
+        )
+
+
+@given(
+    action=actions(),
+    stack=layer_stacks,
+    fewer=protected_grants,
+    more=protected_grants,
+)
+def test_a_protected_grant_only_lifts_the_protection_and_never_a_layer(
+    action: tuple[Capability, str | None], stack: list[Layer], fewer: list[str], more: list[str]
+) -> None:
+    wider = [*fewer, *more]
+    if decide(action, stack, fewer).allowed:
+        assert decide(action, stack, wider).allowed  # more grants never narrow
+    if decide(action, stack, wider).allowed:
+        # ...and never allow what a single layer, granted the same, would not.
+        for layer in stack:
+            assert decide(action, [layer], wider).allowed
 
 
 @given(action=actions(), stack=layer_stacks, order=st.randoms(use_true_random=False))
@@ -193,7 +267,24 @@ def test_subset_is_transitive(a: PermissionSet, b: PermissionSet, c: PermissionS
         assert is_subset(a, c)
 
 
-SEGMENTS = ["src", "a.py", ".env", ".", "..", "", "link", "out", "up", "docs", "%2e", "~", "x y"]
+SEGMENTS = [
+    "src",
+    "a.py",
+    ".env",
+    ".",
+    "..",
+    "",
+    "link",
+    "out",
+    "up",
+    "docs",
+    "%2e",
+    "~",
+    "x y",
+    "C:",
+    "$HOME",
+    "%APPDATA%",
+]
 
 
 @given(

@@ -72,8 +72,8 @@ def test_globs_match_like_node_path_matches_glob(pattern: str, path: str, matche
         ("/repo/src/app.py", "src/app.py"),
         ("link/readme.md", "docs/readme.md"),
         ("src/up/src/app.py", "src/app.py"),
-        ("C:/x", "C:/x"),
         ("a%20b.txt", "a%20b.txt"),
+        ("src/100%.txt", "src/100%.txt"),
     ],
 )
 def test_targets_become_canonical_repo_relative_paths(target: str, expected: str) -> None:
@@ -98,6 +98,16 @@ def test_targets_become_canonical_repo_relative_paths(target: str, expected: str
         ("/repository/x", "path_escape"),
         ("out/secret.txt", "symlink_escape"),
         ("out", "symlink_escape"),
+        ("file:///etc/passwd", "not_repository_relative"),
+        ("file:src/app.py", "not_repository_relative"),
+        ("C:/Windows/system32", "not_repository_relative"),
+        ("c:x", "not_repository_relative"),
+        ("src/app.py:Zone.Identifier", "not_repository_relative"),
+        ("${HOME}/.ssh/id_rsa", "not_repository_relative"),
+        ("$HOME/.ssh/id_rsa", "not_repository_relative"),
+        ("src/$(id)", "not_repository_relative"),
+        ("%USERPROFILE%/.ssh/id_rsa", "not_repository_relative"),
+        ("%ProgramFiles(x86)%/x", "not_repository_relative"),
     ],
 )
 def test_escaping_or_malformed_targets_are_refused(target: str, code: str) -> None:

@@ -254,6 +254,8 @@ def test_every_rule_id_is_documented() -> None:
         "SR-ALLOWLIST-COMMAND",
         "SR-DOMAINS-UNAUTHORIZED",
         "SR-DOMAIN-FORM",
+        "SR-PROTECTED-UNAUTHORIZED",
+        "SR-PROTECTED-FORM",
     }
 
 

@@ -178,3 +178,33 @@ async def test_a_report_mirror_shows_absent_then_present_then_stale(tmp_path: Pa
             assert 'data-report-status="stale"' in stale.text
             assert "2 newer records" in stale.text
             assert f'href="/{run_id}"' in (await client.get("/")).text
+
+
+async def test_a_result_resting_on_the_hosts_word_about_a_command_says_so() -> None:
+    from dataclasses import replace
+
+    from telic.reports._model import SHELL_EXECUTE_NOTE
+
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    assert data.verifications
+    assert not any(v.host_attested for v in data.verifications)  # repository.read: observed
+    assert "host's word" not in render_markdown(data) + render_html(data)
+    by_command = replace(
+        data,
+        verifications=tuple(
+            replace(v, capability="shell.execute", host_attested=True) for v in data.verifications
+        ),
+    )
+    text, page = render_markdown(by_command), render_html(by_command)
+    assert text.count("host's word") == 1
+    section = text.split("## Verification", 1)[1].split("## Permission decisions", 1)[0]
+    assert "host's word" in section  # next to the verification it qualifies
+    assert 'id="verification-host-word"' in page
+    assert 'id="permissions-host-word"' not in page
+    assert SHELL_EXECUTE_NOTE.split(":")[0] in text
+    permitted = replace(
+        data, permissions=tuple(replace(p, host_attested=True) for p in data.permissions)
+    )
+    assert 'id="permissions-host-word"' in render_html(permitted)

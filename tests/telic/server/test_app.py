@@ -196,3 +196,27 @@ async def test_an_artifact_refused_for_its_schema_gets_the_full_schema_back(
     assert stale["code"] == "stale_token"
     assert "requiredOutputSchema" not in stale
     assert after["run"]["version"] == 2
+
+
+async def test_a_body_json_with_a_repeated_key_is_refused_and_changes_nothing(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state) as client:
+        tools = TelicTools(client)
+        _, grounded = await _grounded(tools)
+        run_id = grounded["run"]["runId"]
+        before = await tools.call("telic_get_trace", run_id=run_id, limit=500)
+        refused = await tools.attempt(
+            "telic_submit_artifact",
+            run_id=run_id,
+            artifact_type="ProblemFrame",
+            body_json='{"id": "frame-1", "id": "frame-2"}',
+            action_id=grounded["nextAction"]["id"],
+            expected_run_version=2,
+        )
+        after = await tools.call("telic_get_run", run_id=run_id)
+        trace = await tools.call("telic_get_trace", run_id=run_id, limit=500)
+    assert refused["code"] == "schema_violation"
+    assert refused["issues"][0]["code"] == "duplicate_key"
+    assert after["run"]["version"] == 2
+    assert trace == before

@@ -263,10 +263,63 @@ def test_the_server_shuts_down_cleanly_on_a_signal_or_end_of_input(
         process.stdin.flush()
         reply = json.loads(process.stdout.readline())
         assert reply["result"]["serverInfo"]["name"] == "telic"
+        assert process.stderr is not None
+        ready = process.stderr.readline()  # printed once the ledger and the service are open
         if how != "eof":
             process.send_signal(getattr(signal, how))
             process.wait(timeout=15)  # with stdin still open: the signal alone ends it
         out, err = process.communicate(timeout=15)  # closes stdin: end of input
     assert process.returncode == 0, err
     assert out == b"", "nothing but protocol on stdout"
-    assert b"Telic MCP ready for" in err
+    assert ready.startswith(b"Telic MCP ready for"), ready + err
+
+
+def test_a_broken_ledger_is_named_once_every_call_gets_its_code_and_serve_exits_one(
+    repo: DemoRepository, tmp_path: Path
+) -> None:
+    import subprocess
+
+    state = tmp_path / "broken-state"
+    state.mkdir(mode=0o700)
+    (state / "ledger.sqlite3").write_bytes(b"not a database at all" * 100)
+    params = stdio_parameters(repo.root, state)
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "telic_list_runs"}},
+    ]
+    with subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=params.env,
+        cwd=params.cwd,
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        call = json.loads(process.stdout.readline())
+        out, err = process.communicate(timeout=30)
+    assert call["id"] == 2
+    assert call["result"]["isError"] is True
+    envelope = call["result"]["structuredContent"]
+    assert envelope["code"] == "ledger_error"
+    assert "is not an SQLite database" in envelope["error"]
+    assert process.returncode == 1
+    assert out == b""
+    lines = err.decode().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("telic: the ledger file ")
+    assert lines[0].endswith("(ledger_error)")

@@ -10,9 +10,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import mcp_types
 import pytest
+from mcp.shared.message import SessionMessage
 
-from telic.server._stdio import PipeLines, PipeWriter, claimed, is_stream
+from telic.server._stdio import (
+    AnsweredReads,
+    PipeLines,
+    PipeWriter,
+    claimed,
+    error_reply,
+    is_stream,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -95,3 +104,44 @@ def test_aclaimed_descriptor_is_diverted_and_given_back_blocking(pipe: tuple[int
     finally:
         os.close(null)
         os.close(wire)
+
+
+def _problem(line: str) -> Exception:
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as exc:  # what the SDK's stdio transport puts on the read stream
+        return exc
+    raise AssertionError(f"{line!r} is a message")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["garbage", "", '{"x": "\\ud800"}', "[" * 10_000 + "]" * 10_000, '{"a": 1', "\ufffd\ufffd"],
+)
+def test_a_line_that_is_not_json_is_answered_as_a_parse_error(line: str) -> None:
+    reply = error_reply(_problem(line))
+    assert (reply.id, reply.error.code, reply.error.message) == (None, -32700, "Parse error")
+
+
+@pytest.mark.parametrize("line", ["{}", "[1, 2]", "7", '{"jsonrpc": "2.0", "id": 1, "method": 5}'])
+def test_json_that_is_no_message_is_answered_as_an_invalid_request(line: str) -> None:
+    reply = error_reply(_problem(line))
+    assert (reply.id, reply.error.code) == (None, -32600)
+
+
+async def test_unreadable_lines_are_answered_in_order_and_messages_passed_on() -> None:
+    reads_in, reads = anyio.create_memory_object_stream[SessionMessage | Exception](8)
+    writes, writes_out = anyio.create_memory_object_stream[SessionMessage](8)
+    ping = SessionMessage(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=3, method="ping", params=None))
+    with reads_in, writes, writes_out:
+        for item in (_problem("garbage"), _problem("{}"), ping):
+            reads_in.send_nowait(item)
+        reads_in.close()
+        async with AnsweredReads(reads, writes) as answered:
+            assert answered.last_context is None
+            assert [item async for item in answered] == [ping]
+        sent = [writes_out.receive_nowait().message for _ in range(2)]
+        codes = [(m.id, m.error.code) for m in sent if isinstance(m, mcp_types.JSONRPCError)]
+        assert codes == [(None, -32700), (None, -32600)]
+        with pytest.raises(anyio.WouldBlock):
+            writes_out.receive_nowait()

@@ -1,0 +1,78 @@
+"""The bounds of ``telic_check_tool_action``: what a pre-action check may append to a run.
+
+A host hook may call the check before every native tool use, thousands of times per run. Each
+check's decision is traced (the reference's broker decision), but the trace is the run's hash
+chain, so it must not grow without bound:
+
+* a finished run records nothing more: the check is refused (``CT-RUN-ACTIVE``);
+* a decision identical to one the host's checks already recorded is answered, not re-recorded;
+* a run holds at most ``MAX_CHECK_RECORDS`` check records; a new decision past that is refused
+  (``CT-CHECK-CAP``) and the host must treat it as a deny.
+
+``record_plan`` is pure: the run actor asks it, then writes what it says, or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from telic._errors import InvalidTransition, Issue, LimitExceeded
+from telic.controller import RunState
+
+__all__ = ["CHECK_ACTOR", "CHECK_RULES", "MAX_CHECK_RECORDS", "CheckRecord", "record_plan"]
+
+MAX_CHECK_RECORDS: Final = 1024
+"""Most ``telic_check_tool_action`` records one run may hold."""
+
+CHECK_ACTOR: Final = "host"
+"""The actor of every check record (WorkResult decisions are the executor's)."""
+
+CHECK_RULES: Final[dict[str, str]] = {
+    "CT-RUN-ACTIVE": "a finished run records no more tool-action checks",
+    "CT-CHECK-CAP": f"a run holds at most {MAX_CHECK_RECORDS} distinct tool-action check records",
+}
+"""Rule id → the bound it enforces."""
+
+_CHECK_EVENTS: Final = frozenset({"permission_checked", "tool_action_refused"})
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRecord:
+    """The one trace event a check appends."""
+
+    event_type: str
+    permission_decision: Mapping[str, Any] | None
+
+
+def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
+    """Return ``record`` if the check must append it, ``None`` if an identical one exists.
+
+    Raises:
+        InvalidTransition: the run has ended (``CT-RUN-ACTIVE``).
+        LimitExceeded: the run already holds ``MAX_CHECK_RECORDS`` check records and this
+            decision is new (``CT-CHECK-CAP``).
+    """
+    run = state.run
+    if run.terminal:
+        message = f"telic_check_tool_action: the run is {run.status}; it records no more checks"
+        issue = Issue("run_id", "run_terminal", message, "CT-RUN-ACTIVE")
+        raise InvalidTransition(message, issues=(issue,))
+    wanted = None if record.permission_decision is None else dict(record.permission_decision)
+    held = 0
+    for entry in state.trace:
+        if entry.actor != CHECK_ACTOR or entry.event_type not in _CHECK_EVENTS:
+            continue
+        held += 1
+        seen = None if entry.permission_decision is None else dict(entry.permission_decision)
+        if entry.event_type == record.event_type and seen == wanted:
+            return None
+    if held >= MAX_CHECK_RECORDS:
+        message = (
+            f"telic_check_tool_action: the run already holds {MAX_CHECK_RECORDS} check records; "
+            "a new decision is refused, treat the action as denied"
+        )
+        issue = Issue("run_id", "check_cap", message, "CT-CHECK-CAP")
+        raise LimitExceeded(message, issues=(issue,))
+    return record
