@@ -55,7 +55,9 @@ def observe(results: Path) -> dict[str, dict[str, str]]:
     """Scenario id → {check id: status} of every check not SUCCESS or INFO, from checks.json.
 
     The suite writes one ``server-<scenario>-<timestamp>/checks.json`` per scenario. A check id
-    that occurs several times with different statuses keeps them all, comma-joined and sorted.
+    that occurs several times with different statuses keeps them all, comma-joined and sorted. A
+    scenario none of whose checks succeeded gets ``(no check succeeded)``, so an empty one can
+    never pass.
     """
     observed: dict[str, dict[str, str]] = {}
     for checks in sorted(results.glob("server-*/checks.json")):
@@ -64,6 +66,8 @@ def observe(results: Path) -> dict[str, dict[str, str]]:
         statuses: dict[str, set[str]] = {}
         for check in json.loads(checks.read_text()):
             statuses.setdefault(check["id"], set()).add(check["status"])
+        if not any("SUCCESS" in status for status in statuses.values()):
+            statuses["(no check succeeded)"] = {"FAILURE"}  # an empty or crashed scenario
         observed[scenario] = {
             check: ",".join(sorted(status - MET))
             for check, status in sorted(statuses.items())
@@ -136,6 +140,34 @@ def test_differences_catch_a_changed_check_a_new_scenario_and_a_missing_one() ->
         "ping/ping: the table says SUCCESS, observed FAILURE",
         "tools-call-image/tools-call-image: the table says FAILURE, observed SUCCESS",
     ]
+
+
+def test_observe_keeps_what_did_not_succeed_and_marks_an_empty_scenario(tmp_path: Path) -> None:
+    runs = {
+        "server-ping-2026-12-01T20-55-54-772Z": [{"id": "ping", "status": "SUCCESS"}],
+        "server-tools-list-2026-12-01T20-55-54-861Z": [
+            {"id": "tools-list", "status": "SUCCESS"},
+            {"id": "wire-schema-valid", "status": "WARNING"},
+            {"id": "wire-schema-valid", "status": "SUCCESS"},
+            {"id": "note", "status": "INFO"},
+        ],
+        "server-tasks-status-notifications-2026-12-01T20-55-56-000Z": [
+            {"id": "tasks-status-notifications", "status": "SKIPPED"}
+        ],
+        "server-caching-2026-12-01T20-55-57-000Z": [],
+    }
+    for name, checks in runs.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "checks.json").write_text(json.dumps(checks))
+    assert observe(tmp_path) == {
+        "caching": {"(no check succeeded)": "FAILURE"},
+        "ping": {},
+        "tasks-status-notifications": {
+            "(no check succeeded)": "FAILURE",
+            "tasks-status-notifications": "SKIPPED",
+        },
+        "tools-list": {"wire-schema-valid": "WARNING"},
+    }
 
 
 async def test_the_conformance_suite_gives_the_committed_results(
