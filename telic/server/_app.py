@@ -124,6 +124,11 @@ def _invalid(message: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, message)
 
 
+def _no_resource(uri: str, detail: str = "") -> MCPError:
+    """Resource not found: -32602 whose data names the URI (SEP-2164)."""
+    return MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}{detail}", {"uri": uri})
+
+
 def assemble(
     service: ServiceSource,
     *,
@@ -206,7 +211,7 @@ def assemble(
             kind = uri.removeprefix(_SCHEMA_PREFIX)
             if kind not in SCHEMA_TYPES:
                 known = ", ".join(SCHEMA_TYPES)
-                raise _invalid(f"Resource not found: {uri}; the artifact types are {known}")
+                raise _no_resource(uri, f"; the artifact types are {known}")
             await service()  # until the service is open, the protocol is loading elsewhere
             return _contents(uri, "application/schema+json", schema_text(kind))
         if reports and uri.startswith(_REPORT_PREFIX) and uri.endswith(_REPORT_SUFFIX):
@@ -217,9 +222,9 @@ def assemble(
             try:
                 text = str(await module.render_report(await ledger(), run_id, "md"))
             except NotFound:
-                raise _invalid(f"Resource not found: {uri}; no run {run_id!r}") from None
+                raise _no_resource(uri, f"; no run {run_id!r}") from None
             return _contents(uri, "text/markdown", text)
-        raise _invalid(f"Resource not found: {uri}")
+        raise _no_resource(uri)
 
     async def on_completion(
         ctx: Context, params: types.CompleteRequestParams

@@ -424,7 +424,9 @@ class ReturnPacketArgs(CastToolArgs):
 
     cast_id: Id
     """The open cast."""
-    packet: Any
+    # Published as an object (what a packet is); any other value still reaches the packet
+    # contract, whose `not_a_packet` repair request tells the child how to answer.
+    packet: Annotated[Any, Field(json_schema_extra={"type": "object"})]
     """{claim, evidence[], completed[], remaining[]}."""
 
 

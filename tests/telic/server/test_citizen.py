@@ -54,6 +54,10 @@ async def test_unknown_tools_prompts_and_resources_are_invalid_params_without_a_
     assert [r.error.code for r in refusals] == [types.INVALID_PARAMS] * 5
     assert "telic_no_such_tool" in str(refusals[0])
     assert "no-such-run" in str(refusals[4])
+    assert [r.error.data for r in refusals[3:]] == [  # SEP-2164: the error names the URI
+        {"uri": "telic://nowhere/at/all"},
+        {"uri": "telic://runs/no-such-run/report.md"},
+    ]
     assert not [r for r in caplog.records if r.exc_info], "a client mistake logged a traceback"
 
 
