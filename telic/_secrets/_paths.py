@@ -1,4 +1,4 @@
-"""Secret-like file names (reference §4 item 8): judged by name alone, for grounding."""
+"""Secret-like file names (docs/protocol.md §4 item 8): judged by name alone, for grounding."""
 
 from __future__ import annotations
 

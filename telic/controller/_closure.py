@@ -1,4 +1,4 @@
-"""The NextAction ``inputRefs`` closure (reference §3.2).
+"""The NextAction ``inputRefs`` closure (docs/protocol.md §3.2).
 
 1. Seed with the latest artifact of each phase-eligible type (Evidence aside), the original
    request, and every eligible WorkPlan and WorkResult.

@@ -313,7 +313,7 @@ class Controller:
         active_files: Sequence[str] = (),
         protected_paths_granted: Sequence[str] = (),
     ) -> StepResult:
-        """Start a run at version 1 in context grounding (reference §2 tool 1).
+        """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
         ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
         protected paths; nothing else can.

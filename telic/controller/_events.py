@@ -117,7 +117,7 @@ class Rejection:
     """The submission is refused; the run is unchanged. ``error`` names the failed rules.
 
     ``events`` holds the only records a rejection ever persists: DENY ``permission_checked``
-    decisions for mutations a read-only WorkResult attempted (reference §3.4 WorkResult).
+    decisions for mutations a read-only WorkResult attempted (docs/protocol.md §3.4 WorkResult).
     """
 
     error: TelicError

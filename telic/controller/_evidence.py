@@ -1,4 +1,4 @@
-"""The Evidence service rules (reference §3.1 Evidence, §3.3, §4 item 10.8).
+"""The Evidence service rules (docs/protocol.md §3.1 Evidence, §3.3, §4 item 10.8).
 
 Evidence is accepted only while the run executes (the phase table admits it only in
 agent_4_execute: gate ``EV-EXECUTION-ONLY``). Its content must be canonical base64 or UTF-8 text

@@ -1,4 +1,4 @@
-"""``step``: the pure, total state machine of a run (reference §2 tokens, §3.2, §3.3).
+"""``step``: the pure, total state machine of a run (docs/protocol.md §2 tokens, §3.2, §3.3).
 
 ``step(state, submission)`` never performs I/O and never raises for a refused submission: it
 returns ``Accepted`` with the new state and exactly the records to commit, or ``Rejection`` with
@@ -293,7 +293,7 @@ def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDete
     """Refuse a body holding a secret; a read-only WorkResult still leaves its DENY records.
 
     The attempted mutations of such a result are persisted as they would be for any rejected
-    read-only WorkResult (reference §3.4), their targets redacted (``telic.controller._work``),
+    read-only WorkResult (docs/protocol.md §3.4), their targets redacted (``telic.controller._work``),
     so holding a secret cannot hide an attempt from the trace.
     """
     if kind != "WorkResult":

@@ -1,4 +1,4 @@
-"""NextAction: the single legal next step of a run, computed from its state (reference §3.2).
+"""NextAction: the single legal next step of a run, computed from its state (docs/protocol.md §3.2).
 
 The id is ``action:<runId>:<version>`` and createdAt is the run's updatedAt, so the same state
 always yields the same action. A running run gets a ``phase`` action, a paused run a

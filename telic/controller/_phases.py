@@ -1,4 +1,4 @@
-"""The phase table of the state machine (reference §3.2).
+"""The phase table of the state machine (docs/protocol.md §3.2).
 
 Each internal phase has one protocol name, one logical role, one primary output type, the
 additional types it accepts, and the artifact types its NextAction may list as inputs. Everything

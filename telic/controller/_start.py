@@ -1,4 +1,4 @@
-"""Opening a run (reference §2 tool 1) and projecting its trace (§3.1 TraceEvent), purely.
+"""Opening a run (docs/protocol.md §2 tool 1) and projecting its trace (§3.1 TraceEvent), purely.
 
 ``open_run`` validates the authority inputs through ``telic.permissions.start_run_authority``
 (mode default grants, silent intersection with the host's capabilities, exact allowlists, bare

@@ -151,7 +151,7 @@ class TraceEntry:
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """The controller columns of the run row (reference §5 ``runs``)."""
+    """The controller columns of the run row (docs/protocol.md §5 ``runs``)."""
 
     run_id: str
     repository_root: str

@@ -1,4 +1,4 @@
-"""Repository context grounding: which files a run may rely on, and why (reference §4).
+"""Repository context grounding: which files a run may rely on, and why (docs/protocol.md §4).
 
 ``ground_repository`` lists the repository (git, else ripgrep, else a bounded walk), ranks the
 candidates by path tokens only, and reads the best of them within a ``GroundingBudget``: files

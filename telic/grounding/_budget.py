@@ -1,6 +1,6 @@
-"""Grounding limits, progress reports and the input checks of reference §4 items 1–2.
+"""Grounding limits, progress reports and the input checks of docs/protocol.md §4 items 1–2.
 
-The defaults and hard caps are those of reference §3.3. Every check raises ``UsageError`` naming
+The defaults and hard caps are those of docs/protocol.md §3.3. Every check raises ``UsageError`` naming
 the offending argument or field, and never echoes a submitted path, which may be secret-like.
 """
 
@@ -40,7 +40,7 @@ MAX_EXCLUDED_ROOTS: Final = 16
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
-# field → (default, hard cap), reference §3.3
+# field → (default, hard cap), docs/protocol.md §3.3
 _LIMITS: Final = {
     "max_files": (48, 256),
     "max_file_bytes": (131_072, 2_097_152),
@@ -101,7 +101,7 @@ def check_inputs(
     active_paths: Sequence[object],
     excluded_roots: Sequence[object],
 ) -> None:
-    """Validate the arguments of a grounding (reference §4 item 1). Raises ``UsageError``."""
+    """Validate the arguments of a grounding (docs/protocol.md §4 item 1). Raises ``UsageError``."""
     if not isinstance(run_id, str) or _IDENTIFIER.fullmatch(run_id) is None:
         raise UsageError("run_id must be an identifier of 1–128 characters")
     if not isinstance(original_request, str):

@@ -1,7 +1,7 @@
 """What git says about a work tree: its top level, its ``HEAD``, its files and its status digest.
 
 The inventory is the file set of ``git ls-files -z --cached --others --exclude-standard``
-(reference §4 item 5), and the fingerprint needs ``git status --porcelain=v1 -z
+(docs/protocol.md §4 item 5), and the fingerprint needs ``git status --porcelain=v1 -z
 --untracked-files=all`` (item 11). Both would walk the whole work tree for untracked files, so
 the untracked part of the inventory is read from the status output instead: status lists as
 ``??`` exactly the untracked files that the standard excludes let through, which is what

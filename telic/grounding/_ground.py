@@ -230,7 +230,7 @@ async def ground_repository(
     excluded_roots: Sequence[str | Path] = (),
     progress: Progress | None = None,
 ) -> GroundingResult:
-    """Ground a run in its repository: select the files its roles may rely on (reference §4).
+    """Ground a run in its repository: select the files its roles may rely on (docs/protocol.md §4).
 
     Raises:
         UsageError: an argument is invalid (named in the message).

@@ -1,4 +1,4 @@
-"""Listing the repository (reference §4 item 5): git, else ripgrep, else a bounded walk.
+"""Listing the repository (docs/protocol.md §4 item 5): git, else ripgrep, else a bounded walk.
 
 Every source streams its paths into a ``PathCollector``, which normalises them as they come. A
 source that fails hands over to the next with a warning; the first that succeeds wins. Blocking,

@@ -1,4 +1,4 @@
-"""From raw inventory paths to a ranked candidate list (reference §4 items 5–9), purely.
+"""From raw inventory paths to a ranked candidate list (docs/protocol.md §4 items 5–9), purely.
 
 ``plan_candidates`` normalises the inventory, drops paths under excluded roots, adds the pinned
 instruction files and the existing active paths, puts instruction and active paths first and

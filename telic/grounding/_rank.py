@@ -1,4 +1,4 @@
-"""Deterministic relevance ranking by path tokens only (reference §4 item 9).
+"""Deterministic relevance ranking by path tokens only (docs/protocol.md §4 item 9).
 
 Contents are never searched. A path scores for being pinned (an instruction file or an exact
 active path), for its nearness to an active path, for request path hints it ends with, for

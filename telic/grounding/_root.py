@@ -1,4 +1,4 @@
-"""The repository root, the active paths and the pinned files (reference §4 items 3, 4, 6).
+"""The repository root, the active paths and the pinned files (docs/protocol.md §4 items 3, 4, 6).
 
 Blocking filesystem calls; the shell runs them in a worker thread. Relative active paths are
 relative to the repository root; absolute ones must lie below the root as given or as resolved.

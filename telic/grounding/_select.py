@@ -1,4 +1,4 @@
-"""The selection loop over ranked candidates (reference §4 item 10), free of I/O.
+"""The selection loop over ranked candidates (docs/protocol.md §4 item 10), free of I/O.
 
 The loop asks an injected ``reader`` for the bytes of a candidate; the reader does the
 filesystem checks (containment, regular file, excluded roots, ``O_NOFOLLOW``, size) and returns

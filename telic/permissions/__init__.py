@@ -1,6 +1,6 @@
 """The permission algebra of Telic 1.0: pure, total and I/O-free apart from one injectable seam.
 
-Terms and laws (reference §3.5):
+Terms and laws (docs/protocol.md §3.5):
 
 * ``ModePolicy`` — what each intent mode allows and explicitly denies; ``mode_ceiling`` and
   ``plan_ceiling`` project it onto a ``PermissionSet``.

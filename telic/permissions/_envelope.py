@@ -72,7 +72,7 @@ def permissions_from_capabilities(
     shell_execute_allowlist: Sequence[str] = (),
     network_read_domains: Sequence[str] = (),
 ) -> PermissionSet:
-    """Build the granted set of a RunEnvelope (reference §3.1).
+    """Build the granted set of a RunEnvelope (docs/protocol.md §3.1).
 
     ``repository.*`` → ``["**"]``; ``shell.execute`` → the exact allowlist; ``runtime.*`` →
     ``["local"]``; ``network.read`` → the domains; ``subagent.spawn`` → spawn with 3 children at

@@ -1,6 +1,6 @@
 """The five intent-mode policies, their default grants and their permission ceilings.
 
-A mode policy is the outermost permission layer (reference §3.5). It allows a fixed set of
+A mode policy is the outermost permission layer (docs/protocol.md §3.5). It allows a fixed set of
 capabilities, ``repository.*`` scoped to ``**`` and the rest unscoped, and explicitly denies
 the mutations the mode must never perform. No mode ever allows ``runtime.restart``,
 ``browser.mutate`` or ``external.write``: those can never be exercised under protocol 1.0, even
@@ -82,7 +82,7 @@ MODE_POLICIES: Final[dict[Mode, ModePolicy]] = {
     "fix_only": ModePolicy("fix_only", _FIX, _FIX_DENY),
     "analyze_and_fix": ModePolicy("analyze_and_fix", _ANALYZE | _FIX, _FIX_DENY),
 }
-"""The policy of every mode, exactly as reference §3.5."""
+"""The policy of every mode, exactly as docs/protocol.md §3.5."""
 
 DEFAULT_GRANTS: Final[dict[Mode, tuple[Capability, ...]]] = {
     "report_only": (),
@@ -91,7 +91,7 @@ DEFAULT_GRANTS: Final[dict[Mode, tuple[Capability, ...]]] = {
     "fix_only": ("repository.read", "repository.write", "shell.inspect", "runtime.inspect"),
     "analyze_and_fix": ("repository.read", "repository.write", "shell.inspect", "runtime.inspect"),
 }
-"""What start_run grants when ``authorization_granted`` is omitted (reference §2 tool 1)."""
+"""What start_run grants when ``authorization_granted`` is omitted (docs/protocol.md §2 tool 1)."""
 
 
 def mode_policy(mode: Mode) -> ModePolicy:

@@ -1,6 +1,6 @@
 """Permission sets as values: intersection, the subset order and the effective authority.
 
-Scopes are compared conservatively (reference §3.5): a parent scope covers a child scope when
+Scopes are compared conservatively (docs/protocol.md §3.5): a parent scope covers a child scope when
 the parent is ``**``, is equal, or — for repository globs only — is ``prefix/**`` and the child
 starts with ``prefix/`` with no later segment starting with ``.`` (glob wildcards do not match
 dot-files, so ``src/**`` does not cover ``src/.env``). Domains are compared in canonical host

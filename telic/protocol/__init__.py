@@ -1,6 +1,6 @@
 """Telic protocol 1.0: the strict wire schemas of every artifact, canonical JSON and digests.
 
-Every artifact of the protocol (reference §3.0–3.1) is a frozen, strict pydantic model with
+Every artifact of the protocol (docs/protocol.md §3.0–3.1) is a frozen, strict pydantic model with
 camelCase wire names and ``schemaVersion: "1.0"``; every schema-level rule is enforced by the
 models. ``parse_artifact(type, body)`` is the door from untrusted JSON (by wire names only,
 2 MiB canonical limit, ``SchemaViolation`` on failure); ``json_schema(type)`` is what a host

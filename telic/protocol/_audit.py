@@ -1,4 +1,4 @@
-"""The ReleaseAudit: Agent 5's independent check before the user is told (reference §3.1).
+"""The ReleaseAudit: Agent 5's independent check before the user is told (docs/protocol.md §3.1).
 
 The auditor matches every claim to evidence, checks fidelity to the original request and mode
 compliance, and decides release, partial, block, or one shared remediation (returned to the

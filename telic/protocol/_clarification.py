@@ -1,4 +1,4 @@
-"""The one bounded question a run may ask its user (reference §3.1, §3.2).
+"""The one bounded question a run may ask its user (docs/protocol.md §3.1, §3.2).
 
 A ``ClarificationRequest`` pauses a pre-audit phase on a user-owned, materially divergent unknown
 or on a permission boundary. It offers two to eight typed choices; the answer is exactly one

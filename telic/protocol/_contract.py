@@ -1,4 +1,4 @@
-"""The TaskContract: Agent 2's executable source of truth (reference §3.1 "TaskContract").
+"""The TaskContract: Agent 2's executable source of truth (docs/protocol.md §3.1 "TaskContract").
 
 The schema rules here look at one contract alone: unique ids, verification that fits the mode,
 and no mutating permission in a mode that never mutates. Everything that compares the contract

@@ -1,4 +1,4 @@
-"""Evidence: captured output that backs a claim (reference §3.1 "Evidence").
+"""Evidence: captured output that backs a claim (docs/protocol.md §3.1 "Evidence").
 
 An executor submits Evidence beside its WorkResults; every direct-evidence field of a later
 artifact points at one. This module holds the schema only. The service rules (accepted only while

@@ -1,4 +1,4 @@
-"""Agent 1's grounded framing of the request, and its optional presentation (reference §3.1).
+"""Agent 1's grounded framing of the request, and its optional presentation (docs/protocol.md §3.1).
 
 A ``ProblemFrame`` separates what is known (facts with provenance) from what is inferred and
 what is unknown, and drafts the acceptance criteria. A ``ScenarioSpec`` retells a frame for

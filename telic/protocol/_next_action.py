@@ -1,4 +1,4 @@
-"""The controller's next action: the one legal step a host may take (reference §3.1, §3.2).
+"""The controller's next action: the one legal step a host may take (docs/protocol.md §3.1, §3.2).
 
 A ``NextAction`` is told apart by ``kind``: a ``phase`` to perform (with its inputs, output
 schema, permission ceiling and budgets), a pending ``clarification`` the user must answer, or a

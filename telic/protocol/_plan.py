@@ -1,4 +1,4 @@
-"""The WorkPlan: Agent 3's bounded, serial graph of work nodes (reference §3.1 "WorkPlan").
+"""The WorkPlan: Agent 3's bounded, serial graph of work nodes (docs/protocol.md §3.1 "WorkPlan").
 
 Protocol 1.0 accepts serial plans only. The schema proves the graph is well formed (unique ids,
 known dependencies, no self edge, no cycle); whether its permissions, budgets and criteria fit

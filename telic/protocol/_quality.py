@@ -1,4 +1,4 @@
-"""The QualityReview of executed work, with its gate and work orders (reference §3.1).
+"""The QualityReview of executed work, with its gate and work orders (docs/protocol.md §3.1).
 
 Agent 3 judges the WorkResults against the contract and decides: pass, partial, block, one shared
 remediation (with a scoped work order), or, in analyze_and_fix, proceed_to_fix through a typed

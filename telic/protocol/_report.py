@@ -1,4 +1,4 @@
-"""The UserReport: what the user is finally told (reference §3.1 "UserReport").
+"""The UserReport: what the user is finally told (docs/protocol.md §3.1 "UserReport").
 
 A report only repeats audited claims. A completed report must back every claim with evidence and
 confirm that permissions were honoured; any other outcome (except cancellation) must say what is

@@ -1,4 +1,4 @@
-"""The WorkResult of one plan node, and the acceptance-coverage entry (reference §3.1).
+"""The WorkResult of one plan node, and the acceptance-coverage entry (docs/protocol.md §3.1).
 
 A WorkResult reports what the executor did and saw, never whether the work is accepted: that is
 Agent 3's QualityReview, which reuses ``AcceptanceCoverage`` for its acceptance results. The

@@ -1,4 +1,4 @@
-"""The PromptReview of a contract, and the hard gate shared by reviews (reference §3.1).
+"""The PromptReview of a contract, and the hard gate shared by reviews (docs/protocol.md §3.1).
 
 Agent 1 scores the contract on the frozen ``contract-readiness-v1`` rubric. The overall score is
 not free-form: it must equal the weighted mean of the six dimension scores rounded to two decimals

@@ -1,4 +1,4 @@
-"""The run envelope and the stored user message (reference §2 tool 1, §3.1).
+"""The run envelope and the stored user message (docs/protocol.md §2 tool 1, §3.1).
 
 ``RunEnvelope`` is the controller's immutable record of what a run may do: the request it serves,
 where it works, what the host can do and what the user granted or denied, and its budgets. Its

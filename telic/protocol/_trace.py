@@ -1,4 +1,4 @@
-"""Trace events: the canonical, metadata-only projection of a run's history (reference §3.1).
+"""Trace events: the canonical, metadata-only projection of a run's history (docs/protocol.md §3.1).
 
 Each event records who did what in which phase, which artifacts went in and out, any permission
 decision, and the budgets at that moment. Events carry short summaries only, never hidden

@@ -1,4 +1,4 @@
-"""Common types of the Telic 1.0 protocol (reference §3.0).
+"""Common types of the Telic 1.0 protocol (docs/protocol.md §3.0).
 
 Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
 and its error. Closed sets are ``Literal`` aliases with their members also kept as tuples, so

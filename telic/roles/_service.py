@@ -271,7 +271,7 @@ class Service:
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
         protected_paths_granted: Sequence[str] = (),
     ) -> StepResult:
-        """Start a run (reference §2 tool 1); ``cast_types`` are the user's enabled entries.
+        """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
 
         Raises:
             SchemaViolation: a malformed request or cast-type entry.
@@ -317,7 +317,7 @@ class Service:
         budget: Any = None,
         progress: Any = None,
     ) -> GroundResult:
-        """Ground the run's repository and accept the manifest (reference §2 tool 2)."""
+        """Ground the run's repository and accept the manifest (docs/protocol.md §2 tool 2)."""
         state = await self._controller.load(run_id)
         grounder = self._grounder or _default_grounder
         grounded = await grounder(

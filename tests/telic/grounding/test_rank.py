@@ -1,4 +1,4 @@
-"""Tokenisation, request terms and the scoring weights of reference §4 item 9."""
+"""Tokenisation, request terms and the scoring weights of docs/protocol.md §4 item 9."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Permission sets and budgets of a new RunEnvelope (reference §3.1)."""
+"""Permission sets and budgets of a new RunEnvelope (docs/protocol.md §3.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mode policies, default grants and ceilings, exactly as reference §3.5 and §2 tool 1."""
+"""Mode policies, default grants and ceilings, exactly as docs/protocol.md §3.5 and §2 tool 1."""
 
 from __future__ import annotations
 
