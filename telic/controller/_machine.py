@@ -293,7 +293,8 @@ def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDete
     """Refuse a body holding a secret; a read-only WorkResult still leaves its DENY records.
 
     The attempted mutations of such a result are persisted as they would be for any rejected
-    read-only WorkResult (docs/protocol.md §3.4), their targets redacted (``telic.controller._work``),
+    read-only WorkResult (docs/protocol.md §3.4), their targets redacted
+    (``telic.controller._work``),
     so holding a secret cannot hide an attempt from the trace.
     """
     if kind != "WorkResult":

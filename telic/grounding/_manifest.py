@@ -1,4 +1,5 @@
-"""The fingerprint, the manifest id, the wire manifest and the documents (docs/protocol.md §4 11–12).
+"""The fingerprint, the manifest id, the wire manifest and the documents (docs/protocol.md §4
+11–12).
 
 Pure functions over what the shell gathered. The wire manifest lists only selected sources and
 reduces every exclusion to a ``{reason, count}`` entry, so no excluded path is ever emitted.

@@ -1,6 +1,7 @@
 """Repository-relative paths: normalisation, instruction paths, static exclusions and refs.
 
-All functions here are pure and work on POSIX-style relative paths (docs/protocol.md §4 items 6–8 and
+All functions here are pure and work on POSIX-style relative paths (docs/protocol.md §4 items
+6–8 and
 10.11). A normalised path has no backslash, NUL, ``.``, ``..`` or empty segment, no leading
 ``./`` and no doubled ``/``; it is valid UTF-8, at most 1024 characters long, and its
 ``repo://`` reference fits in 2048 characters.
@@ -104,7 +105,7 @@ def normalize_path(raw: str) -> str | None:
 
 
 def is_instruction_path(path: str) -> bool:
-    """Return whether a normalised path is an agent instruction file (docs/protocol.md §4 item 6)."""
+    """Return whether a normalised path is an agent instruction file (protocol.md §4 item 6)."""
     if path.rpartition("/")[2] in _INSTRUCTION_BASENAMES:
         return True
     if "rules/" not in path and "instructions/" not in path:

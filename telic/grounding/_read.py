@@ -1,4 +1,5 @@
-"""Reading one candidate safely (docs/protocol.md §4 items 10.3–10.5); blocking, for a worker thread.
+"""Reading one candidate safely (docs/protocol.md §4 items 10.3–10.5); blocking, for a worker
+thread.
 
 The candidate is resolved inside the root with ``realpath``; an escape is ``symlink_escape``
 (or ``path_escape`` when the lexical path already leaves the root). The resolved path is judged

@@ -1,4 +1,5 @@
-"""Grounded repository context: documents, the manifest, and its wire form (docs/protocol.md §3.1, §4).
+"""Grounded repository context: documents, the manifest, and its wire form (docs/protocol.md
+§3.1, §4).
 
 Grounding produces a snake_case ``ContextManifestWire`` listing only the selected sources, with
 exclusions reduced to per-reason counts so that paths of secret-like files never leak.

@@ -1,4 +1,5 @@
-"""Path normalisation, instruction paths, static exclusions and refs (docs/protocol.md §4 items 6–8)."""
+"""Path normalisation, instruction paths, static exclusions and refs (docs/protocol.md §4
+items 6–8)."""
 
 from __future__ import annotations
 

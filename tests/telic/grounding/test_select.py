@@ -1,4 +1,5 @@
-"""The pure selection loop (docs/protocol.md §4 item 10) over a fake reader: order, budgets, caps."""
+"""The pure selection loop (docs/protocol.md §4 item 10) over a fake reader: order, budgets,
+caps."""
 
 from __future__ import annotations
 
