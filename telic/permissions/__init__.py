@@ -57,6 +57,7 @@ if typing.TYPE_CHECKING:
     from telic.permissions._start import check_capabilities as check_capabilities
     from telic.permissions._start import check_grants_on_host as check_grants_on_host
     from telic.permissions._start import check_network_domains as check_network_domains
+    from telic.permissions._start import check_protected_grants as check_protected_grants
     from telic.permissions._start import check_shell_allowlist as check_shell_allowlist
     from telic.permissions._start import intersect_with_host as intersect_with_host
     from telic.permissions._start import is_capability as is_capability
@@ -156,6 +157,7 @@ _EXPORTS: typing.Final = {
         "START_RULES",
         "StartRunAuthority",
         "check_capabilities",
+        "check_protected_grants",
         "check_grants_on_host",
         "check_network_domains",
         "check_shell_allowlist",

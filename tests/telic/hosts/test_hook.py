@@ -149,16 +149,13 @@ async def test_the_hook_decides_exactly_as_telic_check_tool_action(tmp_path: Pat
             assert answer["permissionDecision"] == expected.verdict, (tool, tool_input)
             assert expected.reason in answer["permissionDecisionReason"]
         trace = (await ledger.page_trace(run_id, 0, 500)).events
+    # telic_check_tool_action records a decision once: the hook's record of the very same
+    # decision is that record, so each case leaves exactly one.
     checks = [e for e in trace if e.event_type == "permission_checked"]
-    by_hook, by_tool = checks[0::2], checks[1::2]
-    assert len(by_hook) == len(cases)
-    for mine, theirs in zip(by_hook, by_tool, strict=True):
-        assert mine.permission_decision == theirs.permission_decision
-        assert (mine.actor, mine.phase, mine.budget_snapshot) == (
-            theirs.actor,
-            theirs.phase,
-            theirs.budget_snapshot,
-        )
+    assert len(checks) == len(cases)
+    for (_, _, capability, _), record in zip(cases, checks, strict=True):
+        assert record.permission_decision is not None
+        assert record.permission_decision["capability"] == capability
 
 
 async def test_the_chain_stays_valid_after_hook_decisions(tmp_path: Path) -> None:
