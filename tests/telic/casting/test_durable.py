@@ -6,21 +6,17 @@ PostgreSQL schema where one is configured (always in CI) — as a restarted serv
 
 from __future__ import annotations
 
-import asyncio
-import os
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import asyncpg
 import pytest
 
 from telic.ledger import Ledger, open_ledger
 from telic_packets import PacketRefusal
+from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
 
 from ..roles.kit import (  # noqa: TID252
     BUDGET,
@@ -41,7 +37,6 @@ def _again() -> Any:
     return ids_from("again")
 
 
-POSTGRES_ENV = "TELIC_TEST_POSTGRES_URL"
 STORES = [
     pytest.param("sqlite", "asyncio", id="sqlite-asyncio"),
     pytest.param("sqlite", "trio", id="sqlite-trio"),
@@ -56,36 +51,13 @@ async def _session(url: str, state: Path, **kwargs: Any) -> AsyncIterator[tuple[
         yield service, ledger
 
 
-def _in_thread(factory: Any) -> Any:
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, factory()).result()
-
-
 @pytest.fixture
-def store_url(store: str, tmp_path: Path) -> Iterator[str]:
+def store_url(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     """The URL of an empty store: a SQLite file, or a fresh PostgreSQL schema."""
     if store == "sqlite":
-        yield f"sqlite://{tmp_path / 'ledger-state' / 'ledger.sqlite3'}"
-        return
-    base = os.environ.get(POSTGRES_ENV)
-    if not base:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{POSTGRES_ENV} is not set in CI: the PostgreSQL tests must run")
-        pytest.skip(f"{POSTGRES_ENV} is not set")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-
-    async def run(sql: str) -> None:
-        connection = await asyncpg.connect(base)
-        try:
-            await connection.execute(sql)
-        finally:
-            await connection.close()
-
-    _in_thread(lambda: run(f"CREATE SCHEMA {schema}"))
-    try:
-        yield f"{base}{'&' if '?' in base else '?'}search_path={schema}"
-    finally:
-        _in_thread(lambda: run(f"DROP SCHEMA {schema} CASCADE"))
+        return f"sqlite://{tmp_path / 'ledger-state' / 'ledger.sqlite3'}"
+    url: str = request.getfixturevalue("postgres_url")  # the ledger suite's: fails in CI if unset
+    return url
 
 
 async def _executing(service: Any, ledger: Any, depth: int = 1) -> ServiceFlow:
