@@ -144,7 +144,13 @@ def _parser() -> argparse.ArgumentParser:
         report_cmd.add_argument(
             "run", nargs="?", help="the run (with --mirror: the mirrored report's name)"
         )
-        report_cmd.add_argument("--format", choices=("md", "html"), default="md")
+        report_cmd.add_argument(
+            "--format",
+            choices=("md", "html", "text"),
+            default=None,
+            help="md (the default into a file or pipe), html, or text (the default on a terminal:"
+            " the Markdown without anchors, escapes or marks)",
+        )
         report_cmd.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
         report_cmd.add_argument(
             "--mirror",
@@ -354,23 +360,33 @@ async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
             "telic report needs a RUN (or --mirror DIR for campaign reports)",
             "list the runs with: telic runs",
         )
+    fmt = args.format or ("text" if out is None and not args.json and sys.stdout.isatty() else "md")
+    if fmt == "text" and out is not None:
+        raise CliError(
+            EXIT_USAGE,
+            "usage",
+            "--format text is for the terminal; a report file is md or html",
+            f"write it with: telic report {args.run} --format md --out {args.out}",
+        )
     _existing_ledger(config, args)
     async with open_backend(config) as backend:
-        if out is not None:
+        if fmt == "text":
+            text = await reports.render_terminal_report(backend.ledger, args.run)
+        elif out is not None:
             try:
-                written = await reports.write_report(backend.ledger, args.run, args.format, out)
+                written = await reports.write_report(backend.ledger, args.run, fmt, out)
             except OSError as exc:
                 raise explain_os_error(exc, f"write the report to {out}") from None
             described = to_wire(written)
         else:
-            text = await reports.render_report(backend.ledger, args.run, args.format)
+            text = await reports.render_report(backend.ledger, args.run, fmt)
     if args.out:
         if args.json:
             print_json(described)
         else:
             print(f"wrote {args.out}")
     elif args.json:
-        print_json({"runId": args.run, "format": args.format, "report": text})
+        print_json({"runId": args.run, "format": fmt, "report": text})
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
@@ -428,7 +444,7 @@ async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | Non
             f"the report mirror {folder} has no report {args.run!r}",
             f"list its reports with: {command_name()} report --mirror {folder}",
         )
-    text = reports.render_mirror_report(entry, args.format)
+    text = reports.render_mirror_report(entry, "html" if args.format == "html" else "md")
     if out is not None:
         try:
             await anyio.Path(out).write_text(text, encoding="utf-8")

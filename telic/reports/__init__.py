@@ -24,6 +24,7 @@ from telic.reports._files import ReportFormat as ReportFormat
 from telic.reports._files import check_report as check_report
 from telic.reports._files import render as render
 from telic.reports._files import render_report as render_report
+from telic.reports._files import render_terminal_report as render_terminal_report
 from telic.reports._files import write_report as write_report
 from telic.reports._html import render_html as render_html
 from telic.reports._html import render_index as render_index
@@ -94,6 +95,7 @@ __all__ = [
     "render_mirror_index",
     "render_mirror_report",
     "render_report",
+    "render_terminal_report",
     "render_trace",
     "reports_app",
     "root_redirect",

@@ -1,6 +1,7 @@
 """Reports as files: render a sealed report, write it, and check a stored one against the ledger.
 
-These are what ``telic report RUN [--format md|html] [--out PATH]`` and the MCP resource call.
+These are what ``telic report RUN [--format md|html|text] [--out PATH]`` and the MCP resource
+call.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "read_stored",
     "render",
     "render_report",
+    "render_terminal_report",
     "write_report",
 ]
 
@@ -42,6 +44,16 @@ async def render_report(
 ) -> str:
     """Return the sealed report of ``run_id`` in ``fmt``. Raises ``NotFound``."""
     return render(await load_run_report(ledger, run_id, clock=clock), fmt)
+
+
+async def render_terminal_report(
+    ledger: Ledger, run_id: str, *, clock: Callable[[], str] = utc_now
+) -> str:
+    """Return the report of ``run_id`` written for a terminal (unsealed: it is not a file).
+
+    Raises ``NotFound``.
+    """
+    return render_markdown(await load_run_report(ledger, run_id, clock=clock), terminal=True)
 
 
 async def write_report(

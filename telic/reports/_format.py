@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["anchor", "duration", "md", "md_code", "tone"]
+__all__ = [
+    "anchor",
+    "duration",
+    "md",
+    "md_code",
+    "terminal_block",
+    "terminal_text",
+    "tone",
+]
 
 _MD_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _GOOD: Final = frozenset(
@@ -46,6 +54,27 @@ def md(text: str) -> str:
     """Escape untrusted text for one Markdown line or table cell (no HTML, no markup)."""
     flat = " ".join(text.split())
     return _MD_SPECIAL.sub(r"\\\1", flat.replace("&", "&amp;"))
+
+
+_CONTROL: Final = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+# C0 and C1 controls (ESC starts every terminal control sequence) and the bidirectional
+# overrides that reorder what a reader sees; tab and newline are kept where lines are.
+
+
+def terminal_text(text: str) -> str:
+    """Untrusted text for one line of a terminal: whitespace collapsed, controls replaced.
+
+    Nothing is escaped (a terminal shows Markdown as it is); a ``|`` becomes ``¦`` so that a
+    cell cannot split a table's columns.
+    """
+    return _CONTROL.sub("\ufffd", " ".join(text.split())).replace("|", "\u00a6")
+
+
+def terminal_block(text: str) -> str:
+    """Untrusted lines for a terminal (an excerpt, a digest): newlines and tabs kept."""
+    return _CONTROL.sub("\ufffd", text.replace("\r\n", "\n"))
 
 
 def md_code(text: str) -> str:

@@ -2,26 +2,77 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
 
 from telic.controller._vocabulary import human_time, phase_label, status_label
-from telic.reports._format import anchor, duration, md, md_code
+from telic.reports._format import (
+    anchor,
+    duration,
+    md,
+    md_code,
+    terminal_block,
+    terminal_text,
+)
 from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
 
-__all__ = ["render_markdown"]
+__all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
 
 
 def _link(artifact_id: str) -> str:
     return f"[{md(artifact_id)}](#{anchor(artifact_id)})"
 
 
-def _links(ids: Sequence[str]) -> str:
-    return ", ".join(_link(i) for i in ids) if ids else "—"
+def _target(name: str) -> str:
+    return f'<a id="{name}"></a>'
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> list[str]:
+def _strong(text: str) -> str:
+    return f"**{text}**"
+
+
+def _note(text: str) -> str:
+    return f"_{text}_"
+
+
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """How untrusted text, ids, links and emphasis are written: Markdown, or a terminal's text."""
+
+    text: Callable[[str], str]
+    code: Callable[[str], str]
+    link: Callable[[str], str]
+    target: Callable[[str], str]
+    strong: Callable[[str], str]
+    note: Callable[[str], str]
+    block: Callable[[str], str]
+
+    def links(self, ids: Sequence[str]) -> str:
+        return ", ".join(self.link(i) for i in ids) if ids else "—"
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _blank(_: str) -> str:
+    return ""
+
+
+MARKDOWN: Final = _Style(md, md_code, _link, _target, _strong, _note, _identity)
+"""GitHub-flavoured Markdown: every untrusted text escaped, in-page anchors and links."""
+TERMINAL: Final = _Style(
+    terminal_text, terminal_text, terminal_text, _blank, _identity, _identity, terminal_block
+)
+"""The same report for a terminal: no markup around words, no anchors, no control characters."""
+
+
+def _table(
+    s: _Style, header: Sequence[str], rows: Sequence[Sequence[str]], empty: str
+) -> list[str]:
     if not rows:
-        return [f"_{empty}_", ""]
+        return [s.note(empty) if empty else "", ""]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell or "—" for cell in row) + " |" for row in rows]
     return [*lines, ""]
@@ -32,41 +83,47 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _evidence(run_id: str, entry: EvidenceEntry) -> list[str]:
+def _evidence(s: _Style, run_id: str, entry: EvidenceEntry) -> list[str]:
     out = [
-        f'### <a id="{anchor(entry.artifact_id)}"></a>{md_code(entry.artifact_id)} '
-        f"({md(entry.kind)}): {md(entry.summary)}",
+        f"### {s.target(anchor(entry.artifact_id))}{s.code(entry.artifact_id)} "
+        f"({s.text(entry.kind)}): {s.text(entry.summary)}",
         "",
     ]
     if entry.binary:
-        return [*out, f"_Binary content ({entry.total_chars} base64 characters)._", ""]
+        return [*out, s.note(f"Binary content ({entry.total_chars} base64 characters)."), ""]
     if not entry.total_chars:
-        return [*out, "_No content._", ""]
+        return [*out, s.note("No content."), ""]
     fence = _fence(entry.excerpt)
     lang = "diff" if entry.kind == "diff" else "text"
-    out += [f"{fence}{lang}", entry.excerpt, fence, ""]
+    out += [f"{fence}{lang}", s.block(entry.excerpt), fence, ""]
     if entry.truncated:
-        out += [
-            f"_First lines of {entry.total_lines}; the whole text: "
-            f"{md_code(f'telic artifact {run_id} {entry.artifact_id}')}_",
-            "",
-        ]
+        command = s.code(f"telic artifact {run_id} {entry.artifact_id}")
+        out += [s.note(f"First lines of {entry.total_lines}; the whole text: {command}"), ""]
     return out
 
 
-def render_markdown(data: RunReportData) -> str:
-    """Render ``data`` as a Markdown report (GitHub-flavoured tables, in-page anchors)."""
-    out = [f"# Run report {md_code(data.run_id)}", ""]
-    request = "_(the request message is missing)_" if data.request is None else md(data.request)
-    out += [f"> **Request:** {request}", ""]
+def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
+    """Render ``data`` as a Markdown report (GitHub-flavoured tables, in-page anchors).
+
+    ``terminal``: the same report written for a terminal, where Markdown is read as it is: no
+    anchors, links or emphasis marks, no backslash escapes, and every control character of an
+    untrusted text replaced (so no text can move the cursor or recolour the screen).
+    """
+    s = TERMINAL if terminal else MARKDOWN
+    out = [f"# Run report {s.code(data.run_id)}", ""]
+    request = (
+        s.note("(the request message is missing)") if data.request is None else s.text(data.request)
+    )
+    out += [f"> {s.strong('Request:')} {request}", ""]
     status = data.terminal_status or data.run_status
     out += _table(
+        s,
         ["Mode", "Status", "Phase", "Version", "Started", "Updated"],
         [
             [
-                md(data.mode),
-                f"**{md(status_label(status))}**",
-                md(phase_label(data.phase)),
+                s.text(data.mode),
+                s.strong(s.text(status_label(status))),
+                s.text(phase_label(data.phase)),
                 str(data.version),
                 human_time(data.created_at),
                 human_time(data.updated_at),
@@ -78,24 +135,28 @@ def render_markdown(data: RunReportData) -> str:
     if integrity.ok:
         out += [f"Ledger integrity: verified ({integrity.records_checked} records).", ""]
     else:
-        out += [f"**Ledger integrity: FAILED** — {md(integrity.problem or 'unknown')}", ""]
+        out += [
+            f"{s.strong('Ledger integrity: FAILED')} — {s.text(integrity.problem or 'unknown')}",
+            "",
+        ]
     if data.summary:
-        out += ["## Summary", "", md(data.summary), ""]
+        out += ["## Summary", "", s.text(data.summary), ""]
 
     out += ["## Timeline", ""]
     out += _table(
+        s,
         ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
         [
             [
                 str(e.sequence),
                 human_time(e.timestamp),
-                md(phase_label(e.phase)),
-                md(e.actor),
-                md(e.event),
+                s.text(phase_label(e.phase)),
+                s.text(e.actor),
+                s.text(e.event),
                 "—"
                 if e.artifact_id is None
-                else f"{_link(e.artifact_id)} ({md(e.artifact_type or '')})",
-                md(e.outcome or ""),
+                else f"{s.link(e.artifact_id)} ({s.text(e.artifact_type or '')})",
+                s.text(e.outcome or ""),
                 duration(e.duration_ms),
             ]
             for e in data.timeline
@@ -105,15 +166,22 @@ def render_markdown(data: RunReportData) -> str:
 
     out += ["## Path through the state machine", ""]
     for index, step in enumerate(data.path, 1):
-        how = "" if not step.label else f" — {md(step.label)}"
-        out.append(f"{index}. **{md(phase_label(step.phase))}** ({step.kind}){how}")
+        how = "" if not step.label else f" — {s.text(step.label)}"
+        out.append(f"{index}. {s.strong(s.text(phase_label(step.phase)))} ({step.kind}){how}")
     out.append("")
 
     out += ["## Acceptance criteria", ""]
     out += _table(
+        s,
         ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
         [
-            [md(c.id), md(c.stage), md(c.requirement), f"**{md(c.status)}**", _links(c.evidence)]
+            [
+                s.text(c.id),
+                s.text(c.stage),
+                s.text(c.requirement),
+                s.strong(s.text(c.status)),
+                s.links(c.evidence),
+            ]
             for c in data.criteria
         ],
         "No task contract yet.",
@@ -121,16 +189,17 @@ def render_markdown(data: RunReportData) -> str:
 
     out += ["## Claim → evidence", ""]
     out += _table(
+        s,
         ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
         [
             [
-                md(c.claim_id),
-                md(c.claim),
-                f"**{md(c.status)}**",
-                md(c.basis),
-                md(", ".join(c.criteria)),
-                _links(c.evidence),
-                _link(c.source),
+                s.text(c.claim_id),
+                s.text(c.claim),
+                s.strong(s.text(c.status)),
+                s.text(c.basis),
+                s.text(", ".join(c.criteria)),
+                s.links(c.evidence),
+                s.link(c.source),
             ]
             for c in data.claims
         ],
@@ -139,58 +208,62 @@ def render_markdown(data: RunReportData) -> str:
 
     out += ["## Evidence: the diff, the verification output, what was read", ""]
     for entry in data.evidence:
-        out += _evidence(data.run_id, entry)
+        out += _evidence(s, data.run_id, entry)
     if not data.evidence:
-        out += ["_No evidence captured._", ""]
+        out += [s.note("No evidence captured."), ""]
 
     out += ["## Verification", ""]
     out += _table(
+        s,
         ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
         [
             [
-                md(v.requirement_id),
-                md(v.capability),
+                s.text(v.requirement_id),
+                s.text(v.capability),
                 "yes" if v.required else "no",
-                f"**{md(v.status)}**",
-                _links(v.evidence),
-                md(v.description),
+                s.strong(s.text(v.status)),
+                s.links(v.evidence),
+                s.text(v.description),
             ]
             for v in data.verifications
         ],
         "No verification requirements.",
     )
     if any(v.host_attested for v in data.verifications):
-        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
+        out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Permission decisions", ""]
     out += _table(
+        s,
         ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
         [
             [
                 str(p.sequence),
-                f"**{p.decision}**",
-                md(p.capability),
-                md_code(p.scope) if p.scope else "—",
-                md(p.deciding_layer),
-                md(p.reason),
-                "—" if p.artifact_id is None else _link(p.artifact_id),
+                s.strong(p.decision),
+                s.text(p.capability),
+                s.code(p.scope) if p.scope else "—",
+                s.text(p.deciding_layer),
+                s.text(p.reason),
+                "—" if p.artifact_id is None else s.link(p.artifact_id),
             ]
             for p in data.permissions
         ],
         "No permission decisions recorded.",
     )
     if any(p.host_attested for p in data.permissions):
-        out += [f"> {md(SHELL_EXECUTE_NOTE)}", ""]
+        out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
 
     out += ["## Budgets", ""]
     out += _table(
+        s,
         ["Budget", "Used", "Limit"],
-        [[md(b.name), str(b.used), str(b.limit)] for b in data.budgets],
+        [[s.text(b.name), str(b.used), str(b.limit)] for b in data.budgets],
         "",
     )
 
     out += ["## Evidence packets", ""]
     out += _table(
+        s,
         [
             "Packet",
             "Cast type",
@@ -201,12 +274,14 @@ def render_markdown(data: RunReportData) -> str:
         ],
         [
             [
-                f"{md_code(p.packet_id)} ({_link(p.artifact_id)})",
-                md(p.cast_type),
-                md(p.need_code),
-                md(f"{p.outcome} / {p.verdict}"),
+                f"{s.code(p.packet_id)} ({s.link(p.artifact_id)})",
+                s.text(p.cast_type),
+                s.text(p.need_code),
+                s.text(f"{p.outcome} / {p.verdict}"),
                 str(p.total_tokens),
-                md(p.consumption if p.cite_kind in (None, "none") else f"cited ({p.cite_kind})"),
+                s.text(
+                    p.consumption if p.cite_kind in (None, "none") else f"cited ({p.cite_kind})"
+                ),
             ]
             for p in data.packets
         ],
@@ -214,38 +289,38 @@ def render_markdown(data: RunReportData) -> str:
     )
     if data.digest:
         fence = _fence(data.digest)
-        out += ["Digest:", "", f"{fence}text", data.digest, fence, ""]
+        out += ["Digest:", "", f"{fence}text", s.block(data.digest), fence, ""]
 
     out += ["## Unresolved risks", ""]
-    out += [f"- {md(r)}" for r in data.risks] or ["_None recorded._"]
+    out += [f"- {s.text(r)}" for r in data.risks] or [s.note("None recorded.")]
     out += ["", "## Next actions", ""]
     out += [
-        f"- {md(n.id)}: {md(n.description)}"
-        + (" _(needs authorization)_" if n.requires_authorization else "")
+        f"- {s.text(n.id)}: {s.text(n.description)}"
+        + (" " + s.note("(needs authorization)") if n.requires_authorization else "")
         for n in data.next_actions
-    ] or ["_None recorded._"]
+    ] or [s.note("None recorded.")]
 
     out += ["", "## Artifacts", ""]
     shown = {e.artifact_id for e in data.evidence}
     for a in data.artifacts:
-        extra = f" — {md(a.summary)}" if a.summary else ""
+        extra = f" — {s.text(a.summary)}" if a.summary else ""
         name = anchor(a.artifact_id) + ("-record" if a.artifact_id in shown else "")
         out.append(
-            f'- <a id="{name}"></a>{md_code(a.artifact_id)} '
-            f"{md(a.type)} by {md(a.producer)} at {human_time(a.created_at)} "
-            f"({a.size_bytes} bytes, {md_code(a.sha256)}){extra}"
+            f"- {s.target(name)}{s.code(a.artifact_id)} "
+            f"{s.text(a.type)} by {s.text(a.producer)} at {human_time(a.created_at)} "
+            f"({a.size_bytes} bytes, {s.code(a.sha256)}){extra}"
         )
     if not data.artifacts:
-        out.append("_No artifacts._")
+        out.append(s.note("No artifacts."))
 
     p = data.provenance
     out += [
         "",
         "## Provenance",
         "",
-        f"- Run: {md_code(p.run_id)}",
-        f"- Ledger chain head: {md_code(p.chain_head or '(empty)')} (record {p.chain_length})",
-        f"- Generator: {md(p.generator_name)} {md(p.generator_version)}",
+        f"- Run: {s.code(p.run_id)}",
+        f"- Ledger chain head: {s.code(p.chain_head or '(empty)')} (record {p.chain_length})",
+        f"- Generator: {s.text(p.generator_name)} {s.text(p.generator_version)}",
         f"- Generated at: {human_time(p.generated_at)}",
         "",
     ]

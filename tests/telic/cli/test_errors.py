@@ -246,3 +246,15 @@ def test_serve_refuses_a_reports_mirror_that_is_not_there(
     missing.mkdir()
     assert main(args) == 0
     assert [c.reports_mirror for c in served] == [missing]
+
+
+def test_a_terminal_report_cannot_be_written_to_a_file(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.txt"
+    argv = ["--repository-root", str(repo), "report", "r", "--format", "text", "--out", str(out)]
+    assert main(argv) == 2
+    err = _lines(capsys.readouterr().err)
+    assert err[0] == "telic: --format text is for the terminal; a report file is md or html"
+    assert err[1] == f"  write it with: telic report r --format md --out {out}"
+    assert not out.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import httpx2
@@ -208,3 +209,24 @@ async def test_a_result_resting_on_the_hosts_word_about_a_command_says_so() -> N
         data, permissions=tuple(replace(p, host_attested=True) for p in data.permissions)
     )
     assert 'id="permissions-host-word"' in render_html(permitted)
+
+
+async def test_the_terminal_report_is_the_markdown_without_markup_and_without_controls() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    hostile = dataclasses.replace(data, request="fix it\x1b]0;pwned\x07 \x1b[2J now\u202e|x")
+    text = render_markdown(hostile, terminal=True)
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "fix it\ufffd]0;pwned\ufffd \ufffd[2J now\ufffd\u00a6x" in text
+    assert "<a id=" not in text
+    assert "](#artifact-" not in text
+    assert "**" not in text
+    assert "\\_" not in text  # nothing escaped: a terminal shows Markdown as it is
+    assert "<!-- telic-report" not in text  # not sealed: it is not a file
+    markdown = render_markdown(data)
+    assert "<a id=" in markdown and "](#artifact-" in markdown
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    assert [line for line in text.splitlines() if line.startswith("## ")] == [
+        h for h in headings if h.startswith("## ")
+    ]
