@@ -217,7 +217,9 @@ async def test_the_terminal_report_is_the_markdown_without_markup_and_without_co
         data = await load_run_report(ledger, run_id, clock=fixed_clock())
     hostile = dataclasses.replace(data, request="fix it\x1b]0;pwned\x07 \x1b[2J now\u202e|x")
     text = render_markdown(hostile, terminal=True)
-    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert "\u202e" not in text
     assert "fix it\ufffd]0;pwned\ufffd \ufffd[2J now\ufffd\u00a6x" in text
     assert "<a id=" not in text
     assert "](#artifact-" not in text
@@ -225,7 +227,8 @@ async def test_the_terminal_report_is_the_markdown_without_markup_and_without_co
     assert "\\_" not in text  # nothing escaped: a terminal shows Markdown as it is
     assert "<!-- telic-report" not in text  # not sealed: it is not a file
     markdown = render_markdown(data)
-    assert "<a id=" in markdown and "](#artifact-" in markdown
+    assert "<a id=" in markdown
+    assert "](#artifact-" in markdown
     headings = [line for line in markdown.splitlines() if line.startswith("#")]
     assert [line for line in text.splitlines() if line.startswith("## ")] == [
         h for h in headings if h.startswith("## ")
