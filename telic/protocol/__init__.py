@@ -172,7 +172,6 @@ if typing.TYPE_CHECKING:
         HardGate as HardGate,
         PromptReview as PromptReview,
         PromptReviewDecision as PromptReviewDecision,
-        js_round2 as js_round2,
         weighted_score as weighted_score,
     )
     from telic.protocol._run import (
@@ -268,7 +267,6 @@ if typing.TYPE_CHECKING:
         TaskContractField as TaskContractField,
         Timestamp as Timestamp,
         TraceUri as TraceUri,
-        unique as unique,
     )
 
 if not typing.TYPE_CHECKING:
