@@ -27,6 +27,7 @@ if typing.TYPE_CHECKING:
         pending_node as pending_node,
     )
     from telic.controller._driver import (
+        Action as Action,
         Controller as Controller,
         RunDetails as RunDetails,
         StepResult as StepResult,
@@ -43,6 +44,7 @@ if typing.TYPE_CHECKING:
         Token as Token,
         TraceNote as TraceNote,
     )
+    from telic.controller._gates import GATES as GATES
     from telic.controller._machine import step as step
     from telic.controller._next import next_action as next_action
     from telic.controller._phases import (
@@ -51,7 +53,6 @@ if typing.TYPE_CHECKING:
         expected_producer as expected_producer,
     )
     from telic.controller._rules import (
-        GATES as GATES,
         RULES as RULES,
         all_rule_ids as all_rule_ids,
         rule_ids as rule_ids,
@@ -65,6 +66,15 @@ if typing.TYPE_CHECKING:
         TraceEntry as TraceEntry,
     )
     from telic.controller._tool import tool_layers as tool_layers
+    from telic.controller._vocabulary import (
+        TERMINAL_STATUSES as TERMINAL_STATUSES,
+        event_summary as event_summary,
+        human_time as human_time,
+        phase_label as phase_label,
+        protocol_phase as protocol_phase,
+        run_phase as run_phase,
+        status_label as status_label,
+    )
 
 if not typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())

@@ -19,6 +19,13 @@ if typing.TYPE_CHECKING:
         claude_code_hook as claude_code_hook,
         select_run as select_run,
     )
+    from telic.hosts._kits import (
+        HOSTS as HOSTS,
+        check_kits as check_kits,
+        diff as diff,
+        plan_kit as plan_kit,
+        write_kit as write_kit,
+    )
 
 if not typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())

@@ -21,14 +21,21 @@ from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
     from telic.ledger._base import Ledger as Ledger
-    from telic.ledger._engine import utc_now as utc_now
-    from telic.ledger._open import (
+    from telic.ledger._clock import utc_now as utc_now
+    from telic.ledger._locate import (
         DATABASE_URL_ENV as DATABASE_URL_ENV,
         STATE_DIR_ENV as STATE_DIR_ENV,
-        open_ledger as open_ledger,
         resolve_url as resolve_url,
+        sqlite_paths as sqlite_paths,
     )
-    from telic.ledger._paths import default_state_dir as default_state_dir
+    from telic.ledger._open import (
+        open_ledger as open_ledger,
+    )
+    from telic.ledger._paths import (
+        DB_FILE_NAME as DB_FILE_NAME,
+        default_state_dir as default_state_dir,
+        ledger_file_problem as ledger_file_problem,
+    )
     from telic.ledger._records import (
         JSON as JSON,
         ArtifactBody as ArtifactBody,

@@ -149,6 +149,8 @@ if typing.TYPE_CHECKING:
         Artifact as Artifact,
         json_schema as json_schema,
         parse_artifact as parse_artifact,
+        shared_json_schema as shared_json_schema,
+        wire_names as wire_names,
     )
     from telic.protocol._report import NextUserAction as NextUserAction, UserReport as UserReport
     from telic.protocol._result import (
@@ -197,7 +199,6 @@ if typing.TYPE_CHECKING:
     from telic.protocol._types import (
         ARTIFACT_TYPES as ARTIFACT_TYPES,
         ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
-        CAPABILITIES as CAPABILITIES,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
         CORRECTABLE_FIELDS as CORRECTABLE_FIELDS,
         HOST_ARTIFACT_TYPES as HOST_ARTIFACT_TYPES,
@@ -213,7 +214,6 @@ if typing.TYPE_CHECKING:
         MAX_REFERENCE_URI as MAX_REFERENCE_URI,
         MAX_RELATIVE_PATH as MAX_RELATIVE_PATH,
         MAX_SUMMARY as MAX_SUMMARY,
-        MODES as MODES,
         PHASES as PHASES,
         REFERENCE_URI_PATTERN as REFERENCE_URI_PATTERN,
         REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
@@ -225,7 +225,6 @@ if typing.TYPE_CHECKING:
         ArtifactUri as ArtifactUri,
         BoundedText as BoundedText,
         BrowserPermissions as BrowserPermissions,
-        Capability as Capability,
         ClaimStatus as ClaimStatus,
         Confidence as Confidence,
         ControllerArtifactType as ControllerArtifactType,
@@ -242,7 +241,6 @@ if typing.TYPE_CHECKING:
         Items as Items,
         Label as Label,
         LogicalRole as LogicalRole,
-        Mode as Mode,
         NativeSubagents as NativeSubagents,
         NetworkPermissions as NetworkPermissions,
         PermissionSet as PermissionSet,
@@ -267,6 +265,12 @@ if typing.TYPE_CHECKING:
         TaskContractField as TaskContractField,
         Timestamp as Timestamp,
         TraceUri as TraceUri,
+    )
+    from telic.protocol._vocabulary import (
+        CAPABILITIES as CAPABILITIES,
+        MODES as MODES,
+        Capability as Capability,
+        Mode as Mode,
     )
 
 if not typing.TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from telic.controller._vocabulary import human_time, phase_label, status_label
+from telic.controller import human_time, phase_label, status_label
 from telic.reports._format import anchor, duration, md, md_code
 from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
 

@@ -43,8 +43,7 @@ from telic.ledger import (
     utc_now,
 )
 from telic.permissions import Decision
-from telic.protocol._context import ContextDocument, ContextManifest
-from telic.protocol._types import Mode, NativeSubagents
+from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import (
     MAX_MESSAGE_BYTES,

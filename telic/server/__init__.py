@@ -16,6 +16,7 @@ if typing.TYPE_CHECKING:
     from telic.server._app import (
         SERVER_NAME as SERVER_NAME,
         build_server as build_server,
+        has_reports as has_reports,
         reports_module as reports_module,
     )
     from telic.server._config import (
@@ -36,6 +37,7 @@ if typing.TYPE_CHECKING:
     from telic.server._service import ProgressFn as ProgressFn, Service as Service
     from telic.server._tools import TOOL_NAMES as TOOL_NAMES
     from telic.server._transport import (
+        REPORTED as REPORTED,
         Backend as Backend,
         BearerTokenMiddleware as BearerTokenMiddleware,
         http_app as http_app,

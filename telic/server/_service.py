@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from telic.casting import Admission, PacketStats, ProgressStatus
-    from telic.controller import RunDetails, StepResult, TraceView
-    from telic.controller._driver import Action
+    from telic.controller import Action, RunDetails, StepResult, TraceView
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
     from telic.permissions import Decision
-    from telic.protocol._types import Mode, NativeSubagents
+    from telic.protocol import Mode, NativeSubagents
     from telic.roles import GroundResult
     from telic_packets import Packet
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,30 @@ def test_an_unknown_name_is_an_attribute_error_naming_the_facade() -> None:
     facade = importlib.import_module("telic.ledger")
     with pytest.raises(AttributeError, match=r"module 'telic\.ledger' has no attribute 'Nope'"):
         _ = facade.Nope
+
+
+def _defined_names(module: str) -> set[str]:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None, module
+    assert spec.origin is not None, module
+    names: set[str] = set()
+    for node in ast.parse(Path(spec.origin).read_text("utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+@pytest.mark.parametrize("path", FACADES, ids=[p.parent.name for p in FACADES])
+def test_a_facade_loads_each_name_from_the_module_that_defines_it(path: Path) -> None:
+    # Pointing at a module that only re-imports a name loads that module's other imports too
+    # (telic.protocol.Mode through _types would build pydantic models for the light hook).
+    wrong = [
+        f"{name} from {module}"
+        for name, module in _parsed_exports(path.read_text("utf-8")).items()
+        if name not in _defined_names(module)
+    ]
+    assert not wrong, f"telic.{path.parent.name} re-exports names its module only imports: {wrong}"
