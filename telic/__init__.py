@@ -11,50 +11,20 @@ from __future__ import annotations
 
 from telic._errors import (
     ContextSecurityError as ContextSecurityError,
-)
-from telic._errors import (
     IntegrityError as IntegrityError,
-)
-from telic._errors import (
     InvalidTransition as InvalidTransition,
-)
-from telic._errors import (
     Issue as Issue,
-)
-from telic._errors import (
     LedgerConflict as LedgerConflict,
-)
-from telic._errors import (
     LedgerError as LedgerError,
-)
-from telic._errors import (
     LimitExceeded as LimitExceeded,
-)
-from telic._errors import (
     NotFound as NotFound,
-)
-from telic._errors import (
     PermissionDenied as PermissionDenied,
-)
-from telic._errors import (
     RuleViolation as RuleViolation,
-)
-from telic._errors import (
     SchemaViolation as SchemaViolation,
-)
-from telic._errors import (
     SecretDetected as SecretDetected,
-)
-from telic._errors import (
     StaleToken as StaleToken,
-)
-from telic._errors import (
     StoreVersionError as StoreVersionError,
-)
-from telic._errors import (
     TelicError as TelicError,
-)
-from telic._errors import (
     UsageError as UsageError,
 )
 

@@ -7,30 +7,87 @@ call — would pay that price only because Python runs a package's ``__init__`` 
 modules. A lazy facade keeps the names (``from telic.protocol import Evidence`` still works, and
 ``dir()`` lists them all) but loads each one's module only when it is first asked for.
 
-Type checkers see the facade's ordinary ``from … import … as …`` lines (under
-``typing.TYPE_CHECKING``); at run time the table passed here is the source of truth, and
-``tests/test_exports.py`` checks that the two agree through ``__all__``.
+Each facade lists its names once, as ordinary re-exports under ``typing.TYPE_CHECKING``::
+
+    if typing.TYPE_CHECKING:
+        from telic.ledger._base import Ledger as Ledger
+        from telic.ledger._open import (
+            open_ledger as open_ledger,
+            resolve_url as resolve_url,
+        )
+
+    __getattr__, __dir__ = lazy_facade(globals())
+
+Type checkers read those lines; at run time ``lazy_facade`` reads the same lines from the
+facade's source (a regular-expression scan, far cheaper than parsing the file) and derives the
+lazy table and ``__all__`` from them. ``tests/test_lazy.py`` checks that the scan agrees with
+Python's own parser for every facade, so the one list cannot drift from what is loaded.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, MutableMapping
+import re
+from collections.abc import Callable, MutableMapping
+from pathlib import Path
 
-__all__ = ["lazy_facade"]
+from telic._errors import UsageError
+
+__all__ = ["lazy_facade", "read_exports"]
+
+# The block: from the ``if …TYPE_CHECKING:`` line to the first line that is not indented.
+_BLOCK = re.compile(r"^if (?:typing\.)?TYPE_CHECKING:\n((?:[ \t]+.*\n|\n)+)", re.MULTILINE)
+# One statement: ``from M import A as A`` or ``from M import (A as A, B as B,)``.
+_STATEMENT = re.compile(r"^[ \t]+from ([\w.]+) import (?:\(([^)]*)\)|(.*))$", re.MULTILINE)
+_ALIAS = re.compile(r"^(\w+) as (\w+)$")
+
+
+def read_exports(package: str, source: str) -> dict[str, str]:
+    """Return name → module for each ``from M import N as N`` in the facade's TYPE_CHECKING block.
+
+    Raises:
+        UsageError: rule ``facade.reexport`` — the block is missing, imports a name without
+            re-exporting it under the same name, or exports one name twice.
+    """
+    block = _BLOCK.search(source)
+    if block is None:
+        raise UsageError(f"facade.reexport: {package} has no `if typing.TYPE_CHECKING:` block")
+    where: dict[str, str] = {}
+    for statement in _STATEMENT.finditer(block.group(1)):
+        module, grouped, single = statement.groups()
+        listed = grouped if grouped is not None else single
+        for entry in (part.strip() for part in listed.split(",")):
+            if not entry:
+                continue
+            alias = _ALIAS.match(entry)
+            if alias is None or alias.group(1) != alias.group(2):
+                raise UsageError(
+                    f"facade.reexport: {package} imports {entry!r} from {module}; "
+                    "a facade re-exports each name as itself (`N as N`)"
+                )
+            name = alias.group(1)
+            if name in where:
+                raise UsageError(f"facade.reexport: {package} exports {name!r} twice")
+            where[name] = module
+    return where
 
 
 def lazy_facade(
-    package: str, exports: Mapping[str, tuple[str, ...]], namespace: MutableMapping[str, object]
+    namespace: MutableMapping[str, object],
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """Return the ``__getattr__`` and ``__dir__`` of a facade exporting ``exports``.
+    """Set the facade's ``__all__`` and return its ``__getattr__`` and ``__dir__``.
 
     Args:
-        package: the facade's ``__name__`` (for error messages).
-        exports: module name → the names the facade exports from it.
-        namespace: the facade's ``globals()``; a loaded name is cached there.
+        namespace: the facade's ``globals()``; ``__name__`` and ``__file__`` locate its source,
+            and a loaded name is cached there.
+
+    Raises:
+        UsageError: rule ``facade.reexport`` (see ``read_exports``).
     """
-    where = {name: module for module, names in exports.items() for name in names}
+    package = str(namespace["__name__"])
+    source = Path(str(namespace["__file__"])).read_text(encoding="utf-8")
+    where = read_exports(package, source)
+    namespace["__all__"] = sorted(where)
 
     def get(name: str) -> object:
         module = where.get(name)

@@ -3,11 +3,14 @@
 Dependencies point one way: ``telic_packets`` → pydantic only; ``telic_actors`` → anyio only;
 ``telic`` on top. Inside telic: adapters → roles/casting → controller →
 permissions/grounding/ledger → protocol → errors. Library code never imports asyncio or trio.
+A subpackage imports a sibling through its facade (``telic/<pkg>/__init__.py``), never a
+sibling's private module, except where ``PRIVATE_IMPORTS_ALLOWED`` says why.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +48,19 @@ TELIC_LAYERS = {
 }
 # Subpackages of one rank that must not import each other.
 SIBLINGS_APART = {("permissions", "ledger"), ("grounding", "ledger"), ("permissions", "grounding")}
+# (importing module, a sibling's private module) → why the facade is not the door here.
+PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
+    ("telic.hosts._hook", "telic.ledger._sqlite_sync"): (
+        "the hook runs in a fresh process per tool call and reads the ledger synchronously, "
+        "without anyio; this blocking SQLite door is for that one caller and must not look like "
+        "a second public ledger API next to the async `Ledger` seam"
+    ),
+    ("telic.hosts._hook", "telic.ledger._plans"): (
+        "the hook writes its trace event through the same statement plans the async SQLite "
+        "backend runs, over the blocking connection above; the plans are the backends' shared "
+        "internals, not an API"
+    ),
+}
 
 
 def _modules(package: str) -> Iterator[tuple[str, Path]]:
@@ -72,6 +88,50 @@ def _imports(module: str, path: Path) -> Iterator[str]:
                 yield ".".join([*base, node.module] if node.module else base)
             elif node.module:
                 yield node.module
+
+
+def _from_imports(module: str, path: Path) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """Each import of ``path`` as (line, absolute module, names), ``import m`` with no names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            names = tuple(alias.name for alias in node.names)
+            if node.level:
+                anchor = module.split(".")
+                drop = node.level - 1 if is_package else node.level
+                base = anchor[: len(anchor) - drop]
+                yield node.lineno, ".".join([*base, node.module] if node.module else base), names
+            elif node.module:
+                yield node.lineno, node.module, names
+
+
+def _sibling_private_imports(module: str, path: Path, root: Path = ROOT) -> Iterator[str]:
+    """A message for each import of a sibling subpackage's private module by ``module``."""
+    for line, imported, names in _from_imports(module, path):
+        parts = imported.split(".")
+        if parts[0] != "telic" or len(parts) < 3 or parts[1] == _layer(module):
+            continue
+        if not any(part.startswith("_") for part in parts[2:]):
+            continue
+        if (module, imported) in PRIVATE_IMPORTS_ALLOWED:
+            continue
+        facade = ".".join(parts[:2])
+        exported = set(getattr(importlib.import_module(facade), "__all__", ()))
+        missing = [name for name in names if name not in exported]
+        where = f"{path.relative_to(root)}:{line}"
+        if not names:
+            yield f"{where}: imports {imported}; import the names it needs from {facade}"
+        elif missing:
+            yield (
+                f"{where}: imports {', '.join(names)} from {imported}; export "
+                f"{', '.join(missing)} from {facade} (its __init__.py) and import it from there"
+            )
+        else:
+            yield f"{where}: imports from {imported}; use `from {facade} import {', '.join(names)}`"
 
 
 def _layer(module: str) -> str:
@@ -125,3 +185,42 @@ def test_the_checker_sees_a_violation_when_there_is_one(tmp_path: Path) -> None:
     bad.write_text("from telic.controller import step\nimport asyncio\n", encoding="utf-8")
     assert list(_imports("telic.protocol.bad", bad)) == ["telic.controller", "asyncio"]
     assert TELIC_LAYERS[_layer("telic.controller")] > TELIC_LAYERS[_layer("telic.protocol.bad")]
+
+
+TELIC_MODULES = [(mod, path) for pkg, mod, path in ALL_MODULES if pkg == "telic"]
+
+
+@pytest.mark.parametrize(("module", "path"), TELIC_MODULES, ids=[m for m, _ in TELIC_MODULES])
+def test_siblings_import_each_others_facades_not_private_modules(module: str, path: Path) -> None:
+    problems = list(_sibling_private_imports(module, path))
+    assert not problems, "\n".join(problems)
+
+
+def test_every_allowed_private_import_is_still_made() -> None:
+    made = {
+        (module, imported)
+        for module, path in TELIC_MODULES
+        for _, imported, _ in _from_imports(module, path)
+    }
+    stale = set(PRIVATE_IMPORTS_ALLOWED) - made
+    assert not stale, f"remove these from PRIVATE_IMPORTS_ALLOWED: {sorted(stale)}"
+
+
+def test_a_private_sibling_import_is_named_with_its_line_and_public_name(tmp_path: Path) -> None:
+    package = tmp_path / "telic" / "hosts"
+    package.mkdir(parents=True)
+    bad = package / "_bad.py"
+    bad.write_text(
+        "from telic.hosts._kits import HOSTS\n"
+        "from telic.ledger._records import Limits, NewTraceEvent\n"
+        "from telic.ledger._sql import SQL_SCHEMA\n"
+        "from telic.ledger import Ledger\n",
+        encoding="utf-8",
+    )
+    problems = list(_sibling_private_imports("telic.hosts._bad", bad, root=tmp_path))
+    assert problems == [
+        "telic/hosts/_bad.py:2: imports from telic.ledger._records; "
+        "use `from telic.ledger import Limits, NewTraceEvent`",
+        "telic/hosts/_bad.py:3: imports SQL_SCHEMA from telic.ledger._sql; "
+        "export SQL_SCHEMA from telic.ledger (its __init__.py) and import it from there",
+    ]

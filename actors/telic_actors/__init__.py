@@ -22,23 +22,25 @@ Errors form one tree; each class has a stable ``code``::
 Cancellation is never an `ActorError`: it is not a failure and always propagates.
 """
 
-from ._actor import Actor as Actor
-from ._actor import Ask as Ask
-from ._errors import ActorCrashed as ActorCrashed
-from ._errors import ActorError as ActorError
-from ._errors import ActorStopped as ActorStopped
-from ._errors import MailboxFull as MailboxFull
-from ._errors import MessageRefused as MessageRefused
-from ._errors import RefusalReason as RefusalReason
-from ._errors import SupervisionEscalated as SupervisionEscalated
-from ._errors import UsageError as UsageError
-from ._mailbox import Mailbox as Mailbox
-from ._mailbox import MailboxStatistics as MailboxStatistics
+from ._actor import Actor as Actor, Ask as Ask
+from ._errors import (
+    ActorCrashed as ActorCrashed,
+    ActorError as ActorError,
+    ActorStopped as ActorStopped,
+    MailboxFull as MailboxFull,
+    MessageRefused as MessageRefused,
+    RefusalReason as RefusalReason,
+    SupervisionEscalated as SupervisionEscalated,
+    UsageError as UsageError,
+)
+from ._mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
 from ._ref import ActorRef as ActorRef
 from ._runtime import open_runtime as open_runtime
-from ._supervisor import RestartPolicy as RestartPolicy
-from ._supervisor import Strategy as Strategy
-from ._supervisor import Supervisor as Supervisor
+from ._supervisor import (
+    RestartPolicy as RestartPolicy,
+    Strategy as Strategy,
+    Supervisor as Supervisor,
+)
 
 __all__ = [
     "Actor",

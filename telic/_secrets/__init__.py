@@ -21,28 +21,23 @@ them one by one with their paths only after a hit.
 
 from __future__ import annotations
 
-from telic._secrets._paths import is_secret_like_path as is_secret_like_path
-from telic._secrets._rules import rule_sources as rule_sources
-from telic._secrets._rules import warm as warm
-from telic._secrets._scan import MAX_DECODE_DEPTH as MAX_DECODE_DEPTH
-from telic._secrets._scan import SecretFinding as SecretFinding
-from telic._secrets._scan import contains_secret as contains_secret
-from telic._secrets._scan import find_secrets as find_secrets
-from telic._secrets._scan import first_secret as first_secret
-from telic._secrets._scan import iter_strings as iter_strings
-from telic._secrets._scan import marker as marker
-from telic._secrets._scan import redact as redact
+import typing
 
-__all__ = [
-    "MAX_DECODE_DEPTH",
-    "SecretFinding",
-    "contains_secret",
-    "find_secrets",
-    "first_secret",
-    "is_secret_like_path",
-    "iter_strings",
-    "marker",
-    "redact",
-    "rule_sources",
-    "warm",
-]
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic._secrets._paths import is_secret_like_path as is_secret_like_path
+    from telic._secrets._rules import rule_sources as rule_sources, warm as warm
+    from telic._secrets._scan import (
+        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
+        SecretFinding as SecretFinding,
+        contains_secret as contains_secret,
+        find_secrets as find_secrets,
+        first_secret as first_secret,
+        iter_strings as iter_strings,
+        marker as marker,
+        redact as redact,
+    )
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(globals())

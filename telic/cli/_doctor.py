@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from telic.hosts._kits import check_kits
-from telic.ledger import default_state_dir
-from telic.ledger._paths import DB_FILE_NAME, ledger_file_problem
+from telic.hosts import check_kits
+from telic.ledger import DB_FILE_NAME, default_state_dir, ledger_file_problem
 from telic.server import ServerConfig
 
 __all__ = ["Check", "run_doctor"]

@@ -25,7 +25,7 @@ _Add = Callable[..., argparse.ArgumentParser]
 
 def add_host_commands(add: _Add) -> None:
     """Register ``init`` and ``hook`` with the ``add`` helper of ``telic._main._parser``."""
-    from telic.hosts._kits import HOSTS
+    from telic.hosts import HOSTS
 
     init = add("init", "write (or merge) a host's project files for Telic")
     init.add_argument("host", choices=HOSTS)
@@ -41,7 +41,7 @@ async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
-    from telic.hosts._kits import diff, plan_kit, write_kit
+    from telic.hosts import diff, plan_kit, write_kit
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
     changes = plan_kit(args.host, root)

@@ -58,8 +58,7 @@ class LedgerLocation:
 def locate_ledger(config: ServerConfig) -> LedgerLocation:
     """The ledger ``config`` names, resolved as ``open_ledger`` resolves it."""
     # Imported here: `telic serve` must start without the ledger package (see test_inputs).
-    from telic.ledger import resolve_url
-    from telic.ledger._locate import sqlite_paths
+    from telic.ledger import resolve_url, sqlite_paths
 
     url = resolve_url(config.database_url, config.repository_root)
     if urlsplit(url).scheme != "sqlite":

@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from telic.controller._vocabulary import (
-    event_summary,
-    human_time,
-    phase_label,
-    run_phase,
-    status_label,
-)
+from telic.controller import event_summary, human_time, phase_label, run_phase, status_label
 
 __all__ = ["human_time", "phase_words", "status_words", "trace_rows"]
 

@@ -20,8 +20,7 @@ from telic.permissions import (
     intersect,
     is_subset,
 )
-from telic.protocol._run import Authorization
-from telic.protocol._types import Capability, Mode, PermissionSet
+from telic.protocol import Authorization, Capability, Mode, PermissionSet
 
 __all__ = ["decide", "intersect", "run_authorization", "subset"]
 

@@ -17,7 +17,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from telic._errors import Issue
 from telic.controller._state import BodyRef, RunState, StoredArtifact
-from telic.protocol._types import InternalPhase, Mode
+from telic.protocol import InternalPhase, Mode
 
 __all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate"]
 

@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol._contract import TaskContract
-from telic.protocol._plan import WorkNode, WorkPlan
-from telic.protocol._types import Capability, PermissionSet
+from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",

@@ -12,10 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from telic.protocol._audit import ReleaseAudit
-from telic.protocol._quality import QualityReview
-from telic.protocol._report import UserReport
-from telic.protocol._result import WorkResult
+from telic.protocol import QualityReview, ReleaseAudit, UserReport, WorkResult
 
 __all__ = ["CAPABILITY_KINDS", "DirectRef", "direct_refs", "evidence_fields"]
 

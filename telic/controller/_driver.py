@@ -56,11 +56,17 @@ from telic.ledger import (
     TraceRecord,
     utc_now,
 )
-from telic.protocol._context import ContextDocument, ContextManifest
-from telic.protocol._next_action import ClarificationAction, PhaseAction, TerminalAction
-from telic.protocol._registry import parse_artifact
-from telic.protocol._trace import TraceEvent
-from telic.protocol._types import Mode, NativeSubagents
+from telic.protocol import (
+    ClarificationAction,
+    ContextDocument,
+    ContextManifest,
+    Mode,
+    NativeSubagents,
+    PhaseAction,
+    TerminalAction,
+    TraceEvent,
+    parse_artifact,
+)
 
 __all__ = ["Controller", "RunDetails", "StepResult", "TraceView"]
 

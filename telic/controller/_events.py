@@ -13,7 +13,7 @@ from typing import Any
 
 from telic._errors import TelicError
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol._context import ContextDocument, ContextManifest
+from telic.protocol import ContextDocument, ContextManifest
 
 __all__ = [
     "Accepted",

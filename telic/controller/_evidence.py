@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.protocol._evidence import Evidence, decode_evidence_content
+from telic.protocol import Evidence, decode_evidence_content
 
 __all__ = ["MAX_EVIDENCE_PER_PLAN", "RULES"]
 

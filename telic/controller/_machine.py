@@ -57,11 +57,7 @@ from telic.controller._state import (
 from telic.controller._transitions import transition
 from telic.controller._work import deny_notes, permission_notes
 from telic.ledger import CanonicalBody
-from telic.protocol._base import WireModel
-from telic.protocol._evidence import Evidence
-from telic.protocol._registry import parse_artifact
-from telic.protocol._result import WorkResult
-from telic.protocol._run import UserMessage
+from telic.protocol import Evidence, UserMessage, WireModel, WorkResult, parse_artifact
 
 __all__ = ["step", "stored"]
 

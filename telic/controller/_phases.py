@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, cast
 
-from telic.protocol._next_action import ActionPhase, ActionRole
-from telic.protocol._types import (
+from telic.protocol import (
     CONTROLLER_ARTIFACT_TYPES,
     HOST_ARTIFACT_TYPES,
+    ActionPhase,
+    ActionRole,
     HostArtifactType,
     InternalPhase,
     Mode,

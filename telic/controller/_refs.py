@@ -15,7 +15,7 @@ from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rule, Violation
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
-from telic.protocol._types import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
+from telic.protocol import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
 
 __all__ = [
     "RULES",

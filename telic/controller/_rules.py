@@ -10,22 +10,24 @@ from __future__ import annotations
 
 from typing import Final
 
-from telic.controller import _evidence as evidence
-from telic.controller import _refs as refs
-from telic.controller import _rules_actions as actions
-from telic.controller import _rules_audit as audit
-from telic.controller import _rules_contract as contract
-from telic.controller import _rules_evidence as proof_fields
-from telic.controller import _rules_frame as frame
-from telic.controller import _rules_orders as orders
-from telic.controller import _rules_plan as plan
-from telic.controller import _rules_prompt as prompt
-from telic.controller import _rules_proof as proof
-from telic.controller import _rules_quality as quality
-from telic.controller import _rules_report as report
-from telic.controller import _rules_result as result
-from telic.controller import _rules_revision as revision
-from telic.controller import _rules_stage as stage
+from telic.controller import (
+    _evidence as evidence,
+    _refs as refs,
+    _rules_actions as actions,
+    _rules_audit as audit,
+    _rules_contract as contract,
+    _rules_evidence as proof_fields,
+    _rules_frame as frame,
+    _rules_orders as orders,
+    _rules_plan as plan,
+    _rules_prompt as prompt,
+    _rules_proof as proof,
+    _rules_quality as quality,
+    _rules_report as report,
+    _rules_result as result,
+    _rules_revision as revision,
+    _rules_stage as stage,
+)
 from telic.controller._check import Rule
 from telic.controller._gates import GATES
 

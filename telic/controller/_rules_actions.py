@@ -15,8 +15,7 @@ from telic.controller._authority import decide
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._work import action_decisions, node_of
 from telic.permissions import TYPED_INSPECT_TARGETS, capability_is_mutating
-from telic.protocol._result import FileChange, WorkResult
-from telic.protocol._types import Capability
+from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
 

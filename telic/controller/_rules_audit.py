@@ -13,7 +13,7 @@ from typing import Final
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._rules_frame import latest_uri, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
-from telic.protocol._audit import ReleaseAudit
+from telic.protocol import ReleaseAudit
 
 __all__ = ["RULES"]
 

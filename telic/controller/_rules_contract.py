@@ -13,10 +13,8 @@ from typing import Any, Final
 from telic.controller._authority import run_authorization, subset
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._rules_frame import intent_mode, latest_uri, original_request
-from telic.permissions._sets import capability_backed
-from telic.permissions._targets import shell_command_problem
-from telic.protocol._contract import TaskContract
-from telic.protocol._frame import ProblemFrame
+from telic.permissions import capability_backed, shell_command_problem
+from telic.protocol import ProblemFrame, TaskContract
 
 __all__: list[str] = []
 

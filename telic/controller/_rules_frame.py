@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.protocol._contract import TaskContract
-from telic.protocol._frame import ProblemFrame, ScenarioSpec
+from telic.protocol import ProblemFrame, ScenarioSpec, TaskContract
 
 __all__ = ["RULES", "intent_mode", "latest_uri", "original_request"]
 

@@ -17,9 +17,7 @@ from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import is_unlocked, results_of, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
-from telic.protocol._audit import ReleaseAudit
-from telic.protocol._quality import QualityReview
-from telic.protocol._types import Capability, PermissionSet
+from telic.protocol import Capability, PermissionSet, QualityReview, ReleaseAudit
 
 __all__ = ["RULES"]
 

@@ -20,8 +20,7 @@ from telic.controller._derive import (
     reserved_tool_calls,
 )
 from telic.permissions import capability_backed, plan_ceiling
-from telic.protocol._contract import TaskContract
-from telic.protocol._plan import WorkPlan
+from telic.protocol import TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
 

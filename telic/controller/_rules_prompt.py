@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.protocol._review import PromptReview
+from telic.protocol import PromptReview
 
 __all__ = ["RULES"]
 

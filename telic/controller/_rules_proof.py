@@ -17,8 +17,7 @@ from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import is_unlocked, results_of
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._state import StoredArtifact
-from telic.protocol._quality import QualityReview, VerificationResult
-from telic.protocol._result import WorkResult
+from telic.protocol import QualityReview, VerificationResult, WorkResult
 
 __all__ = ["RULES"]
 

@@ -16,8 +16,7 @@ from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import is_unlocked, results_of, stage_criteria, stage_verifications
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._rules_frame import latest_uri
-from telic.protocol._audit import ReleaseAudit
-from telic.protocol._quality import QualityReview
+from telic.protocol import QualityReview, ReleaseAudit
 
 __all__ = ["RULES", "contract_latest", "remaining_remediations"]
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._rules_frame import latest_uri
-from telic.protocol._report import UserReport
+from telic.protocol import UserReport
 
 __all__ = ["RULES"]
 

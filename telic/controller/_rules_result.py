@@ -15,7 +15,7 @@ from typing import Any, Final
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import pending_node
 from telic.controller._work import mutation_allowed, node_of
-from telic.protocol._result import WorkResult
+from telic.protocol import WorkResult
 
 __all__ = ["RULES"]
 

@@ -12,8 +12,7 @@ from typing import Any, Final
 
 from telic.controller._authority import subset
 from telic.controller._check import Check, Rule, Violation
-from telic.protocol._contract import TaskContract
-from telic.protocol._review import PromptReview
+from telic.protocol import PromptReview, TaskContract
 
 __all__ = ["RULES"]
 

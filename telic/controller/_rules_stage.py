@@ -15,7 +15,7 @@ from telic.controller._authority import subset
 from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import controlling_order, stage_criteria
 from telic.controller._rules_plan import unlocks
-from telic.protocol._plan import WorkNode, WorkPlan
+from telic.protocol import WorkNode, WorkPlan
 
 __all__ = ["RULES"]
 

@@ -16,8 +16,7 @@ from typing import Final
 
 from telic._errors import Issue, SecretDetected
 from telic._secrets import contains_secret, find_secrets, first_secret, redact
-from telic.protocol._evidence import Evidence, decode_evidence_content
-from telic.protocol._registry import wire_names
+from telic.protocol import Evidence, decode_evidence_content, wire_names
 
 __all__ = [
     "redact_scope",

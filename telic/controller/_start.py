@@ -19,17 +19,19 @@ from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
 from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
-from telic.protocol._base import WireModel
-from telic.protocol._run import (
+from telic.protocol import (
+    EVENT_TYPES,
+    LOGICAL_ROLES,
     Authorization,
     HostDescriptor,
+    Mode,
+    NativeSubagents,
     RunBudgets,
     RunEnvelope,
     UserMessage,
+    WireModel,
     WorkingContext,
 )
-from telic.protocol._trace import EVENT_TYPES
-from telic.protocol._types import LOGICAL_ROLES, Mode, NativeSubagents
 
 __all__ = ["canonical_event_type", "open_run", "protocol_phase"]
 

@@ -14,8 +14,13 @@ from typing import Any, Final, Literal, TypeVar, cast
 
 from telic.controller._log import Log
 from telic.ledger import CanonicalBody
-from telic.protocol._run import RunEnvelope
-from telic.protocol._types import REFERENCE_URI_PATTERN, InternalPhase, InternalRunStatus, Mode
+from telic.protocol import (
+    REFERENCE_URI_PATTERN,
+    InternalPhase,
+    InternalRunStatus,
+    Mode,
+    RunEnvelope,
+)
 
 __all__ = [
     "BodyRef",

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from telic.controller._next import next_action
 from telic.controller._state import RunState
-from telic.permissions._decision import Layer
-from telic.permissions._sets import effective_authorization
-from telic.protocol._types import PermissionSet
+from telic.permissions import Layer, effective_authorization
+from telic.protocol import PermissionSet
 
 __all__ = ["tool_layers"]
 

@@ -13,11 +13,7 @@ from typing import Literal, assert_never
 from telic.controller._derive import pending_node
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._state import OutcomeHint, Run, RunState, StoredArtifact
-from telic.protocol._audit import ReleaseAudit
-from telic.protocol._quality import QualityReview
-from telic.protocol._report import UserReport
-from telic.protocol._result import WorkResult
-from telic.protocol._review import PromptReview
+from telic.protocol import PromptReview, QualityReview, ReleaseAudit, UserReport, WorkResult
 
 __all__ = ["Route", "transition"]
 

@@ -25,9 +25,7 @@ from telic.controller._derive import is_unlocked
 from telic.controller._events import TraceNote
 from telic.controller._state import RunState, StoredArtifact
 from telic.permissions import Decision
-from telic.protocol._plan import WorkNode
-from telic.protocol._result import WorkAction, WorkResult
-from telic.protocol._types import Capability
+from telic.protocol import Capability, WorkAction, WorkNode, WorkResult
 
 __all__ = [
     "ATTEMPTED",

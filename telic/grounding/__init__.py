@@ -13,30 +13,30 @@ one worker thread per grounding, started through anyio and checking for cancella
 subprocesses that never see a shell.
 """
 
-from telic.grounding._budget import GroundingBudget as GroundingBudget
-from telic.grounding._budget import GroundingProgress as GroundingProgress
-from telic.grounding._budget import GroundingStage as GroundingStage
-from telic.grounding._ground import REPORT_ONLY_WARNING as REPORT_ONLY_WARNING
-from telic.grounding._ground import GroundingResult as GroundingResult
-from telic.grounding._ground import ground_repository as ground_repository
-from telic.grounding._paths import EXCLUDED_DIRECTORIES as EXCLUDED_DIRECTORIES
-from telic.grounding._paths import PINNED_INSTRUCTION_FILES as PINNED_INSTRUCTION_FILES
-from telic.grounding._paths import is_instruction_path as is_instruction_path
-from telic.grounding._rank import STOP_WORDS as STOP_WORDS
-from telic.grounding._rank import tokenize as tokenize
-from telic.grounding._select import ZERO_RELEVANCE_WARNING as ZERO_RELEVANCE_WARNING
+from __future__ import annotations
 
-__all__ = [
-    "EXCLUDED_DIRECTORIES",
-    "PINNED_INSTRUCTION_FILES",
-    "REPORT_ONLY_WARNING",
-    "STOP_WORDS",
-    "ZERO_RELEVANCE_WARNING",
-    "GroundingBudget",
-    "GroundingProgress",
-    "GroundingResult",
-    "GroundingStage",
-    "ground_repository",
-    "is_instruction_path",
-    "tokenize",
-]
+import typing
+
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic.grounding._budget import (
+        GroundingBudget as GroundingBudget,
+        GroundingProgress as GroundingProgress,
+        GroundingStage as GroundingStage,
+    )
+    from telic.grounding._ground import (
+        REPORT_ONLY_WARNING as REPORT_ONLY_WARNING,
+        GroundingResult as GroundingResult,
+        ground_repository as ground_repository,
+    )
+    from telic.grounding._paths import (
+        EXCLUDED_DIRECTORIES as EXCLUDED_DIRECTORIES,
+        PINNED_INSTRUCTION_FILES as PINNED_INSTRUCTION_FILES,
+        is_instruction_path as is_instruction_path,
+    )
+    from telic.grounding._rank import STOP_WORDS as STOP_WORDS, tokenize as tokenize
+    from telic.grounding._select import ZERO_RELEVANCE_WARNING as ZERO_RELEVANCE_WARNING
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(globals())

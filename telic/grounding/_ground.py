@@ -38,15 +38,15 @@ from telic.grounding._rank import Ranked, Scorer, request_terms
 from telic.grounding._read import CandidateReader
 from telic.grounding._root import Prepared, git_root, prepare, real_directory
 from telic.grounding._select import Selection, select
-from telic.protocol._canonical import sha256_hex_digest
-from telic.protocol._context import (
+from telic.protocol import (
     ContextDocument,
     ContextManifest,
     ContextManifestWire,
+    Mode,
     WireFingerprint,
     normalize_manifest,
+    sha256_hex_digest,
 )
-from telic.protocol._types import Mode
 
 __all__ = ["REPORT_ONLY_WARNING", "GroundingResult", "ground_repository"]
 

@@ -19,7 +19,7 @@ from telic.grounding._git import GitState, StatusReader
 from telic.grounding._paths import EXCLUDED_DIRECTORIES
 from telic.grounding._process import NulSplitter, run_tool
 from telic.grounding._read import is_within
-from telic.protocol._context import InventorySource
+from telic.protocol import InventorySource
 
 __all__ = ["Inventory", "list_repository"]
 

@@ -16,8 +16,7 @@ from typing import Final
 from telic.grounding._budget import GroundingBudget
 from telic.grounding._paths import instruction_scope, repository_ref
 from telic.grounding._select import Selected
-from telic.protocol._canonical import canonical_sha256
-from telic.protocol._context import (
+from telic.protocol import (
     EXCLUSION_REASONS,
     ContextDocument,
     ContextManifestWire,
@@ -26,6 +25,7 @@ from telic.protocol._context import (
     SelectedSource,
     WireBudget,
     WireFingerprint,
+    canonical_sha256,
 )
 
 __all__ = [

@@ -14,15 +14,18 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
-    from telic.hosts._hook import LiveRun as LiveRun
-    from telic.hosts._hook import claude_code_hook as claude_code_hook
-    from telic.hosts._hook import select_run as select_run
-
-__all__ = ["LiveRun", "claude_code_hook", "select_run"]
-
-_EXPORTS: typing.Final = {
-    "telic.hosts._hook": ("LiveRun", "claude_code_hook", "select_run"),
-}
+    from telic.hosts._hook import (
+        LiveRun as LiveRun,
+        claude_code_hook as claude_code_hook,
+        select_run as select_run,
+    )
+    from telic.hosts._kits import (
+        HOSTS as HOSTS,
+        check_kits as check_kits,
+        diff as diff,
+        plan_kit as plan_kit,
+        write_kit as write_kit,
+    )
 
 if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(__name__, _EXPORTS, globals())
+    __getattr__, __dir__ = _lazy_facade(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from telic.server._prompt import WORKFLOW_INSTRUCTIONS
+from telic.server import WORKFLOW_INSTRUCTIONS
 
 __all__ = ["AGENT_TEXT", "SKILL_DESCRIPTION", "SKILL_TEXT"]
 

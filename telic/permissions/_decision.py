@@ -27,8 +27,13 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from telic._errors import UsageError
 from telic.permissions._modes import MODE_POLICIES
-from telic.permissions._paths import Refusal, Resolver, glob_match, repository_target
-from telic.permissions._paths import resolve_real_path as _resolve_real_path
+from telic.permissions._paths import (
+    Refusal,
+    Resolver,
+    glob_match,
+    repository_target,
+    resolve_real_path as _resolve_real_path,
+)
 from telic.permissions._protected import (
     MUTATING_REPOSITORY,
     protected_pattern,
@@ -41,10 +46,10 @@ from telic.permissions._targets import (
     shell_command_problem,
     url_host,
 )
-from telic.protocol._vocabulary import CAPABILITIES, Capability, Mode
+from telic.protocol import CAPABILITIES, Capability, Mode
 
 if TYPE_CHECKING:
-    from telic.protocol._types import PermissionSet
+    from telic.protocol import PermissionSet
 
 __all__ = ["Decision", "Grant", "Layer", "authorize_action"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from telic.protocol._types import (
+from telic.protocol import (
     BrowserPermissions,
     Capability,
     NativeSubagents,

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from telic.protocol._vocabulary import Capability, Mode
+from telic.protocol import Capability, Mode
 
 if TYPE_CHECKING:
-    from telic.protocol._types import PermissionSet
+    from telic.protocol import PermissionSet
 
 __all__ = [
     "DEFAULT_GRANTS",
@@ -112,7 +112,7 @@ def mode_ceiling(mode: Mode) -> PermissionSet:
     """
     # Imported here, not above: the policy table feeds the pure decision that ``telic hook``
     # runs in a fresh process per tool call, which must not pay for building the models.
-    from telic.protocol._types import (
+    from telic.protocol import (
         BrowserPermissions,
         NetworkPermissions,
         PermissionSet,

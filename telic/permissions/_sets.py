@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from telic.permissions._modes import mode_ceiling
 from telic.permissions._targets import canonical_host
-from telic.protocol._types import (
+from telic.protocol import (
     BrowserPermissions,
     Capability,
     Mode,

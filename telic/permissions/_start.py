@@ -19,7 +19,7 @@ from telic.permissions._modes import default_grants
 from telic.permissions._protected import MUTATING_REPOSITORY, protected_grant_problem
 from telic.permissions._sets import effective_authorization
 from telic.permissions._targets import canonical_host, domain_problem, shell_command_problem
-from telic.protocol._types import CAPABILITIES, Capability, Mode, PermissionSet
+from telic.protocol import CAPABILITIES, Capability, Mode, PermissionSet
 
 __all__ = [
     "START_RULES",

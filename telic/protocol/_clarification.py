@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._helpers import unique
 from telic.protocol._types import (
     MAX_ITEMS,
     BoundedText,
@@ -21,7 +22,6 @@ from telic.protocol._types import (
     Label,
     ReferenceUri,
     Summary,
-    unique,
 )
 
 __all__ = [

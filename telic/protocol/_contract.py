@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._helpers import unique
 from telic.protocol._types import (
     AcceptanceCriterion,
     ArtifactUri,
@@ -25,7 +26,6 @@ from telic.protocol._types import (
     Scope,
     Stage,
     Summary,
-    unique,
 )
 
 __all__ = [

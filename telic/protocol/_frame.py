@@ -13,6 +13,7 @@ from pydantic import Discriminator, Field, StringConstraints, Tag, model_validat
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._helpers import unique
 from telic.protocol._types import (
     MAX_ITEMS,
     AcceptanceCriterion,
@@ -26,7 +27,6 @@ from telic.protocol._types import (
     ReferenceUri,
     Scope,
     Summary,
-    unique,
 )
 
 __all__ = [

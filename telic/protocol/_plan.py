@@ -14,6 +14,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._helpers import unique
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -24,7 +25,6 @@ from telic.protocol._types import (
     PermissionSet,
     ReferenceUri,
     Summary,
-    unique,
 )
 
 __all__ = [

@@ -15,10 +15,12 @@ from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import WireModel
-from telic.protocol._vocabulary import CAPABILITIES as CAPABILITIES
-from telic.protocol._vocabulary import MODES as MODES
-from telic.protocol._vocabulary import Capability as Capability
-from telic.protocol._vocabulary import Mode as Mode
+from telic.protocol._vocabulary import (
+    CAPABILITIES as CAPABILITIES,
+    MODES as MODES,
+    Capability as Capability,
+    Mode as Mode,
+)
 
 T = TypeVar("T")
 
@@ -448,11 +450,6 @@ class Finding(WireModel):
                 "blocking_finding_without_source", "A blocking finding needs a sourceRef"
             )
         return self
-
-
-def unique(values: list[str]) -> bool:
-    """Return whether ``values`` holds no duplicates."""
-    return len(set(values)) == len(values)
 
 
 # ------------------------------------------------------------------ shared artifact shapes

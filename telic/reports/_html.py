@@ -12,7 +12,7 @@ from html import escape
 from typing import Final
 from urllib.parse import quote
 
-from telic.controller._vocabulary import event_summary, human_time, phase_label, status_label
+from telic.controller import event_summary, human_time, phase_label, status_label
 from telic.ledger import TraceRecord
 from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone

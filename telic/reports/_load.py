@@ -6,7 +6,7 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
 from telic._errors import IntegrityError, NotFound
-from telic.controller._vocabulary import run_phase
+from telic.controller import run_phase
 from telic.ledger import Ledger, TraceRecord, utc_now
 from telic.reports._model import IndexEntry, RunReportData
 from telic.reports._project import Stored, artifact_id_of, project

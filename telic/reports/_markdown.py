@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from telic.controller._vocabulary import human_time, phase_label, status_label
+from telic.controller import human_time, phase_label, status_label
 from telic.reports._format import (
     anchor,
     duration,

@@ -12,7 +12,7 @@ from html import escape
 from typing import Final, Literal
 from urllib.parse import quote
 
-from telic.controller._vocabulary import human_time
+from telic.controller import human_time
 from telic.reports._format import md, md_code, tone
 from telic.reports._html import page
 from telic.reports._mirror import MirrorEntry

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from telic.controller import MAX_RUN_TOOL_CALLS
-from telic.controller._vocabulary import TERMINAL_STATUSES
-from telic.controller._vocabulary import protocol_phase as protocol_phase
+from telic.controller import MAX_RUN_TOOL_CALLS, TERMINAL_STATUSES, protocol_phase as protocol_phase
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.reports._model import (
     GENERATOR_NAME,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from telic.controller._vocabulary import phase_label
+from telic.controller import phase_label
 from telic.reports._format import tone
 from telic.reports._model import PathStep
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Final, Literal
 
-from telic.controller._vocabulary import human_time
+from telic.controller import human_time
 from telic.reports._artifact import unseal
 from telic.reports._format import md, md_code
 from telic.reports._html import STATUS_MARKER, page

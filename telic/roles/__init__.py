@@ -13,34 +13,28 @@ phase, through the pure controller core, before the run actor commits it through
 Errors are the ``telic`` error tree and ``telic_packets.CastRefusal``/``PacketRefusal``.
 """
 
-from telic.roles._blobs import BlobStage as BlobStage
-from telic.roles._blobs import StageStatistics as StageStatistics
-from telic.roles._messages import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
-from telic.roles._messages import Outcome as Outcome
-from telic.roles._messages import message_size as message_size
-from telic.roles._role import ROLES as ROLES
-from telic.roles._role import Role as Role
-from telic.roles._role import RoleActor as RoleActor
-from telic.roles._run import RunActor as RunActor
-from telic.roles._service import Grounder as Grounder
-from telic.roles._service import GroundingOutput as GroundingOutput
-from telic.roles._service import GroundResult as GroundResult
-from telic.roles._service import Service as Service
-from telic.roles._service import open_service as open_service
+from __future__ import annotations
 
-__all__ = [
-    "MAX_MESSAGE_BYTES",
-    "ROLES",
-    "BlobStage",
-    "GroundResult",
-    "Grounder",
-    "GroundingOutput",
-    "Outcome",
-    "Role",
-    "RoleActor",
-    "RunActor",
-    "Service",
-    "StageStatistics",
-    "message_size",
-    "open_service",
-]
+import typing
+
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic.roles._blobs import BlobStage as BlobStage, StageStatistics as StageStatistics
+    from telic.roles._messages import (
+        MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES,
+        Outcome as Outcome,
+        message_size as message_size,
+    )
+    from telic.roles._role import ROLES as ROLES, Role as Role, RoleActor as RoleActor
+    from telic.roles._run import RunActor as RunActor
+    from telic.roles._service import (
+        Grounder as Grounder,
+        GroundingOutput as GroundingOutput,
+        GroundResult as GroundResult,
+        Service as Service,
+        open_service as open_service,
+    )
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(globals())

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from telic.protocol._types import (
+from telic.protocol import (
     IDENTIFIER_PATTERN,
     MAX_BOUNDED_TEXT,
     MAX_REFERENCE_URI,

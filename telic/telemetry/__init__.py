@@ -16,20 +16,24 @@ summary, path or target text. Importing this package never requires ``openteleme
 
 from __future__ import annotations
 
-from telic.telemetry._config import OTEL_ENV as OTEL_ENV
-from telic.telemetry._config import telemetry_from_env as telemetry_from_env
-from telic.telemetry._facts import artifact_facts as artifact_facts
-from telic.telemetry._facts import packet_facts as packet_facts
-from telic.telemetry._observer import TelemetryObserver as TelemetryObserver
-from telic.telemetry._observer import export_run as export_run
-from telic.telemetry._observer import otel_available as otel_available
+import typing
 
-__all__ = [
-    "OTEL_ENV",
-    "TelemetryObserver",
-    "artifact_facts",
-    "export_run",
-    "otel_available",
-    "packet_facts",
-    "telemetry_from_env",
-]
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic.telemetry._config import (
+        OTEL_ENV as OTEL_ENV,
+        telemetry_from_env as telemetry_from_env,
+    )
+    from telic.telemetry._facts import (
+        artifact_facts as artifact_facts,
+        packet_facts as packet_facts,
+    )
+    from telic.telemetry._observer import (
+        TelemetryObserver as TelemetryObserver,
+        export_run as export_run,
+        otel_available as otel_available,
+    )
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(globals())

@@ -6,9 +6,11 @@ Run ``python -m telic_packets.schema --write`` after changing a model, and
 
 from __future__ import annotations
 
-from telic_packets.schema._generate import SCHEMA_PATH as SCHEMA_PATH
-from telic_packets.schema._generate import generate_schema as generate_schema
-from telic_packets.schema._generate import main as main
-from telic_packets.schema._generate import render_schema as render_schema
+from telic_packets.schema._generate import (
+    SCHEMA_PATH as SCHEMA_PATH,
+    generate_schema as generate_schema,
+    main as main,
+    render_schema as render_schema,
+)
 
 __all__ = ["SCHEMA_PATH", "generate_schema", "main", "render_schema"]
