@@ -16,7 +16,9 @@ typed marker ``[redacted:<kind>]`` and keeps the rest of the text; ``first_secre
 value and names the path of the first hit without ever naming an object key that holds one.
 The fast path is cheap: a rule's regular expression runs only when one of its anchor literals
 occurs in the text, and ``first_secret`` scans all the strings of a value as one text, walking
-them one by one with their paths only after a hit.
+them one by one with their paths only after a hit. Strings found clean lately are kept in a
+bounded memo (``CLEAN_MEMO``), so the ledger's backstop (``telic.ledger``) rescanning what a
+gate has just scanned costs a lookup, not a second scan.
 """
 
 from __future__ import annotations
@@ -24,21 +26,25 @@ from __future__ import annotations
 from telic._secrets._paths import is_secret_like_path as is_secret_like_path
 from telic._secrets._rules import rule_sources as rule_sources
 from telic._secrets._rules import warm as warm
+from telic._secrets._scan import CLEAN_MEMO as CLEAN_MEMO
 from telic._secrets._scan import MAX_DECODE_DEPTH as MAX_DECODE_DEPTH
 from telic._secrets._scan import SecretFinding as SecretFinding
 from telic._secrets._scan import contains_secret as contains_secret
 from telic._secrets._scan import find_secrets as find_secrets
 from telic._secrets._scan import first_secret as first_secret
+from telic._secrets._scan import first_secret_in as first_secret_in
 from telic._secrets._scan import iter_strings as iter_strings
 from telic._secrets._scan import marker as marker
 from telic._secrets._scan import redact as redact
 
 __all__ = [
+    "CLEAN_MEMO",
     "MAX_DECODE_DEPTH",
     "SecretFinding",
     "contains_secret",
     "find_secrets",
     "first_secret",
+    "first_secret_in",
     "is_secret_like_path",
     "iter_strings",
     "marker",
