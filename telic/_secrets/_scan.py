@@ -44,8 +44,6 @@ _AFTER: Final = 8_192
 """How far a match may reach before and after its anchor (a PEM block reaches furthest)."""
 _MAX_WINDOWS: Final = 64
 """More anchor occurrences than this: the windows would cover the text, so scan it whole."""
-_MEMO_FROM: Final = 16
-"""Strings shorter than this are scanned every time: remembering them costs more than it saves."""
 _MEMO_CHARS: Final = 8_388_608
 _MEMO_ENTRIES: Final = 65_536
 """Bounds of the clean-string memo: characters and strings it keeps alive at most."""
@@ -57,8 +55,9 @@ class _CleanMemo:
     Every string bound for the ledger is scanned twice: by the gate that refuses a host's
     submission (``telic.controller``) and by the ledger's own backstop. The second scan of a
     string the first found clean would find nothing either (same rules, same text), so it is
-    answered from here. A dictionary lookup compares the whole string, so a hit is exact; only
-    a clean verdict is remembered, never a finding. Oldest first out, within ``_MEMO_CHARS``
+    answered from here; short strings too, since a scan's fixed cost (the anchor, keyword and
+    base64 searches) is paid per scanned text, however short. A dictionary lookup compares the
+    whole string, so a hit is exact; only a clean verdict is remembered, never a finding. Oldest first out, within ``_MEMO_CHARS``
     characters and ``_MEMO_ENTRIES`` strings. Thread-safe (grounding scans in worker threads).
     """
 
@@ -71,14 +70,14 @@ class _CleanMemo:
         """The strings not known to be clean, in order."""
         known = self._strings
         with self._lock:
-            return [text for text in strings if len(text) < _MEMO_FROM or text not in known]
+            return [text for text in strings if text not in known]
 
     def remember(self, strings: Iterable[str]) -> None:
         """Record strings that were just scanned clean."""
         with self._lock:
             for text in strings:
                 size = len(text)
-                if size < _MEMO_FROM or size > _MEMO_CHARS or text in self._strings:
+                if size > _MEMO_CHARS or text in self._strings:
                     continue
                 self._strings[text] = None
                 self._chars += size

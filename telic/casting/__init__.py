@@ -34,6 +34,11 @@ from telic.casting._config import effective_registry as effective_registry
 from telic.casting._config import find_config as find_config
 from telic.casting._config import load_cast_types as load_cast_types
 from telic.casting._config import parse_cast_types as parse_cast_types
+from telic.casting._deadline import Bell as Bell
+from telic.casting._deadline import Sleeper as Sleeper
+from telic.casting._deadline import deadline as deadline
+from telic.casting._deadline import next_deadline as next_deadline
+from telic.casting._deadline import sleeper_on as sleeper_on
 from telic.casting._durable import EXHAUSTED_EVENT as EXHAUSTED_EVENT
 from telic.casting._durable import PROGRESS_EVENT as PROGRESS_EVENT
 from telic.casting._durable import exhausted_summary as exhausted_summary
@@ -77,11 +82,13 @@ __all__ = [
     "PROGRESS_EVENT",
     "WALL_GRACE_MS",
     "Admission",
+    "Bell",
     "CastRequest",
     "OpenCast",
     "PacketStats",
     "ProgressStatus",
     "RouteStats",
+    "Sleeper",
     "VerdictSpend",
     "admit_cast",
     "cap_reached",
@@ -92,12 +99,14 @@ __all__ = [
     "consumed_event",
     "consumption_records",
     "consumption_since",
+    "deadline",
     "decision_text",
     "effective_registry",
     "event",
     "exhausted_summary",
     "find_config",
     "load_cast_types",
+    "next_deadline",
     "observe",
     "packet_artifact",
     "packet_id_for",
@@ -115,6 +124,7 @@ __all__ = [
     "seal_return",
     "seal_unreturned",
     "seconds",
+    "sleeper_on",
     "stop_reason_of",
     "unobserved_packets",
 ]
