@@ -57,8 +57,9 @@ class _CleanMemo:
     string the first found clean would find nothing either (same rules, same text), so it is
     answered from here; short strings too, since a scan's fixed cost (the anchor, keyword and
     base64 searches) is paid per scanned text, however short. A dictionary lookup compares the
-    whole string, so a hit is exact; only a clean verdict is remembered, never a finding. Oldest first out, within ``_MEMO_CHARS``
-    characters and ``_MEMO_ENTRIES`` strings. Thread-safe (grounding scans in worker threads).
+    whole string, so a hit is exact; only a clean verdict is remembered, never a finding.
+    Oldest first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings.
+    Thread-safe (grounding scans in worker threads).
     """
 
     def __init__(self) -> None:
