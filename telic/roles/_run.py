@@ -355,7 +355,8 @@ class RunActor(Actor[RunMessage]):
         Cheap when nothing moved: the controller's state is read incrementally, and only the
         records appended since the last check are looked at. A cast record (CastRecord,
         EvidencePacket, or a ``cast_*``/``packet_sealed`` event) this process did not write means
-        another server did: the copy is rebuilt from the whole trace, as after a restart.
+        another server did: the copy is rebuilt from the whole trace, as after a restart, and
+        the casts whose node no longer executes are sealed.
         """
         slot = self._slot
         state = await self._deps.controller.load(self._run_id)
@@ -372,11 +373,14 @@ class RunActor(Actor[RunMessage]):
                 state.trace[i].event_type in _CAST_EVENTS and state.trace[i].id not in slot.own
                 for i in range(events, now[1])
             )
-        if moved and (state.all("CastRecord") or slot.casts):
+        rebuild = moved and bool(state.all("CastRecord") or slot.casts)
+        if rebuild:
             trace = await self._trace()
             slot.casts = reopen_casts(state, trace, registry=self._registry(state))
         slot.synced = now
         slot.own.clear()
+        if rebuild:
+            await self._seal_stale(state)  # as at a start: another server moved the node on
 
     def _wrote(self, *ids: str) -> None:
         """Note cast records this process wrote, so that ``_sync_casts`` does not rebuild."""
