@@ -6,6 +6,10 @@ Timed in process, without I/O, on the bodies the test suite keeps valid:
   analyze_only happy path, the whole added cost of a clean submission (the body's strings are
   scanned as one text; nothing else runs unless it matches);
 - ``scan Evidence <n> KiB``: the same for Evidence with ``n`` KiB of ordinary log content;
+- ``backstop <type>``: the ledger's own scan of the same artifact (``telic.ledger._backstop``)
+  right after the gate scanned its body, as in a submission (the detector's clean-string memo
+  answers), and ``cold`` with the memo emptied first (what a write no gate saw costs);
+  every ``scan`` sample above starts with an empty memo too, so it is a first scan;
 - ``redact target``: ``redact`` of a clean and of a secret-bearing ``check_tool_action`` target;
 - ``grounded text``: ``contains_secret`` over 1 MiB of this repository's own Python source, the
   cost grounding pays per selected megabyte;
@@ -33,9 +37,13 @@ from tests.telic.secret_corpus import corpus
 HEADING = "Secret scan — `benchmarks/secret_scan.py`"
 
 
-def _time(call: Callable[[], object], repeat: int) -> dict[str, Any]:
+def _time(
+    call: Callable[[], object], repeat: int, setup: Callable[[], object] | None = None
+) -> dict[str, Any]:
     samples = []
     for _ in range(repeat):
+        if setup is not None:
+            setup()  # not timed
         started = time.perf_counter()
         call()
         samples.append(time.perf_counter() - started)
@@ -64,8 +72,10 @@ def main() -> None:
     parser.add_argument("--no-readme", action="store_true")
     args = parser.parse_args()
 
-    from telic._secrets import contains_secret, redact, warm
+    from telic._secrets import CLEAN_MEMO, contains_secret, redact, warm
     from telic.controller._scan import scan_submission
+    from telic.ledger import NewArtifact
+    from telic.ledger._backstop import refuse_secrets
 
     warm()
     b = Run(run_id="run-1", mode="analyze_only")
@@ -84,14 +94,34 @@ def main() -> None:
     for kind, body in bodies.items():
         size = len(json.dumps(body))
         results[f"scan {kind} ({size} B)"] = _time(
-            lambda kind=kind, body=body: scan_submission(kind, body, ()), args.repeat
+            lambda kind=kind, body=body: scan_submission(kind, body, ()),
+            args.repeat,
+            CLEAN_MEMO.clear,
+        )
+    for kind in ("ProblemFrame", "WorkPlan", "WorkResult"):
+        body = bodies[kind]
+        new = NewArtifact(
+            artifact_id="a-1", type=kind, schema_version="1.0", producer="host", body=body
+        )
+
+        def gate(kind: str = kind, body: Any = body) -> None:
+            CLEAN_MEMO.clear()
+            scan_submission(kind, body, ())
+
+        results[f"backstop {kind}, after the gate"] = _time(
+            lambda new=new: refuse_secrets(None, (new,)), args.repeat, gate
+        )
+        results[f"backstop {kind}, cold"] = _time(
+            lambda new=new: refuse_secrets(None, (new,)), args.repeat, CLEAN_MEMO.clear
         )
     line = "2026-12-01T10:00:00Z INFO worker-3 handled request /v1/items in 12 ms status=200\n"
     for kib in (1, 8, 32):
         content = (line * (kib * 1024 // len(line) + 1))[: kib * 1024]
         body = b.evidence() | {"content": content}
         results[f"scan Evidence {kib} KiB"] = _time(
-            lambda body=body: scan_submission("Evidence", body, ()), max(50, args.repeat // kib)
+            lambda body=body: scan_submission("Evidence", body, ()),
+            max(50, args.repeat // kib),
+            CLEAN_MEMO.clear,
         )
     clean = "pytest -q tests/test_parser.py"
     secret = f"curl -H 'Authorization: Bearer {corpus()[25].secret}' https://api.example.com"

@@ -16,7 +16,9 @@ typed marker ``[redacted:<kind>]`` and keeps the rest of the text; ``first_secre
 value and names the path of the first hit without ever naming an object key that holds one.
 The fast path is cheap: a rule's regular expression runs only when one of its anchor literals
 occurs in the text, and ``first_secret`` scans all the strings of a value as one text, walking
-them one by one with their paths only after a hit.
+them one by one with their paths only after a hit. Strings found clean lately are kept in a
+bounded memo (``CLEAN_MEMO``), so the ledger's backstop (``telic.ledger``) rescanning what a
+gate has just scanned costs a lookup, not a second scan.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ if typing.TYPE_CHECKING:
     from telic._secrets._paths import is_secret_like_path as is_secret_like_path
     from telic._secrets._rules import rule_sources as rule_sources, warm as warm
     from telic._secrets._scan import (
+        CLEAN_MEMO as CLEAN_MEMO,
         MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
         SecretFinding as SecretFinding,
         contains_secret as contains_secret,
         find_secrets as find_secrets,
         first_secret as first_secret,
+        first_secret_in as first_secret_in,
         iter_strings as iter_strings,
         marker as marker,
         redact as redact,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,6 +23,7 @@ __all__ = [
     "contains_secret",
     "find_secrets",
     "first_secret",
+    "first_secret_in",
     "iter_strings",
     "marker",
     "redact",
@@ -42,6 +44,57 @@ _AFTER: Final = 8_192
 """How far a match may reach before and after its anchor (a PEM block reaches furthest)."""
 _MAX_WINDOWS: Final = 64
 """More anchor occurrences than this: the windows would cover the text, so scan it whole."""
+_MEMO_CHARS: Final = 8_388_608
+_MEMO_ENTRIES: Final = 65_536
+"""Bounds of the clean-string memo: characters and strings it keeps alive at most."""
+
+
+class _CleanMemo:
+    """Strings a scan found clean lately, so that scanning them again costs a lookup.
+
+    Every string bound for the ledger is scanned twice: by the gate that refuses a host's
+    submission (``telic.controller``) and by the ledger's own backstop. The second scan of a
+    string the first found clean would find nothing either (same rules, same text), so it is
+    answered from here; short strings too, since a scan's fixed cost (the anchor, keyword and
+    base64 searches) is paid per scanned text, however short. A dictionary lookup compares the
+    whole string, so a hit is exact; only a clean verdict is remembered, never a finding.
+    Oldest first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings.
+    Thread-safe (grounding scans in worker threads).
+    """
+
+    def __init__(self) -> None:
+        self._strings: dict[str, None] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def unknown(self, strings: Iterable[str]) -> list[str]:
+        """The strings not known to be clean, in order."""
+        known = self._strings
+        with self._lock:
+            return [text for text in strings if text not in known]
+
+    def remember(self, strings: Iterable[str]) -> None:
+        """Record strings that were just scanned clean."""
+        with self._lock:
+            for text in strings:
+                size = len(text)
+                if size > _MEMO_CHARS or text in self._strings:
+                    continue
+                self._strings[text] = None
+                self._chars += size
+                while self._chars > _MEMO_CHARS or len(self._strings) > _MEMO_ENTRIES:
+                    oldest = next(iter(self._strings))
+                    del self._strings[oldest]
+                    self._chars -= len(oldest)
+
+    def clear(self) -> None:
+        """Forget everything (for measurements of the first scan)."""
+        with self._lock:
+            self._strings.clear()
+            self._chars = 0
+
+
+CLEAN_MEMO: Final = _CleanMemo()
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,12 +298,29 @@ def first_secret(
     holds the secret, so the path can be shown to the caller. All the strings are scanned as
     one text first; the walk with paths runs only after a hit.
     """
-    if not _find("\n".join(iter_strings(value)), 0):
+    return first_secret_in(((path, value),), shown=shown)
+
+
+def first_secret_in(
+    fields: Iterable[tuple[str, object]], *, shown: Callable[[str], bool] = _every_key
+) -> tuple[str, SecretFinding] | None:
+    """Return ``(path, finding)`` of the first likely secret among several JSON values, or None.
+
+    ``fields`` pairs each value with the path it stands at (as ``first_secret``'s ``path``).
+    Every string of every value is scanned as one text, less the strings a scan found clean
+    lately (``CLEAN_MEMO``); only after a hit are the values walked one by one with paths.
+    """
+    pairs = list(fields)
+    strings = [text for _, value in pairs for text in iter_strings(value)]
+    fresh = CLEAN_MEMO.unknown(strings)
+    if not fresh or not _find("\n".join(fresh), 0):
+        CLEAN_MEMO.remember(fresh)
         return None
-    for where, text in _walk(value, path, shown):
-        findings = find_secrets(text)
-        if findings:
-            return (where or "(body)"), findings[0]
+    for prefix, value in pairs:
+        for where, text in _walk(value, prefix, shown):
+            findings = find_secrets(text)
+            if findings:
+                return (where or "(body)"), findings[0]
     return None  # a match that only spans two strings is no finding
 
 

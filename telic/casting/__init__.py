@@ -47,6 +47,13 @@ if typing.TYPE_CHECKING:
         load_cast_types as load_cast_types,
         parse_cast_types as parse_cast_types,
     )
+    from telic.casting._deadline import (
+        Bell as Bell,
+        Sleeper as Sleeper,
+        deadline as deadline,
+        next_deadline as next_deadline,
+        sleeper_on as sleeper_on,
+    )
     from telic.casting._durable import (
         EXHAUSTED_EVENT as EXHAUSTED_EVENT,
         PROGRESS_EVENT as PROGRESS_EVENT,

@@ -13,8 +13,8 @@ PreToolUse event on stdin. The command:
    only live run. Several live runs and no binding: deny, naming them;
 4. maps the tool to a capability and target (``_claude_code.classify``) and decides with
    ``telic.permissions.authorize_action`` over the run's three layers
-   (``telic.controller.tool_layers``, through the snapshot of ``_layers``), the very decision
-   ``telic_check_tool_action`` makes;
+   (``telic.controller.tool_layers``, through the snapshot of ``_layers``) and the run's
+   explicit protected-path grants, the very decision ``telic_check_tool_action`` makes;
 5. appends the decision to the run's trace as a ``permission_checked`` event through the
    ledger's pure plan (``plan_events``) and transaction, so the hash chain stays valid;
 6. answers in Claude Code's JSON (allow or deny, with the reason the model sees).
@@ -47,11 +47,18 @@ from telic.hosts._claude_code import (
     classify,
     parse_input,
 )
-from telic.hosts._layers import SESSIONS_DIR, Key, compute_layers, read_layers, write_layers
+from telic.hosts._layers import (
+    SESSIONS_DIR,
+    Authority,
+    Key,
+    compute_layers,
+    read_layers,
+    write_layers,
+)
 from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
 from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
-from telic.permissions import Decision, Layer, authorize_action
+from telic.permissions import Decision, authorize_action
 
 __all__ = ["LiveRun", "claude_code_hook", "select_run"]
 
@@ -179,17 +186,17 @@ def _key(connection: sqlite3.Connection, run_id: str) -> Key | None:
 
 def _layers(
     connection: sqlite3.Connection, state_dir: Path, url: str, root: str, run: LiveRun
-) -> tuple[Layer, ...]:
+) -> Authority:
     before = Key(run.run_id, run.version, run.artifact_count)
     stored = read_layers(state_dir, before)
     if stored is not None:
         return stored
-    layers = compute_layers(url, root, run.run_id)
+    authority = compute_layers(url, root, run.run_id)
     if _key(connection, run.run_id) == before:  # nothing moved while computing: keep them
         # A snapshot that cannot be stored costs the next call time, not this decision.
         with contextlib.suppress(OSError):
-            write_layers(state_dir, before, layers)
-    return layers
+            write_layers(state_dir, before, authority)
+    return authority
 
 
 def _refresh(connection: sqlite3.Connection, state_dir: Path, url: str, root: str) -> None:
@@ -222,12 +229,13 @@ def _decide(
         )
         _record(connection, run.run_id, _event(run, None, "unmapped", reason))
         return answer("deny", reason)
-    layers = _layers(connection, state_dir, url, root, run)
+    authority = _layers(connection, state_dir, url, root, run)
     decision = authorize_action(
         mapped.capability,  # type: ignore[arg-type]  # unknown ones are refused by the decision
         mapped.target,
-        layers,
+        authority.layers,
         repository_root=root,
+        protected_granted=authority.protected_granted,
     )
     what = f"{mapped.capability} on {decision.scope or mapped.target or '(no target)'}"
     if decision.allowed:
@@ -346,6 +354,7 @@ def _through_service(url: str, root: str, event: HookInput | None, problem: str)
                 mapped.target,
                 tool_layers(state),
                 repository_root=root,
+                protected_granted=state.envelope.authorization.protected_paths_granted,
             )
             run = LiveRun(
                 state.run.run_id,

@@ -1,7 +1,10 @@
 """The permission layers of a run, kept beside an SQLite ledger for the hook's fast path.
 
-Deciding a native action needs three layers (``telic.controller.tool_layers``): the mode, the run
-authorization and the current phase's effective permissions. Computing them means loading the
+Deciding a native action needs what ``telic_check_tool_action`` decides with: three layers
+(``telic.controller.tool_layers``: the mode, the run authorization and the current phase's
+effective permissions) and the user's explicit protected-path grants (start_run's
+``protected_paths_granted``; without one, no write or delete reaches ``.git/**``,
+``.github/**`` or an ``.env`` file). Computing them means loading the
 run through the controller, which costs most of a second to import; a hook that runs once per
 tool call in a fresh process cannot pay that every time. So the layers are computed by the
 controller itself (``compute_layers``, the slow path) and written next to the database, keyed by
@@ -23,11 +26,20 @@ from typing import Final
 
 from telic.permissions import Layer
 
-__all__ = ["LAYERS_DIR", "SESSIONS_DIR", "Key", "compute_layers", "read_layers", "write_layers"]
+__all__ = [
+    "LAYERS_DIR",
+    "SESSIONS_DIR",
+    "Authority",
+    "Key",
+    "compute_layers",
+    "read_layers",
+    "write_layers",
+]
 
 LAYERS_DIR: Final = "hook-layers"
 SESSIONS_DIR: Final = "hook-sessions"
-_FORMAT: Final = "telic.hook-layers/1"
+_FORMAT: Final = "telic.hook-layers/2"
+"""Version 2 added the protected-path grants; a version 1 snapshot is ignored and recomputed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +51,24 @@ class Key:
     artifact_count: int
 
 
+@dataclass(frozen=True, slots=True)
+class Authority:
+    """Everything a decision of ``authorize_action`` needs beside the action itself."""
+
+    layers: tuple[Layer, ...]
+    """The mode, authorization and phase layers, outermost first."""
+    protected_granted: tuple[str, ...] = ()
+    """The user's explicit protected-path grants (``protected_paths_granted``)."""
+
+
 def _path(state_dir: Path, run_id: str) -> Path:
     name = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
     return state_dir / LAYERS_DIR / f"{name}.json"
 
 
-def read_layers(state_dir: Path, key: Key) -> tuple[Layer, ...] | None:
-    """Return the stored layers computed at ``key``; ``None`` when absent, stale or unreadable
-    (the caller then computes them)."""
+def read_layers(state_dir: Path, key: Key) -> Authority | None:
+    """Return the stored authority computed at ``key``; ``None`` when absent, stale or
+    unreadable (the caller then computes it)."""
     try:
         stored = json.loads(_path(state_dir, key.run_id).read_bytes())
     except (OSError, ValueError):
@@ -58,20 +80,24 @@ def read_layers(state_dir: Path, key: Key) -> tuple[Layer, ...] | None:
     layers = stored.get("layers")
     if not isinstance(layers, list) or len(layers) != 3:
         return None
+    granted = stored.get("protectedGranted")
+    if not isinstance(granted, list) or not all(isinstance(g, str) for g in granted):
+        return None
     try:
-        return tuple(Layer.from_json(layer) for layer in layers)
+        return Authority(tuple(Layer.from_json(layer) for layer in layers), tuple(granted))
     except ValueError:
         return None
 
 
-def write_layers(state_dir: Path, key: Key, layers: tuple[Layer, ...]) -> None:
-    """Store ``layers`` as computed at ``key`` (atomically; the last writer wins)."""
+def write_layers(state_dir: Path, key: Key, authority: Authority) -> None:
+    """Store ``authority`` as computed at ``key`` (atomically; the last writer wins)."""
     path = _path(state_dir, key.run_id)
     path.parent.mkdir(mode=0o700, exist_ok=True)
     document = {
         "format": _FORMAT,
         "key": [key.run_id, key.version, key.artifact_count],
-        "layers": [layer.to_json() for layer in layers],
+        "layers": [layer.to_json() for layer in authority.layers],
+        "protectedGranted": list(authority.protected_granted),
     }
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -87,9 +113,9 @@ def write_layers(state_dir: Path, key: Key, layers: tuple[Layer, ...]) -> None:
         raise
 
 
-def compute_layers(database_url: str, repository_root: str, run_id: str) -> tuple[Layer, ...]:
-    """Load the run through the controller and return its layers (the slow path: imports the
-    controller and opens the async ledger).
+def compute_layers(database_url: str, repository_root: str, run_id: str) -> Authority:
+    """Load the run through the controller and return its layers and protected-path grants (the
+    slow path: imports the controller and opens the async ledger).
 
     Raises:
         TelicError: the run cannot be loaded, or its NextAction cannot be generated.
@@ -99,8 +125,10 @@ def compute_layers(database_url: str, repository_root: str, run_id: str) -> tupl
     from telic.controller import Controller, tool_layers
     from telic.ledger import open_ledger
 
-    async def load() -> tuple[Layer, ...]:
+    async def load() -> Authority:
         async with open_ledger(database_url, repository_root=repository_root) as ledger:
-            return tool_layers(await Controller(ledger).load(run_id))
+            state = await Controller(ledger).load(run_id)
+        granted = state.envelope.authorization.protected_paths_granted
+        return Authority(tool_layers(state), tuple(granted))
 
     return anyio.run(load)

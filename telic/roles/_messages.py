@@ -25,6 +25,7 @@ __all__ = [
     "CancelRun",
     "CastChild",
     "CheckTool",
+    "Expire",
     "GroundRun",
     "Outcome",
     "Progress",
@@ -182,7 +183,23 @@ class Validate(Ask[Outcome[Accepted | Rejection]]):
     now: str
 
 
+@dataclass(frozen=True, slots=True)
+class Expire(Ask[Outcome[None]]):
+    """The deadline keeper's nudge: a cast's wall budget or its grace ran out (``_expire`` runs
+    before every message, so the message itself carries nothing)."""
+
+    run_id: str
+
+
 RunMessage = (
-    GroundRun | Submit | Answer | CancelRun | CastChild | Progress | ReturnPacket | CheckTool
+    GroundRun
+    | Submit
+    | Answer
+    | CancelRun
+    | CastChild
+    | Progress
+    | ReturnPacket
+    | CheckTool
+    | Expire
 )
 """What a run actor's mailbox accepts."""

@@ -6,7 +6,10 @@ a time. A submission is first checked by the role actor that owns the run's phas
 through the ``Controller`` (whose ledger commit is fenced by the run version, so writers in other
 processes are kept out too). After each accepted decision the actor records packet consumption
 and seals casts whose node is no longer executing: no cast disappears. Open casts are kept in
-memory only as a copy of what the ledger holds: a starting actor reopens them from it.
+memory only as a copy of what the ledger holds, validated against it before every cast message:
+when another writer (a second server on the same PostgreSQL ledger) cast, reported, returned or
+sealed since this actor last looked, the copy is rebuilt from the ledger. A cast whose wall
+budget or grace runs out is handled on time: the service's deadline keeper sends ``Expire``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from telic.casting import (
     PROGRESS_EVENT,
     WALL_GRACE_MS,
     Admission,
+    Bell,
     CastRequest,
     OpenCast,
     ProgressStatus,
@@ -38,6 +42,7 @@ from telic.casting import (
     effective_registry,
     event,
     exhausted_summary,
+    next_deadline,
     observe,
     packet_artifact,
     packet_uri,
@@ -72,6 +77,7 @@ from telic.roles._messages import (
     CancelRun,
     CastChild,
     CheckTool,
+    Expire,
     GroundRun,
     Outcome,
     Progress,
@@ -92,6 +98,11 @@ from telic_packets import (
 )
 
 __all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
+
+_CAST_MESSAGES = (CastChild, Progress, ReturnPacket, Expire)
+"""The messages that act on open casts: each checks the copy against the ledger first."""
+_CAST_ARTIFACTS = frozenset({"CastRecord", "EvidencePacket"})
+_CAST_EVENTS = frozenset({"cast_started", PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed"})
 
 
 _Counts = tuple[int, int, int, int, int, StopReason | None]
@@ -136,6 +147,8 @@ class RunDeps:
     server_cast_types: tuple[CastType, ...]
     clock: Callable[[], str]
     new_id: Callable[[], str]
+    bell: Bell = field(default_factory=Bell)
+    """Rung when a run's open casts (and so their wall-clock deadlines) change."""
 
 
 @dataclass(slots=True)
@@ -151,6 +164,10 @@ class RunSlot:
     consumed: dict[str, ConsumptionRecord] = field(default_factory=dict)
     """Packet id → consumption record, from the trace up to ``consumed_through``."""
     consumed_through: int = 0
+    synced: tuple[int, int] | None = None
+    """Artifacts and trace events of the run when ``casts`` was last checked against them."""
+    own: set[str] = field(default_factory=set)
+    """Ids of the cast records this process wrote since then (not another writer's)."""
 
     @property
     def idle(self) -> bool:
@@ -238,7 +255,10 @@ class RunActor(Actor[RunMessage]):
         """Handle one state change; a refusal is the reply, never a failure."""
         self._slot.busy += 1
         self._slot.last_active = anyio.current_time()
+        before = next_deadline(self._slot.casts.values())
         try:
+            if isinstance(message, _CAST_MESSAGES):
+                await self._sync_casts()
             await self._expire()
             return Outcome(value=await self._handle(message))
         except (TelicError, PacketRefusal) as error:
@@ -246,6 +266,8 @@ class RunActor(Actor[RunMessage]):
         finally:
             self._slot.busy -= 1
             self._slot.last_active = anyio.current_time()
+            if next_deadline(self._slot.casts.values()) != before:
+                self._deps.bell.ring()
 
     async def _handle(self, message: RunMessage) -> object:
         match message:
@@ -275,6 +297,8 @@ class RunActor(Actor[RunMessage]):
                 return await self._return(message)
             case CheckTool():
                 return await self._check_tool(message)
+            case Expire():
+                return None  # ``_expire`` has run
 
     # ------------------------------------------------------------------ controller steps
 
@@ -362,6 +386,44 @@ class RunActor(Actor[RunMessage]):
 
     # ------------------------------------------------------------------ casting
 
+    async def _sync_casts(self) -> None:
+        """Check the open casts against the ledger; rebuild them if another writer moved them.
+
+        Cheap when nothing moved: the controller's state is read incrementally, and only the
+        records appended since the last check are looked at. A cast record (CastRecord,
+        EvidencePacket, or a ``cast_*``/``packet_sealed`` event) this process did not write means
+        another server did: the copy is rebuilt from the whole trace, as after a restart, and
+        the casts whose node no longer executes are sealed.
+        """
+        slot = self._slot
+        state = await self._deps.controller.load(self._run_id)
+        now = (len(state.artifacts), len(state.trace))
+        if slot.synced == now:
+            return
+        moved = slot.synced is None or slot.synced[0] > now[0] or slot.synced[1] > now[1]
+        if not moved and slot.synced is not None:
+            artifacts, events = slot.synced
+            moved = any(
+                state.artifacts[i].type in _CAST_ARTIFACTS and state.artifacts[i].id not in slot.own
+                for i in range(artifacts, now[0])
+            ) or any(
+                state.trace[i].event_type in _CAST_EVENTS and state.trace[i].id not in slot.own
+                for i in range(events, now[1])
+            )
+        rebuild = moved and bool(state.all("CastRecord") or slot.casts)
+        if rebuild:
+            trace = await self._trace()
+            slot.casts = reopen_casts(state, trace, registry=self._registry(state))
+        slot.synced = now
+        slot.own.clear()
+        if rebuild:
+            await self._seal_stale(state)  # as at a start: another server moved the node on
+
+    def _wrote(self, *ids: str) -> None:
+        """Note cast records this process wrote, so that ``_sync_casts`` does not rebuild."""
+        if self._slot.synced is not None:
+            self._slot.own.update(ids)
+
     def _registry(self, state: RunState) -> CastTypeRegistry:
         policy = state.latest("CastPolicy")
         return effective_registry(
@@ -446,6 +508,7 @@ class RunActor(Actor[RunMessage]):
             ),
         )
         await deps.ledger.store_supporting(self._run_id, cast_artifact(open_cast, now), [started])
+        self._wrote(admission.cast_id, started.event_id or "")
         self._slot.casts[admission.cast_id] = open_cast
         parent = self._slot.casts.get(request.parent_cast_id or "")
         if parent is not None:
@@ -499,6 +562,7 @@ class RunActor(Actor[RunMessage]):
             if status.newly_exhausted:
                 events.append(self._exhausted_event(run, open_cast, now))
             await self._deps.ledger.record_events(self._run_id, events)
+            self._wrote(*(e.event_id or "" for e in events))
         except BaseException:
             _restore(open_cast, before)  # nothing recorded: the cast is as it was
             raise
@@ -550,6 +614,7 @@ class RunActor(Actor[RunMessage]):
             summary=f"Packet {packet.packet_id} {packet.outcome}/{packet.verdict}: {why}",
         )
         await deps.ledger.store_supporting(self._run_id, packet_artifact(packet, now), [sealed])
+        self._wrote(packet.packet_id, sealed.event_id or "")
         self._slot.casts.pop(open_cast.cast_id, None)
         if open_cast.children == 0:
             return
@@ -585,10 +650,10 @@ class RunActor(Actor[RunMessage]):
             elif wall > limit and not open_cast.exhausted:
                 open_cast.stop_reason = "wall_capped"
                 run = await self._deps.ledger.get_run(self._run_id)
+                exhausted = self._exhausted_event(run, open_cast, now)
                 try:
-                    await self._deps.ledger.record_events(
-                        self._run_id, [self._exhausted_event(run, open_cast, now)]
-                    )
+                    await self._deps.ledger.record_events(self._run_id, [exhausted])
+                    self._wrote(exhausted.event_id or "")
                 except BaseException:
                     open_cast.stop_reason = None
                     raise

@@ -8,6 +8,7 @@ straight to the controller and the ledger.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -18,18 +19,22 @@ from typing import Any, Final, Protocol, TypeVar
 
 import anyio
 
-from telic._errors import LimitExceeded, NotFound, UsageError
+from telic._errors import LimitExceeded, NotFound, TelicError, UsageError
 from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
     PacketStats,
     ProgressStatus,
+    Sleeper,
     consumption_records,
     find_config,
     load_cast_types,
+    next_deadline,
     packet_stats,
     parse_cast_types,
     run_digest,
+    seconds,
+    sleeper_on,
 )
 from telic.controller import Action, Controller, RunDetails, StepResult, TraceView
 from telic.grounding import GroundingProgress
@@ -52,6 +57,7 @@ from telic.roles._messages import (
     CancelRun,
     CastChild,
     CheckTool,
+    Expire,
     GroundRun,
     Outcome,
     Progress,
@@ -229,6 +235,40 @@ class Service:
             await self._maybe_reap()
             return outcome.unwrap()
         raise UsageError(f"the actor of run {run_id} kept stopping")
+
+    async def keep_deadlines(self, sleep_until: Sleeper) -> None:
+        """Expire wall-capped casts on time, not only when their run's next message arrives.
+
+        Runs for the life of the service: waits until the earliest wall-clock deadline of any
+        open cast (``telic.casting.next_deadline``) or until the casts change, then sends
+        ``Expire`` to each run with a deadline due, whose actor marks the cast ``wall_capped``
+        or, past its grace, seals it. A run whose expiry fails (the ledger is down) is tried
+        again a second later.
+        """
+        bell = self._deps.bell
+        while True:
+            bell.rearm()
+            due = next_deadline(c for slot in self._slots.values() for c in slot.casts.values())
+            async with anyio.create_task_group() as race:
+
+                async def wake(wait: Any, scope: anyio.CancelScope = race.cancel_scope) -> None:
+                    await wait()
+                    scope.cancel()
+
+                race.start_soon(wake, bell.wait)
+                if due is not None:
+                    race.start_soon(wake, functools.partial(sleep_until, due))
+            now = seconds(self._deps.clock())
+            failed = False
+            for run_id, slot in list(self._slots.items()):
+                deadline = next_deadline(slot.casts.values())
+                if deadline is not None and deadline <= now:
+                    try:
+                        await self._ask(run_id, Expire(run_id))
+                    except (TelicError, PacketRefusal):
+                        failed = True
+            if failed:
+                await anyio.sleep(1.0)
 
     async def _maybe_reap(self) -> None:
         now = anyio.current_time()
@@ -530,6 +570,7 @@ async def open_service(
     config_path: str | Path | None = None,
     grounder: Grounder | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    sleep_until: Sleeper | None = None,
 ) -> AsyncIterator[Service]:
     """Open the service for one repository for the duration of an ``async with`` block.
 
@@ -546,6 +587,8 @@ async def open_service(
         config_path: An explicit configuration file instead of the state directory's.
         grounder: Replaces ``telic.grounding.ground_repository`` (tests, embedding).
         idle_seconds: How long an idle run actor stays up.
+        sleep_until: Waits until the run clock reaches an instant (POSIX seconds), for the
+            wall-clock deadlines of casts; by default it reads ``clock`` and sleeps.
 
     Raises:
         ContextSecurityError: the state directory lies inside the repository.
@@ -611,4 +654,11 @@ async def open_service(
             grounder=grounder,
             idle_seconds=idle_seconds,
         )
-        yield service
+        keeper = await stack.enter_async_context(anyio.create_task_group())
+        keeper.start_soon(
+            service.keep_deadlines, sleep_until or sleeper_on(lambda: seconds(run_clock()))
+        )
+        try:
+            yield service
+        finally:
+            keeper.cancel_scope.cancel()

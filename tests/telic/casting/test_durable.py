@@ -185,3 +185,43 @@ async def test_casts_of_a_node_that_moved_on_are_sealed_with_their_counters(
             with pytest.raises(PacketRefusal) as late:
                 await service.return_packet(flow.b.run_id, child.cast_id, good_return())
             assert late.value.code == "cast_not_open"
+
+
+async def _progress(service: Any, run_id: str, cast_id: str, turns: int, tokens: int) -> Any:
+    return await service.cast_progress(
+        run_id, cast_id, turns=turns, tool_calls=turns, input_tokens=tokens, output_tokens=0
+    )
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_two_servers_on_one_ledger_share_every_open_cast_and_its_counters(
+    store_url: str, tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    with anyio.fail_after(60):
+        async with (
+            _session(store_url, tmp_path / "a", clock=clock) as (first, ledger),
+            _session(store_url, tmp_path / "b", clock=clock, new_id=_again()) as (second, _),
+        ):
+            flow = await _executing(first, ledger)
+            run_id = flow.b.run_id
+            # The second server's run actor is up before the cast exists: its copy is empty.
+            await second.check_tool_action(run_id, "repository.read", "src/retry.py")
+            child = await flow.cast(budget=dict(BUDGET, maxWallMs=600_000))
+            through_second = await _progress(second, run_id, child.cast_id, 3, 4_000)
+            assert through_second.counters.turns == 3
+            # The first server must see the second's report: counters only grow.
+            through_first = await _progress(first, run_id, child.cast_id, 1, 100)
+            assert (through_first.counters.turns, through_first.counters.total_tokens) == (3, 4_000)
+            assert through_first.calls_through_telic == 2
+            packet = await second.return_packet(run_id, child.cast_id, good_return())
+            assert (packet.outcome, packet.counters.turns) == ("completed", 3)
+            assert packet.counters.total_tokens == 4_000
+            # Returned through the second server, the cast is closed on the first one too.
+            with pytest.raises(PacketRefusal) as closed:
+                await _progress(first, run_id, child.cast_id, 4, 5_000)
+            assert closed.value.code == "cast_not_open"
+            with pytest.raises(PacketRefusal) as again:
+                await first.return_packet(run_id, child.cast_id, good_return())
+            assert again.value.code == "cast_not_open"
+            assert (await first.verify_run(run_id)).ok

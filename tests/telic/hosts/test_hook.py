@@ -83,14 +83,17 @@ async def hook(raw: bytes, repo: Path, state: Path) -> dict[str, Any] | None:
     return None if output is None else json.loads(output)["hookSpecificOutput"]
 
 
-async def executing_fix(service: Service) -> ServiceFlow:
+async def executing_fix(
+    service: Service, permissions: Any = WRITE_SRC, **start: Any
+) -> ServiceFlow:
     flow = await ServiceFlow.start(
         service,
         "fix_only",
         authorization_granted=("repository.read", "repository.write", "subagent.spawn"),
+        **start,
     )
     b = flow.b
-    b.permissions = WRITE_SRC
+    b.permissions = permissions
     b.verifications = [VERIFY_READ]
     await flow.ground()
     await flow.submit("ProblemFrame", b.frame())
@@ -156,6 +159,73 @@ async def test_the_hook_decides_exactly_as_telic_check_tool_action(tmp_path: Pat
     for (_, _, capability, _), record in zip(cases, checks, strict=True):
         assert record.permission_decision is not None
         assert record.permission_decision["capability"] == capability
+
+
+PROTECTED_CASES = [
+    ("Write", {"file_path": ".git/config"}, ".git/config"),
+    ("Edit", {"file_path": ".git/hooks/pre-commit"}, ".git/hooks/pre-commit"),
+    ("Write", {"file_path": ".github/workflows/ci.yml"}, ".github/workflows/ci.yml"),
+    ("Write", {"file_path": ".env"}, ".env"),
+    ("Edit", {"file_path": "src/.env.local"}, "src/.env.local"),
+    ("Write", {"file_path": "src/retry.py"}, "src/retry.py"),
+    ("Read", {"file_path": ".env"}, ".env"),
+]
+
+
+@pytest.mark.parametrize(
+    ("granted", "allowed"),
+    [
+        pytest.param((), {"src/retry.py", ".env"}, id="without-a-grant"),
+        pytest.param(
+            (".github/workflows/ci.yml", ".env", "src/.env.local"),
+            {"src/retry.py", ".env", ".github/workflows/ci.yml", "src/.env.local"},
+            id="with-a-grant",
+        ),
+    ],
+)
+async def test_the_hook_decides_protected_paths_exactly_as_telic_check_tool_action(
+    tmp_path: Path, granted: tuple[str, ...], allowed: set[str]
+) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        flow = await executing_fix(
+            service, perms(read=["**"], write=["**"]), protected_paths_granted=granted
+        )
+        run_id = flow.b.run_id
+        decided: dict[tuple[str, str], str] = {}
+        for tool, tool_input, target in PROTECTED_CASES:
+            capability = "repository.read" if tool == "Read" else "repository.write"
+            path = {"file_path": f"{repo}/{tool_input['file_path']}"}
+            answer = await hook(event(tool, **path), repo, state)
+            expected = await service.check_tool_action(run_id, capability, target)
+            assert answer is not None
+            assert answer["permissionDecision"] == expected.verdict, (tool, target)
+            assert expected.reason in answer["permissionDecisionReason"]
+            decided[(tool, target)] = expected.verdict
+    # Reads are never protected; writes reach a protected path only through the user's grant.
+    assert {target for (_, target), verdict in decided.items() if verdict == "allow"} == allowed
+    assert decided[("Read", ".env")] == "allow"
+    denied = [verdict for (tool, target), verdict in decided.items() if target.startswith(".git/")]
+    assert denied == ["deny", "deny"]
+
+
+async def test_a_snapshot_without_the_protected_grants_is_recomputed(tmp_path: Path) -> None:
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(
+            service, perms(read=["**"], write=["**"]), protected_paths_granted=(".env",)
+        )
+        first = await hook(event("Write", file_path=f"{repo}/.env"), repo, state)
+        (snapshot,) = (state / LAYERS_DIR).iterdir()
+        document = json.loads(snapshot.read_text())
+        # A snapshot as the first format wrote it: the layers alone, no grants.
+        document["format"] = "telic.hook-layers/1"
+        del document["protectedGranted"]
+        snapshot.write_text(json.dumps(document))
+        second = await hook(event("Write", file_path=f"{repo}/.env"), repo, state)
+        rewritten = json.loads(snapshot.read_text())
+    assert first is not None
+    assert second is not None
+    assert (first["permissionDecision"], second["permissionDecision"]) == ("allow", "allow")
+    assert rewritten["protectedGranted"] == [".env"]
 
 
 async def test_the_chain_stays_valid_after_hook_decisions(tmp_path: Path) -> None:

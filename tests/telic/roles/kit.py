@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from telic.ledger import Ledger, open_ledger
 from telic.protocol._context import ContextDocument, ContextManifest
 from telic.roles import Service, open_service
@@ -68,19 +70,44 @@ def spawn_perms(children: int = 3, depth: int = 1) -> dict[str, Any]:
 
 
 class ManualClock:
-    """A run clock that moves 1 ms per reading and jumps when told: wall caps without sleeping."""
+    """A run clock that moves 1 ms per reading and jumps when told: wall caps without sleeping.
+
+    ``sleep_until`` is the service's deadline sleeper on this clock: it returns once ``advance``
+    (or a reading) has moved the clock to the instant, never by waiting on real time.
+    """
 
     def __init__(self) -> None:
         self.ms = 0
+        self._sleepers: list[tuple[float, anyio.Event]] = []
+
+    def _instant(self) -> datetime:
+        return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=self.ms)
+
+    def _wake(self) -> None:
+        now = self._instant().timestamp()
+        for instant, woken in self._sleepers:
+            if instant <= now:
+                woken.set()
+        self._sleepers = [(i, w) for i, w in self._sleepers if not w.is_set()]
 
     def advance(self, ms: int) -> None:
         """Move the clock ``ms`` milliseconds forward."""
         self.ms += ms
+        self._wake()
 
     def __call__(self) -> str:
         self.ms += 1
-        instant = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=self.ms)
+        self._wake()
+        instant = self._instant()
         return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
+
+    async def sleep_until(self, instant: float) -> None:
+        """Return once the clock reads ``instant`` (POSIX seconds) or later."""
+        if instant <= self._instant().timestamp():
+            return
+        woken = anyio.Event()
+        self._sleepers.append((instant, woken))
+        await woken.wait()
 
 
 @dataclass
@@ -354,6 +381,8 @@ async def serving(state_dir: Path, **kwargs: Any) -> AsyncIterator[tuple[Service
     async with AsyncExitStack() as stack:
         ledger = given or await stack.enter_async_context(open_ledger("memory://"))
         kwargs.setdefault("clock", clock_from())
+        if isinstance(kwargs["clock"], ManualClock):
+            kwargs.setdefault("sleep_until", kwargs["clock"].sleep_until)
         kwargs.setdefault("new_id", ids_from("run"))
         kwargs.setdefault("grounder", fake_grounder)
         kwargs.setdefault("repository_root", ROOT)

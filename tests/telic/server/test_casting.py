@@ -650,6 +650,55 @@ async def test_a_wall_capped_child_returns_its_typed_partial_within_the_grace(
         assert [e.event_type for e in trace.events].count("cast_exhausted") == 1
 
 
+async def _until(check: Any) -> None:
+    """Let every task run until ``check()`` holds (no sleeping: the clock is the manual one)."""
+    with anyio.fail_after(10):
+        while not await check():
+            await anyio.wait_all_tasks_blocked()
+
+
+async def test_a_wall_cap_and_its_grace_end_on_time_without_another_message(
+    tmp_path: Path,
+) -> None:
+    async with hosting(tmp_path) as host:
+        budget = dict(BUDGET, maxWallMs=1_000)
+        cast_id = (await host.cast(budget=budget))["cast"]["castId"]
+
+        async def events(kind: str) -> int:
+            trace = await host.ledger.page_trace(host.run_id, 0, 1000)
+            return [e.event_type for e in trace.events].count(kind)
+
+        async def packets() -> list[Any]:
+            records = await host.ledger.list_artifacts(host.run_id)
+            return [a for a in records if a.type == "EvidencePacket"]
+
+        host.clock.advance(1_000 + 5)  # past the cap: nobody calls Telic
+        await _until(lambda: _positive(events("cast_exhausted")))
+        assert await packets() == []  # within the grace the child may still return
+        host.clock.advance(WALL_GRACE_MS)  # past the grace: still nobody calls
+        await _until(lambda: _positive(_count(packets())))
+        (stored,) = await packets()
+        body = (await host.ledger.read_artifact(host.run_id, stored.artifact_id)).body
+        assert (body["outcome"], body["stopReason"]) == ("cancelled", "wall_capped")
+        assert body["castId"] == cast_id
+        assert await events("cast_exhausted") == 1
+        late = await host.tools.attempt(
+            "telic_return_packet",
+            run_id=host.run_id,
+            cast_id=cast_id,
+            packet=good_return(remaining=["more"]),
+        )
+        _refused(late, "cast_not_open")
+
+
+async def _positive(count: Any) -> bool:
+    return bool(await count > 0)
+
+
+async def _count(items: Any) -> int:
+    return len(await items)
+
+
 async def test_past_the_grace_a_wall_capped_child_is_sealed_cancelled_and_wall_capped(
     tmp_path: Path,
 ) -> None:
