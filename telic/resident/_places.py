@@ -15,6 +15,7 @@ Socket names are short hashes, since a Unix socket path is limited to about 104 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -72,7 +73,8 @@ def private_dir(path: Path) -> Path:
     directory owned by someone else, or one with any group or world permission bit.
     """
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # whatever is there is checked below
+            path.mkdir(mode=0o700, parents=True)
         info = os.lstat(path)
     except OSError as exc:
         raise ResidentError("resident.runtime_dir", f"cannot create {path}: {exc}") from None
@@ -88,13 +90,15 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def code_fingerprint() -> str:
-    """A hash of the interpreter and of every installed Telic module's path, size and mtime.
+def code_fingerprint(package: Path | None = None) -> str:
+    """A hash of the interpreter and of every Telic module's path, size and mtime.
 
-    An upgrade, a reinstall or an edit of any module changes it, so a shim never attaches to a
-    server running older code. It stats files; it reads none (about 250 of them).
+    ``package`` defaults to the installed ``telic`` package. An upgrade, a reinstall or an edit
+    of any module changes it, so a shim never attaches to a server running older code. It stats
+    files; it reads none (about 250 of them).
     """
-    package = Path(__file__).resolve().parent.parent
+    if package is None:
+        package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     digest.update(f"{sys.prefix}\0{sys.version}\0{package}\0".encode())
     for folder, dirs, files in os.walk(package):

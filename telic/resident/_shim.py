@@ -168,7 +168,7 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
     try:
         log = os.open(places.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            subprocess.Popen(
+            server = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -181,6 +181,11 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
         finally:
             os.close(log)
             os.close(writing)
+        # Reap it when it exits, should this process outlive it (a test, a benchmark); a shim
+        # exits first, and the server is then adopted by init.
+        import threading
+
+        threading.Thread(target=server.wait, name="telic-reaper", daemon=True).start()
         said = _read_ready(reading, timeout)
     finally:
         os.close(reading)
@@ -216,9 +221,14 @@ def _read_ready(fd: int, timeout: float) -> str:
     return said.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
-def ensure_server(options: ServeOptions, environ: Mapping[str, str]) -> socket.socket:
-    """A connection to the resident server of ``options``, starting it if none listens."""
-    places = places_for(options.repository_root, options.schemas, environ)
+def ensure_server(
+    options: ServeOptions, environ: Mapping[str, str], fingerprint: str | None = None
+) -> socket.socket:
+    """A connection to the resident server of ``options``, starting it if none listens.
+
+    ``fingerprint`` stands for the installed code's (``code_fingerprint``) when given.
+    """
+    places = places_for(options.repository_root, options.schemas, environ, fingerprint)
     attached = connect(places.socket)
     if attached is not None:
         return attached
