@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -16,7 +17,9 @@ from typing import Any, Final
 import anyio.to_thread
 
 from telic.cli._console import print_json
-from telic.server import ServerConfig
+
+if typing.TYPE_CHECKING:
+    from telic.server import ServerConfig
 
 __all__ = ["HOST_COMMANDS", "add_host_commands"]
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import importlib.util
 import os
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -36,17 +37,12 @@ from telic.cli._where import (
     is_git_work_tree,
     locate_ledger,
 )
-from telic.server import (
-    ServerConfig,
-    Service,
-    open_backend,
-    open_default_service,
-    reports_module,
-    serve,
-    to_wire,
-)
-from telic.server._app import has_reports
-from telic.server._transport import REPORTED
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+    from types import ModuleType
+
+    from telic.server import Backend, ServerConfig, Service
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -55,6 +51,50 @@ EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_NOT_FOUND: Final = 3
 EXIT_INTERRUPTED: Final = 130
+
+
+# The MCP server (and the models under it) load only once a command needs them: ``telic
+# --version`` and ``--help`` parse and exit without importing the server (about 2 s).
+
+
+def to_wire(value: Any) -> Any:
+    """``telic.server.to_wire``, imported on first use."""
+    from telic.server import to_wire as convert
+
+    return convert(value)
+
+
+def open_default_service(config: ServerConfig) -> AbstractAsyncContextManager[Service]:
+    """``telic.server.open_default_service``, imported on first use."""
+    from telic.server import open_default_service as opener
+
+    return opener(config)
+
+
+def open_backend(config: ServerConfig) -> AbstractAsyncContextManager[Backend]:
+    """``telic.server.open_backend``, imported on first use."""
+    from telic.server import open_backend as opener
+
+    return opener(config)
+
+
+def reports_module() -> ModuleType | None:
+    """``telic.server.reports_module``, imported on first use."""
+    from telic.server import reports_module as load
+
+    return load()
+
+
+async def serve(config: ServerConfig) -> None:
+    """``telic.server.serve``, imported on first use."""
+    from telic.server import serve as run
+
+    await run(config)
+
+
+def has_reports() -> bool:
+    """Whether ``telic.reports`` is installed, without importing it or the server."""
+    return importlib.util.find_spec("telic.reports") is not None
 
 
 def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -514,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     config: ServerConfig | None = None
     try:
+        from telic.server import ServerConfig
+
         config = ServerConfig.from_env(
             http=getattr(args, "http", None),
             token=getattr(args, "token", None),
@@ -567,6 +609,8 @@ def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseExc
         return EXIT_INTERRUPTED
     if isinstance(exc, CliError):
         return _fail(args, exc.exit_code, exc.message, exc.kind, exc.hint)
+    from telic.server._transport import REPORTED
+
     if REPORTED in getattr(exc, "__notes__", ()):
         return EXIT_FAILURE  # ``serve`` printed its one line when it happened
     if isinstance(exc, UsageError):

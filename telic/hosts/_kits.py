@@ -31,7 +31,6 @@ from typing import Any, Final, Literal
 
 from telic._errors import UsageError
 from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
-from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT
 
 __all__ = [
     "HOSTS",
@@ -243,6 +242,8 @@ _Reader = Callable[[str], str | None]
 
 
 def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
+
     agent = _front_matter(
         [
             ("name", AGENT_NAME),
@@ -267,6 +268,8 @@ def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileC
 
 
 def _codex(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    from telic.hosts._texts import SKILL_TEXT  # the prompt: slow
+
     entry = _server_entry(command, root)
     config = ".codex/config.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
@@ -277,6 +280,8 @@ def _codex(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]
 
 
 def _cursor(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+    from telic.hosts._texts import SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
+
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
     rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
     mcp = ".cursor/mcp.json"

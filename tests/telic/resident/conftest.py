@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from telic.cli import DemoRepository, find_demo_repo
-
-from .kit import stop_servers  # noqa: TID252
+from tests.telic.resident.kit import stop_servers
 
 
 @pytest.fixture

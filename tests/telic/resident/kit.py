@@ -110,7 +110,8 @@ class Shim:
                 raise AssertionError(f"no message from the shim within {timeout:g} s")
             chunk = os.read(fd, 65_536)
             if not chunk:
-                raise AssertionError(f"the shim closed stdout (exit {self.wait()}): {self.stderr()}")
+                code = self.wait()
+                raise AssertionError(f"the shim closed stdout (exit {code}): {self.stderr()}")
             self._pending += chunk
         line, self._pending = self._pending.split(b"\n", 1)
         message: dict[str, Any] = json.loads(line)
@@ -133,7 +134,7 @@ class Shim:
         """The exit code, within ``timeout`` seconds; the pipes are closed afterwards."""
         code = self.process.wait(timeout)
         if self._stderr is None:
-            assert self.process.stderr is not None and self.process.stdout is not None
+            assert self.process.stderr is not None
             self._stderr = self.process.stderr.read().decode("utf-8", "replace")
             for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
                 if pipe is not None:

@@ -38,7 +38,7 @@ def test_a_directory_others_can_reach_is_refused(tmp_path: Path, mode: int) -> N
     shared = tmp_path / "rt"
     shared.mkdir()
     shared.chmod(mode)
-    with pytest.raises(ResidentError, match="resident.runtime_dir: .* must be 0700"):
+    with pytest.raises(ResidentError, match=r"resident.runtime_dir: .* must be 0700"):
         private_dir(shared)
 
 
@@ -47,7 +47,7 @@ def test_a_symlink_or_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     (tmp_path / "file").write_text("")
     for name in ("link", "file"):
-        with pytest.raises(ResidentError, match="resident.runtime_dir: .* not a directory"):
+        with pytest.raises(ResidentError, match=r"resident.runtime_dir: .* not a directory"):
             private_dir(tmp_path / name)
 
 
@@ -74,7 +74,7 @@ def test_the_hook_socket_does_not_depend_on_the_schema_mode() -> None:
 
 def test_a_runtime_dir_too_deep_for_a_socket_path_is_refused() -> None:
     deep = {"TELIC_RUNTIME_DIR": "/" + "d" * 90}
-    with pytest.raises(ResidentError, match="resident.socket_path: .* TELIC_RUNTIME_DIR"):
+    with pytest.raises(ResidentError, match=r"resident.socket_path: .* TELIC_RUNTIME_DIR"):
         places_for("/r", "once", deep, fingerprint="c")
 
 
@@ -94,5 +94,5 @@ def test_the_idle_period_is_read_from_the_environment_and_checked() -> None:
     assert idle_seconds({}) == DEFAULT_IDLE_SECONDS
     assert idle_seconds({"TELIC_RESIDENT_IDLE": "2.5"}) == 2.5
     for bad in ("0", "-1", "soon", "100000"):
-        with pytest.raises(ResidentError, match="resident.idle: TELIC_RESIDENT_IDLE"):
+        with pytest.raises(ResidentError, match=r"resident.idle: TELIC_RESIDENT_IDLE"):
             idle_seconds({"TELIC_RESIDENT_IDLE": bad})

@@ -16,9 +16,8 @@ import pytest
 from telic.cli import DemoRepository
 from telic.resident._places import places_for
 from telic.resident._shim import ResidentError, ServeOptions, ensure_server, parse_serve
-
-from ..server.test_stdio_hostile import HOSTILE  # noqa: TID252
-from .kit import INITIALIZE, Shim, alive, server_pids, wait_exit  # noqa: TID252
+from tests.telic.resident.kit import INITIALIZE, Shim, alive, server_pids, wait_exit
+from tests.telic.server.test_stdio_hostile import HOSTILE
 
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
@@ -133,7 +132,8 @@ def test_the_socket_and_its_files_are_private(
     assert shim.close() == 0
     assert os.stat(runtime).st_mode & 0o777 == 0o700
     modes = {path.name: os.stat(path).st_mode & 0o777 for path in runtime.iterdir()}
-    assert modes and set(modes.values()) == {0o600}
+    assert len(modes) == 4  # the socket, the hook socket, the lock and the log
+    assert set(modes.values()) == {0o600}
     assert os.stat(runtime).st_uid == os.getuid()
 
 
@@ -152,7 +152,7 @@ def test_bad_arguments_are_a_usage_error_naming_the_rule(
     assert shim.wait() == 2
     assert rule in shim.stderr()
     assert not runtime.exists()
-    with pytest.raises(ResidentError, match="serve.repository_root"):
+    with pytest.raises(ResidentError, match=r"serve.repository_root"):
         parse_serve(["--resident"], str(repo.root / "missing"), env)
 
 
