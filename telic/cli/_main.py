@@ -143,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
 
     serve_cmd = add("serve", "serve MCP over stdio (default) or streamable HTTP", json_flag=False)
     serve_cmd.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead")
+    serve_cmd.add_argument(
+        "--resident",
+        action="store_true",
+        help="attach to the repository's resident server over a Unix socket, starting it if "
+        "none runs (stdio only; docs/design.md)",
+    )
     serve_cmd.add_argument("--token", help="bearer token for HTTP (or $TELIC_HTTP_TOKEN)")
     serve_cmd.add_argument(
         "--reports-mirror",
@@ -552,6 +558,11 @@ def _fail(args: argparse.Namespace, code: int, error: str, kind: str, hint: str 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``telic`` command; return its exit code."""
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.resident:  # normally routed by ``_entry`` already
+        from telic.resident._shim import serve_resident
+
+        words = list(argv if argv is not None else sys.argv[1:])
+        return serve_resident(words[words.index("serve") + 1 :], args.repository_root)
     config: ServerConfig | None = None
     try:
         from telic.server import ServerConfig
