@@ -231,3 +231,16 @@ def test_telic_version_and_help_do_not_load_the_server() -> None:
         [sys.executable, "-m", "telic", "--version"], capture_output=True, text=True, check=True
     )
     assert version.stdout.startswith("telic ")
+
+
+def test_a_backend_that_cannot_open_fails_the_start_with_its_one_line(
+    repo: DemoRepository, runtime: Path, env: dict[str, str]
+) -> None:
+    inside = {**env, "TELIC_STATE_DIR": str(repo.root / "state")}  # refused: inside the repo
+    shim = Shim(repo.root, inside)
+    assert shim.wait() == 1
+    said = shim.stderr().strip().splitlines()
+    assert len(said) == 1
+    assert said[0].startswith("telic: resident.start: ")
+    assert said[0].endswith("(context_security)")
+    assert server_pids(runtime) == []
