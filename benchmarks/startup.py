@@ -107,7 +107,7 @@ async def measure(starts: int) -> dict[str, Any]:
             samples["resident, warm"].append(
                 await _session(root, base / "warm-state", workspace, warm_runtime)
             )
-        [server] = _servers(warm_runtime)
+        server = _servers(warm_runtime)[-1]  # the newest (an edit mid-run starts another)
         results["resident_server_rss_kib"] = rss_kib(server)
         _stop(warm_runtime)
         for name, rows in samples.items():

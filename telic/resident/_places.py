@@ -16,14 +16,21 @@ Socket names are short hashes, since a Unix socket path is limited to about 104 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+    from os import PathLike
+else:
+    try:  # the builtin module, not OpenSSL's binding, whose import is a tenth of a shim's start
+        from _sha256 import sha256
+    except ImportError:  # other Pythons (3.12 names it _sha2)
+        from hashlib import sha256
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
@@ -43,6 +50,7 @@ IDLE_ENV: Final = "TELIC_RESIDENT_IDLE"
 """Seconds a resident server waits with no attached session before it exits."""
 DEFAULT_IDLE_SECONDS: Final = 900.0
 _SOCKET_PATH_LIMIT: Final = 100
+_HERE: Final = os.path.dirname(os.path.realpath(__file__))
 _KEYED_ENV: Final = ("TELIC_DATABASE_URL", "TELIC_STATE_DIR", "XDG_STATE_HOME", "HOME")
 """The environment that decides which ledger a server opens (the state directory's defaults)."""
 
@@ -55,26 +63,27 @@ class ResidentError(Exception):
         self.rule = rule
 
 
-def runtime_dir(environ: Mapping[str, str]) -> Path:
+def runtime_dir(environ: Mapping[str, str]) -> str:
     """The per-user directory of sockets, locks and logs (not created here)."""
     chosen = environ.get(RUNTIME_DIR_ENV)
     if chosen:
-        return Path(chosen)
+        return chosen
     xdg = environ.get("XDG_RUNTIME_DIR")
     if xdg:
-        return Path(xdg) / "telic"
-    return Path("/tmp") / f"telic-{os.getuid()}"
+        return os.path.join(xdg, "telic")
+    return f"/tmp/telic-{os.getuid()}"
 
 
-def private_dir(path: Path) -> Path:
+def private_dir(path: str | PathLike[str]) -> str:
     """Create ``path`` (mode 0700) if missing; refuse it unless only this user can use it.
 
     Raises ``ResidentError`` (rule ``resident.runtime_dir``) for a symlink, a non-directory, a
     directory owned by someone else, or one with any group or world permission bit.
     """
     try:
+        path = os.fspath(path)
         with contextlib.suppress(FileExistsError):  # whatever is there is checked below
-            path.mkdir(mode=0o700, parents=True)
+            os.makedirs(path, mode=0o700)
         info = os.lstat(path)
     except OSError as exc:
         raise ResidentError("resident.runtime_dir", f"cannot create {path}: {exc}") from None
@@ -90,16 +99,15 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def code_fingerprint(package: Path | None = None) -> str:
+def code_fingerprint(package: str | PathLike[str] | None = None) -> str:
     """A hash of the interpreter and of every Telic module's path, size and mtime.
 
     ``package`` defaults to the installed ``telic`` package. An upgrade, a reinstall or an edit
     of any module changes it, so a shim never attaches to a server running older code. It stats
     files; it reads none (about 250 of them).
     """
-    if package is None:
-        package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
+    package = os.fspath(package) if package is not None else os.path.dirname(_HERE)
+    digest = sha256()
     digest.update(f"{sys.prefix}\0{sys.version}\0{package}\0".encode())
     for folder, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -115,20 +123,20 @@ def code_fingerprint(package: Path | None = None) -> str:
 class Places:
     """The files of one resident server, all in its private directory."""
 
-    directory: Path
+    directory: str
     key: str
-    socket: Path
+    socket: str
     """Where MCP sessions attach."""
-    hook_socket: Path
+    hook_socket: str
     """Where ``telic hook`` asks for decisions (keyed without the schema mode)."""
-    lock: Path
+    lock: str
     """Held (``flock``) while a server is being started, so two shims start one."""
-    log: Path
+    log: str
     """The server's stderr."""
 
 
 def _hash(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:20]
+    return sha256("\0".join(parts).encode("utf-8")).hexdigest()[:20]
 
 
 def places_for(
@@ -144,7 +152,7 @@ def places_for(
     ledger = [f"{name}={environ.get(name, '')}" for name in _KEYED_ENV]
     key = _hash(root, schemas, code, *ledger)
     hook = _hash("hook", root, code, *ledger)
-    socket = directory / f"{key}.sock"
+    socket = os.path.join(directory, f"{key}.sock")
     if len(os.fsencode(socket)) > _SOCKET_PATH_LIMIT:
         raise ResidentError(
             "resident.socket_path",
@@ -155,9 +163,9 @@ def places_for(
         directory=directory,
         key=key,
         socket=socket,
-        hook_socket=directory / f"h{hook}.sock",
-        lock=directory / f"{key}.lock",
-        log=directory / f"{key}.log",
+        hook_socket=os.path.join(directory, f"h{hook}.sock"),
+        lock=os.path.join(directory, f"{key}.lock"),
+        log=os.path.join(directory, f"{key}.log"),
     )
 
 

@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from telic.resident._places import (
@@ -97,13 +96,13 @@ def parse_serve(
     if chosen not in ("full", "once"):
         where = "--schemas" if schemas else "TELIC_SCHEMAS"
         raise ResidentError("serve.schemas", f"{where}: {chosen!r} is not one of full, once")
-    path = Path(root or environ.get("TELIC_REPOSITORY_ROOT") or os.getcwd()).resolve()
-    if not path.is_dir():
+    path = os.path.realpath(root or environ.get("TELIC_REPOSITORY_ROOT") or os.getcwd())
+    if not os.path.isdir(path):
         raise ResidentError("serve.repository_root", f"{path} is not a directory")
-    return ServeOptions(str(path), chosen)
+    return ServeOptions(path, chosen)
 
 
-def connect(path: Path) -> socket.socket | None:
+def connect(path: str | os.PathLike[str]) -> socket.socket | None:
     """A connection to the server listening at ``path``; ``None`` when nothing listens there."""
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -129,9 +128,10 @@ def _start_timeout(environ: Mapping[str, str]) -> float:
     return value
 
 
-def _last_line(path: Path) -> str:
+def _last_line(path: str) -> str:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        with open(path, encoding="utf-8", errors="replace") as log:
+            lines = log.read().strip().splitlines()
     except OSError:
         return ""
     return lines[-1] if lines else ""
@@ -343,7 +343,7 @@ def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -
         if isinstance(event, dict) and isinstance(event.get("cwd"), str):
             cwd = event["cwd"]
     chosen = root_option or environ.get("TELIC_REPOSITORY_ROOT") or cwd or os.getcwd()
-    return str(Path(chosen).resolve())
+    return os.path.realpath(chosen)
 
 
 def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> HookReply | None:

@@ -121,11 +121,11 @@ def test_with_no_resident_server_the_hook_decides_in_process(tmp_path: Path) -> 
 
 
 @contextmanager
-def _fake_server(path: Path, reply: Callable[[socket.socket], None]) -> Iterator[None]:
+def _fake_server(path: str, reply: Callable[[socket.socket], None]) -> Iterator[None]:
     """A listener at ``path`` that answers one connection with ``reply``."""
-    private_dir(path.parent)
+    private_dir(os.path.dirname(path))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(os.fspath(path))
+    listener.bind(path)
     listener.listen(1)
 
     def serve() -> None:
