@@ -244,3 +244,26 @@ def test_a_backend_that_cannot_open_fails_the_start_with_its_one_line(
     assert said[0].startswith("telic: resident.start: ")
     assert said[0].endswith("(context_security)")
     assert server_pids(runtime) == []
+
+
+def test_the_shim_and_the_hook_client_import_only_the_standard_library() -> None:
+    probe = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        "import telic.cli._entry, telic.resident._shim\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "print(json.dumps([m for m in new if m.split('.')[0] not in sys.stdlib_module_names]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    outside = json.loads(done.stdout)
+    assert {m.split(".")[0] for m in outside} <= {"telic"}
+    assert sorted(outside) == [
+        "telic",
+        "telic._errors",
+        "telic._lazy",
+        "telic.cli",
+        "telic.cli._entry",
+        "telic.resident",
+        "telic.resident._places",
+        "telic.resident._shim",
+    ]
