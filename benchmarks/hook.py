@@ -15,17 +15,23 @@ Bytecode is cached first (as ``pip install`` does), even when the environment se
 against the machine's load: a bare ``python -c pass`` and a process that only imports what the
 warm path imports.
 
-Prints JSON and appends five rows (the two floors, warm wall-clock and CPU time, cold) to
-``benchmarks/README.md``.
+Then the same warm calls with the repository's resident server running (``telic serve
+--resident`` started it): the hook process only imports the standard-library client, and the
+decision runs in the warm server, the same code (``telic.hosts._hook``).
+
+Prints JSON and appends seven rows (the two floors, warm wall-clock and CPU time, cold, and
+wall-clock and CPU time through the resident server) to ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -109,6 +115,38 @@ def spawn(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def _through_resident(
+    repo: Path, env: dict[str, str], scratch: Path, calls: int
+) -> tuple[list[float], list[float], bool]:
+    """Warm calls while the repository's resident server runs; whether each answer equals the
+    in-process one for the same call (asked right before it, with the resident server unseen)."""
+    from telic.resident._shim import ensure_server, parse_serve
+
+    runtime = Path(tempfile.mkdtemp(prefix="thb-"))
+    with_server = {**env, "TELIC_RUNTIME_DIR": str(runtime / "rt")}
+    options = parse_serve(["--resident"], str(repo), with_server)
+    ensure_server(options, with_server).close()
+    try:
+        walls: list[float] = []
+        cpus: list[float] = []
+        same = True
+        for index in range(calls):
+            path = "src/a.py" if index % 2 == 0 else "README.md"
+            elapsed, answer = call(repo, with_server, path)
+            walls.append(elapsed)
+            cpus.append(CPU.pop())
+            same = same and answer == call(repo, env, path)[1]
+            CPU.pop()  # the in-process call's, not measured here
+        return walls, cpus, same
+    finally:
+        for log in (runtime / "rt").glob("*.log"):
+            for line in log.read_text(encoding="utf-8").splitlines():
+                if "(pid " in line:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(line.rsplit("(pid ", 1)[1].rstrip(")")), signal.SIGTERM)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=60, help="warm calls (default 60)")
@@ -121,7 +159,12 @@ def main() -> int:
         (repo / "src").mkdir(parents=True)
         state.mkdir()
         anyio.run(live_run, repo, state)
-        env = {**os.environ, "TELIC_STATE_DIR": str(state)}
+        # The in-process rows must not find a resident server: an empty runtime directory.
+        env = {
+            **os.environ,
+            "TELIC_STATE_DIR": str(state),
+            "TELIC_RUNTIME_DIR": str(scratch / "none"),
+        }
         # As after ``pip install``: the modules' bytecode is cached. An environment that sets
         # PYTHONDONTWRITEBYTECODE would otherwise compile every module from source per call.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -142,6 +185,7 @@ def main() -> int:
             warm.append(elapsed)
             verdict = answer["permissionDecision"]
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
+        resident, resident_cpu, same = _through_resident(repo, env, scratch, args.calls)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result = {
@@ -150,6 +194,9 @@ def main() -> int:
         "warm": summary(warm),
         "warm_cpu": summary(CPU),
         "cold": summary(cold),
+        "resident": summary(resident),
+        "resident_cpu": summary(resident_cpu),
+        "resident_answers_equal_in_process": same,
         "verdicts": verdicts,
         "load": os.getloadavg()[0],
     }
@@ -164,6 +211,8 @@ def main() -> int:
                 row(f"warm call, new process ({args.calls} calls)", result["warm"]),
                 row("warm call: CPU time of the process (user + sys)", result["warm_cpu"]),
                 row(f"cold call: layers through the controller ({args.cold})", result["cold"]),
+                row(f"via the resident server, new process ({args.calls})", result["resident"]),
+                row("via the resident server: CPU time of the process", result["resident_cpu"]),
             ],
         )
     return 0

@@ -44,6 +44,7 @@ TELIC_LAYERS = {
     "server": 6,
     "hosts": 6,
     "cli": 7,
+    "resident": 7,
     "__main__": 8,
 }
 # Subpackages of one rank that must not import each other.

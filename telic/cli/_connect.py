@@ -29,6 +29,8 @@ _PASSED_ENV = (
     "PYTHONPATH",
     "HOME",
     "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "TELIC_RUNTIME_DIR",
     "LANG",
     "LC_ALL",
     "TMPDIR",
@@ -42,8 +44,12 @@ def stdio_parameters(
     *,
     database_url: str | None = None,
     env: Mapping[str, str] | None = None,
+    serve_args: Sequence[str] = (),
 ) -> StdioServerParameters:
-    """How to start ``python -m telic serve`` over stdio for ``repository_root``."""
+    """How to start ``python -m telic serve`` over stdio for ``repository_root``.
+
+    ``serve_args`` follow ``serve`` (``["--resident"]`` attaches to the resident server).
+    """
     server_env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
     server_env["TELIC_REPOSITORY_ROOT"] = str(repository_root)
     server_env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -54,7 +60,7 @@ def stdio_parameters(
     server_env.update(env or {})
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "telic", "serve"],
+        args=["-m", "telic", "serve", *serve_args],
         env=server_env,
         cwd=str(repository_root),
     )

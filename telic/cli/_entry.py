@@ -2,7 +2,10 @@
 
 Claude Code runs ``telic hook claude-code`` in a fresh process before every matching tool
 call, so that command must not import the MCP server, the actor system or the models (most of
-a second). Every other command goes on to ``telic.cli._main``.
+a second): it asks the repository's resident server, if one listens, with the standard library
+only, and otherwise decides in-process. ``telic serve --resident`` is the standard-library shim
+that attaches to (or starts) that resident server (``telic.resident``). Every other command goes
+on to ``telic.cli._main``.
 """
 
 from __future__ import annotations
@@ -41,9 +44,18 @@ def hook_command(host: str, repository_root: str | None) -> int:
         known = ", ".join(HOSTS_WITH_HOOKS)
         print(f"telic: hook.host: no hook for host {host!r} (known: {known})", file=sys.stderr)
         return 2
-    from telic.hosts import claude_code_hook
+    import os
 
-    output = claude_code_hook(sys.stdin.buffer.read(), repository_root=repository_root)
+    from telic.resident import ask_hook
+
+    raw = sys.stdin.buffer.read()
+    reply = ask_hook(raw, repository_root, os.environ)
+    if reply is not None:
+        output = reply.output
+    else:  # no resident server listens for this repository: decide here
+        from telic.hosts import claude_code_hook
+
+        output = claude_code_hook(raw, repository_root=repository_root)
     if output is not None:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
@@ -56,6 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     root, command, rest = _split(args)
     if command == "hook" and len(rest) == 1 and not rest[0].startswith("-"):
         return hook_command(rest[0], root)
+    if command == "serve" and "--resident" in rest:
+        from telic.resident import serve_resident
+
+        return serve_resident(rest, root)
     from telic.cli._main import main as full
 
     return full(args)

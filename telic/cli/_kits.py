@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -16,7 +17,9 @@ from typing import Any, Final
 import anyio.to_thread
 
 from telic.cli._console import print_json
-from telic.server import ServerConfig
+
+if typing.TYPE_CHECKING:
+    from telic.server import ServerConfig
 
 __all__ = ["HOST_COMMANDS", "add_host_commands"]
 
@@ -31,6 +34,11 @@ def add_host_commands(add: _Add) -> None:
     init.add_argument("host", choices=HOSTS)
     init.add_argument("--repository", metavar="DIR", help="the project (default: the repository)")
     init.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    init.add_argument(
+        "--resident",
+        action="store_true",
+        help="configure the MCP server as serve --resident (POSIX; see docs/hosts.md)",
+    )
     hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
     hook.add_argument("host", choices=("claude-code",))
     hook.set_defaults(json=False)
@@ -44,7 +52,7 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.hosts import diff, plan_kit, write_kit
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
-    changes = plan_kit(args.host, root)
+    changes = plan_kit(args.host, root, resident=bool(args.resident))
     if not args.dry_run:
         write_kit(root, changes)
     written = [c.path for c in changes if c.changed]

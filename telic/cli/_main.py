@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import importlib.util
 import os
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -36,17 +37,12 @@ from telic.cli._where import (
     is_git_work_tree,
     locate_ledger,
 )
-from telic.server import (
-    REPORTED,
-    ServerConfig,
-    Service,
-    has_reports,
-    open_backend,
-    open_default_service,
-    reports_module,
-    serve,
-    to_wire,
-)
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+    from types import ModuleType
+
+    from telic.server import Backend, ServerConfig, Service
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -55,6 +51,50 @@ EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_NOT_FOUND: Final = 3
 EXIT_INTERRUPTED: Final = 130
+
+
+# The MCP server (and the models under it) load only once a command needs them: ``telic
+# --version`` and ``--help`` parse and exit without importing the server (about 2 s).
+
+
+def to_wire(value: Any) -> Any:
+    """``telic.server.to_wire``, imported on first use."""
+    from telic.server import to_wire as convert
+
+    return convert(value)
+
+
+def open_default_service(config: ServerConfig) -> AbstractAsyncContextManager[Service]:
+    """``telic.server.open_default_service``, imported on first use."""
+    from telic.server import open_default_service as opener
+
+    return opener(config)
+
+
+def open_backend(config: ServerConfig) -> AbstractAsyncContextManager[Backend]:
+    """``telic.server.open_backend``, imported on first use."""
+    from telic.server import open_backend as opener
+
+    return opener(config)
+
+
+def reports_module() -> ModuleType | None:
+    """``telic.server.reports_module``, imported on first use."""
+    from telic.server import reports_module as load
+
+    return load()
+
+
+async def serve(config: ServerConfig) -> None:
+    """``telic.server.serve``, imported on first use."""
+    from telic.server import serve as run
+
+    await run(config)
+
+
+def has_reports() -> bool:
+    """Whether ``telic.reports`` is installed, without importing it or the server."""
+    return importlib.util.find_spec("telic.reports") is not None
 
 
 def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -103,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
 
     serve_cmd = add("serve", "serve MCP over stdio (default) or streamable HTTP", json_flag=False)
     serve_cmd.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead")
+    serve_cmd.add_argument(
+        "--resident",
+        action="store_true",
+        help="attach to the repository's resident server over a Unix socket, starting it if "
+        "none runs (stdio only; docs/design.md)",
+    )
     serve_cmd.add_argument("--token", help="bearer token for HTTP (or $TELIC_HTTP_TOKEN)")
     serve_cmd.add_argument(
         "--reports-mirror",
@@ -528,8 +574,15 @@ def _fail(args: argparse.Namespace, code: int, error: str, kind: str, hint: str 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``telic`` command; return its exit code."""
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.resident:  # normally routed by ``_entry`` already
+        from telic.resident import serve_resident
+
+        words = list(argv if argv is not None else sys.argv[1:])
+        return serve_resident(words[words.index("serve") + 1 :], args.repository_root)
     config: ServerConfig | None = None
     try:
+        from telic.server import ServerConfig
+
         config = ServerConfig.from_env(
             http=getattr(args, "http", None),
             token=getattr(args, "token", None),
@@ -583,6 +636,8 @@ def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseExc
         return EXIT_INTERRUPTED
     if isinstance(exc, CliError):
         return _fail(args, exc.exit_code, exc.message, exc.kind, exc.hint)
+    from telic.server import REPORTED
+
     if REPORTED in getattr(exc, "__notes__", ()):
         return EXIT_FAILURE  # ``serve`` printed its one line when it happened
     if isinstance(exc, UsageError):

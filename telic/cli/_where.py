@@ -13,12 +13,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from telic.cli._errors import CliError
-from telic.server import ServerConfig
+
+if typing.TYPE_CHECKING:
+    from telic.server import ServerConfig
 
 __all__ = [
     "LedgerLocation",

@@ -31,7 +31,6 @@ from typing import Any, Final, Literal
 
 from telic._errors import UsageError
 from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
-from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT
 
 __all__ = [
     "HOSTS",
@@ -91,8 +90,9 @@ def telic_command() -> list[str]:
 # ------------------------------------------------------------------------------------ pieces
 
 
-def _server_entry(command: Sequence[str], root: str) -> dict[str, Any]:
-    return {"command": command[0], "args": [*command[1:], "--repository-root", root, "serve"]}
+def _server_entry(command: Sequence[str], root: str, resident: bool) -> dict[str, Any]:
+    serve = ["serve", "--resident"] if resident else ["serve"]
+    return {"command": command[0], "args": [*command[1:], "--repository-root", root, *serve]}
 
 
 def hook_command(command: Sequence[str], root: str) -> str:
@@ -242,7 +242,11 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
 _Reader = Callable[[str], str | None]
 
 
-def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+def _claude_code(
+    root: str, command: Sequence[str], read: _Reader, resident: bool
+) -> list[FileChange]:
+    from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
+
     agent = _front_matter(
         [
             ("name", AGENT_NAME),
@@ -256,7 +260,7 @@ def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileC
     )
     skill = _front_matter([("name", SKILL_NAME), ("description", SKILL_DESCRIPTION)])
     files: dict[str, Callable[[str | None], str]] = {
-        ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root)),
+        ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root, resident)),
         ".claude/settings.json": lambda t: _with_hooks(
             ".claude/settings.json", t, hook_command(command, root)
         ),
@@ -266,8 +270,10 @@ def _claude_code(root: str, command: Sequence[str], read: _Reader) -> list[FileC
     return [FileChange(path, read(path), make(read(path))) for path, make in files.items()]
 
 
-def _codex(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
-    entry = _server_entry(command, root)
+def _codex(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
+    from telic.hosts._texts import SKILL_TEXT  # the prompt: slow
+
+    entry = _server_entry(command, root, resident)
     config = ".codex/config.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
     return [
@@ -276,13 +282,17 @@ def _codex(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]
     ]
 
 
-def _cursor(root: str, command: Sequence[str], read: _Reader) -> list[FileChange]:
+def _cursor(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
+    from telic.hosts._texts import SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
+
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
     rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
     mcp = ".cursor/mcp.json"
     rules = f".cursor/rules/{SKILL_NAME}.mdc"
     return [
-        FileChange(mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root))),
+        FileChange(
+            mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root, resident))
+        ),
         FileChange(rules, read(rules), rule + SKILL_TEXT),
     ]
 
@@ -305,9 +315,12 @@ def _reader(root: Path) -> _Reader:
     return read
 
 
-def plan_kit(host: str, root: Path, command: Sequence[str] | None = None) -> list[FileChange]:
+def plan_kit(
+    host: str, root: Path, command: Sequence[str] | None = None, *, resident: bool = False
+) -> list[FileChange]:
     """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
-    there. Writes nothing.
+    there. Writes nothing. ``resident``: the MCP server command is ``serve --resident``
+    (docs/hosts.md says why that is a choice, not the default).
 
     Raises:
         UsageError: an unknown host (``init.host``), a relative root (``init.root``), or a file
@@ -319,7 +332,7 @@ def plan_kit(host: str, root: Path, command: Sequence[str] | None = None) -> lis
         raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
     if not root.is_absolute() or not root.is_dir():
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
-    return plan(str(root), list(command or telic_command()), _reader(root))
+    return plan(str(root), list(command or telic_command()), _reader(root), resident)
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:
@@ -349,17 +362,18 @@ def diff(changes: Sequence[FileChange]) -> str:
 def check_kits(root: Path, command: Sequence[str] | None = None) -> list[KitCheck]:
     """Check every kit installed in ``root``: a host counts as installed when any of its files
     exists; each such file must be what ``telic init`` would write now, and the commands it
-    runs must exist."""
+    runs must exist. A server entry with or without ``--resident`` is current."""
     checks: list[KitCheck] = []
     for host in HOSTS:
         try:
             changes = plan_kit(host, root, command)
+            resident = plan_kit(host, root, command, resident=True)
         except UsageError as exc:
             checks.append(KitCheck(f"kit {host}", False, exc.message))
             continue
         if all(change.before is None for change in changes):
             continue
-        stale = [c.path for c in changes if c.changed]
+        stale = [c.path for c, r in zip(changes, resident, strict=True) if c.changed and r.changed]
         executable = (command or telic_command())[0]
         runs = os.access(executable, os.X_OK)
         if stale:

@@ -15,6 +15,7 @@ from telic._lazy import lazy_facade as _lazy_facade
 if typing.TYPE_CHECKING:
     from telic.server._app import (
         SERVER_NAME as SERVER_NAME,
+        assemble as assemble,
         build_server as build_server,
         has_reports as has_reports,
         reports_module as reports_module,
@@ -35,6 +36,11 @@ if typing.TYPE_CHECKING:
         workflow_message as workflow_message,
     )
     from telic.server._service import ProgressFn as ProgressFn, Service as Service
+    from telic.server._stdio import (
+        PipeLines as PipeLines,
+        PipeWriter as PipeWriter,
+        serve_lines as serve_lines,
+    )
     from telic.server._tools import TOOL_NAMES as TOOL_NAMES
     from telic.server._transport import (
         REPORTED as REPORTED,

@@ -37,6 +37,7 @@ __all__ = [
     "claimed",
     "error_reply",
     "is_stream",
+    "serve_lines",
     "serve_stdio",
     "wire_files",
 ]
@@ -300,9 +301,21 @@ async def serve_stdio(server: Server[Any]) -> None:
     A line that is no JSON-RPC message is answered with an error (see ``AnsweredReads``).
     """
     with wire_files() as (stdin, stdout):
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await server.run(
-                AnsweredReads(read_stream, write_stream),
-                write_stream,
-                server.create_initialization_options(),
-            )
+        await serve_lines(server, stdin, stdout)
+
+
+async def serve_lines(
+    server: Server[Any], stdin: anyio.AsyncFile[str], stdout: anyio.AsyncFile[str] | None
+) -> None:
+    """Serve one MCP session over newline-delimited JSON-RPC read from ``stdin``.
+
+    The stdio framing and its hostile-input handling, for any line source: this process's
+    pipes (``serve_stdio``) or a resident server's socket connection (``PipeLines`` and
+    ``PipeWriter`` over the socket's descriptor).
+    """
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        await server.run(
+            AnsweredReads(read_stream, write_stream),
+            write_stream,
+            server.create_initialization_options(),
+        )

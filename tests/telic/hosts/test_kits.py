@@ -237,3 +237,23 @@ def test_the_running_telic_is_named_by_an_absolute_path() -> None:
     command = telic_command()
     assert Path(command[0]).is_absolute()
     assert Path(command[0]).exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "config"),
+    [("claude-code", ".mcp.json"), ("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")],
+)
+def test_a_resident_kit_serves_with_resident_and_doctor_counts_it_current(
+    tmp_path: Path, host: str, config: str
+) -> None:
+    command = telic_command()
+    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=True))
+    text = (tmp_path / config).read_text()
+    if config.endswith(".toml"):
+        args = tomllib.loads(text)["mcp_servers"]["telic"]["args"]
+    else:
+        args = json.loads(text)["mcpServers"]["telic"]["args"]
+    assert args[-3:] == [str(tmp_path), "serve", "--resident"]
+    (check,) = check_kits(tmp_path, command)
+    assert check.ok, check.detail
+    assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=True))

@@ -1,0 +1,185 @@
+"""Where a resident server lives: its private directory, its key, its socket, lock and log.
+
+Standard library only: the shim and the hook client import this in the fresh process a host
+spawns. A resident server is keyed by everything that changes what it serves — the repository
+root, the ledger settings (``TELIC_DATABASE_URL``, ``TELIC_STATE_DIR``), the schema mode and
+a fingerprint of the installed Telic code and interpreter — so a shim never attaches to a
+server that would behave differently from a fresh ``telic serve``. The hook socket's key leaves
+the schema mode out: the hook's decision does not depend on it.
+
+The directory (``$TELIC_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/telic``, else
+``/tmp/telic-<uid>``) is created with mode 0700 and refused unless it is a real directory owned
+by this user with no group or world access: whoever can reach the socket drives the ledger.
+Socket names are short hashes, since a Unix socket path is limited to about 104 bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+    from os import PathLike
+else:
+    try:  # the builtin module, not OpenSSL's binding, whose import is a tenth of a shim's start
+        from _sha256 import sha256
+    except ImportError:  # other Pythons (3.12 names it _sha2)
+        from hashlib import sha256
+
+__all__ = [
+    "DEFAULT_IDLE_SECONDS",
+    "IDLE_ENV",
+    "RUNTIME_DIR_ENV",
+    "Places",
+    "ResidentError",
+    "code_fingerprint",
+    "idle_seconds",
+    "places_for",
+    "private_dir",
+    "runtime_dir",
+]
+
+RUNTIME_DIR_ENV: Final = "TELIC_RUNTIME_DIR"
+IDLE_ENV: Final = "TELIC_RESIDENT_IDLE"
+"""Seconds a resident server waits with no attached session before it exits."""
+DEFAULT_IDLE_SECONDS: Final = 900.0
+_SOCKET_PATH_LIMIT: Final = 100
+_HERE: Final = os.path.dirname(os.path.realpath(__file__))
+_KEYED_ENV: Final = ("TELIC_DATABASE_URL", "TELIC_STATE_DIR", "XDG_STATE_HOME", "HOME")
+"""The environment that decides which ledger a server opens (the state directory's defaults)."""
+
+
+class ResidentError(Exception):
+    """A resident server cannot be reached or started; the message names the rule that failed."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+
+
+def runtime_dir(environ: Mapping[str, str]) -> str:
+    """The per-user directory of sockets, locks and logs (not created here)."""
+    chosen = environ.get(RUNTIME_DIR_ENV)
+    if chosen:
+        return chosen
+    xdg = environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "telic")
+    return f"/tmp/telic-{os.getuid()}"
+
+
+def private_dir(path: str | PathLike[str]) -> str:
+    """Create ``path`` (mode 0700) if missing; refuse it unless only this user can use it.
+
+    Raises ``ResidentError`` (rule ``resident.runtime_dir``) for a symlink, a non-directory, a
+    directory owned by someone else, or one with any group or world permission bit.
+    """
+    try:
+        path = os.fspath(path)
+        with contextlib.suppress(FileExistsError):  # whatever is there is checked below
+            os.makedirs(path, mode=0o700)
+        info = os.lstat(path)
+    except OSError as exc:
+        raise ResidentError("resident.runtime_dir", f"cannot create {path}: {exc}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise ResidentError("resident.runtime_dir", f"{path} is not a directory")
+    if info.st_uid != os.getuid():
+        raise ResidentError("resident.runtime_dir", f"{path} is owned by uid {info.st_uid}")
+    if info.st_mode & 0o077:
+        mode = oct(stat.S_IMODE(info.st_mode))
+        raise ResidentError(
+            "resident.runtime_dir", f"{path} has mode {mode}; it must be 0700 (chmod 700 it)"
+        )
+    return path
+
+
+def code_fingerprint(package: str | PathLike[str] | None = None) -> str:
+    """A hash of the interpreter and of every Telic module's path, size and mtime.
+
+    ``package`` defaults to the installed ``telic`` package. An upgrade, a reinstall or an edit
+    of any module changes it, so a shim never attaches to a server running older code. It stats
+    files; it reads none (about 250 of them).
+    """
+    package = os.fspath(package) if package is not None else os.path.dirname(_HERE)
+    digest = sha256()
+    digest.update(f"{sys.prefix}\0{sys.version}\0{package}\0".encode())
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                where = os.path.relpath(os.path.join(folder, name), package)
+                digest.update(f"{where}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Places:
+    """The files of one resident server, all in its private directory."""
+
+    directory: str
+    key: str
+    socket: str
+    """Where MCP sessions attach."""
+    hook_socket: str
+    """Where ``telic hook`` asks for decisions (keyed without the schema mode)."""
+    lock: str
+    """Held (``flock``) while a server is being started, so two shims start one."""
+    log: str
+    """The server's stderr."""
+
+
+def _hash(*parts: str) -> str:
+    return sha256("\0".join(parts).encode("utf-8")).hexdigest()[:20]
+
+
+def places_for(
+    root: str, schemas: str, environ: Mapping[str, str], fingerprint: str | None = None
+) -> Places:
+    """The places of the server for ``root`` under these settings (nothing is created).
+
+    Raises ``ResidentError`` (rule ``resident.socket_path``) if the directory is so deep that
+    a socket path would pass the operating system's limit.
+    """
+    directory = runtime_dir(environ)
+    code = code_fingerprint() if fingerprint is None else fingerprint
+    ledger = [f"{name}={environ.get(name, '')}" for name in _KEYED_ENV]
+    key = _hash(root, schemas, code, *ledger)
+    hook = _hash("hook", root, code, *ledger)
+    socket = os.path.join(directory, f"{key}.sock")
+    if len(os.fsencode(socket)) > _SOCKET_PATH_LIMIT:
+        raise ResidentError(
+            "resident.socket_path",
+            f"{socket} is longer than {_SOCKET_PATH_LIMIT} bytes; set {RUNTIME_DIR_ENV} to a "
+            "shorter directory",
+        )
+    return Places(
+        directory=directory,
+        key=key,
+        socket=socket,
+        hook_socket=os.path.join(directory, f"h{hook}.sock"),
+        lock=os.path.join(directory, f"{key}.lock"),
+        log=os.path.join(directory, f"{key}.log"),
+    )
+
+
+def idle_seconds(environ: Mapping[str, str]) -> float:
+    """``TELIC_RESIDENT_IDLE`` in seconds (default 900). Raises ``ResidentError`` when bad."""
+    text = environ.get(IDLE_ENV, "").strip()
+    if not text:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86_400:
+        raise ResidentError(
+            "resident.idle", f"{IDLE_ENV}={text!r} is not a number of seconds in (0, 86400]"
+        )
+    return value

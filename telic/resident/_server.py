@@ -1,0 +1,338 @@
+"""The resident server: one process per repository and settings, serving every attached session.
+
+It opens the service once (``telic.server.open_backend``, as ``telic serve`` does), then
+listens on two Unix sockets in its private directory (``_places``):
+
+* the MCP socket: each connection is one MCP session with exactly the behaviour of ``telic
+  serve`` over stdio — the same server (``assemble``, so each session has its own schema
+  bookkeeping), the same framing and hostile-input handling (``telic.server._stdio``'s
+  ``serve_lines`` over ``PipeLines`` / ``PipeWriter`` on the connection's descriptor);
+* the hook socket: each connection carries one ``telic hook claude-code`` event, decided by
+  the in-process hook's own code (``telic.hosts._hook.claude_code_hook``) in a worker thread.
+
+It says ``ready`` on the pipe its starter passed (``--ready-fd``) once both listen, or ``error
+…`` when the backend cannot open. It exits after ``--idle`` seconds with no attached session
+(hook calls count as activity), on SIGTERM or SIGINT, and removes its socket files on the way
+out (only if they are still its own). Before it stops listening it takes the start lock, so a
+shim starting a successor never races it, and serves whatever connections were already queued.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import functools
+import gc
+import importlib.metadata
+import json
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from telic._errors import TelicError
+from telic.resident._shim import connect
+from telic.server import (
+    Backend,
+    PipeLines,
+    PipeWriter,
+    ServerConfig,
+    assemble,
+    has_reports,
+    open_backend,
+    serve_lines,
+)
+
+__all__ = ["Sockets", "run_resident"]
+
+_CHUNK: Final = 65_536
+_MAX_HOOK_EVENT: Final = 4 * 1024 * 1024
+"""Bytes of one hook event, at most (Claude Code's events are a few kilobytes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sockets:
+    """Where the server listens and the lock its starters hold."""
+
+    mcp: Path
+    hook: Path
+    lock: Path
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("telic")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _listen(path: Path, *, required: bool) -> tuple[socket.socket, int] | None:
+    """Listen at ``path``: the socket and its inode. A live server already there: ``None``
+    (or, if ``required``, an error); a stale socket file is replaced."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            listener.bind(os.fspath(path))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            other = connect(path)
+            if other is not None:
+                other.close()
+                if required:
+                    raise OSError(errno.EADDRINUSE, f"another server listens at {path}") from None
+                listener.close()
+                return None
+            os.unlink(path)
+            listener.bind(os.fspath(path))
+        os.chmod(path, 0o600)
+        listener.listen(64)
+        listener.setblocking(False)
+    except BaseException:
+        listener.close()
+        raise
+    return listener, os.stat(path).st_ino
+
+
+def _unlink_if_ours(path: Path, inode: int) -> None:
+    with contextlib.suppress(OSError):
+        if os.stat(path).st_ino == inode:
+            os.unlink(path)
+
+
+class _Activity:
+    """Attached sessions and a wake-up whenever anything happens."""
+
+    def __init__(self) -> None:
+        self.sessions = 0
+        self._changed = anyio.Event()
+
+    def touch(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def changed(self) -> None:
+        await self._changed.wait()
+
+
+async def _idle(activity: _Activity, seconds: float) -> None:
+    """Return once no session has been attached and nothing happened for ``seconds``."""
+    while True:
+        if activity.sessions:
+            await activity.changed()
+            continue
+        with anyio.move_on_after(seconds) as waited:
+            await activity.changed()
+        if waited.cancelled_caught and not activity.sessions:
+            return
+
+
+async def _session(connection: socket.socket, make: Callable[[], Any], activity: _Activity) -> None:
+    activity.sessions += 1
+    activity.touch()
+    try:
+        with connection:
+            connection.setblocking(False)
+            fd = connection.fileno()
+            try:
+                await serve_lines(make(), PipeLines(fd), PipeWriter(fd))
+            except Exception as exc:  # one session's failure (a reset peer) ends only that one
+                _say(f"telic: a resident session ended: {type(exc).__name__}: {exc}")
+    finally:
+        activity.sessions -= 1
+        activity.touch()
+
+
+async def _receive_all(connection: socket.socket) -> bytes:
+    received = bytearray()
+    while True:
+        try:
+            chunk = connection.recv(_CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(connection)
+            continue
+        if not chunk:
+            return bytes(received)
+        received += chunk
+        if len(received) > _MAX_HOOK_EVENT:
+            raise ValueError(f"a hook event is larger than {_MAX_HOOK_EVENT} bytes")
+
+
+async def _send_all(connection: socket.socket, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[connection.send(view) :]
+        except BlockingIOError:
+            await anyio.wait_writable(connection)
+
+
+def _decide_hook(raw: bytes, root: str) -> str | None:
+    from telic.hosts import claude_code_hook
+
+    return claude_code_hook(raw, repository_root=root)
+
+
+async def _hook(connection: socket.socket, root: str, activity: _Activity) -> None:
+    """Answer one hook event: ``{"output": …}``, or ``{"error": …}`` (the client denies)."""
+    activity.touch()
+    with connection:
+        connection.setblocking(False)
+        try:
+            received = await _receive_all(connection)
+            header, _, raw = received.partition(b"\n")
+            asked = json.loads(header).get("root")
+            if asked != root:
+                raise ValueError(f"this server decides for {root}, not {asked}")
+            output = await anyio.to_thread.run_sync(functools.partial(_decide_hook, raw, root))
+            reply: dict[str, object] = {"output": output}
+        except Exception as exc:  # the hook boundary: the client turns this into a deny
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        with contextlib.suppress(OSError):
+            await _send_all(connection, json.dumps(reply, ensure_ascii=False).encode())
+
+
+async def _accept(
+    listener: socket.socket, handle: Callable[[socket.socket], Any], tg: anyio.abc.TaskGroup
+) -> None:
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            await anyio.wait_readable(listener)
+            continue
+        tg.start_soon(handle, connection)
+
+
+def _drain(listener: socket.socket, handle: Callable[[socket.socket], Any], tg: Any) -> None:
+    """Start a session for every connection already queued (the socket file is gone)."""
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        tg.start_soon(handle, connection)
+
+
+def _tell(ready_fd: int | None, line: str) -> None:
+    if ready_fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.write(ready_fd, line.encode("utf-8", "replace") + b"\n")
+    with contextlib.suppress(OSError):
+        os.close(ready_fd)
+
+
+async def run_resident(
+    config: ServerConfig, sockets: Sockets, idle: float, ready_fd: int | None = None
+) -> int:
+    """Serve until idle for ``idle`` seconds or signalled; return the exit code."""
+    root = str(config.repository_root)
+    try:
+        async with open_backend(config) as backend:
+            return await _serve(config, backend, sockets, idle, ready_fd)
+    except TelicError as error:
+        _say(f"telic: {error.message} ({error.code})")
+        _tell(ready_fd, f"error {error.message} ({error.code})")
+        return 1
+    except OSError as error:
+        _say(f"telic: resident server for {root}: {error}")
+        _tell(ready_fd, f"error cannot listen: {error}")
+        return 1
+
+
+async def _serve(
+    config: ServerConfig, backend: Backend, sockets: Sockets, idle: float, ready_fd: int | None
+) -> int:
+    async def service() -> Any:
+        return backend.service
+
+    async def ledger() -> Any:
+        return backend.ledger
+
+    version = _version()
+    reports = ledger if has_reports() else None
+
+    def make() -> Any:
+        return assemble(service, version=version, ledger=reports, schemas=config.schemas)
+
+    root = str(config.repository_root)
+    mcp = _listen(sockets.mcp, required=True)
+    assert mcp is not None
+    hook = _listen(sockets.hook, required=False)
+    activity = _Activity()
+    gc.freeze()  # what is loaded and open now lives as long as the server
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
+    _say(f"Telic MCP resident for {root} at {sockets.mcp} (pid {os.getpid()})")
+    _tell(ready_fd, "ready")
+    listeners = [mcp[0]] + ([hook[0]] if hook else [])
+    try:
+        async with anyio.create_task_group() as sessions:
+
+            def start_session(connection: socket.socket) -> Any:
+                return _session(connection, make, activity)
+
+            def start_hook(connection: socket.socket) -> Any:
+                return _hook(connection, root, activity)
+
+            async with anyio.create_task_group() as accepting:
+                accepting.start_soon(_accept, mcp[0], start_session, sessions)
+                if hook is not None:
+                    accepting.start_soon(_accept, hook[0], start_hook, sessions)
+
+                async def stop_when_idle() -> None:
+                    await _idle(activity, idle)
+                    accepting.cancel_scope.cancel()
+
+                async def stop_on_signal() -> None:
+                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                        async for _ in signals:
+                            sessions.cancel_scope.cancel()
+                            return
+
+                accepting.start_soon(stop_when_idle)
+                accepting.start_soon(stop_on_signal)
+            # Idle: no new connection may find these sockets; serve what was already queued.
+            with _locked(sockets.lock):
+                _unlink_if_ours(sockets.mcp, mcp[1])
+                if hook is not None:
+                    _unlink_if_ours(sockets.hook, hook[1])
+            _drain(mcp[0], start_session, sessions)
+            if hook is not None:
+                _drain(hook[0], start_hook, sessions)
+    finally:
+        _unlink_if_ours(sockets.mcp, mcp[1])
+        if hook is not None:
+            _unlink_if_ours(sockets.hook, hook[1])
+        for listener in listeners:
+            listener.close()
+    _say(f"Telic MCP resident for {root} stopped")
+    return 0
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Any:
+    """Hold the start lock if it can be had at once; a shim holding it is starting a successor
+    (it found no server), so the sockets are removed either way."""
+    try:
+        handle = open(path, "a+b")  # noqa: SIM115  # closed below, after the lock is released
+    except OSError:
+        yield
+        return
+    with handle:
+        with contextlib.suppress(OSError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield

@@ -1,0 +1,390 @@
+"""``telic serve --resident`` and the hook's client: attach to the resident server, or start it.
+
+Standard library only, imported by ``telic.cli._entry`` before anything heavy. The shim:
+
+1. computes the server's places (``_places``) for the repository and settings;
+2. connects to its socket; if nothing listens (no file, or a stale one left by a killed
+   server), takes the start lock (``fcntl.flock``), checks again (another shim may just have
+   started it), removes a stale socket and starts ``python -m telic.resident`` detached (a new
+   session, stdin and stdout on the null device, stderr appended to the log), then waits for it
+   to say ``ready`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30);
+3. relays stdin to the socket and the socket to stdout, byte for byte, until the host closes
+   stdin (exit 0) or the server ends the session first (one line on stderr, exit 1: the host
+   sees its server exit, as when ``telic serve`` dies).
+
+``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
+returns its answer; ``None`` when no server listens, so the caller decides in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from telic.resident._places import (
+    Places,
+    ResidentError,
+    idle_seconds,
+    places_for,
+    private_dir,
+)
+
+__all__ = [
+    "NO_SERVER",
+    "HookReply",
+    "ServeOptions",
+    "ask_hook",
+    "connect",
+    "ensure_server",
+    "parse_serve",
+    "serve_resident",
+]
+
+START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
+_DEFAULT_START_TIMEOUT: Final = 30.0
+_HOOK_TIMEOUT: Final = 30.0
+_CHUNK: Final = 65_536
+_REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """What ``telic serve --resident`` was asked for."""
+
+    repository_root: str
+    schemas: str
+
+
+def parse_serve(
+    words: Sequence[str], root_option: str | None, environ: Mapping[str, str]
+) -> ServeOptions:
+    """Parse the arguments after ``serve``. Raises ``ResidentError`` naming the rule.
+
+    Only ``--resident``, ``--schemas full|once`` and ``--repository-root`` go with
+    ``--resident``: HTTP is already a shared, long-lived server.
+    """
+    root, schemas = root_option, None
+    index = 0
+    while index < len(words):
+        word, value = words[index], None
+        if "=" in word and word.startswith("--"):
+            word, value = word.split("=", 1)
+        if word == "--resident" and value is None:
+            index += 1
+            continue
+        if word in ("--schemas", "--repository-root"):
+            if value is None:
+                if index + 1 >= len(words):
+                    raise ResidentError("serve.arguments", f"{word} needs a value")
+                value, index = words[index + 1], index + 1
+            if word == "--schemas":
+                schemas = value
+            else:
+                root = value
+            index += 1
+            continue
+        raise ResidentError("serve.resident", f"{words[index]} cannot be combined with --resident")
+    chosen = (schemas or environ.get("TELIC_SCHEMAS") or "once").strip().lower()
+    if chosen not in ("full", "once"):
+        where = "--schemas" if schemas else "TELIC_SCHEMAS"
+        raise ResidentError("serve.schemas", f"{where}: {chosen!r} is not one of full, once")
+    path = os.path.realpath(root or environ.get("TELIC_REPOSITORY_ROOT") or os.getcwd())
+    if not os.path.isdir(path):
+        raise ResidentError("serve.repository_root", f"{path} is not a directory")
+    return ServeOptions(path, chosen)
+
+
+def connect(path: str | os.PathLike[str]) -> socket.socket | None:
+    """A connection to the server listening at ``path``; ``None`` when nothing listens there."""
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(os.fspath(path))
+    except OSError as exc:
+        client.close()
+        if exc.errno in _REFUSED:
+            return None
+        raise ResidentError("resident.connect", f"cannot connect to {path}: {exc}") from None
+    return client
+
+
+def _start_timeout(environ: Mapping[str, str]) -> float:
+    text = environ.get(START_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(text) if text else _DEFAULT_START_TIMEOUT
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 600:
+        raise ResidentError(
+            "resident.start_timeout", f"{START_TIMEOUT_ENV}={text!r} is not seconds in (0, 600]"
+        )
+    return value
+
+
+def _last_line(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            lines = log.read().strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> None:
+    """Start the server and wait until it listens; raises ``ResidentError`` if it does not."""
+    import subprocess  # only a shim that starts a server pays for these imports
+
+    timeout = _start_timeout(environ)
+    idle = idle_seconds(environ)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(places.socket)  # stale: nothing answered on it, and we hold the lock
+    reading, writing = os.pipe()
+    command = [
+        sys.executable,
+        "-m",
+        "telic.resident",
+        "--repository-root",
+        options.repository_root,
+        "--schemas",
+        options.schemas,
+        "--socket",
+        os.fspath(places.socket),
+        "--hook-socket",
+        os.fspath(places.hook_socket),
+        "--lock",
+        os.fspath(places.lock),
+        "--ready-fd",
+        str(writing),
+        "--idle",
+        str(idle),
+    ]
+    try:
+        log = os.open(places.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            server = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                pass_fds=(writing,),
+                start_new_session=True,
+                cwd=options.repository_root,
+                env=dict(environ),
+            )
+        finally:
+            os.close(log)
+            os.close(writing)
+        # Reap it when it exits, should this process outlive it (a test, a benchmark); a shim
+        # exits first, and the server is then adopted by init.
+        import threading
+
+        threading.Thread(target=server.wait, name="telic-reaper", daemon=True).start()
+        said = _read_ready(reading, timeout)
+    finally:
+        os.close(reading)
+    if said == "ready":
+        return
+    if said.startswith("error "):
+        raise ResidentError("resident.start", said.removeprefix("error "))
+    if said == "":
+        detail = _last_line(places.log) or "it exited without a word"
+        raise ResidentError(
+            "resident.start", f"the resident server exited while starting: {detail}"
+        )
+    raise ResidentError(
+        "resident.start_timeout",
+        f"the resident server did not become ready within {timeout:g} s (log: {places.log})",
+    )
+
+
+def _read_ready(fd: int, timeout: float) -> str:
+    """The server's one readiness line; ``""`` at end of file, ``"timeout"`` when it is late."""
+    import select
+
+    deadline = time.monotonic() + timeout
+    said = b""
+    while b"\n" not in said:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return "timeout"
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        said += chunk
+    return said.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+
+
+def ensure_server(
+    options: ServeOptions, environ: Mapping[str, str], fingerprint: str | None = None
+) -> socket.socket:
+    """A connection to the resident server of ``options``, starting it if none listens.
+
+    ``fingerprint`` stands for the installed code's (``code_fingerprint``) when given.
+    """
+    places = places_for(options.repository_root, options.schemas, environ, fingerprint)
+    attached = connect(places.socket)
+    if attached is not None:
+        return attached
+    import fcntl
+
+    private_dir(places.directory)
+    with open(places.lock, "a+b") as lock:
+        os.chmod(places.lock, 0o600)
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        attached = connect(places.socket)  # another shim may have started it meanwhile
+        if attached is None:
+            _spawn(places, options, environ)
+            attached = connect(places.socket)
+    if attached is None:
+        raise ResidentError(
+            "resident.connect", f"the new server is not listening at {places.socket}"
+        )
+    return attached
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def relay(connection: socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
+    """Copy ``stdin`` to the server and the server to ``stdout`` until one side ends.
+
+    Returns ``True`` when the host closed ``stdin`` first (a normal end), ``False`` when the
+    server closed the session while the host was still attached.
+    """
+    import threading
+
+    host_done = threading.Event()
+
+    def upstream() -> None:
+        try:
+            while chunk := os.read(stdin, _CHUNK):
+                connection.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            host_done.set()
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_WR)
+
+    threading.Thread(target=upstream, name="telic-shim-stdin", daemon=True).start()
+    try:
+        while chunk := connection.recv(_CHUNK):
+            _write_all(stdout, chunk)
+    except BrokenPipeError:
+        return True  # the host stopped reading: it is going away
+    except OSError:
+        return host_done.is_set()
+    return host_done.is_set()
+
+
+def serve_resident(words: Sequence[str], root_option: str | None) -> int:
+    """Run ``telic serve --resident``; return the exit code."""
+    environ = os.environ
+    try:
+        options = parse_serve(words, root_option, environ)
+    except ResidentError as exc:
+        print(f"telic: {exc}", file=sys.stderr)
+        return 2
+    try:
+        connection = ensure_server(options, environ)
+    except ResidentError as exc:
+        print(f"telic: {exc}", file=sys.stderr)
+        return 1
+    try:
+        with connection:
+            if relay(connection):
+                return 0
+    except KeyboardInterrupt:
+        return 130
+    places = places_for(options.repository_root, options.schemas, environ)
+    print(
+        f"telic: resident.ended: the resident server for {options.repository_root} ended the "
+        f"session (log: {places.log})",
+        file=sys.stderr,
+    )
+    return 1
+
+
+@dataclass(frozen=True, slots=True)
+class HookReply:
+    """What the resident server answered: the hook's stdout (``None``: say nothing)."""
+
+    output: str | None
+
+
+NO_SERVER: Final = None
+
+
+def _deny(reason: str) -> str:
+    """Claude Code's PreToolUse deny, in the form ``telic.hosts._claude_code.answer`` writes."""
+    output = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+
+
+def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> str:
+    """The repository the hook decides for, chosen as the in-process hook chooses it."""
+    cwd = None
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        event = json.loads(raw)
+        if isinstance(event, dict) and isinstance(event.get("cwd"), str):
+            cwd = event["cwd"]
+    chosen = root_option or environ.get("TELIC_REPOSITORY_ROOT") or cwd or os.getcwd()
+    return os.path.realpath(chosen)
+
+
+def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> HookReply | None:
+    """The resident server's answer to a hook event; ``None`` when no server listens.
+
+    Once a server accepted the event, anything short of its answer (a crash, a reset, a
+    malformed reply, no reply within 30 s) is a deny naming the failure: the hook fails closed.
+    """
+    root = hook_root(raw, root_option, environ)
+    try:
+        places = places_for(root, "", environ)
+        connection = connect(places.hook_socket)
+    except (ResidentError, OSError):
+        return NO_SERVER
+    if connection is None:
+        return NO_SERVER
+    failure = "the connection closed before an answer"
+    with connection:
+        try:
+            connection.settimeout(_HOOK_TIMEOUT)
+            connection.sendall(json.dumps({"root": root}).encode() + b"\n" + raw)
+            connection.shutdown(socket.SHUT_WR)
+            received = bytearray()
+            while chunk := connection.recv(_CHUNK):
+                received += chunk
+            reply = json.loads(received) if received else None
+            if isinstance(reply, dict) and "output" in reply:
+                output = reply["output"]
+                if output is None or isinstance(output, str):
+                    return HookReply(output)
+            if isinstance(reply, dict) and isinstance(reply.get("error"), str):
+                failure = reply["error"]
+            elif reply is not None:
+                failure = "a malformed answer"
+        except TimeoutError:
+            failure = f"no answer within {_HOOK_TIMEOUT:g} s"
+        except (OSError, ValueError) as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+    return HookReply(
+        _deny(
+            f"Telic could not decide this tool call, so it is denied: the resident server for "
+            f"{root} failed ({failure})"
+        )
+    )

@@ -1,0 +1,147 @@
+"""Helpers of the resident-server tests: real shims, real servers, waits on real conditions.
+
+No sleeps: a server's exit is awaited on a pidfd (readable once the process is gone), a
+shim's answers on its pipes, each with a deadline that fails the test with a message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "INITIALIZE",
+    "Shim",
+    "alive",
+    "server_pids",
+    "stop_servers",
+    "wait_exit",
+]
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "resident-test", "version": "1"},
+    },
+}
+_PID = re.compile(r"^Telic MCP resident for .* \(pid (\d+)\)$", re.MULTILINE)
+
+
+def server_pids(runtime: Path) -> list[int]:
+    """Every resident server that announced itself in a log under ``runtime``."""
+    pids: list[int] = []
+    for log in sorted(runtime.glob("*.log")):
+        pids += [int(p) for p in _PID.findall(log.read_text(encoding="utf-8"))]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_exit(pid: int, timeout: float = 30.0) -> None:
+    """Wait until ``pid`` has exited, at most ``timeout`` seconds (a failed test otherwise)."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if not select.select([handle], [], [], timeout)[0]:
+            raise AssertionError(f"process {pid} was still running after {timeout:g} s")
+    finally:
+        os.close(handle)
+
+
+def stop_servers(runtime: Path) -> None:
+    """SIGTERM every resident server started under ``runtime`` and wait for each to exit."""
+    for pid in server_pids(runtime):
+        if alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            wait_exit(pid)
+
+
+class Shim:
+    """One ``telic serve --resident`` process, spoken to line by line as a host would."""
+
+    def __init__(
+        self, repo: Path, env: Mapping[str, str], args: Sequence[str] = ("--resident",)
+    ) -> None:
+        command = [sys.executable, "-m", "telic", "--repository-root", str(repo), "serve"]
+        self.process = subprocess.Popen(
+            [*command, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+        )
+        self._pending = b""
+        self._stderr: str | None = None
+
+    def send(self, line: bytes | dict[str, Any]) -> None:
+        """Write one line (a message, or raw bytes) to the shim's stdin."""
+        data = line if isinstance(line, bytes) else json.dumps(line).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(data + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The next message on the shim's stdout, within ``timeout`` seconds."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._pending:
+            if not select.select([fd], [], [], timeout)[0]:
+                raise AssertionError(f"no message from the shim within {timeout:g} s")
+            chunk = os.read(fd, 65_536)
+            if not chunk:
+                code = self.wait()
+                raise AssertionError(f"the shim closed stdout (exit {code}): {self.stderr()}")
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def initialize(self) -> dict[str, Any]:
+        """The MCP handshake; returns the initialize result."""
+        self.send(INITIALIZE)
+        answer = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Close stdin (the host going away) and return the exit code."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.wait(timeout)
+
+    def wait(self, timeout: float = 30.0) -> int:
+        """The exit code, within ``timeout`` seconds; the pipes are closed afterwards."""
+        code = self.process.wait(timeout)
+        if self._stderr is None:
+            assert self.process.stderr is not None
+            self._stderr = self.process.stderr.read().decode("utf-8", "replace")
+            for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if pipe is not None:
+                    pipe.close()
+        return code
+
+    def stderr(self) -> str:
+        """What the shim wrote on stderr (once ``wait`` or ``close`` returned)."""
+        assert self._stderr is not None, "wait for the shim first"
+        return self._stderr

@@ -1,0 +1,168 @@
+"""The resident server: MCP sessions with the wire of ``telic serve``, hook decisions with the
+in-process hook's answers, and a deny whenever an attached server fails to answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+from mcp import Client
+
+from telic.cli import DemoRepository, TelicTools, drive_mode, stdio_parameters
+from telic.hosts import claude_code_hook
+from telic.resident._places import places_for, private_dir
+from telic.resident._shim import ask_hook, ensure_server, parse_serve
+from tests.telic.hosts.test_hook import event, executing_fix, project
+from tests.telic.resident.kit import server_pids, stop_servers
+from tests.telic.server.test_stdio import REQUEST, SNAPSHOT, _listing
+from tests.telic.server.wire import WireHost
+
+pytestmark = pytest.mark.anyio
+
+
+def _resident(repo: Path, state: Path, runtime: Path) -> object:
+    return stdio_parameters(
+        repo, state, env={"TELIC_RUNTIME_DIR": str(runtime)}, serve_args=["--resident"]
+    )
+
+
+@pytest.mark.parametrize("mode", ["report_only", "analyze_and_fix"])
+async def test_a_full_run_through_a_resident_session_has_the_wire_of_telic_serve(
+    mode: str, repo: DemoRepository, state: Path, runtime: Path
+) -> None:
+    with anyio.fail_after(180):
+        async with Client(_resident(repo.root, state, runtime)) as client:  # type: ignore[arg-type]
+            listing = _listing(await client.list_tools())
+            tools = WireHost(client)  # checks every result against Telic 1.0's shapes
+            driver = await drive_mode(tools, mode, repo, request=REQUEST, goal="Fix paginate")
+            await tools.read_path(driver.run_id, REQUEST, mode)
+            verified = await tools.call("telic_verify_run", run_id=driver.run_id)
+    assert listing == json.loads(SNAPSHOT.read_text())
+    assert tools.problems == []
+    assert tools.checked  # the shapes were compared, result by result
+    assert driver.action["status"] == "completed"
+    assert verified["intact"] is True
+    assert len(server_pids(runtime)) == 1
+    if mode == "analyze_and_fix":
+        assert repo.run_tests()[0] == 0
+
+
+async def test_each_session_of_one_server_gets_each_schema_once(
+    repo: DemoRepository, state: Path, runtime: Path
+) -> None:
+    firsts = []
+    with anyio.fail_after(120):
+        for _ in range(2):
+            async with Client(_resident(repo.root, state, runtime)) as client:  # type: ignore[arg-type]
+                tools = TelicTools(client)
+                started = await tools.call(
+                    "telic_start_run", original_request=REQUEST, mode="analyze_only"
+                )
+                grounded = await tools.call(
+                    "telic_ground_context",
+                    run_id=started["run"]["runId"],
+                    action_id=started["nextAction"]["id"],
+                    expected_run_version=1,
+                )
+                again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
+                firsts.append((grounded["nextAction"], again["nextAction"]))
+    assert len(server_pids(runtime)) == 1  # both sessions were served by one process
+    for first, later in firsts:
+        assert first["requiredOutputSchema"]["$schema"].startswith("https://json-schema.org/")
+        assert set(later["requiredOutputSchema"]) == {"$ref", "description"}
+
+
+async def test_hook_decisions_through_the_resident_server_equal_the_in_process_ones(
+    tmp_path: Path,
+) -> None:
+    runtime = tmp_path / "rt"
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        env = {**os.environ, "TELIC_STATE_DIR": str(state), "TELIC_RUNTIME_DIR": str(runtime)}
+        options = parse_serve(["--resident"], str(repo), env)
+        await anyio.to_thread.run_sync(lambda: ensure_server(options, env).close())
+        try:
+            events = [
+                event("Write", file_path=f"{repo}/src/retry.py"),
+                event("Edit", file_path=f"{repo}/README.md"),
+                event("Bash", command="rm -rf /"),
+                event("NoSuchTool"),
+                b"not json",
+            ]
+            verdicts = []
+            for raw in events:
+                via = await anyio.to_thread.run_sync(ask_hook, raw, str(repo), env)
+                here = await anyio.to_thread.run_sync(
+                    lambda raw=raw: claude_code_hook(
+                        raw, repository_root=str(repo), environ={"TELIC_STATE_DIR": str(state)}
+                    )
+                )
+                assert via is not None, "the resident server did not answer"
+                assert via.output is not None
+                assert via.output == here
+                verdicts.append(json.loads(here)["hookSpecificOutput"]["permissionDecision"])
+        finally:
+            stop_servers(runtime)
+    assert verdicts[:2] == ["allow", "deny"]  # inside the node's scope, then outside it
+    assert verdicts[3:] == ["deny", "deny"]  # an unmapped tool, unreadable input: fail closed
+
+
+def test_with_no_resident_server_the_hook_decides_in_process(tmp_path: Path) -> None:
+    env = {"TELIC_RUNTIME_DIR": str(tmp_path / "rt")}
+    assert ask_hook(event("Write", file_path="/x"), str(tmp_path), env) is None
+
+
+@contextmanager
+def _fake_server(path: str, reply: Callable[[socket.socket], None]) -> Iterator[None]:
+    """A listener at ``path`` that answers one connection with ``reply``."""
+    private_dir(os.path.dirname(path))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            while connection.recv(65_536):
+                pass
+            reply(connection)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(30)
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "named"),
+    [
+        (lambda c: None, "the connection closed before an answer"),
+        (lambda c: c.sendall(b'{"error": "RuntimeError: boom"}'), "RuntimeError: boom"),
+        (lambda c: c.sendall(b'{"output": 5}'), "a malformed answer"),
+        (lambda c: c.sendall(b"{not json"), "JSONDecodeError"),
+    ],
+)
+def test_a_server_that_fails_to_answer_is_a_deny_naming_the_failure(
+    tmp_path: Path, reply: Callable[[socket.socket], None], named: str
+) -> None:
+    env = {"TELIC_RUNTIME_DIR": str(tmp_path / "rt")}
+    places = places_for(str(tmp_path), "", env)
+    with _fake_server(places.hook_socket, reply):
+        answer = ask_hook(event("Write", file_path=f"{tmp_path}/a.py"), str(tmp_path), env)
+    assert answer is not None
+    assert answer.output is not None
+    decided = json.loads(answer.output)["hookSpecificOutput"]
+    assert decided["permissionDecision"] == "deny"
+    assert "the resident server for" in decided["permissionDecisionReason"]
+    assert named in decided["permissionDecisionReason"]
