@@ -14,10 +14,21 @@ that the MCP adapter puts into the error envelope::
     ├── NotFound                a run or artifact does not exist (in this run)
     ├── SecretDetected          a submission holds likely secret material
     ├── ContextSecurityError    a path escapes the repository or the state dir is unsafe
-    └── LedgerError             storage failures
-        ├── LedgerConflict      a concurrent writer won, or an id was reused with other content
-        ├── IntegrityError      stored bytes no longer match their digest or chain
-        └── StoreVersionError   the store was written by a newer, incompatible version
+    ├── LedgerError             storage failures
+    │   ├── LedgerConflict      a concurrent writer won, or an id was reused with other content
+    │   ├── IntegrityError      stored bytes no longer match their digest or chain
+    │   └── StoreVersionError   the store was written by a newer, incompatible version
+    └── (elsewhere in telic)
+        ├── telic.protocol.CanonicalJsonError  a SchemaViolation: a value has no canonical JSON
+        └── telic.cli.TelicCallError           a tool answered an error envelope (its ``code``)
+
+The ``telic_packets`` and ``telic_actors`` distributions stand alone (they do not depend on
+``telic``), so their errors keep their own roots and are told apart **by type**, never by module
+name: ``telic_packets.PacketContractError`` ⊃ ``PacketRefusal`` (a contract refusal ``code``) ⊃
+``CastRefusal``, and ``telic_packets.CanonicalJsonError``, which
+``telic.protocol.CanonicalJsonError`` also subclasses — one ``except`` of either catches the
+canonical-JSON failures of both. ``CODED_ERRORS`` names every error that carries a wire
+``code``; the MCP adapter maps exactly those to envelopes.
 
 Messages never include submitted values, because a rejected body may hold a secret.
 """
@@ -25,9 +36,12 @@ Messages never include submitted values, because a rejected body may hold a secr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Final
+
+from telic_packets import PacketRefusal
 
 __all__ = [
+    "CODED_ERRORS",
     "ContextSecurityError",
     "IntegrityError",
     "InvalidTransition",
@@ -81,7 +95,8 @@ class Issue:
 class TelicError(Exception):
     """Root of every error Telic raises on purpose."""
 
-    code: ClassVar[str] = "telic_error"
+    code: str = "telic_error"
+    """The stable wire code; a class constant, except where an error relays a code it received."""
 
     def __init__(self, message: str, *, issues: tuple[Issue, ...] = ()) -> None:
         super().__init__(squash(message))
@@ -176,3 +191,8 @@ class StoreVersionError(LedgerError):
     """The store was written by a newer schema version than this code understands."""
 
     code = "store_version"
+
+
+CODED_ERRORS: Final[tuple[type[Exception], ...]] = (TelicError, PacketRefusal)
+"""Every error raised on purpose that carries a wire ``code``: Telic's own, and the packet
+contract's refusals (a separate distribution, so a second root rather than a subclass)."""

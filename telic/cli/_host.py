@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from mcp import Client
 
+from telic._errors import TelicError
 from telic.cli._bodies import Bodies, criterion, permissions, verification
 
 __all__ = [
@@ -37,13 +38,18 @@ class Progress(Protocol):
         """Receive one progress notification."""
 
 
-class TelicCallError(Exception):
-    """A tool answered with an error envelope."""
+class TelicCallError(TelicError):
+    """A tool answered with an error envelope; ``code`` is the envelope's own code."""
+
+    code = "tool_error"
 
     def __init__(self, tool: str, envelope: Mapping[str, Any]) -> None:
         super().__init__(f"{tool}: [{envelope.get('code')}] {envelope.get('error')}")
         self.tool = tool
         self.envelope = dict(envelope)
+        received = envelope.get("code")
+        if isinstance(received, str) and received:
+            self.code = received
 
 
 class TelicTools:

@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import telic_packets
+from telic._errors import SchemaViolation
 from telic_packets import plain_canonical_json
 
 __all__ = ["CanonicalJsonError", "canonical_json", "canonical_sha256", "sha256_hex_digest"]
@@ -23,8 +25,12 @@ SHA256_PREFIX: Final = "sha256:"
 _MAX_DEPTH: Final = 256
 
 
-class CanonicalJsonError(ValueError):
-    """A value cannot be written as canonical JSON (NaN, infinity, a non-JSON type, a cycle)."""
+class CanonicalJsonError(SchemaViolation, telic_packets.CanonicalJsonError):
+    """A value cannot be written as canonical JSON (NaN, infinity, a non-JSON type, a cycle).
+
+    A ``SchemaViolation`` of Telic's tree, and a ``telic_packets.CanonicalJsonError`` (hence a
+    ``ValueError``), so one ``except`` of either catches the canonical-JSON failures of both.
+    """
 
 
 def canonical_json(value: object) -> bytes:

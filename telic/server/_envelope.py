@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
 from telic.server._schemas import SchemaFn, emitted_schema
+from telic_packets import PacketRefusal
 
 if TYPE_CHECKING:
     from telic.protocol import PhaseAction
@@ -207,9 +208,8 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
         return failure(
             f"Invalid arguments for {tool}", INVALID_ARGUMENTS, issues=_validation_issues(exc)
         )
-    code = getattr(exc, "code", None)
-    if isinstance(code, str) and type(exc).__module__.startswith("telic_packets"):
-        return failure(str(exc), code)
+    if isinstance(exc, PacketRefusal):
+        return failure(str(exc), exc.code)
     logger.error("%s failed unexpectedly", tool, exc_info=exc)
     return failure(f"Internal error in {tool}; see the server log", INTERNAL_ERROR)
 
