@@ -64,7 +64,7 @@ from telic.controller import (
 )
 from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import Decision, authorize_action
-from telic.protocol import parse_artifact
+from telic.protocol import canonical_json, parse_artifact
 from telic.roles._blobs import BlobStage
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
 from telic.roles._messages import (
@@ -160,6 +160,40 @@ class RunSlot:
         return self.busy == 0 and not self.casts and self.ref.statistics().current_buffer_used == 0
 
 
+def state_bytes(state: RunState, known: dict[str, int]) -> int:
+    """The canonical JSON bytes of a run state's artifacts and trace entries.
+
+    What staging the state for a role actor holds, counted against the stage's byte limit.
+    ``known`` remembers each record's size by id (records never change), so a run actor
+    measures each artifact once, not on every submission.
+    """
+    total = 0
+    for artifact in state.artifacts:
+        size = known.get(artifact.id)
+        if size is None:
+            data = artifact.canonical.data if artifact.canonical is not None else None
+            size = len(data if data is not None else canonical_json(artifact.wire))
+            known[artifact.id] = size
+        total += size
+    for entry in state.trace:
+        size = known.get(entry.id)
+        if size is None:
+            size = len(
+                canonical_json(
+                    {
+                        "id": entry.id,
+                        "sequence": entry.sequence,
+                        "eventType": entry.event_type,
+                        "permissionDecision": entry.permission_decision,
+                        "actor": entry.actor,
+                    }
+                )
+            )
+            known[entry.id] = size
+        total += size
+    return total
+
+
 def _projection_key(state: RunState) -> str:
     # The ledger only appends, so a run's id, version and record counts name one state of it.
     run = state.run
@@ -173,6 +207,7 @@ class RunActor(Actor[RunMessage]):
         self._slot = slot
         self._deps = deps
         self._run_id = slot.run_id
+        self._sizes: dict[str, int] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -262,7 +297,9 @@ class RunActor(Actor[RunMessage]):
         now = deps.clock()
         if role is not None and state.run.status == "running":
             key = _projection_key(state)
-            with deps.stage.staged(key, state, size=0):
+            # The state counts against the stage's byte limit like any staged body: a run too
+            # large to stage is refused (LimitExceeded) before the role sees it.
+            with deps.stage.staged(key, state, size=state_bytes(state, self._sizes)):
                 verdict = await role.ask(
                     Validate(
                         role=spec.role if spec is not None else "",
