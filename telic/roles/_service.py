@@ -31,7 +31,8 @@ from telic.casting import (
     parse_cast_types,
     run_digest,
 )
-from telic.controller import Controller, RunDetails, StepResult, TraceView
+from telic.controller import Action, Controller, RunDetails, StepResult, TraceView
+from telic.grounding import GroundingProgress
 from telic.ledger import (
     ArtifactBody,
     Ledger,
@@ -117,11 +118,11 @@ class GroundResult:
     """What ``ground`` returns: the run row, the next action and the manifest in wire form."""
 
     run: RunRecord
-    action: Any
-    manifest_wire: Mapping[str, Any]
+    action: Action
+    manifest_wire: Mapping[str, object]
 
     @property
-    def next_action(self) -> Any:
+    def next_action(self) -> Action:
         """The next action (the same as ``action``, named as in ``StepResult``)."""
         return self.action
 
@@ -313,8 +314,8 @@ class Service:
         expected_run_version: int,
         *,
         active_paths: Sequence[str] = (),
-        budget: Any = None,
-        progress: Any = None,
+        budget: Mapping[str, int] | None = None,
+        progress: Callable[[GroundingProgress], None] | None = None,
     ) -> GroundResult:
         """Ground the run's repository and accept the manifest (docs/protocol.md §2 tool 2)."""
         state = await self._controller.load(run_id)

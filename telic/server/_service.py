@@ -9,11 +9,12 @@ adapter turns results into wire JSON with ``to_wire``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from telic.casting import Admission, PacketStats, ProgressStatus
     from telic.controller import Action, RunDetails, StepResult, TraceView
+    from telic.grounding import GroundingProgress
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
     from telic.permissions import Decision
     from telic.protocol import Mode, NativeSubagents
@@ -54,7 +55,7 @@ class Service(Protocol):
         *,
         active_paths: Sequence[str] = ...,
         budget: Mapping[str, int] | None = ...,
-        progress: Callable[[Any], None] | None = ...,
+        progress: Callable[[GroundingProgress], None] | None = ...,
     ) -> GroundResult:
         """Ground the repository context; returns (run, action, manifest_wire)."""
 

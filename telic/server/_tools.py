@@ -13,16 +13,18 @@ has not had yet in full, and references to the others (``SentSchemas``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, Tool, ToolAnnotations
 
 from telic._errors import SchemaViolation
-from telic.server._envelope import error_envelope, error_result, success, to_wire, with_schema
+from telic.server._envelope import error_envelope, error_result, success, with_schema
 from telic.server._json import decode_body_json
 from telic.server._schemas import SentSchemas
 from telic.server._service import ProgressFn, Service
@@ -31,7 +33,7 @@ from telic.server.inputs import tool_schemas
 
 if TYPE_CHECKING:
     from telic.controller import StepResult
-    from telic.roles import GroundResult
+    from telic.grounding import GroundingProgress
     from telic.server._args import (
         CancelArgs,
         CastArgs,
@@ -52,7 +54,11 @@ __all__ = ["TOOL_ARGS", "TOOL_NAMES", "ServiceSource", "call_tool", "list_tools"
 
 logger = logging.getLogger("telic.server")
 
-Handler = Callable[[Service, Any, ProgressFn], Awaitable[Mapping[str, Any]]]
+Payload = dict[str, object]
+"""A tool's answer before wire conversion: envelope key → record, model or plain value."""
+
+A = TypeVar("A", bound="ToolArgs")
+
 ServiceSource = Callable[[], Awaitable[Service]]
 """Returns the service, waiting for it to open if it is still opening."""
 
@@ -97,7 +103,7 @@ async def call_tool(
     source: ServiceSource,
     sent: SentSchemas,
     name: str,
-    arguments: Mapping[str, Any] | None,
+    arguments: Mapping[str, object] | None,
     progress: ProgressFn,
     session: object | None,
 ) -> CallToolResult:
@@ -116,16 +122,14 @@ async def _run(
     spec: ToolSpec,
     source: ServiceSource,
     sent: SentSchemas,
-    arguments: dict[str, Any],
+    arguments: dict[str, object],
     progress: ProgressFn,
     session: object | None,
 ) -> CallToolResult:
-    args: ToolArgs | None = None
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        args = _args_model(spec.args).model_validate(arguments)
-        payload = await _HANDLERS[spec.name](service, args, progress)
+        payload = await _handlers()[spec.name](service, arguments, progress)
         emitter = sent.emitter(session)
         result = success(payload, emitter)
         emitter.commit()
@@ -133,7 +137,8 @@ async def _run(
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
         envelope = error_envelope(leaf, spec.name)
-        refused = getattr(args, "artifact_type", None)
+        # Only the service raises SchemaViolation, after the arguments were valid as sent.
+        refused = arguments.get("artifact_type")
         if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
             envelope = with_schema(envelope, refused)
         # One line, no traceback: a refusal is an answer, not a server fault (those are logged
@@ -149,18 +154,41 @@ def _leaf(exc: Exception) -> Exception:
     return exc
 
 
-def _step(result: StepResult | GroundResult) -> dict[str, Any]:
-    payload: dict[str, Any] = {"run": result.run, "nextAction": result.next_action}
-    artifact = getattr(result, "artifact", None)
-    if artifact is not None:
-        payload["artifact"] = artifact
+class _Call(Protocol):
+    """A tool with its types erased at the table: raw arguments in, payload out."""
+
+    async def __call__(
+        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+    ) -> Payload:
+        """Validate ``arguments`` and make the tool's one service call."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound(Generic[A]):
+    """A handler bound to its argument model: the checker sees the model's type reach it."""
+
+    model: type[A]
+    handler: Callable[[Service, A, ProgressFn], Awaitable[Payload]]
+
+    async def __call__(
+        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+    ) -> Payload:
+        """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
+        return await self.handler(service, self.model.model_validate(arguments), progress)
+
+
+def _step(result: StepResult) -> Payload:
+    payload: Payload = {"run": result.run, "nextAction": result.next_action}
+    if result.artifact is not None:
+        payload["artifact"] = result.artifact
     return payload
 
 
 # ------------------------------------------------------------------ the nine Telic 1.0 tools
 
 
-async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> dict[str, Any]:
+async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> Payload:
     result = await service.start_run(
         args.original_request,
         args.mode,
@@ -187,20 +215,18 @@ _GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
 """Grounding's progress is its stage, out of three: it only ever increases, as MCP requires."""
 
 
-async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> dict[str, Any]:
+async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Payload:
     budget = None if args.budget is None else args.budget.model_dump(exclude_none=True)
     # Grounding reports synchronously (from its worker thread too); the client hears about it
     # through a small buffer drained by one task. Progress is best effort: a full buffer drops.
     send, receive = anyio.create_memory_object_stream[tuple[float, str]](16)
     total = max(_GROUNDING_STAGES.values())
 
-    def progress(update: Any) -> None:
-        step = _GROUNDING_STAGES.get(getattr(update, "stage", ""), 0.0)
+    def progress(update: GroundingProgress) -> None:
+        step = _GROUNDING_STAGES.get(update.stage, 0.0)
         message = (
-            f"{getattr(update, 'stage', 'grounding')}: "
-            f"{getattr(update, 'inventoried', 0)} inventoried, "
-            f"{getattr(update, 'considered', 0)} considered, "
-            f"{getattr(update, 'selected', 0)} selected"
+            f"{update.stage}: {update.inventoried} inventoried, "
+            f"{update.considered} considered, {update.selected} selected"
         )
         with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
             send.send_nowait((step, message))
@@ -224,14 +250,14 @@ async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> dic
                 budget=budget,
                 progress=progress,
             )
-    return _step(result) | {"manifest": result.manifest_wire}
+    return {"run": result.run, "nextAction": result.next_action, "manifest": result.manifest_wire}
 
 
-async def _next(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
+async def _next(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     return {"nextAction": await service.get_next_action(args.run_id)}
 
 
-async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> dict[str, Any]:
+async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> Payload:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
@@ -254,15 +280,15 @@ def _decode(text: str) -> object:
     return decode_body_json(text)  # refuses duplicate keys too
 
 
-async def _cancel(service: Service, args: CancelArgs, _: ProgressFn) -> dict[str, Any]:
+async def _cancel(service: Service, args: CancelArgs, _: ProgressFn) -> Payload:
     return _step(await service.cancel_run(args.run_id, args.action_id, args.expected_run_version))
 
 
-async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> dict[str, Any]:
+async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> Payload:
     return {"runs": await service.list_runs(args.limit)}
 
 
-async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
+async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     details = await service.get_run(args.run_id)
     return {
         "run": details.run,
@@ -271,12 +297,12 @@ async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, 
     }
 
 
-async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> dict[str, Any]:
+async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> Payload:
     # Telic 1.0 nests the body in the artifact: {artifact: {id, …metadata, body}}.
     return {"artifact": await service.get_artifact(args.run_id, args.artifact_id)}
 
 
-async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> dict[str, Any]:
+async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> Payload:
     page = await service.get_trace(args.run_id, args.after_sequence, args.limit)
     return {"events": page.events, "hasMore": page.has_more}
 
@@ -284,22 +310,22 @@ async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> dic
 # ------------------------------------------------------------------ beyond the original
 
 
-async def _verify(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
-    report = to_wire(await service.verify_run(args.run_id))
+async def _verify(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
+    report = await service.verify_run(args.run_id)
     return {
         "runId": args.run_id,
-        "intact": report.get("ok"),
-        "recordsChecked": report.get("recordsChecked"),
-        "firstBroken": report.get("firstBroken"),
+        "intact": report.ok,
+        "recordsChecked": report.records_checked,
+        "firstBroken": report.first_broken,
     }
 
 
-async def _check(service: Service, args: CheckToolActionArgs, _: ProgressFn) -> dict[str, Any]:
+async def _check(service: Service, args: CheckToolActionArgs, _: ProgressFn) -> Payload:
     decision = await service.check_tool_action(args.run_id, args.capability, args.target)
     return {"decision": decision}
 
 
-async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> dict[str, Any]:
+async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> Payload:
     handoff = await service.cast(
         args.run_id,
         cast_type=args.cast_type,
@@ -313,7 +339,7 @@ async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> dict[str, An
     return {"cast": handoff}
 
 
-async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn) -> dict[str, Any]:
+async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn) -> Payload:
     state = await service.cast_progress(
         args.run_id,
         args.cast_id,
@@ -325,29 +351,33 @@ async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn
     return {"castId": args.cast_id} | ({} if state is None else {"cast": state})
 
 
-async def _return_packet(service: Service, args: ReturnPacketArgs, _: ProgressFn) -> dict[str, Any]:
+async def _return_packet(service: Service, args: ReturnPacketArgs, _: ProgressFn) -> Payload:
     return {"packet": await service.return_packet(args.run_id, args.cast_id, args.packet)}
 
 
-async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> dict[str, Any]:
+async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     return {"runId": args.run_id, "digest": await service.get_digest(args.run_id)}
 
 
-_HANDLERS: Final[dict[str, Handler]] = {
-    "telic_start_run": _start_run,
-    "telic_ground_context": _ground,
-    "telic_get_next_action": _next,
-    "telic_submit_artifact": _submit,
-    "telic_cancel_run": _cancel,
-    "telic_list_runs": _list_runs,
-    "telic_get_run": _get_run,
-    "telic_get_artifact": _get_artifact,
-    "telic_get_trace": _get_trace,
-    "telic_cast": _cast,
-    "telic_cast_progress": _cast_progress,
-    "telic_return_packet": _return_packet,
-    "telic_get_digest": _digest,
-    "telic_check_tool_action": _check,
-    "telic_verify_run": _verify,
-}
-"""Each tool's handler: its arguments → one service call → the payload of its envelope."""
+@functools.cache
+def _handlers() -> dict[str, _Call]:
+    """Each tool's handler bound to its argument model (loaded on the first call)."""
+    from telic.server import _args
+
+    return {
+        "telic_start_run": _Bound(_args.StartRunArgs, _start_run),
+        "telic_ground_context": _Bound(_args.GroundArgs, _ground),
+        "telic_get_next_action": _Bound(_args.RunArgs, _next),
+        "telic_submit_artifact": _Bound(_args.SubmitArgs, _submit),
+        "telic_cancel_run": _Bound(_args.CancelArgs, _cancel),
+        "telic_list_runs": _Bound(_args.ListRunsArgs, _list_runs),
+        "telic_get_run": _Bound(_args.RunArgs, _get_run),
+        "telic_get_artifact": _Bound(_args.GetArtifactArgs, _get_artifact),
+        "telic_get_trace": _Bound(_args.GetTraceArgs, _get_trace),
+        "telic_cast": _Bound(_args.CastArgs, _cast),
+        "telic_cast_progress": _Bound(_args.CastProgressArgs, _cast_progress),
+        "telic_return_packet": _Bound(_args.ReturnPacketArgs, _return_packet),
+        "telic_get_digest": _Bound(_args.RunArgs, _digest),
+        "telic_check_tool_action": _Bound(_args.CheckToolActionArgs, _check),
+        "telic_verify_run": _Bound(_args.RunArgs, _verify),
+    }

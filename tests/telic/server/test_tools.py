@@ -1,0 +1,17 @@
+"""Each tool's handler is bound to the argument model its table row names."""
+
+from __future__ import annotations
+
+from telic.server._table import TOOLS
+from telic.server._tools import _args_model, _Bound, _handlers
+
+
+def test_every_row_has_a_handler_and_every_handler_a_row() -> None:
+    assert set(_handlers()) == {spec.name for spec in TOOLS}
+
+
+def test_each_handler_validates_with_the_model_its_row_names() -> None:
+    for spec in TOOLS:
+        bound = _handlers()[spec.name]
+        assert isinstance(bound, _Bound), spec.name
+        assert bound.model is _args_model(spec.args), spec.name
