@@ -27,8 +27,8 @@ The ``telic_packets`` and ``telic_actors`` distributions stand alone (they do no
 name: ``telic_packets.PacketContractError`` ⊃ ``PacketRefusal`` (a contract refusal ``code``) ⊃
 ``CastRefusal``, and ``telic_packets.CanonicalJsonError``, which
 ``telic.protocol.CanonicalJsonError`` also subclasses — one ``except`` of either catches the
-canonical-JSON failures of both. ``CODED_ERRORS`` names every error that carries a wire
-``code``; the MCP adapter maps exactly those to envelopes.
+canonical-JSON failures of both. The MCP adapter gives an envelope its ``code`` from a
+``TelicError`` or a ``PacketRefusal`` (by ``isinstance``); anything else is an internal error.
 
 Messages never include submitted values, because a rejected body may hold a secret.
 """
@@ -36,12 +36,8 @@ Messages never include submitted values, because a rejected body may hold a secr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
-
-from telic_packets import PacketRefusal
 
 __all__ = [
-    "CODED_ERRORS",
     "ContextSecurityError",
     "IntegrityError",
     "InvalidTransition",
@@ -191,8 +187,3 @@ class StoreVersionError(LedgerError):
     """The store was written by a newer schema version than this code understands."""
 
     code = "store_version"
-
-
-CODED_ERRORS: Final[tuple[type[Exception], ...]] = (TelicError, PacketRefusal)
-"""Every error raised on purpose that carries a wire ``code``: Telic's own, and the packet
-contract's refusals (a separate distribution, so a second root rather than a subclass)."""
