@@ -20,7 +20,7 @@ from mcp import Client
 from telic.cli import MODES, DemoRepository, drive_mode
 from telic.roles import open_service
 from telic.server import build_server
-from tests.telic.server.wire import FIXTURE, WireHost, fixture, mismatches, shape
+from tests.telic.server.wire import WireHost, fixture, mismatches, shape
 
 pytestmark = pytest.mark.anyio
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause and fix it"
@@ -134,4 +134,3 @@ def test_the_fixture_covers_every_telic_1_0_tool() -> None:
         "telic_get_artifact",
         "telic_get_trace",
     }
-    assert FIXTURE.is_file()
