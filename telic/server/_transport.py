@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from telic._errors import TelicError
 from telic.server._app import assemble, has_reports, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
+from telic.server._events import BoundedEventStore
 from telic.server._rebinding import HostOriginGuard
 from telic.server._service import Service
 from telic.server._stdio import serve_stdio
@@ -158,6 +159,8 @@ answer back while it may still turn into an event stream.
 """
 
 _MCP_PATH: Final = "/mcp"
+SSE_RETRY_MS: Final = 1000
+"""The ``retry`` an SSE stream's priming event suggests: reconnect after one second."""
 _HANDSHAKE_VERSIONS: Final = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
 _QUIET_NAMES: Final = frozenset(name.encode() for name in QUIET_TOOLS)
 
@@ -240,7 +243,12 @@ def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = 
     """
     assert config.http is not None
     security = _security(config.http, config.allowed_hosts)
-    starlette = server.streamable_http_app(host=config.http.host, transport_security=security)
+    starlette = server.streamable_http_app(
+        host=config.http.host,
+        transport_security=security,
+        event_store=BoundedEventStore(),
+        retry_interval=SSE_RETRY_MS,
+    )
     reports = reports_module()
     if reports is not None and ledger is not None:
         runs = reports.reports_app(lambda: ledger, token=None, prefix="")
