@@ -33,7 +33,7 @@ from telic.permissions import (
     is_subset,
     resolve_real_path,
 )
-from telic.protocol._types import PermissionSet
+from telic.protocol import PermissionSet
 from telic_packets import (
     Cast,
     CastBudget,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from telic.protocol._types import PermissionSet
+from telic.protocol import PermissionSet
 from telic_packets import Cast, Counters, StopReason
 
 __all__ = ["WALL_GRACE_MS", "OpenCast", "cap_reached", "stop_reason_of"]

@@ -21,7 +21,7 @@ from telic.casting._admit import _max_depth, child_permissions
 from telic.casting._book import OpenCast
 from telic.controller import RunState, StoredArtifact
 from telic.ledger import TraceRecord
-from telic.protocol._types import PermissionSet
+from telic.protocol import PermissionSet
 from telic_packets import CastTypeRegistry, StopReason, canonical_json
 
 __all__ = [

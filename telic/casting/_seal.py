@@ -16,7 +16,7 @@ from typing import Final
 
 from telic.casting._book import OpenCast, cap_reached, stop_reason_of
 from telic.controller import RunState, StoredArtifact
-from telic.protocol._evidence import decode_evidence_content
+from telic.protocol import decode_evidence_content
 from telic_packets import (
     ChildReturn,
     Counters,

@@ -41,7 +41,7 @@ def hook_command(host: str, repository_root: str | None) -> int:
         known = ", ".join(HOSTS_WITH_HOOKS)
         print(f"telic: hook.host: no hook for host {host!r} (known: {known})", file=sys.stderr)
         return 2
-    from telic.hosts._hook import claude_code_hook
+    from telic.hosts import claude_code_hook
 
     output = claude_code_hook(sys.stdin.buffer.read(), repository_root=repository_root)
     if output is not None:

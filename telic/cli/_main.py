@@ -37,16 +37,16 @@ from telic.cli._where import (
     locate_ledger,
 )
 from telic.server import (
+    REPORTED,
     ServerConfig,
     Service,
+    has_reports,
     open_backend,
     open_default_service,
     reports_module,
     serve,
     to_wire,
 )
-from telic.server._app import has_reports
-from telic.server._transport import REPORTED
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 

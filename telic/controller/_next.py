@@ -15,18 +15,19 @@ from telic.controller._closure import input_refs
 from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
-from telic.protocol._next_action import (
+from telic.protocol import (
     STOP_CONDITIONS,
     ClarificationAction,
+    PermissionSet,
     PhaseAction,
     RemainingBudgets,
+    RepositoryPermissions,
     TerminalAction,
     TerminalPhase,
     TerminalStatus,
     instruction_ref,
+    shared_json_schema,
 )
-from telic.protocol._registry import shared_json_schema
-from telic.protocol._types import PermissionSet, RepositoryPermissions
 
 __all__ = ["next_action"]
 

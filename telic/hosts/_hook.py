@@ -48,12 +48,10 @@ from telic.hosts._claude_code import (
     parse_input,
 )
 from telic.hosts._layers import SESSIONS_DIR, Key, compute_layers, read_layers, write_layers
-from telic.ledger._clock import utc_now
-from telic.ledger._locate import resolve_url, sqlite_paths
+from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
 from telic.ledger._plans import fix_events, plan_events, probe_for
-from telic.ledger._records import Limits, NewTraceEvent
 from telic.ledger._sqlite_sync import connect, transaction
-from telic.permissions._decision import Decision, Layer, authorize_action
+from telic.permissions import Decision, Layer, authorize_action
 
 __all__ = ["LiveRun", "claude_code_hook", "select_run"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from telic.permissions._decision import Layer
+from telic.permissions import Layer
 
 __all__ = ["LAYERS_DIR", "SESSIONS_DIR", "Key", "compute_layers", "read_layers", "write_layers"]
 

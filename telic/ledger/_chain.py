@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from telic.protocol._canonical import (
+from telic.protocol import (
     CanonicalJsonError,
     canonical_json,
     canonical_sha256,
+    parse_json_strict as _parse,
     sha256_hex_digest,
 )
-from telic.protocol._canonical import parse_json_strict as _parse
 
 from ._base import StoredRun
 from ._records import JSON, ArtifactRecord, BrokenRecord, TraceRecord, VerifyReport

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from telic._errors import IntegrityError, LedgerConflict, NotFound, UsageError
-from telic.protocol._canonical import parse_json_strict
+from telic.protocol import parse_json_strict
 
 from ._base import Backend, Ledger, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import artifact_problem, event_hash, genesis_hash, walk_chain
@@ -26,12 +26,12 @@ from ._plans import (
     check,
     fix_events,
     link,
+    plan as plan_of,
     plan_events,
     probe_for,
     same_artifact,
     stage,
 )
-from ._plans import plan as plan_of
 from ._records import (
     ArtifactBody,
     ArtifactRecord,

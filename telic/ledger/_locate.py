@@ -43,6 +43,7 @@ def resolve_url(
 
 
 def sqlite_paths(url: str) -> tuple[Path, Path]:
+    """Return the state directory and the database file an ``sqlite:///…`` ledger URL names."""
     parts = urlsplit(url)
     path = unquote(parts.path)
     if parts.netloc or not path.startswith("/") or parts.query:

@@ -14,10 +14,12 @@ from telic._errors import UsageError
 
 from ._base import Backend, Ledger
 from ._engine import LedgerEngine, utc_now
-from ._locate import DATABASE_URL_ENV as DATABASE_URL_ENV
-from ._locate import STATE_DIR_ENV as STATE_DIR_ENV
-from ._locate import resolve_url as resolve_url
-from ._locate import sqlite_paths
+from ._locate import (
+    DATABASE_URL_ENV as DATABASE_URL_ENV,
+    STATE_DIR_ENV as STATE_DIR_ENV,
+    resolve_url as resolve_url,
+    sqlite_paths,
+)
 from ._memory import MemoryBackend
 from ._paths import prepare_state_dir
 from ._records import Limits

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from telic._errors import LedgerConflict, LimitExceeded, NotFound, UsageError
-from telic.protocol._canonical import CanonicalJsonError, canonical_json, sha256_hex_digest
+from telic.protocol import CanonicalJsonError, canonical_json, sha256_hex_digest
 
 from ._base import Plan, Probe, Probed, StoredRun
 from ._chain import artifact_hash, event_hash

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
 from telic._errors import UsageError
-from telic.protocol._canonical import canonical_json, sha256_hex_digest
+from telic.protocol import canonical_json, sha256_hex_digest
 
 __all__ = [
     "JSON",

@@ -46,12 +46,14 @@ from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
 from ._rows import Row
 from ._sql import FollowUps, MissingBodies, Query, SqlReader
-from ._sqlite_sync import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
-from ._sqlite_sync import DIALECT as _DIALECT
-from ._sqlite_sync import connect as _connect
-from ._sqlite_sync import rollback as _rollback
-from ._sqlite_sync import snapshot as _snapshot
-from ._sqlite_sync import transaction as _transaction
+from ._sqlite_sync import (
+    BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS,
+    DIALECT as _DIALECT,
+    connect as _connect,
+    rollback as _rollback,
+    snapshot as _snapshot,
+    transaction as _transaction,
+)
 
 __all__ = ["SqliteBackend"]
 

@@ -20,8 +20,7 @@ import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 import pytest
-from hypothesis import settings
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from telic_actors import (

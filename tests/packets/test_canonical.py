@@ -6,8 +6,7 @@ import hashlib
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from telic_packets import CanonicalJsonError, canonical_json, canonical_sha256, sha256_text
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from telic.cli import _main as cli_main
-from telic.cli import main
+from telic.cli import _main as cli_main, main
 from telic.cli._demo import STEPS, DemoOutcome, print_demo
 from telic.server import ServerConfig
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from telic.cli import _main as cli_main
-from telic.cli import main
+from telic.cli import _main as cli_main, main
 from telic.cli._errors import CliError, explain_os_error
 from telic.ledger import open_ledger
 from telic.server import ServerConfig

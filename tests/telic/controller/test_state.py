@@ -6,8 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from telic.controller._state import body_refs
 from telic.protocol._types import REFERENCE_URI_PATTERN

@@ -16,8 +16,7 @@ from telic.controller._vocabulary import (
     run_phase,
     status_label,
 )
-from telic.protocol import INTERNAL_RUN_STATUSES, RUN_STATUSES
-from telic.protocol import PHASES as PROTOCOL_PHASES
+from telic.protocol import INTERNAL_RUN_STATUSES, PHASES as PROTOCOL_PHASES, RUN_STATUSES
 
 
 def test_every_protocol_phase_has_one_label_and_nothing_else_does() -> None:

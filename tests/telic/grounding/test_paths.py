@@ -4,8 +4,7 @@ items 6–8)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from telic._secrets import is_secret_like_path
 from telic.grounding._batch import filter_excluded, instruction_paths, normalize_paths

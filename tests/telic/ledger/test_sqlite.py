@@ -17,8 +17,7 @@ import pytest
 from ledgerkit import artifact, event, only, run_record, start, step
 
 from telic._errors import LedgerConflict, LimitExceeded
-from telic.ledger import Commit, open_ledger
-from telic.ledger import _sqlite as sqlite_backend
+from telic.ledger import Commit, _sqlite as sqlite_backend, open_ledger
 from telic.ledger._base import Plan, Probe, Probed
 from telic.ledger._engine import LedgerEngine
 from telic.ledger._paths import prepare_state_dir

@@ -17,8 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from mcp import Client
 from pydantic import BaseModel
 

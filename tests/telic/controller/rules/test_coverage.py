@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from telic.controller import GATES, RULES, all_rule_ids
-from telic.controller import _machine as machine
+from telic.controller import GATES, RULES, _machine as machine, all_rule_ids
 from telic.controller._conformance import SPEC_MUSTS
 from telic.permissions import START_RULES
 from tests.telic.controller import test_flows, test_happy_paths

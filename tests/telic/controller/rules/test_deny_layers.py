@@ -17,8 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from telic.controller import Accepted, Rejection, RunState, Token, step
 from telic.controller._authority import run_authorization

@@ -13,8 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from telic._errors import SecretDetected, TelicError
 from telic.controller import Controller
