@@ -20,10 +20,17 @@ from telic._secrets import warm
 from telic.ledger import open_ledger
 
 
+def _ready() -> None:
+    # The ledger scans every record it commits; load the detector first, as a server does when
+    # it opens, so that the kills land in commits and not in the detector's one-time import.
+    warm()
+    print("ready", flush=True)
+
+
 async def race(url: str, run_id: str, worker: str) -> None:
     warm()
     async with open_ledger(url) as ledger:
-        print("ready", flush=True)
+        _ready()
         for line in sys.stdin:
             if line.strip() == "quit":
                 break
@@ -43,7 +50,7 @@ async def append(url: str, run_id: str) -> None:
     padding = "x" * 4096  # a body big enough that blob writes take a moment
     warm()  # the ledger's secret backstop loads its rules once: before "ready", not in a commit
     async with open_ledger(url) as ledger:
-        print("ready", flush=True)
+        _ready()
         while True:
             version = (await ledger.get_run(run_id)).version
             name = f"step-{version}"
