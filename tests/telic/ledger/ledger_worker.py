@@ -28,7 +28,6 @@ def _ready() -> None:
 
 
 async def race(url: str, run_id: str, worker: str) -> None:
-    warm()
     async with open_ledger(url) as ledger:
         _ready()
         for line in sys.stdin:
@@ -48,7 +47,6 @@ async def race(url: str, run_id: str, worker: str) -> None:
 
 async def append(url: str, run_id: str) -> None:
     padding = "x" * 4096  # a body big enough that blob writes take a moment
-    warm()  # the ledger's secret backstop loads its rules once: before "ready", not in a commit
     async with open_ledger(url) as ledger:
         _ready()
         while True:
