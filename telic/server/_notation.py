@@ -7,7 +7,7 @@ schema`` for every schema the encoder accepts, and the encoder accepts a schema 
 checking that equality itself. A construct the notation has no form for is written as
 ``json{…}``, the node's own JSON Schema, so nothing is ever approximated.
 
-The text (``docs/protocol.md`` §3.2, "Compact schemas"):
+The text (``docs/protocol.md`` §3.1, "Compact schemas over MCP"):
 
 - The first block is the root, an object: ``{ // description`` then one property per line, then
   ``}``. ``type Name = …`` lines or blocks follow, one per ``$defs`` entry; ``alias Name = …``
