@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["DRAFT", "Encoded", "Kinds", "NotationError", "decode", "encode", "node_text"]
+__all__ = ["DRAFT", "Encoded", "Kinds", "NotationError", "decode", "encode", "node_text", "omit"]
 
 DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 _REF: Final = "#/$defs/"
@@ -74,6 +74,15 @@ def node_text(node: object) -> str:
 
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _copy(node: Any) -> Any:
+    """A copy of a JSON value (an alias's expansion must not share its table's objects)."""
+    if isinstance(node, dict):
+        return {key: _copy(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_copy(value) for value in node]
+    return node
 
 
 # ------------------------------------------------------------------------------------ encoding
@@ -296,6 +305,30 @@ def encode(
     return Encoded(text, written, defined) if exact else None
 
 
+def omit(text: str, names: Iterable[str]) -> str:
+    """``text`` without the ``type`` and ``alias`` definitions of ``names``.
+
+    For a reader that already holds those kinds: ``decode(omit(text, names), known)`` equals
+    ``decode(text)`` when ``known`` has the same bodies under those names.
+    """
+    dropped = frozenset(names)
+    if not dropped:
+        return text
+    kept: list[str] = []
+    skipping = False
+    for line in text.split("\n"):
+        if skipping:
+            skipping = line != "}"
+            continue
+        for word in ("type ", "alias "):
+            if line.startswith(word) and line[len(word) :].partition(" = ")[0] in dropped:
+                skipping = word == "type " and line.partition(" = ")[2].startswith("{")
+                break
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 # ------------------------------------------------------------------------------------ decoding
 
 
@@ -357,8 +390,10 @@ class _Reader:
         found = _NUMBER.match(self.text, self.at)
         if found is None:
             return None
-        value = json.loads(found.group())
-        if integers and not isinstance(value, int):
+        text = found.group()
+        exact = text.isdigit() or (text[0] == "-" and text[1:].isdigit())
+        value: int | float = int(text) if exact else float(text)
+        if integers and not exact:
             raise self.fail("an integer")
         self.at = found.end()
         return value
@@ -413,7 +448,7 @@ class _Reader:
         if word in _WORDS:
             return {"type": word}
         if word in self.aliases:
-            return json.loads(node_text(self.aliases[word]))  # a fresh copy
+            return _copy(self.aliases[word])
         if word in self.types:
             return {"$ref": _REF + word}
         self.at = found.start()

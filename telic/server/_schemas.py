@@ -31,7 +31,7 @@ from typing import Any, Final, Literal, get_args
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from telic.server._notation import Kinds, encode, node_text
+from telic.server._notation import encode, node_text, omit
 
 __all__ = [
     "NOTATION_KEY",
@@ -325,34 +325,27 @@ def notation_aliases() -> dict[str, Any]:
 
 
 @functools.cache
-def _kinds(artifact_type: str) -> dict[str, str] | None:
-    """The named kinds ``artifact_type``'s notation uses (name → body text); ``None``: no text."""
+def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
+    """``artifact_type``'s whole notation text and the kinds it defines (name → body text).
+
+    ``None`` when the schema has no notation. Built once per type; a session's text is this one
+    without the definitions it already has (``omit``).
+    """
     encoded = encode(full_schema(artifact_type), notation_aliases())
     if encoded is None:
         return None
     kinds = {name: node_text(node) for name, node in encoded.types.items()}
     kinds.update((name, node_text(node)) for name, node in encoded.aliases.items())
-    return kinds
+    return encoded.text, kinds
 
 
 @functools.lru_cache(maxsize=256)
-def _notation(artifact_type: str, omitted: frozenset[str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The compact schema object of ``artifact_type`` for a reader that knows ``omitted``.
-
-    Returns the object and the kinds its text defines. Shared: callers must not change it.
-    """
-    schema, aliases = full_schema(artifact_type), notation_aliases()
-    defs = schema.get("$defs") or {}
-    known = Kinds(
-        types={name: defs[name] for name in omitted if name in defs},
-        aliases={name: aliases[name] for name in omitted if name in aliases},
-    )
-    encoded = encode(schema, aliases, known)
-    if encoded is None:  # cannot happen once _kinds found a text; kept exact regardless
-        return emitted_schema(artifact_type), {}
-    defined = {name: node_text(node) for name, node in encoded.types.items()}
-    defined.update((name, node_text(node)) for name, node in encoded.aliases.items())
-    return {"$ref": schema_uri(artifact_type), NOTATION_KEY: encoded.text}, defined
+def _notation(artifact_type: str, omitted: frozenset[str]) -> dict[str, Any]:
+    """The compact schema object of ``artifact_type`` for a reader that knows ``omitted``."""
+    encoded = _encoded(artifact_type)
+    if encoded is None:
+        return emitted_schema(artifact_type)
+    return {"$ref": schema_uri(artifact_type), NOTATION_KEY: omit(encoded[0], omitted)}
 
 
 def compact_object(artifact_type: str, known: dict[str, str] | None = None) -> dict[str, Any]:
@@ -366,11 +359,14 @@ def compact_object(artifact_type: str, known: dict[str, str] | None = None) -> d
 
 
 def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    kinds = _kinds(artifact_type)
-    if kinds is None:
+    """The compact object for a reader that holds ``known``, and the kinds it defines."""
+    encoded = _encoded(artifact_type)
+    if encoded is None:
         return emitted_schema(artifact_type), {}
+    kinds = encoded[1]
     omitted = frozenset(name for name, body in kinds.items() if known.get(name) == body)
-    return _notation(artifact_type, omitted)
+    defined = {name: body for name, body in kinds.items() if name not in omitted}
+    return _notation(artifact_type, omitted), defined
 
 
 class _Memory:

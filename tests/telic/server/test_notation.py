@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from telic.server._notation import DRAFT, Kinds, NotationError, decode, encode
+from telic.server._notation import DRAFT, Kinds, NotationError, decode, encode, omit
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
@@ -246,3 +246,6 @@ def test_any_schema_of_these_constructs_decodes_to_itself(
     assert again is not None
     assert "type Alpha =" not in again.text
     assert decode(again.text, known) == schema
+    shortened = omit(encoded.text, ["Alpha", *encoded.aliases])
+    assert shortened == again.text
+    assert decode(shortened, known) == schema
