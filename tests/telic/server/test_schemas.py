@@ -39,6 +39,7 @@ def test_the_emitted_schema_is_the_registry_schema_shared_and_untitled(artifact_
     jsonschema.Draft202012Validator.check_schema(emitted)
     assert inline(emitted) == inline(_untitled(original))
     assert len(str(emitted)) <= len(str(original))
+    assert emitted == compact_schema(original)  # what --schemas full sends, as before notation
 
 
 def test_a_repeated_subschema_is_written_once_and_referenced() -> None:
