@@ -94,12 +94,15 @@ class _Writer:
     alias_of: Mapping[str, str]  # node text -> alias name (empty while writing an alias)
     aliases: Mapping[str, Any]  # alias name -> node, for checking
     used: set[str]  # alias names written
+    checked: bool = True  # read every expression back, and write json{…} where it differs
 
     def expr(self, node: object) -> tuple[str, bool]:
         """``node`` as an expression, and whether it is a union; ``json{…}`` if need be."""
         written = self._try(node)
         if written is not None:
             text, union = written
+            if not self.checked:
+                return text, union
             try:
                 if _Reader(text, self.types, self.aliases).whole_expr() == node:
                     return text, union
@@ -277,11 +280,32 @@ def encode(
     defs: dict[str, Any] = dict(body.pop("$defs", None) or {})
     if not all(_NAME.fullmatch(n) and n not in _WORDS and n not in aliases for n in defs):
         return None
+    # Unchecked first (the common case: every expression reads back as itself, which the whole
+    # text's check proves); if the whole differs, again with every expression checked.
+    for checked in (False, True):
+        encoded = _encode(body, defs, aliases, known, checked=checked)
+        try:
+            if decode(encoded.text, known) == dict(schema):
+                return encoded
+        except NotationError:
+            pass
+    return None
+
+
+def _encode(
+    body: dict[str, Any],
+    defs: dict[str, Any],
+    aliases: dict[str, Any],
+    known: Kinds,
+    *,
+    checked: bool,
+) -> Encoded:
     writer = _Writer(
         types=frozenset(defs) | frozenset(known.types),
         alias_of={node_text(node): name for name, node in aliases.items()},
         aliases=aliases,
         used=set(),
+        checked=checked,
     )
     lines = _block("", body, writer)
     written: dict[str, Any] = {}
@@ -290,19 +314,14 @@ def encode(
             continue
         lines += _definition("type", name, node, writer)
         written[name] = node
-    plain = _Writer(writer.types, {}, {}, set())
+    plain = _Writer(writer.types, {}, {}, set(), checked=checked)
     defined: dict[str, Any] = {}
     for name in sorted(writer.used):
         if name in known.aliases and node_text(known.aliases[name]) == node_text(aliases[name]):
             continue
         lines += _definition("alias", name, aliases[name], plain)
         defined[name] = aliases[name]
-    text = "\n".join(lines)
-    try:
-        exact = decode(text, known) == dict(schema)
-    except NotationError:
-        exact = False
-    return Encoded(text, written, defined) if exact else None
+    return Encoded("\n".join(lines), written, defined)
 
 
 def omit(text: str, names: Iterable[str]) -> str:
