@@ -23,9 +23,15 @@ nextAction.
 3. For every phase: read the artifacts named in nextAction.inputRefs (telic_get_artifact), \
 write exactly one artifact of nextAction.requiredOutputType that matches \
 nextAction.requiredOutputSchema, and submit it with telic_submit_artifact using the current \
-action_id and expected_run_version. A schema already sent in full in this session comes as \
-{"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource (an artifact \
-refused for its schema gets it back in full in the error).
+action_id and expected_run_version. The first time this session needs a type, its schema \
+comes as {"$ref": "telic://schemas/<type>", "x-telic-type": "<text>"}: the text is that JSON \
+Schema written like TypeScript, one property per line (name?: optional, = its default, // its \
+description; objects admit no other keys), string(1..128) for lengths, integer(0..10) for \
+bounds, T[1..256] for item counts, /…/ for a pattern, "a"|"b" for an enum, A | B for either, \
+json{…} for a part written as JSON Schema; each "type X =" or "alias X =" line defines a \
+name once per session, for later texts too. After that it comes as \
+{"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource, which holds \
+the full JSON Schema (an artifact refused for its schema gets it back in full in the error).
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \

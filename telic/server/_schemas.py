@@ -7,12 +7,17 @@ and every sub-schema that occurs more than once is written once under ``$defs`` 
 The result is still a standalone JSON Schema (draft 2020-12) that accepts exactly what the
 registry's schema accepts; ``inline`` undoes the sharing, for tests and curious readers.
 
-Nor does a session need the same schema twice. With the ``once`` schema mode (the default),
-``SentSchemas`` remembers per MCP session which types it has already sent in full; later
-results carry ``schema_reference(type)`` instead, a two-key schema pointing at the resource
-``telic://schemas/<type>``, which always returns the full schema. The ContextManifest, which
+Nor does a session need the same schema twice, or in JSON. With the ``once`` schema mode (the
+default), a session's first schema of a type is ``{"$ref": "telic://schemas/<type>",
+"x-telic-type": <text>}``: the resource holds the full JSON Schema, and the text is the same
+schema in Telic type notation (``telic.server._notation``: ``id: Id // Artifact id.``), which
+decodes back to it exactly. The text defines each named kind it uses (a ``$defs`` type such as
+``PermissionSet``, an alias such as ``Id`` for a constrained string) unless an earlier result of
+the session already did, so a fresh session receives each definition once. ``SentSchemas``
+remembers per MCP session which types and kinds it has sent; a type already sent comes as
+``schema_reference(type)``, ``{"$ref": "telic://schemas/<type>"}``. The ContextManifest, which
 grounding writes and the host never does, is a reference from the start. ``full`` sends every
-schema in full every time.
+schema as compact JSON every time, as the original does.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from typing import Any, Final, Literal, get_args
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from telic.server._notation import encode, node_text, omit
+
 __all__ = [
+    "NOTATION_KEY",
     "SCHEMA_MODES",
     "SCHEMA_TYPES",
     "SCHEMA_URI_TEMPLATE",
@@ -37,7 +45,9 @@ __all__ = [
     "Stream",
     "compact_schema",
     "emitted_schema",
+    "full_schema",
     "inline",
+    "notation_aliases",
     "parse_schema_mode",
     "schema_reference",
     "schema_text",
@@ -72,6 +82,8 @@ SCHEMA_URI_TEMPLATE: Final = "telic://schemas/{artifact_type}"
 """The resource template that returns any host artifact type's full schema."""
 SchemaFn = Callable[[str], dict[str, Any]]
 """Artifact type → the schema object a result carries for it."""
+NOTATION_KEY: Final = "x-telic-type"
+"""The key of a compact schema object that holds its Telic type notation text."""
 
 # Keywords whose value maps names to sub-schemas (a "title" key there is a property name).
 _SCHEMA_MAPS: Final = frozenset({"properties", "$defs", "definitions", "patternProperties"})
@@ -184,14 +196,24 @@ def inline(schema: dict[str, Any]) -> Any:
 
 
 @functools.cache
+def full_schema(artifact_type: str) -> dict[str, Any]:
+    """The registry's JSON Schema of ``artifact_type`` without its generated titles (shared).
+
+    What ``emitted_schema`` shares sub-schemas of, and what a notation text decodes to.
+    """
+    from telic.protocol import json_schema  # the protocol loads with the service, not at start
+
+    untitled: dict[str, Any] = _untitled(json_schema(artifact_type))
+    return untitled
+
+
+@functools.cache
 def emitted_schema(artifact_type: str) -> dict[str, Any]:
     """The compact JSON Schema of ``artifact_type`` a NextAction carries (built once; shared).
 
     Callers must not change it: the same object goes into every result that carries it.
     """
-    from telic.protocol import json_schema  # the protocol loads with the service, not at start
-
-    return compact_schema(json_schema(artifact_type))
+    return compact_schema(full_schema(artifact_type))
 
 
 @functools.cache
@@ -215,32 +237,163 @@ def schema_uri(artifact_type: str) -> str:
 
 @functools.cache
 def schema_reference(artifact_type: str) -> dict[str, Any]:
-    """The schema a result carries for a type whose full schema this session already has.
+    """The schema a result carries for a type whose schema this session already has.
 
     A valid JSON Schema (2020-12) whose ``$ref`` is the resource with the full schema. Shared:
     callers must not change it.
     """
     uri = schema_uri(artifact_type)
     if artifact_type in _BY_TELIC:
-        said = f"Written by Telic, not by you; its schema is the resource {uri}."
-    else:
-        said = f"Sent in full earlier in this session; read the resource {uri}."
-    return {"$ref": uri, "description": said}
+        return {"$ref": uri, "description": "Written by Telic, not by you."}
+    return {"$ref": uri}
+
+
+# Names for the constrained strings and enums the artifact schemas repeat, by what identifies
+# them: a pattern's start, an enum's first value, or the length bounds of a plain string. A
+# repeated sub-schema none of these names is written out wherever it occurs.
+_ALIAS_NAMES: Final = (
+    ("pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]*$", "Id"),
+    ("pattern", "^artifact://", "ArtifactRef"),
+    ("pattern", "^(artifact|trace|repo)://", "Ref"),
+    ("pattern", "^sha256:", "Sha256"),
+    ("text", (1, 32768), "Text"),
+    ("text", (1, 4096), "Summary"),
+    ("enum", "repository.read", "Capability"),
+    ("enum", "report_only", "Mode"),
+    ("enum", "pass", "Verdict"),
+    ("enum", "info", "Severity"),
+    ("enum", "id", "ContractField"),
+    ("enum", "objective", "CorrectableField"),
+    ("enum", "observed", "Basis"),
+)
+# An alias is worth its definition once it saves this many bytes over a session's schemas.
+_ALIAS_SAVES: Final = 64
+_ANNOTATIONS: Final = frozenset({"description", "default"})
+
+
+def _core(node: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in node.items() if key not in _ANNOTATIONS}
+
+
+def _alias_name(node: dict[str, Any]) -> str | None:
+    pattern, values = node.get("pattern"), node.get("enum")
+    bounds = (node.get("minLength"), node.get("maxLength"))
+    for key, mark, name in _ALIAS_NAMES:
+        if key == "pattern" and isinstance(pattern, str) and pattern.startswith(str(mark)):
+            return name
+        if key == "enum" and isinstance(values, list) and values and values[0] == mark:
+            return name
+        if key == "text" and node.keys() == {"type", "minLength", "maxLength"} and bounds == mark:
+            return name
+    return None
+
+
+@functools.cache
+def notation_aliases() -> dict[str, Any]:
+    """The aliases every notation text may use: name → the string sub-schema it stands for.
+
+    Chosen over all the host's artifact schemas at once (so that one name means one thing in a
+    session): each named string sub-schema (annotations aside) whose repetitions save more than
+    ``_ALIAS_SAVES`` bytes. A name is used once, and never when a schema has a ``$defs`` entry
+    of that name.
+    """
+    from telic.server._notation import _Writer  # the writer that measures an expression
+
+    counts: Counter[str] = Counter()
+    taken: set[str] = set()
+    for artifact_type in SCHEMA_TYPES:
+        if artifact_type in _BY_TELIC:
+            continue
+        schema = full_schema(artifact_type)
+        taken |= set(schema.get("$defs") or {})
+        for node in _subschemas(schema):
+            core = _core(node)
+            if core.get("type") == "string" and core.keys() > {"type"} and "const" not in core:
+                counts[node_text(core)] += 1
+    writer = _Writer(frozenset(), {}, {}, set())
+    aliases: dict[str, Any] = {}
+    for text, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        node = json.loads(text)
+        written, _ = writer.expr(node)
+        name = _alias_name(node)
+        if name is None or name in taken:
+            continue
+        if count * (len(written) - len(name)) - len(written) - len(name) > _ALIAS_SAVES:
+            aliases[name] = node
+            taken.add(name)
+    return aliases
+
+
+@functools.cache
+def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
+    """``artifact_type``'s whole notation text and the kinds it defines (name → body text).
+
+    ``None`` when the schema has no notation. Built once per type; a session's text is this one
+    without the definitions it already has (``omit``).
+    """
+    encoded = encode(full_schema(artifact_type), notation_aliases())
+    if encoded is None:
+        return None
+    kinds = {name: node_text(node) for name, node in encoded.types.items()}
+    kinds.update((name, node_text(node)) for name, node in encoded.aliases.items())
+    return encoded.text, kinds
+
+
+@functools.lru_cache(maxsize=256)
+def _notation(artifact_type: str, omitted: frozenset[str]) -> dict[str, Any]:
+    """The compact schema object of ``artifact_type`` for a reader that knows ``omitted``."""
+    encoded = _encoded(artifact_type)
+    if encoded is None:
+        return emitted_schema(artifact_type)
+    return {"$ref": schema_uri(artifact_type), NOTATION_KEY: omit(encoded[0], omitted)}
+
+
+def compact_object(artifact_type: str, known: dict[str, str] | None = None) -> dict[str, Any]:
+    """The schema object a ``once`` session gets the first time it needs ``artifact_type``.
+
+    ``{"$ref": <resource>, "x-telic-type": <notation>}``, whose text leaves out the kinds
+    ``known`` already holds with the same body; the JSON Schema itself when the schema has no
+    notation. Shared: callers must not change it.
+    """
+    return _compact(artifact_type, known or {})[0]
+
+
+def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The compact object for a reader that holds ``known``, and the kinds it defines."""
+    encoded = _encoded(artifact_type)
+    if encoded is None:
+        return emitted_schema(artifact_type), {}
+    kinds = encoded[1]
+    omitted = frozenset(name for name, body in kinds.items() if known.get(name) == body)
+    defined = {name: body for name, body in kinds.items() if name not in omitted}
+    return _notation(artifact_type, omitted), defined
+
+
+class _Memory:
+    """What one session has been sent: artifact types, and notation kinds with their bodies."""
+
+    __slots__ = ("kinds", "types")
+
+    def __init__(self) -> None:
+        self.types: set[str] = set()
+        self.kinds: dict[str, str] = {}
 
 
 class SchemaEmitter:
-    """The schemas of one result: full for types its session has not had yet, else references.
+    """The schemas of one result: compact for types its session has not had yet, else references.
 
     Call it for each type the result carries, then ``commit()`` once the result is built, so
     that a result that never went out marks nothing as sent. Within one result a type's first
-    schema is full and any repeat is a reference.
+    schema is compact, any repeat is a reference, and a kind one schema defines is not defined
+    again by the next (which the host reads after it).
     """
 
-    __slots__ = ("_fresh", "_sent")
+    __slots__ = ("_fresh", "_kinds", "_sent")
 
-    def __init__(self, sent: set[str] | None) -> None:
+    def __init__(self, sent: _Memory | None) -> None:
         self._sent = sent
         self._fresh: set[str] = set()
+        self._kinds: dict[str, str] = {}
 
     def __call__(self, artifact_type: str) -> dict[str, Any]:
         """The schema object to carry for ``artifact_type``."""
@@ -248,34 +401,39 @@ class SchemaEmitter:
             return emitted_schema(artifact_type)
         if (
             artifact_type in _BY_TELIC
-            or artifact_type in self._sent
+            or artifact_type in self._sent.types
             or artifact_type in self._fresh
         ):
             return schema_reference(artifact_type)
         self._fresh.add(artifact_type)
-        return emitted_schema(artifact_type)
+        known = {**self._sent.kinds, **self._kinds} if self._kinds else self._sent.kinds
+        schema, defined = _compact(artifact_type, known)
+        self._kinds.update(defined)
+        return schema
 
     def commit(self) -> None:
-        """Record the types sent in full by this result as known to its session."""
+        """Record the types and kinds sent by this result as known to its session."""
         if self._sent is not None:
-            self._sent |= self._fresh
+            self._sent.types |= self._fresh
+            self._sent.kinds.update(self._kinds)
             self._fresh = set()
+            self._kinds = {}
 
 
 class SentSchemas:
-    """Which artifact types' schemas each MCP session has received in full.
+    """Which artifact types' schemas (and notation kinds) each MCP session has received.
 
     A session is identified by an object that lives exactly as long as it; the server keys it
     by identity and forgets it when the object goes (a closed session's memory goes with it). A
     result for no known session, or any result in ``full`` mode, carries every schema in full.
-    Each session's memory holds at most one entry per artifact type.
+    Each session's memory holds at most one entry per artifact type and per kind.
     """
 
     __slots__ = ("_by_session", "mode")
 
     def __init__(self, mode: SchemaMode = "once") -> None:
         self.mode: SchemaMode = mode
-        self._by_session: dict[int, set[str]] = {}
+        self._by_session: dict[int, _Memory] = {}
 
     def emitter(self, session: object | None) -> SchemaEmitter:
         """Return the emitter for one result sent in ``session`` (``None``: no session)."""
@@ -288,7 +446,7 @@ class SentSchemas:
                 weakref.finalize(session, self._by_session.pop, key, None)
             except TypeError:  # not weakly referenceable: nothing tells when it ends
                 return SchemaEmitter(None)
-            sent = self._by_session[key] = set()
+            sent = self._by_session[key] = _Memory()
         return SchemaEmitter(sent)
 
     def sessions(self) -> int:

@@ -21,7 +21,13 @@ from mcp.shared.exceptions import MCPError
 from telic.cli import DemoRepository, TelicTools
 from telic.roles import Service, open_service
 from telic.server import build_server
-from telic.server._schemas import SchemaMode, emitted_schema, schema_reference
+from telic.server._schemas import (
+    NOTATION_KEY,
+    SchemaMode,
+    compact_object,
+    emitted_schema,
+    schema_reference,
+)
 
 pytestmark = pytest.mark.anyio
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
@@ -64,7 +70,11 @@ def _schemas(envelope: dict[str, Any]) -> tuple[Any, Any]:
     return action["requiredOutputSchema"], action["additionalOutputSchemas"]
 
 
-async def test_a_session_gets_each_schema_in_full_once_and_then_a_reference(
+def _is_compact(schema: Any, kind: str) -> bool:
+    return set(schema) == {"$ref", NOTATION_KEY} and schema["$ref"] == f"telic://schemas/{kind}"
+
+
+async def test_a_session_gets_each_schema_once_in_notation_and_then_a_reference(
     repo: DemoRepository, state: Path
 ) -> None:
     async with _client(repo, state) as client:
@@ -74,18 +84,14 @@ async def test_a_session_gets_each_schema_in_full_once_and_then_a_reference(
     # Grounding writes the ContextManifest, so the host is only pointed at its schema.
     assert _schemas(started) == (
         schema_reference("ContextManifest"),
-        {"ClarificationRequest": emitted_schema("ClarificationRequest")},
+        {"ClarificationRequest": compact_object("ClarificationRequest")},
     )
-    assert _schemas(grounded) == (
-        emitted_schema("ProblemFrame"),
-        {"ClarificationRequest": schema_reference("ClarificationRequest")},
-    )
+    required, additional = _schemas(grounded)
+    assert _is_compact(required, "ProblemFrame")
+    assert "alias Id =" not in required[NOTATION_KEY]  # ClarificationRequest's text defined it
+    assert additional == {"ClarificationRequest": schema_reference("ClarificationRequest")}
     required, additional = _schemas(again)
-    assert required == {
-        "$ref": "telic://schemas/ProblemFrame",
-        "description": "Sent in full earlier in this session; "
-        "read the resource telic://schemas/ProblemFrame.",
-    }
+    assert required == {"$ref": "telic://schemas/ProblemFrame"}
     assert additional == {"ClarificationRequest": schema_reference("ClarificationRequest")}
     jsonschema.Draft202012Validator.check_schema(required)
 
@@ -104,7 +110,8 @@ async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
             _, theirs = await _grounded(second)
             run_id = theirs["run"]["runId"]
             repeated = await second.call("telic_get_next_action", run_id=run_id)
-    assert _schemas(mine)[0] == _schemas(theirs)[0] == emitted_schema("ProblemFrame")
+    assert _schemas(mine)[0] == _schemas(theirs)[0]
+    assert _is_compact(_schemas(mine)[0], "ProblemFrame")
     assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
 
 
@@ -129,13 +136,13 @@ async def test_a_connection_of_the_2026_era_is_one_session_like_a_stdio_stream(
         tools = TelicTools(client)
         started, _ = await _grounded(tools)
         again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
-    assert _schemas(started)[1] == {"ClarificationRequest": emitted_schema("ClarificationRequest")}
+    assert _schemas(started)[1] == {"ClarificationRequest": compact_object("ClarificationRequest")}
     assert _schemas(again)[1] == {"ClarificationRequest": schema_reference("ClarificationRequest")}
     async with _client(repo, state, mode="auto") as fresh:  # a new connection starts afresh
         first = await TelicTools(fresh).call(
             "telic_start_run", original_request=REQUEST, mode="plan_only"
         )
-    assert _schemas(first)[1] == {"ClarificationRequest": emitted_schema("ClarificationRequest")}
+    assert _schemas(first)[1] == {"ClarificationRequest": compact_object("ClarificationRequest")}
 
 
 async def test_the_schema_resource_returns_the_full_schema_and_refuses_unknown_types(

@@ -226,7 +226,7 @@ async def _frame_schemas(tools: TelicTools) -> list[dict[str, Any]]:
     ]
 
 
-async def test_each_http_session_gets_the_schema_in_full_once_and_sessionless_calls_always(
+async def test_each_http_session_gets_the_schema_once_and_sessionless_calls_always_in_full(
     repo: DemoRepository, state: Path
 ) -> None:
     with anyio.fail_after(60):
@@ -241,14 +241,12 @@ async def test_each_http_session_gets_the_schema_in_full_once_and_sessionless_ca
             third = await _frame_schemas(TelicTools(sessionless))
             fourth = await _frame_schemas(TelicTools(one))
             resource = await one.read_resource("telic://schemas/ProblemFrame")
-    full = first[0]
-    reference = {
-        "$ref": "telic://schemas/ProblemFrame",
-        "description": "Sent in full earlier in this session; "
-        "read the resource telic://schemas/ProblemFrame.",
-    }
+    compact, full = first[0], third[0]
+    reference = {"$ref": "telic://schemas/ProblemFrame"}
     assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert first == second == [full, reference]
+    assert set(compact) == {"$ref", "x-telic-type"}
+    assert compact["$ref"] == reference["$ref"]
+    assert first == second == [compact, reference]
     assert third == [full, full], "the 2026-07-28 era has no sessions: nothing to remember"
     assert fourth == [reference, reference]
     assert json.loads(resource.contents[0].text) == full  # type: ignore[union-attr]

@@ -1,5 +1,6 @@
 """The compact artifact schemas a NextAction carries accept exactly what the registry's do,
-and a session gets each in full once, then a reference to the resource that holds it."""
+and a session gets each once, in Telic type notation with every kind defined once, then a
+reference to the resource that holds it."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ import pytest
 from telic.controller._phases import PHASES
 from telic.protocol import json_schema
 from telic.protocol._types import ARTIFACT_TYPES, HOST_ARTIFACT_TYPES, HostArtifactType
+from telic.server._notation import Kinds, decode
 from telic.server._schemas import (
+    NOTATION_KEY,
     SCHEMA_TYPES,
     SentSchemas,
     _untitled,
+    compact_object,
     compact_schema,
     emitted_schema,
+    full_schema,
     inline,
     parse_schema_mode,
     schema_reference,
@@ -34,6 +39,7 @@ def test_the_emitted_schema_is_the_registry_schema_shared_and_untitled(artifact_
     jsonschema.Draft202012Validator.check_schema(emitted)
     assert inline(emitted) == inline(_untitled(original))
     assert len(str(emitted)) <= len(str(original))
+    assert emitted == compact_schema(original)  # what --schemas full sends, as before notation
 
 
 def test_a_repeated_subschema_is_written_once_and_referenced() -> None:
@@ -63,8 +69,11 @@ def test_a_reference_is_a_small_valid_schema_naming_the_resource(artifact_type: 
     reference = schema_reference(artifact_type)
     jsonschema.Draft202012Validator.check_schema(reference)
     assert reference["$ref"] == schema_uri(artifact_type) == f"telic://schemas/{artifact_type}"
-    assert reference["$ref"] in reference["description"]
-    assert len(json.dumps(reference)) < 200
+    if artifact_type == "ContextManifest":
+        assert reference["description"] == "Written by Telic, not by you."
+    else:
+        assert reference == {"$ref": schema_uri(artifact_type)}
+    assert len(json.dumps(reference)) < 120
     assert json.loads(schema_text(artifact_type)) == emitted_schema(artifact_type)
 
 
@@ -75,19 +84,21 @@ class _Session:
 def test_once_a_session_has_a_schema_it_gets_a_reference() -> None:
     sent, session = SentSchemas("once"), _Session()
     first = sent.emitter(session)
-    assert first("TaskContract") is emitted_schema("TaskContract")
+    assert first("TaskContract") is compact_object("TaskContract")
     assert first("TaskContract") == schema_reference("TaskContract")  # a repeat in one result
     first.commit()
     later = sent.emitter(session)
     assert later("TaskContract") == schema_reference("TaskContract")
-    assert later("Evidence") is emitted_schema("Evidence")
-    assert sent.emitter(_Session())("TaskContract") is emitted_schema("TaskContract")
+    evidence = later("Evidence")[NOTATION_KEY]
+    assert "alias Id =" in compact_object("Evidence")[NOTATION_KEY]
+    assert "alias Id =" not in evidence  # TaskContract's text defined it for this session
+    assert sent.emitter(_Session())("TaskContract") is compact_object("TaskContract")
 
 
 def test_a_result_that_was_never_committed_marks_nothing_as_sent() -> None:
     sent, session = SentSchemas("once"), _Session()
     sent.emitter(session)("WorkPlan")  # built, then the call failed: never sent
-    assert sent.emitter(session)("WorkPlan") is emitted_schema("WorkPlan")
+    assert sent.emitter(session)("WorkPlan") is compact_object("WorkPlan")
 
 
 def test_the_manifest_written_by_grounding_is_always_a_reference_in_once_mode() -> None:
@@ -127,3 +138,61 @@ def test_a_schema_mode_is_full_or_once() -> None:
     assert [parse_schema_mode(text) for text in ("full", "once")] == ["full", "once"]
     with pytest.raises(ValueError, match="'sometimes'"):
         parse_schema_mode("sometimes")
+
+
+_ANALYZE_ONLY = [
+    ("ContextManifest", "ClarificationRequest"),
+    ("ProblemFrame", "ClarificationRequest"),
+    ("TaskContract", "ClarificationRequest"),
+    ("PromptReview", "ClarificationRequest"),
+    ("WorkPlan", "ClarificationRequest"),
+    ("WorkResult", "ClarificationRequest", "Evidence"),
+    ("QualityReview", "ClarificationRequest"),
+    ("ReleaseAudit",),
+    ("UserReport",),
+]
+"""The types each result of an analyze_only run names, in order (start_run first)."""
+
+
+def _definitions(text: str) -> list[str]:
+    return [
+        line.split(" = ")[0] for line in text.split("\n") if line.startswith(("type ", "alias "))
+    ]
+
+
+def test_a_fresh_session_receives_every_definition_once_and_can_decode_every_schema() -> None:
+    sent, session = SentSchemas("once"), _Session()
+    defined: list[str] = []
+    known = Kinds(types={}, aliases={})
+    recovered: set[str] = set()
+    for kinds in _ANALYZE_ONLY:
+        emit = sent.emitter(session)
+        for kind in kinds:
+            schema = emit(kind)
+            if NOTATION_KEY not in schema:
+                continue
+            text = schema[NOTATION_KEY]
+            assert decode(text, known) == full_schema(kind)  # with what came before it only
+            recovered.add(kind)
+            defined += _definitions(text)
+            decoded = decode(text, known)
+            types = dict(known.types) | (decoded.get("$defs") or {})
+            aliases = dict(known.aliases) | {
+                name.removeprefix("alias "): node for name, node in _aliases_of(text).items()
+            }
+            known = Kinds(types=types, aliases=aliases)
+        emit.commit()
+    assert recovered == set(SCHEMA_TYPES) - {"ContextManifest", "ScenarioSpec"}
+    assert len(defined) == len(set(defined)), sorted(d for d in defined if defined.count(d) > 1)
+    assert "type PermissionSet" in defined
+    assert "alias Id" in defined
+
+
+def _aliases_of(text: str) -> dict[str, object]:
+    from telic.server._schemas import notation_aliases
+
+    return {
+        line.split(" = ")[0]: notation_aliases()[line.split(" = ")[0].removeprefix("alias ")]
+        for line in text.split("\n")
+        if line.startswith("alias ")
+    }

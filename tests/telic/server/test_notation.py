@@ -1,0 +1,263 @@
+"""Telic type notation decodes to exactly the JSON Schema it was written from: every artifact
+schema, any schema built of the constructs it has a form for, and, through ``json{…}``, any
+other construct too."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from telic.server._notation import DRAFT, Kinds, NotationError, decode, encode, omit
+from telic.server._schemas import (
+    NOTATION_KEY,
+    SCHEMA_TYPES,
+    compact_object,
+    emitted_schema,
+    full_schema,
+    inline,
+    notation_aliases,
+    schema_uri,
+)
+
+HOST_TYPES = [kind for kind in SCHEMA_TYPES if kind != "ContextManifest"]
+
+
+@pytest.mark.parametrize("artifact_type", SCHEMA_TYPES)
+def test_every_artifact_schema_is_recovered_exactly_from_its_notation(artifact_type: str) -> None:
+    encoded = encode(full_schema(artifact_type), notation_aliases())
+    assert encoded is not None
+    assert decode(encoded.text, Kinds()) == full_schema(artifact_type)
+    assert inline(emitted_schema(artifact_type)) == inline(full_schema(artifact_type))
+
+
+@pytest.mark.parametrize("artifact_type", HOST_TYPES)
+def test_the_compact_object_is_a_valid_schema_naming_the_full_one(artifact_type: str) -> None:
+    compact = compact_object(artifact_type)
+    jsonschema.Draft202012Validator.check_schema(compact)
+    assert compact == {"$ref": schema_uri(artifact_type), NOTATION_KEY: compact[NOTATION_KEY]}
+    assert decode(compact[NOTATION_KEY]) == full_schema(artifact_type)
+    compact_size = len(json.dumps(compact, ensure_ascii=False).encode())
+    assert compact_size < 0.6 * len(json.dumps(emitted_schema(artifact_type)).encode())
+
+
+def test_a_property_reads_as_a_typescript_field_with_its_description() -> None:
+    text = compact_object("QualityReview")[NOTATION_KEY]
+    lines = text.split("\n")
+    assert lines[0] == "{ // Agent 3's review of the executed work against the contract."
+    assert '  schemaVersion: "1.0" // Protocol version of this body; always "1.0".' in lines
+    assert "  id: Id // Artifact id of this review." in lines
+    assert "  diagnosisGate?: DiagnosisGate | null = null // " in "\n".join(lines)
+    assert "alias Id = string(1..128) /^[A-Za-z0-9][A-Za-z0-9._:-]*$/" in lines
+
+
+def test_a_construct_without_a_form_is_written_as_its_json_schema() -> None:
+    when = {"type": "string", "format": "date-time", "description": "When."}
+    schema = _root({"at": when, "n": {"type": "integer", "exclusiveMinimum": 0}}, ["at"])
+    encoded = encode(schema)
+    assert encoded is not None
+    assert '  at: json{"type":"string","format":"date-time"} // When.' in encoded.text
+    assert '  n?: json{"type":"integer","exclusiveMinimum":0}' in encoded.text
+    assert decode(encoded.text) == schema
+
+
+def test_an_expression_that_would_not_read_back_is_written_as_its_json_schema() -> None:
+    odd = {"type": "string", "minLength": "3"}  # not a number: no string(…) form reads it back
+    flag = {"type": "integer", "maximum": True}
+    schema = _root({"a": odd, "b": flag, "c": {"type": "string", "maxLength": 3}}, ["a", "b"])
+    encoded = encode(schema)
+    assert encoded is not None
+    assert '  a: json{"type":"string","minLength":"3"}' in encoded.text
+    assert '  b: json{"type":"integer","maximum":true}' in encoded.text
+    assert "  c?: string(..3)" in encoded.text
+    assert decode(encoded.text) == schema
+
+
+def test_a_root_that_is_not_a_closed_object_has_no_notation() -> None:
+    assert encode({"$schema": DRAFT, "type": "string"}) is None
+    assert encode({"type": "object", "properties": {"a": {"type": "string"}}}) is None
+
+
+def test_a_kind_the_reader_knows_is_not_written_again() -> None:
+    point = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"x": {"type": "number"}},
+    }
+    first = _root({"p": {"$ref": "#/$defs/Point"}}, ["p"], defs={"Point": point})
+    second = _root({"q": {"$ref": "#/$defs/Point"}}, ["q"], defs={"Point": point})
+    written = encode(first)
+    assert written is not None
+    assert dict(written.types) == {"Point": point}
+    known = Kinds(types=written.types)
+    again = encode(second, known=known)
+    assert again is not None
+    assert not again.types
+    assert "type Point" not in again.text
+    assert decode(again.text, known) == second
+    with pytest.raises(NotationError, match="'Point'"):
+        decode(again.text)
+
+
+def test_a_kind_known_with_another_body_is_written_in_full() -> None:
+    mine = {"type": "string", "maxLength": 3}
+    schema = _root({"p": {"$ref": "#/$defs/Code"}}, ["p"], defs={"Code": mine})
+    encoded = encode(schema, known=Kinds(types={"Code": {"type": "integer"}}))
+    assert encoded is not None
+    assert dict(encoded.types) == {"Code": mine}
+    assert decode(encoded.text, Kinds(types={"Code": {"type": "integer"}})) == schema
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "root object"),
+        ("{\n  a: string", "'}'"),
+        ("{\n  a: Nope\n}", "'Nope'"),
+        ("{\n  a: string(..)\n}", "a bound"),
+        ("{\n  a: string /abc\n}", "ends the pattern"),
+        ("{\n  a: integer(1..2) extra\n}", "end of the line"),
+        ("{\n  a: string\n}\nmystery", "'type' or 'alias'"),
+        ("{\n  a: string\n  a: string\n}", "twice"),
+    ],
+)
+def test_text_that_is_not_the_notation_is_refused_naming_what_was_expected(
+    text: str, expected: str
+) -> None:
+    with pytest.raises(NotationError, match=expected.replace("(", r"\(")):
+        decode(text)
+
+
+# ----------------------------------------------------------------- generated schemas round-trip
+
+
+def _root(
+    properties: dict[str, Any],
+    required: list[str],
+    *,
+    defs: dict[str, Any] | None = None,
+    description: str | None = None,
+) -> dict[str, Any]:
+    root: dict[str, Any] = {
+        "$schema": DRAFT,
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+    if required:
+        root["required"] = required
+    if description is not None:
+        root["description"] = description
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+_texts = st.text(alphabet=string.printable + "é–\u2028", max_size=24)
+_counts = st.integers(min_value=0, max_value=10**6)
+_numbers = st.one_of(_counts, st.floats(min_value=-1e6, max_value=1e6, allow_nan=False))
+
+
+def _bounded(kind: str, low: str, high: str, values: st.SearchStrategy[Any]) -> Any:
+    return st.fixed_dictionaries({"type": st.just(kind)}, optional={low: values, high: values})
+
+
+_leaves = st.one_of(
+    _bounded("string", "minLength", "maxLength", _counts),
+    st.fixed_dictionaries(
+        {"type": st.just("string"), "pattern": _texts},
+        optional={"minLength": _counts, "maxLength": _counts},
+    ),
+    _bounded("integer", "minimum", "maximum", _counts),
+    _bounded("number", "minimum", "maximum", _numbers),
+    st.sampled_from([{"type": "boolean"}, {"type": "null"}, {"type": "object"}]),
+    st.builds(lambda value: {"type": "string", "const": value}, _texts),
+    st.builds(
+        lambda values: {"type": "string", "enum": values},
+        st.lists(_texts, min_size=1, max_size=4, unique=True),
+    ),
+    st.sampled_from([{"$ref": "#/$defs/Alpha"}, {"$ref": "#/$defs/Beta"}]),
+    # constructs the notation has no form for
+    st.sampled_from(
+        [
+            {"type": "string", "format": "uuid"},
+            {"oneOf": [{"type": "string"}, {"type": "null"}]},
+            {"not": {"type": "null"}},
+            {"type": "integer", "const": 1},
+            {},
+        ]
+    ),
+)
+
+
+def _extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.fixed_dictionaries(
+            {"type": st.just("array"), "items": inner},
+            optional={"minItems": _counts, "maxItems": _counts},
+        ),
+        st.builds(lambda members: {"anyOf": members}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda node, text: {**node, "description": text}, inner, _texts),
+    )
+
+
+_nodes = st.recursive(_leaves, _extend, max_leaves=6)
+_names = st.one_of(
+    st.from_regex(r"[a-z][A-Za-z0-9_]{0,8}", fullmatch=True), _texts.filter(lambda n: n != "")
+)
+_property = st.builds(
+    lambda node, description, default: {**node, **description, **default},
+    _nodes,
+    st.one_of(st.just({}), st.builds(lambda text: {"description": text}, _texts)),
+    st.one_of(
+        st.just({}),
+        st.builds(lambda value: {"default": value}, st.one_of(st.none(), _counts, _texts)),
+    ),
+)
+
+
+@st.composite
+def _objects(draw: st.DrawFn, *, root: bool) -> dict[str, Any]:
+    properties = draw(st.dictionaries(_names, _property, min_size=1, max_size=5))
+    required = draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
+    line = st.text(alphabet=string.ascii_letters + " .,'\"/:", max_size=30)
+    description = draw(st.one_of(st.none(), line if root else _texts))
+    node = _root(properties, draw(st.permutations(required)), description=description)
+    del node["$schema"]
+    return node
+
+
+@st.composite
+def _schemas(draw: st.DrawFn) -> dict[str, Any]:
+    defs = {"Alpha": draw(_objects(root=False)), "Beta": draw(_nodes)}
+    root = draw(_objects(root=True))
+    root["properties"] = {**root["properties"], "alphaRef": {"$ref": "#/$defs/Alpha"}}
+    root["properties"]["betaRef"] = {"$ref": "#/$defs/Beta"}
+    return {"$schema": DRAFT, **root, "$defs": defs}
+
+
+_ALIASES = {"Word": {"type": "string", "minLength": 1, "maxLength": 8}, "Flag": {"type": "boolean"}}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schemas(), st.booleans())
+def test_any_schema_of_these_constructs_decodes_to_itself(
+    schema: dict[str, Any], aliased: bool
+) -> None:
+    aliases = _ALIASES if aliased else None
+    encoded = encode(schema, aliases)
+    assert encoded is not None
+    assert decode(encoded.text) == schema
+    known = Kinds(types={"Alpha": schema["$defs"]["Alpha"]}, aliases=encoded.aliases)
+    again = encode(schema, aliases, known)
+    assert again is not None
+    assert "type Alpha =" not in again.text
+    assert decode(again.text, known) == schema
+    shortened = omit(encoded.text, ["Alpha", *encoded.aliases])
+    assert shortened == again.text
+    assert decode(shortened, known) == schema
