@@ -29,6 +29,7 @@ command loads the run through the async ledger on every call (slower, same decis
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import sqlite3
@@ -212,6 +213,25 @@ def _telic_tool(state_dir: Path, event: HookInput, live: Sequence[LiveRun]) -> s
     return answer("allow", "Telic checks its own tools itself.")
 
 
+def _redact(text: str) -> str:
+    """``text`` with every likely secret replaced by its typed marker, as the tool traces it."""
+    from telic._secrets import contains_secret, redact  # loaded only when a decision is traced
+
+    return redact(text) if contains_secret(text) else text
+
+
+def _redacted(decision: Decision) -> Decision:
+    """``decision`` with its scope redacted, so neither the ledger nor the reason holds a secret.
+
+    ``telic_check_tool_action`` redacts the scope it traces in the same way; the host's command
+    or URL stays readable around the marker, so the decision is still auditable.
+    """
+    if decision.scope is None:
+        return decision
+    scope = _redact(decision.scope)
+    return decision if scope == decision.scope else dataclasses.replace(decision, scope=scope)
+
+
 def _decide(
     connection: sqlite3.Connection,
     state_dir: Path,
@@ -237,7 +257,9 @@ def _decide(
         repository_root=root,
         protected_granted=authority.protected_granted,
     )
-    what = f"{mapped.capability} on {decision.scope or mapped.target or '(no target)'}"
+    decision = _redacted(decision)
+    target = mapped.target if decision.scope is None else decision.scope
+    what = f"{mapped.capability} on {_redact(target) if target else '(no target)'}"
     if decision.allowed:
         reason = f"{where}: {what} is {decision.reason}"
     else:
@@ -365,6 +387,7 @@ def _through_service(url: str, root: str, event: HookInput | None, problem: str)
                 state.run.prompt_revisions_remaining,
                 state.run.remediations_remaining,
             )
+            decision = _redacted(decision)
             reason = f"Telic run {run.run_id}: {decision.reason} ({decision.code})"
             await ledger.record_events(
                 run.run_id, [_event(run, decision, mapped.capability, reason)]

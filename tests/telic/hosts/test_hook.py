@@ -427,3 +427,25 @@ def test_the_hook_imports_neither_pydantic_nor_the_mcp_sdk_nor_anyio() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_secret_in_the_hosts_command_is_redacted_in_the_trace_and_the_reason(
+    tmp_path: Path,
+) -> None:
+    token = "gh" + "p_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    command = f'curl -H "Authorization: token {token}" https://api.github.com/user'
+    async with project(tmp_path) as (service, ledger, repo, state):
+        flow = await executing_fix(service)
+        answer = await hook(event("Bash", command=command), repo, state)
+        trace = (await ledger.page_trace(flow.b.run_id, 0, 500)).events
+    assert answer is not None
+    assert answer["permissionDecision"] == "deny"
+    assert token not in answer["permissionDecisionReason"]
+    assert "[redacted:" in answer["permissionDecisionReason"]
+    recorded = [e for e in trace if e.event_type == "permission_checked"][-1]
+    assert recorded.permission_decision is not None
+    scope = recorded.permission_decision["scope"]
+    assert token not in scope
+    assert scope.startswith("curl -H ")
+    assert "[redacted:" in scope
+    assert token not in recorded.decision_summary

@@ -10,8 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from telic.server._notation import DRAFT, Kinds, NotationError, decode, encode, omit
 from telic.server._schemas import (
