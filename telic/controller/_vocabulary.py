@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, cast
-
-from telic.controller._phases import PHASES
+from typing import Final
 
 __all__ = [
     "PHASE_LABELS",
@@ -52,6 +50,21 @@ PHASE_LABELS: Final[dict[str, str]] = {
 }
 """Every protocol phase (``telic.protocol.PHASES``) and its label."""
 
+PROTOCOL_PHASES: Final[dict[str, str]] = {
+    "context_grounding": "context_discovery",
+    "agent_1_frame": "agent_1_frame",
+    "agent_2_compile": "agent_2_compile",
+    "agent_1_review": "agent_1_review",
+    "agent_2_revise": "agent_2_revision",
+    "agent_3_plan": "agent_3_plan",
+    "agent_4_execute": "agent_4_execute",
+    "agent_3_review": "agent_3_quality_review",
+    "agent_5_audit": "agent_5_release_audit",
+    "agent_5_report": "user_report",
+}
+"""Each internal phase and its protocol name, as ``PHASES`` says. Spelled out so that the
+CLI's words load without the protocol models (a test checks it against ``PHASES``)."""
+
 STATUS_LABELS: Final[dict[str, str]] = {
     "running": "Running",
     "active": "Running",
@@ -81,8 +94,7 @@ _INTERNAL_EVENTS: Final[dict[str, str]] = {
 
 def protocol_phase(phase: str) -> str:
     """Return the protocol name of an internal phase; a protocol name is returned unchanged."""
-    spec = PHASES.get(cast(Any, phase))
-    return phase if spec is None else spec.protocol
+    return PROTOCOL_PHASES.get(phase, phase)
 
 
 def run_phase(phase: str, status: str) -> str:

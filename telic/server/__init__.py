@@ -17,7 +17,12 @@ if typing.TYPE_CHECKING:
         SERVER_NAME as SERVER_NAME,
         assemble as assemble,
         build_server as build_server,
+    )
+    from telic.server._backend import (
+        Backend as Backend,
         has_reports as has_reports,
+        open_backend as open_backend,
+        open_default_service as open_default_service,
         reports_module as reports_module,
     )
     from telic.server._config import (
@@ -44,11 +49,8 @@ if typing.TYPE_CHECKING:
     from telic.server._tools import TOOL_NAMES as TOOL_NAMES
     from telic.server._transport import (
         REPORTED as REPORTED,
-        Backend as Backend,
         BearerTokenMiddleware as BearerTokenMiddleware,
         http_app as http_app,
-        open_backend as open_backend,
-        open_default_service as open_default_service,
         serve as serve,
     )
 

@@ -9,8 +9,6 @@ JSON-RPC invalid-params error (-32602) with a one-line message, never a tracebac
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from telic._errors import NotFound
+from telic.server._backend import has_reports, reports_module
 from telic.server._config import schema_mode
 from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
@@ -74,19 +73,6 @@ _COMPLETIONS: Final = 100
 """At most this many completion values per answer (the protocol's own cap)."""
 
 Context = ServerRequestContext[Any, Any]
-
-
-def reports_module() -> Any | None:
-    """Return ``telic.reports`` when that package is installed, else ``None``."""
-    try:
-        return importlib.import_module("telic.reports")
-    except ImportError:
-        return None
-
-
-def has_reports() -> bool:
-    """Whether ``telic.reports`` is installed, without importing it (it is slow to import)."""
-    return importlib.util.find_spec("telic.reports") is not None
 
 
 def build_server(

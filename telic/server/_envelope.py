@@ -16,7 +16,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
@@ -24,6 +23,8 @@ from telic.server._schemas import SchemaFn, emitted_schema
 from telic_packets import PacketRefusal
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
     from telic.protocol import PhaseAction
 
 __all__ = [
@@ -151,6 +152,8 @@ def success(payload: Mapping[str, Any], schema: SchemaFn = emitted_schema) -> Ca
     A NextAction in ``payload`` carries ``schema(type)`` for each of its output types.
     """
     envelope: dict[str, Any] = {"ok": True, **{k: to_wire(v, schema) for k, v in payload.items()}}
+    from mcp_types import CallToolResult, TextContent  # not at the top: the CLI uses to_wire
+
     return CallToolResult(
         content=[TextContent(type="text", text=_dumps(envelope))],
         structured_content=envelope,
@@ -225,6 +228,8 @@ def with_schema(envelope: Mapping[str, Any], artifact_type: str) -> dict[str, An
 
 def error_result(envelope: Mapping[str, Any]) -> CallToolResult:
     """Return an error envelope as an ``isError`` tool result."""
+    from mcp_types import CallToolResult, TextContent  # not at the top: the CLI uses to_wire
+
     return CallToolResult(
         content=[TextContent(type="text", text=_dumps(envelope))],
         structured_content=dict(envelope),

@@ -29,8 +29,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final, Literal, get_args
 
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
 from telic.server._notation import encode, node_text, omit
 
 __all__ = [
@@ -476,6 +474,10 @@ def session_of(context: object) -> object | None:
     if getattr(context, "request", None) is None:
         stream = getattr(context, "lifespan_context", None)
         return stream if isinstance(stream, Stream) else None
+    # Imported here, not at the top: the CLI's read-only commands import this module (through
+    # the server configuration) and must not load the MCP SDK.
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
     if getattr(context, "protocol_version", None) not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
     session = getattr(context, "session", None)

@@ -15,12 +15,10 @@ import gc
 import hmac
 import importlib
 import importlib.metadata
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -37,7 +35,8 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from telic._errors import TelicError
-from telic.server._app import assemble, has_reports, reports_module
+from telic.server._app import assemble
+from telic.server._backend import Backend, has_reports, open_backend, reports_module
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
 from telic.server._events import BoundedEventStore
 from telic.server._rebinding import HostOriginGuard
@@ -48,14 +47,7 @@ from telic.server._table import TOOLS
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = [
-    "Backend",
-    "BearerTokenMiddleware",
-    "http_app",
-    "open_backend",
-    "open_default_service",
-    "serve",
-]
+__all__ = ["REPORTED", "BearerTokenMiddleware", "http_app", "serve"]
 
 _LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
@@ -91,51 +83,6 @@ class BearerTokenMiddleware:
                 )
                 return
         await self._app(scope, receive, send)
-
-
-@dataclass(frozen=True, slots=True)
-class Backend:
-    """An open service and the ledger under it (reports read the ledger directly)."""
-
-    service: Service
-    ledger: Ledger
-
-
-@asynccontextmanager
-async def open_backend(config: ServerConfig) -> AsyncIterator[Backend]:
-    """Open the ledger for ``config`` and ``telic.roles.open_service`` over it."""
-    from telic.ledger import open_ledger
-    from telic.roles import open_service
-
-    root = config.repository_root
-    async with (
-        open_ledger(config.database_url, repository_root=root) as ledger,
-        open_service(
-            ledger=ledger,
-            repository_root=str(root),
-            state_dir=None if config.state_dir is None else str(config.state_dir),
-        ) as service,
-    ):
-        if not os.environ.get("TELIC_OTEL"):
-            yield Backend(service, ledger)
-            return
-        # Only now pay for the telemetry imports: spans go to the configured tracer provider.
-        from telic.server._observed import observed
-        from telic.telemetry import telemetry_from_env
-
-        observer = telemetry_from_env()
-        try:
-            yield Backend(observed(service, ledger, observer), ledger)
-        finally:
-            if observer is not None:
-                observer.close()
-
-
-@asynccontextmanager
-async def open_default_service(config: ServerConfig) -> AsyncIterator[Service]:
-    """Open ``telic.roles.open_service`` for ``config``."""
-    async with open_backend(config) as backend:
-        yield backend.service
 
 
 def _security(binding: HttpBinding, extra: tuple[str, ...]) -> TransportSecuritySettings:

@@ -9,6 +9,7 @@ import pytest
 from telic.controller import PHASES
 from telic.controller._vocabulary import (
     PHASE_LABELS,
+    PROTOCOL_PHASES as SPELLED_OUT,
     STATUS_LABELS,
     event_summary,
     human_time,
@@ -22,6 +23,19 @@ from telic.protocol import INTERNAL_RUN_STATUSES, PHASES as PROTOCOL_PHASES, RUN
 def test_every_protocol_phase_has_one_label_and_nothing_else_does() -> None:
     assert set(PHASE_LABELS) == set(PROTOCOL_PHASES)
     assert len(set(PHASE_LABELS.values())) == len(PHASE_LABELS), "no two phases look alike"
+
+
+def test_the_spelled_out_protocol_names_are_those_of_the_phase_table() -> None:
+    assert {name: spec.protocol for name, spec in PHASES.items()} == SPELLED_OUT
+
+
+def test_the_words_load_without_the_protocol_models() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, telic.cli._words; print('pydantic' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_every_run_status_on_the_wire_and_in_the_ledger_has_a_label() -> None:

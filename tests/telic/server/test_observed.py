@@ -58,8 +58,8 @@ async def test_state_changes_become_spans_and_a_refusal_an_event_with_its_rule(
 async def test_telic_otel_decides_whether_the_served_service_is_observed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None, wrapped: bool
 ) -> None:
+    from telic.server import open_backend
     from telic.server._config import ServerConfig
-    from telic.server._transport import open_backend
 
     if setting is None:
         monkeypatch.delenv("TELIC_OTEL", raising=False)
