@@ -169,17 +169,25 @@ def places_for(
     )
 
 
-def idle_seconds(environ: Mapping[str, str]) -> float:
-    """``TELIC_RESIDENT_IDLE`` in seconds (default 900). Raises ``ResidentError`` when bad."""
-    text = environ.get(IDLE_ENV, "").strip()
+def env_seconds(
+    environ: Mapping[str, str], name: str, default: float, most: float, rule: str
+) -> float:
+    """``environ[name]`` as seconds in (0, ``most``], else ``default`` when unset or blank.
+
+    Raises ``ResidentError`` (``rule``) for anything else.
+    """
+    text = environ.get(name, "").strip()
     if not text:
-        return DEFAULT_IDLE_SECONDS
+        return default
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value <= 86_400:
-        raise ResidentError(
-            "resident.idle", f"{IDLE_ENV}={text!r} is not a number of seconds in (0, 86400]"
-        )
+    if not 0 < value <= most:
+        raise ResidentError(rule, f"{name}={text!r} is not a number of seconds in (0, {most:g}]")
     return value
+
+
+def idle_seconds(environ: Mapping[str, str]) -> float:
+    """``TELIC_RESIDENT_IDLE`` in seconds (default 900). Raises ``ResidentError`` when bad."""
+    return env_seconds(environ, IDLE_ENV, DEFAULT_IDLE_SECONDS, 86_400, "resident.idle")

@@ -32,6 +32,7 @@ from typing import Final
 from telic.resident._places import (
     Places,
     ResidentError,
+    env_seconds,
     idle_seconds,
     places_for,
     private_dir,
@@ -116,16 +117,9 @@ def connect(path: str | os.PathLike[str]) -> socket.socket | None:
 
 
 def _start_timeout(environ: Mapping[str, str]) -> float:
-    text = environ.get(START_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text) if text else _DEFAULT_START_TIMEOUT
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 600:
-        raise ResidentError(
-            "resident.start_timeout", f"{START_TIMEOUT_ENV}={text!r} is not seconds in (0, 600]"
-        )
-    return value
+    return env_seconds(
+        environ, START_TIMEOUT_ENV, _DEFAULT_START_TIMEOUT, 600, "resident.start_timeout"
+    )
 
 
 def _last_line(path: str) -> str:

@@ -20,6 +20,7 @@ from telic.cli import DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.hosts import claude_code_hook
 from telic.resident._places import places_for, private_dir
 from telic.resident._shim import ask_hook, ensure_server, parse_serve
+from telic.server._schemas import NOTATION_KEY
 from tests.telic.hosts.test_hook import event, executing_fix, project
 from tests.telic.resident.kit import server_pids, stop_servers
 from tests.telic.server.test_stdio import REQUEST, SNAPSHOT, _listing
@@ -76,8 +77,11 @@ async def test_each_session_of_one_server_gets_each_schema_once(
                 firsts.append((grounded["nextAction"], again["nextAction"]))
     assert len(server_pids(runtime)) == 1  # both sessions were served by one process
     for first, later in firsts:
-        assert first["requiredOutputSchema"]["$schema"].startswith("https://json-schema.org/")
-        assert set(later["requiredOutputSchema"]) == {"$ref", "description"}
+        # Each session's first ProblemFrame schema is the full one, in Telic type notation;
+        # the same session's later one is only the reference.
+        assert set(first["requiredOutputSchema"]) == {"$ref", NOTATION_KEY}
+        assert first["requiredOutputSchema"][NOTATION_KEY].startswith("{")
+        assert later["requiredOutputSchema"] == {"$ref": "telic://schemas/ProblemFrame"}
 
 
 async def test_hook_decisions_through_the_resident_server_equal_the_in_process_ones(
