@@ -9,42 +9,31 @@ This facade exports the error tree every package raises.
 
 from __future__ import annotations
 
-from telic._errors import (
-    ContextSecurityError as ContextSecurityError,
-    IntegrityError as IntegrityError,
-    InvalidTransition as InvalidTransition,
-    Issue as Issue,
-    LedgerConflict as LedgerConflict,
-    LedgerError as LedgerError,
-    LimitExceeded as LimitExceeded,
-    NotFound as NotFound,
-    PermissionDenied as PermissionDenied,
-    RuleViolation as RuleViolation,
-    SchemaViolation as SchemaViolation,
-    SecretDetected as SecretDetected,
-    StaleToken as StaleToken,
-    StoreVersionError as StoreVersionError,
-    TelicError as TelicError,
-    UsageError as UsageError,
-)
+import typing
+
+from telic._lazy import lazy_facade as _lazy_facade
+
+if typing.TYPE_CHECKING:
+    from telic._errors import (
+        ContextSecurityError as ContextSecurityError,
+        IntegrityError as IntegrityError,
+        InvalidTransition as InvalidTransition,
+        Issue as Issue,
+        LedgerConflict as LedgerConflict,
+        LedgerError as LedgerError,
+        LimitExceeded as LimitExceeded,
+        NotFound as NotFound,
+        PermissionDenied as PermissionDenied,
+        RuleViolation as RuleViolation,
+        SchemaViolation as SchemaViolation,
+        SecretDetected as SecretDetected,
+        StaleToken as StaleToken,
+        StoreVersionError as StoreVersionError,
+        TelicError as TelicError,
+        UsageError as UsageError,
+    )
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ContextSecurityError",
-    "IntegrityError",
-    "InvalidTransition",
-    "Issue",
-    "LedgerConflict",
-    "LedgerError",
-    "LimitExceeded",
-    "NotFound",
-    "PermissionDenied",
-    "RuleViolation",
-    "SchemaViolation",
-    "SecretDetected",
-    "StaleToken",
-    "StoreVersionError",
-    "TelicError",
-    "UsageError",
-]
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_facade(globals())

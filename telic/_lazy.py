@@ -29,9 +29,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, MutableMapping
-from pathlib import Path
-
-from telic._errors import UsageError
+from typing import NoReturn
 
 __all__ = ["lazy_facade", "read_exports"]
 
@@ -40,6 +38,14 @@ _BLOCK = re.compile(r"^if (?:typing\.)?TYPE_CHECKING:\n((?:[ \t]+.*\n|\n)+)", re
 # One statement: ``from M import A as A`` or ``from M import (A as A, B as B,)``.
 _STATEMENT = re.compile(r"^[ \t]+from ([\w.]+) import (?:\(([^)]*)\)|(.*))$", re.MULTILINE)
 _ALIAS = re.compile(r"^(\w+) as (\w+)$")
+
+
+def _refuse(message: str) -> NoReturn:
+    # Imported here: ``telic`` itself is a lazy facade, and the error tree is not loaded until
+    # something needs it (the hook's shim never does).
+    from telic._errors import UsageError
+
+    raise UsageError(message)
 
 
 def read_exports(package: str, source: str) -> dict[str, str]:
@@ -51,7 +57,7 @@ def read_exports(package: str, source: str) -> dict[str, str]:
     """
     block = _BLOCK.search(source)
     if block is None:
-        raise UsageError(f"facade.reexport: {package} has no `if typing.TYPE_CHECKING:` block")
+        _refuse(f"facade.reexport: {package} has no `if typing.TYPE_CHECKING:` block")
     where: dict[str, str] = {}
     for statement in _STATEMENT.finditer(block.group(1)):
         module, grouped, single = statement.groups()
@@ -61,13 +67,13 @@ def read_exports(package: str, source: str) -> dict[str, str]:
                 continue
             alias = _ALIAS.match(entry)
             if alias is None or alias.group(1) != alias.group(2):
-                raise UsageError(
+                _refuse(
                     f"facade.reexport: {package} imports {entry!r} from {module}; "
                     "a facade re-exports each name as itself (`N as N`)"
                 )
             name = alias.group(1)
             if name in where:
-                raise UsageError(f"facade.reexport: {package} exports {name!r} twice")
+                _refuse(f"facade.reexport: {package} exports {name!r} twice")
             where[name] = module
     return where
 
@@ -85,7 +91,8 @@ def lazy_facade(
         UsageError: rule ``facade.reexport`` (see ``read_exports``).
     """
     package = str(namespace["__name__"])
-    source = Path(str(namespace["__file__"])).read_text(encoding="utf-8")
+    with open(str(namespace["__file__"]), encoding="utf-8") as file:
+        source = file.read()
     where = read_exports(package, source)
     namespace["__all__"] = sorted(where)
 

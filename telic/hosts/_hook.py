@@ -220,13 +220,20 @@ def _redact(text: str) -> str:
     return redact(text) if contains_secret(text) else text
 
 
-def _redacted(decision: Decision) -> Decision:
+_PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "repository.delete"})
+# Their targets are the repository's own file names, which the ledger already holds (the
+# grounding manifest); a command, a URL or a query is what the host types, and may hold a token.
+
+
+def _redacted(decision: Decision, capability: str) -> Decision:
     """``decision`` with its scope redacted, so neither the ledger nor the reason holds a secret.
 
     ``telic_check_tool_action`` redacts the scope it traces in the same way; the host's command
-    or URL stays readable around the marker, so the decision is still auditable.
+    or URL stays readable around the marker, so the decision is still auditable. A repository
+    path is not scanned: loading the detector would cost every Read, Edit and Write a few
+    hundred milliseconds in a fresh process.
     """
-    if decision.scope is None:
+    if decision.scope is None or capability in _PATH_CAPABILITIES:
         return decision
     scope = _redact(decision.scope)
     return decision if scope == decision.scope else dataclasses.replace(decision, scope=scope)
@@ -257,9 +264,11 @@ def _decide(
         repository_root=root,
         protected_granted=authority.protected_granted,
     )
-    decision = _redacted(decision)
-    target = mapped.target if decision.scope is None else decision.scope
-    what = f"{mapped.capability} on {_redact(target) if target else '(no target)'}"
+    decision = _redacted(decision, mapped.capability)
+    target = (mapped.target if decision.scope is None else decision.scope) or "(no target)"
+    if decision.scope is None and mapped.capability not in _PATH_CAPABILITIES:
+        target = _redact(target)
+    what = f"{mapped.capability} on {target}"
     if decision.allowed:
         reason = f"{where}: {what} is {decision.reason}"
     else:
@@ -387,7 +396,7 @@ def _through_service(url: str, root: str, event: HookInput | None, problem: str)
                 state.run.prompt_revisions_remaining,
                 state.run.remediations_remaining,
             )
-            decision = _redacted(decision)
+            decision = _redacted(decision, mapped.capability)
             reason = f"Telic run {run.run_id}: {decision.reason} ({decision.code})"
             await ledger.record_events(
                 run.run_id, [_event(run, decision, mapped.capability, reason)]

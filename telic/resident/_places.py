@@ -20,8 +20,7 @@ import os
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
     from hashlib import sha256
@@ -119,8 +118,7 @@ def code_fingerprint(package: str | PathLike[str] | None = None) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Places:
+class Places(NamedTuple):
     """The files of one resident server, all in its private directory."""
 
     directory: str

@@ -26,8 +26,7 @@ import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from telic.resident._places import (
     Places,
@@ -56,8 +55,7 @@ _CHUNK: Final = 65_536
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
 
 
-@dataclass(frozen=True, slots=True)
-class ServeOptions:
+class ServeOptions(NamedTuple):
     """What ``telic serve --resident`` was asked for."""
 
     repository_root: str
@@ -309,8 +307,7 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     return 1
 
 
-@dataclass(frozen=True, slots=True)
-class HookReply:
+class HookReply(NamedTuple):
     """What the resident server answered: the hook's stdout (``None``: say nothing)."""
 
     output: str | None
