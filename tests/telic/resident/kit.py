@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.telic.server.raw import initialize
+
 __all__ = [
     "INITIALIZE",
     "Shim",
@@ -26,16 +28,7 @@ __all__ = [
     "wait_exit",
 ]
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "resident-test", "version": "1"},
-    },
-}
+INITIALIZE = initialize(client="resident-test")
 _PID = re.compile(r"^Telic MCP resident for .* \(pid (\d+)\)$", re.MULTILINE)
 
 

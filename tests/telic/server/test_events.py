@@ -15,6 +15,7 @@ from telic._errors import UsageError
 from telic.cli import DemoRepository, http_server
 from telic.server._events import BoundedEventStore
 from telic.server._transport import SSE_RETRY_MS
+from tests.telic.server.raw import initialize
 
 pytestmark = pytest.mark.anyio
 
@@ -85,16 +86,7 @@ def test_a_store_must_hold_at_least_one_event() -> None:
         BoundedEventStore(max_events=0)
 
 
-HANDSHAKE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
+HANDSHAKE = initialize(version="2025-11-25")
 SSE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

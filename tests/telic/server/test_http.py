@@ -17,20 +17,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from telic.cli import DemoRepository, TelicTools, drive_mode, http_client, http_server
+from tests.telic.server.raw import initialize
 from tests.telic.server.wire import WireHost
 
 pytestmark = pytest.mark.anyio
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
+INIT = initialize()
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

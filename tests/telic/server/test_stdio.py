@@ -13,6 +13,7 @@ from mcp import Client
 
 from telic.cli import MODES, DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.server import TOOL_NAMES, WORKFLOW_INSTRUCTIONS
+from tests.telic.server.raw import INITIALIZED, initialize, spawn
 from tests.telic.server.wire import WireHost
 
 pytestmark = pytest.mark.anyio
@@ -237,30 +238,12 @@ def test_the_server_shuts_down_cleanly_on_a_signal_or_end_of_input(
     how: str, repo: DemoRepository, state: Path
 ) -> None:
     import signal
-    import subprocess
 
     params = stdio_parameters(repo.root, state)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "0"},
-        },
-    }
-    with subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-        cwd=params.cwd,
-    ) as process:
+    with spawn(params) as process:
         assert process.stdin is not None
         assert process.stdout is not None
-        process.stdin.write((json.dumps(initialize) + "\n").encode())
+        process.stdin.write((json.dumps(initialize()) + "\n").encode())
         process.stdin.flush()
         reply = json.loads(process.stdout.readline())
         assert reply["result"]["serverInfo"]["name"] == "telic"
@@ -278,34 +261,17 @@ def test_the_server_shuts_down_cleanly_on_a_signal_or_end_of_input(
 def test_a_broken_ledger_is_named_once_every_call_gets_its_code_and_serve_exits_one(
     repo: DemoRepository, tmp_path: Path
 ) -> None:
-    import subprocess
 
     state = tmp_path / "broken-state"
     state.mkdir(mode=0o700)
     (state / "ledger.sqlite3").write_bytes(b"not a database at all" * 100)
     params = stdio_parameters(repo.root, state)
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "probe", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        initialize(),
+        INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "telic_list_runs"}},
     ]
-    with subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-        cwd=params.cwd,
-    ) as process:
+    with spawn(params) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))

@@ -14,17 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from telic.cli import DemoRepository, stdio_parameters
+from tests.telic.server.raw import INITIALIZED, initialize, spawn
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "hostile", "version": "0"},
-    },
-}
+INITIALIZE = initialize("init", client="hostile")
 
 HOSTILE: list[tuple[bytes, int]] = [
     (b"garbage", -32700),
@@ -81,18 +73,11 @@ def test_every_hostile_line_gets_one_error_reply_and_the_server_keeps_serving(
 ) -> None:
     lines = [line for line, _ in HOSTILE] + _random_lines(200)
     wire = [json.dumps(INITIALIZE).encode()]
-    wire += [json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()]
+    wire += [json.dumps(INITIALIZED).encode()]
     for index, line in enumerate(lines):
         wire += [line, _ping(index)]
     params = stdio_parameters(repo.root, state)
-    with subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-        cwd=params.cwd,
-    ) as process:
+    with spawn(params) as process:
         assert process.stdin is not None
         feeder = threading.Thread(
             target=lambda: (process.stdin.write(b"\n".join(wire) + b"\n"), process.stdin.flush())  # type: ignore[union-attr]
@@ -118,14 +103,7 @@ def test_every_hostile_line_gets_one_error_reply_and_the_server_keeps_serving(
 
 def test_a_blank_line_is_answered_as_a_parse_error(repo: DemoRepository, state: Path) -> None:
     params = stdio_parameters(repo.root, state)
-    with subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=params.env,
-        cwd=params.cwd,
-    ) as process:
+    with spawn(params) as process:
         assert process.stdin is not None
         process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n\n")
         process.stdin.flush()
