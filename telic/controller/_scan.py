@@ -6,7 +6,7 @@ content. A hit refuses the submission with ``SecretDetected`` — "redact before
 naming the JSON path and the kind of secret, never its text, and the ledger is left as it was
 (``ANY-NO-SECRETS``; ``EV-NO-SECRETS`` for Evidence). ``telic_start_run``'s arguments are
 refused the same way (``RUN-NO-SECRETS``). Targets Telic records itself in permission
-decisions are redacted instead (``redact_scope``), so the decision stays auditable.
+decisions are redacted instead (``telic._secrets.redact``), so the decision stays auditable.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from collections.abc import Collection, Sequence
 from typing import Final
 
 from telic._errors import Issue, SecretDetected
-from telic._secrets import contains_secret, find_secrets, first_secret, redact
+from telic._secrets import find_secrets, first_secret
 from telic.protocol import Evidence, decode_evidence_content, wire_names
 
 __all__ = [
-    "redact_scope",
     "refuse_secret_arguments",
     "refuse_secrets",
     "scan_content",
@@ -118,8 +117,3 @@ def refuse_secret_arguments(arguments: Sequence[tuple[str, str | Sequence[str]]]
                     message,
                     issues=(Issue(where, "secret_detected", message, "RUN-NO-SECRETS"),),
                 )
-
-
-def redact_scope(scope: str) -> str:
-    """Return a traced target with every likely secret replaced by ``[redacted:<kind>]``."""
-    return redact(scope) if contains_secret(scope) else scope

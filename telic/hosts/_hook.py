@@ -213,29 +213,33 @@ def _telic_tool(state_dir: Path, event: HookInput, live: Sequence[LiveRun]) -> s
     return answer("allow", "Telic checks its own tools itself.")
 
 
-def _redact(text: str) -> str:
-    """``text`` with every likely secret replaced by its typed marker, as the tool traces it."""
-    from telic._secrets import contains_secret, redact  # loaded only when a decision is traced
-
-    return redact(text) if contains_secret(text) else text
-
-
 _PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "repository.delete"})
 # Their targets are the repository's own file names, which the ledger already holds (the
 # grounding manifest); a command, a URL or a query is what the host types, and may hold a token.
+
+
+def _shown(capability: str, target: str) -> str:
+    """``target`` as the trace and the reason may hold it: redacted as the tool redacts it.
+
+    A repository path is not scanned: loading the detector would cost every Read, Edit and
+    Write a few hundred milliseconds in a fresh process.
+    """
+    if capability in _PATH_CAPABILITIES:
+        return target
+    from telic._secrets import redact  # loaded only for what the host typed
+
+    return redact(target)
 
 
 def _redacted(decision: Decision, capability: str) -> Decision:
     """``decision`` with its scope redacted, so neither the ledger nor the reason holds a secret.
 
     ``telic_check_tool_action`` redacts the scope it traces in the same way; the host's command
-    or URL stays readable around the marker, so the decision is still auditable. A repository
-    path is not scanned: loading the detector would cost every Read, Edit and Write a few
-    hundred milliseconds in a fresh process.
+    or URL stays readable around the marker, so the decision is still auditable.
     """
-    if decision.scope is None or capability in _PATH_CAPABILITIES:
+    if decision.scope is None:
         return decision
-    scope = _redact(decision.scope)
+    scope = _shown(capability, decision.scope)
     return decision if scope == decision.scope else dataclasses.replace(decision, scope=scope)
 
 
@@ -265,9 +269,7 @@ def _decide(
         protected_granted=authority.protected_granted,
     )
     decision = _redacted(decision, mapped.capability)
-    target = (mapped.target if decision.scope is None else decision.scope) or "(no target)"
-    if decision.scope is None and mapped.capability not in _PATH_CAPABILITIES:
-        target = _redact(target)
+    target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
     what = f"{mapped.capability} on {target}"
     if decision.allowed:
         reason = f"{where}: {what} is {decision.reason}"
