@@ -88,6 +88,8 @@ MAX_RETURN_BYTES: Final = 65_536
 """A child's raw return beyond this many bytes of JSON cannot seal under 8 KiB: refused early."""
 DEFAULT_IDLE_SECONDS: Final = 300.0
 """How long a run actor with nothing in flight stays up after its last message."""
+RECOVERED_RUNS: Final = 1_000
+"""How many of the newest runs a starting service looks through for casts left open."""
 
 
 class GroundingOutput(Protocol):
@@ -173,6 +175,7 @@ class Service:
         self._slots: dict[str, RunSlot] = {}
         self._spawned = 0
         self._last_reap = anyio.current_time()
+        self._recovering = anyio.Lock()
 
     @property
     def stage(self) -> BlobStage:
@@ -246,6 +249,7 @@ class Service:
         again a second later.
         """
         bell = self._deps.bell
+        await self.recover_casts()
         while True:
             bell.rearm()
             due = next_deadline(c for slot in self._slots.values() for c in slot.casts.values())
@@ -269,6 +273,48 @@ class Service:
                         failed = True
             if failed:
                 await anyio.sleep(1.0)
+
+    async def recover_casts(self) -> int:
+        """Bring back the casts a previous server left open, so their deadlines are kept.
+
+        A run's open casts are rebuilt from the ledger when its actor starts; after a restart no
+        actor is up until a message arrives, so a wall-capped child of a run nobody calls would
+        never be marked ``wall_capped`` or sealed. The keeper calls this first: every run of
+        this repository among the newest ``RECOVERED_RUNS`` that is executing (the only phase
+        a cast lives in) gets its actor, which reopens its casts and expires what is already
+        due. Actors of runs without an open cast are stopped again at once. One pass at a
+        time: a second caller waits for the first to finish, then looks again.
+
+        Returns:
+            How many runs came back with at least one open cast.
+        """
+        async with self._recovering:
+            return await self._recover_casts()
+
+    async def _recover_casts(self) -> int:
+        root = str(self._repository_root)
+        recovered = 0
+        for summary in await self._ledger.list_runs(RECOVERED_RUNS):
+            if summary.status != "running" or summary.phase != "agent_4_execute":
+                continue
+            if summary.run_id in self._slots:
+                continue  # a host's message got there first: its actor reopened the casts
+            try:
+                if (await self._ledger.get_run(summary.run_id)).repository_root != root:
+                    continue
+                await self._ask(summary.run_id, Expire(summary.run_id))
+            except (TelicError, PacketRefusal):
+                continue  # the run's next message tries again, as before the keeper existed
+            slot = self._slots.get(summary.run_id)
+            if slot is None:
+                continue
+            if slot.casts:
+                recovered += 1
+            elif slot.idle and slot.ref is not None:
+                ref, slot.ref = slot.ref, None
+                del self._slots[summary.run_id]
+                await ref.stop()
+        return recovered
 
     async def _maybe_reap(self) -> None:
         now = anyio.current_time()

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from telic.casting import WALL_GRACE_MS
 from telic.ledger import Ledger, open_ledger
 from telic_packets import PacketRefusal
 from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
@@ -155,6 +156,70 @@ async def test_a_restart_keeps_a_nested_cast_and_its_parent_s_children(
             assert again.permissions == grandchild.permissions
             sealed = await service.return_packet(flow.b.run_id, grandchild.cast_id, good_return())
             assert sealed.cast_id == grandchild.cast_id
+
+
+async def _until(check: Any) -> None:
+    """Let every task run until ``check()`` holds; the clock is the manual one, nobody sleeps."""
+    with anyio.fail_after(10):
+        while not await check():
+            await anyio.wait_all_tasks_blocked()
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_after_a_restart_a_wall_cap_and_its_grace_end_on_time_with_nobody_calling(
+    store_url: str, tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=clock) as (service, ledger):
+            flow = await _executing(service, ledger)
+            child = await flow.cast(budget=dict(BUDGET, maxWallMs=1_000))
+            await _progress(service, flow.b.run_id, child.cast_id, 2, 700)
+        run_id = flow.b.run_id
+        # The restarted server is sent nothing about the run: only its keeper can notice.
+        async with _session(store_url, state, clock=clock, new_id=_again()) as (service, ledger):
+
+            async def seen(kind: str) -> int:
+                trace = await ledger.page_trace(run_id, 0, 1000)
+                return [e.event_type for e in trace.events].count(kind)
+
+            async def packets() -> list[Any]:
+                return [
+                    a for a in await ledger.list_artifacts(run_id) if a.type == "EvidencePacket"
+                ]
+
+            async def exhausted() -> bool:
+                return await seen("cast_exhausted") == 1
+
+            async def sealed() -> bool:
+                return len(await packets()) == 1
+
+            clock.advance(1_000 + 5)
+            await _until(exhausted)
+            assert await packets() == []  # within the grace the child may still return
+            clock.advance(WALL_GRACE_MS)
+            await _until(sealed)
+            (stored,) = await packets()
+            body = (await ledger.read_artifact(run_id, stored.artifact_id)).body
+            assert (body["outcome"], body["stopReason"]) == ("cancelled", "wall_capped")
+            assert (body["castId"], body["counters"]["totalTokens"]) == (child.cast_id, 700)
+            assert service.active_runs == (run_id,)
+            assert (await service.verify_run(run_id)).ok
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_a_restarted_server_starts_no_actor_for_runs_without_an_open_cast(
+    store_url: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    with anyio.fail_after(60):
+        async with _session(store_url, state, clock=ManualClock()) as (service, ledger):
+            flow = await _executing(service, ledger)
+        async with _session(store_url, state, new_id=_again()) as (service, ledger):
+            assert await service.recover_casts() == 0
+            assert service.active_runs == ()
+            assert (await ledger.get_run(flow.b.run_id)).phase == "agent_4_execute"
 
 
 @pytest.mark.parametrize(("store", "anyio_backend"), STORES)
