@@ -56,7 +56,7 @@ __all__ = [
     "field_key",
     "node_text",
     "omit",
-    "property_text",
+    "property_texts",
 ]
 
 DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -268,7 +268,7 @@ def _block(head: str, node: dict[str, Any], writer: _Writer) -> list[str]:
 
 def _property(name: str, node: object, required: bool, writer: _Writer) -> str:
     declared = writer.fields.get(name)
-    if declared is not None and node_text(declared) == node_text(node):
+    if declared is not None and declared == node and node_text(declared) == node_text(node):
         writer.fields_used.add(name)
         return name if required else name + "?"
     label = name if _NAME.fullmatch(name) else _json(name)
@@ -295,11 +295,14 @@ def expression_text(node: object, aliases: Mapping[str, Any] | None = None) -> s
     return _Writer(frozenset(), alias_of, table, set()).expr(node)[0]
 
 
-def property_text(name: str, node: object, aliases: Mapping[str, Any] | None = None) -> str:
-    """The line of a required property ``name`` of schema ``node`` (for measuring)."""
+def property_texts(
+    properties: Iterable[tuple[str, object]], aliases: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The line of each required property ``(name, schema)``, with ``aliases`` (for measuring)."""
     table = dict(aliases or {})
     alias_of = {node_text(body): name for name, body in table.items()}
-    return _property(name, node, True, _Writer(frozenset(), alias_of, table, set()))
+    writer = _Writer(frozenset(), alias_of, table, set(), checked=False)
+    return [_property(name, node, True, writer) for name, node in properties]
 
 
 def _definition(word: str, name: str, node: object, writer: _Writer) -> list[str]:

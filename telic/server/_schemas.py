@@ -37,7 +37,7 @@ from telic.server._notation import (
     field_key,
     node_text,
     omit,
-    property_text,
+    property_texts,
 )
 
 __all__ = [
@@ -333,18 +333,17 @@ def notation_aliases() -> dict[str, Any]:
 _FIELD_SAVES: Final = 32
 
 
-def _properties(schema: dict[str, Any], seen: set[str]) -> list[tuple[str, Any]]:
+def _properties(schema: dict[str, Any], seen: dict[str, Any]) -> list[tuple[str, Any]]:
     """``(name, schema)`` of every property of the root and of each object in ``$defs``.
 
-    A ``$defs`` entry already in ``seen`` (name and body) is left out: a session is sent it
+    A ``$defs`` entry already ``seen`` (same name, same body) is left out: a session is sent it
     once, however many schemas use it.
     """
     found = list((schema.get("properties") or {}).items())
     for name, node in (schema.get("$defs") or {}).items():
-        key = name + "=" + node_text(node)
-        if key in seen or not isinstance(node, dict):
+        if (name in seen and seen[name] == node) or not isinstance(node, dict):
             continue
-        seen.add(key)
+        seen[name] = node
         if isinstance(node.get("properties"), dict):
             found += node["properties"].items()
     return found
@@ -360,22 +359,30 @@ def notation_fields() -> dict[str, Any]:
     ``_FIELD_SAVES`` bytes over a session's schemas: a description repeated verbatim travels
     once. A property of that name with any other schema is written out in full.
     """
-    aliases = notation_aliases()
-    counts: dict[str, Counter[str]] = {}
-    seen: set[str] = set()
+    described: list[tuple[str, dict[str, Any]]] = []
+    seen: dict[str, Any] = {}
     for artifact_type in SCHEMA_TYPES:
         if artifact_type in _BY_TELIC:
             continue
         for name, node in _properties(full_schema(artifact_type), seen):
-            if isinstance(node, dict) and "description" in node:
-                counts.setdefault(name, Counter())[node_text(node)] += 1
-    fields: dict[str, Any] = {}
+            if isinstance(node, dict) and isinstance(node.get("description"), str):
+                described.append((name, node))
+    # Only a name and description seen twice can be a field: the rest costs no node_text.
+    twice = Counter((name, node["description"]) for name, node in described)
+    counts: dict[str, Counter[str]] = {}
+    for name, node in described:
+        if twice[name, node["description"]] > 1:
+            counts.setdefault(name, Counter())[node_text(node)] += 1
+    recurring: list[tuple[str, Any, int]] = []
     for name, bodies in sorted(counts.items()):
         text, count = min(bodies.items(), key=lambda item: (-item[1], item[0]))
-        node = json.loads(text)
-        line = property_text(name, node, aliases)
+        if count > 1:
+            recurring.append((name, json.loads(text), count))
+    lines = property_texts(((name, node) for name, node, _ in recurring), notation_aliases())
+    fields: dict[str, Any] = {}
+    for (name, node, count), line in zip(recurring, lines, strict=True):
         saved = (count - 1) * (len(line) - len(name)) - len("field ") - len(name) - 1
-        if count > 1 and saved > _FIELD_SAVES:
+        if saved > _FIELD_SAVES:
             fields[name] = node
     return fields
 

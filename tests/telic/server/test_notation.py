@@ -69,8 +69,8 @@ def test_a_description_repeated_verbatim_travels_once_as_a_field() -> None:
     lines = compact_object("QualityReview")[NOTATION_KEY].split("\n")
     assert lines[1] == "schemaVersion"
     assert 'field schemaVersion: "1.0" // Protocol version of this body; always "1.0".' in lines
-    assert lines.count("findings") == 1
-    assert "field findings: Finding[..256] // Problems found." in lines
+    assert lines.count("hardGates") == 1
+    assert "field hardGates: HardGate[1..256] // Gates checked, at least one." in lines
 
 
 def test_an_enum_member_that_could_read_as_a_type_or_keyword_keeps_its_quotes() -> None:
