@@ -68,9 +68,10 @@ def test_a_property_reads_as_a_typescript_field_with_its_description() -> None:
 def test_a_description_repeated_verbatim_travels_once_as_a_field() -> None:
     lines = compact_object("QualityReview")[NOTATION_KEY].split("\n")
     assert lines[1] == "schemaVersion"
-    assert 'field schemaVersion: "1.0" // Protocol version of this body; always "1.0".' in lines
-    assert lines.count("hardGates") == 1
-    assert "field hardGates: HardGate[1..256] // Gates checked, at least one." in lines
+    assert 'field schemaVersion: "1.0" // Protocol version of this body.' in lines
+    assert lines.count("permissions") == 1  # RemediationWorkOrder's; CorrectionWorkOrder's differs
+    assert "permissions: PermissionSet // The most the fix may do." in lines
+    assert "field permissions: PermissionSet // The most the remediation may do." in lines
 
 
 def test_an_enum_member_that_could_read_as_a_type_or_keyword_keeps_its_quotes() -> None:
