@@ -70,7 +70,6 @@ class RemediationDefect(WireModel):
     """A defect the audit returns to the quality controller for one scoped remediation."""
 
     id: Identifier
-    """Id of the defect."""
     failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
     """The criteria that are not met."""
     description: BoundedText
@@ -82,9 +81,9 @@ class RemediationDefect(WireModel):
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
     """What the defect rests on."""
     maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
-    """Tool calls the remediation plan may reserve, 1 to 1000."""
+    """Tool calls the remediation plan may reserve."""
     return_to_role: Literal["quality_controller"]
-    """Who receives the defect: always the quality controller."""
+    """Who receives the defect."""
     rationale_summary: Summary
     """Why remediation rather than a partial release."""
 
@@ -107,7 +106,7 @@ class ReleaseAudit(ArtifactBody):
     quality_review_ref: ArtifactUri
     """The latest QualityReview."""
     user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
-    """Checks against the original request, at least one."""
+    """Checks against the original request."""
     mode_compliance: ModeCompliance
     """Whether the run stayed inside its mode."""
     claim_evidence_matrix: Items[ClaimEvidenceEntry]

@@ -58,4 +58,4 @@ class ArtifactBody(WireModel):
     """Base of every artifact body: carries ``schemaVersion: "1.0"``."""
 
     schema_version: Literal["1.0"]
-    """Protocol version of this body; always "1.0"."""
+    """Protocol version of this body."""

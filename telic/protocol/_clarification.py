@@ -78,9 +78,7 @@ class ClarificationRequest(ArtifactBody):
     """The run's single, bounded question to its user."""
 
     id: Identifier
-    """Id of the request."""
     run_id: Identifier
-    """Id of the run."""
     question: BoundedText
     """The question, as the user will read it."""
     reason: ClarificationReason

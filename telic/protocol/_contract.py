@@ -79,7 +79,6 @@ class Assumption(WireModel):
     """Something the contract takes as true without proof."""
 
     id: Identifier
-    """Id of the assumption."""
     text: BoundedText
     """The assumption."""
     source_refs: Items[ReferenceUri]
@@ -118,7 +117,7 @@ class TaskContract(ArtifactBody):
     permissions: PermissionSet
     """The most the work may do."""
     acceptance_criteria: Annotated[Items[AcceptanceCriterion], Field(min_length=1)]
-    """Testable criteria, at least one."""
+    """Testable criteria."""
     required_outputs: Items[BoundedText]
     """What the user should receive."""
     verification_requirements: Items[VerificationRequirement]

@@ -96,9 +96,8 @@ class GroundedInference(WireModel):
     claim: BoundedText
     """The inference."""
     source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
-    """The sources it rests on (at least one)."""
+    """The sources it rests on."""
     confidence: Confidence
-    """Confidence between 0 and 1."""
 
 
 class Unknown(WireModel):
@@ -120,7 +119,6 @@ class ClarificationNotNeeded(WireModel):
     """No clarification is needed."""
 
     required: Literal[False]
-    """Always false."""
     reason: Summary | None
     """Why none is needed, or null."""
 
@@ -129,7 +127,6 @@ class ClarificationNeeded(WireModel):
     """A clarification is needed and has been requested."""
 
     required: Literal[True]
-    """Always true."""
     reason: Summary
     """Why the user must decide."""
     request_ref: ArtifactUri
@@ -152,9 +149,7 @@ class ProblemFrame(ArtifactBody):
     """Agent 1's grounded interpretation of the request."""
 
     id: Identifier
-    """Id of the frame."""
     run_id: Identifier
-    """Id of the run."""
     original_request_ref: ArtifactUri
     """The UserMessage holding the original request."""
     intent_mode: Mode
@@ -217,9 +212,7 @@ class ScenarioSpec(ArtifactBody):
     """A human-readable retelling of a ProblemFrame; the frame stays authoritative."""
 
     id: Identifier
-    """Id of the scenario."""
     run_id: Identifier
-    """Id of the run."""
     problem_frame_ref: ArtifactUri
     """The frame it presents."""
     title: Label

@@ -90,7 +90,7 @@ class WorkNode(WireModel):
     permissions: PermissionSet
     """The most the node may do."""
     output_type: Literal["WorkResult"]
-    """What the node reports: always a WorkResult."""
+    """What the node reports."""
     acceptance_criteria: Items[Identifier]
     """Ids of the contract criteria the node covers."""
     stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
@@ -105,7 +105,7 @@ class GlobalBudgets(WireModel):
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
     """Tool calls reserved for the plan."""
     maximum_parallel_workers: _One
-    """Always 1: plans run serially."""
+    """Plans run serially."""
     maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
     """How deep subagents may nest."""
 
@@ -122,7 +122,7 @@ class WorkPlan(ArtifactBody):
     execution_mode: Literal["serial"]
     """Always serial in protocol 1.0."""
     nodes: Annotated[list[WorkNode], Field(min_length=1, max_length=MAX_PLAN_NODES)]
-    """The work nodes, 1 to 64, in plan order."""
+    """The work nodes, in plan order."""
     join_rules: Annotated[list[BoundedText], Field(max_length=64)]
     """How node results combine."""
     global_budgets: GlobalBudgets

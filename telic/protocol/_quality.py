@@ -55,7 +55,6 @@ class ReviewCheck(WireModel):
     """One rule, regression or fidelity check, with its evidence."""
 
     id: Identifier
-    """Id of the check."""
     subject_ref: ReferenceUri | None = None
     """What was checked (a rule, the request), or null."""
     description: BoundedText
@@ -87,19 +86,18 @@ class CorrectionWorkOrder(WireModel):
     """The bounded fix a supported diagnosis authorizes planning for."""
 
     id: Identifier
-    """Id of the order."""
     target_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
     """The completion criteria the fix must satisfy."""
     objective: BoundedText
     """What the fix must achieve."""
     allowed_capabilities: Annotated[Items[Capability], Field(min_length=1)]
-    """Capabilities the fix may use, at least one."""
+    """Capabilities the fix may use."""
     permissions: PermissionSet
     """The most the fix may do."""
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
     """What the order rests on; includes every direct evidence ref of the gate."""
     maximum_tool_calls: _ToolCalls
-    """Tool calls the fix plan may reserve, 1 to 1000."""
+    """Tool calls the fix plan may reserve."""
     rationale_summary: Summary
     """Why this is the smallest sufficient fix."""
 
@@ -108,7 +106,6 @@ class DiagnosisGate(WireModel):
     """The evidence boundary between read-only diagnosis and mutation in analyze_and_fix."""
 
     id: Identifier
-    """Id of the gate."""
     status: DiagnosisStatus
     """Whether direct evidence supports the root cause."""
     root_cause: BoundedText
@@ -155,7 +152,6 @@ class RemediationWorkOrder(WireModel):
     """The one scoped remediation a review may ask planning for."""
 
     id: Identifier
-    """Id of the order."""
     failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
     """The criteria that failed and must be fixed."""
     objective: BoundedText
@@ -167,7 +163,7 @@ class RemediationWorkOrder(WireModel):
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
     """What the order rests on."""
     maximum_tool_calls: _ToolCalls
-    """Tool calls the remediation plan may reserve, 1 to 1000."""
+    """Tool calls the remediation plan may reserve."""
     rationale_summary: Summary
     """Why this is the smallest sufficient remediation."""
 
@@ -198,9 +194,9 @@ class QualityReview(ArtifactBody):
     findings: Items[Finding]
     """Problems found."""
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
-    """Gates checked, at least one."""
+    """Gates checked."""
     score: Score
-    """Overall quality, 0–100; 80 or more to progress."""
+    """Overall quality; 80 or more to progress."""
     remaining_remediations: Annotated[int, Field(ge=0, le=1)]
     """Shared remediations left before this review."""
     decision: QualityDecision

@@ -37,7 +37,6 @@ class NextUserAction(WireModel):
     """Something the user may do next."""
 
     id: Identifier
-    """Id of the action."""
     description: BoundedText
     """What to do."""
     requires_authorization: bool

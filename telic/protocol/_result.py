@@ -58,7 +58,6 @@ class WorkAction(WireModel):
     """One tool action the executor attempted."""
 
     id: Identifier
-    """Id of the action."""
     capability: Capability
     """The capability used."""
     target: Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
@@ -119,7 +118,6 @@ class TestResult(WireModel):
     __test__: ClassVar[bool] = False  # not a pytest test class, despite its name
 
     id: Identifier
-    """Id of the test result."""
     name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     """The test or suite run."""
     status: TestStatus

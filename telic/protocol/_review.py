@@ -52,13 +52,12 @@ class HardGate(WireModel):
     """A yes/no condition a review must check, with the evidence it looked at."""
 
     id: Identifier
-    """Id of the gate."""
     passed: bool
     """Whether the gate holds."""
     description: BoundedText
     """What the gate checks."""
     evidence_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
-    """What the gate was checked against, at least one."""
+    """What the gate was checked against."""
     rationale_summary: Summary
     """Why the gate passed or failed."""
 
@@ -75,7 +74,7 @@ class ContractCoverage(WireModel):
 
 
 class DimensionScores(WireModel):
-    """The six contract-readiness-v1 dimension scores, each 0–100."""
+    """The six contract-readiness-v1 dimension scores."""
 
     intent_fidelity: Score
     """Does the contract keep the user's intent? Weight 30%."""
@@ -126,7 +125,7 @@ class PromptReview(ArtifactBody):
     overall_score: Score
     """The weighted mean of the dimension scores, rounded to two decimals."""
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
-    """Gates checked, at least one."""
+    """Gates checked."""
     findings: Items[Finding]
     """Problems found; blocking ones may ask for corrections."""
     decision: PromptReviewDecision

@@ -10,20 +10,28 @@ checking that equality itself. A construct the notation has no form for is writt
 The text (``docs/protocol.md`` §3.1, "Compact schemas over MCP"):
 
 - The first block is the root, an object: ``{ // description`` then one property per line, then
-  ``}``. ``type Name = …`` lines or blocks follow, one per ``$defs`` entry; ``alias Name = …``
-  lines name a sub-schema that is written in place (an alias is shorthand, not a ``$ref``).
+  ``}``. ``type Name = …`` lines or blocks follow, one per ``$defs`` entry; ``field name: …``
+  lines declare a property written by name alone; ``alias Name = …`` lines name a sub-schema
+  that is written in place (an alias is shorthand, not a ``$ref``).
 - An object block is closed (``additionalProperties: false``). A property line is ``name: T``,
   or ``name?: T`` when it is not required; then `` = value`` for a JSON default and
   `` // text`` for its description. Required properties are listed in ``required`` order.
+  Property lines are not indented: inside a block every line up to ``}`` is one.
+- A property line that is only ``name`` (or ``name?``) is the declared ``field name: …``: that
+  property's whole schema, default and description included. A description repeated verbatim
+  under one property name in several definitions (``schemaVersion: "1.0" // Protocol version…``)
+  so travels once.
 - ``T`` is ``string``, ``string(1..128)`` (minLength..maxLength, either side may be empty),
   ``string(..64) /regex/`` (a pattern, JSON-string escaped, ``/`` as ``\\/``); ``integer(0..10)``
   and ``number(0..100)`` (minimum..maximum); ``boolean``, ``null``, ``object``; ``"1.0"``
-  (a string constant); ``"a"|"b"`` (a string enum); ``T[]`` and ``T[1..256]`` (an array with
-  minItems..maxItems); ``A | B`` (anyOf); ``(T)``; a ``type`` name (a ``$ref`` into ``$defs``);
-  an alias name; ``json{…}`` (the sub-schema as JSON).
-- Kinds (types and aliases) already sent to a session need not be written again: ``encode``
-  omits the names it is told the reader ``known``s, and ``decode`` takes them from ``known``.
-  The root's ``$defs`` are then exactly the types its references reach.
+  (a string constant); ``pass|"1.0"`` (a string enum: a member that is a word starting with a
+  lower-case letter, ``[a-z][A-Za-z0-9_.:-]*``, and no keyword, goes without quotes, any other
+  is a JSON string; the members are joined by ``|`` without spaces); ``T[]`` and ``T[1..256]``
+  (an array with minItems..maxItems); ``A | B`` (anyOf); ``(T)``; a ``type`` name (a ``$ref``
+  into ``$defs``); an alias name; ``json{…}`` (the sub-schema as JSON).
+- Kinds (types, aliases and fields) already sent to a session need not be written again:
+  ``encode`` omits the names it is told the reader ``known``s, and ``decode`` takes them from
+  ``known``. The root's ``$defs`` are then exactly the types its references reach.
 
 Pure functions, no I/O.
 """
@@ -36,14 +44,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["DRAFT", "Encoded", "Kinds", "NotationError", "decode", "encode", "node_text", "omit"]
+__all__ = [
+    "DRAFT",
+    "FIELD",
+    "Encoded",
+    "Kinds",
+    "NotationError",
+    "decode",
+    "encode",
+    "expression_text",
+    "field_key",
+    "node_text",
+    "omit",
+    "property_texts",
+]
 
 DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 _REF: Final = "#/$defs/"
 _WORDS: Final = frozenset({"string", "integer", "number", "boolean", "null", "object", "json"})
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER: Final = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+# An enum member written without quotes: a lower-case word that no type or keyword spells.
+_BARE: Final = re.compile(r"[a-z][A-Za-z0-9_.:-]*")
+_NOT_BARE: Final = _WORDS | {"true", "false"}
 _DECODER: Final = json.JSONDecoder()
+FIELD: Final = "field "
 
 
 class NotationError(ValueError):
@@ -56,6 +81,7 @@ class Kinds:
 
     types: Mapping[str, Any] = field(default_factory=dict)
     aliases: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,6 +91,7 @@ class Encoded:
     text: str
     types: Mapping[str, Any]
     aliases: Mapping[str, Any]
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 def node_text(node: object) -> str:
@@ -95,6 +122,8 @@ class _Writer:
     aliases: Mapping[str, Any]  # alias name -> node, for checking
     used: set[str]  # alias names written
     checked: bool = True  # read every expression back, and write json{…} where it differs
+    fields: Mapping[str, Any] = field(default_factory=dict)  # name -> declared property node
+    fields_used: set[str] = field(default_factory=set)  # field names written by name
 
     def expr(self, node: object) -> tuple[str, bool]:
         """``node`` as an expression, and whether it is a union; ``json{…}`` if need be."""
@@ -159,7 +188,7 @@ class _Writer:
                 and len(values) > 1
                 and all(isinstance(v, str) for v in values)
             ):
-                return "|".join(_json(v) for v in values), True  # parenthesised as an item
+                return "|".join(map(_member, values)), True  # parenthesised as an item
             return None
         if not keys <= {"type", "minLength", "maxLength", "pattern"}:
             return None
@@ -170,6 +199,13 @@ class _Writer:
                 return None
             text += " /" + _json(pattern)[1:-1].replace("/", "\\/") + "/"
         return text, False
+
+
+def _member(value: str) -> str:
+    """An enum member: bare when it is a lower-case word no keyword spells, else JSON."""
+    if _BARE.fullmatch(value) and value not in _NOT_BARE:
+        return value
+    return _json(value)
 
 
 def _range(low: object, high: object) -> str:
@@ -225,12 +261,16 @@ def _block(head: str, node: dict[str, Any], writer: _Writer) -> list[str]:
         list(properties) if in_order else required + [n for n in properties if n not in required]
     )
     for name in names:
-        lines.append("  " + _property(name, properties[name], name in required, writer))
+        lines.append(_property(name, properties[name], name in required, writer))
     lines.append("}")
     return lines
 
 
 def _property(name: str, node: object, required: bool, writer: _Writer) -> str:
+    declared = writer.fields.get(name)
+    if declared is not None and declared == node and node_text(declared) == node_text(node):
+        writer.fields_used.add(name)
+        return name if required else name + "?"
     label = name if _NAME.fullmatch(name) else _json(name)
     label += ": " if required else "?: "
     if not isinstance(node, dict):
@@ -246,6 +286,23 @@ def _property(name: str, node: object, required: bool, writer: _Writer) -> str:
             tail += comment
     text, _ = writer.expr(core)
     return label + text + tail
+
+
+def expression_text(node: object, aliases: Mapping[str, Any] | None = None) -> str:
+    """``node`` as the notation writes it in place, with ``aliases`` by name (for measuring)."""
+    table = dict(aliases or {})
+    alias_of = {node_text(body): name for name, body in table.items()}
+    return _Writer(frozenset(), alias_of, table, set()).expr(node)[0]
+
+
+def property_texts(
+    properties: Iterable[tuple[str, object]], aliases: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The line of each required property ``(name, schema)``, with ``aliases`` (for measuring)."""
+    table = dict(aliases or {})
+    alias_of = {node_text(body): name for name, body in table.items()}
+    writer = _Writer(frozenset(), alias_of, table, set(), checked=False)
+    return [_property(name, node, True, writer) for name, node in properties]
 
 
 def _definition(word: str, name: str, node: object, writer: _Writer) -> list[str]:
@@ -265,15 +322,19 @@ def encode(
     schema: Mapping[str, Any],
     aliases: Mapping[str, Any] | None = None,
     known: Kinds | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> Encoded | None:
     """Write ``schema`` in the notation; ``None`` when its root is not a closed object.
 
     ``aliases`` (name → sub-schema) may be written by name wherever that exact sub-schema
-    occurs; ``known`` kinds of the same name and body are not written again. The result decodes
-    (with ``known``) to ``schema`` exactly, or ``None`` is returned.
+    occurs, and ``fields`` (property name → property schema, description included) by their
+    property name alone wherever a property of that name has exactly that schema; ``known``
+    kinds of the same name and body are not written again. The result decodes (with ``known``)
+    to ``schema`` exactly, or ``None`` is returned.
     """
     known = known or Kinds()
     aliases = dict(aliases or {})
+    declared = {name: node for name, node in (fields or {}).items() if _NAME.fullmatch(name)}
     body = dict(schema)
     if not _block_able(body, root=True):
         return None
@@ -283,7 +344,7 @@ def encode(
     # Unchecked first (the common case: every expression reads back as itself, which the whole
     # text's check proves); if the whole differs, again with every expression checked.
     for checked in (False, True):
-        encoded = _encode(body, defs, aliases, known, checked=checked)
+        encoded = _encode(body, defs, aliases, declared, known, checked=checked)
         try:
             if decode(encoded.text, known) == dict(schema):
                 return encoded
@@ -296,6 +357,7 @@ def _encode(
     body: dict[str, Any],
     defs: dict[str, Any],
     aliases: dict[str, Any],
+    fields: dict[str, Any],
     known: Kinds,
     *,
     checked: bool,
@@ -306,6 +368,7 @@ def _encode(
         aliases=aliases,
         used=set(),
         checked=checked,
+        fields=fields,
     )
     lines = _block("", body, writer)
     written: dict[str, Any] = {}
@@ -314,6 +377,14 @@ def _encode(
             continue
         lines += _definition("type", name, node, writer)
         written[name] = node
+    # A field's own line names no field; the aliases it uses are defined with the others.
+    by_value = _Writer(writer.types, writer.alias_of, aliases, writer.used, checked=checked)
+    declared: dict[str, Any] = {}
+    for name in sorted(writer.fields_used):
+        if name in known.fields and node_text(known.fields[name]) == node_text(fields[name]):
+            continue
+        lines.append("field " + _property(name, fields[name], True, by_value))
+        declared[name] = fields[name]
     plain = _Writer(writer.types, {}, {}, set(), checked=checked)
     defined: dict[str, Any] = {}
     for name in sorted(writer.used):
@@ -321,14 +392,20 @@ def _encode(
             continue
         lines += _definition("alias", name, aliases[name], plain)
         defined[name] = aliases[name]
-    return Encoded("\n".join(lines), written, defined)
+    return Encoded("\n".join(lines), written, defined, declared)
+
+
+def field_key(name: str) -> str:
+    """How ``omit`` and a reader's memory name the field ``name`` (apart from types)."""
+    return FIELD + name
 
 
 def omit(text: str, names: Iterable[str]) -> str:
-    """``text`` without the ``type`` and ``alias`` definitions of ``names``.
+    """``text`` without the ``type``, ``alias`` and ``field`` definitions of ``names``.
 
-    For a reader that already holds those kinds: ``decode(omit(text, names), known)`` equals
-    ``decode(text)`` when ``known`` has the same bodies under those names.
+    A field is named by ``field_key(name)``. For a reader that already holds those kinds:
+    ``decode(omit(text, names), known)`` equals ``decode(text)`` when ``known`` has the same
+    bodies under those names.
     """
     dropped = frozenset(names)
     if not dropped:
@@ -338,6 +415,10 @@ def omit(text: str, names: Iterable[str]) -> str:
     for line in text.split("\n"):
         if skipping:
             skipping = line != "}"
+            continue
+        if line.startswith(FIELD):
+            if FIELD + line[len(FIELD) :].partition(":")[0] not in dropped:
+                kept.append(line)
             continue
         for word in ("type ", "alias "):
             if line.startswith(word) and line[len(word) :].partition(" = ")[0] in dropped:
@@ -427,16 +508,29 @@ class _Reader:
         self.at = end
         return value
 
+    def member(self) -> str:
+        """One enum member: a JSON string, or a bare lower-case word."""
+        if self.text.startswith('"', self.at):
+            return self.string_literal()
+        found = _BARE.match(self.text, self.at)
+        if found is None or found.group() in _NOT_BARE:
+            raise self.fail("an enum member")
+        self.at = found.end()
+        return found.group()
+
     def primary(self) -> Any:
         if self.take("("):
             inner = self.union()
             if not self.take(")"):
                 raise self.fail("')'")
             return inner
-        if self.text.startswith('"', self.at):
-            values = [self.string_literal()]
+        bare = _BARE.match(self.text, self.at)
+        if self.text.startswith('"', self.at) or (
+            bare is not None and self.text.startswith("|", bare.end())
+        ):
+            values = [self.member()]
             while self.take("|"):
-                values.append(self.string_literal())
+                values.append(self.member())
             if len(values) == 1:
                 return {"const": values[0], "type": "string"}
             return {"enum": values, "type": "string"}
@@ -517,11 +611,15 @@ def _split_line(line: str, reader: _Reader) -> tuple[Any, Any, str | None, bool]
     return node, default, description, has_default
 
 
-def _definitions(lines: list[str]) -> tuple[dict[str, str], set[str]]:
-    """The alias lines by name, and every type name defined in ``lines``."""
+def _definitions(lines: list[str]) -> tuple[dict[str, str], set[str], list[str]]:
+    """The alias lines by name, every type name defined in ``lines``, and the field lines."""
     aliases: dict[str, str] = {}
     types: set[str] = set()
+    fields: list[str] = []
     for line in lines:
+        if line.startswith(FIELD):
+            fields.append(line[len(FIELD) :])
+            continue
         for word, into in (("alias ", None), ("type ", types)):
             if line.startswith(word):
                 name, _, rest = line[len(word) :].partition(" = ")
@@ -529,7 +627,7 @@ def _definitions(lines: list[str]) -> tuple[dict[str, str], set[str]]:
                     aliases[name] = rest
                 else:
                     into.add(name)
-    return aliases, types
+    return aliases, types, fields
 
 
 def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
@@ -540,13 +638,19 @@ def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
     """
     known = known or Kinds()
     lines = text.split("\n")
-    alias_lines, local_types = _definitions(lines)
+    alias_lines, local_types, field_lines = _definitions(lines)
     types = local_types | set(known.types)
     aliases: dict[str, Any] = dict(known.aliases)
     for name, body in alias_lines.items():  # an alias body never names another alias
         reader = _Reader(body, types, {})
         node, _, description, _ = _split_line(body, reader)
         aliases[name] = node if description is None else {**node, "description": description}
+    fields: dict[str, Any] = dict(known.fields)
+    for body in field_lines:  # a field's line names no other field
+        name, (node, required) = _property_line(body, types, aliases, {})
+        if not required:
+            raise NotationError(f"expected a field without '?': {FIELD + body!r}")
+        fields[name] = node
     defs: dict[str, Any] = {}
     at = 0
 
@@ -566,7 +670,7 @@ def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
             at += 1
             if line == "}":
                 break
-            name, prop = _property_line(line, types, aliases)
+            name, prop = _property_line(line, types, aliases, fields)
             if name in properties:
                 raise NotationError(f"property {name!r} twice in line {at}")
             properties[name] = prop[0]
@@ -585,7 +689,7 @@ def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
     while at < len(lines):
         line = lines[at]
         at += 1
-        if line.startswith("alias "):
+        if line.startswith(("alias ", FIELD)):
             continue
         if not line.startswith("type "):
             raise NotationError(f"expected 'type' or 'alias' in line {at}: {line!r}")
@@ -606,21 +710,22 @@ def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
 
 
 def _property_line(
-    line: str, types: Iterable[str], aliases: Mapping[str, Any]
+    line: str, types: Iterable[str], aliases: Mapping[str, Any], fields: Mapping[str, Any]
 ) -> tuple[str, tuple[Any, bool]]:
-    if not line.startswith("  "):
-        raise NotationError(f"expected a property indented by two spaces: {line!r}")
     reader = _Reader(line, types, aliases)
-    reader.at = 2
-    if line.startswith('"', 2):
+    if line.startswith('"'):
         name = reader.string_literal()
     else:
-        found = _NAME.match(line, 2)
+        found = _NAME.match(line)
         if found is None:
             raise reader.fail("a property name")
         name = found.group()
         reader.at = found.end()
     required = not reader.take("?")
+    if reader.at == len(line) and not line.startswith('"'):  # a field, written by name
+        if name not in fields:
+            raise reader.fail(f"a known field, not {name!r}")
+        return name, (_copy(fields[name]), required)
     if not reader.take(": "):
         raise reader.fail("': '")
     node, default, description, has_default = _split_line(line, reader)

@@ -27,9 +27,11 @@ action_id and expected_run_version. The first time this session needs a type, it
 comes as {"$ref": "telic://schemas/<type>", "x-telic-type": "<text>"}: the text is that JSON \
 Schema written like TypeScript, one property per line (name?: optional, = its default, // its \
 description; objects admit no other keys), string(1..128) for lengths, integer(0..10) for \
-bounds, T[1..256] for item counts, /…/ for a pattern, "a"|"b" for an enum, A | B for either, \
-json{…} for a part written as JSON Schema; each "type X =" or "alias X =" line defines a \
-name once per session, for later texts too. After that it comes as \
+bounds, T[1..256] for item counts, /…/ for a pattern, a|b|"c d" for an enum (quoted where a \
+member is not a plain lower-case word), A | B for either, json{…} for a part written as JSON \
+Schema; each "type X =" or "alias X =" line defines a name, and each "field x: …" line the \
+property that other objects write as a bare x line, once per session, for later texts too. \
+After that it comes as \
 {"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource, which holds \
 the full JSON Schema (an artifact refused for its schema gets it back in full in the error).
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.

@@ -12,8 +12,10 @@ default), a session's first schema of a type is ``{"$ref": "telic://schemas/<typ
 "x-telic-type": <text>}``: the resource holds the full JSON Schema, and the text is the same
 schema in Telic type notation (``telic.server._notation``: ``id: Id // Artifact id.``), which
 decodes back to it exactly. The text defines each named kind it uses (a ``$defs`` type such as
-``PermissionSet``, an alias such as ``Id`` for a constrained string) unless an earlier result of
-the session already did, so a fresh session receives each definition once. ``SentSchemas``
+``PermissionSet``, an alias such as ``Id`` for a constrained string, a field such as
+``schemaVersion`` for a property whose described schema recurs) unless an earlier result of the
+session already did, so a fresh session receives each definition, and each description repeated
+verbatim under one property name, once. ``SentSchemas``
 remembers per MCP session which types and kinds it has sent; a type already sent comes as
 ``schema_reference(type)``, ``{"$ref": "telic://schemas/<type>"}``. The ContextManifest, which
 grounding writes and the host never does, is a reference from the start. ``full`` sends every
@@ -29,7 +31,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final, Literal, get_args
 
-from telic.server._notation import encode, node_text, omit
+from telic.server._notation import (
+    encode,
+    expression_text,
+    field_key,
+    node_text,
+    omit,
+    property_texts,
+)
 
 __all__ = [
     "NOTATION_KEY",
@@ -46,6 +55,7 @@ __all__ = [
     "full_schema",
     "inline",
     "notation_aliases",
+    "notation_fields",
     "parse_schema_mode",
     "schema_reference",
     "schema_text",
@@ -295,8 +305,6 @@ def notation_aliases() -> dict[str, Any]:
     ``_ALIAS_SAVES`` bytes. A name is used once, and never when a schema has a ``$defs`` entry
     of that name.
     """
-    from telic.server._notation import _Writer  # the writer that measures an expression
-
     counts: Counter[str] = Counter()
     taken: set[str] = set()
     for artifact_type in SCHEMA_TYPES:
@@ -308,11 +316,10 @@ def notation_aliases() -> dict[str, Any]:
             core = _core(node)
             if core.get("type") == "string" and core.keys() > {"type"} and "const" not in core:
                 counts[node_text(core)] += 1
-    writer = _Writer(frozenset(), {}, {}, set())
     aliases: dict[str, Any] = {}
     for text, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         node = json.loads(text)
-        written, _ = writer.expr(node)
+        written = expression_text(node)
         name = _alias_name(node)
         if name is None or name in taken:
             continue
@@ -322,6 +329,64 @@ def notation_aliases() -> dict[str, Any]:
     return aliases
 
 
+# A field is worth its declaration once it saves this many bytes over the host's schemas.
+_FIELD_SAVES: Final = 32
+
+
+def _properties(schema: dict[str, Any], seen: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``(name, schema)`` of every property of the root and of each object in ``$defs``.
+
+    A ``$defs`` entry already ``seen`` (same name, same body) is left out: a session is sent it
+    once, however many schemas use it.
+    """
+    found = list((schema.get("properties") or {}).items())
+    for name, node in (schema.get("$defs") or {}).items():
+        if (name in seen and seen[name] == node) or not isinstance(node, dict):
+            continue
+        seen[name] = node
+        if isinstance(node.get("properties"), dict):
+            found += node["properties"].items()
+    return found
+
+
+@functools.cache
+def notation_fields() -> dict[str, Any]:
+    """The fields every notation text may write by name: property name → its whole schema.
+
+    Chosen over all the host's artifact schemas at once, as the aliases are: for each property
+    name, the described schema it most often has (a ``$defs`` type counted once, as a session
+    is sent it once), when writing those repetitions as the bare name saves more than
+    ``_FIELD_SAVES`` bytes over a session's schemas: a description repeated verbatim travels
+    once. A property of that name with any other schema is written out in full.
+    """
+    described: list[tuple[str, dict[str, Any]]] = []
+    seen: dict[str, Any] = {}
+    for artifact_type in SCHEMA_TYPES:
+        if artifact_type in _BY_TELIC:
+            continue
+        for name, node in _properties(full_schema(artifact_type), seen):
+            if isinstance(node, dict) and isinstance(node.get("description"), str):
+                described.append((name, node))
+    # Only a name and description seen twice can be a field: the rest costs no node_text.
+    twice = Counter((name, node["description"]) for name, node in described)
+    counts: dict[str, Counter[str]] = {}
+    for name, node in described:
+        if twice[name, node["description"]] > 1:
+            counts.setdefault(name, Counter())[node_text(node)] += 1
+    recurring: list[tuple[str, Any, int]] = []
+    for name, bodies in sorted(counts.items()):
+        text, count = min(bodies.items(), key=lambda item: (-item[1], item[0]))
+        if count > 1:
+            recurring.append((name, json.loads(text), count))
+    lines = property_texts(((name, node) for name, node, _ in recurring), notation_aliases())
+    fields: dict[str, Any] = {}
+    for (name, node, count), line in zip(recurring, lines, strict=True):
+        saved = (count - 1) * (len(line) - len(name)) - len("field ") - len(name) - 1
+        if saved > _FIELD_SAVES:
+            fields[name] = node
+    return fields
+
+
 @functools.cache
 def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
     """``artifact_type``'s whole notation text and the kinds it defines (name → body text).
@@ -329,11 +394,12 @@ def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
     ``None`` when the schema has no notation. Built once per type; a session's text is this one
     without the definitions it already has (``omit``).
     """
-    encoded = encode(full_schema(artifact_type), notation_aliases())
+    encoded = encode(full_schema(artifact_type), notation_aliases(), fields=notation_fields())
     if encoded is None:
         return None
     kinds = {name: node_text(node) for name, node in encoded.types.items()}
     kinds.update((name, node_text(node)) for name, node in encoded.aliases.items())
+    kinds.update((field_key(name), node_text(node)) for name, node in encoded.fields.items())
     return encoded.text, kinds
 
 

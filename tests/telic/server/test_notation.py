@@ -12,7 +12,15 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from telic.server._notation import DRAFT, Kinds, NotationError, decode, encode, omit
+from telic.server._notation import (
+    DRAFT,
+    Kinds,
+    NotationError,
+    decode,
+    encode,
+    field_key,
+    omit,
+)
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
@@ -21,6 +29,7 @@ from telic.server._schemas import (
     full_schema,
     inline,
     notation_aliases,
+    notation_fields,
     schema_uri,
 )
 
@@ -29,7 +38,7 @@ HOST_TYPES = [kind for kind in SCHEMA_TYPES if kind != "ContextManifest"]
 
 @pytest.mark.parametrize("artifact_type", SCHEMA_TYPES)
 def test_every_artifact_schema_is_recovered_exactly_from_its_notation(artifact_type: str) -> None:
-    encoded = encode(full_schema(artifact_type), notation_aliases())
+    encoded = encode(full_schema(artifact_type), notation_aliases(), fields=notation_fields())
     assert encoded is not None
     assert decode(encoded.text, Kinds()) == full_schema(artifact_type)
     assert inline(emitted_schema(artifact_type)) == inline(full_schema(artifact_type))
@@ -49,10 +58,52 @@ def test_a_property_reads_as_a_typescript_field_with_its_description() -> None:
     text = compact_object("QualityReview")[NOTATION_KEY]
     lines = text.split("\n")
     assert lines[0] == "{ // Agent 3's review of the executed work against the contract."
-    assert '  schemaVersion: "1.0" // Protocol version of this body; always "1.0".' in lines
-    assert "  id: Id // Artifact id of this review." in lines
-    assert "  diagnosisGate?: DiagnosisGate | null = null // " in "\n".join(lines)
+    assert "id: Id // Artifact id of this review." in lines
+    assert "diagnosisGate?: DiagnosisGate | null = null // " in "\n".join(lines)
+    decision = "decision: pass|proceed_to_fix|remediate|block|partial // What the review decides."
+    assert decision in lines
     assert "alias Id = string(1..128) /^[A-Za-z0-9][A-Za-z0-9._:-]*$/" in lines
+
+
+def test_a_description_repeated_verbatim_travels_once_as_a_field() -> None:
+    lines = compact_object("QualityReview")[NOTATION_KEY].split("\n")
+    assert lines[1] == "schemaVersion"
+    assert 'field schemaVersion: "1.0" // Protocol version of this body.' in lines
+    assert lines.count("permissions") == 1  # RemediationWorkOrder's; CorrectionWorkOrder's differs
+    assert "permissions: PermissionSet // The most the fix may do." in lines
+    assert "field permissions: PermissionSet // The most the remediation may do." in lines
+
+
+def test_an_enum_member_that_could_read_as_a_type_or_keyword_keeps_its_quotes() -> None:
+    values = ["pass", "null", "Alpha", "not bare", "1.0", "repository.read", "runId"]
+    schema = _root({"e": {"type": "string", "enum": values}}, ["e"])
+    encoded = encode(schema)
+    assert encoded is not None
+    assert 'e: pass|"null"|"Alpha"|"not bare"|"1.0"|repository.read|runId' in encoded.text
+    assert decode(encoded.text) == schema
+
+
+def test_a_property_with_another_schema_than_its_field_is_written_out() -> None:
+    code = {"type": "string", "maxLength": 3, "description": "The code."}
+    other = {"type": "string", "maxLength": 4, "description": "The code."}
+    first = _root({"code": code}, ["code"])
+    second = _root({"code": other, "again": code}, ["code"])
+    fields = {"code": code}
+    written = encode(first, fields=fields)
+    assert written is not None
+    assert written.text.split("\n")[1] == "code"
+    assert "field code: string(..3) // The code." in written.text
+    known = Kinds(fields=written.fields)
+    again = encode(second, known=known, fields=fields)
+    assert again is not None
+    written_out = ["code: string(..4) // The code.", "again?: string(..3) // The code."]
+    assert again.text.split("\n")[1:3] == written_out  # a field is its name and its schema
+    assert "field code" not in again.text
+    assert decode(again.text, known) == second
+    assert omit(written.text, [field_key("code")]) == "{\ncode\n}"
+    assert decode("{\ncode\n}", known) == first
+    with pytest.raises(NotationError, match="a known field, not 'code'"):
+        decode("{\ncode\n}")
 
 
 def test_a_construct_without_a_form_is_written_as_its_json_schema() -> None:
@@ -60,8 +111,8 @@ def test_a_construct_without_a_form_is_written_as_its_json_schema() -> None:
     schema = _root({"at": when, "n": {"type": "integer", "exclusiveMinimum": 0}}, ["at"])
     encoded = encode(schema)
     assert encoded is not None
-    assert '  at: json{"type":"string","format":"date-time"} // When.' in encoded.text
-    assert '  n?: json{"type":"integer","exclusiveMinimum":0}' in encoded.text
+    assert 'at: json{"type":"string","format":"date-time"} // When.' in encoded.text
+    assert 'n?: json{"type":"integer","exclusiveMinimum":0}' in encoded.text
     assert decode(encoded.text) == schema
 
 
@@ -71,9 +122,9 @@ def test_an_expression_that_would_not_read_back_is_written_as_its_json_schema() 
     schema = _root({"a": odd, "b": flag, "c": {"type": "string", "maxLength": 3}}, ["a", "b"])
     encoded = encode(schema)
     assert encoded is not None
-    assert '  a: json{"type":"string","minLength":"3"}' in encoded.text
-    assert '  b: json{"type":"integer","maximum":true}' in encoded.text
-    assert "  c?: string(..3)" in encoded.text
+    assert 'a: json{"type":"string","minLength":"3"}' in encoded.text
+    assert 'b: json{"type":"integer","maximum":true}' in encoded.text
+    assert "c?: string(..3)" in encoded.text
     assert decode(encoded.text) == schema
 
 
@@ -116,13 +167,17 @@ def test_a_kind_known_with_another_body_is_written_in_full() -> None:
     ("text", "expected"),
     [
         ("", "root object"),
-        ("{\n  a: string", "'}'"),
-        ("{\n  a: Nope\n}", "'Nope'"),
-        ("{\n  a: string(..)\n}", "a bound"),
-        ("{\n  a: string /abc\n}", "ends the pattern"),
-        ("{\n  a: integer(1..2) extra\n}", "end of the line"),
-        ("{\n  a: string\n}\nmystery", "'type' or 'alias'"),
-        ("{\n  a: string\n  a: string\n}", "twice"),
+        ("{\na: string", "'}'"),
+        ("{\na: Nope\n}", "'Nope'"),
+        ("{\na: string(..)\n}", "a bound"),
+        ("{\na: string /abc\n}", "ends the pattern"),
+        ("{\na: integer(1..2) extra\n}", "end of the line"),
+        ("{\na: string\n}\nmystery", "'type' or 'alias'"),
+        ("{\na: string\na: string\n}", "twice"),
+        ("{\n  a: string\n}", "a property name"),
+        ("{\na: x|null\n}", "an enum member"),
+        ("{\na\n}", "a known field, not 'a'"),
+        ("{\na\n}\nfield a?: string", "a field without '?'"),
     ],
 )
 def test_text_that_is_not_the_notation_is_refused_naming_what_was_expected(
@@ -158,6 +213,12 @@ def _root(
 
 
 _texts = st.text(alphabet=string.printable + "é–\u2028", max_size=24)
+# Enum members: any text, words that may go bare, and words that must keep their quotes.
+_members = st.one_of(
+    _texts,
+    st.from_regex(r"[a-z][A-Za-z0-9_.:-]{0,8}", fullmatch=True),
+    st.sampled_from(["null", "string", "true", "json", "Alpha", "Word", "a b", "1.0"]),
+)
 _counts = st.integers(min_value=0, max_value=10**6)
 _numbers = st.one_of(_counts, st.floats(min_value=-1e6, max_value=1e6, allow_nan=False))
 
@@ -178,7 +239,7 @@ _leaves = st.one_of(
     st.builds(lambda value: {"type": "string", "const": value}, _texts),
     st.builds(
         lambda values: {"type": "string", "enum": values},
-        st.lists(_texts, min_size=1, max_size=4, unique=True),
+        st.lists(_members, min_size=1, max_size=4, unique=True),
     ),
     st.sampled_from([{"$ref": "#/$defs/Alpha"}, {"$ref": "#/$defs/Beta"}]),
     # constructs the notation has no form for
@@ -244,19 +305,25 @@ _ALIASES = {"Word": {"type": "string", "minLength": 1, "maxLength": 8}, "Flag": 
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_schemas(), st.booleans())
+@given(_schemas(), st.booleans(), st.booleans())
 def test_any_schema_of_these_constructs_decodes_to_itself(
-    schema: dict[str, Any], aliased: bool
+    schema: dict[str, Any], aliased: bool, fielded: bool
 ) -> None:
     aliases = _ALIASES if aliased else None
-    encoded = encode(schema, aliases)
+    # Every root property as a field: Alpha's properties of the same names mostly differ.
+    fields = {n: p for n, p in schema["properties"].items() if isinstance(p, dict)}
+    fields = fields if fielded else {}
+    encoded = encode(schema, aliases, fields=fields)
     assert encoded is not None
     assert decode(encoded.text) == schema
-    known = Kinds(types={"Alpha": schema["$defs"]["Alpha"]}, aliases=encoded.aliases)
-    again = encode(schema, aliases, known)
+    known = Kinds(
+        types={"Alpha": schema["$defs"]["Alpha"]}, aliases=encoded.aliases, fields=encoded.fields
+    )
+    again = encode(schema, aliases, known, fields)
     assert again is not None
     assert "type Alpha =" not in again.text
+    assert "\nfield " not in again.text
     assert decode(again.text, known) == schema
-    shortened = omit(encoded.text, ["Alpha", *encoded.aliases])
+    shortened = omit(encoded.text, ["Alpha", *encoded.aliases, *map(field_key, encoded.fields)])
     assert shortened == again.text
     assert decode(shortened, known) == schema

@@ -25,6 +25,7 @@ from telic.server._schemas import (
     emitted_schema,
     full_schema,
     inline,
+    notation_fields,
     parse_schema_mode,
     schema_reference,
     schema_text,
@@ -156,7 +157,9 @@ _ANALYZE_ONLY = [
 
 def _definitions(text: str) -> list[str]:
     return [
-        line.split(" = ")[0] for line in text.split("\n") if line.startswith(("type ", "alias "))
+        line.split(" = ")[0].split(":")[0]
+        for line in text.split("\n")
+        if line.startswith(("type ", "alias ", "field "))
     ]
 
 
@@ -180,12 +183,18 @@ def test_a_fresh_session_receives_every_definition_once_and_can_decode_every_sch
             aliases = dict(known.aliases) | {
                 name.removeprefix("alias "): node for name, node in _aliases_of(text).items()
             }
-            known = Kinds(types=types, aliases=aliases)
+            fields = dict(known.fields) | {
+                name.removeprefix("field "): notation_fields()[name.removeprefix("field ")]
+                for name in _definitions(text)
+                if name.startswith("field ")
+            }
+            known = Kinds(types=types, aliases=aliases, fields=fields)
         emit.commit()
     assert recovered == set(SCHEMA_TYPES) - {"ContextManifest", "ScenarioSpec"}
     assert len(defined) == len(set(defined)), sorted(d for d in defined if defined.count(d) > 1)
     assert "type PermissionSet" in defined
     assert "alias Id" in defined
+    assert "field schemaVersion" in defined
 
 
 def _aliases_of(text: str) -> dict[str, object]:
