@@ -39,9 +39,11 @@ def canonical_json(value: object) -> bytes:
     Raises:
         CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
     """
-    # Bodies without floats take the shared C-encoder fast path; the writer below handles the
-    # rest (ECMAScript number formatting) and names whatever is not JSON.
-    fast = plain_canonical_json(value, max_depth=_MAX_DEPTH)
+    # Most bodies take the shared C-encoder fast path, floats such as a confidence of 0.9
+    # included (their repr is their ECMAScript form); the writer below handles the rest (whole
+    # floats, very small or unsafe numbers: ECMAScript number formatting) and names whatever
+    # is not JSON.
+    fast = plain_canonical_json(value, max_depth=_MAX_DEPTH, floats=True)
     return fast if fast is not None else _written(value)
 
 
