@@ -192,3 +192,18 @@ def test_a_float_repr_would_lay_out_differently_is_left_to_the_writer(
 
     assert plain_canonical_json([number], floats=True) is None
     assert canonical_json([number]) == f"[{text}]".encode()
+
+
+def test_a_whole_float_is_written_as_its_integer_without_the_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from telic.protocol import _canonical
+
+    def no_writer(value: object) -> bytes:
+        raise AssertionError("the writer was asked")
+
+    monkeypatch.setattr(_canonical, "_written", no_writer)
+    body = {"score": 1.0, "zero": -0.0, "big": 9007199254740991.0, "nested": [[2.0, 0.5]]}
+    expected = b'{"big":9007199254740991,"nested":[[2,0.5]],"score":1,"zero":0}'
+    assert canonical_json(body) == expected
+    assert body["score"] == 1.0 and type(body["score"]) is float  # the value itself is kept
