@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import json.encoder
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
