@@ -59,9 +59,10 @@ schemas: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/python -m telic_packets.conformance
 
-## Run every benchmark script but the fuzz target (a few minutes; PostgreSQL figures when TELIC_TEST_POSTGRES_URL is set).
+## Run every benchmark script but the fuzz target and the before/after comparison, which needs a
+## second tree (a few minutes; PostgreSQL figures when TELIC_TEST_POSTGRES_URL is set).
 bench: $(STAMP)
-	@for script in benchmarks/[a-z]*.py; do [ "$$script" = benchmarks/fuzz.py ] && continue; echo "== $$script" >&2; $(BIN)/python $$script || exit 1; done
+	@for script in benchmarks/[a-z]*.py; do case "$$script" in benchmarks/fuzz.py|benchmarks/mcp_ab.py) continue;; esac; echo "== $$script" >&2; $(BIN)/python $$script || exit 1; done
 
 ## The over-MCP benchmarks with fewer iterations, for a quick before/after check.
 bench-quick: $(STAMP)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import json.encoder
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -72,10 +73,11 @@ def _encode_plain(value: object) -> str:
 _ASTRAL: Final = "\U00010000"
 
 
-def _plain(value: Any, max_depth: int, depth: int = 0) -> bool:
+def _plain(value: Any, max_depth: int, floats: bool, depth: int = 0) -> bool:
     """Whether ``value`` holds only what the C encoder writes canonically.
 
-    Call it on values the C encoder accepted (so without cycles).
+    Call it on values the C encoder accepted (so without cycles). With ``floats``, a float is
+    plain when its ``repr`` is its ECMAScript form too (``_shortest_float``).
     """
     kind = type(value)
     if kind is dict:
@@ -89,7 +91,7 @@ def _plain(value: Any, max_depth: int, depth: int = 0) -> bool:
     elif kind is list or kind is tuple:
         children = value
     else:
-        return _plain_scalar(value)
+        return _plain_scalar(value, floats)
     if depth >= max_depth and children:
         return False  # its members would nest too deep
     for child in children:
@@ -100,19 +102,38 @@ def _plain(value: Any, max_depth: int, depth: int = 0) -> bool:
             if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
                 continue
             return False
-        if not _plain(child, max_depth, depth + 1):
+        if kind is float:
+            if floats and _shortest_float(child):
+                continue
+            return False
+        if not _plain(child, max_depth, floats, depth + 1):
             return False
     return True
 
 
-def _plain_scalar(value: object) -> bool:
+def _shortest_float(number: float) -> bool:
+    """Whether ``repr(number)`` is how ECMAScript's ``Number.prototype.toString`` writes it.
+
+    Both write the shortest digits that round-trip. They agree on the layout for a finite
+    float that is not whole with a magnitude of at least 1e-4: Python switches to an exponent
+    below 1e-4 (ECMAScript below 1e-6) and writes a whole float as ``1.0`` (ECMAScript ``1``).
+    Every float of 2**52 or more is whole, so the upper switch points (1e16, 1e21) never arise.
+    """
+    return math.isfinite(number) and not number.is_integer() and abs(number) >= 1e-4
+
+
+def _plain_scalar(value: object, floats: bool) -> bool:
     kind = type(value)
     if kind is str or value is None or kind is bool:
         return True
+    if kind is float:
+        return floats and _shortest_float(value)  # type: ignore[arg-type]
     return kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
 
 
-def plain_canonical_json(value: object, *, max_depth: int = _MAX_DEPTH) -> bytes | None:
+def plain_canonical_json(
+    value: object, *, max_depth: int = _MAX_DEPTH, floats: bool = False
+) -> bytes | None:
     """Return the canonical JSON of ``value`` from the C encoder, or None when it might differ.
 
     The fast path shared by every canonical writer in Telic: it answers only for values made of
@@ -120,12 +141,16 @@ def plain_canonical_json(value: object, *, max_depth: int = _MAX_DEPTH) -> bytes
     deep, with no astral characters in keys — where the C encoder's output provably equals the
     canonical form. Anything else (floats, unsafe integers, lone surrogates, cycles, other
     types) gets None, and the caller's own writer decides.
+
+    ``floats`` also answers for floats whose ``repr`` is their ECMAScript form (not whole,
+    magnitude at least 1e-4: a confidence of 0.9, a ratio of 0.25) — for the writer of a
+    canonical form that allows floats, as ``telic.protocol``'s does; packet content has none.
     """
     try:
         text = _encode_plain(value)
     except (_NotPlain, ValueError, TypeError, RecursionError):
         return None
-    if not _plain(value, max_depth):
+    if not _plain(value, max_depth, floats):
         return None
     try:
         return text.encode("utf-8")

@@ -143,15 +143,18 @@ def evidence_fields(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     Wider than ``direct_refs``: it also covers PromptReview hard gates and any other
     ``evidenceRefs`` list, the places where a permission decision could be passed off as proof.
     """
+    # Only containers are walked and only they get a path: a body's many scalars cost one type
+    # check each (this runs on every submission, over the whole body).
     if isinstance(value, dict):
         for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
             if key in _EVIDENCE_KEYS and isinstance(item, list):
+                where = f"{path}.{key}" if path else str(key)
                 for index, uri in enumerate(item):
                     if isinstance(uri, str):
                         yield f"{where}.{index}", uri
-            else:
-                yield from evidence_fields(item, where)
+            elif isinstance(item, dict | list):
+                yield from evidence_fields(item, f"{path}.{key}" if path else str(key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from evidence_fields(item, f"{path}.{index}" if path else str(index))
+            if isinstance(item, dict | list):
+                yield from evidence_fields(item, f"{path}.{index}" if path else str(index))

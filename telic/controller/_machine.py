@@ -44,7 +44,7 @@ from telic.controller._phases import (
     expected_producer,
 )
 from telic.controller._refs import merge_source_refs
-from telic.controller._rules import RULES
+from telic.controller._rules import rules_for
 from telic.controller._scan import scan_content, scan_submission
 from telic.controller._state import (
     BodyRef,
@@ -255,7 +255,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     check = Check(
         state, kind, artifact_id, record.uri, body, dict(record.wire), found, refs, run.phase
     )
-    issues = evaluate(RULES, check)
+    issues = evaluate(rules_for(kind), check)
     if issues:
         first = issues[0]
         error = RuleViolation(

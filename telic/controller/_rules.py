@@ -28,10 +28,10 @@ from telic.controller import (
     _rules_revision as revision,
     _rules_stage as stage,
 )
-from telic.controller._check import Rule
+from telic.controller._check import ANY, Rule
 from telic.controller._gates import GATES
 
-__all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids"]
+__all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids", "rules_for"]
 
 RULES: Final[tuple[Rule, ...]] = (
     *refs.RULES,
@@ -56,6 +56,20 @@ RULES: Final[tuple[Rule, ...]] = (
 
 _IDS: Final = [rule.id for rule in RULES] + [gate.id for gate in GATES]
 assert len(set(_IDS)) == len(_IDS), "rule ids must be unique"
+
+_FOR_ANY: Final = tuple(rule for rule in RULES if ANY in rule.types)
+_FOR_TYPE: Final = {
+    kind: tuple(rule for rule in RULES if rule.applies_to(kind))
+    for kind in sorted({kind for rule in RULES for kind in rule.types if kind != ANY})
+}
+
+
+def rules_for(artifact_type: str) -> tuple[Rule, ...]:
+    """The rules of ``RULES`` that judge ``artifact_type``, in evaluation order.
+
+    Computed once per type at import: every submission asks, and the registry never changes.
+    """
+    return _FOR_TYPE.get(artifact_type, _FOR_ANY)
 
 
 def rule_ids() -> tuple[str, ...]:

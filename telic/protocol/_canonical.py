@@ -23,6 +23,7 @@ __all__ = ["CanonicalJsonError", "canonical_json", "canonical_sha256", "sha256_h
 
 SHA256_PREFIX: Final = "sha256:"
 _MAX_DEPTH: Final = 256
+_MAX_SAFE: Final = 2**53 - 1
 
 
 class CanonicalJsonError(SchemaViolation, telic_packets.CanonicalJsonError):
@@ -39,10 +40,43 @@ def canonical_json(value: object) -> bytes:
     Raises:
         CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
     """
-    # Bodies without floats take the shared C-encoder fast path; the writer below handles the
-    # rest (ECMAScript number formatting) and names whatever is not JSON.
-    fast = plain_canonical_json(value, max_depth=_MAX_DEPTH)
+    # Most bodies take the shared C-encoder fast path, floats such as a confidence of 0.9
+    # included (their repr is their ECMAScript form); the writer below handles the rest (whole
+    # floats, very small or unsafe numbers: ECMAScript number formatting) and names whatever
+    # is not JSON.
+    fast = plain_canonical_json(value, max_depth=_MAX_DEPTH, floats=True)
+    if fast is None:
+        # A whole float (a score of 1.0, a count of 0.0) is written as the integer it is.
+        whole = _whole_as_int(value, 0)
+        if whole is not value:
+            fast = plain_canonical_json(whole, max_depth=_MAX_DEPTH, floats=True)
     return fast if fast is not None else _written(value)
+
+
+def _whole_as_int(value: Any, depth: int) -> Any:
+    """``value`` with each whole float of a safe magnitude as the int ECMAScript writes for it.
+
+    Below 2**53 every whole float is an integer exactly, and its shortest round-trip digits
+    padded with zeros are that integer's, so ``str(int(f))`` is its ECMAScript form (``-0.0``
+    included: ``0``). Only plain dicts, lists and tuples are copied, and only where something
+    changed; anything deeper than the writer's limit is left for the writer to refuse.
+    """
+    kind = type(value)
+    if kind is float:
+        if value.is_integer() and abs(value) <= _MAX_SAFE:
+            return int(value)
+        return value
+    if depth > _MAX_DEPTH:
+        return value
+    if kind is dict:
+        items = {key: _whole_as_int(item, depth + 1) for key, item in value.items()}
+        changed = any(items[key] is not item for key, item in value.items())
+        return items if changed else value
+    if kind is list or kind is tuple:
+        members = [_whole_as_int(item, depth + 1) for item in value]
+        changed = any(new is not old for new, old in zip(members, value, strict=True))
+        return members if changed else value
+    return value
 
 
 def _written(value: object) -> bytes:

@@ -14,7 +14,7 @@ budget or grace runs out is handled on time: the service's deadline keeper sends
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, cast
@@ -60,8 +60,10 @@ from telic.controller import (
     Controller,
     RunState,
     StepResult,
+    StoredArtifact,
     SubmitArtifact,
     Token,
+    TraceEntry,
     pending_node,
     refuse_secrets,
     step,
@@ -177,22 +179,41 @@ class RunSlot:
         return self.busy == 0 and not self.casts and self.ref.statistics().current_buffer_used == 0
 
 
-def state_bytes(state: RunState, known: dict[str, int]) -> int:
+@dataclass(slots=True)
+class StateTally:
+    """What ``state_bytes`` counted last: a prefix of the run it can count on from.
+
+    ``artifact`` and ``entry`` are the last records counted, compared by identity: a state
+    extended from the last one shares them (``Log``), and a state read anew does not.
+    """
+
+    artifacts: int = 0
+    entries: int = 0
+    total: int = 0
+    artifact: object = None
+    entry: object = None
+
+
+def state_bytes(state: RunState, known: dict[str, int], tally: StateTally | None = None) -> int:
     """The canonical JSON bytes of a run state's artifacts and trace entries.
 
     What staging the state for a role actor holds, counted against the stage's byte limit.
     ``known`` remembers each record's size by id (records never change), so a run actor
-    measures each artifact once, not on every submission.
+    measures each artifact once, not on every submission. With ``tally``, a state that extends
+    the one counted last is counted from there: O(appended), not O(run length).
     """
-    total = 0
-    for artifact in state.artifacts:
+    artifacts, trace = state.artifacts, state.trace
+    first_artifact = first_entry = total = 0
+    if tally is not None and _extends(tally, artifacts, trace):
+        first_artifact, first_entry, total = tally.artifacts, tally.entries, tally.total
+    for artifact in artifacts[first_artifact:]:
         size = known.get(artifact.id)
         if size is None:
             data = artifact.canonical.data if artifact.canonical is not None else None
             size = len(data if data is not None else canonical_json(artifact.wire))
             known[artifact.id] = size
         total += size
-    for entry in state.trace:
+    for entry in trace[first_entry:]:
         size = known.get(entry.id)
         if size is None:
             size = len(
@@ -208,7 +229,21 @@ def state_bytes(state: RunState, known: dict[str, int]) -> int:
             )
             known[entry.id] = size
         total += size
+    if tally is not None:
+        tally.artifacts, tally.entries, tally.total = len(artifacts), len(trace), total
+        tally.artifact = artifacts[-1] if artifacts else None
+        tally.entry = trace[-1] if trace else None
     return total
+
+
+def _extends(
+    tally: StateTally, artifacts: Sequence[StoredArtifact], trace: Sequence[TraceEntry]
+) -> bool:
+    """Whether the records ``tally`` counted are a prefix of these, the very same objects."""
+    if tally.artifacts > len(artifacts) or tally.entries > len(trace):
+        return False
+    same_artifact = tally.artifacts == 0 or artifacts[tally.artifacts - 1] is tally.artifact
+    return same_artifact and (tally.entries == 0 or trace[tally.entries - 1] is tally.entry)
 
 
 def _projection_key(state: RunState) -> str:
@@ -225,6 +260,7 @@ class RunActor(Actor[RunMessage]):
         self._deps = deps
         self._run_id = slot.run_id
         self._sizes: dict[str, int] = {}
+        self._tally = StateTally()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -323,7 +359,7 @@ class RunActor(Actor[RunMessage]):
             key = _projection_key(state)
             # The state counts against the stage's byte limit like any staged body: a run too
             # large to stage is refused (LimitExceeded) before the role sees it.
-            with deps.stage.staged(key, state, size=state_bytes(state, self._sizes)):
+            with deps.stage.staged(key, state, size=state_bytes(state, self._sizes, self._tally)):
                 verdict = await role.ask(
                     Validate(
                         role=spec.role if spec is not None else "",

@@ -136,9 +136,7 @@ def assemble(
     ) -> types.ListToolsResult:
         return listed
 
-    async def on_call_tool(
-        ctx: Context, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def on_call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
@@ -251,7 +249,6 @@ def assemble(
         instructions=_INSTRUCTIONS,
         lifespan=lifespan,
         on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
         on_list_prompts=on_list_prompts,
         on_get_prompt=on_get_prompt,
         on_list_resources=on_list_resources,
@@ -264,6 +261,10 @@ def assemble(
     # deprecates it (SEP-2577) and the SDK warns when it is passed to the constructor, so it is
     # registered as a plain request handler. Its presence declares the logging capability.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    # tools/call answers the wire form of a CallToolResult (``_envelope.ToolResult``), which the
+    # constructor's ``on_call_tool`` is not typed to take; the SDK validates and dumps the
+    # result on the way out either way, so a model would be built and dumped for nothing.
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     return server
 
 

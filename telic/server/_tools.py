@@ -21,10 +21,16 @@ from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, Tool, ToolAnnotations
+from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
 from telic._errors import SchemaViolation
-from telic.server._envelope import error_envelope, error_result, success, with_schema
+from telic.server._envelope import (
+    ToolResult,
+    error_envelope,
+    error_result,
+    success,
+    with_schema,
+)
 from telic.server._json import decode_body_json
 from telic.server._schemas import SentSchemas
 from telic.server._service import ProgressFn, Service
@@ -106,8 +112,8 @@ async def call_tool(
     arguments: Mapping[str, object] | None,
     progress: ProgressFn,
     session: object | None,
-) -> CallToolResult:
-    """Run the tool ``name`` once and return its envelope; an unknown name is invalid params.
+) -> ToolResult:
+    """Run the tool ``name`` once and return its result; an unknown name is invalid params.
 
     ``progress`` reports to the caller (a no-op unless it asked); ``session`` keys the schemas
     the caller's MCP session has had (``None``: no session, every schema in full).
@@ -125,7 +131,7 @@ async def _run(
     arguments: dict[str, object],
     progress: ProgressFn,
     session: object | None,
-) -> CallToolResult:
+) -> ToolResult:
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()

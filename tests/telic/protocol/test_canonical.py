@@ -157,3 +157,53 @@ def test_the_fast_path_leaves_depth_cycles_and_odd_types_to_the_writer() -> None
         canonical_json({"k": "\ud800"})
     expected = '{"\U0001f600":1,"\ue000":2}'.encode()  # UTF-16 order, not code points
     assert canonical_json({"\ue000": 2, "\U0001f600": 1}) == expected
+
+
+@pytest.mark.parametrize("number", [0.5, 0.25, 0.9, -0.125, 123.456, 0.0001, 4503599627370495.5])
+def test_a_float_whose_repr_is_its_ecmascript_form_takes_the_fast_path(
+    number: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from telic.protocol import _canonical
+
+    def no_writer(value: object) -> bytes:
+        raise AssertionError("the writer was asked")
+
+    monkeypatch.setattr(_canonical, "_written", no_writer)
+    assert canonical_json({"confidence": number, "n": [1, number]}) == (
+        f'{{"confidence":{number!r},"n":[1,{number!r}]}}'.encode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [
+        (1.0, "1"),
+        (-0.0, "0"),
+        (1e-05, "0.00001"),
+        (1e-07, "1e-7"),
+        (1e21, "1e+21"),
+        (2.0**60, "1152921504606847000"),
+    ],
+)
+def test_a_float_repr_would_lay_out_differently_is_left_to_the_writer(
+    number: float, text: str
+) -> None:
+    from telic_packets import plain_canonical_json
+
+    assert plain_canonical_json([number], floats=True) is None
+    assert canonical_json([number]) == f"[{text}]".encode()
+
+
+def test_a_whole_float_is_written_as_its_integer_without_the_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from telic.protocol import _canonical
+
+    def no_writer(value: object) -> bytes:
+        raise AssertionError("the writer was asked")
+
+    monkeypatch.setattr(_canonical, "_written", no_writer)
+    body = {"score": 1.0, "zero": -0.0, "big": 9007199254740991.0, "nested": [[2.0, 0.5]]}
+    expected = b'{"big":9007199254740991,"nested":[[2,0.5]],"score":1,"zero":0}'
+    assert canonical_json(body) == expected
+    assert type(body["score"]) is float  # the value itself is kept

@@ -20,7 +20,7 @@ from telic.controller import Run, RunState, StoredArtifact, TraceEntry
 from telic.ledger import Ledger
 from telic.protocol import canonical_json
 from telic.reports import render_report
-from telic.roles._run import state_bytes
+from telic.roles._run import StateTally, state_bytes
 from tests.telic.secret_corpus import Planted, corpus, git_credentials, npmrc
 
 from .kit import EXPLORE, ServiceFlow, good_return, serving
@@ -212,3 +212,37 @@ def test_a_run_states_bytes_are_its_records_canonical_json_measured_once() -> No
     assert known == {"artifact-1": artifact_bytes, "event-1": entry_bytes}
     known["artifact-1"] = 7  # a record's size is remembered, not measured again
     assert state_bytes(state, known) == 7 + entry_bytes
+
+
+def _artifact(number: int, size: int) -> StoredArtifact:
+    return StoredArtifact(
+        id=f"artifact-{number}",
+        type="UserMessage",
+        producer="host",
+        uri=f"artifact://runs/r/artifacts/artifact-{number}",
+        source_refs=(),
+        created_at="2026-01-01T00:00:00Z",
+        body=None,
+        wire={"content": "x" * size},
+        sha256="sha256:" + "0" * 64,
+    )
+
+
+def test_a_tallied_state_that_extends_the_last_one_is_counted_from_where_it_left_off() -> None:
+    first = RunState(run=RUN, artifacts=(_artifact(1, 10),))
+    tally, known = StateTally(), {}
+    assert state_bytes(first, known, tally) == state_bytes(first, {})
+    longer = first.extended((_artifact(2, 20), _artifact(3, 30)))
+    known["artifact-1"] = 1  # a counted prefix is not looked at again
+    assert state_bytes(longer, known, tally) == state_bytes(first, {}) + state_bytes(
+        RunState(run=RUN, artifacts=(_artifact(2, 20), _artifact(3, 30))), {}
+    )
+
+
+def test_a_tallied_state_read_anew_is_counted_whole() -> None:
+    tally = StateTally()
+    state_bytes(RunState(run=RUN, artifacts=(_artifact(1, 10), _artifact(2, 20))), {}, tally)
+    reread = RunState(run=RUN, artifacts=(_artifact(1, 10), _artifact(2, 20), _artifact(3, 5)))
+    shorter = RunState(run=RUN, artifacts=(_artifact(1, 10),))
+    assert state_bytes(reread, {}, tally) == state_bytes(reread, {})
+    assert state_bytes(shorter, {}, tally) == state_bytes(shorter, {})

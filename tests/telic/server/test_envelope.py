@@ -212,3 +212,43 @@ def test_nested_plain_values_come_out_as_the_plain_walk_writes_them(value: objec
     fast, plain = to_wire(value), _reference(value)
     assert repr(fast) == repr(plain)
     assert _dumps(fast) == _dumps(plain)
+
+
+_ENVELOPES = st.dictionaries(
+    st.text(max_size=8),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(st.text(max_size=5), children, max_size=3)
+        ),
+        max_leaves=12,
+    ),
+    max_size=5,
+)
+
+
+@given(_ENVELOPES, st.booleans())
+def test_a_tool_result_is_on_the_wire_what_the_sdk_model_would_put_there(
+    envelope: dict[str, Any], is_error: bool
+) -> None:
+    from mcp_types import CallToolResult, TextContent
+    from mcp_types.methods import SERVER_RESULTS, serialize_server_result
+
+    from telic.server._envelope import _dumps, error_result, success
+
+    built = error_result(envelope) if is_error else success(envelope)
+    text = _dumps(built["structuredContent"])
+    model = CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=built["structuredContent"],
+        is_error=is_error,
+    )
+    assert built == model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    for method, version in SERVER_RESULTS:
+        if method == "tools/call":
+            ours = serialize_server_result(method, version, built)
+            theirs = serialize_server_result(
+                method, version, model.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            assert json.dumps(ours) == json.dumps(theirs)

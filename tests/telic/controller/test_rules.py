@@ -1,0 +1,18 @@
+"""The registry answers which rules judge a type once, and the answer is the filter's."""
+
+from __future__ import annotations
+
+import pytest
+
+from telic.controller import RULES
+from telic.controller._rules import rules_for
+from telic.protocol import ARTIFACT_TYPES
+
+
+@pytest.mark.parametrize("artifact_type", [*ARTIFACT_TYPES, "NoSuchType"])
+def test_the_rules_for_a_type_are_those_that_apply_to_it_in_registry_order(
+    artifact_type: str,
+) -> None:
+    expected = tuple(rule for rule in RULES if rule.applies_to(artifact_type))
+    assert rules_for(artifact_type) == expected
+    assert expected  # every type is judged by the rules for any type at least
