@@ -62,7 +62,7 @@ conformance: $(STAMP)
 ## Run every benchmark script but the fuzz target and the before/after comparison, which needs a
 ## second tree (a few minutes; PostgreSQL figures when TELIC_TEST_POSTGRES_URL is set).
 bench: $(STAMP)
-	@for script in benchmarks/[a-z]*.py; do case "$$script" in benchmarks/fuzz.py|benchmarks/mcp_ab.py) continue;; esac; echo "== $$script" >&2; $(BIN)/python $$script || exit 1; done
+	@for script in benchmarks/[a-z]*.py; do case "$$script" in benchmarks/fuzz.py) continue;; esac; echo "== $$script" >&2; $(BIN)/python $$script || exit 1; done
 
 ## The over-MCP benchmarks with fewer iterations, for a quick before/after check.
 bench-quick: $(STAMP)

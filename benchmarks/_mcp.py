@@ -157,9 +157,17 @@ def children_of(pid: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time ``pid`` has used so far (Linux ``/proc``), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time ``pid``'s threads have run so far, to the nanosecond (Linux ``schedstat``).
+
+    Finer than ``/proc/<pid>/stat``'s clock ticks (10 ms here, several times a call's cost).
+    """
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def server_pid(url: str | None = None) -> int | None:

@@ -1,26 +1,33 @@
-"""Telic over MCP stdio, this checkout against another source tree, interleaved run by run.
+"""Telic over MCP stdio, this checkout against another version, interleaved run by run.
 
-Two ``telic serve`` processes run at once, each with its own state directory (SQLite, the
-default ledger) on one demo repository: ``ours`` from this checkout, ``theirs`` from the source
-tree ``--against`` names (another checkout of the project, for instance
-``git worktree add ../telic-before <commit>``; its ``telic``, ``packets`` and ``actors`` are put
-first on the server's ``PYTHONPATH``, with this checkout's installed dependencies). The official
-client drives the five happy paths on both, alternating which side goes first: for each mode,
-``--runs`` rounds of one run on each side after one warm-up run each. A loaded machine slows
-both sides alike, so the ratio holds when the absolute figures do not.
+The other version is a source tree (``--against DIR``: another checkout of the project, for
+instance ``git worktree add ../telic-before <commit>``) or a commit (``--base REV``, default
+``HEAD``: its ``telic``, ``packets`` and ``actors`` are unpacked from ``git archive`` into a
+temporary directory). Its three packages are put first on the server's ``PYTHONPATH``, with this
+checkout's installed dependencies. Per session, two ``telic serve`` processes run at once, each
+with its own state directory (SQLite, the default ledger) on one demo repository, and the
+official client drives the five happy paths on both, alternating which side goes first: each
+side's very first run is a fresh session's (the schemas' notation, the lazily imported modules:
+``first_run``), then for each mode one warm-up run and ``--runs`` rounds of one run per side.
+A loaded machine slows both sides alike, so the ratio holds when the absolute figures do not.
 
 Each side reports per mode the wall time per run, per call by tool name and the server's CPU
 time per call (``/proc/<pid>/task/*/schedstat``, including its worker threads but not the git
 processes it starts). ``ratio`` is theirs / ours of the run medians, ``cpu_ratio`` that of the
-CPU per call (above 1: ours is faster).
+CPU per call (above 1: ours is faster). ``--base HEAD`` against an unchanged tree shows the
+noise alone.
 
-    .venv/bin/python benchmarks/mcp_ab.py --against DIR [--runs 20]
+    .venv/bin/python benchmarks/mcp_ab.py [--base REV | --against DIR] [--runs 20] [--sessions 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -28,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _mcp import FastWorkspace, TimedTools, children_of, emit, full_run, stats
+from _mcp import FastWorkspace, TimedTools, children_of, cpu_seconds, emit, full_run, stats
 from mcp import Client
 
 from telic.cli import MODES, stdio_parameters
@@ -36,18 +43,19 @@ from telic.cli import MODES, stdio_parameters
 SIDES = ("ours", "theirs")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """CPU time ``pid``'s threads have run so far, to the nanosecond (Linux ``schedstat``).
+_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGES = ("telic", "packets", "actors")
 
-    Finer than ``/proc/<pid>/stat``'s clock ticks (10 ms here, several times a call's cost).
-    """
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue  # a thread that ended meanwhile
-    return total / 1e9
+
+def _export(rev: str, into: Path) -> Path:
+    """Unpack ``rev``'s three packages into ``into`` and compile them, as an install would."""
+    archive = subprocess.run(
+        ["git", "archive", rev, *_PACKAGES], cwd=_ROOT, check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True)
+    return into
 
 
 def _source_path(tree: Path) -> str:
@@ -68,42 +76,74 @@ async def _open(
     return client, spawned[0]
 
 
-async def main(against: Path, runs: int) -> None:
+async def _session(
+    workspace: FastWorkspace,
+    state: Path,
+    envs: dict[str, dict[str, str]],
+    runs: int,
+    samples: dict[str, dict[str, Any]],
+) -> None:
+    """One pair of fresh servers: each side's first run, then every mode's timed runs."""
+    async with AsyncExitStack() as stack:
+        opened = {
+            side: await _open(stack, workspace.root, state / f"state-{side}", envs[side])
+            for side in SIDES
+        }
+        for side in SIDES:
+            began = time.perf_counter()
+            await full_run(TimedTools(opened[side][0]), "analyze_only", workspace)
+            samples[side]["first_run"].append(time.perf_counter() - began)
+        for mode in MODES:
+            tools = {side: TimedTools(opened[side][0]) for side in SIDES}
+            for side in SIDES:
+                await full_run(tools[side], mode, workspace)  # warm-up
+                tools[side].calls.clear()
+            cpu = dict.fromkeys(SIDES, 0.0)
+            for index in range(runs):
+                order = SIDES if index % 2 == 0 else SIDES[::-1]
+                for side in order:
+                    pid = opened[side][1]
+                    used = cpu_seconds(pid)
+                    began = time.perf_counter()
+                    await full_run(tools[side], mode, workspace)
+                    samples[side]["runs"].setdefault(mode, []).append(time.perf_counter() - began)
+                    cpu[side] += cpu_seconds(pid) - used
+            for side in SIDES:
+                got = samples[side]
+                got["cpu"][mode] = got["cpu"].get(mode, 0.0) + cpu[side]
+                got["calls"][mode] = got["calls"].get(mode, 0) + len(tools[side].calls)
+                for name, times in tools[side].by_tool().items():
+                    got["tools"].setdefault(mode, {}).setdefault(name, []).extend(times)
+
+
+async def main(against: Path | None, base: str, runs: int, sessions: int) -> None:
     """Measure both sides and print the JSON result."""
     with tempfile.TemporaryDirectory(prefix="telic-ab-") as tmp:
-        base = Path(tmp)
-        workspace = FastWorkspace(base / "repo")
-        envs = {"ours": {}, "theirs": {"PYTHONPATH": _source_path(against)}}
-        results: dict[str, dict[str, Any]] = {side: {} for side in SIDES}
-        async with AsyncExitStack() as stack:
-            opened = {
-                side: await _open(stack, workspace.root, base / f"state-{side}", envs[side])
-                for side in SIDES
+        root = Path(tmp)
+        tree = against if against is not None else _export(base, root / "base")
+        workspace = FastWorkspace(root / "repo")
+        envs: dict[str, dict[str, str]] = {
+            "ours": {},
+            "theirs": {"PYTHONPATH": _source_path(tree)},
+        }
+        samples: dict[str, dict[str, Any]] = {
+            side: {"first_run": [], "runs": {}, "cpu": {}, "calls": {}, "tools": {}}
+            for side in SIDES
+        }
+        for number in range(sessions):
+            await _session(workspace, root / f"session-{number}", envs, runs, samples)
+    results = {
+        side: {
+            mode: {
+                "calls_per_run": got["calls"][mode] // (runs * sessions),
+                "run": stats(got["runs"][mode]),
+                "server_cpu_ms_per_call": round(1e3 * got["cpu"][mode] / got["calls"][mode], 3),
+                "per_tool": {name: stats(t) for name, t in got["tools"][mode].items()},
             }
-            for mode in MODES:
-                tools = {side: TimedTools(opened[side][0]) for side in SIDES}
-                walls: dict[str, list[float]] = {side: [] for side in SIDES}
-                cpu = dict.fromkeys(SIDES, 0.0)
-                for side in SIDES:
-                    await full_run(tools[side], mode, workspace)  # warm-up
-                    tools[side].calls.clear()
-                for index in range(runs):
-                    order = SIDES if index % 2 == 0 else SIDES[::-1]
-                    for side in order:
-                        pid = opened[side][1]
-                        used = _cpu_seconds(pid)
-                        began = time.perf_counter()
-                        await full_run(tools[side], mode, workspace)
-                        walls[side].append(time.perf_counter() - began)
-                        cpu[side] += _cpu_seconds(pid) - used
-                for side in SIDES:
-                    calls = tools[side].calls
-                    results[side][mode] = {
-                        "calls_per_run": len(calls) // runs,
-                        "run": stats(walls[side]),
-                        "server_cpu_ms_per_call": round(1e3 * cpu[side] / len(calls), 3),
-                        "per_tool": {n: stats(t) for n, t in tools[side].by_tool().items()},
-                    }
+            for mode in MODES
+        }
+        for side, got in samples.items()
+    }
     ratio = {
         mode: round(
             results["theirs"][mode]["run"]["median_ms"] / results["ours"][mode]["run"]["median_ms"],
@@ -114,8 +154,10 @@ async def main(against: Path, runs: int) -> None:
     emit(
         {
             "benchmark": "mcp_ab",
-            "against": str(against),
+            "against": str(against) if against is not None else f"commit {base}",
             "runs_per_mode": runs,
+            "sessions": sessions,
+            "first_run": {side: stats(samples[side]["first_run"]) for side in SIDES},
             "run_median_ms": {
                 side: {mode: results[side][mode]["run"]["median_ms"] for mode in MODES}
                 for side in SIDES
@@ -140,7 +182,10 @@ async def main(against: Path, runs: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", type=Path, required=True, help="the other source tree")
+    other = parser.add_mutually_exclusive_group()
+    other.add_argument("--against", type=Path, help="the other source tree")
+    other.add_argument("--base", default="HEAD", help="the other version, a commit (HEAD)")
     parser.add_argument("--runs", type=int, default=20, help="rounds per mode (default 20)")
+    parser.add_argument("--sessions", type=int, default=1, help="fresh server pairs (default 1)")
     options = parser.parse_args()
-    anyio.run(main, options.against, options.runs)
+    anyio.run(main, options.against, options.base, options.runs, options.sessions)
