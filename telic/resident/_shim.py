@@ -18,15 +18,11 @@ returns its answer; ``None`` when no server listens, so the caller decides in-pr
 
 from __future__ import annotations
 
-import contextlib
+import _socket
 import errno
-import json
 import os
-import socket
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
 
 from telic.resident._places import (
     Places,
@@ -36,6 +32,11 @@ from telic.resident._places import (
     places_for,
     private_dir,
 )
+
+TYPE_CHECKING = False  # not ``typing``'s: the warm path imports no Python-source module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Final
 
 __all__ = [
     "NO_SERVER",
@@ -55,11 +56,39 @@ _CHUNK: Final = 65_536
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
 
 
-class ServeOptions(NamedTuple):
-    """What ``telic serve --resident`` was asked for."""
+class ServeOptions:
+    """What ``telic serve --resident`` was asked for (a plain class: no ``typing``)."""
 
-    repository_root: str
-    schemas: str
+    __slots__ = ("repository_root", "schemas")
+
+    def __init__(self, repository_root: str, schemas: str) -> None:
+        self.repository_root = repository_root
+        self.schemas = schemas
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServeOptions) and (self.repository_root, self.schemas) == (
+            other.repository_root,
+            other.schemas,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.repository_root, self.schemas))
+
+    def __repr__(self) -> str:
+        return f"ServeOptions({self.repository_root!r}, {self.schemas!r})"
+
+
+class Connection(_socket.socket):
+    """A Unix stream socket that closes at the end of a ``with`` block.
+
+    ``socket.socket`` without the ``socket`` module, whose import (``selectors``, ``enum``)
+    was a seventh of the shim's start; the C socket has every method the shim uses."""
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def parse_serve(
@@ -101,9 +130,9 @@ def parse_serve(
     return ServeOptions(path, chosen)
 
 
-def connect(path: str | os.PathLike[str]) -> socket.socket | None:
+def connect(path: str | os.PathLike[str]) -> Connection | None:
     """A connection to the server listening at ``path``; ``None`` when nothing listens there."""
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client = Connection(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         client.connect(os.fspath(path))
     except OSError as exc:
@@ -131,6 +160,7 @@ def _last_line(path: str) -> str:
 
 def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> None:
     """Start the server and wait until it listens; raises ``ResidentError`` if it does not."""
+    import contextlib
     import subprocess  # only a shim that starts a server pays for these imports
 
     timeout = _start_timeout(environ)
@@ -215,7 +245,7 @@ def _read_ready(fd: int, timeout: float) -> str:
 
 def ensure_server(
     options: ServeOptions, environ: Mapping[str, str], fingerprint: str | None = None
-) -> socket.socket:
+) -> Connection:
     """A connection to the resident server of ``options``, starting it if none listens.
 
     ``fingerprint`` stands for the installed code's (``code_fingerprint``) when given.
@@ -247,15 +277,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def relay(connection: socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
+def relay(connection: _socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
     """Copy ``stdin`` to the server and the server to ``stdout`` until one side ends.
 
     Returns ``True`` when the host closed ``stdin`` first (a normal end), ``False`` when the
-    server closed the session while the host was still attached.
+    server closed the session while the host was still attached. The upstream copy runs in a
+    ``_thread`` thread (``threading`` is a Python-source module the shim need not import).
     """
-    import threading
+    import _thread
 
-    host_done = threading.Event()
+    host_done: list[bool] = []
 
     def upstream() -> None:
         try:
@@ -264,19 +295,21 @@ def relay(connection: socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
         except OSError:
             pass
         finally:
-            host_done.set()
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_WR)
+            host_done.append(True)
+            try:  # noqa: SIM105  # contextlib is a Python-source import the warm path avoids
+                connection.shutdown(_socket.SHUT_WR)
+            except OSError:
+                pass
 
-    threading.Thread(target=upstream, name="telic-shim-stdin", daemon=True).start()
+    _thread.start_new_thread(upstream, ())
     try:
         while chunk := connection.recv(_CHUNK):
             _write_all(stdout, chunk)
     except BrokenPipeError:
         return True  # the host stopped reading: it is going away
     except OSError:
-        return host_done.is_set()
-    return host_done.is_set()
+        return bool(host_done)
+    return bool(host_done)
 
 
 def serve_resident(words: Sequence[str], root_option: str | None) -> int:
@@ -307,10 +340,22 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     return 1
 
 
-class HookReply(NamedTuple):
+class HookReply:
     """What the resident server answered: the hook's stdout (``None``: say nothing)."""
 
-    output: str | None
+    __slots__ = ("output",)
+
+    def __init__(self, output: str | None) -> None:
+        self.output = output
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookReply) and self.output == other.output
+
+    def __hash__(self) -> int:
+        return hash(self.output)
+
+    def __repr__(self) -> str:
+        return f"HookReply({self.output!r})"
 
 
 NO_SERVER: Final = None
@@ -318,6 +363,8 @@ NO_SERVER: Final = None
 
 def _deny(reason: str) -> str:
     """Claude Code's PreToolUse deny, in the form ``telic.hosts._claude_code.answer`` writes."""
+    import json
+
     output = {
         "hookEventName": "PreToolUse",
         "permissionDecision": "deny",
@@ -328,11 +375,15 @@ def _deny(reason: str) -> str:
 
 def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> str:
     """The repository the hook decides for, chosen as the in-process hook chooses it."""
+    import json
+
     cwd = None
-    with contextlib.suppress(ValueError, UnicodeDecodeError):
+    try:
         event = json.loads(raw)
-        if isinstance(event, dict) and isinstance(event.get("cwd"), str):
-            cwd = event["cwd"]
+    except (ValueError, UnicodeDecodeError):
+        event = None
+    if isinstance(event, dict) and isinstance(event.get("cwd"), str):
+        cwd = event["cwd"]
     chosen = root_option or environ.get("TELIC_REPOSITORY_ROOT") or cwd or os.getcwd()
     return os.path.realpath(chosen)
 
@@ -343,6 +394,8 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
     Once a server accepted the event, anything short of its answer (a crash, a reset, a
     malformed reply, no reply within 30 s) is a deny naming the failure: the hook fails closed.
     """
+    import json
+
     root = hook_root(raw, root_option, environ)
     try:
         places = places_for(root, "", environ)
@@ -356,7 +409,7 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
         try:
             connection.settimeout(_HOOK_TIMEOUT)
             connection.sendall(json.dumps({"root": root}).encode() + b"\n" + raw)
-            connection.shutdown(socket.SHUT_WR)
+            connection.shutdown(_socket.SHUT_WR)
             received = bytearray()
             while chunk := connection.recv(_CHUNK):
                 received += chunk
