@@ -7,10 +7,13 @@ Standard library only, imported by ``telic.cli._entry`` before anything heavy. T
    server), takes the start lock (``fcntl.flock``), checks again (another shim may just have
    started it), removes a stale socket and starts ``python -m telic.resident`` detached (a new
    session, stdin and stdout on the null device, stderr appended to the log), then waits for it
-   to say ``ready`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30);
+   to say ``listening`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30),
+   and attaches while the server still opens its backend;
 3. relays stdin to the socket and the socket to stdout, byte for byte, until the host closes
    stdin (exit 0) or the server ends the session first (one line on stderr, exit 1: the host
-   sees its server exit, as when ``telic serve`` dies).
+   sees its server exit, as when ``telic serve`` dies). When the server it started ends the
+   session because its backend could not open, the shim prints that one line instead (the
+   server's ``error …`` on the pipe) and exits 1.
 
 ``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
 returns its answer; ``None`` when no server listens, so the caller decides in-process.
@@ -53,6 +56,9 @@ START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
 _DEFAULT_START_TIMEOUT: Final = 30.0
 _HOOK_TIMEOUT: Final = 30.0
 _CHUNK: Final = 65_536
+_FAILURE_WAIT: Final = 2.0
+"""Seconds a shim whose session ended waits for its server's ``error …`` line (it is written
+before the sessions end, so only a server that ended a session while still opening waits)."""
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
 
 
@@ -84,11 +90,29 @@ class Connection(_socket.socket):
     ``socket.socket`` without the ``socket`` module, whose import (``selectors``, ``enum``)
     was a seventh of the shim's start; the C socket has every method the shim uses."""
 
+    readiness: int | None = None
+    """The read end of the server's readiness pipe, when this shim started the server."""
+
     def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        """Close the socket and the readiness pipe."""
+        if self.readiness is not None:
+            os.close(self.readiness)
+            self.readiness = None
+        super().close()
+
+    def backend_failure(self) -> str | None:
+        """After the server ended the session: the ``error …`` it said on the readiness pipe
+        (the backend could not open), if this shim started it and it said one."""
+        if self.readiness is None:
+            return None
+        said = _read_ready(self.readiness, _FAILURE_WAIT)
+        return said.removeprefix("error ") if said.startswith("error ") else None
 
 
 def parse_serve(
@@ -158,8 +182,11 @@ def _last_line(path: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> None:
-    """Start the server and wait until it listens; raises ``ResidentError`` if it does not."""
+def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> int:
+    """Start the server and wait until it listens; raises ``ResidentError`` if it does not.
+
+    Returns the read end of its readiness pipe, on which ``ready`` or ``error …`` follows once
+    the backend opened or failed to (the caller closes it)."""
     import contextlib
     import subprocess  # only a shim that starts a server pays for these imports
 
@@ -209,10 +236,12 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
 
         threading.Thread(target=server.wait, name="telic-reaper", daemon=True).start()
         said = _read_ready(reading, timeout)
-    finally:
+    except BaseException:
         os.close(reading)
-    if said == "ready":
-        return
+        raise
+    if said == "listening":
+        return reading
+    os.close(reading)
     if said.startswith("error "):
         raise ResidentError("resident.start", said.removeprefix("error "))
     if said == "":
@@ -227,20 +256,22 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
 
 
 def _read_ready(fd: int, timeout: float) -> str:
-    """The server's one readiness line; ``""`` at end of file, ``"timeout"`` when it is late."""
+    """The server's next readiness line; ``""`` at end of file, ``"timeout"`` when it is late.
+
+    Byte by byte, so that nothing of the line after it is consumed."""
     import select
 
     deadline = time.monotonic() + timeout
     said = b""
-    while b"\n" not in said:
+    while not said.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return "timeout"
-        chunk = os.read(fd, 4096)
-        if not chunk:
+        byte = os.read(fd, 1)
+        if not byte:
             break
-        said += chunk
-    return said.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+        said += byte
+    return said.decode("utf-8", "replace").strip()
 
 
 def ensure_server(
@@ -262,8 +293,12 @@ def ensure_server(
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         attached = connect(places.socket)  # another shim may have started it meanwhile
         if attached is None:
-            _spawn(places, options, environ)
+            readiness = _spawn(places, options, environ)
             attached = connect(places.socket)
+            if attached is None:
+                os.close(readiness)
+            else:
+                attached.readiness = readiness
     if attached is None:
         raise ResidentError(
             "resident.connect", f"the new server is not listening at {places.socket}"
@@ -329,8 +364,12 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
         with connection:
             if relay(connection):
                 return 0
+            failure = connection.backend_failure()
     except KeyboardInterrupt:
         return 130
+    if failure is not None:  # the server it started could not open the backend: one line
+        print(f"telic: resident.start: {failure}", file=sys.stderr)
+        return 1
     places = places_for(options.repository_root, options.schemas, environ)
     print(
         f"telic: resident.ended: the resident server for {options.repository_root} ended the "
