@@ -19,7 +19,8 @@ resident server's resident set size after the warm sessions (the memory it keeps
 comparison is measured at the same load: ``git worktree add /tmp/before <commit>`` and
 ``--baseline /tmp/before``.
 
-    .venv/bin/python benchmarks/startup.py [--starts 10] [--baseline DIR] [--no-readme]
+    .venv/bin/python benchmarks/startup.py [--starts 10] [--baseline DIR] [--warm-only]
+        [--no-readme]
 
 Targets (issue 19, 2 cores): spawn to first ``tools/list`` ≤ 250 ms; spawn to the first completed
 report_only run ≤ 280 ms (the original TypeScript server: 144 ms and 133 ms + its start).
@@ -82,8 +83,13 @@ async def _floor() -> float:
     return time.perf_counter() - began
 
 
-async def measure(starts: int, baseline: Path | None = None) -> dict[str, Any]:
-    """Every sample; the resident servers started here are stopped on the way out."""
+async def measure(
+    starts: int, baseline: Path | None = None, warm_only: bool = False
+) -> dict[str, Any]:
+    """Every sample; the resident servers started here are stopped on the way out.
+
+    ``warm_only`` leaves out the in-process and cold series (seconds each), for many warm
+    samples in a short, evenly loaded window."""
     base = Path(tempfile.mkdtemp(prefix="tsb-"))
     results: dict[str, Any] = {}
     trees: dict[str, Path | None] = {"": None}
@@ -93,24 +99,31 @@ async def measure(starts: int, baseline: Path | None = None) -> dict[str, Any]:
     try:
         workspace = FastWorkspace(base / "repo")
         root = workspace.root
-        samples: dict[str, list[tuple[float, float, float]]] = {"in-process": []}
+        samples: dict[str, list[tuple[float, float, float]]] = {}
+        if not warm_only:
+            samples["in-process"] = []
         for label in trees:
-            samples[f"{label}resident, cold"] = []
+            if not warm_only:
+                samples[f"{label}resident, cold"] = []
             samples[f"{label}resident, warm"] = []
         floors: list[float] = []
         for label, tree in trees.items():  # start each warm server
             await _session(root, base / f"warm-state{label}", workspace, runtimes[label], tree)
         for index in range(starts):  # interleaved, so load drifts hit every series alike
             floors.append(await _floor())
-            samples["in-process"].append(await _session(root, base / f"s{index}", workspace, None))
+            if not warm_only:
+                samples["in-process"].append(
+                    await _session(root, base / f"s{index}", workspace, None)
+                )
             for n, (label, tree) in enumerate(trees.items()):
                 cold = base / f"rc{index}-{n}"
-                try:
-                    samples[f"{label}resident, cold"].append(
-                        await _session(root, base / f"c{index}-{n}", workspace, cold, tree)
-                    )
-                finally:
-                    stop_residents(cold)
+                if not warm_only:
+                    try:
+                        samples[f"{label}resident, cold"].append(
+                            await _session(root, base / f"c{index}-{n}", workspace, cold, tree)
+                        )
+                    finally:
+                        stop_residents(cold)
                 samples[f"{label}resident, warm"].append(
                     await _session(
                         root, base / f"warm-state{label}", workspace, runtimes[label], tree
@@ -149,17 +162,20 @@ def main() -> int:
     parser.add_argument(
         "--baseline", type=Path, default=None, help="another checkout's root, measured too"
     )
+    parser.add_argument(
+        "--warm-only", action="store_true", help="only the warm resident series (and the floor)"
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not append rows")
     args = parser.parse_args()
     baseline = None if args.baseline is None else args.baseline.resolve()
-    result = anyio.run(measure, args.starts, baseline)
+    result = anyio.run(measure, args.starts, baseline, args.warm_only)
     print(json.dumps(result, indent=2))
     if not args.no_readme:
         floor = result["floor: python -c pass"]
         rows = [row("floor: `python -c pass`, spawned and awaited", floor)]
         series = [name for name in result if name.endswith(("cold", "warm"))]
         tag = "" if baseline is None else _commit_of(baseline)
-        for name in ["in-process", *series]:
+        for name in [*(["in-process"] if "in-process" in result else []), *series]:
             label = name.replace("baseline", f"baseline {tag}")
             rows.append(row(f"{label}: spawn → first tools/list", result[name]["first_tools_list"]))
             rows.append(
