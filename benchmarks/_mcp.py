@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import select
+import signal
 import statistics
 import sys
 import time
@@ -191,3 +194,28 @@ def rss_kib(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             fields[key] = int(value.split()[0])
     return fields
+
+
+_RESIDENT_PID = re.compile(r"^Telic MCP resident for .* \(pid (\d+)\)$", re.MULTILINE)
+
+
+def resident_pids(runtime: Path) -> list[int]:
+    """Every resident server that announced itself in a log under ``runtime``, oldest first."""
+    found: list[int] = []
+    for log in runtime.glob("*.log"):
+        found += [int(pid) for pid in _RESIDENT_PID.findall(log.read_text(encoding="utf-8"))]
+    return found
+
+
+def stop_residents(runtime: Path) -> None:
+    """SIGTERM every resident server started under ``runtime`` and wait for each to exit."""
+    for pid in resident_pids(runtime):
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+            select.select([handle], [], [], 30)
+        finally:
+            os.close(handle)

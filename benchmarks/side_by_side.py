@@ -7,7 +7,11 @@ every run and every tool call, and the bytes of tool-result text each run return
 contenders alternate which goes first from one iteration to the next, so that a change in the
 machine's load falls on both.
 
-* ours: ``python -m telic serve`` with ``--ours-args`` appended (e.g. ``--ours-args=--resident``)
+* ours: ``python -m telic serve`` with ``--ours-args`` appended (e.g. ``--ours-args=--resident``).
+  With ``--resident`` every iteration is a fresh session of one resident server, started (and
+  stopped) by the script outside the timings, with one state directory: the warm figures a host
+  gets once the repository's server runs. The server's start is not in them (see
+  ``benchmarks/startup.py`` for the cold one).
 * the original, only when ``TELIC_ORIGINAL_CMD`` is set: its server command, split like a shell
   line; ``{repo}`` and ``{state}`` in it are replaced by the repository and a fresh state
   directory. It runs with the repository as its working directory and ``TELIC_REPOSITORY_ROOT``
@@ -21,7 +25,8 @@ replayed. Without ``TELIC_ORIGINAL_CMD`` the script measures ours alone and prin
     TELIC_ORIGINAL_CMD='node /opt/telic/cli.js serve' .venv/bin/python benchmarks/side_by_side.py
 
 Prints JSON (every figure with median and p95, and each ratio original ÷ ours) and appends one
-row per contender to ``benchmarks/README.md``.
+row per contender to ``benchmarks/README.md``. ``all_runs`` is the whole-run figure: every run of
+the five happy paths, the first run after the start included.
 """
 
 from __future__ import annotations
@@ -39,10 +44,10 @@ from typing import Any
 
 import anyio
 from _common import append_rows, commit, machine, today
-from _mcp import FastWorkspace, TimedTools, emit, full_run, stats
+from _mcp import FastWorkspace, TimedTools, emit, full_run, stats, stop_residents
 from mcp import Client, StdioServerParameters
 
-from telic.cli import MODES, stdio_parameters
+from telic.cli import MODES, TelicTools, stdio_parameters
 
 ORIGINAL_ENV = "TELIC_ORIGINAL_CMD"
 FIRST = MODES[0]
@@ -66,9 +71,23 @@ class Contender:
     ground: list[float] = field(default_factory=list)
     text_bytes: dict[str, list[int]] = field(default_factory=dict)
 
+    runtime: Path | None = None
+    """Ours with ``--resident``: the runtime directory of its one resident server."""
+
+    @property
+    def resident(self) -> bool:
+        """Whether this is ours attached to a resident server."""
+        return self.command is None and "--resident" in self.extra
+
     def parameters(self, repo: Path, state: Path) -> StdioServerParameters:
-        """How to spawn this contender for ``repo`` with a fresh ``state`` directory."""
-        ours = stdio_parameters(repo, state)
+        """How to spawn this contender for ``repo`` with a fresh ``state`` directory (ours with
+        ``--resident``: the resident server's state directory and runtime directory)."""
+        if self.resident:
+            assert self.runtime is not None
+            state = self.runtime.with_name("resident-state")
+            ours = stdio_parameters(repo, state, env={"TELIC_RUNTIME_DIR": str(self.runtime)})
+        else:
+            ours = stdio_parameters(repo, state)
         if self.command is None:
             return ours.model_copy(update={"args": [*ours.args, *self.extra]})
         words = [
@@ -108,7 +127,7 @@ FIGURES = (
     ("first_run", "first run after start (report_only)"),
     ("start_to_first_run", "spawn → first completed report_only run"),
     ("later_runs", "later runs (plan, analyze, fix, analyze_and_fix)"),
-    ("all_runs", "all runs"),
+    ("all_runs", "all runs, the first run after the start included"),
     ("submit", "telic_submit_artifact"),
     ("ground", "telic_ground_context"),
 )
@@ -135,12 +154,15 @@ def _ratios(original: dict[str, Any], ours: dict[str, Any]) -> dict[str, float]:
     return ratios
 
 
+_README_FIGURES = ("start_to_list", "first_run", "start_to_first_run", "later_runs", "all_runs")
+
+
 def _readme_rows(results: dict[str, dict[str, Any]], iterations: int) -> list[list[object]]:
     rows: list[list[object]] = []
     for name, figures in results.items():
         cells = [
             f"{figures[key]['median_ms']:.1f} / {figures[key]['p95_ms']:.1f}"
-            for key in ("start_to_list", "first_run", "start_to_first_run", "later_runs")
+            for key in _README_FIGURES
         ]
         rows.append([today(), commit(), machine(), name, iterations, *cells])
     return rows
@@ -157,10 +179,22 @@ async def main(iterations: int, ours_args: list[str], write_readme: bool) -> Non
         workspaces = {
             who.name: FastWorkspace(base / f"repo-{n}") for n, who in enumerate(contenders)
         }
-        for i in range(iterations):
-            order = contenders if i % 2 == 0 else contenders[::-1]
-            for n, who in enumerate(order):
-                await _iteration(who, workspaces[who.name], base / f"state-{i}-{n}")
+        try:
+            for who in contenders:
+                if who.resident:  # start its server outside the timings: one untimed session
+                    who.runtime = base / "rt"  # of every mode, so what loads lazily has loaded
+                    workspace = workspaces[who.name]
+                    async with Client(who.parameters(workspace.root, base)) as c:
+                        for mode in MODES:
+                            await full_run(TelicTools(c), mode, workspace)
+            for i in range(iterations):
+                order = contenders if i % 2 == 0 else contenders[::-1]
+                for n, who in enumerate(order):
+                    await _iteration(who, workspaces[who.name], base / f"state-{i}-{n}")
+        finally:
+            for who in contenders:
+                if who.runtime is not None:
+                    stop_residents(who.runtime)
     results = {who.name: _summary(who) for who in contenders}
     out: dict[str, Any] = {"benchmark": "side_by_side", "iterations": iterations, **results}
     if len(contenders) == 2:
@@ -177,6 +211,7 @@ async def main(iterations: int, ours_args: list[str], write_readme: bool) -> Non
             "first run, report_only (ms)",
             "spawn → first run done (ms)",
             "later runs (ms)",
+            "all runs, first included (ms)",
         )
         append_rows(
             "Side by side — `benchmarks/side_by_side.py`",

@@ -11,9 +11,16 @@ of the server command:
 
 For each: spawn to the ``initialize`` answer, to the first ``tools/list`` answer, and to the end
 of the first completed ``report_only`` run (start, ground, four phase artifacts, report). Also the
+floor, ``python -c pass`` spawned and awaited the same way, sampled between them; and the
 resident server's resident set size after the warm sessions (the memory it keeps).
 
-    .venv/bin/python benchmarks/startup.py [--starts 10] [--no-readme]
+``--baseline DIR`` adds the resident series of another checkout of Telic (``DIR`` holds its
+``telic`` package; it goes first on ``PYTHONPATH``), interleaved with ours, so a before/after
+comparison is measured at the same load: ``git worktree add /tmp/before <commit>`` and
+``--baseline /tmp/before``.
+
+    .venv/bin/python benchmarks/startup.py [--starts 10] [--baseline DIR] [--warm-only]
+        [--no-readme]
 
 Targets (issue 19, 2 cores): spawn to first ``tools/list`` ≤ 250 ms; spawn to the first completed
 report_only run ≤ 280 ms (the original TypeScript server: 144 ms and 133 ms + its start).
@@ -24,9 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
-import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,40 +40,28 @@ from typing import Any
 
 import anyio
 from _common import COLUMNS, append_rows, row, summary  # type: ignore[import-not-found]
-from _mcp import FastWorkspace, full_run, rss_kib  # type: ignore[import-not-found]
+from _mcp import (  # type: ignore[import-not-found]
+    FastWorkspace,
+    full_run,
+    resident_pids,
+    rss_kib,
+    stop_residents,
+)
 from mcp import Client
 
 from telic.cli import TelicTools, stdio_parameters
 
-_PID = re.compile(r"^Telic MCP resident for .* \(pid (\d+)\)$", re.MULTILINE)
-
-
-def _servers(runtime: Path) -> list[int]:
-    found: list[int] = []
-    for log in runtime.glob("*.log"):
-        found += [int(pid) for pid in _PID.findall(log.read_text(encoding="utf-8"))]
-    return found
-
-
-def _stop(runtime: Path) -> None:
-    for pid in _servers(runtime):
-        try:
-            handle = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            os.kill(pid, signal.SIGTERM)
-            import select
-
-            select.select([handle], [], [], 30)
-        finally:
-            os.close(handle)
-
 
 async def _session(
-    root: Path, state: Path, workspace: FastWorkspace, runtime: Path | None
+    root: Path,
+    state: Path,
+    workspace: FastWorkspace,
+    runtime: Path | None,
+    tree: Path | None = None,
 ) -> tuple[float, float, float]:
     env = {"TELIC_RUNTIME_DIR": str(runtime)} if runtime is not None else {}
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])
     args = ["--resident"] if runtime is not None else []
     params = stdio_parameters(root, state, env=env, serve_args=args)
     params.env.pop("PYTHONDONTWRITEBYTECODE", None)  # type: ignore[union-attr]  # as installed
@@ -81,35 +75,65 @@ async def _session(
     return initialized, listed, ran
 
 
-async def measure(starts: int) -> dict[str, Any]:
-    """Every sample; the resident servers started here are stopped on the way out."""
+async def _floor() -> float:
+    """``python -c pass``, spawned and awaited: the interpreter's own start at this load."""
+    began = time.perf_counter()
+    process = await anyio.open_process([sys.executable, "-c", "pass"])
+    await process.wait()
+    return time.perf_counter() - began
+
+
+async def measure(
+    starts: int, baseline: Path | None = None, warm_only: bool = False
+) -> dict[str, Any]:
+    """Every sample; the resident servers started here are stopped on the way out.
+
+    ``warm_only`` leaves out the in-process and cold series (seconds each), for many warm
+    samples in a short, evenly loaded window."""
     base = Path(tempfile.mkdtemp(prefix="tsb-"))
     results: dict[str, Any] = {}
+    trees: dict[str, Path | None] = {"": None}
+    if baseline is not None:
+        trees["baseline "] = baseline
+    runtimes = {label: base / f"rw{n}" for n, label in enumerate(trees)}
     try:
         workspace = FastWorkspace(base / "repo")
         root = workspace.root
-        samples: dict[str, list[tuple[float, float, float]]] = {
-            "in-process": [],
-            "resident, cold": [],
-            "resident, warm": [],
-        }
-        warm_runtime = base / "rw"
-        await _session(root, base / "warm-state", workspace, warm_runtime)  # starts it
-        for index in range(starts):  # interleaved, so load drifts hit all three alike
-            samples["in-process"].append(await _session(root, base / f"s{index}", workspace, None))
-            cold = base / f"rc{index}"
-            try:
-                samples["resident, cold"].append(
-                    await _session(root, base / f"c{index}", workspace, cold)
+        samples: dict[str, list[tuple[float, float, float]]] = {}
+        if not warm_only:
+            samples["in-process"] = []
+        for label in trees:
+            if not warm_only:
+                samples[f"{label}resident, cold"] = []
+            samples[f"{label}resident, warm"] = []
+        floors: list[float] = []
+        for label, tree in trees.items():  # start each warm server
+            await _session(root, base / f"warm-state{label}", workspace, runtimes[label], tree)
+        for index in range(starts):  # interleaved, so load drifts hit every series alike
+            floors.append(await _floor())
+            if not warm_only:
+                samples["in-process"].append(
+                    await _session(root, base / f"s{index}", workspace, None)
                 )
-            finally:
-                _stop(cold)
-            samples["resident, warm"].append(
-                await _session(root, base / "warm-state", workspace, warm_runtime)
-            )
-        server = _servers(warm_runtime)[-1]  # the newest (an edit mid-run starts another)
+            for n, (label, tree) in enumerate(trees.items()):
+                cold = base / f"rc{index}-{n}"
+                if not warm_only:
+                    try:
+                        samples[f"{label}resident, cold"].append(
+                            await _session(root, base / f"c{index}-{n}", workspace, cold, tree)
+                        )
+                    finally:
+                        stop_residents(cold)
+                samples[f"{label}resident, warm"].append(
+                    await _session(
+                        root, base / f"warm-state{label}", workspace, runtimes[label], tree
+                    )
+                )
+        server = resident_pids(runtimes[""])[-1]  # the newest (an edit mid-run starts another)
         results["resident_server_rss_kib"] = rss_kib(server)
-        _stop(warm_runtime)
+        for runtime in runtimes.values():
+            stop_residents(runtime)
+        results["floor: python -c pass"] = summary(floors)
         for name, rows in samples.items():
             results[name] = {
                 "initialize": summary([r[0] for r in rows]),
@@ -122,20 +146,41 @@ async def measure(starts: int) -> dict[str, Any]:
     return results
 
 
+def _commit_of(tree: Path) -> str:
+    """The baseline checkout's short commit (its path is this machine's, not the README's)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or tree.name  # not a checkout (``git archive``): its name
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=10, help="samples of each (default 10)")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout's root, measured too"
+    )
+    parser.add_argument(
+        "--warm-only", action="store_true", help="only the warm resident series (and the floor)"
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not append rows")
     args = parser.parse_args()
-    result = anyio.run(measure, args.starts)
+    baseline = None if args.baseline is None else args.baseline.resolve()
+    result = anyio.run(measure, args.starts, baseline, args.warm_only)
     print(json.dumps(result, indent=2))
     if not args.no_readme:
-        rows = []
-        for name in ("in-process", "resident, cold", "resident, warm"):
-            rows.append(row(f"{name}: spawn → first tools/list", result[name]["first_tools_list"]))
+        floor = result["floor: python -c pass"]
+        rows = [row("floor: `python -c pass`, spawned and awaited", floor)]
+        series = [name for name in result if name.endswith(("cold", "warm"))]
+        tag = "" if baseline is None else _commit_of(baseline)
+        for name in [*(["in-process"] if "in-process" in result else []), *series]:
+            label = name.replace("baseline", f"baseline {tag}")
+            rows.append(row(f"{label}: spawn → first tools/list", result[name]["first_tools_list"]))
             rows.append(
                 row(
-                    f"{name}: spawn → first completed report_only run",
+                    f"{label}: spawn → first completed report_only run",
                     result[name]["first_report_only_run"],
                 )
             )

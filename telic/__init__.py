@@ -9,11 +9,11 @@ This facade exports the error tree every package raises.
 
 from __future__ import annotations
 
-import typing
-
 from telic._lazy import lazy_facade as _lazy_facade
 
-if typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not ``typing``'s: the resident shim's path imports no ``typing``
+
+if TYPE_CHECKING:
     from telic._errors import (
         ContextSecurityError as ContextSecurityError,
         IntegrityError as IntegrityError,
@@ -35,5 +35,6 @@ if typing.TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-if not typing.TYPE_CHECKING:
+if not TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())
+del TYPE_CHECKING  # not an export

@@ -26,18 +26,33 @@ Python's own parser for every facade, so the one list cannot drift from what is 
 
 from __future__ import annotations
 
-import importlib
-import re
-from collections.abc import Callable, MutableMapping
-from typing import NoReturn
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, MutableMapping
+    from typing import NoReturn
 
 __all__ = ["lazy_facade", "read_exports"]
 
-# The block: from the ``if …TYPE_CHECKING:`` line to the first line that is not indented.
-_BLOCK = re.compile(r"^if (?:typing\.)?TYPE_CHECKING:\n((?:[ \t]+.*\n|\n)+)", re.MULTILINE)
-# One statement: ``from M import A as A`` or ``from M import (A as A, B as B,)``.
-_STATEMENT = re.compile(r"^[ \t]+from ([\w.]+) import (?:\(([^)]*)\)|(.*))$", re.MULTILINE)
-_ALIAS = re.compile(r"^(\w+) as (\w+)$")
+_PATTERNS: list[re.Pattern[str]] = []
+
+
+def _patterns() -> list[re.Pattern[str]]:
+    """The block, statement and alias patterns, compiled on first use: importing ``re`` is a
+    tenth of the resident shim's start, and the shim never reads a facade."""
+    if not _PATTERNS:
+        import re
+
+        _PATTERNS.extend(
+            (
+                # The block: from ``if …TYPE_CHECKING:`` to the first line not indented.
+                re.compile(r"^if (?:typing\.)?TYPE_CHECKING:\n((?:[ \t]+.*\n|\n)+)", re.M),
+                # One statement: ``from M import A as A`` or ``from M import (A as A, …)``.
+                re.compile(r"^[ \t]+from ([\w.]+) import (?:\(([^)]*)\)|(.*))$", re.M),
+                re.compile(r"^(\w+) as (\w+)$"),
+            )
+        )
+    return _PATTERNS
 
 
 def _refuse(message: str) -> NoReturn:
@@ -55,17 +70,18 @@ def read_exports(package: str, source: str) -> dict[str, str]:
         UsageError: rule ``facade.reexport`` — the block is missing, imports a name without
             re-exporting it under the same name, or exports one name twice.
     """
-    block = _BLOCK.search(source)
+    block_pattern, statement_pattern, alias_pattern = _patterns()
+    block = block_pattern.search(source)
     if block is None:
         _refuse(f"facade.reexport: {package} has no `if typing.TYPE_CHECKING:` block")
     where: dict[str, str] = {}
-    for statement in _STATEMENT.finditer(block.group(1)):
+    for statement in statement_pattern.finditer(block.group(1)):
         module, grouped, single = statement.groups()
         listed = grouped if grouped is not None else single
         for entry in (part.strip() for part in listed.split(",")):
             if not entry:
                 continue
-            alias = _ALIAS.match(entry)
+            alias = alias_pattern.match(entry)
             if alias is None or alias.group(1) != alias.group(2):
                 _refuse(
                     f"facade.reexport: {package} imports {entry!r} from {module}; "
@@ -81,30 +97,42 @@ def read_exports(package: str, source: str) -> dict[str, str]:
 def lazy_facade(
     namespace: MutableMapping[str, object],
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """Set the facade's ``__all__`` and return its ``__getattr__`` and ``__dir__``.
+    """Return the facade's ``__getattr__`` and ``__dir__``; ``__all__`` is one of its names.
+
+    The facade's source is read and scanned on the first use of any name (``__all__``
+    included), not at import: the resident shim imports three facades and uses none of them.
 
     Args:
         namespace: the facade's ``globals()``; ``__name__`` and ``__file__`` locate its source,
-            and a loaded name is cached there.
+            and a loaded name (and ``__all__``) is cached there.
 
     Raises:
-        UsageError: rule ``facade.reexport`` (see ``read_exports``).
+        UsageError: rule ``facade.reexport`` (see ``read_exports``), on first use.
     """
     package = str(namespace["__name__"])
-    with open(str(namespace["__file__"]), encoding="utf-8") as file:
-        source = file.read()
-    where = read_exports(package, source)
-    namespace["__all__"] = sorted(where)
+    table: dict[str, str] = {}
+
+    def where() -> dict[str, str]:
+        if not table:
+            with open(str(namespace["__file__"]), encoding="utf-8") as file:
+                table.update(read_exports(package, file.read()))
+            namespace["__all__"] = sorted(table)
+        return table
 
     def get(name: str) -> object:
-        module = where.get(name)
+        if name == "__all__":
+            where()
+            return namespace["__all__"]
+        module = where().get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         value = getattr(importlib.import_module(module), name)
         namespace[name] = value
         return value
 
     def names() -> list[str]:
-        return sorted(set(namespace) | set(where))
+        return sorted(set(namespace) | set(where()) | {"__all__"})
 
     return get, names

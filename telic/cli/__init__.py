@@ -7,11 +7,11 @@ MCP client, exactly as a real host does.
 
 from __future__ import annotations
 
-import typing
-
 from telic._lazy import lazy_facade as _lazy_facade
 
-if typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not ``typing``'s: the resident shim's path imports no ``typing``
+
+if TYPE_CHECKING:
     from telic.cli._bodies import (
         Bodies as Bodies,
         criterion as criterion,
@@ -41,5 +41,6 @@ if typing.TYPE_CHECKING:
         drive_mode as drive_mode,
     )
 
-if not typing.TYPE_CHECKING:
+if not TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())
+del TYPE_CHECKING  # not an export

@@ -11,7 +11,10 @@ on to ``telic.cli._main``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # not ``typing``'s: ``telic serve --resident`` imports no ``typing``
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["hook_command", "main"]
 

@@ -11,12 +11,13 @@ The facade is lazy (``telic._lazy``), so importing it costs nothing until a name
 
 from __future__ import annotations
 
-import typing
-
 from telic._lazy import lazy_facade as _lazy_facade
 
-if typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not ``typing``'s: the resident shim's path imports no ``typing``
+
+if TYPE_CHECKING:
     from telic.resident._shim import ask_hook as ask_hook, serve_resident as serve_resident
 
-if not typing.TYPE_CHECKING:
+if not TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())
+del TYPE_CHECKING  # not an export

@@ -15,16 +15,17 @@ Socket names are short hashes, since a Unix socket path is limited to about 104 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, NamedTuple
 
+TYPE_CHECKING = False  # not ``typing``'s: this module imports no Python-source module
 if TYPE_CHECKING:
+    from _hashlib import HASH
+    from collections.abc import Mapping
     from hashlib import sha256
     from os import PathLike
+    from typing import Final
 else:
     try:  # the builtin module, not OpenSSL's binding, whose import is a tenth of a shim's start
         from _sha256 import sha256
@@ -81,8 +82,10 @@ def private_dir(path: str | PathLike[str]) -> str:
     """
     try:
         path = os.fspath(path)
-        with contextlib.suppress(FileExistsError):  # whatever is there is checked below
+        try:  # noqa: SIM105  # contextlib is a Python-source import the shim avoids
             os.makedirs(path, mode=0o700)
+        except FileExistsError:  # whatever is there is checked below
+            pass
         info = os.lstat(path)
     except OSError as exc:
         raise ResidentError("resident.runtime_dir", f"cannot create {path}: {exc}") from None
@@ -108,29 +111,55 @@ def code_fingerprint(package: str | PathLike[str] | None = None) -> str:
     package = os.fspath(package) if package is not None else os.path.dirname(_HERE)
     digest = sha256()
     digest.update(f"{sys.prefix}\0{sys.version}\0{package}\0".encode())
-    for folder, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                where = os.path.relpath(os.path.join(folder, name), package)
-                digest.update(f"{where}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    _digest_tree(digest, package, "")
     return digest.hexdigest()
 
 
-class Places(NamedTuple):
-    """The files of one resident server, all in its private directory."""
+def _digest_tree(digest: HASH, folder: str, relative: str) -> None:
+    """Add each module under ``folder`` (its path relative to the package, size and mtime),
+    in sorted order, skipping ``__pycache__``; one ``scandir`` per folder."""
+    with os.scandir(folder) as entries:
+        found = sorted(entries, key=lambda entry: entry.name)
+    for entry in found:
+        where = relative + entry.name
+        if entry.name.endswith(".py") and entry.is_file():
+            info = entry.stat()
+            digest.update(f"{where}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for entry in found:
+        if entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+            _digest_tree(digest, entry.path, relative + entry.name + os.sep)
 
-    directory: str
-    key: str
-    socket: str
-    """Where MCP sessions attach."""
-    hook_socket: str
-    """Where ``telic hook`` asks for decisions (keyed without the schema mode)."""
-    lock: str
-    """Held (``flock``) while a server is being started, so two shims start one."""
-    log: str
-    """The server's stderr."""
+
+class Places:
+    """The files of one resident server, all in its private directory: ``socket``, where MCP
+    sessions attach; ``hook_socket``, where ``telic hook`` asks for decisions (keyed without the
+    schema mode); ``lock``, held (``flock``) while a server is being started, so two shims start
+    one; ``log``, the server's stderr. (A plain class: ``typing.NamedTuple`` would import
+    ``typing``, a fifth of the shim's start.)"""
+
+    __slots__ = ("directory", "hook_socket", "key", "lock", "log", "socket")
+
+    def __init__(
+        self, directory: str, key: str, socket: str, hook_socket: str, lock: str, log: str
+    ) -> None:
+        self.directory = directory
+        self.key = key
+        self.socket = socket
+        self.hook_socket = hook_socket
+        self.lock = lock
+        self.log = log
+
+    def _fields(self) -> tuple[str, ...]:
+        return (self.directory, self.key, self.socket, self.hook_socket, self.lock, self.log)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Places) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Places(directory={self.directory!r}, key={self.key!r}, socket={self.socket!r})"
 
 
 def _hash(*parts: str) -> str:

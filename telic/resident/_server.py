@@ -24,6 +24,7 @@ import errno
 import fcntl
 import functools
 import gc
+import importlib
 import importlib.metadata
 import json
 import os
@@ -186,12 +187,18 @@ def _decide_hook(raw: bytes, root: str) -> str | None:
     return claude_code_hook(raw, repository_root=root)
 
 
-async def _hook(connection: socket.socket, root: str, activity: _Activity) -> None:
-    """Answer one hook event: ``{"output": …}``, or ``{"error": …}`` (the client denies)."""
+async def _hook(
+    connection: socket.socket, root: str, activity: _Activity, opened: Callable[[], Any]
+) -> None:
+    """Answer one hook event: ``{"output": …}``, or ``{"error": …}`` (the client denies).
+
+    It is decided once the backend is open (``opened``), as before the server listened early:
+    the decision reads the ledger the backend opens (and may migrate)."""
     activity.touch()
     with connection:
         connection.setblocking(False)
         try:
+            await opened()
             received = await _receive_all(connection)
             header, _, raw = received.partition(b"\n")
             asked = json.loads(header).get("root")
@@ -227,57 +234,118 @@ def _drain(listener: socket.socket, handle: Callable[[socket.socket], Any], tg: 
         tg.start_soon(handle, connection)
 
 
-def _tell(ready_fd: int | None, line: str) -> None:
+def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
     if ready_fd is None:
         return
     with contextlib.suppress(OSError):
         os.write(ready_fd, line.encode("utf-8", "replace") + b"\n")
-    with contextlib.suppress(OSError):
-        os.close(ready_fd)
+    if last:
+        with contextlib.suppress(OSError):
+            os.close(ready_fd)
+
+
+# What the first tool call needs beyond the start-up imports: loaded in a worker thread while
+# the first session's handshake is answered (as ``telic serve`` does over stdio).
+_BACKEND_MODULES: Final = ("telic.ledger", "telic.roles", "telic.protocol", "telic.server._args")
+
+
+def _load_backend_modules() -> None:
+    for name in _BACKEND_MODULES:
+        importlib.import_module(name)
+
+
+class _Opening:
+    """The backend, opened by a task of its own while the server already serves."""
+
+    def __init__(self) -> None:
+        self.opened = anyio.Event()
+        self.backend: Backend | None = None
+        self.failure: TelicError | None = None
+
+    async def _backend(self) -> Backend:
+        await self.opened.wait()
+        if self.failure is not None:
+            raise self.failure.with_traceback(None)
+        assert self.backend is not None
+        return self.backend
+
+    async def service(self) -> Any:
+        return (await self._backend()).service
+
+    async def ledger(self) -> Any:
+        return (await self._backend()).ledger
 
 
 async def run_resident(
     config: ServerConfig, sockets: Sockets, idle: float, ready_fd: int | None = None
 ) -> int:
-    """Serve until idle for ``idle`` seconds or signalled; return the exit code."""
+    """Serve until idle for ``idle`` seconds or signalled; return the exit code (1: the
+    sockets or the backend could not be opened)."""
     root = str(config.repository_root)
     try:
-        async with open_backend(config) as backend:
-            return await _serve(config, backend, sockets, idle, ready_fd)
-    except TelicError as error:
-        _say(f"telic: {error.message} ({error.code})")
-        _tell(ready_fd, f"error {error.message} ({error.code})")
-        return 1
+        mcp = _listen(sockets.mcp, required=True)
+        assert mcp is not None
+        hook = _listen(sockets.hook, required=False)
     except OSError as error:
         _say(f"telic: resident server for {root}: {error}")
         _tell(ready_fd, f"error cannot listen: {error}")
         return 1
+    opening = _Opening()
+    closing = anyio.Event()
+    failed = anyio.Event()
+
+    async def hold_backend() -> None:
+        """Open the backend, say ``ready`` (or ``error …``), keep it open until closing."""
+        await anyio.to_thread.run_sync(_load_backend_modules)
+        try:
+            async with open_backend(config) as backend:
+                opening.backend = backend
+                gc.freeze()  # what is loaded and open now lives as long as the server
+                opening.opened.set()
+                _tell(ready_fd, "ready")
+                await closing.wait()
+        except TelicError as error:
+            _say(f"telic: {error.message} ({error.code})")
+            opening.failure = error
+            opening.opened.set()
+            _tell(ready_fd, f"error {error.message} ({error.code})")
+            failed.set()
+
+    _say(f"Telic MCP resident for {root} at {sockets.mcp} (pid {os.getpid()})")
+    _tell(ready_fd, "listening", last=False)
+    code = 1
+    threshold = gc.get_threshold()
+    try:
+        async with anyio.create_task_group() as backend_group:
+            backend_group.start_soon(hold_backend)
+            try:
+                code = await _serve(config, opening, sockets, idle, (mcp, hook), failed)
+            finally:
+                closing.set()
+    finally:  # the collector as it was: a test (or an embedding process) goes on after it
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+    return code
 
 
 async def _serve(
-    config: ServerConfig, backend: Backend, sockets: Sockets, idle: float, ready_fd: int | None
+    config: ServerConfig,
+    opening: _Opening,
+    sockets: Sockets,
+    idle: float,
+    listening: tuple[tuple[socket.socket, int], tuple[socket.socket, int] | None],
+    failed: anyio.Event,
 ) -> int:
-    async def service() -> Any:
-        return backend.service
-
-    async def ledger() -> Any:
-        return backend.ledger
-
     version = _version()
-    reports = ledger if has_reports() else None
+    reports = opening.ledger if has_reports() else None
 
     def make() -> Any:
-        return assemble(service, version=version, ledger=reports, schemas=config.schemas)
+        return assemble(opening.service, version=version, ledger=reports, schemas=config.schemas)
 
     root = str(config.repository_root)
-    mcp = _listen(sockets.mcp, required=True)
-    assert mcp is not None
-    hook = _listen(sockets.hook, required=False)
+    mcp, hook = listening
     activity = _Activity()
-    gc.freeze()  # what is loaded and open now lives as long as the server
     gc.set_threshold(10_000, *gc.get_threshold()[1:])
-    _say(f"Telic MCP resident for {root} at {sockets.mcp} (pid {os.getpid()})")
-    _tell(ready_fd, "ready")
     listeners = [mcp[0]] + ([hook[0]] if hook else [])
     try:
         async with anyio.create_task_group() as sessions:
@@ -286,7 +354,7 @@ async def _serve(
                 return _session(connection, make, activity)
 
             def start_hook(connection: socket.socket) -> Any:
-                return _hook(connection, root, activity)
+                return _hook(connection, root, activity, opening.ledger)
 
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(_accept, mcp[0], start_session, sessions)
@@ -297,6 +365,10 @@ async def _serve(
                     await _idle(activity, idle)
                     accepting.cancel_scope.cancel()
 
+                async def stop_on_failure() -> None:
+                    await failed.wait()  # its one line is said; no session can be served
+                    sessions.cancel_scope.cancel()
+
                 async def stop_on_signal() -> None:
                     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                         async for _ in signals:
@@ -305,6 +377,7 @@ async def _serve(
 
                 accepting.start_soon(stop_when_idle)
                 accepting.start_soon(stop_on_signal)
+                accepting.start_soon(stop_on_failure)
             # Idle: no new connection may find these sockets; serve what was already queued.
             with _locked(sockets.lock):
                 _unlink_if_ours(sockets.mcp, mcp[1])
@@ -319,6 +392,8 @@ async def _serve(
             _unlink_if_ours(sockets.hook, hook[1])
         for listener in listeners:
             listener.close()
+    if failed.is_set():
+        return 1
     _say(f"Telic MCP resident for {root} stopped")
     return 0
 

@@ -7,10 +7,13 @@ Standard library only, imported by ``telic.cli._entry`` before anything heavy. T
    server), takes the start lock (``fcntl.flock``), checks again (another shim may just have
    started it), removes a stale socket and starts ``python -m telic.resident`` detached (a new
    session, stdin and stdout on the null device, stderr appended to the log), then waits for it
-   to say ``ready`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30);
+   to say ``listening`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30),
+   and attaches while the server still opens its backend;
 3. relays stdin to the socket and the socket to stdout, byte for byte, until the host closes
    stdin (exit 0) or the server ends the session first (one line on stderr, exit 1: the host
-   sees its server exit, as when ``telic serve`` dies).
+   sees its server exit, as when ``telic serve`` dies). When the server it started ends the
+   session because its backend could not open, the shim prints that one line instead (the
+   server's ``error …`` on the pipe) and exits 1.
 
 ``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
 returns its answer; ``None`` when no server listens, so the caller decides in-process.
@@ -18,15 +21,11 @@ returns its answer; ``None`` when no server listens, so the caller decides in-pr
 
 from __future__ import annotations
 
-import contextlib
+import _socket
 import errno
-import json
 import os
-import socket
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
 
 from telic.resident._places import (
     Places,
@@ -36,6 +35,11 @@ from telic.resident._places import (
     places_for,
     private_dir,
 )
+
+TYPE_CHECKING = False  # not ``typing``'s: the warm path imports no Python-source module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Final
 
 __all__ = [
     "NO_SERVER",
@@ -52,14 +56,63 @@ START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
 _DEFAULT_START_TIMEOUT: Final = 30.0
 _HOOK_TIMEOUT: Final = 30.0
 _CHUNK: Final = 65_536
+_FAILURE_WAIT: Final = 2.0
+"""Seconds a shim whose session ended waits for its server's ``error …`` line (it is written
+before the sessions end, so only a server that ended a session while still opening waits)."""
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
 
 
-class ServeOptions(NamedTuple):
-    """What ``telic serve --resident`` was asked for."""
+class ServeOptions:
+    """What ``telic serve --resident`` was asked for (a plain class: no ``typing``)."""
 
-    repository_root: str
-    schemas: str
+    __slots__ = ("repository_root", "schemas")
+
+    def __init__(self, repository_root: str, schemas: str) -> None:
+        self.repository_root = repository_root
+        self.schemas = schemas
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServeOptions) and (self.repository_root, self.schemas) == (
+            other.repository_root,
+            other.schemas,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.repository_root, self.schemas))
+
+    def __repr__(self) -> str:
+        return f"ServeOptions({self.repository_root!r}, {self.schemas!r})"
+
+
+class Connection(_socket.socket):
+    """A Unix stream socket that closes at the end of a ``with`` block.
+
+    ``socket.socket`` without the ``socket`` module, whose import (``selectors``, ``enum``)
+    was a seventh of the shim's start; the C socket has every method the shim uses."""
+
+    readiness: int | None = None
+    """The read end of the server's readiness pipe, when this shim started the server."""
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the socket and the readiness pipe."""
+        if self.readiness is not None:
+            os.close(self.readiness)
+            self.readiness = None
+        super().close()
+
+    def backend_failure(self) -> str | None:
+        """After the server ended the session: the ``error …`` it said on the readiness pipe
+        (the backend could not open), if this shim started it and it said one."""
+        if self.readiness is None:
+            return None
+        said = _read_ready(self.readiness, _FAILURE_WAIT)
+        return said.removeprefix("error ") if said.startswith("error ") else None
 
 
 def parse_serve(
@@ -101,9 +154,9 @@ def parse_serve(
     return ServeOptions(path, chosen)
 
 
-def connect(path: str | os.PathLike[str]) -> socket.socket | None:
+def connect(path: str | os.PathLike[str]) -> Connection | None:
     """A connection to the server listening at ``path``; ``None`` when nothing listens there."""
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client = Connection(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         client.connect(os.fspath(path))
     except OSError as exc:
@@ -129,8 +182,12 @@ def _last_line(path: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> None:
-    """Start the server and wait until it listens; raises ``ResidentError`` if it does not."""
+def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) -> int:
+    """Start the server and wait until it listens; raises ``ResidentError`` if it does not.
+
+    Returns the read end of its readiness pipe, on which ``ready`` or ``error …`` follows once
+    the backend opened or failed to (the caller closes it)."""
+    import contextlib
     import subprocess  # only a shim that starts a server pays for these imports
 
     timeout = _start_timeout(environ)
@@ -179,10 +236,12 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
 
         threading.Thread(target=server.wait, name="telic-reaper", daemon=True).start()
         said = _read_ready(reading, timeout)
-    finally:
+    except BaseException:
         os.close(reading)
-    if said == "ready":
-        return
+        raise
+    if said == "listening":
+        return reading
+    os.close(reading)
     if said.startswith("error "):
         raise ResidentError("resident.start", said.removeprefix("error "))
     if said == "":
@@ -197,25 +256,27 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
 
 
 def _read_ready(fd: int, timeout: float) -> str:
-    """The server's one readiness line; ``""`` at end of file, ``"timeout"`` when it is late."""
+    """The server's next readiness line; ``""`` at end of file, ``"timeout"`` when it is late.
+
+    Byte by byte, so that nothing of the line after it is consumed."""
     import select
 
     deadline = time.monotonic() + timeout
     said = b""
-    while b"\n" not in said:
+    while not said.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return "timeout"
-        chunk = os.read(fd, 4096)
-        if not chunk:
+        byte = os.read(fd, 1)
+        if not byte:
             break
-        said += chunk
-    return said.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+        said += byte
+    return said.decode("utf-8", "replace").strip()
 
 
 def ensure_server(
     options: ServeOptions, environ: Mapping[str, str], fingerprint: str | None = None
-) -> socket.socket:
+) -> Connection:
     """A connection to the resident server of ``options``, starting it if none listens.
 
     ``fingerprint`` stands for the installed code's (``code_fingerprint``) when given.
@@ -232,8 +293,12 @@ def ensure_server(
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         attached = connect(places.socket)  # another shim may have started it meanwhile
         if attached is None:
-            _spawn(places, options, environ)
+            readiness = _spawn(places, options, environ)
             attached = connect(places.socket)
+            if attached is None:
+                os.close(readiness)
+            else:
+                attached.readiness = readiness
     if attached is None:
         raise ResidentError(
             "resident.connect", f"the new server is not listening at {places.socket}"
@@ -247,15 +312,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def relay(connection: socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
+def relay(connection: _socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
     """Copy ``stdin`` to the server and the server to ``stdout`` until one side ends.
 
     Returns ``True`` when the host closed ``stdin`` first (a normal end), ``False`` when the
-    server closed the session while the host was still attached.
+    server closed the session while the host was still attached. The upstream copy runs in a
+    ``_thread`` thread (``threading`` is a Python-source module the shim need not import).
     """
-    import threading
+    import _thread
 
-    host_done = threading.Event()
+    host_done: list[bool] = []
 
     def upstream() -> None:
         try:
@@ -264,19 +330,21 @@ def relay(connection: socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
         except OSError:
             pass
         finally:
-            host_done.set()
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_WR)
+            host_done.append(True)
+            try:  # noqa: SIM105  # contextlib is a Python-source import the warm path avoids
+                connection.shutdown(_socket.SHUT_WR)
+            except OSError:
+                pass
 
-    threading.Thread(target=upstream, name="telic-shim-stdin", daemon=True).start()
+    _thread.start_new_thread(upstream, ())
     try:
         while chunk := connection.recv(_CHUNK):
             _write_all(stdout, chunk)
     except BrokenPipeError:
         return True  # the host stopped reading: it is going away
     except OSError:
-        return host_done.is_set()
-    return host_done.is_set()
+        return bool(host_done)
+    return bool(host_done)
 
 
 def serve_resident(words: Sequence[str], root_option: str | None) -> int:
@@ -296,8 +364,12 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
         with connection:
             if relay(connection):
                 return 0
+            failure = connection.backend_failure()
     except KeyboardInterrupt:
         return 130
+    if failure is not None:  # the server it started could not open the backend: one line
+        print(f"telic: resident.start: {failure}", file=sys.stderr)
+        return 1
     places = places_for(options.repository_root, options.schemas, environ)
     print(
         f"telic: resident.ended: the resident server for {options.repository_root} ended the "
@@ -307,10 +379,22 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     return 1
 
 
-class HookReply(NamedTuple):
+class HookReply:
     """What the resident server answered: the hook's stdout (``None``: say nothing)."""
 
-    output: str | None
+    __slots__ = ("output",)
+
+    def __init__(self, output: str | None) -> None:
+        self.output = output
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookReply) and self.output == other.output
+
+    def __hash__(self) -> int:
+        return hash(self.output)
+
+    def __repr__(self) -> str:
+        return f"HookReply({self.output!r})"
 
 
 NO_SERVER: Final = None
@@ -318,6 +402,8 @@ NO_SERVER: Final = None
 
 def _deny(reason: str) -> str:
     """Claude Code's PreToolUse deny, in the form ``telic.hosts._claude_code.answer`` writes."""
+    import json
+
     output = {
         "hookEventName": "PreToolUse",
         "permissionDecision": "deny",
@@ -328,11 +414,15 @@ def _deny(reason: str) -> str:
 
 def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> str:
     """The repository the hook decides for, chosen as the in-process hook chooses it."""
+    import json
+
     cwd = None
-    with contextlib.suppress(ValueError, UnicodeDecodeError):
+    try:
         event = json.loads(raw)
-        if isinstance(event, dict) and isinstance(event.get("cwd"), str):
-            cwd = event["cwd"]
+    except (ValueError, UnicodeDecodeError):
+        event = None
+    if isinstance(event, dict) and isinstance(event.get("cwd"), str):
+        cwd = event["cwd"]
     chosen = root_option or environ.get("TELIC_REPOSITORY_ROOT") or cwd or os.getcwd()
     return os.path.realpath(chosen)
 
@@ -343,6 +433,8 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
     Once a server accepted the event, anything short of its answer (a crash, a reset, a
     malformed reply, no reply within 30 s) is a deny naming the failure: the hook fails closed.
     """
+    import json
+
     root = hook_root(raw, root_option, environ)
     try:
         places = places_for(root, "", environ)
@@ -356,7 +448,7 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
         try:
             connection.settimeout(_HOOK_TIMEOUT)
             connection.sendall(json.dumps({"root": root}).encode() + b"\n" + raw)
-            connection.shutdown(socket.SHUT_WR)
+            connection.shutdown(_socket.SHUT_WR)
             received = bytearray()
             while chunk := connection.recv(_CHUNK):
                 received += chunk

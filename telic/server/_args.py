@@ -38,6 +38,8 @@ from telic.server._schemas import compact_schema
 from telic_packets import PacketRefusal
 
 __all__ = [
+    "OUTPUT_DIALECT",
+    "SHARED_KEYWORDS",
     "CancelArgs",
     "CastArgs",
     "CastProgressArgs",
@@ -499,12 +501,30 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     return compact_schema(cleaned)
 
 
+OUTPUT_DIALECT: Final = "http://json-schema.org/draft-07/schema#"
+"""The dialect every ``outputSchema`` declares (see ``output_schema``)."""
+SHARED_KEYWORDS: Final = frozenset(
+    {"$defs", "$ref", "anyOf", "const", "default", "description", "items", "properties"}
+    | {"required", "type"}
+)
+"""The keywords an ``outputSchema`` may use: each means the same in draft-07 and 2020-12
+(``items`` as one schema, ``$ref`` without siblings, ``$defs`` reached by JSON pointer)."""
+
+
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """Return the published output schema of a tool's result model (as the wire has it)."""
+    """Return the published output schema of a tool's result model (as the wire has it).
+
+    It declares draft-07 (``OUTPUT_DIALECT``). A client checks a tool's schema against its
+    dialect's meta-schema before it validates the first result of each session (the official
+    Python SDK does, once per tool per session), and 2020-12's meta-schema, with its dynamic
+    references, costs about 30 times draft-07's: 190 ms against 12 ms for the fifteen tools on
+    the reference machine, paid in the host's first run. The schemas use only keywords that
+    mean the same in both (``SHARED_KEYWORDS``; a test holds it), so validation is unchanged.
+    """
     # Titles, models' own docstrings and ``additionalProperties: true`` (the default) go;
     # nullable fields stay ``anyOf [T, null]``: a result may hold null there.
     schema = model.model_json_schema(by_alias=True, mode="serialization")
-    return compact_schema(_quiet(schema, top=True))
+    return {"$schema": OUTPUT_DIALECT, **compact_schema(_quiet(schema, top=True))}
 
 
 def _quiet(node: Any, top: bool = False) -> Any:

@@ -170,3 +170,63 @@ def test_a_server_that_fails_to_answer_is_a_deny_naming_the_failure(
     assert decided["permissionDecision"] == "deny"
     assert "the resident server for" in decided["permissionDecisionReason"]
     assert named in decided["permissionDecisionReason"]
+
+
+def _lines(fd: int) -> list[str]:
+    """Every line written on the readiness pipe until its writer closes it."""
+    received = bytearray()
+    with os.fdopen(fd, "rb") as pipe:
+        while chunk := pipe.read(4096):
+            received += chunk
+    return received.decode().splitlines()
+
+
+async def _run_resident(
+    repo: Path, state: Path, runtime: Path, idle: float
+) -> tuple[int, list[str]]:
+    """Run the server in this process with a readiness pipe: its exit code and its lines."""
+    from telic.resident._server import Sockets, run_resident
+    from telic.server import ServerConfig
+
+    assert os.environ["TELIC_STATE_DIR"] == str(state)  # set by the test, undone after it
+    config = ServerConfig.from_env(repository_root=str(repo), schemas="once")
+    private_dir(runtime)
+    sockets = Sockets(mcp=runtime / "s.sock", hook=runtime / "h.sock", lock=runtime / "s.lock")
+    reading, writing = os.pipe()
+    async with anyio.create_task_group() as tg:
+        said: list[str] = []
+
+        async def read() -> None:
+            said.extend(await anyio.to_thread.run_sync(_lines, reading))
+
+        tg.start_soon(read)
+        code = await run_resident(config, sockets, idle, writing)
+    return code, said
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the SQLite ledger: aiosqlite
+async def test_the_server_says_listening_before_its_backend_is_open_then_ready(
+    repo: DemoRepository, state: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TELIC_STATE_DIR", str(state))
+    with anyio.fail_after(120):
+        code, said = await _run_resident(repo.root, state, runtime, idle=0.2)
+    assert said == ["listening", "ready"]
+    assert code == 0
+    assert [name for name in os.listdir(runtime) if name.endswith(".sock")] == []
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_backend_that_cannot_open_is_said_after_listening_and_ends_the_server(
+    repo: DemoRepository, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside = repo.root / "state"  # refused: a state directory inside the repository
+    monkeypatch.setenv("TELIC_STATE_DIR", str(inside))
+    with anyio.fail_after(120):
+        code, said = await _run_resident(repo.root, inside, runtime, idle=600)
+    assert said[0] == "listening"
+    assert len(said) == 2
+    assert said[1].startswith("error ")
+    assert said[1].endswith("(context_security)")
+    assert code == 1  # it did not wait for its idle time: the failure ended it
+    assert [name for name in os.listdir(runtime) if name.endswith(".sock")] == []

@@ -243,7 +243,10 @@ def test_a_backend_that_cannot_open_fails_the_start_with_its_one_line(
     assert len(said) == 1
     assert said[0].startswith("telic: resident.start: ")
     assert said[0].endswith("(context_security)")
-    assert server_pids(runtime) == []
+    # It announced itself once it listened (the shim attached then), and has exited since.
+    for pid in server_pids(runtime):
+        wait_exit(pid)
+    assert list(runtime.glob("*.sock")) == []
 
 
 def test_the_shim_and_the_hook_client_import_only_the_standard_library() -> None:
@@ -266,3 +269,19 @@ def test_the_shim_and_the_hook_client_import_only_the_standard_library() -> None
         "telic.resident._places",
         "telic.resident._shim",
     ]
+
+
+def test_the_shim_imports_no_python_source_module_of_the_standard_library() -> None:
+    """Built-in and C extension modules only (``_socket``, ``_sha256``, ``errno``): ``typing``,
+    ``re``, ``json``, ``socket`` and ``threading`` were most of a warm shim's start."""
+    probe = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        "import telic.cli._entry, telic.resident._shim\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "sources = [m for m in new if not m.startswith('telic')\n"
+        "           and (getattr(sys.modules[m], '__file__', None) or '').endswith('.py')]\n"
+        "print(json.dumps(sources))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == ["__future__"]  # the `from __future__` lines' module
