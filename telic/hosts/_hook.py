@@ -221,12 +221,18 @@ _PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "r
 def _shown(capability: str, target: str) -> str:
     """``target`` as the trace and the reason may hold it: redacted as the tool redacts it.
 
-    A repository path is not scanned: loading the detector would cost every Read, Edit and
-    Write a few hundred milliseconds in a fresh process.
+    A repository path is not scanned, and what the host typed is scanned only when the
+    detector's cheap pre-filter cannot clear it (``cannot_hold_secret``: no anchor, keyword or
+    decodable base64 run): loading the detector would cost every Read, Edit, Write and
+    ordinary Bash command a few hundred milliseconds in a fresh process.
     """
     if capability in _PATH_CAPABILITIES:
         return target
-    from telic._secrets import redact  # loaded only for what the host typed
+    from telic._secrets import cannot_hold_secret
+
+    if cannot_hold_secret(target):
+        return target
+    from telic._secrets import redact  # detect-secrets loads only for what may hold a secret
 
     return redact(target)
 
