@@ -35,7 +35,6 @@ if typing.TYPE_CHECKING:
     from telic._secrets._rules import rule_sources as rule_sources, warm as warm
     from telic._secrets._scan import (
         CLEAN_MEMO as CLEAN_MEMO,
-        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
         SecretFinding as SecretFinding,
         contains_secret as contains_secret,
         find_secrets as find_secrets,
@@ -45,7 +44,10 @@ if typing.TYPE_CHECKING:
         marker as marker,
         redact as redact,
     )
-    from telic._secrets._triggers import cannot_hold_secret as cannot_hold_secret
+    from telic._secrets._triggers import (
+        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
+        cannot_hold_secret as cannot_hold_secret,
+    )
 
 if not typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())

@@ -18,7 +18,6 @@ from telic._secrets._triggers import (
 )
 
 __all__ = [
-    "MAX_DECODE_DEPTH",
     "SecretFinding",
     "contains_secret",
     "find_secrets",
