@@ -311,11 +311,12 @@ def main() -> int:
             row("floor: `python -c pass`", result["floor_interpreter"]),
             row("floor: the hook's imports alone", result["floor_imports"]),
             row(
-                f"warm call, all four kinds ({len(everything) // 2} calls)",
+                f"warm call, all four kinds, alone and held ({len(everything)})",
                 result["warm_all_kinds"],
             ),
             row(
-                "warm call, all four kinds, server's connection open", result["warm_all_kinds_held"]
+                f"warm call, all four kinds, held: server's connection open ({len(held_all)})",
+                result["warm_all_kinds_held"],
             ),
         ]
         for key, times in walls.items():
