@@ -15,7 +15,7 @@ their rules compile regular expressions this module must not; ``tests/telic/test
 checks that the trigger sets hold every anchor of every rule the detector runs, in the case in
 which it looks for it, and that the pre-filter never clears a text the detector flags.
 
-This module imports only the standard library's ``base64`` and ``binascii``.
+Beyond ``typing`` and ``collections.abc``, this module imports only ``base64`` and ``binascii``.
 """
 
 from __future__ import annotations

@@ -220,7 +220,7 @@ def test_each_rule_that_matches_a_planted_secret_holds_one_of_its_anchors() -> N
                 assert any(anchor in found for anchor in rule.anchors), (planted.name, rule)
 
 
-# The detect-secrets patterns the anchors in ``telic/_secrets.py`` were read from. When an
+# The detect-secrets patterns the anchors in ``telic/_secrets/_triggers.py`` were read from. When an
 # upgrade changes them, re-check each plugin's anchors, then update this digest.
 PATTERNS_SHA256 = "30fb7e5d5252568ab8e1f99bb72271415ed07eb34245df9583a818c14c4152d9"
 
