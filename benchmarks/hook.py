@@ -255,6 +255,7 @@ def main() -> int:
             for kind in ("write allowed", "bash allowed")
             for tree in ("ours", "baseline")
         }
+        compared_cpu: dict[str, list[float]] = {key: [] for key in compared}
         wrong: list[str] = []
         database = sqlite_paths(resolve_url(None, str(repo), env))[1]
         for _ in range(args.calls):
@@ -279,8 +280,9 @@ def main() -> int:
                 command, baseline_env = baseline
                 for kind in ("write allowed", "bash allowed"):
                     compared[f"{kind}: ours"].append(call(repo, env, kind, ours_launched)[0])
+                    compared_cpu[f"{kind}: ours"].append(CPU.pop())
                     compared[f"{kind}: baseline"].append(call(repo, baseline_env, kind, command)[0])
-                CPU.clear()
+                    compared_cpu[f"{kind}: baseline"].append(CPU.pop())
         resident, resident_cpu, same = _through_resident(repo, env, scratch, args.calls)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -302,6 +304,7 @@ def main() -> int:
     }
     if baseline is not None:
         result["launched_alike"] = {key: summary(times) for key, times in compared.items()}
+        result["launched_alike_cpu"] = {key: summary(t) for key, t in compared_cpu.items()}
     print(json.dumps(result, indent=2))
     if wrong:
         print(f"{len(wrong)} answers were not the expected ones", file=sys.stderr)
@@ -332,6 +335,8 @@ def main() -> int:
                 where = "this tree" if key.endswith("ours") else f"baseline {name}"
                 what = key.rsplit(":", 1)[0]
                 rows.append(row(f"{what}, alone, `python -c` launcher: {where}", summary(times)))
+                cpu = summary(compared_cpu[key])
+                rows.append(row(f"{what}, alone, `python -c` launcher: {where}, CPU time", cpu))
         rows.append(row(f"via the resident server, new process ({args.calls})", result["resident"]))
         rows.append(row("via the resident server: CPU time of the process", result["resident_cpu"]))
         append_rows("Claude Code hook — `benchmarks/hook.py`", COLUMNS, rows)
