@@ -21,10 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +37,7 @@ from telic.cli import DemoRepository, RunDriver, TelicTools, find_demo_repo
 from telic.cli._bodies import criterion, permissions, verification
 from telic.cli._host import Change
 from telic.ledger import open_ledger
-from tests.telic.resident.kit import server_pids, stop_servers
+from tests.telic.resident.kit import private_runtime, server_pids
 
 pytestmark = pytest.mark.slow
 
@@ -48,14 +46,9 @@ KITS = [pytest.param([], id="default"), pytest.param(["--in-process"], id="in-pr
 
 @pytest.fixture
 def runtime() -> Iterator[Path]:
-    """A runtime directory short enough for socket paths; its servers are stopped afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="th-"))
-    try:
-        yield path / "rt"
-    finally:
-        if (path / "rt").is_dir():
-            stop_servers(path / "rt")
-        shutil.rmtree(path, ignore_errors=True)
+    """The resident servers' runtime directory of one test (``private_runtime``)."""
+    with private_runtime() as path:
+        yield path
 
 
 TELIC = Path(sys.executable).parent / "telic"

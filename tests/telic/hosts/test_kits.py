@@ -249,39 +249,23 @@ def test_the_resident_server_is_the_default_where_it_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("host", "config"),
-    [("claude-code", ".mcp.json"), ("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")],
+    ("resident", "serve"), [(True, ["serve", "--resident"]), (False, ["serve"])], ids=str
 )
-def test_an_in_process_kit_serves_a_server_per_session_and_doctor_counts_it_current(
-    tmp_path: Path, host: str, config: str
-) -> None:
-    command = telic_command()
-    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=False))
-    text = (tmp_path / config).read_text()
-    if config.endswith(".toml"):
-        args = tomllib.loads(text)["mcp_servers"]["telic"]["args"]
-    else:
-        args = json.loads(text)["mcpServers"]["telic"]["args"]
-    assert args[-2:] == [str(tmp_path), "serve"]
-    (check,) = check_kits(tmp_path, command)
-    assert check.ok, check.detail
-
-
 @pytest.mark.parametrize(
     ("host", "config"),
     [("claude-code", ".mcp.json"), ("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")],
 )
-def test_a_resident_kit_serves_with_resident_and_doctor_counts_it_current(
-    tmp_path: Path, host: str, config: str
+def test_either_server_lifecycle_is_written_as_chosen_and_doctor_counts_it_current(
+    tmp_path: Path, host: str, config: str, resident: bool, serve: list[str]
 ) -> None:
     command = telic_command()
-    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=True))
+    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=resident))
     text = (tmp_path / config).read_text()
     if config.endswith(".toml"):
         args = tomllib.loads(text)["mcp_servers"]["telic"]["args"]
     else:
         args = json.loads(text)["mcpServers"]["telic"]["args"]
-    assert args[-3:] == [str(tmp_path), "serve", "--resident"]
+    assert args[-1 - len(serve) :] == [str(tmp_path), *serve]
     (check,) = check_kits(tmp_path, command)
     assert check.ok, check.detail
-    assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=True))
+    assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=resident))
