@@ -1,26 +1,36 @@
 """Latency of ``telic hook claude-code``, run exactly as Claude Code runs it.
 
-Builds a repository with a live ``fix_only`` run executing a node that may write ``src/**``
-(through the service, as the tests do), then runs the console script
-``telic --repository-root <repo> hook claude-code`` as a new process per call with Claude Code's
-PreToolUse JSON on stdin, alternating a write inside the node's scope (allowed) and one outside
-it (denied), and times each call from spawn to exit. The first call after a step computes the
-run's layers through the controller (the cold path, measured apart); every later call reads
-the layer snapshot and decides in-process (the warm path, the p95 the issue targets: ≤ 100 ms).
+Builds a repository with a live ``fix_only`` run executing a node that may write ``src/**`` and
+run the one allowlisted command ``pytest -q tests`` (through the service, as the tests do), then
+runs the console script ``telic --repository-root <repo> hook claude-code`` as a new process per
+call with Claude Code's PreToolUse JSON on stdin, and times each call from spawn to exit. Four
+calls take turns: a Write inside the node's scope (allowed) and one outside it (denied), the
+allowlisted Bash command (allowed) and another (``rm -rf build``, denied). The first call after
+a step computes the run's layers through the controller (the cold path, measured apart); every
+later call reads the layer snapshot and decides in-process (the warm path, the p95 the issue
+targets: ≤ 100 ms).
 
-    .venv/bin/python benchmarks/hook.py [--calls 60]
+Each warm call runs twice in the same round: alone, and while another connection holds the
+ledger open, as the MCP server Claude Code keeps running for the session does (the server
+opens the database once, for its lifetime). The difference is SQLite's: the last connection to
+close a WAL database checkpoints it and deletes its log, which costs the lone hook process a
+checkpoint with its fsyncs per call; with the server's connection open, it only closes.
+
+    .venv/bin/python benchmarks/hook.py [--calls 40] [--baseline DIR]
 
 Bytecode is cached first (as ``pip install`` does), even when the environment sets
-``PYTHONDONTWRITEBYTECODE``. Two floors are measured in the same loop, so a row can be read
+``PYTHONDONTWRITEBYTECODE``. Two floors are measured in the same rounds, so a row can be read
 against the machine's load: a bare ``python -c pass`` and a process that only imports what the
-warm path imports.
+warm path imports. ``--baseline DIR`` names another source tree of Telic (``mkdir DIR && git
+archive <commit> | tar -x -C DIR``): its hook is timed in the same rounds, launched the same
+way as ours (``python -P -c`` with that tree first on ``PYTHONPATH``), and the JSON shows both.
 
-Then the same warm calls with the repository's resident server running (``telic serve
+Then the same warm Write calls with the repository's resident server running (``telic serve
 --resident`` started it): the hook process only imports the standard-library client, and the
 decision runs in the warm server, the same code (``telic.hosts._hook``).
 
-Prints JSON and appends seven rows (the two floors, warm wall-clock and CPU time, cold, and
-wall-clock and CPU time through the resident server) to ``benchmarks/README.md``.
+Prints JSON and appends its rows (the floors, warm wall-clock and CPU time per call kind, cold,
+the baseline if any, and through the resident server) to ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -42,12 +52,17 @@ from typing import Any
 import anyio
 from _common import COLUMNS, append_rows, row, summary  # type: ignore[import-not-found]
 
-from telic.ledger import open_ledger
+from telic.ledger import open_ledger, resolve_url, sqlite_paths
+from telic.ledger._sqlite_sync import connect
 from telic.roles import open_service
 from tests.telic.controller.builders import perms
 from tests.telic.roles.kit import VERIFY_READ, ServiceFlow, fake_grounder
 
 TELIC = Path(sys.executable).parent / "telic"
+ALLOWED_COMMAND = "pytest -q tests"
+DENIED_COMMAND = "rm -rf build"
+KINDS = ("write allowed", "write denied", "bash allowed", "bash denied")
+"""The four warm calls, in the order they take turns."""
 
 
 async def live_run(repo: Path, state: Path) -> str:
@@ -58,19 +73,24 @@ async def live_run(repo: Path, state: Path) -> str:
             ledger=ledger, repository_root=str(repo), state_dir=state, grounder=fake_grounder
         ) as service,
     ):
+        granted = ("repository.read", "repository.write", "shell.execute", "subagent.spawn")
         flow = await ServiceFlow.start(
             service,
             "fix_only",
-            authorization_granted=("repository.read", "repository.write", "subagent.spawn"),
+            host_capabilities=(*granted, "shell.inspect"),
+            authorization_granted=granted,
+            shell_execute_allowlist=[ALLOWED_COMMAND],
         )
         b = flow.b
-        b.permissions = perms(read=["**"], write=["src/**"])
+        permissions = perms(read=["**"], write=["src/**"])
+        permissions["shell"]["executeAllowlist"] = [ALLOWED_COMMAND]
+        b.permissions = permissions
         b.verifications = [VERIFY_READ]
         await flow.ground()
         await flow.submit("ProblemFrame", b.frame())
         await flow.submit("TaskContract", b.contract())
         await flow.submit("PromptReview", b.prompt_review())
-        node = b.node(tools=["repository.read", "repository.write"])
+        node = b.node(tools=["repository.read", "repository.write", "shell.execute"])
         await flow.submit("WorkPlan", b.plan(nodes=[node]))
         return b.run_id
 
@@ -85,23 +105,47 @@ CPU: list[float] = []
 other work on the machine than the wall-clock time, though not immune to it."""
 
 
-def call(repo: Path, env: dict[str, str], path: str) -> tuple[float, dict[str, Any]]:
-    stdin = json.dumps(
+def event(repo: Path, kind: str) -> bytes:
+    """Claude Code's PreToolUse stdin for one call of ``kind`` (one of ``KINDS``)."""
+    if kind.startswith("write"):
+        path = "src/a.py" if kind == "write allowed" else "README.md"
+        tool, tool_input = "Write", {"file_path": f"{repo}/{path}", "content": "x"}
+    else:
+        command = ALLOWED_COMMAND if kind == "bash allowed" else DENIED_COMMAND
+        tool, tool_input = "Bash", {"command": command, "description": "bench"}
+    return json.dumps(
         {
             "session_id": "bench",
             "transcript_path": "/dev/null",
             "cwd": str(repo),
             "hook_event_name": "PreToolUse",
-            "tool_name": "Write",
-            "tool_input": {"file_path": f"{repo}/{path}", "content": "x"},
+            "tool_name": tool,
+            "tool_input": tool_input,
         }
     ).encode()
-    command = [str(TELIC), "--repository-root", str(repo), "hook", "claude-code"]
+
+
+def call(
+    repo: Path, env: dict[str, str], kind: str, command: list[str] | None = None
+) -> tuple[float, dict[str, Any]]:
+    """Run one hook call as a new process; return its seconds and its answer."""
+    if command is None:
+        command = [str(TELIC), "--repository-root", str(repo), "hook", "claude-code"]
     cpu, start = _cpu(), time.perf_counter()
-    done = subprocess.run(command, input=stdin, capture_output=True, env=env, check=True)
+    done = subprocess.run(
+        command, input=event(repo, kind), capture_output=True, env=env, check=True
+    )
     elapsed = time.perf_counter() - start
     CPU.append(_cpu() - cpu)
     return elapsed, json.loads(done.stdout)["hookSpecificOutput"]
+
+
+EXPECTED: dict[str, str] = {
+    "write allowed": "allow",
+    "write denied": "deny",
+    "bash allowed": "allow",
+    "bash denied": "deny",
+}
 
 
 IMPORTS = "import telic.cli._entry, telic.hosts._hook"
@@ -131,11 +175,11 @@ def _through_resident(
         cpus: list[float] = []
         same = True
         for index in range(calls):
-            path = "src/a.py" if index % 2 == 0 else "README.md"
-            elapsed, answer = call(repo, with_server, path)
+            kind = KINDS[index % 2]
+            elapsed, answer = call(repo, with_server, kind)
             walls.append(elapsed)
             cpus.append(CPU.pop())
-            same = same and answer == call(repo, env, path)[1]
+            same = same and answer == call(repo, env, kind)[1]
             CPU.pop()  # the in-process call's, not measured here
         return walls, cpus, same
     finally:
@@ -147,10 +191,35 @@ def _through_resident(
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+LAUNCH = "import sys; from telic.cli._entry import main; sys.exit(main())"
+"""How a tree that is not installed runs its hook (``--baseline``): as the console script does."""
+
+
+def _baseline(tree: Path, repo: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run the hook of the Telic source tree ``tree``."""
+    path = os.pathsep.join(str(tree / part) for part in ("", "packets", "actors"))
+    baseline_env = {**env, "PYTHONPATH": path}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], env=baseline_env)
+    command = [
+        sys.executable,
+        "-P",
+        "-c",
+        LAUNCH,
+        "--repository-root",
+        str(repo),
+        "hook",
+        "claude-code",
+    ]
+    return command, baseline_env
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=60, help="warm calls (default 60)")
+    parser.add_argument(
+        "--calls", type=int, default=40, help="rounds: warm calls of each kind (default 40)"
+    )
     parser.add_argument("--cold", type=int, default=5, help="cold calls (default 5)")
+    parser.add_argument("--baseline", type=Path, help="another Telic source tree to time alike")
     parser.add_argument("--no-readme", action="store_true", help="do not append rows")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="telic-hook-bench-"))
@@ -169,52 +238,108 @@ def main() -> int:
         # PYTHONDONTWRITEBYTECODE would otherwise compile every module from source per call.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([sys.executable, "-c", IMPORTS], env=env, check=True)
+        baseline = None if args.baseline is None else _baseline(args.baseline, repo, env)
+        ours_launched = [sys.executable, "-P", "-c", LAUNCH, "--repository-root", str(repo)]
+        ours_launched += ["hook", "claude-code"]
         cold: list[float] = []
         for _ in range(args.cold):
             for snapshot in (state / "hook-layers").glob("*.json"):
                 snapshot.unlink()
-            cold.append(call(repo, env, "src/a.py")[0])
-        floor = [spawn([sys.executable, "-c", "pass"], env) for _ in range(args.calls // 2)]
-        imports = [spawn([sys.executable, "-c", IMPORTS], env) for _ in range(args.calls // 2)]
-        CPU.clear()
-        warm: list[float] = []
-        verdicts: dict[str, int] = {}
-        for index in range(args.calls):
-            path = "src/a.py" if index % 2 == 0 else "README.md"
-            elapsed, answer = call(repo, env, path)
-            warm.append(elapsed)
-            verdict = answer["permissionDecision"]
-            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            cold.append(call(repo, env, "write allowed")[0])
+        floor: list[float] = []
+        imports: list[float] = []
+        walls: dict[str, list[float]] = {f"{k}{h}": [] for k in KINDS for h in ("", ", held")}
+        cpus: dict[str, list[float]] = {key: [] for key in walls}
+        compared: dict[str, list[float]] = {
+            f"{kind}: {tree}": []
+            for kind in ("write allowed", "bash allowed")
+            for tree in ("ours", "baseline")
+        }
+        compared_cpu: dict[str, list[float]] = {key: [] for key in compared}
+        wrong: list[str] = []
+        database = sqlite_paths(resolve_url(None, str(repo), env))[1]
+        for _ in range(args.calls):
+            floor.append(spawn([sys.executable, "-c", "pass"], env))
+            imports.append(spawn([sys.executable, "-c", IMPORTS], env))
+            for held in (False, True):
+                server = connect(database) if held else None
+                if server is not None:
+                    server.execute("SELECT count(*) FROM runs").fetchall()
+                try:
+                    for kind in KINDS:
+                        key = f"{kind}, held" if held else kind
+                        elapsed, answer = call(repo, env, kind)
+                        walls[key].append(elapsed)
+                        cpus[key].append(CPU.pop())
+                        if answer["permissionDecision"] != EXPECTED[kind]:
+                            wrong.append(f"{key}: {answer['permissionDecisionReason']}")
+                finally:
+                    if server is not None:
+                        server.close()
+            if baseline is not None:  # the same calls, launched alike, alone: ours, then theirs
+                command, baseline_env = baseline
+                for kind in ("write allowed", "bash allowed"):
+                    compared[f"{kind}: ours"].append(call(repo, env, kind, ours_launched)[0])
+                    compared_cpu[f"{kind}: ours"].append(CPU.pop())
+                    compared[f"{kind}: baseline"].append(call(repo, baseline_env, kind, command)[0])
+                    compared_cpu[f"{kind}: baseline"].append(CPU.pop())
         resident, resident_cpu, same = _through_resident(repo, env, scratch, args.calls)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    result = {
+    everything = [t for times in walls.values() for t in times]
+    held_all = [t for key, times in walls.items() if key.endswith("held") for t in times]
+    result: dict[str, Any] = {
         "floor_interpreter": summary(floor),
         "floor_imports": summary(imports),
-        "warm": summary(warm),
-        "warm_cpu": summary(CPU),
+        "warm_all_kinds": summary(everything),
+        "warm_all_kinds_held": summary(held_all),
+        **{f"warm {key}": summary(times) for key, times in walls.items()},
+        **{f"warm {key} cpu": summary(times) for key, times in cpus.items()},
         "cold": summary(cold),
         "resident": summary(resident),
         "resident_cpu": summary(resident_cpu),
         "resident_answers_equal_in_process": same,
-        "verdicts": verdicts,
+        "wrong_answers": wrong,
         "load": os.getloadavg()[0],
     }
+    if baseline is not None:
+        result["launched_alike"] = {key: summary(times) for key, times in compared.items()}
+        result["launched_alike_cpu"] = {key: summary(t) for key, t in compared_cpu.items()}
     print(json.dumps(result, indent=2))
+    if wrong:
+        print(f"{len(wrong)} answers were not the expected ones", file=sys.stderr)
+        return 1
     if not args.no_readme:
-        append_rows(
-            "Claude Code hook — `benchmarks/hook.py`",
-            COLUMNS,
-            [
-                row("floor: `python -c pass`", result["floor_interpreter"]),
-                row("floor: the hook's imports alone", result["floor_imports"]),
-                row(f"warm call, new process ({args.calls} calls)", result["warm"]),
-                row("warm call: CPU time of the process (user + sys)", result["warm_cpu"]),
-                row(f"cold call: layers through the controller ({args.cold})", result["cold"]),
-                row(f"via the resident server, new process ({args.calls})", result["resident"]),
-                row("via the resident server: CPU time of the process", result["resident_cpu"]),
-            ],
+        rows = [
+            row("floor: `python -c pass`", result["floor_interpreter"]),
+            row("floor: the hook's imports alone", result["floor_imports"]),
+            row(
+                f"warm call, all four kinds, alone and held ({len(everything)})",
+                result["warm_all_kinds"],
+            ),
+            row(
+                f"warm call, all four kinds, held: server's connection open ({len(held_all)})",
+                result["warm_all_kinds_held"],
+            ),
+        ]
+        for key, times in walls.items():
+            rows.append(row(f"warm: {key}", summary(times)))
+        rows.append(
+            row("warm: write allowed, CPU time (user + sys)", summary(cpus["write allowed"]))
         )
+        rows.append(row("warm: bash allowed, CPU time (user + sys)", summary(cpus["bash allowed"])))
+        rows.append(row(f"cold call: layers through the controller ({args.cold})", result["cold"]))
+        if baseline is not None:
+            name = args.baseline.name
+            for key, times in compared.items():
+                where = "this tree" if key.endswith("ours") else f"baseline {name}"
+                what = key.rsplit(":", 1)[0]
+                rows.append(row(f"{what}, alone, `python -c` launcher: {where}", summary(times)))
+                cpu = summary(compared_cpu[key])
+                rows.append(row(f"{what}, alone, `python -c` launcher: {where}, CPU time", cpu))
+        rows.append(row(f"via the resident server, new process ({args.calls})", result["resident"]))
+        rows.append(row("via the resident server: CPU time of the process", result["resident_cpu"]))
+        append_rows("Claude Code hook — `benchmarks/hook.py`", COLUMNS, rows)
     return 0
 
 

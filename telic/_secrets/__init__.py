@@ -18,7 +18,10 @@ The fast path is cheap: a rule's regular expression runs only when one of its an
 occurs in the text, and ``first_secret`` scans all the strings of a value as one text, walking
 them one by one with their paths only after a hit. Strings found clean lately are kept in a
 bounded memo (``CLEAN_MEMO``), so the ledger's backstop (``telic.ledger``) rescanning what a
-gate has just scanned costs a lookup, not a second scan.
+gate has just scanned costs a lookup, not a second scan. ``cannot_hold_secret`` answers the
+commonest question cheaper still: it says, from the anchors, keywords and base64 runs alone and
+without loading detect-secrets, that a text holds nothing the detector flags (a fresh
+``telic hook`` process asks it before redacting a Bash command).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ if typing.TYPE_CHECKING:
     from telic._secrets._rules import rule_sources as rule_sources, warm as warm
     from telic._secrets._scan import (
         CLEAN_MEMO as CLEAN_MEMO,
-        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
         SecretFinding as SecretFinding,
         contains_secret as contains_secret,
         find_secrets as find_secrets,
@@ -41,6 +43,10 @@ if typing.TYPE_CHECKING:
         iter_strings as iter_strings,
         marker as marker,
         redact as redact,
+    )
+    from telic._secrets._triggers import (
+        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
+        cannot_hold_secret as cannot_hold_secret,
     )
 
 if not typing.TYPE_CHECKING:

@@ -5,13 +5,13 @@ See ``telic._secrets`` for how they are used and docs/secrets.md for what they f
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
+
+from telic._secrets._triggers import KEYWORD_BYTES, PLUGINS, decode_text, probe
 
 __all__ = [
     "ASSIGNMENT_KIND",
@@ -26,58 +26,6 @@ __all__ = [
     "warm",
 ]
 
-_WHITESPACE: Final = str.maketrans("", "", "\r\n\t")
-
-# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
-# runs on a text only when one of its anchors occurs in it (a plain substring test), so the
-# happy path costs a few substring searches. The anchors are literals that every match of the
-# plugin's patterns contains; ``tests/telic/test_secrets.py`` pins the patterns they were read
-# from, so an upgrade that changes them fails until the anchors are checked again.
-# Left out on purpose: IPPublicDetector (a public address is no secret), the keyword and entropy
-# plugins (they judge whole source lines by file type; Telic's credential-assignment rule stands
-# in), Cloudant, IBM Cloud IAM, IBM COS HMAC and SoftLayer (keyword-assignment patterns that the
-# credential-assignment and basic-auth rules cover, at a tenth of their cost), and Discord and
-# Telegram bot tokens (no literal to anchor on: scanning for them would cost every submission
-# more than all other rules together).
-_PLUGINS: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
-    ("artifactory", "ArtifactoryDetector", ("AKC", *(f"AP{c}" for c in "0123456789ABCDEF"))),
-    ("aws", "AWSKeyDetector", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
-    ("azure_storage_key", "AzureStorageKeyDetector", ("AccountKey=",)),
-    ("basic_auth", "BasicAuthDetector", ("@",)),
-    ("github_token", "GitHubTokenDetector", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    (
-        "gitlab_token",
-        "GitLabTokenDetector",
-        (
-            "glpat-",
-            "gldt-",
-            "glft-",
-            "glsoat-",
-            "glrt-",
-            "GR1348941",
-            "glcbt-",
-            "glimt-",
-            "glptt-",
-            "glagent-",
-            "gloas-",
-        ),
-    ),
-    ("jwt", "JwtTokenDetector", ("eyJ",)),
-    ("mailchimp", "MailchimpDetector", ("-us",)),
-    ("npm", "NpmDetector", ("_authToken=",)),
-    ("openai", "OpenAIDetector", ("T3BlbkFJ",)),
-    ("private_key", "PrivateKeyDetector", ("BEGIN", "PuTTY-User-" + "Key-File-2")),
-    ("pypi_token", "PypiTokenDetector", ("pypi-Ag",)),
-    ("sendgrid", "SendGridDetector", ("SG.",)),
-    ("slack", "SlackDetector", ("xox", "hooks.slack.com")),
-    ("square_oauth", "SquareOAuthDetector", ("sq0csp-",)),
-    ("stripe", "StripeDetector", ("k_live_",)),
-    ("twilio", "TwilioKeyDetector", ("AC", "SK")),
-)
-
-_KEYWORDS: Final = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
-"""Where a credential assignment may start (lowercased; a word or camelCase boundary first)."""
-_KEYWORD_BYTES: Final = tuple(keyword.encode() for keyword in _KEYWORDS)
 _ASSIGNED: Final = re.compile(
     r"[A-Za-z0-9_.-]*[\"']?\s*(?:=|:=|=>|:(?!:))\s*(?P<quote>[\"']?)(?P<value>[^\s\"'`,;(){}\[\]<>\\]{8,})"
 )
@@ -133,7 +81,7 @@ def assignments(text: str, lowered: bytes) -> Iterator[tuple[int, int]]:
     ``lowered`` is the text as lowered ASCII bytes, one byte per character (see ``probe``).
     """
     seen: set[int] = set()
-    for keyword in _KEYWORD_BYTES:
+    for keyword in KEYWORD_BYTES:
         at = lowered.find(keyword)
         while at >= 0:
             author = lowered.startswith(b"author", at) and not lowered.startswith(b"authoriz", at)
@@ -283,7 +231,7 @@ def table() -> Table:
     import importlib
 
     rules: list[Rule] = []
-    for module_name, class_name, anchors in _PLUGINS:
+    for module_name, class_name, anchors in PLUGINS:
         module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
         plugin = getattr(module, class_name)
         kind = _slug(plugin.secret_type)
@@ -294,15 +242,6 @@ def table() -> Table:
     exact = sorted({key for rule in rules if not rule.folded for key in rule.keys})
     folded = sorted({key for rule in rules if rule.folded for key in rule.keys})
     return Table(tuple(rules), tuple(exact), tuple(folded))
-
-
-def probe(text: str) -> bytes:
-    """Return ``text`` as ASCII bytes, one per character (``?`` for any other character).
-
-    Anchors and keywords are ASCII, so they occur in the probe exactly where they occur in the
-    text, and a bytes search is a memchr scan even when the text holds wide characters.
-    """
-    return text.encode("ascii", "replace")
 
 
 def rules() -> tuple[Rule, ...]:
@@ -319,21 +258,3 @@ def rule_sources() -> tuple[tuple[str, str], ...]:
 def warm() -> None:
     """Import detect-secrets and compile its rules now rather than on the first scan."""
     rules()
-
-
-def decode_text(run: str) -> str | None:
-    """Return the text a base64 run decodes to, or None when it is not text."""
-    stripped = run.rstrip("=")
-    if len(stripped) % 4 == 1:
-        return None
-    padded = stripped + "=" * (-len(stripped) % 4)
-    try:
-        if "-" in padded or "_" in padded:
-            raw = base64.urlsafe_b64decode(padded)
-        else:
-            raw = base64.b64decode(padded, validate=True)
-        text = raw.decode("utf-8")
-    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
-        return None
-    # Text, not binary: everything printable but for line breaks and tabs.
-    return text if text.translate(_WHITESPACE).isprintable() else None

@@ -8,17 +8,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from telic._secrets._rules import (
-    ASSIGNMENT_KIND,
-    Rule,
-    assignments,
+from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, table
+from telic._secrets._triggers import (
+    MAX_DECODE_DEPTH,
+    MIN_BASE64,
+    base64_runs,
     decode_text,
     probe,
-    table,
 )
 
 __all__ = [
-    "MAX_DECODE_DEPTH",
     "SecretFinding",
     "contains_secret",
     "find_secrets",
@@ -29,14 +28,7 @@ __all__ = [
     "redact",
 ]
 
-MAX_DECODE_DEPTH: Final = 3
-"""Layers of base64 decoded while scanning: a secret inside three nested encodings is found."""
-
-_MIN_BASE64: Final = 16
 _TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
-_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
-_MASK: Final = bytes(ord("a") if byte in _ALPHABET else ord(" ") for byte in range(256))
-_PAD: Final = ord("=")
 _WINDOWED_FROM: Final = 16_384
 """Texts longer than this run each rule only around the occurrences of its anchors."""
 _BEFORE: Final = 512
@@ -176,33 +168,13 @@ def _rule_matches(rule: Rule, text: str, pos: int, endpos: int) -> Iterator[Secr
             yield SecretFinding(rule.kind, start, end)
 
 
-def _base64_runs(text: str) -> Iterator[tuple[int, int, bytes]]:
-    """Yield ``(start, end, run)`` for each maximal base64 run of 16+ characters (UTF-8 offsets).
-
-    One C-level translate marks the alphabet, and ``find`` walks the marks: much cheaper than a
-    regular expression over a large text. Up to two ``=`` of padding belong to a run.
-    """
-    raw = text.encode("utf-8", "surrogatepass")
-    mask = raw.translate(_MASK)
-    seed = b"a" * _MIN_BASE64
-    at = mask.find(seed)
-    while at >= 0:
-        end = mask.find(b" ", at)
-        end = len(mask) if end < 0 else end
-        stop = end
-        while stop < len(raw) and stop - end < 2 and raw[stop] == _PAD:
-            stop += 1
-        yield at, stop, raw[at:stop]
-        at = mask.find(seed, end)
-
-
 def _find(text: str, depth: int, whole: bool = False) -> list[SecretFinding]:
     findings = list(_matches(text, whole))
-    if depth >= MAX_DECODE_DEPTH or len(text) < _MIN_BASE64:
+    if depth >= MAX_DECODE_DEPTH or len(text) < MIN_BASE64:
         return findings
     ascii_only = text.isascii()
     raw = b"" if ascii_only else text.encode("utf-8", "surrogatepass")
-    for start, end, run in _base64_runs(text):
+    for start, end, run in base64_runs(text):
         if run.isalpha():
             continue  # an identifier: the base64 of a secret has digits or symbols
         decoded = decode_text(run.decode("ascii"))

@@ -65,12 +65,30 @@ def hook_command(host: str, repository_root: str | None) -> int:
     return 0
 
 
+def _exit_now(code: int) -> None:
+    """End the console script's hook process without the interpreter's teardown.
+
+    The answer is written and flushed and the ledger connection closed (the decision closes
+    it), so what is left is freeing every imported module's objects, which costs a hook call
+    tens of milliseconds while Claude Code waits. Only the console script exits this way;
+    ``main(argv)`` called in a process returns.
+    """
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``telic`` command; return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     root, command, rest = _split(args)
     if command == "hook" and len(rest) == 1 and not rest[0].startswith("-"):
-        return hook_command(rest[0], root)
+        code = hook_command(rest[0], root)
+        if argv is None:
+            _exit_now(code)
+        return code
     if command == "serve" and "--resident" in rest:
         from telic.resident import serve_resident
 

@@ -34,10 +34,20 @@ def add_host_commands(add: _Add) -> None:
     init.add_argument("host", choices=HOSTS)
     init.add_argument("--repository", metavar="DIR", help="the project (default: the repository)")
     init.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    init.add_argument(
+    lifecycle = init.add_mutually_exclusive_group()
+    lifecycle.add_argument(
         "--resident",
-        action="store_true",
-        help="configure the MCP server as serve --resident (POSIX; see docs/hosts.md)",
+        dest="resident",
+        action="store_const",
+        const=True,
+        help="configure the MCP server as serve --resident (the default on POSIX)",
+    )
+    lifecycle.add_argument(
+        "--in-process",
+        dest="resident",
+        action="store_const",
+        const=False,
+        help="configure a server per host session instead (see docs/hosts.md)",
     )
     hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
     hook.add_argument("host", choices=("claude-code",))
@@ -52,7 +62,7 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.hosts import diff, plan_kit, write_kit
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
-    changes = plan_kit(args.host, root, resident=bool(args.resident))
+    changes = plan_kit(args.host, root, resident=args.resident)
     if not args.dry_run:
         write_kit(root, changes)
     written = [c.path for c in changes if c.changed]

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 __all__ = [
     "MATCHER",
@@ -69,9 +68,12 @@ class HookInputError(ValueError):
     """The hook's stdin is not a Claude Code hook event."""
 
 
-@dataclass(frozen=True, slots=True)
-class HookInput:
-    """The fields of a Claude Code hook event the decision uses."""
+class HookInput(NamedTuple):
+    """The fields of a Claude Code hook event the decision uses.
+
+    Records on the hook's path are named tuples, not dataclasses: a fresh process per tool call
+    pays for building each class, and a dataclass costs several times as much to build.
+    """
 
     event: str
     session_id: str | None
@@ -81,8 +83,7 @@ class HookInput:
     tool_response: object = None
 
 
-@dataclass(frozen=True, slots=True)
-class Mapped:
+class Mapped(NamedTuple):
     """What a tool call asks for: a capability and its target (``None``: it names none)."""
 
     capability: str

@@ -33,11 +33,9 @@ import dataclasses
 import hashlib
 import os
 import sqlite3
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
 from telic.hosts._claude_code import (
@@ -61,7 +59,7 @@ from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
 from telic.permissions import Decision, authorize_action
 
-__all__ = ["LiveRun", "claude_code_hook", "select_run"]
+__all__ = ["LiveRun", "claude_code_hook", "select_run", "uuid4_text"]
 
 REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
 _LIVE: Final = ("running", "awaiting_clarification")
@@ -73,8 +71,7 @@ _LIVE_RUNS: Final = (
 _RUN_KEY: Final = "SELECT version, artifact_count FROM runs WHERE run_id = ?"
 
 
-@dataclass(frozen=True, slots=True)
-class LiveRun:
+class LiveRun(NamedTuple):
     """A live run of the repository, as its ledger row says."""
 
     run_id: str
@@ -84,6 +81,21 @@ class LiveRun:
     artifact_count: int
     prompt_revisions: int
     remediations: int
+
+
+def uuid4_text(random: bytes) -> str:
+    """Return the text of the version 4 UUID made of 16 random bytes, as ``str(uuid.uuid4())``.
+
+    The ``uuid`` module imports ``platform`` on load, which a fresh process per tool call would
+    pay for one identifier.
+    """
+    if len(random) != 16:
+        raise ValueError("uuid4_text: a UUID is made of exactly 16 bytes")
+    raw = bytearray(random)
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 class _Refused(Exception):
@@ -168,7 +180,7 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
             "postExecutionRemediations": run.remediations,
             "transportRetries": 0,
         },
-        event_id=str(uuid.uuid4()),
+        event_id=uuid4_text(os.urandom(16)),
         timestamp=utc_now(),
     )
 
@@ -221,12 +233,18 @@ _PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "r
 def _shown(capability: str, target: str) -> str:
     """``target`` as the trace and the reason may hold it: redacted as the tool redacts it.
 
-    A repository path is not scanned: loading the detector would cost every Read, Edit and
-    Write a few hundred milliseconds in a fresh process.
+    A repository path is not scanned, and what the host typed is scanned only when the
+    detector's cheap pre-filter cannot clear it (``cannot_hold_secret``: no anchor, keyword or
+    decodable base64 run): loading the detector would cost every Read, Edit, Write and
+    ordinary Bash command a few hundred milliseconds in a fresh process.
     """
     if capability in _PATH_CAPABILITIES:
         return target
-    from telic._secrets import redact  # loaded only for what the host typed
+    from telic._secrets import cannot_hold_secret
+
+    if cannot_hold_secret(target):
+        return target
+    from telic._secrets import redact  # detect-secrets loads only for what may hold a secret
 
     return redact(target)
 

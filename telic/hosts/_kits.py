@@ -90,6 +90,11 @@ def telic_command() -> list[str]:
 # ------------------------------------------------------------------------------------ pieces
 
 
+RESIDENT_BY_DEFAULT: Final = os.name == "posix"
+"""Whether ``telic init`` configures ``serve --resident`` unless told otherwise: the resident
+server needs Unix sockets and ``flock``, so elsewhere a host gets a server per session."""
+
+
 def _server_entry(command: Sequence[str], root: str, resident: bool) -> dict[str, Any]:
     serve = ["serve", "--resident"] if resident else ["serve"]
     return {"command": command[0], "args": [*command[1:], "--repository-root", root, *serve]}
@@ -316,11 +321,12 @@ def _reader(root: Path) -> _Reader:
 
 
 def plan_kit(
-    host: str, root: Path, command: Sequence[str] | None = None, *, resident: bool = False
+    host: str, root: Path, command: Sequence[str] | None = None, *, resident: bool | None = None
 ) -> list[FileChange]:
     """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
-    there. Writes nothing. ``resident``: the MCP server command is ``serve --resident``
-    (docs/hosts.md says why that is a choice, not the default).
+    there. Writes nothing. ``resident``: the MCP server command is ``serve --resident``, the
+    default where the resident server runs (``RESIDENT_BY_DEFAULT``: POSIX); ``False`` keeps a
+    server per host session (docs/hosts.md weighs the two).
 
     Raises:
         UsageError: an unknown host (``init.host``), a relative root (``init.root``), or a file
@@ -332,7 +338,8 @@ def plan_kit(
         raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
     if not root.is_absolute() or not root.is_dir():
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
-    return plan(str(root), list(command or telic_command()), _reader(root), resident)
+    chosen = RESIDENT_BY_DEFAULT if resident is None else resident
+    return plan(str(root), list(command or telic_command()), _reader(root), chosen)
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:
@@ -366,7 +373,7 @@ def check_kits(root: Path, command: Sequence[str] | None = None) -> list[KitChec
     checks: list[KitCheck] = []
     for host in HOSTS:
         try:
-            changes = plan_kit(host, root, command)
+            changes = plan_kit(host, root, command, resident=False)
             resident = plan_kit(host, root, command, resident=True)
         except UsageError as exc:
             checks.append(KitCheck(f"kit {host}", False, exc.message))

@@ -20,9 +20,8 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from telic.permissions import Layer
 
@@ -42,8 +41,7 @@ _FORMAT: Final = "telic.hook-layers/2"
 """Version 2 added the protected-path grants; a version 1 snapshot is ignored and recomputed."""
 
 
-@dataclass(frozen=True, slots=True)
-class Key:
+class Key(NamedTuple):
     """What a snapshot was computed at: the run's version and artifact count."""
 
     run_id: str
@@ -51,8 +49,7 @@ class Key:
     artifact_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class Authority:
+class Authority(NamedTuple):
     """Everything a decision of ``authorize_action`` needs beside the action itself."""
 
     layers: tuple[Layer, ...]

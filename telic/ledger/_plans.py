@@ -9,7 +9,6 @@ backend may call a plan from a worker thread, and again on a retry.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -93,12 +92,20 @@ def fix_events(events: Sequence[NewTraceEvent], clock: Callable[[], str]) -> lis
     """Give every event its id and timestamp, once, so that a retry writes the same ones."""
     now = clock()
     fixed = [
-        FixedEvent(new=e, event_id=e.event_id or str(uuid.uuid4()), timestamp=e.timestamp or now)
+        FixedEvent(new=e, event_id=e.event_id or _new_id(), timestamp=e.timestamp or now)
         for e in events
     ]
     if len({e.event_id for e in fixed}) != len(fixed):
         raise UsageError("event ids in one commit must differ")
     return fixed
+
+
+def _new_id() -> str:
+    # Imported here: ``uuid`` loads ``platform``, which the hook's fresh process (whose events
+    # carry their ids) need not pay for.
+    import uuid
+
+    return str(uuid.uuid4())
 
 
 def probe_for(staged: Sequence[Staged], events: Sequence[FixedEvent], limits: Limits) -> Probe:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from telic._secrets import (
     MAX_DECODE_DEPTH,
+    cannot_hold_secret,
     contains_secret,
     find_secrets,
     first_secret,
@@ -25,6 +28,7 @@ from telic._secrets import (
     rule_sources,
 )
 from telic._secrets._rules import rules as secret_rules
+from telic._secrets._triggers import EXACT_TRIGGERS, FOLDED_TRIGGERS, KEYWORD_BYTES
 from tests.telic.secret_corpus import Planted, b64, corpus, git_credentials, npmrc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,7 +220,7 @@ def test_each_rule_that_matches_a_planted_secret_holds_one_of_its_anchors() -> N
                 assert any(anchor in found for anchor in rule.anchors), (planted.name, rule)
 
 
-# The detect-secrets patterns the anchors in ``telic/_secrets.py`` were read from. When an
+# The detect-secrets patterns the anchors in ``telic/_secrets/_triggers.py`` were read from. When an
 # upgrade changes them, re-check each plugin's anchors, then update this digest.
 PATTERNS_SHA256 = "30fb7e5d5252568ab8e1f99bb72271415ed07eb34245df9583a818c14c4152d9"
 
@@ -232,6 +236,97 @@ def _patterns_digest() -> str:
 
 def test_the_detect_secrets_patterns_are_the_ones_the_anchors_were_read_from() -> None:
     assert _patterns_digest() == PATTERNS_SHA256
+
+
+# ---------------------------------------------------------------- the pre-filter
+
+
+def test_the_pre_filter_looks_for_every_anchor_of_every_rule_as_the_detector_does() -> None:
+    for rule in secret_rules():
+        triggers = FOLDED_TRIGGERS if rule.folded else EXACT_TRIGGERS
+        assert set(rule.keys) <= set(triggers), (rule.kind, rule.source)
+    assert set(KEYWORD_BYTES) <= set(FOLDED_TRIGGERS)
+
+
+@pytest.mark.parametrize("planted", PLANTED + FILES, ids=_ids(PLANTED + FILES))
+def test_the_pre_filter_sends_every_planted_secret_to_the_detector(planted: Planted) -> None:
+    assert not cannot_hold_secret(planted.text)
+    assert not cannot_hold_secret(f"curl -d '{planted.text}' https://example.com")
+
+
+@pytest.mark.parametrize(("planted", "layers"), WRAPPED)
+def test_the_pre_filter_sends_base64_wrapped_secrets_to_the_detector(
+    planted: Planted, layers: int
+) -> None:
+    wrapped = planted.text
+    for _ in range(layers):
+        wrapped = b64(wrapped)
+    assert not cannot_hold_secret(f"echo {wrapped} | base64 -d")
+
+
+ORDINARY_COMMANDS = [
+    "pytest -q tests",
+    "python -m pytest tests/telic/hosts -q -x -p no:randomly",
+    "git status",
+    "git diff HEAD~1 -- src/retry.py",
+    "make check",
+    "ls -la src",
+    "rm -rf build",
+    "npm test",
+    "cargo build --release",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY_COMMANDS)
+def test_the_pre_filter_clears_ordinary_commands(command: str) -> None:
+    assert cannot_hold_secret(command)
+    assert find_secrets(command) == ()
+
+
+def test_the_pre_filter_loads_neither_detect_secrets_nor_the_rules() -> None:
+    probe = (
+        "import sys; from telic._secrets import cannot_hold_secret; "
+        f"assert all(cannot_hold_secret(c) for c in {ORDINARY_COMMANDS!r}); "
+        "print(sorted(m for m in sys.modules if m.startswith('detect_secrets') "
+        "or m in {'telic._secrets._rules', 'telic._secrets._scan'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def _fragments() -> list[str]:
+    """Pieces a text that almost holds a secret is made of: anchors, keywords, slices of the
+    planted secrets (whole, cut, in another case) and their base64."""
+    pieces = [key.decode() for key in (*EXACT_TRIGGERS, *FOLDED_TRIGGERS)]
+    for planted in PLANTED + FILES:
+        text = planted.text
+        half = len(text) // 2
+        pieces += [text, text[:half], text[half:], text[1:], text.swapcase(), b64(text)]
+        pieces.append(b64(text[: half + 4]))
+    return [*pieces, " ", "=", ":", "\n", '"', "'", "?", "&", "/", "-", "_", "@", "x" * 16]
+
+
+FRAGMENTS = _fragments()
+TEXTS = st.one_of(
+    st.text(max_size=80),
+    st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=6), max_size=8).map("".join),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+def test_whatever_the_pre_filter_clears_the_detector_clears_too(text: str) -> None:
+    if cannot_hold_secret(text):
+        assert find_secrets(text) == ()
+        assert redact(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(PLANTED + FILES), st.text(max_size=20), st.text(max_size=20))
+def test_a_planted_secret_anywhere_in_a_text_is_never_cleared(
+    planted: Planted, before: str, after: str
+) -> None:
+    assert not cannot_hold_secret(before + planted.text + after)
 
 
 # ---------------------------------------------------------------- paths and walking

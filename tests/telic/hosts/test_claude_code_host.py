@@ -7,7 +7,10 @@ with Claude Code's stdin JSON (and the PostToolUse ones after a Telic tool), and
 answer. It casts two ``telic-cast`` children at once (fan-out), returns their packets, cites
 both in the diagnosis, then fixes the bug inside the node's scope; a write outside it is
 denied. The Codex and Cursor kits are driven as far as their files define them: the server
-each one configures is spawned and answers.
+each one configures is spawned and answers. Each kit is tested as ``telic init`` writes it by
+default (the resident server, on POSIX, which the hook asks while it listens) and with
+``--in-process`` (a server per session, the hook deciding in its own process); the resident
+servers a test starts live in a runtime directory of its own and are stopped after it.
 
 Results are read by the Telic 1.0 key names (``id``, ``artifact.body``, ``run.budgets``)
 through ``key``/``body_of``, which also accept this branch's older names.
@@ -21,6 +24,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +37,19 @@ from telic.cli import DemoRepository, RunDriver, TelicTools, find_demo_repo
 from telic.cli._bodies import criterion, permissions, verification
 from telic.cli._host import Change
 from telic.ledger import open_ledger
+from tests.telic.resident.kit import private_runtime, server_pids
 
 pytestmark = pytest.mark.slow
+
+KITS = [pytest.param([], id="default"), pytest.param(["--in-process"], id="in-process")]
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """The resident servers' runtime directory of one test (``private_runtime``)."""
+    with private_runtime() as path:
+        yield path
+
 
 TELIC = Path(sys.executable).parent / "telic"
 TARGET = "src/pagination.py"
@@ -439,15 +454,28 @@ def telic(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedPro
     )
 
 
+def _environment(tmp_path: Path, runtime: Path) -> dict[str, str]:
+    env = {**os.environ, "TELIC_STATE_DIR": str(tmp_path / "state")}
+    env["TELIC_RUNTIME_DIR"] = str(runtime)
+    env.pop("TELIC_REPOSITORY_ROOT", None)
+    return env
+
+
+def _resident_servers(runtime: Path) -> int:
+    return len(server_pids(runtime)) if runtime.is_dir() else 0
+
+
+@pytest.mark.parametrize("kit", KITS)
 def test_a_claude_code_like_host_completes_a_native_subagent_run_from_the_kit(
-    tmp_path: Path,
+    tmp_path: Path, runtime: Path, kit: list[str]
 ) -> None:
     repo = DemoRepository.create(find_demo_repo(), tmp_path / "project")
     elsewhere = tmp_path / "elsewhere"  # the host and init start outside the project
     elsewhere.mkdir()
-    env = {**os.environ, "TELIC_STATE_DIR": str(tmp_path / "state")}
-    env.pop("TELIC_REPOSITORY_ROOT", None)
-    done = telic("init", "claude-code", "--repository", str(repo.root), env=env, cwd=elsewhere)
+    env = _environment(tmp_path, runtime)
+    done = telic(
+        "init", "claude-code", "--repository", str(repo.root), *kit, env=env, cwd=elsewhere
+    )
     assert done.returncode == 0, done.stderr
     host = ClaudeCodeLike(repo.root, env)
 
@@ -478,16 +506,18 @@ def test_a_claude_code_like_host_completes_a_native_subagent_run_from_the_kit(
         assert not any("not cited" in row or "not observed" in row for row in rows), rows
     verify = telic("verify", run_id, env=env, cwd=repo.root)
     assert verify.returncode == 0, verify.stdout
+    resident = not kit and os.name == "posix"
+    assert _resident_servers(runtime) == (1 if resident else 0)  # one for every session
 
 
+@pytest.mark.parametrize("kit", KITS)
 @pytest.mark.parametrize("host", ["codex", "cursor"])
 def test_the_codex_and_cursor_kits_start_a_server_bound_to_the_project(
-    tmp_path: Path, host: str
+    tmp_path: Path, runtime: Path, host: str, kit: list[str]
 ) -> None:
     repo = DemoRepository.create(find_demo_repo(), tmp_path / "project")
-    env = {**os.environ, "TELIC_STATE_DIR": str(tmp_path / "state")}
-    env.pop("TELIC_REPOSITORY_ROOT", None)
-    done = telic("init", host, "--repository", str(repo.root), env=env, cwd=tmp_path)
+    env = _environment(tmp_path, runtime)
+    done = telic("init", host, "--repository", str(repo.root), *kit, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     if host == "codex":
         entry = tomllib.loads((repo.root / ".codex/config.toml").read_text())["mcp_servers"]
@@ -510,3 +540,4 @@ def test_the_codex_and_cursor_kits_start_a_server_bound_to_the_project(
 
     run = anyio.run(start)
     assert run["repositoryRoot"] == str(repo.root)
+    assert _resident_servers(runtime) == (1 if not kit and os.name == "posix" else 0)

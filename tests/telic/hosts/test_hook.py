@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ import anyio.to_thread
 import pytest
 
 from telic.hosts import claude_code_hook
-from telic.hosts._hook import LiveRun, _other_ledger, select_run
+from telic.hosts._hook import LiveRun, _other_ledger, _shown, select_run, uuid4_text
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
 from telic.ledger import Ledger, open_ledger
 from telic.roles import Service, open_service
@@ -427,6 +428,36 @@ def test_the_hook_imports_neither_pydantic_nor_the_mcp_sdk_nor_anyio() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_warm_path_imports_neither_uuid_nor_detect_secrets_for_an_ordinary_command() -> None:
+    probe = (
+        "import sys, telic.cli._entry, telic.hosts._hook as h; "
+        "assert h._shown('shell.execute', 'pytest -q tests') == 'pytest -q tests'; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'uuid', 'platform', 'detect_secrets'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_command_that_may_hold_a_secret_still_goes_to_the_detector() -> None:
+    command = "deploy --pass" + "word=Abc" + "123456789x"  # assembled: the repository holds none
+    assert _shown("shell.execute", command) == (
+        "deploy --password=[redacted:credential-assignment]"
+    )
+
+
+@pytest.mark.parametrize("random", [bytes(16), b"\xff" * 16, bytes(range(16))])
+def test_an_event_id_is_the_version_4_uuid_of_its_random_bytes(random: bytes) -> None:
+    text = uuid4_text(random)
+    assert text == str(uuid.UUID(bytes=random, version=4))
+    assert uuid.UUID(text).version == 4
+
+
+def test_an_event_id_needs_exactly_sixteen_random_bytes() -> None:
+    with pytest.raises(ValueError, match="exactly 16 bytes"):
+        uuid4_text(bytes(15))
 
 
 async def test_a_secret_in_the_hosts_command_is_redacted_in_the_trace_and_the_reason(

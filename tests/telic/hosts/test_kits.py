@@ -15,6 +15,7 @@ from telic.hosts._kits import (
     BEGIN,
     END,
     HOSTS,
+    RESIDENT_BY_DEFAULT,
     check_kits,
     diff,
     plan_kit,
@@ -25,6 +26,8 @@ from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT
 from telic.server import WORKFLOW_INSTRUCTIONS
 
 COMMAND = ["/opt/telic/bin/telic"]
+SERVE = ["serve", "--resident"] if RESIDENT_BY_DEFAULT else ["serve"]
+"""What a kit runs by default: the resident server where it runs (POSIX)."""
 
 
 def init(root: Path, host: str) -> list[str]:
@@ -49,7 +52,7 @@ def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path)
     server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["telic"]
     assert server == {
         "command": COMMAND[0],
-        "args": ["--repository-root", str(tmp_path), "serve"],
+        "args": ["--repository-root", str(tmp_path), *SERVE],
     }
     hooks = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
     (pre,) = hooks["PreToolUse"]
@@ -92,7 +95,7 @@ def test_codex_gets_a_config_table_and_an_agents_section(tmp_path: Path) -> None
     config = tomllib.loads((tmp_path / ".codex/config.toml").read_text())
     assert config["mcp_servers"]["telic"] == {
         "command": COMMAND[0],
-        "args": ["--repository-root", str(tmp_path), "serve"],
+        "args": ["--repository-root", str(tmp_path), *SERVE],
     }
     agents = (tmp_path / "AGENTS.md").read_text()
     assert agents.startswith(BEGIN)
@@ -103,7 +106,7 @@ def test_codex_gets_a_config_table_and_an_agents_section(tmp_path: Path) -> None
 def test_cursor_gets_its_mcp_server_and_a_rule(tmp_path: Path) -> None:
     init(tmp_path, "cursor")
     server = json.loads((tmp_path / ".cursor/mcp.json").read_text())["mcpServers"]["telic"]
-    assert server["args"][-1] == "serve"
+    assert server["args"][-len(SERVE) :] == SERVE
     rule = (tmp_path / ".cursor/rules/telic-workflow.mdc").read_text()
     fields = front_matter(rule)
     assert set(fields) == {"description", "globs", "alwaysApply"}
@@ -239,21 +242,30 @@ def test_the_running_telic_is_named_by_an_absolute_path() -> None:
     assert Path(command[0]).exists()
 
 
+def test_the_resident_server_is_the_default_where_it_runs() -> None:
+    import os
+
+    assert RESIDENT_BY_DEFAULT is (os.name == "posix")
+
+
+@pytest.mark.parametrize(
+    ("resident", "serve"), [(True, ["serve", "--resident"]), (False, ["serve"])], ids=str
+)
 @pytest.mark.parametrize(
     ("host", "config"),
     [("claude-code", ".mcp.json"), ("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")],
 )
-def test_a_resident_kit_serves_with_resident_and_doctor_counts_it_current(
-    tmp_path: Path, host: str, config: str
+def test_either_server_lifecycle_is_written_as_chosen_and_doctor_counts_it_current(
+    tmp_path: Path, host: str, config: str, resident: bool, serve: list[str]
 ) -> None:
     command = telic_command()
-    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=True))
+    write_kit(tmp_path, plan_kit(host, tmp_path, command, resident=resident))
     text = (tmp_path / config).read_text()
     if config.endswith(".toml"):
         args = tomllib.loads(text)["mcp_servers"]["telic"]["args"]
     else:
         args = json.loads(text)["mcpServers"]["telic"]["args"]
-    assert args[-3:] == [str(tmp_path), "serve", "--resident"]
+    assert args[-1 - len(serve) :] == [str(tmp_path), *serve]
     (check,) = check_kits(tmp_path, command)
     assert check.ok, check.detail
-    assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=True))
+    assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=resident))

@@ -4,26 +4,20 @@ state directory and the environment a host would start the shim with."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from telic.cli import DemoRepository, find_demo_repo
-from tests.telic.resident.kit import stop_servers
+from tests.telic.resident.kit import private_runtime
 
 
 @pytest.fixture
 def runtime() -> Iterator[Path]:
     """A runtime directory short enough for socket paths; its servers are stopped afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="tr-"))
-    try:
-        yield path / "rt"
-    finally:
-        stop_servers(path / "rt") if (path / "rt").is_dir() else None
-        shutil.rmtree(path, ignore_errors=True)
+    with private_runtime() as path:
+        yield path
 
 
 @pytest.fixture

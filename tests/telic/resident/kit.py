@@ -10,10 +10,13 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ __all__ = [
     "INITIALIZE",
     "Shim",
     "alive",
+    "private_runtime",
     "server_pids",
     "stop_servers",
     "wait_exit",
@@ -38,6 +42,18 @@ def server_pids(runtime: Path) -> list[int]:
     for log in sorted(runtime.glob("*.log")):
         pids += [int(p) for p in _PID.findall(log.read_text(encoding="utf-8"))]
     return pids
+
+
+@contextmanager
+def private_runtime() -> Iterator[Path]:
+    """A runtime directory short enough for socket paths; its servers are stopped afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="tr-"))
+    try:
+        yield path / "rt"
+    finally:
+        if (path / "rt").is_dir():
+            stop_servers(path / "rt")
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def alive(pid: int) -> bool:

@@ -1,0 +1,225 @@
+"""What any finding of the detector needs, and the pre-filter built on it: ``cannot_hold_secret``.
+
+The detector (``_scan``) reports a rule's match only where one of the rule's anchor literals
+occurs, a credential assignment only where one of ``KEYWORDS`` starts, and a finding below a
+base64 layer only where a run of ``MIN_BASE64`` or more base64 characters decodes to text that
+holds one. So a text without any anchor or keyword, whose decodable base64 runs (down to
+``MAX_DECODE_DEPTH`` layers) have none either, cannot hold anything the detector flags, and
+``cannot_hold_secret`` says so by substring tests alone, without importing detect-secrets or
+compiling a single rule. The ``telic hook`` command asks it before redacting what a host typed
+(a Bash command, mostly): loading the detector costs a fresh process a few hundred
+milliseconds, the test a few microseconds.
+
+The anchors of Telic's own rules are listed here once more (``OWN_EXACT``, ``OWN_FOLDED``), since
+their rules compile regular expressions this module must not; ``tests/telic/test_secrets.py``
+checks that the trigger sets hold every anchor of every rule the detector runs, in the case in
+which it looks for it, and that the pre-filter never clears a text the detector flags.
+
+Beyond ``typing`` and ``collections.abc``, this module imports only ``base64`` and ``binascii``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from typing import Final
+
+__all__ = [
+    "EXACT_TRIGGERS",
+    "FOLDED_PLUGINS",
+    "FOLDED_TRIGGERS",
+    "KEYWORDS",
+    "KEYWORD_BYTES",
+    "MAX_DECODE_DEPTH",
+    "MIN_BASE64",
+    "OWN_EXACT",
+    "OWN_FOLDED",
+    "PLUGINS",
+    "base64_runs",
+    "cannot_hold_secret",
+    "decode_text",
+    "probe",
+]
+
+# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
+# runs on a text only when one of its anchors occurs in it (a plain substring test), so the
+# happy path costs a few substring searches. The anchors are literals that every match of the
+# plugin's patterns contains; ``tests/telic/test_secrets.py`` pins the patterns they were read
+# from, so an upgrade that changes them fails until the anchors are checked again.
+# Left out on purpose: IPPublicDetector (a public address is no secret), the keyword and entropy
+# plugins (they judge whole source lines by file type; Telic's credential-assignment rule stands
+# in), Cloudant, IBM Cloud IAM, IBM COS HMAC and SoftLayer (keyword-assignment patterns that the
+# credential-assignment and basic-auth rules cover, at a tenth of their cost), and Discord and
+# Telegram bot tokens (no literal to anchor on: scanning for them would cost every submission
+# more than all other rules together).
+PLUGINS: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    ("artifactory", "ArtifactoryDetector", ("AKC", *(f"AP{c}" for c in "0123456789ABCDEF"))),
+    ("aws", "AWSKeyDetector", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
+    ("azure_storage_key", "AzureStorageKeyDetector", ("AccountKey=",)),
+    ("basic_auth", "BasicAuthDetector", ("@",)),
+    ("github_token", "GitHubTokenDetector", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (
+        "gitlab_token",
+        "GitLabTokenDetector",
+        (
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "GR1348941",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
+    ),
+    ("jwt", "JwtTokenDetector", ("eyJ",)),
+    ("mailchimp", "MailchimpDetector", ("-us",)),
+    ("npm", "NpmDetector", ("_authToken=",)),
+    ("openai", "OpenAIDetector", ("T3BlbkFJ",)),
+    ("private_key", "PrivateKeyDetector", ("BEGIN", "PuTTY-User-" + "Key-File-2")),
+    ("pypi_token", "PypiTokenDetector", ("pypi-Ag",)),
+    ("sendgrid", "SendGridDetector", ("SG.",)),
+    ("slack", "SlackDetector", ("xox", "hooks.slack.com")),
+    ("square_oauth", "SquareOAuthDetector", ("sq0csp-",)),
+    ("stripe", "StripeDetector", ("k_live_",)),
+    ("twilio", "TwilioKeyDetector", ("AC", "SK")),
+)
+
+KEYWORDS: Final = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+"""Where a credential assignment may start (lowercased; a word or camelCase boundary first)."""
+KEYWORD_BYTES: Final = tuple(keyword.encode() for keyword in KEYWORDS)
+
+FOLDED_PLUGINS: Final = frozenset({"AWSKeyDetector", "SlackDetector"})
+"""The plugins with a case-insensitive pattern: their anchors are also looked for lowered."""
+
+OWN_EXACT: Final = (
+    "PRIVATE KEY",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AIza",
+    "sk-",
+    "npm_",
+    "eyJ",
+    '"auth"',
+    "client-key-data",
+)
+"""The anchors of Telic's own case-sensitive rules (``_rules._OWN``)."""
+OWN_FOLDED: Final = ("aws", "bearer", "authorization", "=")
+"""The anchors of Telic's own case-insensitive rules, lowered."""
+
+EXACT_TRIGGERS: Final = tuple(
+    sorted(
+        {anchor.encode() for _, _, anchors in PLUGINS for anchor in anchors}
+        | {anchor.encode() for anchor in OWN_EXACT}
+    )
+)
+"""Every anchor the detector looks for as written."""
+FOLDED_TRIGGERS: Final = tuple(
+    sorted(
+        {
+            a.lower().encode()
+            for _, name, anchors in PLUGINS
+            if name in FOLDED_PLUGINS
+            for a in anchors
+        }
+        | {anchor.encode() for anchor in OWN_FOLDED}
+        | set(KEYWORD_BYTES)
+    )
+)
+"""Every anchor the detector looks for in the lowered text, and the assignment keywords."""
+
+MAX_DECODE_DEPTH: Final = 3
+"""Layers of base64 decoded while scanning: a secret inside three nested encodings is found."""
+MIN_BASE64: Final = 16
+"""The shortest run of base64 characters that is decoded and scanned again."""
+
+_WHITESPACE: Final = str.maketrans("", "", "\r\n\t")
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+_MASK: Final = bytes(ord("a") if byte in _ALPHABET else ord(" ") for byte in range(256))
+_PAD: Final = ord("=")
+
+
+def probe(text: str) -> bytes:
+    """Return ``text`` as ASCII bytes, one per character (``?`` for any other character).
+
+    Anchors and keywords are ASCII, so they occur in the probe exactly where they occur in the
+    text, and a bytes search is a memchr scan even when the text holds wide characters.
+    """
+    return text.encode("ascii", "replace")
+
+
+def decode_text(run: str) -> str | None:
+    """Return the text a base64 run decodes to, or None when it is not text."""
+    stripped = run.rstrip("=")
+    if len(stripped) % 4 == 1:
+        return None
+    padded = stripped + "=" * (-len(stripped) % 4)
+    try:
+        if "-" in padded or "_" in padded:
+            raw = base64.urlsafe_b64decode(padded)
+        else:
+            raw = base64.b64decode(padded, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    # Text, not binary: everything printable but for line breaks and tabs.
+    return text if text.translate(_WHITESPACE).isprintable() else None
+
+
+def base64_runs(text: str) -> Iterator[tuple[int, int, bytes]]:
+    """Yield ``(start, end, run)`` for each maximal base64 run of 16+ characters (UTF-8 offsets).
+
+    One C-level translate marks the alphabet, and ``find`` walks the marks: much cheaper than a
+    regular expression over a large text. Up to two ``=`` of padding belong to a run.
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    mask = raw.translate(_MASK)
+    seed = b"a" * MIN_BASE64
+    at = mask.find(seed)
+    while at >= 0:
+        end = mask.find(b" ", at)
+        end = len(mask) if end < 0 else end
+        stop = end
+        while stop < len(raw) and stop - end < 2 and raw[stop] == _PAD:
+            stop += 1
+        yield at, stop, raw[at:stop]
+        at = mask.find(seed, end)
+
+
+def _triggered(text: str) -> bool:
+    """Whether any anchor or keyword occurs in ``text`` as the detector looks for it."""
+    exact = probe(text)
+    if any(key in exact for key in EXACT_TRIGGERS):
+        return True
+    folded = exact.lower()
+    return any(key in folded for key in FOLDED_TRIGGERS)
+
+
+def cannot_hold_secret(text: str, depth: int = 0) -> bool:
+    """Return ``True`` only when the detector would find nothing in ``text``.
+
+    ``False`` means "scan it": an anchor or keyword occurs, or a base64 run decodes to text in
+    which one occurs. The walk over the runs is the detector's own (``_scan._find``), with the
+    anchor test standing in for the rules, so whatever it clears the detector clears too.
+    """
+    if _triggered(text):
+        return False
+    if depth >= MAX_DECODE_DEPTH or len(text) < MIN_BASE64:
+        return True
+    for _, _, run in base64_runs(text):
+        if run.isalpha():
+            continue  # the detector skips these too: an identifier, not an encoding
+        decoded = decode_text(run.decode("ascii"))
+        if decoded is not None and not cannot_hold_secret(decoded, depth + 1):
+            return False
+    return True
