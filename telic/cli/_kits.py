@@ -59,10 +59,11 @@ async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
-    from telic.hosts import diff, plan_kit, write_kit
+    from telic.hosts import RESIDENT_BY_DEFAULT, diff, plan_kit, write_kit
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
-    changes = plan_kit(args.host, root, resident=args.resident)
+    resident = RESIDENT_BY_DEFAULT if args.resident is None else bool(args.resident)
+    changes = plan_kit(args.host, root, resident=resident)
     if not args.dry_run:
         write_kit(root, changes)
     written = [c.path for c in changes if c.changed]
@@ -72,6 +73,7 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
                 "host": args.host,
                 "repository": str(root),
                 "dryRun": bool(args.dry_run),
+                "server": "resident" if resident else "per-session",
                 "files": [{"path": c.path, "changed": c.changed} for c in changes],
                 "diff": diff(changes) if args.dry_run else None,
             }
@@ -84,7 +86,16 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
             print(f"{state:>9}  {root / change.path}")
         if not written:
             print(f"{args.host} kit in {root} is already current")
+        print(_SERVER_LINE[resident].format(host=args.host))
     return 0
+
+
+_SERVER_LINE: Final = {
+    True: "server: serve --resident, one warm server for this project's host sessions "
+    "(it exits after 15 idle minutes; telic init {host} --in-process gives each session its own)",
+    False: "server: serve, a server per host session (telic init {host} --resident shares one "
+    "warm server, on POSIX)",
+}
 
 
 async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:

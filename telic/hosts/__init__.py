@@ -21,6 +21,7 @@ if typing.TYPE_CHECKING:
     )
     from telic.hosts._kits import (
         HOSTS as HOSTS,
+        RESIDENT_BY_DEFAULT as RESIDENT_BY_DEFAULT,
         check_kits as check_kits,
         diff as diff,
         plan_kit as plan_kit,

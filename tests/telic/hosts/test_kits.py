@@ -269,3 +269,20 @@ def test_either_server_lifecycle_is_written_as_chosen_and_doctor_counts_it_curre
     (check,) = check_kits(tmp_path, command)
     assert check.ok, check.detail
     assert not any(c.changed for c in plan_kit(host, tmp_path, command, resident=resident))
+
+
+@pytest.mark.parametrize(
+    ("flags", "server"),
+    [([], "resident" if RESIDENT_BY_DEFAULT else "per-session"), (["--in-process"], "per-session")],
+    ids=["default", "in-process"],
+)
+def test_init_says_which_server_lifecycle_it_configured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], server: str
+) -> None:
+    from telic.cli import main
+
+    assert main(["init", "codex", "--repository", str(tmp_path), *flags]) == 0
+    said = capsys.readouterr().out.splitlines()[-1]
+    assert said.startswith("server: serve --resident" if server == "resident" else "server: serve,")
+    assert main(["init", "codex", "--repository", str(tmp_path), *flags, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["server"] == server
