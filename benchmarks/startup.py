@@ -16,8 +16,8 @@ resident server's resident set size after the warm sessions (the memory it keeps
 
 ``--baseline DIR`` adds the resident series of another checkout of Telic (``DIR`` holds its
 ``telic`` package; it goes first on ``PYTHONPATH``), interleaved with ours, so a before/after
-comparison is measured at the same load: ``git worktree add /tmp/before <commit>`` and
-``--baseline /tmp/before``.
+comparison is measured at the same load: ``git worktree add ../before <commit>`` and
+``--baseline ../before``.
 
     .venv/bin/python benchmarks/startup.py [--starts 10] [--baseline DIR] [--warm-only]
         [--no-readme]

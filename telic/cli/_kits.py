@@ -28,7 +28,7 @@ _Add = Callable[..., argparse.ArgumentParser]
 
 def add_host_commands(add: _Add) -> None:
     """Register ``init`` and ``hook`` with the ``add`` helper of ``telic._main._parser``."""
-    from telic.hosts import HOSTS
+    from telic.hosts import HOSTS, RESIDENT_BY_DEFAULT
 
     init = add("init", "write (or merge) a host's project files for Telic")
     init.add_argument("host", choices=HOSTS)
@@ -49,6 +49,7 @@ def add_host_commands(add: _Add) -> None:
         const=False,
         help="configure a server per host session instead (see docs/hosts.md)",
     )
+    init.set_defaults(resident=RESIDENT_BY_DEFAULT)
     hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
     hook.add_argument("host", choices=("claude-code",))
     hook.set_defaults(json=False)
@@ -59,10 +60,10 @@ async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
-    from telic.hosts import RESIDENT_BY_DEFAULT, diff, plan_kit, write_kit
+    from telic.hosts import diff, plan_kit, write_kit
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
-    resident = RESIDENT_BY_DEFAULT if args.resident is None else bool(args.resident)
+    resident: bool = args.resident
     changes = plan_kit(args.host, root, resident=resident)
     if not args.dry_run:
         write_kit(root, changes)

@@ -321,11 +321,15 @@ def _reader(root: Path) -> _Reader:
 
 
 def plan_kit(
-    host: str, root: Path, command: Sequence[str] | None = None, *, resident: bool | None = None
+    host: str,
+    root: Path,
+    command: Sequence[str] | None = None,
+    *,
+    resident: bool = RESIDENT_BY_DEFAULT,
 ) -> list[FileChange]:
     """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
-    there. Writes nothing. ``resident``: the MCP server command is ``serve --resident``, the
-    default where the resident server runs (``RESIDENT_BY_DEFAULT``: POSIX); ``False`` keeps a
+    there. Writes nothing. ``resident``: the MCP server command is ``serve --resident`` (by
+    default where the resident server runs, ``RESIDENT_BY_DEFAULT``: POSIX); ``False`` keeps a
     server per host session (docs/hosts.md weighs the two).
 
     Raises:
@@ -338,8 +342,7 @@ def plan_kit(
         raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
     if not root.is_absolute() or not root.is_dir():
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
-    chosen = RESIDENT_BY_DEFAULT if resident is None else resident
-    return plan(str(root), list(command or telic_command()), _reader(root), chosen)
+    return plan(str(root), list(command or telic_command()), _reader(root), resident)
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:

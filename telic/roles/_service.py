@@ -310,10 +310,8 @@ class Service:
                 continue
             if slot.casts:
                 recovered += 1
-            elif slot.idle and slot.ref is not None:
-                ref, slot.ref = slot.ref, None
-                del self._slots[summary.run_id]
-                await ref.stop()
+            elif slot.idle:
+                await self._stop(slot)
         return recovered
 
     async def _maybe_reap(self) -> None:
@@ -330,14 +328,22 @@ class Service:
         """
         now = anyio.current_time()
         stopped = 0
-        for run_id, slot in list(self._slots.items()):
+        for slot in list(self._slots.values()):
             if slot.idle and now - slot.last_active >= idle_for:
-                ref, slot.ref = slot.ref, None
-                del self._slots[run_id]  # a run started here and never sent anything goes too
-                if ref is not None:
-                    await ref.stop()
-                    stopped += 1
+                stopped += await self._stop(slot)
         return stopped
+
+    async def _stop(self, slot: RunSlot) -> int:
+        """Forget an idle run's slot and stop its actor; return how many actors stopped (0 or 1).
+
+        A run started here and never sent anything has no actor: its slot goes too.
+        """
+        ref, slot.ref = slot.ref, None
+        del self._slots[slot.run_id]
+        if ref is None:
+            return 0
+        await ref.stop()
+        return 1
 
     # ------------------------------------------------------------------ state changes
 
