@@ -273,13 +273,7 @@ class RunActor(Actor[RunMessage]):
         if self._slot.recovered:
             return
         try:
-            state = await self._deps.controller.load(self._run_id)
-            if state.all("CastRecord"):
-                events = await self._trace()
-                reopened = reopen_casts(state, events, registry=self._registry(state))
-                for cast_id, open_cast in reopened.items():
-                    self._slot.casts.setdefault(cast_id, open_cast)
-                await self._seal_stale(state)
+            await self._sync_casts()  # never synced: rebuilt from the trace, as after any move
             self._slot.recovered = True
         except TelicError:
             return  # retried by the next incarnation
