@@ -23,14 +23,10 @@ import contextlib
 import errno
 import fcntl
 import functools
-import gc
-import importlib
-import importlib.metadata
 import json
 import os
 import signal
 import socket
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,14 +39,16 @@ import anyio.to_thread
 from telic._errors import TelicError
 from telic.resident._shim import connect
 from telic.server import (
-    Backend,
+    OpeningBackend,
     PipeLines,
     PipeWriter,
     ServerConfig,
     assemble,
     has_reports,
-    open_backend,
+    say,
     serve_lines,
+    server_version,
+    serving_gc,
 )
 
 __all__ = ["Sockets", "run_resident"]
@@ -67,17 +65,6 @@ class Sockets:
     mcp: Path
     hook: Path
     lock: Path
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("telic")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _listen(path: Path, *, required: bool) -> tuple[socket.socket, int] | None:
@@ -151,7 +138,7 @@ async def _session(connection: socket.socket, make: Callable[[], Any], activity:
             try:
                 await serve_lines(make(), PipeLines(fd), PipeWriter(fd))
             except Exception as exc:  # one session's failure (a reset peer) ends only that one
-                _say(f"telic: a resident session ended: {type(exc).__name__}: {exc}")
+                say(f"telic: a resident session ended: {type(exc).__name__}: {exc}")
     finally:
         activity.sessions -= 1
         activity.touch()
@@ -244,38 +231,6 @@ def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
             os.close(ready_fd)
 
 
-# What the first tool call needs beyond the start-up imports: loaded in a worker thread while
-# the first session's handshake is answered (as ``telic serve`` does over stdio).
-_BACKEND_MODULES: Final = ("telic.ledger", "telic.roles", "telic.protocol", "telic.server._args")
-
-
-def _load_backend_modules() -> None:
-    for name in _BACKEND_MODULES:
-        importlib.import_module(name)
-
-
-class _Opening:
-    """The backend, opened by a task of its own while the server already serves."""
-
-    def __init__(self) -> None:
-        self.opened = anyio.Event()
-        self.backend: Backend | None = None
-        self.failure: TelicError | None = None
-
-    async def _backend(self) -> Backend:
-        await self.opened.wait()
-        if self.failure is not None:
-            raise self.failure.with_traceback(None)
-        assert self.backend is not None
-        return self.backend
-
-    async def service(self) -> Any:
-        return (await self._backend()).service
-
-    async def ledger(self) -> Any:
-        return (await self._backend()).ledger
-
-
 async def run_resident(
     config: ServerConfig, sockets: Sockets, idle: float, ready_fd: int | None = None
 ) -> int:
@@ -287,56 +242,39 @@ async def run_resident(
         assert mcp is not None
         hook = _listen(sockets.hook, required=False)
     except OSError as error:
-        _say(f"telic: resident server for {root}: {error}")
+        say(f"telic: resident server for {root}: {error}")
         _tell(ready_fd, f"error cannot listen: {error}")
         return 1
-    opening = _Opening()
-    closing = anyio.Event()
     failed = anyio.Event()
 
-    async def hold_backend() -> None:
-        """Open the backend, say ``ready`` (or ``error …``), keep it open until closing."""
-        await anyio.to_thread.run_sync(_load_backend_modules)
-        try:
-            async with open_backend(config) as backend:
-                opening.backend = backend
-                gc.freeze()  # what is loaded and open now lives as long as the server
-                opening.opened.set()
-                _tell(ready_fd, "ready")
-                await closing.wait()
-        except TelicError as error:
-            _say(f"telic: {error.message} ({error.code})")
-            opening.failure = error
-            opening.opened.set()
-            _tell(ready_fd, f"error {error.message} ({error.code})")
-            failed.set()
+    def refused(error: TelicError) -> None:
+        _tell(ready_fd, f"error {error.message} ({error.code})")
+        failed.set()
 
-    _say(f"Telic MCP resident for {root} at {sockets.mcp} (pid {os.getpid()})")
+    opening = OpeningBackend(config, opened=lambda: _tell(ready_fd, "ready"), failed=refused)
+    say(f"Telic MCP resident for {root} at {sockets.mcp} (pid {os.getpid()})")
     _tell(ready_fd, "listening", last=False)
     code = 1
-    threshold = gc.get_threshold()
-    try:
+    # The collector as it was afterwards: a test (or an embedding process) goes on after it.
+    with serving_gc():
         async with anyio.create_task_group() as backend_group:
-            backend_group.start_soon(hold_backend)
+            backend_group.start_soon(opening.run)
             try:
                 code = await _serve(config, opening, sockets, idle, (mcp, hook), failed)
             finally:
-                closing.set()
-    finally:  # the collector as it was: a test (or an embedding process) goes on after it
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
+                opening.close()
     return code
 
 
 async def _serve(
     config: ServerConfig,
-    opening: _Opening,
+    opening: OpeningBackend,
     sockets: Sockets,
     idle: float,
     listening: tuple[tuple[socket.socket, int], tuple[socket.socket, int] | None],
     failed: anyio.Event,
 ) -> int:
-    version = _version()
+    version = server_version()
     reports = opening.ledger if has_reports() else None
 
     def make() -> Any:
@@ -345,7 +283,6 @@ async def _serve(
     root = str(config.repository_root)
     mcp, hook = listening
     activity = _Activity()
-    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     listeners = [mcp[0]] + ([hook[0]] if hook else [])
     try:
         async with anyio.create_task_group() as sessions:
@@ -394,7 +331,7 @@ async def _serve(
             listener.close()
     if failed.is_set():
         return 1
-    _say(f"Telic MCP resident for {root} stopped")
+    say(f"Telic MCP resident for {root} stopped")
     return 0
 
 

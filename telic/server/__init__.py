@@ -19,11 +19,16 @@ if typing.TYPE_CHECKING:
         build_server as build_server,
     )
     from telic.server._backend import (
+        REPORTED as REPORTED,
         Backend as Backend,
+        OpeningBackend as OpeningBackend,
         has_reports as has_reports,
         open_backend as open_backend,
         open_default_service as open_default_service,
         reports_module as reports_module,
+        say as say,
+        server_version as server_version,
+        serving_gc as serving_gc,
     )
     from telic.server._config import (
         DATABASE_URL_ENV as DATABASE_URL_ENV,
@@ -48,7 +53,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.server._tools import TOOL_NAMES as TOOL_NAMES
     from telic.server._transport import (
-        REPORTED as REPORTED,
         BearerTokenMiddleware as BearerTokenMiddleware,
         http_app as http_app,
         serve as serve,

@@ -11,14 +11,10 @@ tools that never notify skip the SDK's stream-or-JSON machinery (``QUIET_TOOLS``
 
 from __future__ import annotations
 
-import gc
 import hmac
-import importlib
-import importlib.metadata
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -34,20 +30,25 @@ from starlette.requests import Request
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from telic._errors import TelicError
 from telic.server._app import assemble
-from telic.server._backend import Backend, has_reports, open_backend, reports_module
+from telic.server._backend import (
+    OpeningBackend,
+    has_reports,
+    reports_module,
+    say,
+    server_version,
+    serving_gc,
+)
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
 from telic.server._events import BoundedEventStore
 from telic.server._rebinding import HostOriginGuard
-from telic.server._service import Service
 from telic.server._stdio import serve_stdio
 from telic.server._table import TOOLS
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = ["REPORTED", "BearerTokenMiddleware", "http_app", "serve"]
+__all__ = ["BearerTokenMiddleware", "http_app", "serve"]
 
 _LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
@@ -219,17 +220,6 @@ class _Uvicorn(uvicorn.Server):
         yield
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("telic")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def _serve_http(
     app: ASGIApp, binding: HttpBinding, ready: Callable[[], None], stop: anyio.Event
 ) -> None:
@@ -261,119 +251,21 @@ async def _serve_http(
             tg.cancel_scope.cancel()
 
 
-# What the first tool call needs beyond the start-up imports: loaded in a worker thread while
-# the server already answers the handshake and the listing.
-_BACKEND_MODULES: Final = ("telic.ledger", "telic.roles", "telic.protocol", "telic.server._args")
-
-
-def _load_backend_modules() -> None:
-    for name in _BACKEND_MODULES:
-        importlib.import_module(name)
-
-
-REPORTED: Final = "telic serve reported this error on stderr when it happened"
-"""The note on an error ``serve`` raises after it already printed the error's one line."""
-
-
-class _OpeningBackend:
-    """The backend, opened by a task of its own while the server already serves.
-
-    Tools await ``service()``; the backend closes when ``close()`` is called, in the task that
-    opened it (its task groups must be left where they were entered). ``opened`` is called once
-    the backend is open (stdio announces readiness then). A Telic error while opening (a broken
-    or read-only ledger, a state directory inside the repository) is printed as one line with
-    its code, ``failure`` keeps it, and every tool call raises it, so each gets an error
-    envelope with that code instead of a closed connection; ``serve`` raises it on the way out.
-    """
-
-    def __init__(self, config: ServerConfig, opened: Callable[[], None] = lambda: None) -> None:
-        self._config = config
-        self._opened = opened
-        self._ready = anyio.Event()
-        self._closing = anyio.Event()
-        self._backend: Backend | None = None
-        self.failure: TelicError | None = None
-
-    async def run(self) -> None:
-        """Open the backend, serve it until ``close()``, then close it."""
-        await anyio.to_thread.run_sync(_load_backend_modules)
-        if self._closing.is_set():
-            return
-        async with AsyncExitStack() as stack:
-            try:
-                backend = await stack.enter_async_context(open_backend(self._config))
-            except TelicError as error:
-                _say(f"telic: {error.message} ({error.code})")
-                error.add_note(REPORTED)
-                self.failure = error
-                self._ready.set()
-                return
-            self._backend = backend
-            gc.freeze()  # what is loaded and open now lives as long as the server: see _serving_gc
-            self._ready.set()
-            self._opened()
-            await self._closing.wait()
-
-    def close(self) -> None:
-        """Let ``run`` close the backend (or not open it at all)."""
-        self._closing.set()
-
-    async def backend(self) -> Backend:
-        """The open backend, once it is open; raises the error that kept it from opening."""
-        await self._ready.wait()
-        if self.failure is not None:
-            raise self.failure.with_traceback(None)
-        assert self._backend is not None
-        return self._backend
-
-    async def service(self) -> Service:
-        """The open service, once it is open."""
-        return (await self.backend()).service
-
-    async def ledger(self) -> Ledger:
-        """The open ledger, once it is open."""
-        return (await self.backend()).ledger
-
-
-_YOUNG_COLLECTION: Final = 10_000
-"""Net allocations between two young-generation collections while serving (CPython's is 700)."""
-
-
-@contextmanager
-def _serving_gc() -> Iterator[None]:
-    """The cyclic garbage collector tuned for a long-lived server, restored on the way out.
-
-    With CPython's defaults a server under load (16 HTTP clients) spent 6-10 % of its time
-    collecting, most of it in full collections that walk every object the imports and the open
-    backend created, about 0.1 s each, several times a minute. Those objects are frozen once the
-    backend is open, so full collections skip them, and young collections run every 10,000 net
-    allocations instead of 700: a call allocates thousands of short-lived objects, nearly all
-    freed by reference counting, so fewer of them survive into older generations.
-    """
-    previous = gc.get_threshold()
-    gc.set_threshold(_YOUNG_COLLECTION, *previous[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
-
-
 async def serve(config: ServerConfig) -> None:
     """Serve until stdin closes (stdio) or a signal arrives; the ledger closes on the way out.
 
     Over stdio the server answers at once: the service opens concurrently, and the first tool
     call waits for it.
     """
-    with _serving_gc():
+    with serving_gc():
         await _serve_backend(config)
 
 
 async def _serve_backend(config: ServerConfig) -> None:
     root = config.repository_root
     # Over stdio the handshake is answered while the backend opens; "ready" means it is open.
-    opening = _OpeningBackend(
-        config, (lambda: _say(f"Telic MCP ready for {root}")) if config.http is None else _quiet
+    opening = OpeningBackend(
+        config, (lambda: say(f"Telic MCP ready for {root}")) if config.http is None else _quiet
     )
     async with anyio.create_task_group() as backend_group:
         backend_group.start_soon(opening.run)
@@ -389,9 +281,11 @@ def _quiet() -> None:
     """Announce nothing (HTTP announces once it listens)."""
 
 
-async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
+async def _serve(config: ServerConfig, opening: OpeningBackend) -> None:
     reports = opening.ledger if has_reports() else None
-    server = assemble(opening.service, version=_version(), ledger=reports, schemas=config.schemas)
+    server = assemble(
+        opening.service, version=server_version(), ledger=reports, schemas=config.schemas
+    )
     root = config.repository_root
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
@@ -414,7 +308,7 @@ async def _serve(config: ServerConfig, opening: _OpeningBackend) -> None:
             await _serve_http(
                 app,
                 binding,
-                lambda: _say(f"Telic MCP ready for {root} at {binding.url}{runs}"),
+                lambda: say(f"Telic MCP ready for {root} at {binding.url}{runs}"),
                 stop,
             )
         tg.cancel_scope.cancel()

@@ -6,13 +6,14 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+from telic.server._backend import serving_gc
 from telic.server._tools import list_tools
-from telic.server._transport import QUIET_TOOLS, _serving_gc, is_quiet
+from telic.server._transport import QUIET_TOOLS, is_quiet
 
 
 def test_the_collector_is_restored_after_serving() -> None:
     before = gc.get_threshold()
-    with _serving_gc():
+    with serving_gc():
         gc.freeze()  # what the opened backend does
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
