@@ -80,15 +80,31 @@ def private_dir(path: str | PathLike[str]) -> str:
     Raises ``ResidentError`` (rule ``resident.runtime_dir``) for a symlink, a non-directory, a
     directory owned by someone else, or one with any group or world permission bit.
     """
-    try:
-        path = os.fspath(path)
-        try:  # noqa: SIM105  # contextlib is a Python-source import the shim avoids
-            os.makedirs(path, mode=0o700)
-        except FileExistsError:  # whatever is there is checked below
-            pass
-        info = os.lstat(path)
+    path = os.fspath(path)
+    try:  # contextlib is a Python-source import the shim avoids
+        os.makedirs(path, mode=0o700)
+    except FileExistsError:  # whatever is there is checked below
+        pass
     except OSError as exc:
         raise ResidentError("resident.runtime_dir", f"cannot create {path}: {exc}") from None
+    if not check_private(path):
+        raise ResidentError("resident.runtime_dir", f"cannot create {path}: it vanished")
+    return path
+
+
+def check_private(path: str) -> bool:
+    """Whether ``path`` exists, after refusing it unless only this user can use it.
+
+    ``False``: nothing is there (so no server can listen in it). Raises ``ResidentError`` as
+    ``private_dir`` does. A shim checks before it connects to a socket in the directory: a
+    socket in a directory someone else controls could be anyone's.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise ResidentError("resident.runtime_dir", f"cannot read {path}: {exc}") from None
     if not stat.S_ISDIR(info.st_mode):
         raise ResidentError("resident.runtime_dir", f"{path} is not a directory")
     if info.st_uid != os.getuid():
@@ -98,7 +114,7 @@ def private_dir(path: str | PathLike[str]) -> str:
         raise ResidentError(
             "resident.runtime_dir", f"{path} has mode {mode}; it must be 0700 (chmod 700 it)"
         )
-    return path
+    return True
 
 
 def code_fingerprint(package: str | PathLike[str] | None = None) -> str:

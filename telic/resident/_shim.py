@@ -30,6 +30,7 @@ import time
 from telic.resident._places import (
     Places,
     ResidentError,
+    check_private,
     env_seconds,
     idle_seconds,
     places_for,
@@ -282,9 +283,10 @@ def ensure_server(
     ``fingerprint`` stands for the installed code's (``code_fingerprint``) when given.
     """
     places = places_for(options.repository_root, options.schemas, environ, fingerprint)
-    attached = connect(places.socket)
-    if attached is not None:
-        return attached
+    if check_private(places.directory):  # only a directory only we can use holds our server
+        attached = connect(places.socket)
+        if attached is not None:
+            return attached
     import fcntl
 
     private_dir(places.directory)
@@ -438,7 +440,8 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
     root = hook_root(raw, root_option, environ)
     try:
         places = places_for(root, "", environ)
-        connection = connect(places.hook_socket)
+        # A directory someone else controls could hold anyone's socket: decide in-process.
+        connection = connect(places.hook_socket) if check_private(places.directory) else None
     except (ResidentError, OSError):
         return NO_SERVER
     if connection is None:

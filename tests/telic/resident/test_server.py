@@ -124,6 +124,20 @@ def test_with_no_resident_server_the_hook_decides_in_process(tmp_path: Path) -> 
     assert ask_hook(event("Write", file_path="/x"), str(tmp_path), env) is None
 
 
+def test_the_hook_never_asks_a_socket_in_a_directory_others_can_reach(tmp_path: Path) -> None:
+    env = {"TELIC_RUNTIME_DIR": str(tmp_path / "rt")}
+    places = places_for(str(tmp_path), "", env)
+    private_dir(places.directory)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(places.hook_socket)
+        listener.listen(1)
+        os.chmod(places.directory, 0o755)  # someone else could have put this socket here
+        assert ask_hook(event("Write", file_path="/x"), str(tmp_path), env) is None
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected: the hook decided in-process
+
+
 @contextmanager
 def _fake_server(path: str, reply: Callable[[socket.socket], None]) -> Iterator[None]:
     """A listener at ``path`` that answers one connection with ``reply``."""

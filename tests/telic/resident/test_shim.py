@@ -124,6 +124,19 @@ def test_a_runtime_dir_others_can_reach_is_refused_and_nothing_starts(
     assert list(runtime.iterdir()) == []
 
 
+def test_a_shim_never_attaches_to_a_server_in_a_directory_others_can_reach(
+    repo: DemoRepository, runtime: Path, env: dict[str, str]
+) -> None:
+    first = Shim(repo.root, env)
+    assert first.initialize()["result"]["serverInfo"]["name"] == "telic"
+    runtime.chmod(0o755)
+    second = Shim(repo.root, env)
+    assert second.wait() == 1
+    assert "resident.runtime_dir" in second.stderr()
+    runtime.chmod(0o700)
+    assert first.close() == 0
+
+
 def test_the_socket_and_its_files_are_private(
     repo: DemoRepository, runtime: Path, env: dict[str, str]
 ) -> None:
