@@ -11,15 +11,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from telic._secrets._triggers import KEYWORD_BYTES, PLUGINS, decode_text, probe
+from telic._secrets._triggers import KEYWORD_BYTES, PLUGINS, decode_text
 
 __all__ = [
     "ASSIGNMENT_KIND",
     "Rule",
     "Table",
     "assignments",
-    "decode_text",
-    "probe",
     "rule_sources",
     "rules",
     "table",

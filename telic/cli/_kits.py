@@ -93,7 +93,8 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
 
 _SERVER_LINE: Final = {
     True: "server: serve --resident, one warm server for this project's host sessions "
-    "(it exits after 15 idle minutes; telic init {host} --in-process gives each session its own)",
+    "(it exits when idle, after 15 minutes unless TELIC_RESIDENT_IDLE says otherwise; telic init "
+    "{host} --in-process gives each session its own)",
     False: "server: serve, a server per host session (telic init {host} --resident shares one "
     "warm server, on POSIX)",
 }

@@ -23,7 +23,6 @@ __all__ = ["CanonicalJsonError", "canonical_json", "canonical_sha256", "sha256_h
 
 SHA256_PREFIX: Final = "sha256:"
 _MAX_DEPTH: Final = 256
-_MAX_SAFE: Final = 2**53 - 1
 
 
 class CanonicalJsonError(SchemaViolation, telic_packets.CanonicalJsonError):
@@ -63,7 +62,7 @@ def _whole_as_int(value: Any, depth: int) -> Any:
     """
     kind = type(value)
     if kind is float:
-        if value.is_integer() and abs(value) <= _MAX_SAFE:
+        if value.is_integer() and abs(value) <= telic_packets.MAX_SAFE_INTEGER:
             return int(value)
         return value
     if depth > _MAX_DEPTH:

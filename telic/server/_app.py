@@ -86,8 +86,9 @@ def build_server(
 
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
     resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode (``once``:
-    each MCP session gets each artifact schema in full once, then a reference to the resource
-    ``telic://schemas/{artifact_type}``; ``full``: in full every time); ``None`` reads
+    each MCP session gets each artifact schema once, in Telic type notation, then a reference
+    to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
+    the JSON Schema every time); ``None`` reads
     ``TELIC_SCHEMAS`` (default ``once``).
     """
 

@@ -97,7 +97,8 @@ class ServerConfig:
     token: str | None = None
     allowed_hosts: tuple[str, ...] = field(default=())
     schemas: SchemaMode = "once"
-    """``once``: each MCP session gets each artifact schema in full once; ``full``: always."""
+    """``once``: each MCP session gets each artifact schema once, in Telic type notation;
+    ``full``: the JSON Schema every time."""
     reports_mirror: Path | None = None
     """A report mirror folder served read-only at ``/reports`` over HTTP."""
 

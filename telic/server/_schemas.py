@@ -64,7 +64,8 @@ __all__ = [
 ]
 
 SchemaMode = Literal["full", "once"]
-"""``once``: a session gets each type's schema in full once, then a reference; ``full``: always."""
+"""``once``: a session gets each type's schema once, in notation, then a reference; ``full``:
+the JSON Schema every time."""
 SCHEMA_MODES: Final[tuple[SchemaMode, ...]] = get_args(SchemaMode)
 SCHEMA_TYPES: Final = (
     "ContextManifest",
