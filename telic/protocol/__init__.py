@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._base import (
         SCHEMA_VERSION as SCHEMA_VERSION,
+        UNDESCRIBED as UNDESCRIBED,
         ArtifactBody as ArtifactBody,
         WireModel as WireModel,
     )

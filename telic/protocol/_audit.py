@@ -48,57 +48,39 @@ AuditDecision = Literal["release", "remediate", "partial", "block"]
 
 
 class ClaimEvidenceEntry(WireModel):
-    """One claim to be reported, tied to criteria and evidence."""
+    """One claim to be reported."""
 
     claim_id: Identifier
-    """Unique id of the claim within the audit."""
     claim: BoundedText
-    """The claim, worded as the report will word it."""
+    """Worded as the report will word it."""
     criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """The contract criteria the claim answers."""
     basis: ClaimBasis
-    """What the claim rests on."""
     status: ClaimSupport
-    """How well the evidence bears it out."""
     evidence_refs: Items[ReferenceUri]
-    """The evidence."""
     rationale_summary: Summary
-    """Why the status."""
 
 
 class RemediationDefect(WireModel):
-    """A defect the audit returns to the quality controller for one scoped remediation."""
+    """Returned to the quality controller for one scoped remediation."""
 
     id: Identifier
     failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """The criteria that are not met."""
     description: BoundedText
-    """What is wrong."""
     allowed_capabilities: Items[Capability]
-    """Capabilities the remediation may use."""
     permissions: PermissionSet
-    """The most the remediation may do."""
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
-    """What the defect rests on."""
     maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
-    """Tool calls the remediation plan may reserve."""
     return_to_role: Literal["quality_controller"]
-    """Who receives the defect."""
     rationale_summary: Summary
-    """Why remediation rather than a partial release."""
 
 
 class ReleaseAudit(ArtifactBody):
     """Agent 5's audit of claims, evidence, fidelity and mode before reporting."""
 
     id: Identifier
-    """Artifact id of this audit."""
     run_id: Identifier
-    """The run this audit belongs to."""
     original_request_ref: ArtifactUri
-    """The user's original request."""
     task_contract_ref: ArtifactUri
-    """The contract the work was held to."""
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
     """Every plan of the run."""
     work_result_refs: Items[ArtifactUri]
@@ -108,23 +90,18 @@ class ReleaseAudit(ArtifactBody):
     user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
     """Checks against the original request."""
     mode_compliance: ModeCompliance
-    """Whether the run stayed inside its mode."""
     claim_evidence_matrix: Items[ClaimEvidenceEntry]
-    """Every claim to be reported, with its evidence."""
+    """Every claim to be reported."""
     unresolved_risks: Items[BoundedText]
-    """Risks left open."""
     findings: Items[Finding]
-    """Problems found."""
     remaining_remediations: Annotated[int, Field(ge=0, le=1)]
-    """Shared remediations left before this audit."""
+    """Shared remediations left before it."""
     decision: AuditDecision
-    """What the audit decides."""
     remediation_defect: RemediationDefect | None
-    """The defect; present exactly when the decision is remediate."""
+    """Present exactly when the decision is remediate."""
     user_report_ref: ArtifactUri | None
-    """The UserReport still to be written; null exactly when the decision is remediate."""
+    """Null exactly when the decision is remediate."""
     rationale_summary: Summary
-    """Why the audit decided so."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

@@ -8,16 +8,25 @@ Inputs are hidden from validation errors, because a rejected body may hold a sec
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from telic.protocol._canonical import canonical_json, canonical_sha256
 
-__all__ = ["SCHEMA_VERSION", "ArtifactBody", "WireModel"]
+__all__ = ["SCHEMA_VERSION", "UNDESCRIBED", "ArtifactBody", "WireModel"]
 
 SCHEMA_VERSION: Literal["1.0"] = "1.0"
+
+
+def _drop_description(schema: dict[str, Any], cls: type[Any]) -> None:
+    schema.pop("description", None)
+
+
+UNDESCRIBED: Final = ConfigDict(json_schema_extra=_drop_description)
+"""The ``model_config`` of a type whose name says all a schema reader needs: its docstring is
+for people reading the code and stays out of its JSON Schema (and so out of a host's context)."""
 
 
 class WireModel(BaseModel):

@@ -54,15 +54,12 @@ class ClarificationChoice(WireModel):
     """One answer the user may give."""
 
     id: Identifier
-    """What the user answers to pick this choice."""
+    """What the user answers to pick it."""
     label: Label
-    """Short label shown to the user."""
     consequence: BoundedText
-    """What happens if it is picked; distinct from every other choice."""
+    """What picking it does; distinct from every other choice."""
     authority_effect: AuthorityEffect
-    """Whether the choice stays within current authority or needs a new run."""
     run_effect: RunEffect
-    """What happens to this run: resume, cancel, or end for a new run."""
 
     @model_validator(mode="after")
     def _new_run_needs_new_authority(self) -> ClarificationChoice:
@@ -80,13 +77,10 @@ class ClarificationRequest(ArtifactBody):
     id: Identifier
     run_id: Identifier
     question: BoundedText
-    """The question, as the user will read it."""
     reason: ClarificationReason
-    """Why the run cannot go on without the user."""
     divergence: BoundedText
-    """How the plausible readings of the request diverge, or which boundary is in the way."""
+    """How readings of the request diverge, or which boundary is in the way."""
     evidence_inspected: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
-    """What was inspected before asking."""
     blocked_boundary: Label
     """The decision or permission that blocks progress."""
     response_constraints: Summary
@@ -94,11 +88,9 @@ class ClarificationRequest(ArtifactBody):
     response_choices: Annotated[
         list[ClarificationChoice], Field(min_length=MIN_CHOICES, max_length=MAX_CHOICES)
     ]
-    """The two to eight choices."""
     permission_expansion_required: bool
     """True exactly when the reason is permission_expanding."""
     rationale_summary: Summary
-    """Why asking is necessary now."""
 
     @model_validator(mode="after")
     def _bounded_choices(self) -> ClarificationRequest:

@@ -59,77 +59,50 @@ NON_MUTATING_MODES: Final[frozenset[Mode]] = frozenset({"report_only", "plan_onl
 
 
 class VerificationRequirement(WireModel):
-    """A check that must be attempted to prove a stage of the work."""
+    """A check that proves a stage of the work."""
 
     id: Identifier
-    """Unique id within the contract."""
     stage: Stage
-    """The stage this verification proves."""
     description: BoundedText
-    """What is checked and how."""
     required: bool
-    """Whether the work cannot be accepted without it."""
     capability: VerificationCapability
-    """The observing capability the check uses."""
     fallback: BoundedText | None
-    """What to do if the capability is unavailable, or null."""
+    """What to do if the capability is unavailable."""
 
 
 class Assumption(WireModel):
-    """Something the contract takes as true without proof."""
+    """Taken as true without proof."""
 
     id: Identifier
     text: BoundedText
-    """The assumption."""
     source_refs: Items[ReferenceUri]
-    """What suggests it."""
     reversible: bool
-    """Whether acting on it can be undone."""
 
 
 class TaskContract(ArtifactBody):
-    """The compiled, reviewable contract that planning and execution are held to."""
+    """The reviewable contract planning and execution are held to."""
 
     id: Identifier
-    """Artifact id of this contract."""
     run_id: Identifier
-    """The run this contract belongs to."""
     version: Annotated[int, Field(ge=1, le=2)]
     """1 for the compiled contract, 2 for its single revision."""
     original_request_ref: ArtifactUri
-    """The user's original request."""
     problem_frame_ref: ArtifactUri
-    """The frame this contract compiles."""
     intent_mode: Mode
-    """The run's mode."""
     objective: BoundedText
-    """What the work must achieve."""
     scope: Scope
-    """What is in and out of scope."""
     constraints: Items[BoundedText]
-    """Constraints the work must respect."""
     non_goals: Items[BoundedText]
-    """What the work must not attempt."""
     context_refs: Items[ReferenceUri]
-    """Context the work relies on."""
     rule_refs: Items[ReferenceUri]
-    """Repository rules that apply."""
     permissions: PermissionSet
-    """The most the work may do."""
     acceptance_criteria: Annotated[Items[AcceptanceCriterion], Field(min_length=1)]
-    """Testable criteria."""
     required_outputs: Items[BoundedText]
-    """What the user should receive."""
     verification_requirements: Items[VerificationRequirement]
-    """Checks that prove each stage."""
     stop_conditions: Items[BoundedText]
-    """When the work must stop."""
     assumptions: Items[Assumption]
-    """What is assumed without proof."""
     unresolved_questions: Items[BoundedText]
-    """Open questions that do not block the work."""
     rationale_summary: Summary
-    """Why the contract says what it says."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

@@ -51,27 +51,18 @@ class Evidence(ArtifactBody):
     """One captured observation: a diff, test output, log, browser or runtime capture."""
 
     id: Identifier
-    """Artifact id of this evidence."""
     run_id: Identifier
-    """The run this evidence belongs to."""
     kind: EvidenceKind
-    """What was captured."""
     captured_at: Timestamp
-    """When it was captured."""
     summary: Summary
-    """What the capture shows, in a few sentences."""
     content_type: Label
-    """Media type of the content, e.g. ``text/plain``."""
+    """e.g. ``text/plain``."""
     encoding: Encoding
-    """How ``content`` is encoded."""
     content: BoundedText
-    """The captured content (redacted before submission)."""
+    """Redacted before submission."""
     source_refs: Items[ReferenceUri]
-    """Where the capture came from."""
     redactions: Items[BoundedText]
-    """What was removed from the content before submission."""
     rationale_summary: Summary
-    """Why this evidence was captured."""
 
     # The reference also caps content at 2 MiB of UTF-8; BoundedText's 32,768-byte cap is
     # stricter, so the schema needs no second check (decode_evidence_content repeats it).

@@ -12,7 +12,7 @@ from typing import Annotated, Final, Literal, get_args
 from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
-from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._helpers import unique
 from telic.protocol._types import (
     MAX_ITEMS,
@@ -78,49 +78,42 @@ def _clarification_tag(value: object) -> str | None:
 class GroundedFact(WireModel):
     """Something known, with where it came from."""
 
+    model_config = UNDESCRIBED
+
     id: Identifier
-    """Id, unique across the frame."""
     claim: BoundedText
-    """The fact."""
     provenance: FactProvenance
-    """Where it came from: user, repository, runtime, browser or tool."""
     source_ref: ReferenceUri
-    """The source that shows it."""
 
 
 class GroundedInference(WireModel):
-    """Something concluded from sources, with a confidence."""
+    """Something concluded from sources."""
 
     id: Identifier
-    """Id, unique across the frame."""
     claim: BoundedText
-    """The inference."""
     source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
-    """The sources it rests on."""
     confidence: Confidence
 
 
 class Unknown(WireModel):
     """An open question and how it may be settled."""
 
+    model_config = UNDESCRIBED
+
     id: Identifier
-    """Id, unique across the frame."""
     question: BoundedText
-    """The open question."""
     classification: UnknownClassification
-    """Who or what can settle it."""
     impact: Summary
-    """What depends on the answer."""
     evidence_inspected: Items[ReferenceUri]
-    """What was inspected while trying to settle it."""
 
 
 class ClarificationNotNeeded(WireModel):
     """No clarification is needed."""
 
+    model_config = UNDESCRIBED
+
     required: Literal[False]
     reason: Summary | None
-    """Why none is needed, or null."""
 
 
 class ClarificationNeeded(WireModel):
@@ -128,9 +121,7 @@ class ClarificationNeeded(WireModel):
 
     required: Literal[True]
     reason: Summary
-    """Why the user must decide."""
     request_ref: ArtifactUri
-    """The ClarificationRequest asked."""
 
 
 FrameClarification = Annotated[
@@ -151,31 +142,19 @@ class ProblemFrame(ArtifactBody):
     id: Identifier
     run_id: Identifier
     original_request_ref: ArtifactUri
-    """The UserMessage holding the original request."""
+    """The UserMessage."""
     intent_mode: Mode
-    """The run's intent mode."""
     goal: BoundedText
-    """What the user wants achieved."""
     known_facts: Items[GroundedFact]
-    """What is known, with provenance."""
     inferences: Items[GroundedInference]
-    """What is concluded from sources."""
     unknowns: Items[Unknown]
-    """What is still open."""
     scope: Scope
-    """What the work includes and excludes."""
     constraints: Items[BoundedText]
-    """Constraints the work must honour."""
     non_goals: Items[BoundedText]
-    """What the work must not attempt."""
     applicable_rule_refs: Items[ReferenceUri]
-    """Rules that apply."""
     draft_acceptance_criteria: Items[AcceptanceCriterion]
-    """Draft, testable acceptance criteria."""
     clarification: FrameClarification
-    """Whether the frame needs a user decision."""
     rationale_summary: Summary
-    """Why this framing is right."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ProblemFrame:

@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal, Self
 from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._helpers import unique
 from telic.protocol._types import (
     ArtifactUri,
@@ -62,75 +62,54 @@ _One = Annotated[Literal[1], BeforeValidator(_exact_int)]
 class NodeBudgets(WireModel):
     """What one node may consume."""
 
+    model_config = UNDESCRIBED
+
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_NODE_TOOL_CALLS)]
-    """Tool calls reserved for the node."""
     maximum_children: Annotated[int, Field(ge=0, le=16)]
-    """Subagents the node may spawn."""
 
 
 class WorkNode(WireModel):
     """One scoped work order for the executor."""
 
     id: Identifier
-    """Unique id within the plan."""
     logical_role: Label
     """Who performs it, e.g. ``executor.browser-investigator``."""
     objective: BoundedText
-    """What the node must achieve."""
     depends_on: Annotated[list[Identifier], Field(max_length=64)]
-    """Nodes that must complete first."""
     input_refs: Items[ReferenceUri]
-    """Artifacts the node reads."""
     context_refs: Items[ReferenceUri]
-    """Repository context the node relies on."""
     allowed_tools: Items[Capability]
-    """Capabilities the node may use."""
     required_capabilities: Items[Capability]
-    """Capabilities the node must use."""
     permissions: PermissionSet
-    """The most the node may do."""
     output_type: Literal["WorkResult"]
-    """What the node reports."""
     acceptance_criteria: Items[Identifier]
-    """Ids of the contract criteria the node covers."""
+    """Ids of the contract criteria it covers."""
     stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
-    """When the node must stop."""
     budgets: NodeBudgets
-    """What the node may consume."""
 
 
 class GlobalBudgets(WireModel):
     """What the whole plan may consume."""
 
+    model_config = UNDESCRIBED
+
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
-    """Tool calls reserved for the plan."""
     maximum_parallel_workers: _One
-    """Plans run serially."""
     maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
-    """How deep subagents may nest."""
 
 
 class WorkPlan(ArtifactBody):
     """Agent 3's plan: a serial DAG of scoped work nodes."""
 
     id: Identifier
-    """Artifact id of this plan."""
     run_id: Identifier
-    """The run this plan belongs to."""
     task_contract_ref: ArtifactUri
-    """The contract the plan implements."""
     execution_mode: Literal["serial"]
-    """Always serial in protocol 1.0."""
     nodes: Annotated[list[WorkNode], Field(min_length=1, max_length=MAX_PLAN_NODES)]
-    """The work nodes, in plan order."""
     join_rules: Annotated[list[BoundedText], Field(max_length=64)]
-    """How node results combine."""
     global_budgets: GlobalBudgets
-    """What the whole plan may consume."""
     plan_validation: PlanValidation
-    """The planner's verdict on its own plan."""
     rationale_summary: Summary
-    """Why the plan is shaped so."""
 
     @model_validator(mode="after")
     def _check_graph(self) -> Self:

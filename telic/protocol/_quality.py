@@ -52,74 +52,55 @@ _ToolCalls = Annotated[int, Field(ge=1, le=1_000)]
 
 
 class ReviewCheck(WireModel):
-    """One rule, regression or fidelity check, with its evidence."""
+    """One rule, regression or fidelity check."""
 
     id: Identifier
     subject_ref: ReferenceUri | None = None
-    """What was checked (a rule, the request), or null."""
+    """A rule, the request, or null."""
     description: BoundedText
-    """What the check is."""
     status: AcceptanceStatus
-    """The verdict."""
     evidence_refs: Items[ReferenceUri]
-    """Evidence for the verdict."""
     rationale_summary: Summary
-    """Why the verdict."""
 
 
 class VerificationResult(WireModel):
     """The outcome of one contracted verification requirement."""
 
     requirement_id: Identifier
-    """The contract's verification requirement."""
     capability: Capability
-    """The capability used; must be the contracted one."""
+    """Must be the contracted one."""
     status: VerificationStatus
-    """How it turned out."""
     evidence_refs: Items[ReferenceUri]
-    """Evidence of the verification."""
     rationale_summary: Summary
-    """Why the verdict."""
 
 
 class CorrectionWorkOrder(WireModel):
-    """The bounded fix a supported diagnosis authorizes planning for."""
+    """The bounded fix a supported diagnosis authorizes."""
 
     id: Identifier
     target_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """The completion criteria the fix must satisfy."""
+    """Completion criteria only."""
     objective: BoundedText
-    """What the fix must achieve."""
     allowed_capabilities: Annotated[Items[Capability], Field(min_length=1)]
-    """Capabilities the fix may use."""
     permissions: PermissionSet
-    """The most the fix may do."""
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
-    """What the order rests on; includes every direct evidence ref of the gate."""
+    """Includes every direct evidence ref of the gate."""
     maximum_tool_calls: _ToolCalls
-    """Tool calls the fix plan may reserve."""
     rationale_summary: Summary
-    """Why this is the smallest sufficient fix."""
 
 
 class DiagnosisGate(WireModel):
-    """The evidence boundary between read-only diagnosis and mutation in analyze_and_fix."""
+    """The boundary between read-only diagnosis and mutation."""
 
     id: Identifier
     status: DiagnosisStatus
-    """Whether direct evidence supports the root cause."""
     root_cause: BoundedText
-    """The diagnosed cause."""
     direct_evidence_refs: Items[ArtifactUri]
-    """Evidence artifacts that show the cause."""
     correction_work_order: CorrectionWorkOrder | None
-    """The bounded fix; present exactly when the diagnosis is supported."""
+    """Present exactly when the diagnosis is supported."""
     within_approved_scope: bool
-    """Whether the fix stays inside the contract's scope."""
     permissions_sufficient: bool
-    """Whether already approved permissions suffice for the fix."""
     rationale_summary: Summary
-    """Why the gate holds or not."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:
@@ -149,64 +130,46 @@ class DiagnosisGate(WireModel):
 
 
 class RemediationWorkOrder(WireModel):
-    """The one scoped remediation a review may ask planning for."""
+    """The one scoped remediation a review may ask for."""
 
     id: Identifier
     failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """The criteria that failed and must be fixed."""
     objective: BoundedText
-    """What the remediation must achieve."""
     allowed_capabilities: Items[Capability]
-    """Capabilities the remediation may use."""
     permissions: PermissionSet
-    """The most the remediation may do."""
     source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
-    """What the order rests on."""
     maximum_tool_calls: _ToolCalls
-    """Tool calls the remediation plan may reserve."""
     rationale_summary: Summary
-    """Why this is the smallest sufficient remediation."""
 
 
 class QualityReview(ArtifactBody):
     """Agent 3's review of the executed work against the contract."""
 
     id: Identifier
-    """Artifact id of this review."""
     run_id: Identifier
-    """The run this review belongs to."""
     task_contract_ref: ArtifactUri
-    """The contract the work is held to."""
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
-    """The plans reviewed."""
     work_result_refs: Items[ArtifactUri]
-    """The results reviewed."""
     rubric_id: Literal["execution-quality-v1"]
-    """The frozen rubric used."""
     acceptance_results: Annotated[Items[AcceptanceCoverage], Field(min_length=1)]
-    """The verdict on each criterion of the current stage."""
+    """One per criterion of the current stage."""
     rule_compliance: Items[ReviewCheck]
-    """One check per contract rule."""
+    """One per contract rule."""
     regression_checks: Items[ReviewCheck]
-    """Checks that nothing else broke."""
     verification_results: Items[VerificationResult]
-    """The outcome of each verification requirement of the stage."""
+    """One per verification requirement of the stage."""
     findings: Items[Finding]
-    """Problems found."""
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
-    """Gates checked."""
     score: Score
-    """Overall quality; 80 or more to progress."""
+    """80 or more to progress."""
     remaining_remediations: Annotated[int, Field(ge=0, le=1)]
-    """Shared remediations left before this review."""
+    """Shared remediations left before it."""
     decision: QualityDecision
-    """What the review decides."""
     diagnosis_gate: DiagnosisGate | None = None
-    """The diagnosis gate; required, supported and sufficient exactly when proceeding to fix."""
+    """Required, supported and sufficient exactly when proceeding to fix."""
     remediation_work_order: RemediationWorkOrder | None
-    """The scoped order; present exactly when the decision is remediate."""
+    """Present exactly when the decision is remediate."""
     rationale_summary: Summary
-    """Why the review decided so."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

@@ -12,7 +12,7 @@ from typing import Literal, Self
 from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
-from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._types import (
     BoundedText,
     EvidenceClaim,
@@ -36,42 +36,34 @@ TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed
 class NextUserAction(WireModel):
     """Something the user may do next."""
 
+    model_config = UNDESCRIBED
+
     id: Identifier
     description: BoundedText
-    """What to do."""
     requires_authorization: bool
-    """Whether it needs authority the run did not have."""
+    """Needs authority the run did not have."""
 
 
 class UserReport(ArtifactBody):
     """Agent 5's final report to the user."""
 
     id: Identifier
-    """Artifact id of this report."""
     run_id: Identifier
-    """The run reported on."""
     terminal_status: TerminalStatus
-    """How the run ended."""
     summary: BoundedText
-    """What happened, for the user."""
     completion_claims: Items[EvidenceClaim]
-    """Audited claims of what was achieved."""
+    """Audited claims only."""
     finding_refs: Items[ReferenceUri]
     """Reviews or audits whose findings explain the outcome."""
     change_refs: Items[ReferenceUri]
     """The diff of every change made."""
     verification_refs: Items[ReferenceUri]
-    """Evidence of the required verifications."""
     unresolved_risks: Items[BoundedText]
-    """Risks left open."""
     permissions_honored: bool
-    """Whether the run stayed inside its permissions."""
     next_actions: Items[NextUserAction]
-    """What the user may do next."""
     trace_ref: TraceUri
-    """The run's trace, ``trace://<runId>``."""
+    """``trace://<runId>``."""
     rationale_summary: Summary
-    """Why the report says what it says."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

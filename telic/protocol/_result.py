@@ -13,7 +13,7 @@ from typing import Annotated, ClassVar, Final, Literal, Self, get_args
 from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from telic.protocol._base import ArtifactBody, WireModel
+from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -57,19 +57,16 @@ WorkResultStatus = Literal["completed", "partial", "blocked", "failed"]
 class WorkAction(WireModel):
     """One tool action the executor attempted."""
 
+    model_config = UNDESCRIBED
+
     id: Identifier
     capability: Capability
-    """The capability used."""
     target: Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
-    """What it acted on: a path, command, URL or typed target."""
+    """A path, command, URL or typed target."""
     mutating: bool
-    """Whether it changes state."""
     status: ActionStatus
-    """How it ended."""
     evidence_refs: Items[ReferenceUri]
-    """Evidence of what it did."""
     rationale_summary: Summary
-    """Why it was taken."""
 
     @model_validator(mode="after")
     def _completed_needs_evidence(self) -> Self:
@@ -83,16 +80,16 @@ class WorkAction(WireModel):
 class FileChange(WireModel):
     """One file the work created, modified or deleted."""
 
+    model_config = UNDESCRIBED
+
     path: RelativePath
-    """The file, relative to the repository root."""
+    """Relative to the repository root."""
     change_type: ChangeType
-    """What happened to it."""
     before_hash: Sha256 | None
-    """Digest before the change; null for a created file."""
+    """Null for a created file."""
     after_hash: Sha256 | None
-    """Digest after the change; null for a deleted file."""
+    """Null for a deleted file."""
     diff_ref: ArtifactUri
-    """The diff Evidence."""
 
     @model_validator(mode="after")
     def _hashes_fit_change_type(self) -> Self:
@@ -115,21 +112,18 @@ class FileChange(WireModel):
 class TestResult(WireModel):
     """One test run and its captured output."""
 
+    model_config = UNDESCRIBED
+
     __test__: ClassVar[bool] = False  # not a pytest test class, despite its name
 
     id: Identifier
     name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
-    """The test or suite run."""
     status: TestStatus
-    """How it ended."""
     command_ref: ArtifactUri | None
-    """Evidence of the command run, or null."""
     output_ref: ArtifactUri | None
-    """Evidence of its output; needed once it passed or failed."""
+    """Needed once it passed or failed."""
     exit_code: Annotated[int, Field(ge=0, le=255)] | None
-    """Process exit code, or null."""
     rationale_summary: Summary
-    """What the result means."""
 
     @model_validator(mode="after")
     def _executed_needs_output(self) -> Self:
@@ -141,16 +135,13 @@ class TestResult(WireModel):
 
 
 class AcceptanceCoverage(WireModel):
-    """The verdict on one acceptance criterion, with its evidence."""
+    """The verdict on one acceptance criterion."""
 
     criterion_id: Identifier
-    """The contract criterion."""
     status: AcceptanceStatus
-    """The verdict."""
     evidence_refs: Items[ReferenceUri]
-    """Evidence for it; needed for pass and fail."""
+    """Needed for pass and fail."""
     rationale_summary: Summary
-    """Why the verdict."""
 
     @model_validator(mode="after")
     def _verdict_needs_evidence(self) -> Self:
@@ -165,37 +156,26 @@ class WorkResult(ArtifactBody):
     """The executor's report on one plan node."""
 
     id: Identifier
-    """Artifact id of this result."""
     run_id: Identifier
-    """The run this result belongs to."""
     work_plan_ref: ArtifactUri
-    """The plan the node belongs to."""
     node_id: Identifier
-    """The node reported on."""
     status: WorkResultStatus
-    """How the node's work ended."""
     observations: Items[EvidenceClaim]
-    """What was seen: status observed or user_reported."""
+    """Status observed or user_reported."""
     inferences: Items[EvidenceClaim]
-    """What was concluded: status inferred or unverified."""
+    """Status inferred or unverified."""
     actions: Items[WorkAction]
     """Every action attempted, in order."""
     files_changed: Items[FileChange]
     """Every file created, modified or deleted."""
     tool_event_refs: Items[ReferenceUri]
-    """Evidence of tool events."""
     evidence_refs: Items[ReferenceUri]
-    """Evidence for the result as a whole."""
     test_results: Items[TestResult]
-    """Tests run."""
     acceptance_coverage: Items[AcceptanceCoverage]
-    """The verdict on each of the node's criteria."""
+    """One per criterion of the node."""
     unresolved_issues: Items[BoundedText]
-    """Problems left open."""
     deviations: Items[BoundedText]
-    """Where the work departed from the node's order."""
     rationale_summary: Summary
-    """What the result amounts to."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

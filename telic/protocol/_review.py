@@ -49,45 +49,39 @@ PromptReviewDecision = Literal["pass", "revise", "block"]
 
 
 class HardGate(WireModel):
-    """A yes/no condition a review must check, with the evidence it looked at."""
+    """A yes/no condition a review must check."""
 
     id: Identifier
     passed: bool
-    """Whether the gate holds."""
     description: BoundedText
-    """What the gate checks."""
     evidence_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
-    """What the gate was checked against."""
     rationale_summary: Summary
-    """Why the gate passed or failed."""
 
 
 class ContractCoverage(WireModel):
     """How one source is carried into named contract fields."""
 
     source_ref: ReferenceUri
-    """The source: the request, the frame or the contract."""
+    """The request, the frame or the contract."""
     contract_fields: Annotated[Items[TaskContractField], Field(min_length=1)]
-    """The contract fields that carry it."""
     status: CoverageStatus
-    """How fully they carry it."""
 
 
 class DimensionScores(WireModel):
-    """The six contract-readiness-v1 dimension scores."""
+    """The contract-readiness-v1 scores."""
 
     intent_fidelity: Score
-    """Does the contract keep the user's intent? Weight 30%."""
+    """Weight 30%."""
     repository_grounding: Score
-    """Is it grounded in the repository? Weight 20%."""
+    """Weight 20%."""
     constraints_and_permissions: Score
-    """Are constraints and permissions right? Weight 15%."""
+    """Weight 15%."""
     testable_acceptance: Score
-    """Are the criteria testable? Weight 20%."""
+    """Weight 20%."""
     execution_feasibility: Score
-    """Can it be executed as written? Weight 10%."""
+    """Weight 10%."""
     context_efficiency: Score
-    """Is the context lean? Weight 5%."""
+    """Weight 5%."""
 
 
 def weighted_score(scores: DimensionScores) -> float:
@@ -109,29 +103,21 @@ class PromptReview(ArtifactBody):
     """Agent 1's rubric review of a TaskContract."""
 
     id: Identifier
-    """Artifact id of this review."""
     run_id: Identifier
-    """The run this review belongs to."""
     target_ref: ArtifactUri
-    """The contract reviewed."""
     rubric_id: Literal["contract-readiness-v1"]
-    """The frozen rubric used."""
     revision_number: Annotated[int, Field(ge=0, le=1)]
     """0 for the first contract, 1 for its revision."""
     coverage: Items[ContractCoverage]
-    """How each source is carried into the contract."""
     dimension_scores: DimensionScores
-    """The six rubric scores."""
     overall_score: Score
-    """The weighted mean of the dimension scores, rounded to two decimals."""
+    """Weighted mean of the scores, to two decimals."""
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
-    """Gates checked."""
     findings: Items[Finding]
     """Problems found; blocking ones may ask for corrections."""
     decision: PromptReviewDecision
-    """pass, revise (once) or block."""
+    """revise at most once."""
     rationale_summary: Summary
-    """Why the review decided so."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

@@ -14,7 +14,7 @@ from typing import Annotated, Final, Literal, TypeVar, get_args
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from telic.protocol._base import WireModel
+from telic.protocol._base import UNDESCRIBED, WireModel
 from telic.protocol._vocabulary import (
     CAPABILITIES as CAPABILITIES,
     MODES as MODES,
@@ -339,14 +339,14 @@ class RepositoryPermissions(WireModel):
 
 
 class ShellPermissions(WireModel):
-    """Typed read-only inspection and an exact command allowlist."""
+    """Read-only inspection and an exact command allowlist."""
 
     inspect: bool
     execute_allowlist: Items[ShellCommand]
 
 
 class RuntimePermissions(WireModel):
-    """Runtime targets that may be inspected or restarted."""
+    """Runtime targets per operation."""
 
     inspect: Items[RuntimeTarget]
     restart: Items[RuntimeTarget]
@@ -355,12 +355,14 @@ class RuntimePermissions(WireModel):
 class BrowserPermissions(WireModel):
     """Browser inspection and state mutation."""
 
+    model_config = UNDESCRIBED
+
     inspect: bool
     mutate_state: bool
 
 
 class NetworkPermissions(WireModel):
-    """Exact host names that may be read, and external writes."""
+    """Exact host names to read."""
 
     read_domains: Items[DomainName]
     external_write: bool
@@ -369,6 +371,8 @@ class NetworkPermissions(WireModel):
 class SubagentPermissions(WireModel):
     """Whether and how deeply children may be spawned."""
 
+    model_config = UNDESCRIBED
+
     spawn: bool
     maximum_children: Annotated[int, Field(ge=0, le=16)]
     maximum_depth: Annotated[int, Field(ge=0, le=4)]
@@ -376,6 +380,8 @@ class SubagentPermissions(WireModel):
 
 class PermissionSet(WireModel):
     """A complete permission set; every part is required."""
+
+    model_config = UNDESCRIBED
 
     repository: RepositoryPermissions
     shell: ShellPermissions
@@ -411,6 +417,8 @@ ClaimStatus = Literal["observed", "inferred", "user_reported", "unverified"]
 
 class EvidenceClaim(WireModel):
     """A claim with its provenance status and the evidence behind it."""
+
+    model_config = UNDESCRIBED
 
     id: Identifier
     text: BoundedText
@@ -456,7 +464,7 @@ class Finding(WireModel):
 
 
 class Scope(WireModel):
-    """What a task includes and excludes, in the user's terms."""
+    """In the user's terms."""
 
     include: Items[BoundedText]
     exclude: Items[BoundedText]
@@ -469,4 +477,4 @@ class AcceptanceCriterion(WireModel):
     stage: Stage
     requirement: BoundedText
     evidence_required: Annotated[list[Label], Field(min_length=1, max_length=MAX_ITEMS)]
-    """Names of the kinds of evidence that would prove the criterion."""
+    """Kinds of evidence that would prove it."""

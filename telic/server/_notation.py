@@ -22,13 +22,15 @@ The text (``docs/protocol.md`` §3.1, "Compact schemas over MCP"):
   under one property name in several definitions (``schemaVersion: "1.0" // Protocol version…``)
   so travels once.
 - ``T`` is ``string``, ``string(1..128)`` (minLength..maxLength, either side may be empty),
-  ``string(..64) /regex/`` (a pattern, JSON-string escaped, ``/`` as ``\\/``); ``integer(0..10)``
-  and ``number(0..100)`` (minimum..maximum); ``boolean``, ``null``, ``object``; ``"1.0"``
-  (a string constant); ``pass|"1.0"`` (a string enum: a member that is a word starting with a
-  lower-case letter, ``[a-z][A-Za-z0-9_.:-]*``, and no keyword, goes without quotes, any other
-  is a JSON string; the members are joined by ``|`` without spaces); ``T[]`` and ``T[1..256]``
-  (an array with minItems..maxItems); ``A | B`` (anyOf); ``(T)``; a ``type`` name (a ``$ref``
-  into ``$defs``); an alias name; ``json{…}`` (the sub-schema as JSON).
+  ``string(..64) /regex/`` (a pattern, JSON-string escaped, ``/`` as ``\\/``),
+  ``string<date-time>`` (a format, before any bounds); ``integer(0..10)`` and
+  ``number(0..100)`` (minimum..maximum); ``boolean``, ``null``, ``object``; ``"1.0"`` (a string
+  constant), ``true``, ``false``, ``1`` (a boolean or integer constant); ``pass|"1.0"`` (a
+  string enum: a member that is a word starting with a lower-case letter,
+  ``[a-z][A-Za-z0-9_.:-]*``, and no keyword, goes without quotes, any other is a JSON string;
+  the members are joined by ``|`` without spaces); ``T[]`` and ``T[1..256]`` (an array with
+  minItems..maxItems); ``A | B`` (anyOf); ``oneOf(A, B)`` (oneOf); ``(T)``; a ``type`` name (a
+  ``$ref`` into ``$defs``); an alias name; ``json{…}`` (the sub-schema as JSON).
 - Kinds (types, aliases and fields) already sent to a session need not be written again:
   ``encode`` omits the names it is told the reader ``known``s, and ``decode`` takes them from
   ``known``. The root's ``$defs`` are then exactly the types its references reach.
@@ -61,12 +63,15 @@ __all__ = [
 
 DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 _REF: Final = "#/$defs/"
-_WORDS: Final = frozenset({"string", "integer", "number", "boolean", "null", "object", "json"})
+_WORDS: Final = frozenset(
+    {"string", "integer", "number", "boolean", "null", "object", "json", "oneOf"}
+)
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER: Final = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 # An enum member written without quotes: a lower-case word that no type or keyword spells.
 _BARE: Final = re.compile(r"[a-z][A-Za-z0-9_.:-]*")
-_NOT_BARE: Final = _WORDS | {"true", "false"}
+_NOT_BARE: Final = _WORDS | {"true", "false"}  # also never the name of a type or an alias
+_FORMAT: Final = re.compile(r"[a-z][a-z0-9-]*")
 _DECODER: Final = json.JSONDecoder()
 FIELD: Final = "field "
 
@@ -152,11 +157,13 @@ class _Writer:
             ref = node["$ref"]
             if isinstance(ref, str) and ref.startswith(_REF):
                 name = ref.removeprefix(_REF)
-                if _NAME.fullmatch(name) and name not in _WORDS and name not in self.aliases:
+                if _NAME.fullmatch(name) and name not in _NOT_BARE and name not in self.aliases:
                     return name, False
             return None
         if kind == "string":
             return self._string(node, keys)
+        if keys == {"type", "const"} and _literal_const(kind, node["const"]):
+            return _json(node["const"]), False
         if kind in ("integer", "number") and keys <= {"type", "minimum", "maximum"}:
             return str(kind) + _range(node.get("minimum"), node.get("maximum")), False
         if kind in ("boolean", "null", "object") and keys == {"type"}:
@@ -171,6 +178,9 @@ class _Writer:
             return (f"({item})" if union else item) + (
                 f"[{bounds[1:-1]}]" if bounds else "[]"
             ), False
+        if keys == {"oneOf"} and isinstance(node["oneOf"], list) and len(node["oneOf"]) > 1:
+            choices = [self.expr(choice)[0] for choice in node["oneOf"]]
+            return "oneOf(" + ", ".join(choices) + ")", False
         if keys == {"anyOf"} and isinstance(node["anyOf"], list) and len(node["anyOf"]) > 1:
             members = [self.expr(member) for member in node["anyOf"]]
             if all(text.startswith('"') for text, _ in members):
@@ -190,15 +200,28 @@ class _Writer:
             ):
                 return "|".join(map(_member, values)), True  # parenthesised as an item
             return None
-        if not keys <= {"type", "minLength", "maxLength", "pattern"}:
+        if not keys <= {"type", "format", "minLength", "maxLength", "pattern"}:
             return None
-        text = "string" + _range(node.get("minLength"), node.get("maxLength"))
+        text = "string"
+        form = node.get("format")
+        if form is not None:
+            if not isinstance(form, str) or not _FORMAT.fullmatch(form):
+                return None
+            text += f"<{form}>"
+        text += _range(node.get("minLength"), node.get("maxLength"))
         pattern = node.get("pattern")
         if pattern is not None:
             if not isinstance(pattern, str) or not pattern:
                 return None
             text += " /" + _json(pattern)[1:-1].replace("/", "\\/") + "/"
         return text, False
+
+
+def _literal_const(kind: object, value: object) -> bool:
+    """Whether ``{"type": kind, "const": value}`` is written as the bare literal ``value``."""
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return kind == "integer" and isinstance(value, int) and not isinstance(value, bool)
 
 
 def _member(value: str) -> str:
@@ -339,7 +362,7 @@ def encode(
     if not _block_able(body, root=True):
         return None
     defs: dict[str, Any] = dict(body.pop("$defs", None) or {})
-    if not all(_NAME.fullmatch(n) and n not in _WORDS and n not in aliases for n in defs):
+    if not all(_NAME.fullmatch(n) and n not in _NOT_BARE and n not in aliases for n in defs):
         return None
     # Unchecked first (the common case: every expression reads back as itself, which the whole
     # text's check proves); if the whole differs, again with every expression checked.
@@ -534,11 +557,26 @@ class _Reader:
             if len(values) == 1:
                 return {"const": values[0], "type": "string"}
             return {"enum": values, "type": "string"}
+        literal = _NUMBER.match(self.text, self.at)
+        if literal is not None:
+            value = self.number(integers=True)
+            return {"const": value, "type": "integer"}
         found = _NAME.match(self.text, self.at)
         if found is None:
             raise self.fail("a type")
         word = found.group()
         self.at = found.end()
+        if word in ("true", "false"):
+            return {"const": word == "true", "type": "boolean"}
+        if word == "oneOf":
+            if not self.take("("):
+                raise self.fail("'(' after 'oneOf'")
+            members = [self.union()]
+            while self.take(", "):
+                members.append(self.union())
+            if not self.take(")"):
+                raise self.fail("')'")
+            return {"oneOf": members}
         if word == "json":
             try:
                 value, self.at = _DECODER.raw_decode(self.text, self.at)
@@ -569,6 +607,14 @@ class _Reader:
 
     def string_type(self) -> dict[str, Any]:
         node: dict[str, Any] = {"type": "string"}
+        if self.take("<"):
+            form = _FORMAT.match(self.text, self.at)
+            if form is None:
+                raise self.fail("a format name")
+            self.at = form.end()
+            if not self.take(">"):
+                raise self.fail("'>'")
+            node["format"] = form.group()
         if self.take("("):
             low, high = self.bounds(integers=True)
             if not self.take(")"):

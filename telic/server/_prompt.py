@@ -28,7 +28,8 @@ comes as {"$ref": "telic://schemas/<type>", "x-telic-type": "<text>"}: the text 
 Schema written like TypeScript, one property per line (name?: optional, = its default, // its \
 description; objects admit no other keys), string(1..128) for lengths, integer(0..10) for \
 bounds, T[1..256] for item counts, /…/ for a pattern, a|b|"c d" for an enum (quoted where a \
-member is not a plain lower-case word), A | B for either, json{…} for a part written as JSON \
+member is not a plain lower-case word), true or 1 for a constant, string<date-time> for a \
+format, A | B for either, oneOf(A, B) for exactly one, json{…} for a part written as JSON \
 Schema; each "type X =" or "alias X =" line defines a name, and each "field x: …" line the \
 property that other objects write as a bare x line, once per session, for later texts too. \
 After that it comes as \

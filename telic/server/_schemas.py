@@ -366,13 +366,13 @@ def notation_fields() -> dict[str, Any]:
         if artifact_type in _BY_TELIC:
             continue
         for name, node in _properties(full_schema(artifact_type), seen):
-            if isinstance(node, dict) and isinstance(node.get("description"), str):
+            if isinstance(node, dict):
                 described.append((name, node))
     # Only a name and description seen twice can be a field: the rest costs no node_text.
-    twice = Counter((name, node["description"]) for name, node in described)
+    twice = Counter((name, node.get("description")) for name, node in described)
     counts: dict[str, Counter[str]] = {}
     for name, node in described:
-        if twice[name, node["description"]] > 1:
+        if twice[name, node.get("description")] > 1:
             counts.setdefault(name, Counter())[node_text(node)] += 1
     recurring: list[tuple[str, Any, int]] = []
     for name, bodies in sorted(counts.items()):
