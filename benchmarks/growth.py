@@ -14,6 +14,12 @@ submits a burst of Evidence and times each submission:
 - ``controller_cold``: that controller's first call, which reads and verifies the whole run (what
   a process that has never seen the run pays once).
 
+Timings on a shared virtual machine swing by half from one run to the next, so each checkpoint
+also counts the Python function calls of ``COUNTED`` more submissions on each warm path
+(``calls_per_submit``, cProfile over this thread: the event loop, the actors and the controller;
+SQLite's own thread is not in it). The count does not depend on load: equal counts at the 10th
+and the 2,000th artifact mean no step of a submission walks the run.
+
 Trace paging: a run filled to the 10,000-event limit, then ``get_trace`` pages of 100 at the
 start, the middle and the end. Artifact size: Evidence of 1, 8 and 32 KiB of content (its limit
 is 32,768 characters). Concurrent runs: 1, 4 and 16 runs in one service, each task submitting 30
@@ -25,7 +31,9 @@ Run: ``python benchmarks/growth.py [--burst N] [--no-readme]``.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import sys
 import tempfile
 import time
@@ -33,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import COLUMNS, append_rows, commit, machine, row, summary
+from _common import COLUMNS, append_rows, commit, machine, row, summary, today
 
 from telic.controller import Controller
 from telic.ledger import Ledger, NewTraceEvent, open_ledger
@@ -53,6 +61,7 @@ from tests.telic.roles.kit import (
 NODES = 64
 CHILDREN = 16
 CHECKPOINTS = (10, 500, 2000)
+COUNTED = 2  # submissions per warm path whose calls are counted, at each checkpoint
 
 
 async def _grow_to(flow: ServiceFlow, target: int, node: list[int]) -> int:
@@ -99,6 +108,24 @@ async def _burst(
         out.setdefault("controller_cold" if index == 0 else "controller_warm", []).append(seconds)
 
 
+async def _calls(flow: ServiceFlow, other: Controller, label: int) -> dict[str, float]:
+    """Python function calls per submission, on the service and on the warm controller."""
+    b = flow.b
+    counts: dict[str, float] = {}
+    for path in ("service", "controller_warm"):
+        profile = cProfile.Profile()
+        for index in range(COUNTED):
+            body = b.evidence(f"ev-n-{path}-{label}-{index}")
+            profile.enable()
+            if path == "service":
+                await flow.submit("Evidence", body)
+            else:
+                await other.submit_artifact(b.run_id, *flow.token(), "Evidence", body)
+            profile.disable()
+        counts[path] = pstats.Stats(profile).total_calls / COUNTED  # type: ignore[attr-defined]
+    return counts
+
+
 async def growth(ledger: Ledger, state_dir: str, burst: int) -> dict[str, Any]:
     """Per-call Evidence latency at each checkpoint."""
     results: dict[str, Any] = {}
@@ -119,6 +146,7 @@ async def growth(ledger: Ledger, state_dir: str, burst: int) -> dict[str, Any]:
             results[str(checkpoint)] = {
                 "artifacts_before": reached,
                 **{name: summary(values) for name, values in times.items()},
+                "calls_per_submit": await _calls(flow, other, checkpoint),
             }
     return results
 
@@ -277,6 +305,12 @@ def main() -> None:
             for path in ("service", "controller_warm", "controller_cold"):
                 what = f"{label}: Evidence submit at artifact {checkpoint:,}, {path}"
                 rows.append(row(what, at[path]))
+        for path in ("service", "controller_warm"):
+            calls = " / ".join(
+                f"{found['growth'][str(c)]['calls_per_submit'][path]:,.0f}" for c in CHECKPOINTS
+            )
+            what = f"{label}: Python calls per Evidence submit at artifact 10 / 500 / 2,000, {path}"
+            rows.append([today(), commit(), machine(), what, calls, "", "deterministic"])
         for page, stats in found["trace_paging_10000_events"].items():
             rows.append(row(f"{label}: get_trace {page.replace('_', ' ')} of 10,000", stats))
         for size, stats in found["artifact_size"].items():
