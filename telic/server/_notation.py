@@ -1,6 +1,6 @@
 """Telic type notation: a JSON Schema as TypeScript-like text, with an exact decoder.
 
-A model reads ``id: Id // Artifact id of this review.`` far more easily, and in far fewer bytes,
+A model reads ``score: number(0..100) // 80 or more to progress.`` more easily, in fewer bytes,
 than the JSON Schema object it stands for. This module writes a schema in that notation
 (``encode``) and reads it back (``decode``), exactly: ``decode(encode(schema).text, known) ==
 schema`` for every schema the encoder accepts, and the encoder accepts a schema only after
