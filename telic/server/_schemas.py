@@ -57,6 +57,7 @@ __all__ = [
     "notation_aliases",
     "notation_fields",
     "parse_schema_mode",
+    "prepare_schemas",
     "schema_reference",
     "schema_text",
     "schema_uri",
@@ -402,6 +403,22 @@ def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
     kinds.update((name, node_text(node)) for name, node in encoded.aliases.items())
     kinds.update((field_key(name), node_text(node)) for name, node in encoded.fields.items())
     return encoded.text, kinds
+
+
+def prepare_schemas(mode: SchemaMode) -> None:
+    """Build every artifact type's schema as ``mode`` sends it, into the caches results read.
+
+    In ``once`` mode the first result that carries a schema would otherwise build every type's
+    full schema and the notation tables chosen over all of them (``notation_aliases``,
+    ``notation_fields``): tens of milliseconds of CPU in a fresh process. The servers call this
+    in a worker thread while their backend opens (``telic.server._backend.OpeningBackend``).
+    A result that needs a schema meanwhile builds it as before; the caches hold equal values.
+    """
+    for artifact_type in SCHEMA_TYPES:
+        if mode == "full":
+            emitted_schema(artifact_type)
+        elif artifact_type not in _BY_TELIC:
+            _encoded(artifact_type)
 
 
 @functools.lru_cache(maxsize=256)
