@@ -74,15 +74,6 @@ class ServeOptions:
         self.repository_root = repository_root
         self.schemas = schemas
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServeOptions) and (self.repository_root, self.schemas) == (
-            other.repository_root,
-            other.schemas,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.repository_root, self.schemas))
-
     def __repr__(self) -> str:
         return f"ServeOptions({self.repository_root!r}, {self.schemas!r})"
 
@@ -390,12 +381,6 @@ class HookReply:
 
     def __init__(self, output: str | None) -> None:
         self.output = output
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HookReply) and self.output == other.output
-
-    def __hash__(self) -> int:
-        return hash(self.output)
 
     def __repr__(self) -> str:
         return f"HookReply({self.output!r})"
