@@ -23,7 +23,9 @@ Bytecode is cached first (as ``pip install`` does), even when the environment se
 against the machine's load: a bare ``python -c pass`` and a process that only imports what the
 warm path imports. ``--baseline DIR`` names another source tree of Telic (``mkdir DIR && git
 archive <commit> | tar -x -C DIR``): its hook is timed in the same rounds, launched the same
-way as ours (``python -P -c`` with that tree first on ``PYTHONPATH``), and the JSON shows both.
+way as ours (``python -P -c`` with that tree first on ``PYTHONPATH``, each tree's console-script
+entry point from its ``pyproject.toml``), and the JSON shows both; each tree's resident server
+is started too, and a Write through each is timed in the same rounds.
 
 Then the same warm Write calls with the repository's resident server running (``telic serve
 --resident`` started it): the hook process only imports the standard-library client, and the
@@ -46,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -159,18 +162,43 @@ def spawn(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+START = (
+    "import os, sys; from telic.resident._shim import ensure_server, parse_serve; "
+    "ensure_server(parse_serve(['--resident'], sys.argv[1], os.environ), os.environ).close()"
+)
+"""Starts the resident server of the tree first on ``PYTHONPATH`` (``--baseline``'s)."""
+
+
 def _through_resident(
-    repo: Path, env: dict[str, str], scratch: Path, calls: int
-) -> tuple[list[float], list[float], bool]:
+    repo: Path,
+    env: dict[str, str],
+    calls: int,
+    launched: tuple[list[str], list[str], dict[str, str]] | None = None,
+) -> tuple[list[float], list[float], bool, dict[str, list[float]]]:
     """Warm calls while the repository's resident server runs; whether each answer equals the
-    in-process one for the same call (asked right before it, with the resident server unseen)."""
+    in-process one for the same call (asked right before it, with the resident server unseen).
+
+    With ``launched`` (our ``python -c`` launcher, the baseline's command and environment), the
+    baseline tree's own resident server is started too (the socket's name hashes the code, so
+    each tree's hook finds only its own server), and each round also times a Write through
+    each tree's server, launched alike, ours then theirs. Those times are the last value
+    (wall-clock and CPU lists by key); an answer of the baseline that is not ours fails the run.
+    """
     from telic.resident._shim import ensure_server, parse_serve
 
     runtime = Path(tempfile.mkdtemp(prefix="thb-"))
     with_server = {**env, "TELIC_RUNTIME_DIR": str(runtime / "rt")}
     options = parse_serve(["--resident"], str(repo), with_server)
     ensure_server(options, with_server).close()
+    compared: dict[str, list[float]] = {}
     try:
+        if launched is not None:
+            ours, theirs, baseline_env = launched
+            theirs_env = {**baseline_env, "TELIC_RUNTIME_DIR": with_server["TELIC_RUNTIME_DIR"]}
+            subprocess.run(
+                [sys.executable, "-P", "-c", START, str(repo)], env=theirs_env, check=True
+            )
+            compared = {key: [] for key in RESIDENT_COMPARED}
         walls: list[float] = []
         cpus: list[float] = []
         same = True
@@ -181,7 +209,15 @@ def _through_resident(
             cpus.append(CPU.pop())
             same = same and answer == call(repo, env, kind)[1]
             CPU.pop()  # the in-process call's, not measured here
-        return walls, cpus, same
+            if launched is not None:
+                mine = call(repo, with_server, "write allowed", ours)
+                compared["ours"].append(mine[0])
+                compared["ours cpu"].append(CPU.pop())
+                other = call(repo, theirs_env, "write allowed", theirs)
+                compared["baseline"].append(other[0])
+                compared["baseline cpu"].append(CPU.pop())
+                same = same and other[1] == mine[1]
+        return walls, cpus, same, compared
     finally:
         for log in (runtime / "rt").glob("*.log"):
             for line in log.read_text(encoding="utf-8").splitlines():
@@ -191,8 +227,17 @@ def _through_resident(
         shutil.rmtree(runtime, ignore_errors=True)
 
 
-LAUNCH = "import sys; from telic.cli._entry import main; sys.exit(main())"
-"""How a tree that is not installed runs its hook (``--baseline``): as the console script does."""
+RESIDENT_COMPARED = ("ours", "ours cpu", "baseline", "baseline cpu")
+OURS = Path(__file__).resolve().parents[1]
+"""This source tree."""
+
+
+def launcher(tree: Path) -> str:
+    """How a tree that is not installed runs its hook (``--baseline``): as its console script
+    does, from the entry point its ``pyproject.toml`` names, as ``python -c`` code."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    module, name = project["scripts"]["telic"].split(":")
+    return f"import sys; from {module} import {name} as main; sys.exit(main())"
 
 
 def _baseline(tree: Path, repo: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
@@ -204,7 +249,7 @@ def _baseline(tree: Path, repo: Path, env: dict[str, str]) -> tuple[list[str], d
         sys.executable,
         "-P",
         "-c",
-        LAUNCH,
+        launcher(tree),
         "--repository-root",
         str(repo),
         "hook",
@@ -239,7 +284,8 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([sys.executable, "-c", IMPORTS], env=env, check=True)
         baseline = None if args.baseline is None else _baseline(args.baseline, repo, env)
-        ours_launched = [sys.executable, "-P", "-c", LAUNCH, "--repository-root", str(repo)]
+        ours_launched = [sys.executable, "-P", "-c", launcher(OURS), "--repository-root"]
+        ours_launched += [str(repo)]
         ours_launched += ["hook", "claude-code"]
         cold: list[float] = []
         for _ in range(args.cold):
@@ -283,7 +329,10 @@ def main() -> int:
                     compared_cpu[f"{kind}: ours"].append(CPU.pop())
                     compared[f"{kind}: baseline"].append(call(repo, baseline_env, kind, command)[0])
                     compared_cpu[f"{kind}: baseline"].append(CPU.pop())
-        resident, resident_cpu, same = _through_resident(repo, env, scratch, args.calls)
+        both = None if baseline is None else (ours_launched, *baseline)
+        resident, resident_cpu, same, resident_compared = _through_resident(
+            repo, env, args.calls, both
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     everything = [t for times in walls.values() for t in times]
@@ -305,6 +354,9 @@ def main() -> int:
     if baseline is not None:
         result["launched_alike"] = {key: summary(times) for key, times in compared.items()}
         result["launched_alike_cpu"] = {key: summary(t) for key, t in compared_cpu.items()}
+        result["resident_launched_alike"] = {
+            key: summary(times) for key, times in resident_compared.items()
+        }
     print(json.dumps(result, indent=2))
     if wrong:
         print(f"{len(wrong)} answers were not the expected ones", file=sys.stderr)
@@ -337,6 +389,13 @@ def main() -> int:
                 rows.append(row(f"{what}, alone, `python -c` launcher: {where}", summary(times)))
                 cpu = summary(compared_cpu[key])
                 rows.append(row(f"{what}, alone, `python -c` launcher: {where}, CPU time", cpu))
+        if baseline is not None:
+            name = args.baseline.name
+            for key, times in resident_compared.items():
+                where = f"baseline {name}" if key.startswith("baseline") else "this tree"
+                what = ", CPU time" if key.endswith("cpu") else ""
+                label = f"write allowed via each tree's resident server, launched alike: {where}"
+                rows.append(row(label + what, summary(times)))
         rows.append(row(f"via the resident server, new process ({args.calls})", result["resident"]))
         rows.append(row("via the resident server: CPU time of the process", result["resident_cpu"]))
         append_rows("Claude Code hook — `benchmarks/hook.py`", COLUMNS, rows)

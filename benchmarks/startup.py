@@ -14,13 +14,18 @@ of the first completed ``report_only`` run (start, ground, four phase artifacts,
 floor, ``python -c pass`` spawned and awaited the same way, sampled between them; and the
 resident server's resident set size after the warm sessions (the memory it keeps).
 
+``--think MS`` waits that long after the first ``tools/list`` before the run, as a host's model
+takes time before its first ``telic_start_run``, and adds the run's own time (from its first
+call to its end) to each series: what a server does while the host thinks is then off the
+run's path.
+
 ``--baseline DIR`` adds the resident series of another checkout of Telic (``DIR`` holds its
 ``telic`` package; it goes first on ``PYTHONPATH``), interleaved with ours, so a before/after
 comparison is measured at the same load: ``git worktree add ../before <commit>`` and
 ``--baseline ../before``.
 
     .venv/bin/python benchmarks/startup.py [--starts 10] [--baseline DIR] [--warm-only]
-        [--no-readme]
+        [--think MS] [--no-readme]
 
 Targets (issue 19, 2 cores): spawn to first ``tools/list`` ≤ 250 ms; spawn to the first completed
 report_only run ≤ 280 ms (the original TypeScript server: 144 ms and 133 ms + its start).
@@ -58,7 +63,8 @@ async def _session(
     workspace: FastWorkspace,
     runtime: Path | None,
     tree: Path | None = None,
-) -> tuple[float, float, float]:
+    think: float = 0.0,
+) -> tuple[float, float, float, float]:
     env = {"TELIC_RUNTIME_DIR": str(runtime)} if runtime is not None else {}
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])
@@ -70,9 +76,13 @@ async def _session(
         initialized = time.perf_counter() - began
         await client.list_tools()
         listed = time.perf_counter() - began
+        if think:
+            await anyio.sleep(think)  # the host's model, deciding what to do
+        started = time.perf_counter()
         await full_run(TelicTools(client), "report_only", workspace)
         ran = time.perf_counter() - began
-    return initialized, listed, ran
+        alone = time.perf_counter() - started
+    return initialized, listed, ran, alone
 
 
 async def _floor() -> float:
@@ -84,7 +94,7 @@ async def _floor() -> float:
 
 
 async def measure(
-    starts: int, baseline: Path | None = None, warm_only: bool = False
+    starts: int, baseline: Path | None = None, warm_only: bool = False, think: float = 0.0
 ) -> dict[str, Any]:
     """Every sample; the resident servers started here are stopped on the way out.
 
@@ -99,7 +109,7 @@ async def measure(
     try:
         workspace = FastWorkspace(base / "repo")
         root = workspace.root
-        samples: dict[str, list[tuple[float, float, float]]] = {}
+        samples: dict[str, list[tuple[float, float, float, float]]] = {}
         if not warm_only:
             samples["in-process"] = []
         for label in trees:
@@ -113,20 +123,22 @@ async def measure(
             floors.append(await _floor())
             if not warm_only:
                 samples["in-process"].append(
-                    await _session(root, base / f"s{index}", workspace, None)
+                    await _session(root, base / f"s{index}", workspace, None, think=think)
                 )
             for n, (label, tree) in enumerate(trees.items()):
                 cold = base / f"rc{index}-{n}"
                 if not warm_only:
                     try:
                         samples[f"{label}resident, cold"].append(
-                            await _session(root, base / f"c{index}-{n}", workspace, cold, tree)
+                            await _session(
+                                root, base / f"c{index}-{n}", workspace, cold, tree, think
+                            )
                         )
                     finally:
                         stop_residents(cold)
                 samples[f"{label}resident, warm"].append(
                     await _session(
-                        root, base / f"warm-state{label}", workspace, runtimes[label], tree
+                        root, base / f"warm-state{label}", workspace, runtimes[label], tree, think
                     )
                 )
         server = resident_pids(runtimes[""])[-1]  # the newest (an edit mid-run starts another)
@@ -139,6 +151,7 @@ async def measure(
                 "initialize": summary([r[0] for r in rows]),
                 "first_tools_list": summary([r[1] for r in rows]),
                 "first_report_only_run": summary([r[2] for r in rows]),
+                **({"report_only_run_alone": summary([r[3] for r in rows])} if think else {}),
             }
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -165,10 +178,13 @@ def main() -> int:
     parser.add_argument(
         "--warm-only", action="store_true", help="only the warm resident series (and the floor)"
     )
+    parser.add_argument(
+        "--think", type=float, default=0.0, help="ms between the first tools/list and the run"
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not append rows")
     args = parser.parse_args()
     baseline = None if args.baseline is None else args.baseline.resolve()
-    result = anyio.run(measure, args.starts, baseline, args.warm_only)
+    result = anyio.run(measure, args.starts, baseline, args.warm_only, args.think / 1000)
     print(json.dumps(result, indent=2))
     if not args.no_readme:
         floor = result["floor: python -c pass"]
@@ -178,12 +194,16 @@ def main() -> int:
         for name in [*(["in-process"] if "in-process" in result else []), *series]:
             label = name.replace("baseline", f"baseline {tag}")
             rows.append(row(f"{label}: spawn → first tools/list", result[name]["first_tools_list"]))
+            paused = f", {args.think:g} ms pause before it" if args.think else ""
             rows.append(
                 row(
-                    f"{label}: spawn → first completed report_only run",
+                    f"{label}: spawn → first completed report_only run{paused}",
                     result[name]["first_report_only_run"],
                 )
             )
+            if args.think:
+                alone = result[name]["report_only_run_alone"]
+                rows.append(row(f"{label}: the first report_only run alone{paused}", alone))
         append_rows("Start-up, in-process vs resident — `benchmarks/startup.py`", COLUMNS, rows)
     return 0
 

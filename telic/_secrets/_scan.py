@@ -9,13 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, table
-from telic._secrets._triggers import (
-    MAX_DECODE_DEPTH,
-    MIN_BASE64,
-    base64_runs,
-    decode_text,
-    probe,
-)
+from telic._secrets._triggers import decoded_runs, probe
 
 __all__ = [
     "SecretFinding",
@@ -170,19 +164,13 @@ def _rule_matches(rule: Rule, text: str, pos: int, endpos: int) -> Iterator[Secr
 
 def _find(text: str, depth: int, whole: bool = False) -> list[SecretFinding]:
     findings = list(_matches(text, whole))
-    if depth >= MAX_DECODE_DEPTH or len(text) < MIN_BASE64:
-        return findings
-    ascii_only = text.isascii()
-    raw = b"" if ascii_only else text.encode("utf-8", "surrogatepass")
-    for start, end, run in base64_runs(text):
-        if run.isalpha():
-            continue  # an identifier: the base64 of a secret has digits or symbols
-        decoded = decode_text(run.decode("ascii"))
-        if decoded is None:
-            continue
+    raw: bytes | None = None
+    for start, end, run, decoded in decoded_runs(text, depth):
         inner = _find(decoded, depth + 1, whole)
         if inner:
-            if not ascii_only:  # byte offsets to character offsets
+            if not text.isascii():  # byte offsets to character offsets
+                if raw is None:
+                    raw = text.encode("utf-8", "surrogatepass")
                 start = len(raw[:start].decode("utf-8", "surrogatepass"))
                 end = start + len(run)
             first = min(inner, key=_order)

@@ -39,6 +39,7 @@ __all__ = [
     "base64_runs",
     "cannot_hold_secret",
     "decode_text",
+    "decoded_runs",
     "probe",
 ]
 
@@ -196,6 +197,24 @@ def base64_runs(text: str) -> Iterator[tuple[int, int, bytes]]:
         at = mask.find(seed, end)
 
 
+def decoded_runs(text: str, depth: int) -> Iterator[tuple[int, int, bytes, str]]:
+    """Yield ``(start, end, run, decoded)`` for each base64 run of ``text`` scanned a layer down.
+
+    The one walk the detector (``_scan._find``) and ``cannot_hold_secret`` share: nothing at
+    ``MAX_DECODE_DEPTH`` or in a text shorter than ``MIN_BASE64``, no run of letters only (an
+    identifier: the base64 of a secret has digits or symbols), no run that decodes to binary.
+    Offsets are UTF-8 byte offsets, as ``base64_runs`` gives them.
+    """
+    if depth >= MAX_DECODE_DEPTH or len(text) < MIN_BASE64:
+        return
+    for start, end, run in base64_runs(text):
+        if run.isalpha():
+            continue
+        decoded = decode_text(run.decode("ascii"))
+        if decoded is not None:
+            yield start, end, run, decoded
+
+
 def _triggered(text: str) -> bool:
     """Whether any anchor or keyword occurs in ``text`` as the detector looks for it."""
     exact = probe(text)
@@ -209,17 +228,9 @@ def cannot_hold_secret(text: str, depth: int = 0) -> bool:
     """Return ``True`` only when the detector would find nothing in ``text``.
 
     ``False`` means "scan it": an anchor or keyword occurs, or a base64 run decodes to text in
-    which one occurs. The walk over the runs is the detector's own (``_scan._find``), with the
+    which one occurs. The walk over the runs is the detector's own (``decoded_runs``), with the
     anchor test standing in for the rules, so whatever it clears the detector clears too.
     """
     if _triggered(text):
         return False
-    if depth >= MAX_DECODE_DEPTH or len(text) < MIN_BASE64:
-        return True
-    for _, _, run in base64_runs(text):
-        if run.isalpha():
-            continue  # the detector skips these too: an identifier, not an encoding
-        decoded = decode_text(run.decode("ascii"))
-        if decoded is not None and not cannot_hold_secret(decoded, depth + 1):
-            return False
-    return True
+    return all(cannot_hold_secret(decoded, depth + 1) for *_, decoded in decoded_runs(text, depth))

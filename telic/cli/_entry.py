@@ -49,7 +49,7 @@ def hook_command(host: str, repository_root: str | None) -> int:
         return 2
     import os
 
-    from telic.resident import ask_hook
+    from telic.resident._shim import ask_hook  # not the facade: its first use loads ``re``
 
     raw = sys.stdin.buffer.read()
     reply = ask_hook(raw, repository_root, os.environ)
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _exit_now(code)
         return code
     if command == "serve" and "--resident" in rest:
-        from telic.resident import serve_resident
+        from telic.resident._shim import serve_resident
 
         return serve_resident(rest, root)
     from telic.cli._main import main as full

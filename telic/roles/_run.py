@@ -423,7 +423,9 @@ class RunActor(Actor[RunMessage]):
         records appended since the last check are looked at. A cast record (CastRecord,
         EvidencePacket, or a ``cast_*``/``packet_sealed`` event) this process did not write means
         another server did: the copy is rebuilt from the whole trace, as after a restart, and
-        the casts whose node no longer executes are sealed.
+        the casts whose node no longer executes are sealed. A rebuild that moves the earliest
+        deadline rings the keeper's bell, whichever caller synced (a start rebuilds before any
+        message, so ``on_message``'s own comparison cannot see it).
         """
         slot = self._slot
         state = await self._deps.controller.load(self._run_id)
@@ -441,13 +443,20 @@ class RunActor(Actor[RunMessage]):
                 for i in range(events, now[1])
             )
         rebuild = moved and bool(state.all("CastRecord") or slot.casts)
-        if rebuild:
-            trace = await self._trace()
-            slot.casts = reopen_casts(state, trace, registry=self._registry(state))
+        if not rebuild:
+            slot.synced = now
+            slot.own.clear()
+            return
+        before = next_deadline(slot.casts.values())
+        trace = await self._trace()
+        slot.casts = reopen_casts(state, trace, registry=self._registry(state))
         slot.synced = now
         slot.own.clear()
-        if rebuild:
+        try:
             await self._seal_stale(state)  # as at a start: another server moved the node on
+        finally:
+            if next_deadline(slot.casts.values()) != before:
+                self._deps.bell.ring()
 
     def _wrote(self, *ids: str) -> None:
         """Note cast records this process wrote, so that ``_sync_casts`` does not rebuild."""

@@ -23,6 +23,7 @@ import anyio.to_thread
 
 from telic._errors import TelicError
 from telic.server._config import ServerConfig
+from telic.server._schemas import prepare_schemas
 from telic.server._service import Service
 
 if TYPE_CHECKING:
@@ -160,6 +161,9 @@ class OpeningBackend:
         if self._closing.is_set():
             return
         async with AsyncExitStack() as stack:
+            # Beside the open, not before it: what the first schema-carrying result would build.
+            preparing = await stack.enter_async_context(anyio.create_task_group())
+            preparing.start_soon(anyio.to_thread.run_sync, prepare_schemas, self._config.schemas)
             try:
                 backend = await stack.enter_async_context(open_backend(self._config))
             except TelicError as error:

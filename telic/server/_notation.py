@@ -2,7 +2,7 @@
 
 A model reads ``score: number(0..100) // 80 or more to progress.`` more easily, in fewer bytes,
 than the JSON Schema object it stands for. This module writes a schema in that notation
-(``encode``) and reads it back (``decode``), exactly: ``decode(encode(schema).text, known) ==
+(``encode``) and reads it back (``decode``), exactly: ``decode(encode(schema).text) ==
 schema`` for every schema the encoder accepts, and the encoder accepts a schema only after
 checking that equality itself. A construct the notation has no form for is written as
 ``json{…}``, the node's own JSON Schema, so nothing is ever approximated.
@@ -344,18 +344,16 @@ def _definition(word: str, name: str, node: object, writer: _Writer) -> list[str
 def encode(
     schema: Mapping[str, Any],
     aliases: Mapping[str, Any] | None = None,
-    known: Kinds | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> Encoded | None:
     """Write ``schema`` in the notation; ``None`` when its root is not a closed object.
 
     ``aliases`` (name → sub-schema) may be written by name wherever that exact sub-schema
     occurs, and ``fields`` (property name → property schema, description included) by their
-    property name alone wherever a property of that name has exactly that schema; ``known``
-    kinds of the same name and body are not written again. The result decodes (with ``known``)
-    to ``schema`` exactly, or ``None`` is returned.
+    property name alone wherever a property of that name has exactly that schema. The result
+    decodes to ``schema`` exactly, or ``None`` is returned. Every kind the text uses is defined
+    in it; ``omit`` drops those a reader already holds.
     """
-    known = known or Kinds()
     aliases = dict(aliases or {})
     declared = {name: node for name, node in (fields or {}).items() if _NAME.fullmatch(name)}
     body = dict(schema)
@@ -367,9 +365,9 @@ def encode(
     # Unchecked first (the common case: every expression reads back as itself, which the whole
     # text's check proves); if the whole differs, again with every expression checked.
     for checked in (False, True):
-        encoded = _encode(body, defs, aliases, declared, known, checked=checked)
+        encoded = _encode(body, defs, aliases, declared, checked=checked)
         try:
-            if decode(encoded.text, known) == dict(schema):
+            if decode(encoded.text) == dict(schema):
                 return encoded
         except NotationError:
             pass
@@ -381,12 +379,11 @@ def _encode(
     defs: dict[str, Any],
     aliases: dict[str, Any],
     fields: dict[str, Any],
-    known: Kinds,
     *,
     checked: bool,
 ) -> Encoded:
     writer = _Writer(
-        types=frozenset(defs) | frozenset(known.types),
+        types=frozenset(defs),
         alias_of={node_text(node): name for name, node in aliases.items()},
         aliases=aliases,
         used=set(),
@@ -396,23 +393,17 @@ def _encode(
     lines = _block("", body, writer)
     written: dict[str, Any] = {}
     for name, node in defs.items():
-        if name in known.types and node_text(known.types[name]) == node_text(node):
-            continue
         lines += _definition("type", name, node, writer)
         written[name] = node
     # A field's own line names no field; the aliases it uses are defined with the others.
     by_value = _Writer(writer.types, writer.alias_of, aliases, writer.used, checked=checked)
     declared: dict[str, Any] = {}
     for name in sorted(writer.fields_used):
-        if name in known.fields and node_text(known.fields[name]) == node_text(fields[name]):
-            continue
         lines.append("field " + _property(name, fields[name], True, by_value))
         declared[name] = fields[name]
     plain = _Writer(writer.types, {}, {}, set(), checked=checked)
     defined: dict[str, Any] = {}
     for name in sorted(writer.used):
-        if name in known.aliases and node_text(known.aliases[name]) == node_text(aliases[name]):
-            continue
         lines += _definition("alias", name, aliases[name], plain)
         defined[name] = aliases[name]
     return Encoded("\n".join(lines), written, defined, declared)

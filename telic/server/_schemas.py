@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable
@@ -57,6 +58,7 @@ __all__ = [
     "notation_aliases",
     "notation_fields",
     "parse_schema_mode",
+    "prepare_schemas",
     "schema_reference",
     "schema_text",
     "schema_uri",
@@ -404,6 +406,30 @@ def _encoded(artifact_type: str) -> tuple[str, dict[str, str]] | None:
     return encoded.text, kinds
 
 
+def prepare_schemas(mode: SchemaMode) -> None:
+    """Build every artifact type's schema as ``mode`` sends it, into the caches results read.
+
+    In ``once`` mode the first result that carries a schema would otherwise build every type's
+    full schema and the notation tables chosen over all of them (``notation_aliases``,
+    ``notation_fields``): tens of milliseconds of CPU in a fresh process. The servers call this
+    in a worker thread while their backend opens (``telic.server._backend.OpeningBackend``).
+    One type at a time under ``_BUILDING``: a result that needs a schema meanwhile waits for
+    the type in progress, then finds what it needs built or builds it, never both threads the
+    same tables at once.
+    """
+    for artifact_type in SCHEMA_TYPES:
+        with _BUILDING:
+            if mode == "full":
+                emitted_schema(artifact_type)
+            elif artifact_type not in _BY_TELIC:
+                _encoded(artifact_type)
+
+
+_BUILDING: Final = threading.Lock()
+"""Held while a schema is taken from (and so maybe built into) the caches: see
+``prepare_schemas``."""
+
+
 @functools.lru_cache(maxsize=256)
 def _notation(artifact_type: str, omitted: frozenset[str]) -> dict[str, Any]:
     """The compact schema object of ``artifact_type`` for a reader that knows ``omitted``."""
@@ -462,6 +488,10 @@ class SchemaEmitter:
 
     def __call__(self, artifact_type: str) -> dict[str, Any]:
         """The schema object to carry for ``artifact_type``."""
+        with _BUILDING:
+            return self._schema(artifact_type)
+
+    def _schema(self, artifact_type: str) -> dict[str, Any]:
         if self._sent is None or artifact_type not in SCHEMA_TYPES:
             return emitted_schema(artifact_type)
         if (

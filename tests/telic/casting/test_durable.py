@@ -290,3 +290,37 @@ async def test_two_servers_on_one_ledger_share_every_open_cast_and_its_counters(
                 await first.return_packet(run_id, child.cast_id, good_return())
             assert again.value.code == "cast_not_open"
             assert (await first.verify_run(run_id)).ok
+
+
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_a_cast_another_server_opened_is_expired_on_time_once_a_message_starts_its_actor(
+    store_url: str, tmp_path: Path
+) -> None:
+    clock = ManualClock()
+    with anyio.fail_after(60):
+        async with _session(store_url, tmp_path / "a", clock=clock) as (first, ledger):
+            # The first server's keeper is up and waiting before the run or its cast exist.
+            async with _session(store_url, tmp_path / "b", clock=clock, new_id=_again()) as (
+                second,
+                _,
+            ):
+                flow = await _executing(second, ledger)
+                child = await flow.cast(budget=dict(BUDGET, maxWallMs=1_000))
+            run_id = flow.b.run_id
+            # The other server is gone. One host message starts the first server's run actor,
+            # which rebuilds the cast from the ledger; after it, nobody calls.
+            await first.check_tool_action(run_id, "repository.read", "src/retry.py")
+
+            async def exhausted() -> bool:
+                trace = await ledger.page_trace(run_id, 0, 1000)
+                return [e.event_type for e in trace.events].count("cast_exhausted") == 1
+
+            clock.advance(1_000 + 5)
+            await _until(exhausted)
+            with pytest.raises(PacketRefusal) as refused:
+                await first.return_packet(run_id, child.cast_id, good_return())
+            assert refused.value.code == "budget_exhausted_requires_partial"
+            partial = await first.return_packet(
+                run_id, child.cast_id, good_return(remaining=["the backoff"])
+            )
+            assert (partial.outcome, partial.stop_reason) == ("partial", "wall_capped")

@@ -12,20 +12,24 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from telic.resident._places import private_dir
 from tests.telic.server.raw import initialize
 
 __all__ = [
     "INITIALIZE",
     "Shim",
     "alive",
+    "fake_server",
     "private_runtime",
     "server_pids",
     "stop_servers",
@@ -154,3 +158,27 @@ class Shim:
         """What the shim wrote on stderr (once ``wait`` or ``close`` returned)."""
         assert self._stderr is not None, "wait for the shim first"
         return self._stderr
+
+
+@contextmanager
+def fake_server(path: str, reply: Callable[[socket.socket], None]) -> Iterator[None]:
+    """A listener at ``path`` that answers one connection with ``reply``."""
+    private_dir(os.path.dirname(path))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            while connection.recv(65_536):
+                pass
+            reply(connection)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(30)
+        listener.close()

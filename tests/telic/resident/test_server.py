@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -22,7 +20,7 @@ from telic.resident._places import places_for, private_dir
 from telic.resident._shim import ask_hook, ensure_server, parse_serve
 from telic.server._schemas import NOTATION_KEY
 from tests.telic.hosts.test_hook import event, executing_fix, project
-from tests.telic.resident.kit import server_pids, stop_servers
+from tests.telic.resident.kit import fake_server, server_pids, stop_servers
 from tests.telic.server.test_stdio import REQUEST, SNAPSHOT, _listing
 from tests.telic.server.wire import WireHost
 
@@ -138,30 +136,6 @@ def test_the_hook_never_asks_a_socket_in_a_directory_others_can_reach(tmp_path: 
             listener.accept()  # nobody connected: the hook decided in-process
 
 
-@contextmanager
-def _fake_server(path: str, reply: Callable[[socket.socket], None]) -> Iterator[None]:
-    """A listener at ``path`` that answers one connection with ``reply``."""
-    private_dir(os.path.dirname(path))
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(1)
-
-    def serve() -> None:
-        connection, _ = listener.accept()
-        with connection:
-            while connection.recv(65_536):
-                pass
-            reply(connection)
-
-    thread = threading.Thread(target=serve)
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join(30)
-        listener.close()
-
-
 @pytest.mark.parametrize(
     ("reply", "named"),
     [
@@ -176,7 +150,7 @@ def test_a_server_that_fails_to_answer_is_a_deny_naming_the_failure(
 ) -> None:
     env = {"TELIC_RUNTIME_DIR": str(tmp_path / "rt")}
     places = places_for(str(tmp_path), "", env)
-    with _fake_server(places.hook_socket, reply):
+    with fake_server(places.hook_socket, reply):
         answer = ask_hook(event("Write", file_path=f"{tmp_path}/a.py"), str(tmp_path), env)
     assert answer is not None
     assert answer.output is not None

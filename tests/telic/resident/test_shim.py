@@ -12,10 +12,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from telic.cli import DemoRepository
 from telic.resident._places import places_for
-from telic.resident._shim import ResidentError, ServeOptions, ensure_server, parse_serve
+from telic.resident._shim import (
+    ResidentError,
+    ServeOptions,
+    ensure_server,
+    loads,
+    parse_serve,
+)
 from tests.telic.resident.kit import INITIALIZE, Shim, alive, server_pids, wait_exit
 from tests.telic.server.test_stdio_hostile import HOSTILE
 
@@ -298,3 +305,64 @@ def test_the_shim_imports_no_python_source_module_of_the_standard_library() -> N
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == ["__future__"]  # the `from __future__` lines' module
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _json_loads(data: bytes) -> tuple[str, object]:
+    try:
+        return "value", json.loads(data)
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return "refused", None
+
+
+def _shim_loads(data: bytes) -> tuple[str, object]:
+    try:
+        return "value", loads(data)
+    except ValueError:
+        return "refused", None
+
+
+@given(JSON_VALUES, st.sampled_from(["", " ", "\n\t ", "\r\n"]), st.booleans(), st.booleans())
+def test_the_shim_reads_every_json_document_as_json_loads_does(
+    value: object, space: str, ascii_only: bool, bom: bool
+) -> None:
+    text = space + json.dumps(value, ensure_ascii=ascii_only) + space
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogatepass")
+    assert _shim_loads(data) == _json_loads(data) == ("value", value)
+
+
+@given(st.binary(max_size=40))
+def test_the_shim_refuses_exactly_the_bytes_json_loads_refuses(data: bytes) -> None:
+    assert _shim_loads(data) == _json_loads(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"   ",
+        b"{",
+        b'{"a": ',
+        b"[1] [2]",
+        b"nul",
+        b'"\xff"',
+        b"NaN",
+        b"-Infinity",
+        b'"\\ud800"',
+    ],
+)
+def test_the_shim_agrees_with_json_loads_on_truncated_extra_and_odd_documents(data: bytes) -> None:
+    shim, reference = _shim_loads(data), _json_loads(data)
+    assert shim[0] == reference[0]
+    assert repr(shim[1]) == repr(reference[1])  # NaN is not equal to itself
+
+
+def test_utf_16_documents_are_read_as_json_loads_reads_them() -> None:
+    data = json.dumps({"cwd": "/r\u00e9po"}).encode("utf-16")
+    assert loads(data) == {"cwd": "/r\u00e9po"}

@@ -19,6 +19,7 @@ from telic.server._notation import (
     decode,
     encode,
     field_key,
+    node_text,
     omit,
 )
 from telic.server._schemas import (
@@ -94,12 +95,12 @@ def test_a_property_with_another_schema_than_its_field_is_written_out() -> None:
     assert written.text.split("\n")[1] == "code"
     assert "field code: string(..3) // The code." in written.text
     known = Kinds(fields=written.fields)
-    again = encode(second, known=known, fields=fields)
+    again = encode(second, fields=fields)
     assert again is not None
     written_out = ["code: string(..4) // The code.", "again?: string(..3) // The code."]
     assert again.text.split("\n")[1:3] == written_out  # a field is its name and its schema
     assert "field code" not in again.text
-    assert decode(again.text, known) == second
+    assert decode(again.text) == second
     assert omit(written.text, [field_key("code")]) == "{\ncode\n}"
     assert decode("{\ncode\n}", known) == first
     with pytest.raises(NotationError, match="a known field, not 'code'"):
@@ -166,22 +167,28 @@ def test_a_kind_the_reader_knows_is_not_written_again() -> None:
     assert written is not None
     assert dict(written.types) == {"Point": point}
     known = Kinds(types=written.types)
-    again = encode(second, known=known)
+    again = encode(second)
     assert again is not None
-    assert not again.types
-    assert "type Point" not in again.text
-    assert decode(again.text, known) == second
+    assert dict(again.types) == {"Point": point}
+    text = omit(again.text, ["Point"])  # as a session that has Point is sent the schema
+    assert "type Point" in again.text
+    assert "type Point" not in text
+    assert decode(text, known) == second
     with pytest.raises(NotationError, match="'Point'"):
-        decode(again.text)
+        decode(text)
 
 
-def test_a_kind_known_with_another_body_is_written_in_full() -> None:
-    mine = {"type": "string", "maxLength": 3}
-    schema = _root({"p": {"$ref": "#/$defs/Code"}}, ["p"], defs={"Code": mine})
-    encoded = encode(schema, known=Kinds(types={"Code": {"type": "integer"}}))
-    assert encoded is not None
-    assert dict(encoded.types) == {"Code": mine}
-    assert decode(encoded.text, Kinds(types={"Code": {"type": "integer"}})) == schema
+def test_a_kind_the_session_holds_with_another_body_is_written_in_full() -> None:
+    alias = "alias Id = string(1..128) /^[A-Za-z0-9][A-Za-z0-9._:-]*$/"
+    whole = compact_object("QualityReview")[NOTATION_KEY]
+    assert alias in whole.split("\n")
+    same = compact_object("QualityReview", {"Id": node_text(notation_aliases()["Id"])})
+    assert alias not in same[NOTATION_KEY].split("\n")
+    assert decode(same[NOTATION_KEY], Kinds(aliases={"Id": notation_aliases()["Id"]})) == (
+        full_schema("QualityReview")
+    )
+    other = compact_object("QualityReview", {"Id": node_text({"type": "integer"})})
+    assert other[NOTATION_KEY] == whole
 
 
 @pytest.mark.parametrize(
@@ -348,11 +355,10 @@ def test_any_schema_of_these_constructs_decodes_to_itself(
     known = Kinds(
         types={"Alpha": schema["$defs"]["Alpha"]}, aliases=encoded.aliases, fields=encoded.fields
     )
-    again = encode(schema, aliases, known, fields)
-    assert again is not None
-    assert "type Alpha =" not in again.text
-    assert "\nfield " not in again.text
-    assert decode(again.text, known) == schema
+    # What a session that holds those kinds is sent: the text without their definitions.
     shortened = omit(encoded.text, ["Alpha", *encoded.aliases, *map(field_key, encoded.fields)])
-    assert shortened == again.text
+    assert "type Alpha =" not in shortened
+    assert "\nfield " not in shortened
+    assert "\nalias " not in shortened
+    assert decode(shortened, known) == schema
     assert decode(shortened, known) == schema
