@@ -443,17 +443,15 @@ class RunActor(Actor[RunMessage]):
                 for i in range(events, now[1])
             )
         rebuild = moved and bool(state.all("CastRecord") or slot.casts)
-        if not rebuild:
-            slot.synced = now
-            slot.own.clear()
-            return
         before = next_deadline(slot.casts.values())
-        trace = await self._trace()
-        slot.casts = reopen_casts(state, trace, registry=self._registry(state))
+        if rebuild:
+            trace = await self._trace()
+            slot.casts = reopen_casts(state, trace, registry=self._registry(state))
         slot.synced = now
         slot.own.clear()
         try:
-            await self._seal_stale(state)  # as at a start: another server moved the node on
+            if rebuild:
+                await self._seal_stale(state)  # as at a start: another server moved the node on
         finally:
             if next_deadline(slot.casts.values()) != before:
                 self._deps.bell.ring()

@@ -548,10 +548,8 @@ class _Reader:
             if len(values) == 1:
                 return {"const": values[0], "type": "string"}
             return {"enum": values, "type": "string"}
-        literal = _NUMBER.match(self.text, self.at)
-        if literal is not None:
-            value = self.number(integers=True)
-            return {"const": value, "type": "integer"}
+        if _NUMBER.match(self.text, self.at):
+            return {"const": self.number(integers=True), "type": "integer"}
         found = _NAME.match(self.text, self.at)
         if found is None:
             raise self.fail("a type")

@@ -13,7 +13,7 @@ default), a session's first schema of a type is ``{"$ref": "telic://schemas/<typ
 schema in Telic type notation (``telic.server._notation``: ``id: Id // Artifact id.``), which
 decodes back to it exactly. The text defines each named kind it uses (a ``$defs`` type such as
 ``PermissionSet``, an alias such as ``Id`` for a constrained string, a field such as
-``schemaVersion`` for a property whose described schema recurs) unless an earlier result of the
+``schemaVersion`` for a property whose schema recurs) unless an earlier result of the
 session already did, so a fresh session receives each definition, and each description repeated
 verbatim under one property name, once. ``SentSchemas``
 remembers per MCP session which types and kinds it has sent; a type already sent comes as
@@ -357,23 +357,25 @@ def notation_fields() -> dict[str, Any]:
     """The fields every notation text may write by name: property name → its whole schema.
 
     Chosen over all the host's artifact schemas at once, as the aliases are: for each property
-    name, the described schema it most often has (a ``$defs`` type counted once, as a session
-    is sent it once), when writing those repetitions as the bare name saves more than
-    ``_FIELD_SAVES`` bytes over a session's schemas: a description repeated verbatim travels
-    once. A property of that name with any other schema is written out in full.
+    name, the schema (description included, or none) it most often has (a ``$defs`` type
+    counted once, as a session is sent it once), when writing those repetitions as the bare
+    name saves more than ``_FIELD_SAVES`` bytes over a session's schemas: a description
+    repeated verbatim travels once. A property of that name with any other schema is written
+    out in full.
     """
-    described: list[tuple[str, dict[str, Any]]] = []
+    properties: list[tuple[str, dict[str, Any]]] = []
     seen: dict[str, Any] = {}
     for artifact_type in SCHEMA_TYPES:
         if artifact_type in _BY_TELIC:
             continue
         for name, node in _properties(full_schema(artifact_type), seen):
             if isinstance(node, dict):
-                described.append((name, node))
-    # Only a name and description seen twice can be a field: the rest costs no node_text.
-    twice = Counter((name, node.get("description")) for name, node in described)
+                properties.append((name, node))
+    # Only a name and description (or its absence) seen twice can be a field: the rest costs
+    # no node_text.
+    twice = Counter((name, node.get("description")) for name, node in properties)
     counts: dict[str, Counter[str]] = {}
-    for name, node in described:
+    for name, node in properties:
         if twice[name, node.get("description")] > 1:
             counts.setdefault(name, Counter())[node_text(node)] += 1
     recurring: list[tuple[str, Any, int]] = []
