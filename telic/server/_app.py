@@ -18,10 +18,13 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from telic._errors import NotFound
 from telic.server._backend import has_reports, reports_module
 from telic.server._config import schema_mode
+from telic.server._elicit import Ask, Elicited
 from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
 from telic.server._schemas import (
@@ -142,7 +145,7 @@ def assemble(
             await ctx.session.report_progress(done, total, message)
 
         return await call_tool(
-            service, sent, params.name, params.arguments, progress, session_of(ctx)
+            service, sent, params.name, params.arguments, progress, session_of(ctx), _asker(ctx)
         )
 
     async def on_list_prompts(
@@ -267,6 +270,33 @@ def assemble(
     # result on the way out either way, so a model would be built and dumped for nothing.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     return server
+
+
+def _asker(ctx: Context) -> Ask | None:
+    """Put a form to the caller's user, when its client can take one now; else None.
+
+    That needs a client that declared form elicitation (an empty ``elicitation`` capability
+    means form, as before modes existed) and a protocol version whose server may send a request
+    while a call runs (up to 2025-11-25; from 2026-07-28 a server asks through an
+    ``input_required`` result instead, which Telic does not send: such clients keep the
+    ``clarification_response`` path).
+    """
+    session = ctx.session
+    declared = session.client_capabilities
+    wanted = None if declared is None else declared.elicitation
+    if wanted is None or (wanted.form is None and wanted.url is not None):
+        return None
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS or not session.can_send_request:
+        return None
+
+    async def ask(message: str, schema: dict[str, Any]) -> Elicited:
+        try:
+            answer = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except (MCPError, ValidationError) as failure:  # the client refused or answered nonsense
+            return Elicited("failed", problem=type(failure).__name__)
+        return Elicited(answer.action, answer.content)
+
+    return ask
 
 
 def _workflow_prompt() -> types.Prompt:

@@ -1,0 +1,173 @@
+"""Put an accepted ClarificationRequest to the user through the client's form (MCP elicitation).
+
+When the client declared form elicitation and can take a request from the server during a
+call (protocol versions up to 2025-11-25, stdio or HTTP), ``telic_submit_artifact`` of a
+ClarificationRequest does not stop at storing it: the server asks the user the question, the
+choices as one single-select field (each choice's label, its consequence in the message), and
+records the answer the user picked exactly as ``clarification_response`` would, traced as
+chosen by the user (``clarification_elicited``). The result then carries the run after the
+answer and an ``elicitation`` key telling the host's model what happened; on decline, cancel,
+or an answer that could not be recorded the run stays awaiting clarification, as stored, and
+the ``elicitation`` key says so and what to do (``docs/protocol.md`` §3.2, Clarification).
+
+The form and the reading of the answer are pure functions; ``elicit_answer`` is the shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from telic._errors import TelicError
+
+if TYPE_CHECKING:
+    from telic.controller import StepResult
+    from telic.server._service import Service
+
+__all__ = [
+    "CHOICE_FIELD",
+    "Ask",
+    "Elicited",
+    "clarification_form",
+    "elicit_answer",
+    "read_answer",
+]
+
+CHOICE_FIELD: Final = "choice"
+"""The one field of the form: the id of the choice the user picked."""
+
+Action = Literal["accept", "decline", "cancel", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited:
+    """What the client answered: the user's action and, on accept, the form's content.
+
+    ``failed``: the client answered the request with an error, or not at all (``problem``).
+    """
+
+    action: Action
+    content: Mapping[str, object] | None = None
+    problem: str | None = None
+
+
+Ask = Callable[[str, dict[str, Any]], Awaitable[Elicited]]
+"""Send one form elicitation (message, requested schema) to the caller's client."""
+
+Payload = dict[str, object]
+
+
+def clarification_form(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The message and requested schema that put a ClarificationRequest body to the user."""
+    choices = _choices(body)
+    lines = [str(body.get("question", "")).strip(), ""]
+    lines += [f"- {c.get('label', '')}: {c.get('consequence', '')}" for c in choices]
+    schema = {
+        "type": "object",
+        "properties": {
+            CHOICE_FIELD: {
+                "type": "string",
+                "title": "Your answer",
+                "description": "Pick one; the list above says what each choice leads to.",
+                "oneOf": [
+                    {"const": str(c.get("id")), "title": str(c.get("label"))} for c in choices
+                ],
+            }
+        },
+        "required": [CHOICE_FIELD],
+    }
+    return "\n".join(lines).strip(), schema
+
+
+def read_answer(answer: Elicited, choice_ids: Sequence[str]) -> str | None:
+    """The offered choice id the user picked, or None (declined, cancelled, or not a choice)."""
+    if answer.action != "accept" or answer.content is None:
+        return None
+    picked = answer.content.get(CHOICE_FIELD)
+    return picked if isinstance(picked, str) and picked in choice_ids else None
+
+
+def _note(action: str, picked: str | None, recorded: bool, problem: str | None) -> str:
+    if recorded:
+        return (
+            f"The user answered this clarification directly in the client's form ({picked!r}); "
+            "do not ask it again. Continue with nextAction; when the run resumed, the phase's "
+            "next artifact cites requestRef and answerRef in its sourceRefs."
+        )
+    if picked is not None:
+        why = f"The user's choice {picked!r} could not be recorded ({problem})"
+    elif action == "failed":
+        why = f"The client's form could not be shown ({problem})"
+    else:
+        why = {
+            "decline": "The user declined to answer in the client's form",
+            "cancel": "The user dismissed the client's form without answering",
+        }.get(action, "The client's form did not return one of the offered choices")
+    return (
+        f"{why}; the run still awaits the clarification. Ask the user in your own words and "
+        "answer with clarification_response, or cancel the run if the user wants to stop."
+    )
+
+
+async def elicit_answer(
+    service: Service, ask: Ask, run_id: str, asked: StepResult, payload: Payload
+) -> Payload:
+    """Ask the user the question ``asked`` left pending; return the payload to answer with.
+
+    ``asked`` is the accepted ClarificationRequest's step, ``payload`` its result. Only an
+    accepted, offered choice is recorded (as ``answer_clarification`` with ``elicited``); any
+    other outcome leaves the run as ``asked`` left it and returns ``payload`` with the note.
+    """
+    action = asked.next_action
+    request_ref = str(getattr(action, "clarification_request_ref", ""))
+    request_id = request_ref.rsplit("/", 1)[-1]
+    request = await service.get_artifact(run_id, request_id)
+    message, schema = clarification_form(request.body)
+    choices = [str(c.get("id")) for c in _choices(request.body)]
+    answer = await ask(message, schema)
+    picked = read_answer(answer, choices)
+    if picked is None:
+        outcome = _outcome(answer.action, request_ref, problem=answer.problem)
+        return payload | {"elicitation": outcome}
+    try:
+        answered = await service.answer_clarification(
+            run_id, action.id, asked.run.version, picked, elicited=True
+        )
+    except TelicError as refused:
+        outcome = _outcome(answer.action, request_ref, picked=picked, problem=refused.code)
+        return payload | {"elicitation": outcome}
+    details = await service.get_run(run_id)
+    messages = [a for a in details.artifacts if a.type == "UserMessage"]
+    answer_ref = f"artifact://{run_id}/{messages[-1].artifact_id}"
+    accepted = _outcome("accept", request_ref, picked=picked, answer_ref=answer_ref)
+    return {"run": answered.run, "nextAction": answered.next_action, "elicitation": accepted}
+
+
+def _choices(body: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    choices = body.get("responseChoices")
+    return choices if isinstance(choices, list) else []
+
+
+def _outcome(
+    action: str,
+    request_ref: str,
+    *,
+    picked: str | None = None,
+    answer_ref: str | None = None,
+    problem: str | None = None,
+) -> dict[str, object]:
+    """The ``elicitation`` key: what the user did, what was recorded, what the host does next."""
+    outcome: dict[str, object] = {
+        "action": action,
+        "answered": answer_ref is not None,
+        "requestRef": request_ref,
+    }
+    if picked is not None:
+        outcome["choiceId"] = picked
+    if answer_ref is not None:
+        outcome["answerRef"] = answer_ref
+    if problem is not None:
+        outcome["problem"] = problem
+    outcome["note"] = _note(action, picked, answer_ref is not None, problem)
+    return outcome
