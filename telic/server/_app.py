@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from telic._errors import NotFound
 from telic.server._backend import has_reports, reports_module
 from telic.server._config import schema_mode
-from telic.server._elicit import Ask, Elicited
+from telic.server._elicit import INPUT_KEY, Ask, Elicited, InputRequired, Pending
 from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
 from telic.server._schemas import (
@@ -144,8 +144,16 @@ def assemble(
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        resumed = _resumed(params)
         return await call_tool(
-            service, sent, params.name, params.arguments, progress, session_of(ctx), _asker(ctx)
+            service,
+            sent,
+            params.name,
+            params.arguments,
+            progress,
+            session_of(ctx),
+            _asker(ctx),
+            resumed,
         )
 
     async def on_list_prompts(
@@ -273,30 +281,54 @@ def assemble(
 
 
 def _asker(ctx: Context) -> Ask | None:
-    """Put a form to the caller's user, when its client can take one now; else None.
+    """Put a form to the caller's user, when its client declared it can show one; else None.
 
-    That needs a client that declared form elicitation (an empty ``elicitation`` capability
-    means form, as before modes existed) and a protocol version whose server may send a request
-    while a call runs (up to 2025-11-25; from 2026-07-28 a server asks through an
-    ``input_required`` result instead, which Telic does not send: such clients keep the
-    ``clarification_response`` path).
+    An empty ``elicitation`` capability means form, as before modes existed. Up to protocol
+    2025-11-25 the server sends ``elicitation/create`` while the call runs (when the transport
+    has a back channel); from 2026-07-28 the call answers ``input_required`` with the form, and
+    the client asks the user and repeats the call with the answer (``_resumed``).
     """
     session = ctx.session
     declared = session.client_capabilities
     wanted = None if declared is None else declared.elicitation
     if wanted is None or (wanted.form is None and wanted.url is not None):
         return None
-    if session.protocol_version in MODERN_PROTOCOL_VERSIONS or not session.can_send_request:
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+
+        async def later(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
+            form = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            result = types.InputRequiredResult(
+                input_requests={INPUT_KEY: form}, request_state=pending.state()
+            )
+            raise InputRequired(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return later
+    if not session.can_send_request:
         return None
 
-    async def ask(message: str, schema: dict[str, Any]) -> Elicited:
+    async def now(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
         try:
             answer = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except (MCPError, ValidationError) as failure:  # the client refused or answered nonsense
             return Elicited("failed", problem=type(failure).__name__)
         return Elicited(answer.action, answer.content)
 
-    return ask
+    return now
+
+
+def _resumed(params: types.CallToolRequestParams) -> tuple[Pending, Elicited] | None:
+    """A 2026-07-28 client's repeated call: the clarification it answers and the user's answer."""
+    if params.request_state is None:
+        return None
+    pending = Pending.from_state(params.request_state)
+    if pending is None:
+        raise _invalid("requestState is not one Telic returned; repeat the call as it was")
+    answer = (params.input_responses or {}).get(INPUT_KEY)
+    if not isinstance(answer, types.ElicitResult):
+        return pending, Elicited("failed", problem="no answer to the form")
+    return pending, Elicited(answer.action, answer.content)
 
 
 def _workflow_prompt() -> types.Prompt:

@@ -15,11 +15,12 @@ The form and the reading of the answer are pure functions; ``elicit_answer`` is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from telic._errors import TelicError
+from telic._errors import TelicError, UsageError
 
 if TYPE_CHECKING:
     from telic.controller import StepResult
@@ -27,15 +28,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHOICE_FIELD",
+    "INPUT_KEY",
     "Ask",
     "Elicited",
+    "InputRequired",
+    "Pending",
     "clarification_form",
     "elicit_answer",
     "read_answer",
+    "resume_answer",
 ]
 
 CHOICE_FIELD: Final = "choice"
 """The one field of the form: the id of the choice the user picked."""
+INPUT_KEY: Final = "telic_clarification"
+"""The key of the form among a 2026-07-28 ``input_required`` result's ``inputRequests``."""
+_STATE: Final = "telic.clarification.v1"
 
 Action = Literal["accept", "decline", "cancel", "failed"]
 
@@ -52,8 +60,52 @@ class Elicited:
     problem: str | None = None
 
 
-Ask = Callable[[str, dict[str, Any]], Awaitable[Elicited]]
-"""Send one form elicitation (message, requested schema) to the caller's client."""
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """The clarification a form answers: the run, its version and action id, the request."""
+
+    run_id: str
+    version: int
+    action_id: str
+    request_id: str
+
+    def state(self) -> str:
+        """The ``requestState`` of a 2026-07-28 ``input_required`` result."""
+        fields = [_STATE, self.run_id, self.version, self.action_id, self.request_id]
+        return json.dumps(fields, separators=(",", ":"))
+
+    @classmethod
+    def from_state(cls, text: str) -> Pending | None:
+        """The pending clarification a client echoed back, or None if Telic wrote no such state.
+
+        The state is the client's to echo and so not trusted: it only says which clarification
+        the repeated call answers, and the controller checks its tokens like any answer's.
+        """
+        try:
+            fields = json.loads(text)
+        except ValueError:
+            return None
+        if not (isinstance(fields, list) and len(fields) == 5 and fields[0] == _STATE):
+            return None
+        _, run_id, version, action_id, request_id = fields
+        texts = all(isinstance(f, str) and 0 < len(f) <= 256 for f in (run_id, action_id))
+        if not texts or not isinstance(request_id, str) or not 0 < len(request_id) <= 256:
+            return None
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            return None
+        return cls(run_id, version, action_id, request_id)
+
+
+class InputRequired(Exception):
+    """A 2026-07-28 ``ask``: the call answers with this ``input_required`` result instead."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("input required")
+        self.result = result
+
+
+Ask = Callable[[str, dict[str, Any], Pending], Awaitable[Elicited]]
+"""Put one form (message, requested schema) to the caller's user, for the ``Pending`` answer."""
 
 Payload = dict[str, object]
 
@@ -118,21 +170,47 @@ async def elicit_answer(
     ``asked`` is the accepted ClarificationRequest's step, ``payload`` its result. Only an
     accepted, offered choice is recorded (as ``answer_clarification`` with ``elicited``); any
     other outcome leaves the run as ``asked`` left it and returns ``payload`` with the note.
+    A 2026-07-28 ``ask`` raises ``InputRequired`` instead of answering: the client asks the
+    user and repeats the call, which ``resume_answer`` finishes.
     """
     action = asked.next_action
-    request_ref = str(getattr(action, "clarification_request_ref", ""))
-    request_id = request_ref.rsplit("/", 1)[-1]
+    request_id = str(getattr(action, "clarification_request_ref", "")).rsplit("/", 1)[-1]
     request = await service.get_artifact(run_id, request_id)
     message, schema = clarification_form(request.body)
-    choices = [str(c.get("id")) for c in _choices(request.body)]
-    answer = await ask(message, schema)
-    picked = read_answer(answer, choices)
+    pending = Pending(run_id, asked.run.version, action.id, request_id)
+    answer = await ask(message, schema, pending)
+    return await _record(service, pending, request.body, answer, payload)
+
+
+async def resume_answer(service: Service, pending: Pending, answer: Elicited) -> Payload:
+    """Finish a 2026-07-28 call the client repeated with the user's answer to ``pending``."""
+    request = await service.get_artifact(pending.run_id, pending.request_id)
+    if request.record.type != "ClarificationRequest":
+        raise UsageError(
+            "requestState names no ClarificationRequest of this run; repeat the original call "
+            "with the requestState Telic returned"
+        )
+    details = await service.get_run(pending.run_id)
+    payload: Payload = {"run": details.run, "nextAction": details.next_action}
+    return await _record(service, pending, request.body, answer, payload)
+
+
+async def _record(
+    service: Service,
+    pending: Pending,
+    request: Mapping[str, Any],
+    answer: Elicited,
+    payload: Payload,
+) -> Payload:
+    run_id = pending.run_id
+    request_ref = f"artifact://{run_id}/{pending.request_id}"
+    picked = read_answer(answer, [str(c.get("id")) for c in _choices(request)])
     if picked is None:
         outcome = _outcome(answer.action, request_ref, problem=answer.problem)
         return payload | {"elicitation": outcome}
     try:
         answered = await service.answer_clarification(
-            run_id, action.id, asked.run.version, picked, elicited=True
+            run_id, pending.action_id, pending.version, picked, elicited=True
         )
     except TelicError as refused:
         outcome = _outcome(answer.action, request_ref, picked=picked, problem=refused.code)

@@ -23,8 +23,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import SchemaViolation
-from telic.server._elicit import Ask, elicit_answer
+from telic._errors import SchemaViolation, UsageError
+from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import (
     ToolResult,
     error_envelope,
@@ -114,17 +114,25 @@ async def call_tool(
     progress: ProgressFn,
     session: object | None,
     ask: Ask | None = None,
+    resumed: tuple[Pending, Elicited] | None = None,
 ) -> ToolResult:
     """Run the tool ``name`` once and return its result; an unknown name is invalid params.
 
     ``progress`` reports to the caller (a no-op unless it asked); ``session`` keys the schemas
     the caller's MCP session has had (``None``: no session, every schema in full); ``ask``
-    puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``).
+    puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``);
+    ``resumed`` is a 2026-07-28 client's repeated call with the user's answer to the form.
     """
     spec = spec_of(name)
     if spec is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
-    return await _run(spec, source, sent, dict(arguments or {}), progress, session, ask)
+    if resumed is not None and name != _ASKING:
+        raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
+    return await _run(spec, source, sent, dict(arguments or {}), progress, session, ask, resumed)
+
+
+_ASKING: Final = "telic_submit_artifact"
+"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
 
 
 async def _run(
@@ -135,15 +143,21 @@ async def _run(
     progress: ProgressFn,
     session: object | None,
     ask: Ask | None,
+    resumed: tuple[Pending, Elicited] | None,
 ) -> ToolResult:
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        payload = await _handlers()[spec.name](service, arguments, progress, ask)
+        if resumed is None:
+            payload = await _handlers()[spec.name](service, arguments, progress, ask)
+        else:
+            payload = await _resume(service, arguments, *resumed)
         emitter = sent.emitter(session)
         result = success(payload, emitter)
         emitter.commit()
         return result
+    except InputRequired as asking:  # a 2026-07-28 client asks the user, then calls again
+        return asking.result
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
         envelope = error_envelope(leaf, spec.name)
@@ -314,6 +328,20 @@ async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payloa
         # An accepted ClarificationRequest, and a client that can put a form to its user.
         return await elicit_answer(service, ask, args.run_id, result, _step(result))
     return _step(result)
+
+
+async def _resume(
+    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
+) -> Payload:
+    """The repeated telic_submit_artifact call of a 2026-07-28 client, with the user's answer."""
+    from telic.server._args import SubmitArgs
+
+    args = SubmitArgs.model_validate(arguments)
+    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
+        raise UsageError(
+            "a call with requestState repeats the telic_submit_artifact call that returned it"
+        )
+    return await resume_answer(service, pending, answer)
 
 
 def _decode(text: str) -> object:

@@ -1,11 +1,11 @@
 """A ClarificationRequest put to the user through the official client's elicitation callback.
 
 Over real ``telic serve`` processes (stdio and streamable HTTP) with ``mcp.Client`` in the
-handshake protocol (``mode="legacy"``), whose servers may send a request during a call: the user
-accepts, declines or cancels the form; an accepted choice is recorded as the answer with its
-provenance in the trace and the report, anything else leaves the ledger as the stored request
-left it and says so. A client without the capability, and one on protocol 2026-07-28, keep the
-``clarification_response`` path.
+handshake protocol (``mode="legacy"``, the server sends the form during the call) and in
+2026-07-28 (the call answers ``input_required`` and the client's driver repeats it with the
+answer): the user accepts, declines or cancels the form; an accepted choice is recorded as the
+answer with its provenance in the trace and the report, anything else leaves the ledger as the
+stored request left it and says so. A client without the capability keeps the Telic 1.0 result.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from telic.cli import DemoRepository, RunDriver, TelicTools, http_server, stdio_parameters
 from telic.controller import ELICITED_SUMMARY
@@ -310,7 +311,7 @@ async def test_a_client_without_elicitation_keeps_the_1_0_result(
     assert asked["run"]["status"] == "awaiting_clarification"
 
 
-async def test_a_2026_07_28_client_is_not_asked_and_keeps_the_1_0_result(
+async def test_a_2026_07_28_client_is_asked_through_an_input_required_result(
     repo: DemoRepository, state: Path
 ) -> None:
     user = User("accept", "one_based")
@@ -320,24 +321,77 @@ async def test_a_2026_07_28_client_is_not_asked_and_keeps_the_1_0_result(
             assert client.session.protocol_version == "2026-07-28"
             tools = TelicTools(client)
             driver = await _to_framing(tools)
-            asked = await _ask(tools, driver)
-    assert user.asked == []
-    assert sorted(asked) == ["nextAction", "ok", "run"]
+            before = driver.version
+            # The client's own multi-round-trip driver asks the user and repeats the call.
+            answered = await _ask(tools, driver)
+            trace = await tools.call("telic_get_trace", run_id=driver.run_id, limit=500)
+    assert len(user.asked) == 1
+    assert answered["elicitation"]["answered"] is True
+    assert answered["run"]["version"] == before + 2
+    assert answered["run"]["status"] == "running"
+    summaries = [e["rationaleSummary"] for e in trace["events"]]
+    assert f"Clarification answered with resume {ELICITED_SUMMARY}" in summaries
+
+
+async def test_a_request_state_telic_did_not_write_is_refused_and_changes_nothing(
+    repo: DemoRepository, state: Path
+) -> None:
+    params = stdio_parameters(repo.root, state)
+    with anyio.fail_after(90):
+        async with Client(params, elicitation_callback=User("accept", "one_based")) as client:
+            tools = TelicTools(client)
+            driver = await _to_framing(tools)
+            first = await client.session.call_tool(
+                "telic_submit_artifact",
+                {
+                    "run_id": driver.run_id,
+                    "artifact_type": "ClarificationRequest",
+                    "body": _clarification(driver),
+                    **driver.token(),
+                },
+                allow_input_required=True,
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.input_requests is not None
+            (form,) = first.input_requests.values()
+            assert isinstance(form, types.ElicitRequest)
+            stored = await _ledger(tools, driver.run_id)
+            arguments = {
+                "run_id": driver.run_id,
+                "artifact_type": "ClarificationRequest",
+                "body": _clarification(driver),
+                **driver.token(),
+            }
+            answer = {"telic_clarification": types.ElicitResult(action="accept", content={})}
+            with pytest.raises(MCPError, match="requestState is not one Telic returned"):
+                await client.session.call_tool(
+                    "telic_submit_artifact",
+                    arguments,
+                    input_responses=answer,  # type: ignore[arg-type]
+                    request_state='["telic.clarification.v1","x"]',
+                    allow_input_required=True,
+                )
+            assert await _ledger(tools, driver.run_id) == stored
+    assert stored[0]["status"] == "awaiting_clarification"
+    assert stored[2][-1]["eventType"] == "clarification_requested"
 
 
 # ------------------------------------------------------------------ over streamable HTTP
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize(("action", "choice"), [("accept", "stop"), ("decline", None)])
 async def test_the_form_works_over_streamable_http(
-    action: str, choice: str | None, repo: DemoRepository, state: Path
+    action: str, choice: str | None, mode: str, repo: DemoRepository, state: Path
 ) -> None:
     user = User(action, choice)
     with anyio.fail_after(90):
         async with (
             http_server(repo.root, state) as url,
-            _http(url, mode="legacy", elicitation_callback=user) as client,
+            _http(url, mode=mode, elicitation_callback=user) as client,
         ):
+            expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+            assert client.session.protocol_version == expected
             tools = TelicTools(client)
             driver = await _to_framing(tools)
             asked = await _ask(tools, driver)
