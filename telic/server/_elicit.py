@@ -1,14 +1,15 @@
 """Put an accepted ClarificationRequest to the user through the client's form (MCP elicitation).
 
-When the client declared form elicitation and can take a request from the server during a
-call (protocol versions up to 2025-11-25, stdio or HTTP), ``telic_submit_artifact`` of a
-ClarificationRequest does not stop at storing it: the server asks the user the question, the
-choices as one single-select field (each choice's label, its consequence in the message), and
-records the answer the user picked exactly as ``clarification_response`` would, traced as
-chosen by the user (``clarification_elicited``). The result then carries the run after the
-answer and an ``elicitation`` key telling the host's model what happened; on decline, cancel,
-or an answer that could not be recorded the run stays awaiting clarification, as stored, and
-the ``elicitation`` key says so and what to do (``docs/protocol.md`` §3.2, Clarification).
+When the client declared form elicitation, ``telic_submit_artifact`` of a ClarificationRequest
+does not stop at storing it: the server asks the user the question, the choices as one
+single-select field (each choice's label, its consequence in the message), and records the
+answer the user picked exactly as ``clarification_response`` would, traced as chosen by the
+user (``clarification_elicited``). Up to protocol 2025-11-25 the form goes out during the call;
+on 2026-07-28 the call answers ``input_required`` and the client repeats it with the answer.
+The result then carries the run after the answer and an ``elicitation`` key telling the host's
+model what happened; on decline, cancel, or an answer that could not be recorded the run stays
+awaiting clarification, as stored, and the ``elicitation`` key says so and what to do
+(``docs/protocol.md`` §3.2, Clarification).
 
 The form and the reading of the answer are pure functions; ``elicit_answer`` is the shell.
 """

@@ -396,7 +396,12 @@ async def test_the_form_works_over_streamable_http(
             driver = await _to_framing(tools)
             asked = await _ask(tools, driver)
             trace = await tools.call("telic_get_trace", run_id=driver.run_id, limit=500)
+            async with httpx2.AsyncClient() as http:
+                page = await http.get(f"{url.removesuffix('/mcp')}/runs/{driver.run_id}")
     assert len(user.asked) == 1
+    # The HTML report says who answered: the user in the form, or nobody yet.
+    answered_by = "elicited" if action == "accept" else "pending"
+    assert f'<span class="answered-{answered_by}">' in page.text
     outcome = asked["elicitation"]
     summaries = [e["rationaleSummary"] for e in trace["events"]]
     if action == "accept":
