@@ -55,6 +55,15 @@ def add_host_commands(add: _Add) -> None:
     hook.set_defaults(json=False)
 
 
+def kit_cast_turns(config: ServerConfig, root: Path) -> int:
+    """The cast subagent's turn cap for ``root``'s kit, from the server's cast-type ceilings."""
+    from telic.hosts import cast_turn_ceiling
+    from telic.ledger import default_state_dir
+
+    state_dir = config.state_dir or default_state_dir(root)
+    return cast_turn_ceiling(state_dir, root)
+
+
 async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
     return await anyio.to_thread.run_sync(_init_now, config, args)
 
@@ -64,7 +73,7 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
     resident: bool = args.resident
-    changes = plan_kit(args.host, root, resident=resident)
+    changes = plan_kit(args.host, root, resident=resident, cast_turns=kit_cast_turns(config, root))
     if not args.dry_run:
         write_kit(root, changes)
     written = [c.path for c in changes if c.changed]

@@ -15,13 +15,17 @@ from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
     from telic.hosts._hook import (
+        READS_CLOSE_AT as READS_CLOSE_AT,
         LiveRun as LiveRun,
         claude_code_hook as claude_code_hook,
+        reopens_read as reopens_read,
         select_run as select_run,
     )
     from telic.hosts._kits import (
+        DEFAULT_CAST_TURNS as DEFAULT_CAST_TURNS,
         HOSTS as HOSTS,
         RESIDENT_BY_DEFAULT as RESIDENT_BY_DEFAULT,
+        cast_turn_ceiling as cast_turn_ceiling,
         check_kits as check_kits,
         diff as diff,
         plan_kit as plan_kit,

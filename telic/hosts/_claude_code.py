@@ -43,10 +43,14 @@ TOOL_CAPABILITIES: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "NotebookEdit": ("repository.write", ("notebook_path",)),
     "WebFetch": ("network.read", ("url",)),
     "WebSearch": ("network.read", ()),
+    "Agent": ("subagent.spawn", ("subagent_type",)),
     "Task": ("subagent.spawn", ("subagent_type",)),
 }
 """Claude Code tool → (capability, the ``tool_input`` keys that name its target, first found).
-``Bash`` is classified by its command (``READ_ONLY_COMMANDS``). docs/hosts.md has the table."""
+``Bash`` is classified by its command (``READ_ONLY_COMMANDS``). docs/hosts.md has the table.
+
+The subagent tool is ``Agent`` in current Claude Code (``Task`` is its legacy alias, which Claude
+Code resolves before the hook runs); ``Task`` stays for older builds that still send it."""
 
 READ_ONLY_COMMANDS: Final[Mapping[str, str]] = {
     "git status": "git.status",

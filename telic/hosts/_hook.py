@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
+from telic._secrets import is_secret_like_path
 from telic.hosts._claude_code import (
     HookInput,
     HookInputError,
@@ -57,9 +58,16 @@ from telic.hosts._layers import (
 from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
 from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
-from telic.permissions import Decision, authorize_action
+from telic.permissions import Decision, authorize_action, protected_pattern
 
-__all__ = ["LiveRun", "claude_code_hook", "select_run", "uuid4_text"]
+__all__ = [
+    "READS_CLOSE_AT",
+    "LiveRun",
+    "claude_code_hook",
+    "reopens_read",
+    "select_run",
+    "uuid4_text",
+]
 
 REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
 _LIVE: Final = ("running", "awaiting_clarification")
@@ -69,6 +77,31 @@ _LIVE_RUNS: Final = (
     "WHERE repository_root = ? AND status IN (?, ?) ORDER BY updated_at DESC, run_id"
 )
 _RUN_KEY: Final = "SELECT version, artifact_count FROM runs WHERE run_id = ?"
+
+READS_CLOSE_AT: Final = frozenset({"agent_5_audit", "agent_5_report"})
+"""The phases in which a native read is decided by the phase layer again: the release audit
+judges what the run did, and the report only tells it, so neither needs to look further."""
+
+
+def reopens_read(phase: str, decision: Decision) -> bool:
+    """Whether a native read the phase layer alone refused is decided again without that layer.
+
+    A host reads before it frames, plans or reviews (a planner looks at the file it will plan a
+    change to), and the phases before execution grant no ``repository.read`` of their own. So in
+    every phase before the audit (``READS_CLOSE_AT``) a read that only the phase layer refused
+    is decided by the mode and the run authorization, the user's grant. Protected paths and
+    secret-like paths (``is_secret_like_path``) are left to the phase layer: widening never
+    reaches them. Pure.
+    """
+    return (
+        decision.capability == "repository.read"
+        and not decision.allowed
+        and decision.deciding_layer == "phase"
+        and phase not in READS_CLOSE_AT
+        and decision.scope is not None
+        and protected_pattern(decision.scope) is None
+        and not is_secret_like_path(decision.scope)
+    )
 
 
 class LiveRun(NamedTuple):
@@ -286,10 +319,24 @@ def _decide(
         repository_root=root,
         protected_granted=authority.protected_granted,
     )
+    reopened = reopens_read(run.phase, decision)
+    if reopened:
+        decision = authorize_action(
+            "repository.read",
+            mapped.target,
+            authority.layers[:2],  # the mode and the run authorization: the user's grant
+            repository_root=root,
+            protected_granted=authority.protected_granted,
+        )
     decision = _redacted(decision, mapped.capability)
     target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
     what = f"{mapped.capability} on {target}"
-    if decision.allowed:
+    if decision.allowed and reopened:
+        reason = (
+            f"{where}: {what} is {decision.reason} (native reads inside the run's grant are "
+            "open in every phase before the audit)"
+        )
+    elif decision.allowed:
         reason = f"{where}: {what} is {decision.reason}"
     else:
         layer = decision.deciding_layer or "target"
@@ -400,13 +447,23 @@ def _through_service(url: str, root: str, event: HookInput | None, problem: str)
             if len(live) != 1:
                 return answer("deny", "several live Telic runs; bindings need an SQLite ledger")
             state = await Controller(ledger).load(live[0].run_id)
+            layers = tool_layers(state)
+            granted = state.envelope.authorization.protected_paths_granted
             decision = authorize_action(
                 mapped.capability,  # type: ignore[arg-type]
                 mapped.target,
-                tool_layers(state),
+                layers,
                 repository_root=root,
-                protected_granted=state.envelope.authorization.protected_paths_granted,
+                protected_granted=granted,
             )
+            if reopens_read(state.run.phase, decision):
+                decision = authorize_action(
+                    "repository.read",
+                    mapped.target,
+                    layers[:2],
+                    repository_root=root,
+                    protected_granted=granted,
+                )
             run = LiveRun(
                 state.run.run_id,
                 state.run.mode,

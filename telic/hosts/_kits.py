@@ -33,10 +33,12 @@ from telic._errors import UsageError
 from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
 
 __all__ = [
+    "DEFAULT_CAST_TURNS",
     "HOSTS",
     "FileChange",
     "Host",
     "KitCheck",
+    "cast_turn_ceiling",
     "check_kits",
     "diff",
     "plan_kit",
@@ -50,6 +52,12 @@ SERVER_NAME: Final = "telic"
 AGENT_NAME: Final = "telic-cast"
 SKILL_NAME: Final = "telic-workflow"
 HOOK_TIMEOUT_SECONDS: Final = 30
+DEFAULT_CAST_TURNS: Final = 8
+"""The cast subagent's turn cap when the server configures no enabled cast type (types a run
+enables at its start are not known when ``telic init`` runs)."""
+PRE_ALLOWED: Final = "mcp__" + SERVER_NAME
+"""Claude Code's permission rule for every tool of the ``telic`` MCP server: a run can start in
+any permission mode, ``claude -p`` included (Telic checks its own tools itself)."""
 BEGIN: Final = "<!-- telic:begin (written by telic init; edits inside are replaced) -->"
 END: Final = "<!-- telic:end -->"
 
@@ -143,11 +151,18 @@ def _is_ours(group: object) -> bool:
     )
 
 
-def _with_hooks(path: str, text: str | None, command: str) -> str:
+def _with_settings(path: str, text: str | None, command: str) -> str:
+    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
     document = _load_json(path, text)
     hooks = document.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError(f"init.json: hooks in {path} is not an object")
+    permissions = document.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise UsageError(f"init.json: permissions in {path} is not an object")
+    allowed = permissions.setdefault("allow", [])
+    if not isinstance(allowed, list):
+        raise UsageError(f"init.json: permissions.allow in {path} is not a list")
     action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
     wanted = {
         "PreToolUse": {"matcher": MATCHER, "hooks": [action]},
@@ -165,12 +180,14 @@ def _with_hooks(path: str, text: str | None, command: str) -> str:
                 del groups[index]
         else:
             groups.append(group)
+    if PRE_ALLOWED not in allowed:
+        allowed.append(PRE_ALLOWED)
     if text is not None and json.dumps(document, sort_keys=True) == before:
         return text
     return _dump_json(document)
 
 
-def _front_matter(fields: Sequence[tuple[str, str]]) -> str:
+def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
     lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields]
     return "---\n" + "\n".join(lines) + "\n---\n\n"
 
@@ -248,7 +265,7 @@ _Reader = Callable[[str], str | None]
 
 
 def _claude_code(
-    root: str, command: Sequence[str], read: _Reader, resident: bool
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
 ) -> list[FileChange]:
     from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
@@ -261,12 +278,13 @@ def _claude_code(
                 "evidence packet (JSON). Use for every telic_cast the parent admits.",
             ),
             ("tools", "Read, Grep, Glob"),
+            ("maxTurns", cast_turns),
         ]
     )
     skill = _front_matter([("name", SKILL_NAME), ("description", SKILL_DESCRIPTION)])
     files: dict[str, Callable[[str | None], str]] = {
         ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root, resident)),
-        ".claude/settings.json": lambda t: _with_hooks(
+        ".claude/settings.json": lambda t: _with_settings(
             ".claude/settings.json", t, hook_command(command, root)
         ),
         f".claude/agents/{AGENT_NAME}.md": lambda _: agent + AGENT_TEXT,
@@ -275,7 +293,9 @@ def _claude_code(
     return [FileChange(path, read(path), make(read(path))) for path, make in files.items()]
 
 
-def _codex(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
+def _codex(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
     from telic.hosts._texts import SKILL_TEXT  # the prompt: slow
 
     entry = _server_entry(command, root, resident)
@@ -287,7 +307,9 @@ def _codex(root: str, command: Sequence[str], read: _Reader, resident: bool) -> 
     ]
 
 
-def _cursor(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
+def _cursor(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
     from telic.hosts._texts import SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
@@ -326,11 +348,13 @@ def plan_kit(
     command: Sequence[str] | None = None,
     *,
     resident: bool = RESIDENT_BY_DEFAULT,
+    cast_turns: int = DEFAULT_CAST_TURNS,
 ) -> list[FileChange]:
     """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
     there. Writes nothing. ``resident``: the MCP server command is ``serve --resident`` (by
     default where the resident server runs, ``RESIDENT_BY_DEFAULT``: POSIX); ``False`` keeps a
-    server per host session (docs/hosts.md weighs the two).
+    server per host session (docs/hosts.md weighs the two). ``cast_turns``: the cast
+    subagent's turn cap, where the host has one (``cast_turn_ceiling``).
 
     Raises:
         UsageError: an unknown host (``init.host``), a relative root (``init.root``), or a file
@@ -342,7 +366,9 @@ def plan_kit(
         raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
     if not root.is_absolute() or not root.is_dir():
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
-    return plan(str(root), list(command or telic_command()), _reader(root), resident)
+    if cast_turns < 1:
+        raise UsageError(f"init.cast_turns: {cast_turns} is not a positive number of turns")
+    return plan(str(root), list(command or telic_command()), _reader(root), resident, cast_turns)
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:
@@ -369,15 +395,34 @@ def diff(changes: Sequence[FileChange]) -> str:
     return "".join(out)
 
 
-def check_kits(root: Path, command: Sequence[str] | None = None) -> list[KitCheck]:
+def cast_turn_ceiling(state_dir: Path, root: Path) -> int:
+    """The cast subagent's turn cap: the largest ``ceilingTurns`` of the cast types the server's
+    configuration file (``telic.toml`` / ``telic.json`` in ``state_dir``) enables, else
+    ``DEFAULT_CAST_TURNS``.
+
+    Raises:
+        UsageError, SchemaViolation, ContextSecurityError: the configuration cannot be read,
+            is malformed, or lies inside the repository (as ``telic serve`` would refuse it).
+    """
+    from telic.casting import find_config, load_cast_types  # pydantic: only init and doctor
+
+    configured = find_config(state_dir, root)
+    types = load_cast_types(configured) if configured is not None else ()
+    ceilings = [entry.ceiling_turns for entry in types if entry.enabled]
+    return max(ceilings, default=DEFAULT_CAST_TURNS)
+
+
+def check_kits(
+    root: Path, command: Sequence[str] | None = None, *, cast_turns: int = DEFAULT_CAST_TURNS
+) -> list[KitCheck]:
     """Check every kit installed in ``root``: a host counts as installed when any of its files
     exists; each such file must be what ``telic init`` would write now, and the commands it
     runs must exist. A server entry with or without ``--resident`` is current."""
     checks: list[KitCheck] = []
     for host in HOSTS:
         try:
-            changes = plan_kit(host, root, command, resident=False)
-            resident = plan_kit(host, root, command, resident=True)
+            changes = plan_kit(host, root, command, resident=False, cast_turns=cast_turns)
+            resident = plan_kit(host, root, command, resident=True, cast_turns=cast_turns)
         except UsageError as exc:
             checks.append(KitCheck(f"kit {host}", False, exc.message))
             continue

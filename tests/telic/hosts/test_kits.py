@@ -13,9 +13,11 @@ from telic import UsageError
 from telic.hosts._claude_code import MATCHER
 from telic.hosts._kits import (
     BEGIN,
+    DEFAULT_CAST_TURNS,
     END,
     HOSTS,
     RESIDENT_BY_DEFAULT,
+    cast_turn_ceiling,
     check_kits,
     diff,
     plan_kit,
@@ -73,6 +75,7 @@ def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path)
         "name": "telic-cast",
         "description": front_matter(agent)["description"],
         "tools": "Read, Grep, Glob",
+        "maxTurns": DEFAULT_CAST_TURNS,
     }
     assert "return one evidence packet" in agent
     assert agent.endswith(AGENT_TEXT)
@@ -81,11 +84,50 @@ def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path)
     assert WORKFLOW_INSTRUCTIONS in skill
 
 
+def test_claude_code_pre_allows_every_telic_tool_once(tmp_path: Path) -> None:
+    # Claude Code's permission rule for every tool of one MCP server is ``mcp__<server>``: with
+    # it, telic_start_run runs in any permission mode (``claude -p`` included) before any run
+    # is live, when the hook says nothing.
+    init(tmp_path, "claude-code")
+    init(tmp_path, "claude-code")
+    settings = json.loads((tmp_path / ".claude/settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["mcp__telic"]
+
+
+def test_the_cast_agents_turn_cap_is_the_largest_enabled_ceiling(tmp_path: Path) -> None:
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    repo.mkdir()
+    state.mkdir()
+    assert cast_turn_ceiling(state, repo) == DEFAULT_CAST_TURNS
+    entry = (
+        '[[cast_types]]\ncastType = "{}"\nenabled = {}\nceilingTurns = {}\n'
+        'ceilingTokens = 9000\nallowedNeedCodes = ["locate"]\n'
+    )
+    (state / "telic.toml").write_text(
+        entry.format("scout", "true", 12) + entry.format("big", "false", 40)
+    )
+    assert cast_turn_ceiling(state, repo) == 12  # the disabled type's 40 does not count
+    write_kit(repo, plan_kit("claude-code", repo, COMMAND, cast_turns=12))
+    agent = (repo / ".claude/agents/telic-cast.md").read_text()
+    assert front_matter(agent)["maxTurns"] == 12
+    (current,) = check_kits(repo, COMMAND, cast_turns=12)
+    (stale,) = check_kits(repo, COMMAND, cast_turns=DEFAULT_CAST_TURNS)
+    assert ".claude/agents/telic-cast.md" in stale.detail
+    assert "differs" not in current.detail
+
+
+def test_a_cast_turn_cap_below_one_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"init\.cast_turns"):
+        plan_kit("claude-code", tmp_path, COMMAND, cast_turns=0)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_hook_matcher_is_a_regex_that_covers_the_mapped_tools() -> None:
     import re
 
     pattern = re.compile(f"^(?:{MATCHER})$")
-    for tool in ("Read", "Write", "Edit", "Bash", "Task", "mcp__telic__telic_cast", "mcp__x__y"):
+    tools = ("Read", "Write", "Edit", "Bash", "Agent", "Task", "mcp__telic__telic_cast")
+    for tool in (*tools, "mcp__x__y"):
         assert pattern.match(tool), tool
     assert not pattern.match("TodoWrite")
 
@@ -140,7 +182,7 @@ def test_merging_keeps_the_users_other_servers_and_hooks(tmp_path: Path) -> None
     assert servers["github"] == mine["mcpServers"]["github"]
     assert set(servers) == {"github", "telic"}
     merged = json.loads((tmp_path / ".claude/settings.json").read_text())
-    assert merged["permissions"] == settings["permissions"]
+    assert merged["permissions"] == {"allow": ["Bash(ls)", "mcp__telic"]}
     assert merged["hooks"]["PreToolUse"][0] == settings["hooks"]["PreToolUse"][0]
     assert len(merged["hooks"]["PreToolUse"]) == 2
 
