@@ -480,3 +480,32 @@ def test_each_dialect_reads_its_own_documented_event_names() -> None:
         DIALECTS["cursor"], json.dumps(cursor("beforeReadFile", repo, file_path="a")).encode()
     )
     assert (bound.session_id, bound.cwd) == ("conversation-1", "/repo")
+
+
+@pytest.mark.parametrize(
+    ("rest", "host"),
+    [
+        ([], "claude-code"),  # installed kits before this change name it; plain hook is the same
+        (["claude-code"], "claude-code"),
+        (["codex"], "codex"),
+        (["--host", "cursor"], "cursor"),
+        (["--host=vscode"], "vscode"),
+        (["--json"], None),  # any other spelling goes on to the full command line
+        (["codex", "extra"], None),
+    ],
+)
+def test_the_console_script_routes_every_spelling_of_hook(
+    rest: list[str], host: str | None
+) -> None:
+    from telic.cli._entry import _hook_host
+
+    assert _hook_host(rest) == host
+
+
+def test_an_unknown_hook_host_is_a_usage_error_naming_the_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from telic.cli._entry import hook_command
+
+    assert hook_command("emacs", None) == 2
+    assert "hook.host" in capsys.readouterr().err
