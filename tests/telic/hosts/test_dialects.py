@@ -509,3 +509,16 @@ def test_an_unknown_hook_host_is_a_usage_error_naming_the_rule(
 
     assert hook_command("emacs", None) == 2
     assert "hook.host" in capsys.readouterr().err
+
+
+async def test_codex_asking_before_a_telic_tool_is_answered_allow_even_with_no_live_run(
+    tmp_path: Path,
+) -> None:
+    asking = codex("mcp__telic__telic_start_run", "PermissionRequest", original_request="x")
+    other = codex("mcp__github__create_issue", "PermissionRequest", title="x")
+    shell = codex("Bash", "PermissionRequest", command="rm -rf /")
+    async with project(tmp_path) as (_, _, repo, state):
+        no_run = await decide("codex", asking, repo, state)
+        others = [await decide("codex", payload, repo, state) for payload in (other, shell)]
+    assert verdict_of("codex", "PermissionRequest", no_run) == ALLOW
+    assert others == [None, None]  # anything else is Codex's own approval, as before
