@@ -16,6 +16,7 @@ from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, Wo
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
     "WorkOrder",
+    "breaches",
     "controlling_order",
     "is_unlocked",
     "pending_node",
@@ -48,6 +49,20 @@ def _reserved_tool_calls(state: RunState) -> int:
 def results_of(state: RunState, plan: StoredArtifact) -> tuple[StoredArtifact, ...]:
     """Return the WorkResults reported against ``plan``, in ledger order."""
     return tuple(r for r in state.all("WorkResult") if r.body.work_plan_ref == plan.uri)
+
+
+def breaches(state: RunState) -> tuple[tuple[StoredArtifact, str], ...]:
+    """Return ``(result, action id)`` for every action a WorkResult records as ``unauthorized``.
+
+    Each is the host's admission that it acted outside its permissions: once one is on record,
+    the run's permissions were not honoured, whatever else it proved.
+    """
+    return tuple(
+        (result, action.id)
+        for result in state.all("WorkResult")
+        for action in result.body.actions
+        if action.status == "unauthorized"
+    )
 
 
 def pending_node(state: RunState) -> WorkNode | None:

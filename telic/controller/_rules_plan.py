@@ -19,7 +19,7 @@ from telic.controller._derive import (
     plan_reservation,
     reserved_tool_calls,
 )
-from telic.permissions import capability_backed, plan_ceiling
+from telic.permissions import capability_backed, exceeding, plan_ceiling
 from telic.protocol import TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
@@ -90,12 +90,22 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
 
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
-    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=unlocks(c))
+    fix_unlocked = unlocks(c)
+    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=fix_unlocked)
+    gated = c.state.run.mode == "analyze_and_fix" and not fix_unlocked
+    where = (
+        "before the diagnosis gate (the analyze_only projection: reads, inspection and the "
+        "user's exact shell.execute commands; writes belong in the fix plan that cites the "
+        "proceed_to_fix QualityReview)"
+        if gated
+        else f"in {c.state.run.mode}"
+    )
     for index, node in enumerate(c.body.nodes):
-        if not subset(node.permissions, ceiling):
+        beyond = exceeding(node.permissions, ceiling)
+        if beyond:
             yield Violation(
                 f"nodes.{index}.permissions",
-                "Node attempts mutation before the diagnosis review gate or beyond the mode",
+                f"No node may hold {', '.join(beyond)} {where}; drop it from the node",
             )
 
 
@@ -189,8 +199,8 @@ RULES: Final = (
         _WP,
         wp_node_permissions_ceiling,
         _S,
-        "A node beyond the plan ceiling: mutation before the diagnosis review gate, or beyond "
-        "the mode.",
+        "A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the "
+        "analyze_only projection before the diagnosis review gate.",
     ),
     Rule(
         "WP-NODE-CHILDREN",
