@@ -151,7 +151,11 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
             if criterion not in stages:
                 yield Violation(f"nodes.{index}.acceptanceCriteria", "Unknown criterion")
             elif diagnosis_only and stages[criterion] != "diagnosis":
-                yield Violation(f"nodes.{index}.acceptanceCriteria", "Diagnosis criteria only")
+                yield Violation(
+                    f"nodes.{index}.acceptanceCriteria",
+                    "Before the diagnosis gate a plan holds diagnosis criteria only: the "
+                    "completion criteria go in the fix plan, after a proceed_to_fix QualityReview",
+                )
 
 
 _WP = ("WorkPlan",)

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from telic._errors import InvalidTransition
 from telic.ledger import Ledger, open_ledger
-from tests.telic.controller.builders import ALL_GRANTS, FIX, READ, Flow, criterion
+from tests.telic.controller.builders import ALL_GRANTS, FIX, READ, Flow, criterion, perms
 from tests.telic.controller.rules.harness import (
     VR,
     compiling,
@@ -412,3 +413,163 @@ async def test_a_correction_order_lets_the_fix_plan_run_the_completion_verificat
         order["allowedCapabilities"] = ["repository.read", "repository.write"]
         await flow.submit("QualityReview", review)
         assert flow.action.phase == "agent_3_plan"
+
+
+def _inspect_only_order(flow: Flow) -> dict[str, Any]:
+    return {
+        "id": "RWO-1",
+        "failedCriterionIds": ["AC-1"],
+        "objective": "Try again",
+        "allowedCapabilities": ["shell.inspect"],
+        "permissions": perms(shell_inspect=True),
+        "sourceRefs": [flow.b.uri("evidence-1")],
+        "maximumToolCalls": 10,
+        "rationaleSummary": "Remediate.",
+    }
+
+
+async def _judging_with_inspect(ledger: Ledger) -> Flow:
+    """An analyze_only run (read and inspect permitted, VR-1 reads) waiting for its review."""
+    flow = await framed(ledger)
+    b = flow.b
+    b.permissions = perms(read=["**"], shell_inspect=True)
+    await flow.submit("ProblemFrame", b.frame())
+    await flow.submit("TaskContract", b.contract())
+    await flow.submit("PromptReview", b.prompt_review())
+    await flow.submit("WorkPlan", b.plan(nodes=[b.node(tools=["repository.read"])]))
+    await flow.submit("Evidence", b.evidence())
+    await flow.submit("WorkResult", b.result(status="failed"))
+    return flow
+
+
+@pytest.mark.rule("QR-REMEDIATION-ORDER")
+async def test_a_remediation_order_lets_the_replan_run_each_required_verification() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _judging_with_inspect(ledger)
+        b = flow.b
+        order = _inspect_only_order(flow)
+        review = b.quality_review(
+            decision="remediate", verifications=["VR-1"], remediationWorkOrder=order
+        )
+        error = await refuse(flow, "QualityReview", review)
+        assert "allow repository.read" in error.issues[0].message
+        order["allowedCapabilities"] = ["repository.read", "shell.inspect"]
+        order["permissions"] = b.permissions
+        await flow.submit("QualityReview", review)
+        replan = b.node(tools=["repository.read"], input_refs=[b.uri("qr-1")])
+        await flow.submit("WorkPlan", b.plan("plan-2", [replan]))
+
+
+@pytest.mark.rule("RA-DEFECT-SCOPE")
+async def test_an_audit_defect_lets_the_replan_run_each_required_verification() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _judging_with_inspect(ledger)
+        b = flow.b
+        await flow.submit(
+            "QualityReview", b.quality_review(decision="partial", verifications=["VR-1"])
+        )
+        defect = _inspect_only_order(flow) | {
+            "id": "DEF-1",
+            "description": "Unproven",
+            "returnToRole": "quality_controller",
+            "sourceRefs": [b.uri("qr-1")],
+        }
+        del defect["objective"]
+        audit = b.audit(decision="remediate", report=None, remediationDefect=defect)
+        error = await refuse(flow, "ReleaseAudit", audit)
+        assert "allow repository.read" in error.issues[0].message
+        defect["allowedCapabilities"] = ["repository.read"]
+        defect["permissions"] = READ
+        await flow.submit("ReleaseAudit", audit)
+
+
+@pytest.mark.rule("QR-REMEDIATION-ORDER")
+async def test_after_the_unlock_a_remediation_names_a_completion_criterion() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _diagnosing_with_test(ledger)
+        b = flow.b
+        node = b.node("diag", ["AC-1"], ["shell.execute"], _read_and_test())
+        await flow.submit("WorkPlan", b.plan(nodes=[node]))
+        await flow.submit("Evidence", b.evidence(kind="test"))
+        await flow.submit(
+            "WorkResult", b.result(node="diag", actions=[_test_run(flow, "A-1", "evidence-1")])
+        )
+        tools = ["repository.read", "repository.write"]
+        order = {
+            "id": "CWO-1",
+            "targetCriterionIds": ["AC-2"],
+            "objective": "Fix it",
+            "allowedCapabilities": tools,
+            "permissions": FIX,
+            "sourceRefs": [b.uri("evidence-1")],
+            "maximumToolCalls": 10,
+            "rationaleSummary": "Fix.",
+        }
+        gate = {
+            "id": "DG-1",
+            "status": "supported",
+            "rootCause": "Floor division",
+            "directEvidenceRefs": [b.uri("evidence-1")],
+            "correctionWorkOrder": order,
+            "withinApprovedScope": True,
+            "permissionsSufficient": True,
+            "rationaleSummary": "Shown.",
+        }
+        await flow.submit(
+            "QualityReview",
+            b.quality_review(
+                decision="proceed_to_fix",
+                criteria=["AC-1"],
+                verifications=["VR-TEST"],
+                diagnosisGate=gate,
+            ),
+        )
+        fix = b.node("fix", ["AC-2"], tools, FIX, 10, input_refs=[b.uri("qr-1")])
+        await flow.submit("WorkPlan", b.plan("plan-2", [fix]))
+        await flow.submit("Evidence", b.evidence("evidence-2", kind="diff"))
+        await flow.submit("Evidence", b.evidence("evidence-3", kind="tool_output"))
+        failed = b.result(
+            "result-2", "plan-2", "fix", "failed", evidence="evidence-2", criteria=["AC-2"]
+        )
+        await flow.submit("WorkResult", failed)
+        diagnosis_only = b.remediation(evidence="evidence-2", tools=tools, permissions=FIX)
+        review = b.quality_review(
+            "qr-2",
+            "plan-2",
+            ["result-2"],
+            "remediate",
+            evidence="evidence-3",
+            criteria=["AC-1", "AC-2"],
+            verifications=["VR-TEST", "VR-COMP"],
+            remaining=1,
+            remediationWorkOrder=diagnosis_only,
+        )
+        error = await refuse(flow, "QualityReview", review)
+        assert any("name a completion criterion" in i.message for i in error.issues)
+        diagnosis_only["failedCriterionIds"] = ["AC-2"]
+        await flow.submit("QualityReview", review)
+
+
+# ------------------------------------------------------------------ report_only, to completed
+
+
+async def test_report_only_completes_by_citing_the_plan_as_the_refusals_say() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await framed(ledger, "report_only")
+        b = flow.b
+        b.permissions = perms()  # report_only is granted nothing
+        await flow.submit("ProblemFrame", b.frame())
+        await flow.submit("TaskContract", b.contract())
+        await flow.submit("PromptReview", b.prompt_review())
+        await flow.submit("WorkPlan", b.plan(nodes=[b.node(calls=0)]))
+        evidence = await refuse(
+            flow, "Evidence", b.evidence(), error=InvalidTransition, rules=["EV-EXECUTION-ONLY"]
+        )
+        assert "cite the latest WorkPlan" in evidence.message
+        wrong = b.quality_review(results=(), evidence="frame-1")
+        error = await refuse(flow, "QualityReview", wrong, rules=["REF-DIRECT-EVIDENCE"])
+        assert all(b.uri("plan-1") in i.message for i in error.issues)
+        await flow.submit("QualityReview", b.quality_review(results=(), evidence="plan-1"))
+        await flow.submit("ReleaseAudit", b.audit(results=(), evidence=("plan-1",)))
+        await flow.submit("UserReport", b.report(evidence=("plan-1",)))
+    assert (flow.action.kind, flow.action.phase) == ("terminal", "completed")
