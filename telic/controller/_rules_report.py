@@ -83,14 +83,23 @@ def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
 
 
 def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
-    """Without an audit the report cites the review (or clarification) and claims nothing."""
+    """Without an audit the report cites the review (or clarification) and claims nothing.
+
+    Its ``permissionsHonored`` is never true while an action is on record as unauthorized (a
+    second clarification can block a run mid-execution); ``false`` is always accepted.
+    """
     if c.state.latest("ReleaseAudit") is not None:
         return
     anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
     if anchor is not None and anchor.uri not in c.body.finding_refs:
         yield Violation("findingRefs", "An early block cites the review or clarification")
-    if c.body.completion_claims or not c.body.permissions_honored:
-        yield Violation("completionClaims", "An early block claims nothing and honours all")
+    if c.body.completion_claims:
+        yield Violation("completionClaims", "An early block claims nothing")
+    if c.body.permissions_honored and breaches(c.state):
+        yield Violation(
+            "permissionsHonored",
+            "An action is on record as unauthorized: permissionsHonored is false",
+        )
 
 
 def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
@@ -196,7 +205,8 @@ RULES: Final = (
         _UR,
         ur_early_block,
         _S,
-        "An unaudited report that claims something or does not cite the blocking review.",
+        "An unaudited report that claims something, does not cite the blocking review, or says "
+        "the permissions were honoured despite an action on record as unauthorized.",
     ),
     Rule(
         "UR-FINDINGS",

@@ -573,3 +573,28 @@ async def test_report_only_completes_by_citing_the_plan_as_the_refusals_say() ->
         await flow.submit("ReleaseAudit", b.audit(results=(), evidence=("plan-1",)))
         await flow.submit("UserReport", b.report(evidence=("plan-1",)))
     assert (flow.action.kind, flow.action.phase) == ("terminal", "completed")
+
+
+@pytest.mark.rule("UR-EARLY-BLOCK")
+async def test_a_run_blocked_mid_execution_does_not_claim_honoured_permissions() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await framed(ledger)
+        b = flow.b
+        b.permissions = READ
+        await flow.submit("ProblemFrame", b.frame())
+        await flow.submit("TaskContract", b.contract())
+        await flow.submit("PromptReview", b.prompt_review())
+        read = ["repository.read"]
+        nodes = [b.node("node-1", tools=read), b.node("node-2", tools=read)]
+        await flow.submit("WorkPlan", b.plan(nodes=nodes))
+        await flow.submit("Evidence", b.evidence(kind="tool_output"))
+        await flow.submit("WorkResult", _with_breach(flow))
+        await flow.submit("ClarificationRequest", b.clarification())
+        await flow.answer("keep")
+        await flow.submit("ClarificationRequest", b.clarification("clar-2"))
+        assert flow.action.phase == "user_report"
+        honoured = b.report(status="blocked", findings=["review-1"])
+        error = await refuse(flow, "UserReport", honoured)
+        assert "permissionsHonored is false" in error.issues[0].message
+        await flow.submit("UserReport", honoured | {"permissionsHonored": False})
+        assert flow.action.phase == "blocked"
