@@ -137,11 +137,15 @@ def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
         if capability_backed(requirement.capability, ceiling):
             continue
         usable = [v for v in VERIFICATION_CAPABILITIES if capability_backed(v, ceiling)]
-        choice = ", ".join(usable) if usable else "none without a wider grant at telic_start_run"
+        choice = (
+            f"use one of: {', '.join(usable)}"
+            if usable
+            else "no capability can be; make the requirement not required"
+        )
         yield Violation(
             f"verificationRequirements.{index}.capability",
             f"No {stage} node of this {c.mode} run can ever be given {requirement.capability} "
-            f"(mode, stage and the user's grant); use one of: {choice}",
+            f"(mode, stage and the user's grant); {choice}",
         )
 
 

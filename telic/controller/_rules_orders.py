@@ -14,12 +14,17 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization, subset
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import is_unlocked, results_of, stage_criteria
+from telic.controller._derive import fix_minimum, is_unlocked, results_of, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol import Capability, PermissionSet, QualityReview, ReleaseAudit
 
 __all__ = ["RULES"]
+
+_CHANGES: Final[frozenset[Capability]] = frozenset(
+    {"repository.write", "repository.delete", "shell.execute"}
+)
+"""Capabilities that can make the change a passing fix needs (QR-PASS-NEEDS-MUTATION)."""
 
 
 def _ceiling(c: Check[Any]) -> PermissionSet | None:
@@ -102,6 +107,19 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
         capabilities=order.allowed_capabilities,
         permissions=order.permissions,
     )
+    if not _CHANGES & set(order.allowed_capabilities):
+        yield Violation(
+            f"{path}.allowedCapabilities",
+            "A fix passes only after a change: allow repository.write, repository.delete or "
+            "shell.execute",
+        )
+    needed = fix_minimum(contract.body)
+    if order.maximum_tool_calls < needed:
+        yield Violation(
+            f"{path}.maximumToolCalls",
+            f"The fix needs at least {needed} tool calls (one change, then one verification "
+            "per required completion capability)",
+        )
 
 
 def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -208,8 +226,8 @@ RULES: Final = (
         qr_correction_order,
         "§3.4 QualityReview (proceed_to_fix)",
         "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
-        "authorization, names an unbacked capability, or leaves the fix plan unable to run a "
-        "required completion verification.",
+        "authorization, names an unbacked capability, or leaves the fix plan unable to change "
+        "the repository, run a required completion verification or afford both.",
     ),
     Rule(
         "QR-REMEDIATION-ORDER",

@@ -15,6 +15,7 @@ from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import (
     MAX_RUN_TOOL_CALLS,
     controlling_order,
+    fix_minimum,
     is_unlocked,
     plan_reservation,
     reserved_tool_calls,
@@ -62,12 +63,21 @@ def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
 
 
 def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """All plans of the run together reserve at most 4,000 tool calls."""
+    """All plans of the run together reserve at most 4,000 tool calls.
+
+    Before the analyze_and_fix unlock they also leave the fix plan its minimum: a plan that
+    took every call would leave the run no legal fix plan after ``proceed_to_fix``.
+    """
     total = reserved_tool_calls(c.state) + plan_reservation(c.body)
-    if total > MAX_RUN_TOOL_CALLS:
+    contract = _contract(c)
+    reserve = 0
+    if c.state.run.mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
+        reserve = fix_minimum(contract)
+    if total + reserve > MAX_RUN_TOOL_CALLS:
+        kept = f" and keep {reserve} for the fix plan" if reserve else ""
         yield Violation(
             "nodes",
-            f"Plans would reserve {total} tool calls; the run limit is {MAX_RUN_TOOL_CALLS}",
+            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_RUN_TOOL_CALLS}",
         )
 
 
@@ -182,7 +192,8 @@ RULES: Final = (
         _WP,
         wp_cumulative_tool_calls,
         "§3.3 per run",
-        "Reserving more than 4,000 tool calls across all plans of the run.",
+        "Reserving more than 4,000 tool calls across all plans of the run (before the "
+        "analyze_and_fix unlock, more than leaves the fix plan its minimum).",
     ),
     Rule(
         "WP-ENVELOPE-BUDGETS",

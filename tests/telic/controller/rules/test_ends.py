@@ -598,3 +598,72 @@ async def test_a_run_blocked_mid_execution_does_not_claim_honoured_permissions()
         assert "permissionsHonored is false" in error.issues[0].message
         await flow.submit("UserReport", honoured | {"permissionsHonored": False})
         assert flow.action.phase == "blocked"
+
+
+@pytest.mark.rule("WP-CUMULATIVE-TOOL-CALLS")
+async def test_a_diagnosis_plan_leaves_the_fix_plan_its_minimum() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _diagnosing_with_test(ledger)
+        b = flow.b
+        tools = ["shell.execute"]
+        # The fix needs 1 change + 1 read-back (VR-COMP is repository.read): 2 calls.
+        nodes = [b.node(f"d{i}", ["AC-1"], tools, _read_and_test(), 1000) for i in range(4)]
+        error = await refuse(flow, "WorkPlan", b.plan(nodes=nodes))
+        assert "keep 2 for the fix plan" in error.issues[0].message
+        nodes[-1]["budgets"]["maximumToolCalls"] = 998
+        await flow.submit("WorkPlan", b.plan(nodes=nodes))
+
+
+async def _gate_review(flow: Flow, order: dict[str, Any]) -> dict[str, Any]:
+    b = flow.b
+    node = b.node("diag", ["AC-1"], ["shell.execute"], _read_and_test())
+    await flow.submit("WorkPlan", b.plan(nodes=[node]))
+    await flow.submit("Evidence", b.evidence(kind="test"))
+    await flow.submit(
+        "WorkResult", b.result(node="diag", actions=[_test_run(flow, "A-1", "evidence-1")])
+    )
+    gate = {
+        "id": "DG-1",
+        "status": "supported",
+        "rootCause": "Floor division",
+        "directEvidenceRefs": [b.uri("evidence-1")],
+        "correctionWorkOrder": order,
+        "withinApprovedScope": True,
+        "permissionsSufficient": True,
+        "rationaleSummary": "Shown.",
+    }
+    return b.quality_review(
+        decision="proceed_to_fix", criteria=["AC-1"], verifications=["VR-TEST"], diagnosisGate=gate
+    )
+
+
+@pytest.mark.rule("QR-CORRECTION-ORDER")
+@pytest.mark.parametrize("problem", ["no_change", "too_few_calls"])
+async def test_a_correction_order_leaves_room_for_a_change_and_its_verification(
+    problem: str,
+) -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _diagnosing_with_test(ledger)
+        b = flow.b
+        order = {
+            "id": "CWO-1",
+            "targetCriterionIds": ["AC-2"],
+            "objective": "Fix it",
+            "allowedCapabilities": ["repository.read", "repository.write"],
+            "permissions": FIX,
+            "sourceRefs": [b.uri("evidence-1")],
+            "maximumToolCalls": 10,
+            "rationaleSummary": "Fix.",
+        }
+        review = await _gate_review(flow, order)
+        if problem == "no_change":
+            order["allowedCapabilities"] = ["repository.read"]
+            expected = "allow repository.write, repository.delete or shell.execute"
+        else:
+            order["maximumToolCalls"] = 1
+            expected = "at least 2 tool calls"
+        error = await refuse(flow, "QualityReview", review)
+        assert any(expected in i.message for i in error.issues)
+        order["allowedCapabilities"] = ["repository.read", "repository.write"]
+        order["maximumToolCalls"] = 2
+        await flow.submit("QualityReview", review)
