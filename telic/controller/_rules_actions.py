@@ -42,7 +42,9 @@ def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
             continue
         if node is not None and action.capability not in node.allowed_tools:
             yield Violation(
-                f"actions.{index}.capability", "Capability is not among the node's allowedTools"
+                f"actions.{index}.capability",
+                "Capability is not among the node's allowedTools; if you already did it, keep "
+                "the action with status unauthorized",
             )
 
 
@@ -53,7 +55,7 @@ def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(
                 f"actions.{index}.target",
                 "shell.inspect targets are git.status, git.diff, git.log, network.listen, "
-                "process.list or runtime.logs",
+                "process.list or runtime.logs; running a command (a test) is shell.execute",
             )
 
 
