@@ -667,3 +667,27 @@ async def test_a_correction_order_leaves_room_for_a_change_and_its_verification(
         order["allowedCapabilities"] = ["repository.read", "repository.write"]
         order["maximumToolCalls"] = 2
         await flow.submit("QualityReview", review)
+
+
+async def test_a_mutating_command_already_run_in_a_diagnosis_is_recorded_and_denied() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _start_with_test(ledger, "analyze_only")
+        b = flow.b
+        b.permissions, b.verifications = _with_test(READ), [RUN_TEST]
+        await flow.submit("ProblemFrame", b.frame())
+        await flow.submit("TaskContract", b.contract())
+        await flow.submit("PromptReview", b.prompt_review())
+        await flow.submit("WorkPlan", b.plan(nodes=[b.node(tools=["shell.execute"])]))
+        await flow.submit("Evidence", b.evidence(kind="test"))
+        ran = _test_run(flow, "A-1", "evidence-1", mutating=True) | {"status": "unauthorized"}
+        # The state changed, so the verifying run follows it (WR-VERIFY-AFTER-MUTATION).
+        body = b.result(actions=[ran, _test_run(flow, "A-2", "evidence-1")])
+        await flow.submit("WorkResult", body)
+        trace = await flow.controller.get_trace(b.run_id)
+        decisions = [
+            (d.decision, d.rationale_summary) for e in trace.events if (d := e.permission_decision)
+        ]
+        assert decisions[0] == ("deny", "Mutation is not allowed in analyze_only")
+        assert decisions[1][0] == "allow"
+        await flow.submit("QualityReview", b.quality_review(verifications=["VR-TEST"]))
+        await refuse(flow, "ReleaseAudit", b.audit(), rules=["RA-PERMISSIONS-BREACH"])
