@@ -35,12 +35,16 @@ def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
 
 
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Actions and tool events each fit the node's maximumToolCalls."""
+    """Actions and tool events each fit the node's maximumToolCalls.
+
+    Actions recorded ``unauthorized`` are not counted: the budget bounds what the node may do,
+    and a breach already on record must never be one the host has to leave out for lack of room.
+    """
     node = node_of(c.state, c.body)
     if node is None:
         return
     limit = node.budgets.maximum_tool_calls
-    if len(c.body.actions) > limit:
+    if sum(a.status != "unauthorized" for a in c.body.actions) > limit:
         yield Violation("actions", "More actions than the node's tool-call budget")
     if len(c.body.tool_event_refs) > limit:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")

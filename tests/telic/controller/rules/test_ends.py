@@ -691,3 +691,20 @@ async def test_a_mutating_command_already_run_in_a_diagnosis_is_recorded_and_den
         assert decisions[1][0] == "allow"
         await flow.submit("QualityReview", b.quality_review(verifications=["VR-TEST"]))
         await refuse(flow, "ReleaseAudit", b.audit(), rules=["RA-PERMISSIONS-BREACH"])
+
+
+@pytest.mark.rule("WR-ACTION-BUDGET")
+async def test_a_breach_on_record_never_needs_budget_room() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await framed(ledger)
+        b = flow.b
+        b.permissions = READ
+        await flow.submit("ProblemFrame", b.frame())
+        await flow.submit("TaskContract", b.contract())
+        await flow.submit("PromptReview", b.prompt_review())
+        await flow.submit("WorkPlan", b.plan(nodes=[b.node(tools=["repository.read"], calls=1)]))
+        await flow.submit("Evidence", b.evidence(kind="tool_output"))
+        read = b.action("A-1", "repository.read", "src/app.py", "evidence-1")
+        second = b.action("A-3", "repository.read", "src/other.py", "evidence-1")
+        await refuse(flow, "WorkResult", b.result(actions=[read, second]))
+        await flow.submit("WorkResult", _with_breach(flow))  # one read + one unauthorized
