@@ -16,7 +16,9 @@ from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, Wo
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
     "WorkOrder",
+    "breaches",
     "controlling_order",
+    "fix_minimum",
     "is_unlocked",
     "pending_node",
     "plan_reservation",
@@ -48,6 +50,35 @@ def _reserved_tool_calls(state: RunState) -> int:
 def results_of(state: RunState, plan: StoredArtifact) -> tuple[StoredArtifact, ...]:
     """Return the WorkResults reported against ``plan``, in ledger order."""
     return tuple(r for r in state.all("WorkResult") if r.body.work_plan_ref == plan.uri)
+
+
+def fix_minimum(contract: TaskContract) -> int:
+    """Return the fewest tool calls a passing analyze_and_fix fix plan can reserve.
+
+    A passing fix needs a completed mutating action (``QR-PASS-NEEDS-MUTATION``) and, after it,
+    one completed read-only action for each capability of a required completion verification
+    (``WR-VERIFY-AFTER-MUTATION``); a node reports no more actions than its budget.
+    """
+    verified = {
+        v.capability
+        for v in contract.verification_requirements
+        if v.required and v.stage == "completion"
+    }
+    return 1 + len(verified)
+
+
+def breaches(state: RunState) -> tuple[tuple[StoredArtifact, str], ...]:
+    """Return ``(result, action id)`` for every action a WorkResult records as ``unauthorized``.
+
+    Each is the host's admission that it acted outside its permissions: once one is on record,
+    the run's permissions were not honoured, whatever else it proved.
+    """
+    return tuple(
+        (result, action.id)
+        for result in state.all("WorkResult")
+        for action in result.body.actions
+        if action.status == "unauthorized"
+    )
 
 
 def pending_node(state: RunState) -> WorkNode | None:

@@ -227,6 +227,8 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     spec = PHASES[run.phase]
     if kind != spec.primary and kind not in spec.additional:
         message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
+        if kind == "Evidence" and run.mode in ("report_only", "plan_only"):
+            message += f" ({run.mode} executes nothing: cite the latest WorkPlan as its evidence)"
         rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
         raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
     try:

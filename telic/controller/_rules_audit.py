@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import breaches
 from telic.controller._rules_frame import latest_uri, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
 from telic.protocol import ReleaseAudit
@@ -42,6 +43,18 @@ def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("decision", "A mode-compliance failure must be partial or block")
     if review is not None and review.body.decision == "block" and c.body.decision != "block":
         yield Violation("decision", "A blocked QualityReview forces the audit to block")
+
+
+def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """An action recorded as unauthorized means mode compliance failed."""
+    found = breaches(c.state)
+    if found and c.body.mode_compliance != "fail":
+        result, action = found[0]
+        yield Violation(
+            "modeCompliance",
+            f"WorkResult {result.id} records action {action} as unauthorized, so the "
+            "permissions were not honoured: set modeCompliance to fail (then partial or block)",
+        )
 
 
 def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
@@ -130,6 +143,14 @@ RULES: Final = (
         ra_decision,
         _S,
         "Releasing despite a mode-compliance failure, or downgrading a blocked review.",
+    ),
+    Rule(
+        "RA-PERMISSIONS-BREACH",
+        _RA,
+        ra_permissions_breach,
+        _S,
+        "Passing mode compliance while a WorkResult records an action taken outside the "
+        "permissions (status unauthorized).",
     ),
     Rule(
         "RA-RELEASE",

@@ -117,7 +117,10 @@ def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation
     for index, result in enumerate(c.body.verification_results):
         requirement = declared.get(result.requirement_id)
         if requirement is not None and requirement.required and result.status != "pass":
-            yield Violation(f"verificationResults.{index}.status", "Required verification failed")
+            yield Violation(
+                f"verificationResults.{index}.status",
+                "Required verification did not pass: decide partial (or remediate) and say so",
+            )
 
 
 _QR = ("QualityReview",)

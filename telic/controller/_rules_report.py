@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import breaches
 from telic.controller._rules_frame import latest_uri
 from telic.protocol import UserReport
 
@@ -24,6 +25,17 @@ _FITS: Final[dict[str, frozenset[str]]] = {
     "block": frozenset({"blocked"}),
     "remediate": frozenset(),
 }
+
+
+def _fits(decision: str, report: UserReport) -> frozenset[str]:
+    """The statuses a report may take after an audit ``decision``.
+
+    A report that admits the permissions were not honoured cannot be ``completed`` (schema), so
+    after a release it may say ``partial`` instead of being forced to claim otherwise.
+    """
+    if decision == "release" and not report.permissions_honored:
+        return frozenset({"partial"})
+    return _FITS[decision]
 
 
 def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
@@ -42,30 +54,52 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", f"The run's outcome is {hint}; it cannot be completed")
     elif audit is None and (hint != "blocked" or status != "blocked"):
         yield Violation("terminalStatus", "Without an audit only a blocked report is legal")
-    elif audit is not None and status not in _FITS[audit.body.decision]:
+    elif audit is not None and status not in _fits(audit.body.decision, c.body):
         yield Violation("terminalStatus", "The status must fit the audit's decision")
 
 
 def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
-    """The audit forward-references this report, and permissionsHonored mirrors its mode check."""
+    """The audit forward-references this report; permissionsHonored is never true untruly.
+
+    ``true`` needs the audit's mode compliance to pass and no action on record as
+    unauthorized. ``false`` is always accepted: a report may admit a breach the audit missed.
+    """
     audit = c.state.latest("ReleaseAudit")
     if audit is None:
         return
     if audit.body.user_report_ref != c.uri:
         yield Violation("id", "The audit's userReportRef must name this report")
-    if c.body.permissions_honored != (audit.body.mode_compliance == "pass"):
-        yield Violation("permissionsHonored", "Must equal the audit's mode compliance")
+    if not c.body.permissions_honored:
+        return
+    if audit.body.mode_compliance != "pass":
+        yield Violation(
+            "permissionsHonored", "The audit's mode compliance failed: permissionsHonored is false"
+        )
+    elif breaches(c.state):
+        yield Violation(
+            "permissionsHonored",
+            "An action is on record as unauthorized: permissionsHonored is false",
+        )
 
 
 def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
-    """Without an audit the report cites the review (or clarification) and claims nothing."""
+    """Without an audit the report cites the review (or clarification) and claims nothing.
+
+    Its ``permissionsHonored`` is never true while an action is on record as unauthorized (a
+    second clarification can block a run mid-execution); ``false`` is always accepted.
+    """
     if c.state.latest("ReleaseAudit") is not None:
         return
     anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
     if anchor is not None and anchor.uri not in c.body.finding_refs:
         yield Violation("findingRefs", "An early block cites the review or clarification")
-    if c.body.completion_claims or not c.body.permissions_honored:
-        yield Violation("completionClaims", "An early block claims nothing and honours all")
+    if c.body.completion_claims:
+        yield Violation("completionClaims", "An early block claims nothing")
+    if c.body.permissions_honored and breaches(c.state):
+        yield Violation(
+            "permissionsHonored",
+            "An action is on record as unauthorized: permissionsHonored is false",
+        )
 
 
 def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
@@ -163,14 +197,16 @@ RULES: Final = (
         _UR,
         ur_audit_link,
         _S,
-        "A report the audit did not announce, or a permissionsHonored contradicting it.",
+        "A report the audit did not announce, or permissionsHonored true despite a failed mode "
+        "compliance or an action on record as unauthorized.",
     ),
     Rule(
         "UR-EARLY-BLOCK",
         _UR,
         ur_early_block,
         _S,
-        "An unaudited report that claims something or does not cite the blocking review.",
+        "An unaudited report that claims something, does not cite the blocking review, or says "
+        "the permissions were honoured despite an action on record as unauthorized.",
     ),
     Rule(
         "UR-FINDINGS",

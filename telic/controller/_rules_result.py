@@ -35,12 +35,16 @@ def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
 
 
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Actions and tool events each fit the node's maximumToolCalls."""
+    """Actions and tool events each fit the node's maximumToolCalls.
+
+    Actions recorded ``unauthorized`` are not counted: the budget bounds what the node may do,
+    and a breach already on record must never be one the host has to leave out for lack of room.
+    """
     node = node_of(c.state, c.body)
     if node is None:
         return
     limit = node.budgets.maximum_tool_calls
-    if len(c.body.actions) > limit:
+    if sum(a.status != "unauthorized" for a in c.body.actions) > limit:
         yield Violation("actions", "More actions than the node's tool-call budget")
     if len(c.body.tool_event_refs) > limit:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")
@@ -54,7 +58,29 @@ def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
         yield Violation(f"filesChanged.{index}", "This mode (or stage) may not change files")
     for index, action in enumerate(c.body.actions):
         if action.mutating and action.status in ("completed", "failed"):
-            yield Violation(f"actions.{index}", "This mode (or stage) may not mutate")
+            yield Violation(
+                f"actions.{index}",
+                "This mode (or stage) may not mutate; if you already did it, keep the action "
+                "with status unauthorized",
+            )
+
+
+def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A completed result lists a failed test only in a diagnosis, where it is the finding.
+
+    A diagnosis is work that may not mutate (analyze_only, analyze_and_fix before the unlock):
+    there a reproduced failure is what the node was asked to find. Where the run fixes, a
+    failed test means the work is not complete.
+    """
+    if c.body.status != "completed" or not mutation_allowed(c.state):
+        return
+    for index, test in enumerate(c.body.test_results):
+        if test.status == "failed":
+            yield Violation(
+                f"testResults.{index}.status",
+                "Fixing work with a failed test is not completed: report it partial or failed "
+                "(a failing test stays failed in a completed result only in a diagnosis)",
+            )
 
 
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -162,6 +188,14 @@ RULES: Final = (
         _S,
         "File changes or completed/failed mutating actions in a read-only mode or before the "
         "analyze_and_fix gate (also persisted as DENY permission decisions).",
+    ),
+    Rule(
+        "WR-COMPLETED-FAILED-TEST",
+        _WR,
+        wr_completed_failed_test,
+        _S,
+        "A completed result with a failed test where the run fixes (a diagnosis may keep its "
+        "reproduced failure).",
     ),
     Rule(
         "WR-COVERAGE",

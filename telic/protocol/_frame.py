@@ -173,7 +173,10 @@ class ProblemFrame(ArtifactBody):
         if divergent and not self.clarification.required:
             raise PydanticCustomError(
                 "frame_clarification_required",
-                "A user-owned or permission-expanding unknown requires clarification",
+                "A user-owned or permission-expanding unknown requires clarification: before "
+                "asking, submit a ClarificationRequest instead of the frame; once the user "
+                "answered, set required true with requestRef naming that request, or record the "
+                "answer as a user fact and drop the unknown",
             )
         return self
 

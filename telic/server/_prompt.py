@@ -77,9 +77,25 @@ fix that, or let the cast lapse; never rewrite a child's claim yourself.
 later cast's packet_refs) names its pk_ token. The digest (telic_get_digest) and the report \
 show which packets were consumed and which were not; a packet is verified only when every \
 quote checked out, so weigh its verdict, not its claim.
+
+Honest ends, in every posture:
+- Stages: only analyze_and_fix has a diagnosis stage (its fix needs a second WorkPlan after the \
+proceed_to_fix review); in every other mode every criterion has stage completion.
+- Running a test is shell.execute (shell.inspect is only git.status, git.diff, git.log, \
+network.listen, process.list or runtime.logs). In analyze_only, and in analyze_and_fix before the \
+fix, only a command the user granted exactly may run (shell.execute in authorization_granted, the \
+command in shell_execute_allowlist), reported with mutating false. A failure it reproduces stays \
+status failed, even in a completed WorkResult: it is the finding.
+- If you took an action outside your permissions, never leave it out: record it as an action with \
+status unauthorized. The audit then says modeCompliance fail and the report permissionsHonored \
+false.
+- report_only and plan_only execute nothing, so no Evidence exists: wherever evidence is asked \
+for, cite the latest WorkPlan's artifact:// URI. That is how such a run completes.
 """
-"""The instructions of the workflow, in Telic's words: the eight steps, then the two postures
-(serial host, native-subagent host) and how a native host casts, hands off, returns and cites."""
+"""The instructions of the workflow, in Telic's words: the eight steps, the two postures
+(serial host, native-subagent host) and how a native host casts, hands off, returns and cites,
+then what an honest end needs (stages, the user's test command, unauthorized actions, the
+WorkPlan as report_only's evidence)."""
 
 
 def workflow_message(original_request: str, mode: str) -> str:
