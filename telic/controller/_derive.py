@@ -8,22 +8,34 @@ separate counters, so that replaying the same artifacts always gives the same an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from telic.controller._state import RunState, StoredArtifact
 from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
+    "PROMPT_COVERAGE",
     "WorkOrder",
+    "contract_context_refs",
+    "contract_rule_refs",
     "controlling_order",
+    "current_results",
+    "every_uri",
     "is_unlocked",
     "pending_node",
+    "permissions_honored",
     "plan_reservation",
+    "prompt_coverage",
+    "report_change_refs",
+    "report_verification_refs",
+    "required_verification_results",
     "reserved_tool_calls",
     "results_of",
     "stage_criteria",
     "stage_verifications",
+    "supported_claims",
+    "trace_ref",
 ]
 
 MAX_RUN_TOOL_CALLS: Final = 4_000
@@ -168,3 +180,117 @@ def stage_verifications(state: RunState) -> tuple[str, ...]:
         for v in contract.verification_requirements
         if not diagnosis_only or v.stage == "diagnosis"
     )
+
+
+# ------------------------------------------------------------------ values the rules demand
+#
+# Each function below is the one declaration of a value some rule requires a submission to
+# carry exactly. The rule compares against it (and shows it as the issue's ``expected``); the
+# draft beside the NextAction fills it in. Order is kept stable so a draft is deterministic.
+
+PROMPT_COVERAGE: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    ("request", ("objective", "intentMode")),
+    ("frame", ("scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs")),
+    (
+        "contract",
+        (
+            "permissions",
+            "contextRefs",
+            "requiredOutputs",
+            "verificationRequirements",
+            "stopConditions",
+            "assumptions",
+            "unresolvedQuestions",
+        ),
+    ),
+)
+"""PromptReview coverage: which contract fields each of request, frame and contract covers."""
+
+
+def prompt_coverage(state: RunState) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Return the exact PromptReview coverage: (sourceRef, contractFields) for the request, the
+    latest contract's frame and the latest contract, in that order (PR-COVERAGE)."""
+    contract = state.latest("TaskContract")
+    if contract is None:
+        return ()
+    sources = {
+        "request": state.request.uri,
+        "frame": contract.body.problem_frame_ref,
+        "contract": contract.uri,
+    }
+    return tuple((sources[name], fields) for name, fields in PROMPT_COVERAGE)
+
+
+def contract_context_refs(state: RunState) -> tuple[str, ...]:
+    """Return the refs a contract's contextRefs must include: the latest frame's non-user fact
+    sources and every inference source, first occurrence first (TC-CONTEXT-REFS)."""
+    frame = state.latest("ProblemFrame")
+    if frame is None:
+        return ()
+    refs = [f.source_ref for f in frame.body.known_facts if f.provenance != "user"]
+    refs += [ref for inference in frame.body.inferences for ref in inference.source_refs]
+    return tuple(dict.fromkeys(refs))
+
+
+def contract_rule_refs(state: RunState) -> tuple[str, ...]:
+    """Return the contract's ruleRefs: the latest frame's applicableRuleRefs, once each
+    (TC-RULE-REFS)."""
+    frame = state.latest("ProblemFrame")
+    return () if frame is None else tuple(dict.fromkeys(frame.body.applicable_rule_refs))
+
+
+def current_results(state: RunState) -> tuple[str, ...]:
+    """Return the URIs of the latest plan's results, the QualityReview's workResultRefs
+    (QR-CURRENT-WORK)."""
+    plan = state.latest("WorkPlan")
+    return () if plan is None else tuple(r.uri for r in results_of(state, plan))
+
+
+def every_uri(state: RunState, artifact_type: str) -> tuple[str, ...]:
+    """Return the URI of every ``artifact_type`` of the run, in ledger order (the audit's
+    workPlanRefs and workResultRefs, RA-LINEAGE)."""
+    return tuple(a.uri for a in state.all(artifact_type))
+
+
+def report_change_refs(state: RunState) -> tuple[str, ...]:
+    """Return the distinct diffRefs of every WorkResult, the report's changeRefs
+    (UR-CHANGE-REFS)."""
+    diffs = [f.diff_ref for r in state.all("WorkResult") for f in r.body.files_changed]
+    return tuple(dict.fromkeys(diffs))
+
+
+def required_verification_results(state: RunState) -> tuple[Any, ...]:
+    """Return the latest QualityReview's results for the contract's required verifications."""
+    review, contract = state.latest("QualityReview"), state.latest("TaskContract")
+    if review is None or contract is None:
+        return ()
+    required = {v.id for v in contract.body.verification_requirements if v.required}
+    return tuple(r for r in review.body.verification_results if r.requirement_id in required)
+
+
+def report_verification_refs(state: RunState) -> tuple[str, ...]:
+    """Return the evidence of the required verification results, a completed report's
+    verificationRefs (UR-VERIFICATION-REFS)."""
+    refs = [ref for r in required_verification_results(state) for ref in r.evidence_refs]
+    return tuple(dict.fromkeys(refs))
+
+
+def trace_ref(state: RunState) -> str:
+    """Return the report's traceRef, ``trace://<runId>`` (UR-TRACE-REF)."""
+    return f"trace://{state.run.run_id}"
+
+
+def supported_claims(state: RunState) -> dict[str, Any]:
+    """Return the latest audit's supported claim-matrix entries by claim id (the claims a
+    report may make, UR-CLAIM-MATCHES-AUDIT-MATRIX)."""
+    audit = state.latest("ReleaseAudit")
+    if audit is None:
+        return {}
+    return {e.claim_id: e for e in audit.body.claim_evidence_matrix if e.status == "supported"}
+
+
+def permissions_honored(state: RunState) -> bool | None:
+    """Return the report's permissionsHonored: whether the latest audit's mode compliance
+    passed, or None without an audit (UR-AUDIT-LINK)."""
+    audit = state.latest("ReleaseAudit")
+    return None if audit is None else audit.body.mode_compliance == "pass"

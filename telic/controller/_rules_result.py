@@ -24,14 +24,22 @@ def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
     latest = c.state.latest("WorkPlan")
     if latest is None or c.body.work_plan_ref != latest.uri:
-        yield Violation("workPlanRef", "workPlanRef must be the latest WorkPlan")
+        yield Violation(
+            "workPlanRef",
+            "workPlanRef must be the latest WorkPlan",
+            None if latest is None else latest.uri,
+        )
 
 
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
     """nodeId is the first dependency-ready node without a result, in plan order."""
     node = pending_node(c.state)
     if node is None or c.body.node_id != node.id:
-        yield Violation("nodeId", "nodeId must be the first dependency-ready pending node")
+        yield Violation(
+            "nodeId",
+            "nodeId must be the first dependency-ready pending node",
+            None if node is None else node.id,
+        )
 
 
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:

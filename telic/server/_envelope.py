@@ -192,15 +192,17 @@ def failure(
     message: str,
     code: str,
     *,
-    issues: Sequence[Mapping[str, str]] = (),
+    issues: Sequence[Mapping[str, Any]] = (),
     rules: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``."""
+    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``.
+
+    An issue keeps its ``rule`` and its ``expected`` (already bounded by ``Issue.to_wire``)."""
     envelope: dict[str, Any] = {"ok": False, "error": squash(message), "code": code}
     if issues:
         envelope["issues"] = [
-            _issue(i.get("path", ""), i.get("code", "custom"), i.get("message", ""))
-            | ({"rule": i["rule"]} if "rule" in i else {})
+            _issue(str(i.get("path", "")), str(i.get("code", "custom")), str(i.get("message", "")))
+            | {key: i[key] for key in ("rule", "expected") if key in i}
             for i in list(issues)[:MAX_ISSUES]
         ]
     if rules:
