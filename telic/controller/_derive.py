@@ -17,6 +17,7 @@ __all__ = [
     "MAX_RUN_TOOL_CALLS",
     "PROMPT_COVERAGE",
     "WorkOrder",
+    "backing_actions",
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
@@ -32,10 +33,12 @@ __all__ = [
     "required_verification_results",
     "reserved_tool_calls",
     "results_of",
+    "retained_verifications",
     "stage_criteria",
     "stage_verifications",
     "supported_claims",
     "trace_ref",
+    "verification_evidence",
 ]
 
 MAX_RUN_TOOL_CALLS: Final = 4_000
@@ -294,3 +297,66 @@ def permissions_honored(state: RunState) -> bool | None:
     passed, or None without an audit (UR-AUDIT-LINK)."""
     audit = state.latest("ReleaseAudit")
     return None if audit is None else audit.body.mode_compliance == "pass"
+
+
+def _last_mutation(result: Any) -> int:
+    marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
+    return max(marks, default=-1)
+
+
+def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple[str, ...], ...]:
+    """Return the evidence of each action of the latest plan's results that can back a passing
+    ``stage`` verification of ``capability``: completed, read-only, of that capability, in a node
+    that requires it and covers a criterion of the stage, after the result's last mutation for
+    completion (QR-VERIFICATION-BACKED). A verification's evidence must share a ref with one."""
+    contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
+    if contract is None or plan is None:
+        return ()
+    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
+    found: list[tuple[str, ...]] = []
+    for record in results_of(state, plan):
+        body = record.body
+        source = state.by_uri(body.work_plan_ref)
+        node = (
+            None
+            if source is None
+            else next((n for n in source.body.nodes if n.id == body.node_id), None)
+        )
+        if node is None or capability not in node.required_capabilities:
+            continue
+        if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
+            continue
+        start = _last_mutation(body) + 1 if stage == "completion" else 0
+        found += [
+            tuple(action.evidence_refs)
+            for action in body.actions[start:]
+            if action.capability == capability
+            and action.status == "completed"
+            and not action.mutating
+        ]
+    return tuple(found)
+
+
+def retained_verifications(state: RunState) -> dict[str, tuple[str, ...]]:
+    """Return the evidence of each verification a ``proceed_to_fix`` review passed, by
+    requirement id: a diagnosis verification the final review may retain."""
+    return {
+        r.requirement_id: tuple(r.evidence_refs)
+        for review in state.all("QualityReview")
+        if review.body.decision == "proceed_to_fix"
+        for r in review.body.verification_results
+        if r.status == "pass"
+    }
+
+
+def verification_evidence(
+    state: RunState, requirement_id: str, capability: str, stage: str
+) -> tuple[str, ...] | None:
+    """Return evidence a passing verification may cite: the first backing action's, else (a
+    diagnosis verification after the unlock) the evidence the gate review passed it with."""
+    actions = [refs for refs in backing_actions(state, capability, stage) if refs]
+    if actions:
+        return actions[0]
+    if stage == "diagnosis" and is_unlocked(state):
+        return retained_verifications(state).get(requirement_id)
+    return None

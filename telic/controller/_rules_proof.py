@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import is_unlocked, results_of
+from telic.controller._derive import backing_actions, is_unlocked, results_of
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._state import StoredArtifact
-from telic.protocol import QualityReview, VerificationResult, WorkResult
+from telic.protocol import QualityReview, VerificationResult
 
 __all__ = ["RULES"]
 
@@ -61,40 +61,11 @@ def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violati
             yield Violation(f"acceptanceResults.{index}.evidenceRefs", message)
 
 
-def _last_mutation(result: WorkResult) -> int:
-    marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
-    return max(marks, default=-1)
-
-
 def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: str) -> bool:
-    contract = c.state.latest("TaskContract")
-    _, results = _current(c)
-    if contract is None:
-        return False
-    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
     evidence = set(verification.evidence_refs)
-    for record in results:
-        body: WorkResult = record.body
-        plan = c.state.by_uri(body.work_plan_ref)
-        node = (
-            None
-            if plan is None
-            else next((n for n in plan.body.nodes if n.id == body.node_id), None)
-        )
-        if node is None or verification.capability not in node.required_capabilities:
-            continue
-        if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
-            continue
-        start = _last_mutation(body) + 1 if stage == "completion" else 0
-        for action in body.actions[start:]:
-            if (
-                action.capability == verification.capability
-                and action.status == "completed"
-                and not action.mutating
-                and evidence & set(action.evidence_refs)
-            ):
-                return True
-    return False
+    return any(
+        evidence & set(refs) for refs in backing_actions(c.state, verification.capability, stage)
+    )
 
 
 def _retained(c: Check[Any], verification: VerificationResult) -> bool:
