@@ -16,7 +16,7 @@ Evidence: the draft lists it under ``before`` (Evidence drafts with the ids the 
 already cites) to be submitted first; an Evidence already stored under such an id is left out.
 In the framing phase, ``instead`` holds a ClarificationRequest draft, the one alternative output.
 
-Pure: no I/O, no clock; the same state always gives the same draft. ``docs/protocol.md`` §2.2.
+Pure: no I/O, no clock; the same state always gives the same draft. ``docs/protocol.md`` §2.1.
 """
 
 from __future__ import annotations

@@ -89,7 +89,9 @@ class StepResult:
     """The run's state right after the step, when the controller knows it without reading the
     ledger again (nothing else was written in between); otherwise None: ``load`` the run."""
     draft: Draft | None = None
-    """The draft of the artifact ``next_action`` requires (``draft_for``), or None."""
+    """The draft of the artifact ``next_action`` requires (``draft_for``); None when there is
+    none, and on a supporting (Evidence, ScenarioSpec) acknowledgement, which leaves the phase
+    and its draft unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,9 +442,8 @@ class Controller:
             replayed = None
             if outcome.replay_of is not None:
                 replayed = await self._record_of(run_id, base, outcome.replay_of)
-            return StepResult(
-                run_record(state.run), action, replayed, state=state, draft=draft_for(new)
-            )
+            draft = None if replayed is not None else draft_for(new)
+            return StepResult(run_record(state.run), action, replayed, state=state, draft=draft)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
@@ -451,9 +452,9 @@ class Controller:
             after = None
             if base is not None and not commit.replayed:
                 after = self._committed(run_id, base, new, commit)
-            return StepResult(
-                commit.run, action, commit.artifacts[0], state=after, draft=draft_for(new)
-            )
+            # An acknowledged Evidence or ScenarioSpec leaves the phase and its draft as they were:
+            # the host already holds that draft, so it is not sent again (get_next_action has it).
+            return StepResult(commit.run, action, commit.artifacts[0], state=after)
         commit = await self._ledger.commit_step(
             run_id,
             state.run.version,
