@@ -145,6 +145,9 @@ async def full_run(tools: TelicTools, mode: str, workspace: FastWorkspace) -> st
     return driver.run_id
 
 
+_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
 async def draft_run(tools: TelicTools, mode: str) -> str:
     """Drive one complete run as a draft-following host does; return its run id.
 
@@ -154,10 +157,9 @@ async def draft_run(tools: TelicTools, mode: str) -> str:
     never calls ``telic_get_run`` or ``telic_get_artifact``: the draft already carries the ids
     and copies it would read them for.
     """
-    root = str(Path(__file__).resolve().parent.parent)
-    if root not in sys.path:
-        sys.path.append(root)
-    from tests.telic.draft_host import follow  # noqa: PLC0415 - the test suite's host
+    if _ROOT not in sys.path:
+        sys.path.append(_ROOT)
+    from tests.telic.draft_host import follow  # the test suite's host, shared
 
     start: dict[str, Any] = {"original_request": REQUEST, "mode": mode}
     if mode in ("fix_only", "analyze_and_fix"):

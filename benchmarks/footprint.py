@@ -1,8 +1,9 @@
 """Context footprint: what the host model reads from Telic, in bytes.
 
 For one complete happy-path run of each mode over stdio (the official client, driven as a
-draft-following host drives it: ``_mcp.draft_run``): the bytes of tool-result text — the text content of every result, which is what a host
-puts in its model's context — per call and per run, and the bytes of the ``tools/list`` result
+draft-following host drives it: ``_mcp.draft_run``): the bytes of tool-result text — the text
+content of every result, which is what a host puts in its model's context — per call and per
+run, and the bytes of the ``tools/list`` result
 (compact JSON, as on the wire). The full result (text, ``structuredContent`` and metadata) is
 reported alongside, to show nothing else is duplicated. Each call's ``schema_bytes`` are the
 part of its text that is artifact schemas (``requiredOutputSchema`` and
