@@ -173,9 +173,9 @@ def _example_path(globs: Sequence[str]) -> str:
 
 
 _WHAT: Final = {
-    "rationaleSummary": "Why, in a sentence or two.",
-    "description": "What this checks or covers, in one line.",
-    "objective": "What it aims at, in one line.",
+    "rationaleSummary": "Why, briefly.",
+    "description": "What it checks, in one line.",
+    "objective": "Its aim, in one line.",
     "claim": "The claim, in one line.",
 }
 
@@ -220,7 +220,7 @@ def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]
 
 
 def _what(path: str) -> str:
-    return _WHAT.get(path.rsplit("/", 1)[-1], "Write this in your own words.")
+    return _WHAT.get(path.rsplit("/", 1)[-1], "In your own words.")
 
 
 def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -233,9 +233,7 @@ def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return kept
 
 
-_SUMMARY: Final = Fill(
-    "/rationaleSummary", "One or two sentences: why this artifact says what it says."
-)
+_SUMMARY: Final = Fill("/rationaleSummary", "Why, briefly.")
 
 
 # ------------------------------------------------------------------ framing
@@ -826,13 +824,11 @@ def _quality_review(state: RunState) -> Draft | None:
     else:
         body["decision"] = "partial"
     undo = {"/diagnosisGate": None} if gated and all_pass else {}
-    choices.append(
-        {
-            "value": "partial",
-            "what": "Only part is done; the audit and a partial report follow.",
-            "set": undo,
-        }
-    )
+    partial: JSON = {
+        "value": "partial",
+        "what": "Only part is done; the audit and a partial report follow.",
+    }
+    choices.append(partial | ({"set": undo} if undo else {}))
     if state.run.remediations_remaining == 1:
         choices.append(
             {
