@@ -331,9 +331,18 @@ def _clarification(state: RunState) -> Draft:
                 {"value": "user_owned_materially_divergent", "what": "Readings diverge."},
                 {
                     "value": "permission_expanding",
-                    "what": "A permission is missing; add a choice with authorityEffect "
-                    "requires_new_run and runEffect new_run.",
-                    "set": {"/permissionExpansionRequired": True},
+                    "what": "A permission is missing: the user may resume within the current "
+                    "authority or end the run and start one with the permission.",
+                    "set": {
+                        "/permissionExpansionRequired": True,
+                        "/responseChoices/1": {
+                            "id": "new-run",
+                            "label": "",
+                            "consequence": "The run ends; a new run with the permission follows.",
+                            "authorityEffect": "requires_new_run",
+                            "runEffect": "new_run",
+                        },
+                    },
                 },
             ),
         ),

@@ -49,7 +49,7 @@ async def _drive(mode: str, choose: Choose, clarify: bool) -> tuple[Flow, list[s
             if clarify and wire.get("instead"):
                 clarify = False
                 alternative = wire["instead"][0]
-                await flow.submit(alternative["type"], follow(alternative, first))
+                await flow.submit(alternative["type"], follow(alternative, choose))
                 submitted.append(alternative["type"])
                 continue
             for supporting in wire.get("before", ()):
