@@ -190,9 +190,11 @@ async def test_a_refusal_names_what_would_pass(repo: DemoRepository, state: Path
                 "telic_submit_artifact", artifact_type="PromptReview", body=body, **token()
             )
             again = await tools.call("telic_get_run", run_id=run_id)
+            following = await tools.call("telic_get_next_action", run_id=run_id)
     assert refused["ok"] is False
     issue = next(i for i in refused["issues"] if i.get("rule") == "PR-COVERAGE")
     assert issue["expected"] == right
     assert len(str(refused)) < 2048
     assert again["run"]["version"] == last["run"]["version"]  # nothing changed
-    assert again["draft"]["body"]["coverage"] == draft["body"]["coverage"]
+    assert again["draft"] == draft  # get_run and get_next_action carry the same draft
+    assert following["draft"] == draft
