@@ -95,7 +95,10 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     for criterion in contract.body.acceptance_criteria:
         if criterion.id not in supported:
             yield Violation(
-                "claimEvidenceMatrix", f"Criterion {criterion.id} has no supported direct claim"
+                "claimEvidenceMatrix",
+                f"Criterion {criterion.id} has no supported direct claim; expected lists the "
+                "criteria a release must cover",
+                [a.id for a in contract.body.acceptance_criteria],
             )
 
 

@@ -14,7 +14,12 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import backing_actions, is_unlocked, results_of
+from telic.controller._derive import (
+    backing_actions,
+    is_unlocked,
+    results_of,
+    verification_evidence,
+)
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._state import StoredArtifact
 from telic.protocol import QualityReview, VerificationResult
@@ -58,7 +63,11 @@ def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violati
             allowed = _earlier_passes(c, result.criterion_id)
             message = "An unassigned criterion may only retain an earlier passing review's evidence"
         if evidence not in allowed:
-            yield Violation(f"acceptanceResults.{index}.evidenceRefs", message)
+            yield Violation(
+                f"acceptanceResults.{index}.evidenceRefs",
+                message,
+                sorted(allowed[0]) if allowed else None,
+            )
 
 
 def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: str) -> bool:
@@ -93,10 +102,12 @@ def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
             continue
         if stage == "diagnosis" and is_unlocked(c.state) and _retained(c, result):
             continue
+        backing = verification_evidence(c.state, result.requirement_id, result.capability, stage)
         yield Violation(
             f"verificationResults.{index}.evidenceRefs",
             "No completed read-only action of this capability (after the last mutation, for "
             "completion) shares this evidence",
+            None if backing is None else list(backing),
         )
 
 
@@ -107,7 +118,11 @@ def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
         return
     subjects = {check.subject_ref for check in c.body.rule_compliance}
     if subjects != set(contract.body.rule_refs):
-        yield Violation("ruleCompliance", "Judge each contract rule, and only those, once")
+        yield Violation(
+            "ruleCompliance",
+            "Judge each contract rule, and only those, once (expected: the subjectRefs)",
+            list(contract.body.rule_refs),
+        )
 
 
 _QR = ("QualityReview",)

@@ -76,6 +76,7 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(
                 f"acceptanceCoverage.{index}.criterionId",
                 "Coverage must name the node's criteria, each once",
+                list(node.acceptance_criteria),
             )
         seen.add(entry.criterion_id)
 
@@ -87,7 +88,11 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         return
     covered = {entry.criterion_id for entry in c.body.acceptance_coverage}
     for missing in sorted(set(node.acceptance_criteria) - covered):
-        yield Violation("acceptanceCoverage", f"Completed work must cover criterion {missing}")
+        yield Violation(
+            "acceptanceCoverage",
+            f"Completed work must cover criterion {missing}",
+            list(node.acceptance_criteria),
+        )
 
 
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -98,7 +103,11 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
     completed = {a.capability for a in c.body.actions if a.status == "completed"}
     for capability in node.required_capabilities:
         if capability not in completed:
-            yield Violation("actions", f"Required capability {capability} has no completed action")
+            yield Violation(
+                "actions",
+                f"Required capability {capability} has no completed action",
+                list(node.required_capabilities),
+            )
 
 
 def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:

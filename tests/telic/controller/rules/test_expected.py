@@ -16,6 +16,7 @@ from telic.ledger import open_ledger
 from tests.telic.controller.rules.harness import (
     auditing,
     completed_report,
+    executing,
     framed,
     judging,
     refuse,
@@ -124,3 +125,23 @@ def test_a_large_expected_value_is_cut_and_the_message_says_so() -> None:
 def test_an_issue_without_expected_keeps_the_1_0_keys() -> None:
     wire = Issue("id", "invariant", "message", "R").to_wire()
     assert set(wire) == {"path", "code", "message", "rule"}
+
+
+@pytest.mark.rule("RUN-RESUME-LINEAGE")
+async def test_the_resumed_lineage_is_given() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await framed(ledger)
+        await flow.submit("ClarificationRequest", flow.b.clarification())
+        await flow.answer("keep")
+        error = await refuse(flow, "ProblemFrame", flow.b.frame(), [flow.b.uri("clar-1")])
+        expected = _expected(error, "RUN-RESUME-LINEAGE")
+        assert expected[0] == flow.b.uri("clar-1")
+        await flow.submit("ProblemFrame", flow.b.frame(), expected)
+
+
+@pytest.mark.rule("WR-COMPLETED-CAPABILITIES")
+async def test_the_required_capabilities_are_listed() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await executing(ledger)
+        error = await refuse(flow, "WorkResult", flow.b.result(actions=[]))
+        assert _expected(error, "WR-COMPLETED-CAPABILITIES") == ["repository.read"]
