@@ -18,7 +18,10 @@ import pytest
 from mcp import Client
 
 from telic.cli import MODES, DemoRepository, TelicTools, stdio_parameters
+from telic.roles import open_service
+from telic.server import build_server
 from tests.telic.draft_host import Choose, first, follow
+from tests.telic.server.wire import WireHost
 
 pytestmark = pytest.mark.anyio
 
@@ -35,8 +38,8 @@ def anyio_backend() -> str:
 class DraftHost:
     """Drives runs from drafts alone and keeps every envelope it received."""
 
-    def __init__(self, client: Client) -> None:
-        self.tools = TelicTools(client)
+    def __init__(self, client: Client, tools: TelicTools | None = None) -> None:
+        self.tools = tools or TelicTools(client)
         self.calls: list[tuple[str, bool, str]] = []
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
@@ -198,3 +201,24 @@ async def test_a_refusal_names_what_would_pass(repo: DemoRepository, state: Path
     assert again["run"]["version"] == last["run"]["version"]  # nothing changed
     assert again["draft"] == draft  # get_run and get_next_action carry the same draft
     assert following["draft"] == draft
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_in_process_the_draft_host_keeps_every_result_in_the_1_0_shape(
+    repo: DemoRepository, state: Path
+) -> None:
+    """The same host over the in-memory transport, every result checked against 1.0's keys."""
+    with anyio.fail_after(60):
+        async with (
+            open_service(
+                database_url="memory://", repository_root=repo.root, state_dir=state
+            ) as svc,
+            Client(build_server(svc), mode="legacy") as client,
+        ):
+            wire = WireHost(client)
+            host = DraftHost(client, wire)
+            action, submitted = await host.run("analyze_and_fix", pick("pass", "remediate"))
+    assert action["status"] == "completed"
+    assert submitted.count("WorkPlan") == 3  # diagnosis, fix, remediation
+    assert wire.problems == []
+    assert [call for call in host.calls if not call[1]] == []
