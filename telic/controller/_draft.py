@@ -725,6 +725,23 @@ def _result(state: RunState) -> Draft | None:
         Fill(f"/acceptanceCoverage/{i}/rationaleSummary", f"How the evidence shows {c}.")
         for i, c in enumerate(node.acceptance_criteria)
     ]
+    failed = {
+        f"/acceptanceCoverage/{i}/status": "fail" for i in range(len(node.acceptance_criteria))
+    }
+    fill.append(
+        Fill(
+            "/status",
+            "How the node's work ended.",
+            (
+                {"value": "completed", "what": "Done as planned; the quality review follows."},
+                {
+                    "value": "failed",
+                    "what": "It did not meet its criteria; the review decides what next.",
+                    "set": failed,
+                },
+            ),
+        )
+    )
     fill.append(_SUMMARY)
     pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
     return Draft("WorkResult", body, tuple(fill), before=pending)
@@ -743,6 +760,8 @@ def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
         for entry in result.body.acceptance_coverage:
             if entry.criterion_id == criterion and entry.status == "pass":
                 return list(entry.evidence_refs)
+    if any(criterion in node.acceptance_criteria for node in plan.body.nodes):
+        return None  # assigned to the current plan, which has not passed it
     for review in reversed(state.all("QualityReview")):
         for r in review.body.acceptance_results:
             if r.criterion_id == criterion and r.status == "pass":
@@ -761,7 +780,7 @@ def _quality_review(state: RunState) -> Draft | None:
         acceptance.append(
             {
                 "criterionId": criterion,
-                "status": "pass" if refs else "fail",
+                "status": "pass" if refs else "unverified",
                 "evidenceRefs": refs or [],
                 "rationaleSummary": "",
             }
@@ -782,12 +801,16 @@ def _quality_review(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         )
-    all_pass = all(a["status"] == "pass" for a in acceptance) and all(
-        c["status"] == "pass" for c in checks
+    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
+    all_pass = (
+        all(a["status"] == "pass" for a in acceptance)
+        and all(c["status"] == "pass" for c in checks)
+        and (not executing or done == {node.id for node in plan.body.nodes})
     )
     gated = state.run.mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
-    first_ref = gate_refs[0] if gate_refs else plan.uri
+    seen = [ref for r in results_of(state, plan) for ref in r.body.evidence_refs]
+    first_ref = (gate_refs or seen or [plan.uri])[0]
     body = _base(state, _fresh_id(state, "quality-review")) | {
         "taskContractRef": contract.uri,
         "workPlanRefs": [plan.uri],
