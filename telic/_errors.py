@@ -54,6 +54,7 @@ __all__ = [
     "StoreVersionError",
     "TelicError",
     "UsageError",
+    "issues_to_wire",
 ]
 
 MAX_MESSAGE_CHARS = 800
@@ -102,6 +103,33 @@ class Issue:
 _MAX_EXPECTED_BYTES = 1024
 """An issue's ``expected`` value stays under this many bytes of compact JSON, so a refusal with
 several such issues stays within a couple of kilobytes."""
+
+
+_MAX_EXPECTED_TOTAL = 1200
+"""All the ``expected`` values of one refusal together stay under this many bytes of JSON."""
+
+
+def issues_to_wire(issues: tuple[Issue, ...]) -> list[dict[str, object]]:
+    """Return the envelope entries of ``issues``, their ``expected`` values sharing one budget.
+
+    Each entry's ``expected`` is already cut to 1 KB; once the refusal's values together reach
+    ``_MAX_EXPECTED_TOTAL`` bytes, later entries leave theirs out and say so, so a semantic
+    refusal with several such issues stays short.
+    """
+    entries: list[dict[str, object]] = []
+    used = 0
+    for issue in issues:
+        entry = issue.to_wire()
+        if "expected" in entry:
+            size = _json_size(entry["expected"])
+            if used + size > _MAX_EXPECTED_TOTAL:
+                del entry["expected"]
+                note = " (expected left out to keep the refusal short; fix the others first)"
+                entry["message"] = squash(f"{entry['message']}{note}", MAX_ISSUE_MESSAGE_CHARS)
+            else:
+                used += size
+        entries.append(entry)
+    return entries
 
 
 def _json_size(value: object) -> int:

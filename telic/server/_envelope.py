@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import BaseModel, ValidationError
 
-from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
+from telic._errors import (
+    MAX_ISSUE_MESSAGE_CHARS,
+    MAX_ISSUES,
+    TelicError,
+    issues_to_wire,
+    squash,
+)
 from telic.server._schemas import SchemaFn, emitted_schema
 from telic_packets import PacketRefusal
 
@@ -218,9 +224,7 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
     internal error whose details stay in the server's log.
     """
     if isinstance(exc, TelicError):
-        return failure(
-            exc.message, exc.code, issues=[i.to_wire() for i in exc.issues], rules=exc.rules
-        )
+        return failure(exc.message, exc.code, issues=issues_to_wire(exc.issues), rules=exc.rules)
     if isinstance(exc, ValidationError):
         return failure(
             f"Invalid arguments for {tool}", INVALID_ARGUMENTS, issues=_validation_issues(exc)

@@ -7,11 +7,12 @@ also proves the refusal changed nothing.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from telic._errors import Issue, _bounded_expected
+from telic._errors import Issue, _bounded_expected, issues_to_wire
 from telic.ledger import open_ledger
 from tests.telic.controller.rules.harness import (
     auditing,
@@ -145,3 +146,13 @@ async def test_the_required_capabilities_are_listed() -> None:
         flow = await executing(ledger)
         error = await refuse(flow, "WorkResult", flow.b.result(actions=[]))
         assert _expected(error, "WR-COMPLETED-CAPABILITIES") == ["repository.read"]
+
+
+def test_the_expected_values_of_one_refusal_share_one_budget() -> None:
+    refs = [f"artifact://run-1/evidence-{i:04d}" for i in range(200)]
+    issues = tuple(Issue(f"p{i}", "invariant", "m", "X", refs) for i in range(4))
+    wire = issues_to_wire(issues)
+    kept = [entry for entry in wire if "expected" in entry]
+    assert len(kept) == 1  # the first, cut to 1 KB; the rest say they were left out
+    assert all("left out" in str(entry["message"]) for entry in wire[1:])
+    assert len(json.dumps(wire)) < 2048
