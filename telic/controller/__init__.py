@@ -72,6 +72,8 @@ if typing.TYPE_CHECKING:
     )
     from telic.controller._tool import tool_layers as tool_layers
     from telic.controller._vocabulary import (
+        ELICITED_EVENT as ELICITED_EVENT,
+        ELICITED_SUMMARY as ELICITED_SUMMARY,
         TERMINAL_STATUSES as TERMINAL_STATUSES,
         event_summary as event_summary,
         human_time as human_time,

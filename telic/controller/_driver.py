@@ -385,11 +385,20 @@ class Controller:
         return await self._step(run_id, submission)
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = False,
     ) -> StepResult:
-        """Answer the pending clarification with exactly one choice id."""
+        """Answer the pending clarification with exactly one choice id.
+
+        ``elicited``: the user chose it in the client's form (MCP elicitation); the trace says so.
+        """
         token = Token(action_id, expected_run_version)
-        answer = AnswerClarification(token, response, self._new_id(), self._clock())
+        answer = AnswerClarification(token, response, self._new_id(), self._clock(), elicited)
         return await self._step(run_id, answer)
 
     async def cancel(self, run_id: str, action_id: str, expected_run_version: int) -> StepResult:

@@ -312,6 +312,7 @@ class RunActor(Actor[RunMessage]):
                     message.action_id,
                     message.expected_run_version,
                     str(payload.get("response", "")),
+                    elicited=payload.get("elicited") is True,
                 )
                 return await self._after(result)
             case CancelRun():

@@ -453,10 +453,17 @@ class Service:
             )
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = False,
     ) -> StepResult:
-        """Answer the pending clarification with one choice id."""
-        with self._stage.staged_json({"response": response}) as key:
+        """Answer the pending clarification with one choice id (``elicited``: the user chose it
+        in the client's form, MCP elicitation)."""
+        with self._stage.staged_json({"response": response, "elicited": elicited}) as key:
             return await self._ask(run_id, Answer(run_id, action_id, expected_run_version, key))
 
     async def cancel_run(

@@ -18,10 +18,13 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from telic._errors import NotFound
 from telic.server._backend import has_reports, reports_module
 from telic.server._config import schema_mode
+from telic.server._elicit import INPUT_KEY, Ask, Elicited, InputRequired, Pending
 from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
 from telic.server._schemas import (
@@ -141,8 +144,16 @@ def assemble(
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        resumed = _resumed(params)
         return await call_tool(
-            service, sent, params.name, params.arguments, progress, session_of(ctx)
+            service,
+            sent,
+            params.name,
+            params.arguments,
+            progress,
+            session_of(ctx),
+            _asker(ctx),
+            resumed,
         )
 
     async def on_list_prompts(
@@ -267,6 +278,57 @@ def assemble(
     # result on the way out either way, so a model would be built and dumped for nothing.
     server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     return server
+
+
+def _asker(ctx: Context) -> Ask | None:
+    """Put a form to the caller's user, when its client declared it can show one; else None.
+
+    An empty ``elicitation`` capability means form, as before modes existed. Up to protocol
+    2025-11-25 the server sends ``elicitation/create`` while the call runs (when the transport
+    has a back channel); from 2026-07-28 the call answers ``input_required`` with the form, and
+    the client asks the user and repeats the call with the answer (``_resumed``).
+    """
+    session = ctx.session
+    declared = session.client_capabilities
+    wanted = None if declared is None else declared.elicitation
+    if wanted is None or (wanted.form is None and wanted.url is not None):
+        return None
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+
+        async def later(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
+            form = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            result = types.InputRequiredResult(
+                input_requests={INPUT_KEY: form}, request_state=pending.state()
+            )
+            raise InputRequired(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return later
+    if not session.can_send_request:
+        return None
+
+    async def now(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
+        try:
+            answer = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except (MCPError, ValidationError) as failure:  # the client refused or answered nonsense
+            return Elicited("failed", problem=type(failure).__name__)
+        return Elicited(answer.action, answer.content)
+
+    return now
+
+
+def _resumed(params: types.CallToolRequestParams) -> tuple[Pending, Elicited] | None:
+    """A 2026-07-28 client's repeated call: the clarification it answers and the user's answer."""
+    if params.request_state is None:
+        return None
+    pending = Pending.from_state(params.request_state)
+    if pending is None:
+        raise _invalid("requestState is not one Telic returned; repeat the call as it was")
+    answer = (params.input_responses or {}).get(INPUT_KEY)
+    if not isinstance(answer, types.ElicitResult):
+        return pending, Elicited("failed", problem="no answer to the form")
+    return pending, Elicited(answer.action, answer.content)
 
 
 def _workflow_prompt() -> types.Prompt:

@@ -77,9 +77,15 @@ class Service(Protocol):
         """Submit one artifact; returns (run, action[, artifact])."""
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = ...,
     ) -> StepResult:
-        """Answer the pending clarification."""
+        """Answer the pending clarification (``elicited``: chosen in the client's form)."""
 
     async def cancel_run(
         self, run_id: str, action_id: str, expected_run_version: int

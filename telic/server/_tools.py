@@ -23,7 +23,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import SchemaViolation
+from telic._errors import SchemaViolation, UsageError
+from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import (
     ToolResult,
     error_envelope,
@@ -112,16 +113,26 @@ async def call_tool(
     arguments: Mapping[str, object] | None,
     progress: ProgressFn,
     session: object | None,
+    ask: Ask | None = None,
+    resumed: tuple[Pending, Elicited] | None = None,
 ) -> ToolResult:
     """Run the tool ``name`` once and return its result; an unknown name is invalid params.
 
     ``progress`` reports to the caller (a no-op unless it asked); ``session`` keys the schemas
-    the caller's MCP session has had (``None``: no session, every schema in full).
+    the caller's MCP session has had (``None``: no session, every schema in full); ``ask``
+    puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``);
+    ``resumed`` is a 2026-07-28 client's repeated call with the user's answer to the form.
     """
     spec = spec_of(name)
     if spec is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
-    return await _run(spec, source, sent, dict(arguments or {}), progress, session)
+    if resumed is not None and name != _ASKING:
+        raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
+    return await _run(spec, source, sent, dict(arguments or {}), progress, session, ask, resumed)
+
+
+_ASKING: Final = "telic_submit_artifact"
+"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
 
 
 async def _run(
@@ -131,15 +142,22 @@ async def _run(
     arguments: dict[str, object],
     progress: ProgressFn,
     session: object | None,
+    ask: Ask | None,
+    resumed: tuple[Pending, Elicited] | None,
 ) -> ToolResult:
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        payload = await _handlers()[spec.name](service, arguments, progress)
+        if resumed is None:
+            payload = await _handlers()[spec.name](service, arguments, progress, ask)
+        else:
+            payload = await _resume(service, arguments, *resumed)
         emitter = sent.emitter(session)
         result = success(payload, emitter)
         emitter.commit()
         return result
+    except InputRequired as asking:  # a 2026-07-28 client asks the user, then calls again
+        return asking.result
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
         envelope = error_envelope(leaf, spec.name)
@@ -164,7 +182,11 @@ class _Call(Protocol):
     """A tool with its types erased at the table: raw arguments in, payload out."""
 
     async def __call__(
-        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
     ) -> Payload:
         """Validate ``arguments`` and make the tool's one service call."""
         ...
@@ -178,10 +200,32 @@ class _Bound(Generic[A]):
     handler: Callable[[Service, A, ProgressFn], Awaitable[Payload]]
 
     async def __call__(
-        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
     ) -> Payload:
         """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
         return await self.handler(service, self.model.model_validate(arguments), progress)
+
+
+@dataclass(frozen=True, slots=True)
+class _Asking(Generic[A]):
+    """A handler that may put a form to the caller's user (``_elicit``), bound to its model."""
+
+    model: type[A]
+    handler: Callable[[Service, A, Ask | None], Awaitable[Payload]]
+
+    async def __call__(
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
+    ) -> Payload:
+        """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
+        return await self.handler(service, self.model.model_validate(arguments), ask)
 
 
 def _step(result: StepResult) -> Payload:
@@ -276,7 +320,7 @@ async def _next(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     return _with_draft({"nextAction": action}, draft)
 
 
-async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> Payload:
+async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payload:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
@@ -292,7 +336,25 @@ async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> Payload:
         body,
         tuple(args.source_refs),
     )
+    asked = args.artifact_type == "ClarificationRequest"
+    if ask is not None and asked and result.next_action.kind == "clarification":
+        # An accepted ClarificationRequest, and a client that can put a form to its user.
+        return await elicit_answer(service, ask, args.run_id, result, _step(result))
     return _step(result)
+
+
+async def _resume(
+    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
+) -> Payload:
+    """The repeated telic_submit_artifact call of a 2026-07-28 client, with the user's answer."""
+    from telic.server._args import SubmitArgs
+
+    args = SubmitArgs.model_validate(arguments)
+    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
+        raise UsageError(
+            "a call with requestState repeats the telic_submit_artifact call that returned it"
+        )
+    return await resume_answer(service, pending, answer)
 
 
 def _decode(text: str) -> object:
@@ -388,7 +450,7 @@ def _handlers() -> dict[str, _Call]:
         "telic_start_run": _Bound(_args.StartRunArgs, _start_run),
         "telic_ground_context": _Bound(_args.GroundArgs, _ground),
         "telic_get_next_action": _Bound(_args.RunArgs, _next),
-        "telic_submit_artifact": _Bound(_args.SubmitArgs, _submit),
+        "telic_submit_artifact": _Asking(_args.SubmitArgs, _submit),
         "telic_cancel_run": _Bound(_args.CancelArgs, _cancel),
         "telic_list_runs": _Bound(_args.ListRunsArgs, _list_runs),
         "telic_get_run": _Bound(_args.RunArgs, _get_run),
