@@ -26,6 +26,11 @@ if typing.TYPE_CHECKING:
         is_unlocked as is_unlocked,
         pending_node as pending_node,
     )
+    from telic.controller._draft import (
+        Draft as Draft,
+        Fill as Fill,
+        draft_for as draft_for,
+    )
     from telic.controller._driver import (
         Action as Action,
         Controller as Controller,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import breaches
+from telic.controller._derive import breaches, every_uri
 from telic.controller._rules_frame import latest_uri, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
 from telic.protocol import ReleaseAudit
@@ -22,18 +22,31 @@ __all__ = ["RULES"]
 def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """The audit names the latest review and every plan and result of the run."""
     if c.body.quality_review_ref != latest_uri(c, "QualityReview"):
-        yield Violation("qualityReviewRef", "qualityReviewRef must be the latest QualityReview")
-    if set(c.body.work_plan_refs) != {p.uri for p in c.state.all("WorkPlan")}:
-        yield Violation("workPlanRefs", "workPlanRefs must name every WorkPlan of the run")
-    if set(c.body.work_result_refs) != {r.uri for r in c.state.all("WorkResult")}:
-        yield Violation("workResultRefs", "workResultRefs must name every WorkResult of the run")
+        yield Violation(
+            "qualityReviewRef",
+            "qualityReviewRef must be the latest QualityReview",
+            latest_uri(c, "QualityReview"),
+        )
+    plans, results = every_uri(c.state, "WorkPlan"), every_uri(c.state, "WorkResult")
+    if set(c.body.work_plan_refs) != set(plans):
+        yield Violation(
+            "workPlanRefs", "workPlanRefs must name every WorkPlan of the run", list(plans)
+        )
+    if set(c.body.work_result_refs) != set(results):
+        yield Violation(
+            "workResultRefs", "workResultRefs must name every WorkResult of the run", list(results)
+        )
 
 
 def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """userFidelity subjects are exactly the original request."""
     for index, check in enumerate(c.body.user_fidelity):
         if check.subject_ref != c.state.request.uri:
-            yield Violation(f"userFidelity.{index}.subjectRef", "Must be the original request")
+            yield Violation(
+                f"userFidelity.{index}.subjectRef",
+                "Must be the original request",
+                c.state.request.uri,
+            )
 
 
 def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
@@ -94,7 +107,10 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     for criterion in contract.body.acceptance_criteria:
         if criterion.id not in supported:
             yield Violation(
-                "claimEvidenceMatrix", f"Criterion {criterion.id} has no supported direct claim"
+                "claimEvidenceMatrix",
+                f"Criterion {criterion.id} has no supported direct claim; expected lists the "
+                "criteria a release must cover",
+                [a.id for a in contract.body.acceptance_criteria],
             )
 
 

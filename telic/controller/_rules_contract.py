@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rule, Violation, wire_value
+from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
     criteria_stage_problem,
     intent_mode,
@@ -27,7 +28,11 @@ __all__: list[str] = []
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
     if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
-        yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
+        yield Violation(
+            "problemFrameRef",
+            "problemFrameRef must be the latest ProblemFrame",
+            latest_uri(c, "ProblemFrame"),
+        )
 
 
 def _frame(c: Check[Any]) -> ProblemFrame | None:
@@ -40,11 +45,14 @@ def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     frame = _frame(c)
     if frame is None:
         return
-    needed = {f.source_ref for f in frame.known_facts if f.provenance != "user"}
-    needed |= {ref for inference in frame.inferences for ref in inference.source_refs}
-    if not needed <= set(c.body.context_refs):
+    needed = contract_context_refs(c.state)
+    missing = [ref for ref in needed if ref not in set(c.body.context_refs)]
+    if missing:
         yield Violation(
-            "contextRefs", "contextRefs must include the frame's fact and inference sources"
+            "contextRefs",
+            "contextRefs must include the frame's non-user fact sources and inference sources; "
+            "expected lists the missing ones",
+            missing,
         )
 
 
@@ -55,7 +63,11 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     if frame is not None and (
         len(set(refs)) != len(refs) or set(refs) != set(frame.applicable_rule_refs)
     ):
-        yield Violation("ruleRefs", "ruleRefs must equal the frame's applicableRuleRefs, once each")
+        yield Violation(
+            "ruleRefs",
+            "ruleRefs must equal the frame's applicableRuleRefs, once each",
+            list(contract_rule_refs(c.state)),
+        )
 
 
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
@@ -79,7 +91,11 @@ def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
     )
     for path, mine, theirs in pairs:
         if mine != theirs:
-            yield Violation(path, f"A version 1 contract copies the frame's {path} exactly")
+            yield Violation(
+                path,
+                f"A version 1 contract copies the frame's {path} exactly",
+                wire_value(theirs),
+            )
 
 
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:

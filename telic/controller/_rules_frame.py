@@ -34,13 +34,17 @@ def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
 def intent_mode(c: Check[ProblemFrame | TaskContract]) -> Iterator[Violation]:
     """ProblemFrame and TaskContract intentMode equal the run's mode."""
     if c.body.intent_mode != c.mode:
-        yield Violation("intentMode", "intentMode must equal the run's mode")
+        yield Violation("intentMode", "intentMode must equal the run's mode", c.mode)
 
 
 def original_request(c: Check[Any]) -> Iterator[Violation]:
     """originalRequestRef is the run's original request."""
     if c.body.original_request_ref != c.state.request.uri:
-        yield Violation("originalRequestRef", "originalRequestRef must be the run's request")
+        yield Violation(
+            "originalRequestRef",
+            "originalRequestRef must be the run's request",
+            c.state.request.uri,
+        )
 
 
 def _answered(c: Check[Any], request_uri: str) -> bool:

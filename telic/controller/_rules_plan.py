@@ -47,13 +47,19 @@ def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
     latest = c.state.latest("TaskContract")
     if latest is None or c.body.task_contract_ref != latest.uri:
-        yield Violation("taskContractRef", "taskContractRef must be the latest TaskContract")
+        yield Violation(
+            "taskContractRef",
+            "taskContractRef must be the latest TaskContract",
+            None if latest is None else latest.uri,
+        )
 
 
 def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A submitted plan declares itself valid."""
     if c.body.plan_validation != "valid":
-        yield Violation("planValidation", "planValidation must be valid")
+        yield Violation(
+            "planValidation", "planValidation must be valid (the only accepted value)", "valid"
+        )
 
 
 def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import breaches
+from telic.controller._derive import (
+    breaches,
+    report_change_refs,
+    report_verification_refs,
+    required_verification_results,
+    supported_claims,
+    trace_ref,
+)
 from telic.controller._rules_frame import latest_uri
 from telic.protocol import UserReport
 
@@ -40,8 +47,8 @@ def _fits(decision: str, report: UserReport) -> frozenset[str]:
 
 def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
     """traceRef is ``trace://<runId>``."""
-    if c.body.trace_ref != f"trace://{c.state.run.run_id}":
-        yield Violation("traceRef", "traceRef must be trace://<runId>")
+    if c.body.trace_ref != trace_ref(c.state):
+        yield Violation("traceRef", "traceRef must be trace://<runId>", trace_ref(c.state))
 
 
 def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
@@ -68,17 +75,24 @@ def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
     if audit is None:
         return
     if audit.body.user_report_ref != c.uri:
-        yield Violation("id", "The audit's userReportRef must name this report")
+        yield Violation(
+            "id",
+            "The report's id must be the one the audit's userReportRef names",
+            audit.body.user_report_ref.rsplit("/", 1)[-1],
+        )
     if not c.body.permissions_honored:
         return
     if audit.body.mode_compliance != "pass":
         yield Violation(
-            "permissionsHonored", "The audit's mode compliance failed: permissionsHonored is false"
+            "permissionsHonored",
+            "The audit's mode compliance failed: permissionsHonored is false",
+            False,
         )
     elif breaches(c.state):
         yield Violation(
             "permissionsHonored",
             "An action is on record as unauthorized: permissionsHonored is false",
+            False,
         )
 
 
@@ -113,17 +127,15 @@ def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
 
 def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
     """changeRefs equal the distinct diffRefs of every WorkResult."""
-    diffs = {f.diff_ref for r in c.state.all("WorkResult") for f in r.body.files_changed}
-    if set(c.body.change_refs) != diffs:
-        yield Violation("changeRefs", "changeRefs must equal the diffRefs of every WorkResult")
+    diffs = report_change_refs(c.state)
+    if set(c.body.change_refs) != set(diffs):
+        yield Violation(
+            "changeRefs", "changeRefs must equal the diffRefs of every WorkResult", list(diffs)
+        )
 
 
-def _required_results(c: Check[Any]) -> list[Any]:
-    review, contract = c.state.latest("QualityReview"), c.state.latest("TaskContract")
-    if review is None or contract is None:
-        return []
-    required = {v.id for v in contract.body.verification_requirements if v.required}
-    return [r for r in review.body.verification_results if r.requirement_id in required]
+def _required_results(c: Check[Any]) -> tuple[Any, ...]:
+    return required_verification_results(c.state)
 
 
 def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
@@ -133,9 +145,12 @@ def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
     results = _required_results(c)
     if any(r.status != "pass" for r in results):
         yield Violation("terminalStatus", "A required verification did not pass")
-    if set(c.body.verification_refs) != {ref for r in results for ref in r.evidence_refs}:
+    wanted = report_verification_refs(c.state)
+    if set(c.body.verification_refs) != set(wanted):
         yield Violation(
-            "verificationRefs", "Must equal the evidence of the required verification results"
+            "verificationRefs",
+            "Must equal the evidence of the required verification results",
+            list(wanted),
         )
 
 
@@ -148,10 +163,7 @@ def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
 
 
 def _supported(c: Check[Any]) -> dict[str, Any]:
-    audit = c.state.latest("ReleaseAudit")
-    if audit is None:
-        return {}
-    return {e.claim_id: e for e in audit.body.claim_evidence_matrix if e.status == "supported"}
+    return supported_claims(c.state)
 
 
 def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
@@ -167,7 +179,9 @@ def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
         ):
             yield Violation(
                 f"completionClaims.{index}",
-                "A claim must copy a supported audit claim: same id, text, evidence and basis",
+                "A claim must copy a supported audit claim: same id, text, evidence and basis "
+                "(expected lists the supported claim ids)",
+                list(matrix),
             )
 
 
@@ -177,7 +191,11 @@ def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
     if audit is None or audit.body.decision != "release":
         return
     if {claim.id for claim in c.body.completion_claims} != set(_supported(c)):
-        yield Violation("completionClaims", "Report every supported audit claim, and only those")
+        yield Violation(
+            "completionClaims",
+            "Report every supported audit claim, and only those",
+            list(_supported(c)),
+        )
 
 
 _UR = ("UserReport",)

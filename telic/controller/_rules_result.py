@@ -24,14 +24,22 @@ def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
     latest = c.state.latest("WorkPlan")
     if latest is None or c.body.work_plan_ref != latest.uri:
-        yield Violation("workPlanRef", "workPlanRef must be the latest WorkPlan")
+        yield Violation(
+            "workPlanRef",
+            "workPlanRef must be the latest WorkPlan",
+            None if latest is None else latest.uri,
+        )
 
 
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
     """nodeId is the first dependency-ready node without a result, in plan order."""
     node = pending_node(c.state)
     if node is None or c.body.node_id != node.id:
-        yield Violation("nodeId", "nodeId must be the first dependency-ready pending node")
+        yield Violation(
+            "nodeId",
+            "nodeId must be the first dependency-ready pending node",
+            None if node is None else node.id,
+        )
 
 
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -94,6 +102,7 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(
                 f"acceptanceCoverage.{index}.criterionId",
                 "Coverage must name the node's criteria, each once",
+                list(node.acceptance_criteria),
             )
         seen.add(entry.criterion_id)
 
@@ -105,7 +114,11 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         return
     covered = {entry.criterion_id for entry in c.body.acceptance_coverage}
     for missing in sorted(set(node.acceptance_criteria) - covered):
-        yield Violation("acceptanceCoverage", f"Completed work must cover criterion {missing}")
+        yield Violation(
+            "acceptanceCoverage",
+            f"Completed work must cover criterion {missing}",
+            list(node.acceptance_criteria),
+        )
 
 
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -116,7 +129,11 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
     completed = {a.capability for a in c.body.actions if a.status == "completed"}
     for capability in node.required_capabilities:
         if capability not in completed:
-            yield Violation("actions", f"Required capability {capability} has no completed action")
+            yield Violation(
+                "actions",
+                f"Required capability {capability} has no completed action",
+                list(node.required_capabilities),
+            )
 
 
 def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:

@@ -36,7 +36,7 @@ from telic.casting import (
     seconds,
     sleeper_on,
 )
-from telic.controller import Action, Controller, RunDetails, StepResult, TraceView
+from telic.controller import Action, Controller, Draft, RunDetails, StepResult, TraceView
 from telic.grounding import GroundingProgress
 from telic.ledger import (
     ArtifactBody,
@@ -128,6 +128,8 @@ class GroundResult:
     run: RunRecord
     action: Action
     manifest_wire: Mapping[str, object]
+    draft: Draft | None = None
+    """The draft of the artifact the next action requires, or None."""
 
     @property
     def next_action(self) -> Action:
@@ -431,7 +433,7 @@ class Service:
             result = await self._ask(
                 run_id, GroundRun(run_id, action_id, expected_run_version, key)
             )
-        return GroundResult(result.run, result.next_action, manifest_wire)
+        return GroundResult(result.run, result.next_action, manifest_wire, result.draft)
 
     async def submit_artifact(
         self,
@@ -584,6 +586,10 @@ class Service:
     async def get_next_action(self, run_id: str) -> Any:
         """Return the run's next action."""
         return await self._controller.get_next_action(run_id)
+
+    async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
+        """Return the run's next action and the draft of the artifact it requires (or None)."""
+        return await self._controller.get_next(run_id)
 
     async def get_run(self, run_id: str) -> RunDetails:
         """Return the run row, its artifact metadata and its next action."""

@@ -220,7 +220,10 @@ async def _record(
     messages = [a for a in details.artifacts if a.type == "UserMessage"]
     answer_ref = f"artifact://{run_id}/{messages[-1].artifact_id}"
     accepted = _outcome("accept", request_ref, picked=picked, answer_ref=answer_ref)
-    return {"run": answered.run, "nextAction": answered.next_action, "elicitation": accepted}
+    resumed: Payload = {"run": answered.run, "nextAction": answered.next_action}
+    if answered.draft is not None:  # the resumed phase's draft, as every step result carries
+        resumed["draft"] = answered.draft
+    return resumed | {"elicitation": accepted}
 
 
 def _choices(body: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import BaseModel, ValidationError
 
-from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
+from telic._errors import (
+    MAX_ISSUE_MESSAGE_CHARS,
+    MAX_ISSUES,
+    TelicError,
+    issues_to_wire,
+    squash,
+)
 from telic.server._schemas import SchemaFn, emitted_schema
 from telic_packets import PacketRefusal
 
@@ -192,15 +198,17 @@ def failure(
     message: str,
     code: str,
     *,
-    issues: Sequence[Mapping[str, str]] = (),
+    issues: Sequence[Mapping[str, Any]] = (),
     rules: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``."""
+    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``.
+
+    An issue keeps its ``rule`` and its ``expected`` (already bounded by ``Issue.to_wire``)."""
     envelope: dict[str, Any] = {"ok": False, "error": squash(message), "code": code}
     if issues:
         envelope["issues"] = [
-            _issue(i.get("path", ""), i.get("code", "custom"), i.get("message", ""))
-            | ({"rule": i["rule"]} if "rule" in i else {})
+            _issue(str(i.get("path", "")), str(i.get("code", "custom")), str(i.get("message", "")))
+            | {key: i[key] for key in ("rule", "expected") if key in i}
             for i in list(issues)[:MAX_ISSUES]
         ]
     if rules:
@@ -216,9 +224,7 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
     internal error whose details stay in the server's log.
     """
     if isinstance(exc, TelicError):
-        return failure(
-            exc.message, exc.code, issues=[i.to_wire() for i in exc.issues], rules=exc.rules
-        )
+        return failure(exc.message, exc.code, issues=issues_to_wire(exc.issues), rules=exc.rules)
     if isinstance(exc, ValidationError):
         return failure(
             f"Invalid arguments for {tool}", INVALID_ARGUMENTS, issues=_validation_issues(exc)

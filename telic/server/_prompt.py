@@ -35,6 +35,10 @@ property that other objects write as a bare x line, once per session, for later 
 After that it comes as \
 {"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource, which holds \
 the full JSON Schema (an artifact refused for its schema gets it back in full in the error).
+3a. Where a result carries a draft beside nextAction, start from it: submit the Evidence \
+drafts in draft.before first, then take draft.body, write only the fields its draft.fill \
+paths name (for a choice, also apply that choice's set and fill), and submit it with \
+draft.sourceRefs as source_refs. A refusal's issue may carry expected: the value that passes.
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \

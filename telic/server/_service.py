@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from telic.casting import Admission, PacketStats, ProgressStatus
-    from telic.controller import Action, RunDetails, StepResult, TraceView
+    from telic.controller import Action, Draft, RunDetails, StepResult, TraceView
     from telic.grounding import GroundingProgress
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
     from telic.permissions import Decision
@@ -61,6 +61,9 @@ class Service(Protocol):
 
     async def get_next_action(self, run_id: str) -> Action:
         """Return the run's next action."""
+
+    async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
+        """Return the run's next action and the draft of the artifact it requires."""
 
     async def submit_artifact(
         self,

@@ -90,7 +90,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         result="NextActionResultOut",
         read_only=True,
         idempotent=True,
-        methods=("get_next_action",),
+        methods=("get_next",),
     ),
     ToolSpec(
         name="telic_submit_artifact",

@@ -232,6 +232,13 @@ def _step(result: StepResult) -> Payload:
     payload: Payload = {"run": result.run, "nextAction": result.next_action}
     if result.artifact is not None:
         payload["artifact"] = result.artifact
+    return _with_draft(payload, result.draft)
+
+
+def _with_draft(payload: Payload, draft: object) -> Payload:
+    """Add the draft beside the NextAction when there is one (an addition to Telic 1.0)."""
+    if draft is not None:
+        payload["draft"] = draft
     return payload
 
 
@@ -300,11 +307,17 @@ async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Pay
                 budget=budget,
                 progress=progress,
             )
-    return {"run": result.run, "nextAction": result.next_action, "manifest": result.manifest_wire}
+    payload: Payload = {
+        "run": result.run,
+        "nextAction": result.next_action,
+        "manifest": result.manifest_wire,
+    }
+    return _with_draft(payload, result.draft)
 
 
 async def _next(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
-    return {"nextAction": await service.get_next_action(args.run_id)}
+    action, draft = await service.get_next(args.run_id)
+    return _with_draft({"nextAction": action}, draft)
 
 
 async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payload:
@@ -358,11 +371,12 @@ async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> Pay
 
 async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     details = await service.get_run(args.run_id)
-    return {
+    payload: Payload = {
         "run": details.run,
         "artifacts": details.artifacts,
         "nextAction": details.next_action,
     }
+    return _with_draft(payload, details.draft)
 
 
 async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> Payload:
