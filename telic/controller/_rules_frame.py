@@ -81,7 +81,8 @@ def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | N
 
     Returns ``(index of the offending criterion or None, what would pass)``, or None when the
     stages fit: at least one criterion; analyze_and_fix needs a diagnosis and a completion
-    criterion; every other mode has no diagnosis stage, so every criterion is ``completion``.
+    criterion; every other mode has no diagnosis stage, so it needs a ``completion`` criterion
+    (a diagnosis criterion beside one is accepted, as Telic 1.0 accepts it: such a run completes).
     """
     if mode == "analyze_and_fix":
         missing = [s for s in ("diagnosis", "completion") if s not in stages]
@@ -93,10 +94,10 @@ def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | N
         return None
     if not stages:
         return None, "Draft at least one criterion, with stage 'completion'"
-    if "diagnosis" in stages:
+    if "completion" not in stages:
         return stages.index("diagnosis"), (
-            f"{mode} has no diagnosis stage (only analyze_and_fix has one): set stage "
-            "'completion' on every criterion"
+            f"{mode} has no diagnosis stage (only analyze_and_fix has one), so its run completes "
+            "on 'completion' criteria: set stage 'completion' on the criteria"
         )
     return None
 
@@ -169,7 +170,7 @@ RULES: Final = (
         ("ProblemFrame",),
         pf_stage_criteria,
         _PF,
-        "Draft criteria no contract of the mode can hold: none at all, a diagnosis criterion "
+        "Draft criteria no run of the mode can complete: none at all, no completion criterion "
         "outside analyze_and_fix, or analyze_and_fix without both stages.",
     ),
     Rule(

@@ -81,7 +81,7 @@ def _failed_test(flow: Flow, evidence: str = "evidence-1") -> dict[str, Any]:
 
 @pytest.mark.rule("PF-STAGE-CRITERIA")
 @pytest.mark.parametrize("mode", ["analyze_only", "report_only", "plan_only", "fix_only"])
-async def test_a_diagnosis_criterion_is_refused_at_the_frame_outside_analyze_and_fix(
+async def test_a_frame_with_only_diagnosis_criteria_is_refused_outside_analyze_and_fix(
     mode: str,
 ) -> None:
     async with open_ledger("memory://") as ledger:
@@ -92,6 +92,16 @@ async def test_a_diagnosis_criterion_is_refused_at_the_frame_outside_analyze_and
         assert issue.path == "draftAcceptanceCriteria.0.stage"
         assert "'completion'" in issue.message
         await flow.submit("ProblemFrame", flow.b.frame())
+
+
+@pytest.mark.parametrize("mode", ["analyze_only", "report_only", "plan_only", "fix_only"])
+async def test_a_diagnosis_criterion_beside_a_completion_one_stays_accepted_as_in_1_0(
+    mode: str,
+) -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await framed(ledger, mode)
+        mixed = [criterion("AC-1", "completion"), criterion("AC-2", "diagnosis")]
+        await flow.submit("ProblemFrame", flow.b.frame(draftAcceptanceCriteria=mixed))
 
 
 @pytest.mark.rule("PF-STAGE-CRITERIA")
