@@ -68,7 +68,6 @@ class VerificationResult(WireModel):
 
     requirement_id: Identifier
     capability: Capability
-    """Must be the contracted one."""
     status: VerificationStatus
     evidence_refs: Items[ReferenceUri]
     rationale_summary: Summary
@@ -152,12 +151,9 @@ class QualityReview(ArtifactBody):
     work_result_refs: Items[ArtifactUri]
     rubric_id: Literal["execution-quality-v1"]
     acceptance_results: Annotated[Items[AcceptanceCoverage], Field(min_length=1)]
-    """One per criterion of the current stage."""
     rule_compliance: Items[ReviewCheck]
-    """One per contract rule."""
     regression_checks: Items[ReviewCheck]
     verification_results: Items[VerificationResult]
-    """One per verification requirement of the stage."""
     findings: Items[Finding]
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
     score: Score

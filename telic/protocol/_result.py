@@ -172,7 +172,6 @@ class WorkResult(ArtifactBody):
     evidence_refs: Items[ReferenceUri]
     test_results: Items[TestResult]
     acceptance_coverage: Items[AcceptanceCoverage]
-    """One per criterion of the node."""
     unresolved_issues: Items[BoundedText]
     deviations: Items[BoundedText]
     rationale_summary: Summary

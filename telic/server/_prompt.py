@@ -34,7 +34,9 @@ Schema; each "type X =" or "alias X =" line defines a name, and each "field x: â
 property that other objects write as a bare x line, once per session, for later texts too. \
 After that it comes as \
 {"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource, which holds \
-the full JSON Schema (an artifact refused for its schema gets it back in full in the error).
+the full JSON Schema. A field's // text states every rule Telic checks on its value. A refusal \
+names each failed rule and path; one for an artifact's structure also carries the failing parts \
+of the schema under requiredOutputSchema["x-telic-failing"].
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \
@@ -77,9 +79,22 @@ fix that, or let the cast lapse; never rewrite a child's claim yourself.
 later cast's packet_refs) names its pk_ token. The digest (telic_get_digest) and the report \
 show which packets were consumed and which were not; a packet is verified only when every \
 quote checked out, so weigh its verdict, not its claim.
+15. References: each names an artifact of this run that exists, of the type its field names; \
+a trace:// reference an existing event; artifact://system/ references only where the schema \
+asks for one; repo:// only for sources the ContextManifest selected; a permission_checked \
+event is never evidence. After an answered clarification, the next artifact's source_refs \
+cite the ClarificationRequest and its answer.
+16. Before acting, read the result's boundary: one line per capability this phase allows, \
+saying what it covers (shell.inspect is six typed reads; running any command, a test \
+included, is shell.execute and only for its exact allowlist). A serial host asks \
+telic_check_tool_action before each native action (a read, a command, an edit) and acts only \
+when it allows.
+17. nextAction.instructionRef is readable (telic_get_artifact, or the resource of that URI): \
+what the role decides, what it submits, and every rule its artifact must meet.
 """
 """The instructions of the workflow, in Telic's words: the eight steps, then the two postures
-(serial host, native-subagent host) and how a native host casts, hands off, returns and cites."""
+(serial host, native-subagent host) and how a native host casts, hands off, returns and cites,
+then what every reference meets, the phase's boundary and the role instructions."""
 
 
 def workflow_message(original_request: str, mode: str) -> str:
