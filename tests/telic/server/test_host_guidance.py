@@ -114,7 +114,8 @@ async def test_semantic_refusals_carry_no_schema_stay_small_and_change_nothing(
     for envelope in (model_rule, controller_rule, unpassed):
         assert "requiredOutputSchema" not in envelope
         assert _size(envelope) < _SEMANTIC_LIMIT, envelope
-    assert before == unchanged and reviewed == after  # every refusal left the run as it was
+    assert before == unchanged
+    assert reviewed == after
 
 
 async def test_a_structural_refusal_carries_only_the_failing_sub_schema(
@@ -179,8 +180,10 @@ async def test_the_instruction_ref_resolves_as_a_resource_and_get_artifact_says_
     (content,) = read.contents
     text = content.text  # type: ignore[union-attr]
     assert content.mime_type == "text/markdown"
-    assert "submit ProblemFrame" in text and "submit PromptReview" in text
+    assert "submit ProblemFrame" in text
+    assert "submit PromptReview" in text
     for path, statement in role_rules("PromptReview"):
         assert f"- {path}: {statement}" in text
-    assert asked["ok"] is False and asked["code"] == "not_found"
+    assert asked["ok"] is False
+    assert asked["code"] == "not_found"
     assert "read it as the MCP resource of that exact URI" in asked["error"]
