@@ -51,33 +51,46 @@ def _kinds(kinds: Iterable[str]) -> str:
 
 
 def _by_capability() -> str:
-    """``CAPABILITY_KINDS`` as one line: capabilities sharing their kinds are grouped."""
+    """``CAPABILITY_KINDS`` in one line: capabilities sharing their kinds are grouped, a whole
+    family as ``family.*``."""
     groups: dict[frozenset[str], list[str]] = {}
     for capability, kinds in CAPABILITY_KINDS.items():
         groups.setdefault(kinds, []).append(capability)
-    parts = (f"{','.join(caps)}: {_kinds(kinds)}" for kinds, caps in groups.items())
-    return "Evidence kind by capability: " + "; ".join(parts) + "."
+    parts = []
+    for kinds, caps in groups.items():
+        names: list[str] = []
+        for cap in caps:
+            family = cap.split(".")[0]
+            siblings = [c for c in CAPABILITY_KINDS if c.split(".")[0] == family]
+            name = f"{family}.*" if len(siblings) > 1 and set(siblings) <= set(caps) else cap
+            if name not in names:
+                names.append(name)
+        parts.append(f"{','.join(names)} {_kinds(kinds)}")
+    return "Evidence kinds: " + "; ".join(parts) + "."
 
 
 def _coverage() -> str:
     entries = "; ".join(f"{name}: {','.join(sorted(fields))}" for name, fields in COVERAGE)
-    return (
-        "Exactly 3 entries, sourceRef → contractFields (any order): "
-        f"{entries}. request = originalRequestRef; frame, contract = the reviewed ones."
-    )
+    return f"Exactly 3, sourceRef → contractFields: {entries}."
 
 
 def _provenance() -> str:
     kinds = "; ".join(f"{name}: Evidence {_kinds(k)}" for name, k in FACT_EVIDENCE.items())
-    return f"By provenance — user: the UserMessage; repository: a selected repo://; {kinds}."
+    return f"user: the UserMessage; repository: a selected repo://; {kinds}."
 
 
-_LATEST_CONTRACT = "The latest TaskContract."
-_REQUEST = "The run's original request."
+_LATEST = "The latest."
+_REQUEST = "The run's request."
 _RUN_MODE = "The run's mode."
-_PROOF = "Proof refs cite Evidence artifacts, never repo://, trace:// or other types."
-_COPY = "Version 1: exactly the frame's {}."
-_BY_CAPABILITY = _by_capability()
+_PROOF = "Proofs cite Evidence."
+_COPY = "v1: the frame's {}, exactly."
+_PERMITTED = "permitted capabilities."
+_REMEDIATIONS = "remainingBudgets.postExecutionRemediations."
+
+
+def _s(at: str, text: str) -> tuple[Statement, ...]:
+    return (Statement(at, text),)
+
 
 STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "REF-DIRECT-EVIDENCE": tuple(
@@ -85,369 +98,200 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
         for kind in ("WorkResult", "QualityReview", "ReleaseAudit", "UserReport")
     ),
     "REF-EVIDENCE-KIND": (
-        Statement("WorkResult:WorkAction.evidenceRefs", _BY_CAPABILITY),
+        Statement("WorkResult:WorkAction.evidenceRefs", _by_capability()),
         Statement("WorkResult:FileChange.diffRef", f"Evidence {_kinds(DIFF_KINDS)}."),
         Statement("WorkResult:TestResult.commandRef", f"Evidence {_kinds(COMMAND_KINDS)}."),
         Statement("WorkResult:TestResult.outputRef", f"Evidence {_kinds(OUTPUT_KINDS)}."),
-        Statement("QualityReview:VerificationResult.evidenceRefs", _BY_CAPABILITY),
+        Statement("QualityReview:VerificationResult.evidenceRefs", "Kinds as in WorkResult."),
     ),
-    "PF-INTENT-MODE": (Statement("ProblemFrame:intentMode", _RUN_MODE),),
-    "PF-ORIGINAL-REQUEST": (Statement("ProblemFrame:originalRequestRef", _REQUEST),),
-    "PF-CLARIFICATION-NOT-REQUIRED": (
-        Statement(
-            "ProblemFrame:clarification",
-            "required: false. To ask, submit a ClarificationRequest; once answered, "
-            "classify that unknown by the answer.",
-        ),
+    "PF-INTENT-MODE": _s("ProblemFrame:intentMode", _RUN_MODE),
+    "PF-ORIGINAL-REQUEST": _s("ProblemFrame:originalRequestRef", _REQUEST),
+    "PF-CLARIFICATION-NOT-REQUIRED": _s(
+        "ProblemFrame:clarification",
+        "required: false; to ask, submit a ClarificationRequest, then reclassify what it answered.",
     ),
-    "PF-FACT-PROVENANCE": (Statement("ProblemFrame:GroundedFact.sourceRef", _provenance()),),
-    "SS-PROBLEM-FRAME-LATEST": (Statement("ScenarioSpec:problemFrameRef", "The latest frame."),),
-    "SS-ONE-PER-FRAME": (Statement("ScenarioSpec:", "At most one per ProblemFrame."),),
-    "TC-INTENT-MODE": (Statement("TaskContract:intentMode", _RUN_MODE),),
-    "TC-ORIGINAL-REQUEST": (Statement("TaskContract:originalRequestRef", _REQUEST),),
-    "TC-PROBLEM-FRAME-LATEST": (Statement("TaskContract:problemFrameRef", "The latest frame."),),
-    "TC-CONTEXT-REFS": (
-        Statement(
-            "TaskContract:contextRefs",
-            "Includes every sourceRef of the frame's inferences and non-user facts.",
-        ),
+    "PF-FACT-PROVENANCE": _s("ProblemFrame:GroundedFact.sourceRef", _provenance()),
+    "SS-PROBLEM-FRAME-LATEST": _s("ScenarioSpec:problemFrameRef", _LATEST),
+    "SS-ONE-PER-FRAME": _s("ScenarioSpec:", "One per ProblemFrame."),
+    "TC-INTENT-MODE": _s("TaskContract:intentMode", _RUN_MODE),
+    "TC-ORIGINAL-REQUEST": _s("TaskContract:originalRequestRef", _REQUEST),
+    "TC-PROBLEM-FRAME-LATEST": _s("TaskContract:problemFrameRef", _LATEST),
+    "TC-CONTEXT-REFS": _s(
+        "TaskContract:contextRefs", "⊇ sourceRefs of the frame's inferences and non-user facts."
     ),
-    "TC-RULE-REFS": (
-        Statement("TaskContract:ruleRefs", "The frame's applicableRuleRefs, each once."),
-    ),
-    "TC-COMPILE-V1": (Statement("TaskContract:version", "1 when compiled."),),
+    "TC-RULE-REFS": _s("TaskContract:ruleRefs", "The frame's applicableRuleRefs, once each."),
+    "TC-COMPILE-V1": _s("TaskContract:version", "1 compiled,"),
     "TC-FRAME-COPY": (
         Statement("TaskContract:scope", _COPY.format("scope")),
         Statement("TaskContract:constraints", _COPY.format("constraints")),
         Statement("TaskContract:nonGoals", _COPY.format("nonGoals")),
         Statement("TaskContract:acceptanceCriteria", _COPY.format("draftAcceptanceCriteria")),
     ),
-    "TC-VERIFICATION-BACKED": (
-        Statement(
-            "TaskContract:verificationRequirements",
-            "Each capability is granted by permissions.",
-        ),
+    "TC-VERIFICATION-BACKED": _s(
+        "TaskContract:verificationRequirements", "Capabilities granted by permissions."
     ),
-    "TC-SHELL-ALLOWLIST": (
-        Statement(
-            "TaskContract:permissions",
-            "shell.executeAllowlist: exact commands, no ; & | < > ` $( or globs.",
-        ),
+    "TC-SHELL-ALLOWLIST": _s(
+        "TaskContract:permissions", "executeAllowlist: exact commands (no ; & | < > ` $( globs)."
     ),
-    "TC-PERMISSIONS-AUTHORIZED": (
-        Statement("TaskContract:permissions", "Within nextAction.effectivePermissions."),
+    "TC-PERMISSIONS-AUTHORIZED": _s("TaskContract:permissions", "⊆ effectivePermissions;"),
+    "TC-ASSUMPTIONS": _s("TaskContract:assumptions", "Unique ids."),
+    "TC-REVISE-V2": _s("TaskContract:version", "2 when revised."),
+    "TC-REVISE-CITES": _s("TaskContract:", "A revision cites contract and review in source_refs,"),
+    "TC-REVISE-PERMISSIONS": _s("TaskContract:permissions", "a revision's ⊆ the old."),
+    "TC-REVISE-FIELDS": _s("TaskContract:", "changes exactly the blocking correctionFields"),
+    "TC-REVISE-PRESERVE": _s("TaskContract:", "and no preserveFields."),
+    "PR-TARGET-LATEST": _s("PromptReview:targetRef", "The latest TaskContract."),
+    "PR-REVISION-NUMBER": _s("PromptReview:revisionNumber", "The contract's version − 1."),
+    "PR-COVERAGE": _s("PromptReview:coverage", _coverage()),
+    "WP-CONTRACT-LATEST": _s("WorkPlan:taskContractRef", "The latest TaskContract."),
+    "WP-PLAN-VALID": _s("WorkPlan:planValidation", "Only valid is accepted."),
+    "WP-PLAN-TOOL-CALLS": _s("WorkPlan:GlobalBudgets.maximumToolCalls", "≥ Σ nodes';"),
+    "WP-CUMULATIVE-TOOL-CALLS": _s(
+        "WorkPlan:GlobalBudgets.maximumToolCalls", "≤ 4000 over all plans."
     ),
-    "TC-ASSUMPTIONS": (Statement("TaskContract:assumptions", "Unique ids."),),
-    "TC-REVISE-V2": (Statement("TaskContract:version", "2 for the revision a revise asks."),),
-    "TC-REVISE-CITES": (
-        Statement("TaskContract:", "A revision's source_refs cite the old contract and review."),
+    "WP-ENVELOPE-BUDGETS": _s("WorkPlan:globalBudgets", "Within remainingBudgets."),
+    "WP-NODE-PERMISSIONS-CONTRACT": _s("WorkPlan:WorkNode.permissions", "⊆ the contract's"),
+    "WP-NODE-PERMISSIONS-CEILING": _s(
+        "WorkPlan:WorkNode.permissions",
+        "and the mode's: no write, delete or shell.execute before the diagnosis gate.",
     ),
-    "TC-REVISE-PERMISSIONS": (
-        Statement("TaskContract:permissions", "A revision never widens them."),
+    "WP-NODE-CHILDREN": _s(
+        "WorkPlan:NodeBudgets.maximumChildren", "≤ its subagents.maximumChildren (0: no depth);"
     ),
-    "TC-REVISE-FIELDS": (
-        Statement(
-            "TaskContract:",
-            "A revision changes exactly the blocking findings' correctionFields",
-        ),
+    "WP-NODE-CAPABILITIES": _s(
+        "WorkPlan:WorkNode.requiredCapabilities",
+        "Unique, in allowedTools, permitted, ≤ maximumToolCalls; ≥1 to execute.",
     ),
-    "TC-REVISE-PRESERVE": (Statement("TaskContract:", "and no preserveFields."),),
-    "PR-TARGET-LATEST": (Statement("PromptReview:targetRef", _LATEST_CONTRACT),),
-    "PR-REVISION-NUMBER": (
-        Statement(
-            "PromptReview:revisionNumber", "The contract's version − 1: 0, or 1 for a revision."
-        ),
+    "WP-NODE-CRITERIA": _s(
+        "WorkPlan:WorkNode.acceptanceCriteria",
+        "Contract criteria; diagnosis ones only in analyze_and_fix's first plan.",
     ),
-    "PR-COVERAGE": (Statement("PromptReview:coverage", _coverage()),),
-    "WP-CONTRACT-LATEST": (Statement("WorkPlan:taskContractRef", _LATEST_CONTRACT),),
-    "WP-PLAN-VALID": (Statement("WorkPlan:planValidation", "Only valid is accepted."),),
-    "WP-PLAN-TOOL-CALLS": (
-        Statement("WorkPlan:GlobalBudgets.maximumToolCalls", "≥ the nodes' sum"),
+    "WP-NODE-SPAWN-CHILDREN": _s(
+        "WorkPlan:NodeBudgets.maximumChildren", "≥1 to require subagent.spawn."
     ),
-    "WP-CUMULATIVE-TOOL-CALLS": (
-        Statement("WorkPlan:GlobalBudgets.maximumToolCalls", "and ≤ 4000 over all plans."),
+    "WP-COVERAGE": _s("WorkPlan:nodes", "Cover each criterion of the stage (or work order);"),
+    "WP-SCOPED-ORDER": _s("WorkPlan:", "A replan cites the review and stays within its order."),
+    "WP-VERIFICATION-PREFLIGHT": _s(
+        "WorkPlan:nodes",
+        "a required verification needs a node requiring its capability with a criterion of "
+        "its stage.",
     ),
-    "WP-ENVELOPE-BUDGETS": (
-        Statement("WorkPlan:globalBudgets", "Workers and depth within the run's budgets."),
+    "WP-VERIFIER-AFTER-MUTATION": _s(
+        "WorkPlan:WorkNode.dependsOn", "A completion verifier follows every mutating node."
     ),
-    "WP-NODE-PERMISSIONS-CONTRACT": (
-        Statement("WorkPlan:WorkNode.permissions", "⊆ the contract's"),
+    "WR-PLAN-LATEST": _s("WorkResult:workPlanRef", _LATEST),
+    "WR-NODE-FIRST-READY": _s("WorkResult:nodeId", "The first ready node without a result."),
+    "WR-ACTION-BUDGET": _s("WorkResult:actions", "≤ node's maximumToolCalls (so toolEventRefs);"),
+    "WR-NO-MUTATION": _s(
+        "WorkResult:filesChanged", "None (nor mutating actions) in read-only modes or before fix;"
     ),
-    "WP-NODE-PERMISSIONS-CEILING": (
-        Statement(
-            "WorkPlan:WorkNode.permissions",
-            "and the mode's; before the diagnosis gate no write, delete or shell.execute.",
-        ),
+    "WR-COVERAGE": _s("WorkResult:acceptanceCoverage", "The node's criteria, once at most"),
+    "WR-COMPLETED-COVERAGE": _s("WorkResult:acceptanceCoverage", "(all when completed)."),
+    "WR-COMPLETED-CAPABILITIES": _s(
+        "WorkResult:actions", "completed: one completed per required capability,"
     ),
-    "WP-NODE-CHILDREN": (
-        Statement(
-            "WorkPlan:NodeBudgets.maximumChildren",
-            "≤ the node's subagents.maximumChildren; 0 if depth allows none.",
-        ),
+    "WR-VERIFY-AFTER-MUTATION": _s("WorkResult:actions", "verifying after the last mutation;"),
+    "WR-ACTION-ALLOWED-TOOL": _s("WorkResult:WorkAction.capability", "In the node's allowedTools."),
+    "WR-SHELL-INSPECT-TARGET": _s(
+        "WorkResult:WorkAction.target", f"shell.inspect: {'|'.join(TYPED_INSPECT_TARGETS)}."
     ),
-    "WP-NODE-CAPABILITIES": (
-        Statement(
-            "WorkPlan:WorkNode.requiredCapabilities",
-            "Unique, in allowedTools, backed by permissions, ≤ maximumToolCalls; ≥1 to execute.",
-        ),
+    "WR-ACTION-AUTHORIZED": _s(
+        "WorkResult:WorkAction.status", "completed/failed: only within the node's permissions;"
     ),
-    "WP-NODE-CRITERIA": (
-        Statement(
-            "WorkPlan:WorkNode.acceptanceCriteria",
-            "Contract criteria; analyze_and_fix's first plan: diagnosis ones only.",
-        ),
+    "WR-FALSE-DENIAL": _s("WorkResult:WorkAction.status", "denied: only outside."),
+    "WR-MUTATING-FLAG": _s(
+        "WorkResult:WorkAction.mutating", "By capability; shell.execute either."
     ),
-    "WP-NODE-SPAWN-CHILDREN": (
-        Statement("WorkPlan:NodeBudgets.maximumChildren", "≥1 if subagent.spawn is required."),
-    ),
-    "WP-COVERAGE": (
-        Statement("WorkPlan:nodes", "Cover every criterion of the stage (or work order)."),
-    ),
-    "WP-SCOPED-ORDER": (
-        Statement(
-            "WorkPlan:",
-            "A replan after remediate or proceed_to_fix cites the review and stays in its order.",
-        ),
-    ),
-    "WP-VERIFICATION-PREFLIGHT": (
-        Statement(
-            "WorkPlan:nodes",
-            "Each required verification of the stage needs a node requiring its capability "
-            "with a criterion of that stage.",
-        ),
-    ),
-    "WP-VERIFIER-AFTER-MUTATION": (
-        Statement(
-            "WorkPlan:WorkNode.dependsOn",
-            "A completion verifier depends on every mutating node.",
-        ),
-    ),
-    "WR-PLAN-LATEST": (Statement("WorkResult:workPlanRef", "The latest WorkPlan."),),
-    "WR-NODE-FIRST-READY": (
-        Statement("WorkResult:nodeId", "The first ready node without a result, in plan order."),
-    ),
-    "WR-ACTION-BUDGET": (
-        Statement("WorkResult:actions", "≤ the node's maximumToolCalls, as are toolEventRefs."),
-    ),
-    "WR-NO-MUTATION": (
-        Statement(
-            "WorkResult:filesChanged",
-            "None, nor mutating actions, in read-only modes or before the fix is unlocked.",
-        ),
-    ),
-    "WR-COVERAGE": (
-        Statement("WorkResult:acceptanceCoverage", "The node's criteria, each at most once"),
-    ),
-    "WR-COMPLETED-COVERAGE": (
-        Statement("WorkResult:acceptanceCoverage", "and all of them when completed."),
-    ),
-    "WR-COMPLETED-CAPABILITIES": (
-        Statement(
-            "WorkResult:actions",
-            "Completed: a completed action per required capability,",
-        ),
-    ),
-    "WR-VERIFY-AFTER-MUTATION": (
-        Statement("WorkResult:actions", "any verification after the last mutation."),
-    ),
-    "WR-ACTION-ALLOWED-TOOL": (
-        Statement("WorkResult:WorkAction.capability", "One of the node's allowedTools."),
-    ),
-    "WR-SHELL-INSPECT-TARGET": (
-        Statement(
-            "WorkResult:WorkAction.target",
-            f"shell.inspect: {'|'.join(TYPED_INSPECT_TARGETS)} only.",
-        ),
-    ),
-    "WR-ACTION-AUTHORIZED": (
-        Statement(
-            "WorkResult:WorkAction.status",
-            "completed/failed only inside the node's permissions;",
-        ),
-    ),
-    "WR-FALSE-DENIAL": (Statement("WorkResult:WorkAction.status", "denied only outside."),),
-    "WR-MUTATING-FLAG": (
-        Statement(
-            "WorkResult:WorkAction.mutating",
-            "The capability's class; shell.execute either.",
-        ),
-    ),
-    "WR-SPAWN-COUNT": (
-        Statement("WorkResult:actions", "Completed subagent.spawn ≤ the node's children."),
-    ),
-    "WR-FILE-CHANGES": (
-        Statement("WorkResult:filesChanged", "One per completed write/delete action, same path,"),
-    ),
-    "WR-WRITE-FILE-CHANGE": (Statement("WorkResult:filesChanged", "each action with one,"),),
-    "WR-FILE-CHANGE-AUTHORIZED": (Statement("WorkResult:filesChanged", "on an authorized path."),),
-    "EV-CONTENT-CANONICAL": (
-        Statement("Evidence:content", "Canonical base64 (or UTF-8 text), ≤ 2 MiB decoded."),
-    ),
-    "EV-QUOTA": (Statement("Evidence:", "At most 128 per WorkPlan."),),
-    "QR-REMAINING-REMEDIATIONS": (
-        Statement(
-            "QualityReview:remainingRemediations",
-            "= nextAction.remainingBudgets.postExecutionRemediations.",
-        ),
-    ),
-    "QR-CONTRACT-LATEST": (Statement("QualityReview:taskContractRef", _LATEST_CONTRACT),),
+    "WR-SPAWN-COUNT": _s("WorkResult:actions", "subagent.spawn ≤ node's children."),
+    "WR-FILE-CHANGES": _s("WorkResult:filesChanged", "one per completed write/delete,"),
+    "WR-WRITE-FILE-CHANGE": _s("WorkResult:filesChanged", "same path,"),
+    "WR-FILE-CHANGE-AUTHORIZED": _s("WorkResult:filesChanged", "authorized."),
+    "EV-CONTENT-CANONICAL": _s("Evidence:content", "Canonical base64 or text, ≤ 2 MiB decoded."),
+    "EV-QUOTA": _s("Evidence:", "≤ 128 per WorkPlan."),
+    "QR-REMAINING-REMEDIATIONS": _s("QualityReview:remainingRemediations", _REMEDIATIONS),
+    "QR-CONTRACT-LATEST": _s("QualityReview:taskContractRef", _LATEST),
     "QR-CURRENT-WORK": (
-        Statement("QualityReview:workPlanRefs", "Includes the latest WorkPlan."),
-        Statement("QualityReview:workResultRefs", "Exactly the latest plan's WorkResults."),
+        Statement("QualityReview:workPlanRefs", "⊇ the latest."),
+        Statement("QualityReview:workResultRefs", "The latest plan's, exactly."),
     ),
-    "QR-PROGRESSION": (
-        Statement("QualityReview:decision", "pass/proceed_to_fix: every node has completed;"),
+    "QR-PROGRESSION": _s("QualityReview:decision", "pass, proceed_to_fix: all nodes completed;"),
+    "QR-PROCEED-BEFORE-UNLOCK": _s(
+        "QualityReview:decision", "proceed_to_fix: analyze_and_fix's diagnosis review only,"
     ),
-    "QR-PROCEED-BEFORE-UNLOCK": (
-        Statement(
-            "QualityReview:decision",
-            "proceed_to_fix: only analyze_and_fix's diagnosis review,",
-        ),
-    ),
-    "QR-GATE-BEFORE-PASS": (Statement("QualityReview:decision", "which cannot pass;"),),
-    "QR-PASS-NEEDS-MUTATION": (
-        Statement("QualityReview:decision", "a fix passes after a completed mutation."),
-    ),
-    "QR-STAGE-COVERAGE": (
-        Statement(
-            "QualityReview:acceptanceResults",
-            "One per contract criterion (diagnosis ones only before analyze_and_fix's fix).",
-        ),
+    "QR-GATE-BEFORE-PASS": _s("QualityReview:decision", "never pass there;"),
+    "QR-PASS-NEEDS-MUTATION": _s("QualityReview:decision", "a fix passes once mutated."),
+    "QR-STAGE-COVERAGE": _s(
+        "QualityReview:acceptanceResults",
+        "One per contract criterion, both stages (before analyze_and_fix's fix: diagnosis).",
     ),
     "QR-VERIFICATION-COVERAGE": (
-        Statement(
-            "QualityReview:verificationResults",
-            "One per contract requirement (diagnosis ones only before analyze_and_fix's fix),",
-        ),
+        Statement("QualityReview:verificationResults", "One per requirement, likewise;"),
         Statement("QualityReview:VerificationResult.capability", "The contracted one."),
     ),
-    "QR-REQUIRED-VERIFICATION-PASS": (
-        Statement(
-            "QualityReview:verificationResults",
-            "required ones passing for pass/proceed_to_fix.",
-        ),
+    "QR-REQUIRED-VERIFICATION-PASS": _s(
+        "QualityReview:verificationResults", "required ones pass for pass, proceed_to_fix."
     ),
-    "QR-PASS-EXACT-COVERAGE-EVIDENCE": (
-        Statement(
-            "QualityReview:acceptanceResults",
-            "A pass's evidenceRefs: the exact set a passing WorkResult coverage entry used.",
-        ),
+    "QR-PASS-EXACT-COVERAGE-EVIDENCE": _s(
+        "QualityReview:acceptanceResults",
+        "A pass reuses a passing WorkResult coverage's exact evidenceRefs.",
     ),
-    "QR-VERIFICATION-BACKED": (
-        Statement(
-            "QualityReview:VerificationResult.status",
-            "pass: its Evidence backs a completed read-only action of the capability "
-            "(after the last mutation, for completion).",
-        ),
+    "QR-VERIFICATION-BACKED": _s(
+        "QualityReview:VerificationResult.status",
+        "pass: its Evidence backs a completed read-only action of it, after the last mutation.",
     ),
-    "QR-RULE-COMPLIANCE": (
-        Statement("QualityReview:ruleCompliance", "One per contract ruleRef, as subjectRef."),
+    "QR-RULE-COMPLIANCE": _s("QualityReview:ruleCompliance", "subjectRefs = contract ruleRefs."),
+    "QR-CORRECTION-ORDER": _s(
+        "QualityReview:CorrectionWorkOrder.targetCriterionIds",
+        f"Each completion criterion once; {_PERMITTED}",
     ),
-    "QR-CORRECTION-ORDER": (
-        Statement(
-            "QualityReview:CorrectionWorkOrder.targetCriterionIds",
-            "Every completion criterion once; capabilities backed, within the contract.",
-        ),
+    "QR-REMEDIATION-ORDER": _s(
+        "QualityReview:RemediationWorkOrder.failedCriterionIds", f"Stage criteria; {_PERMITTED}"
     ),
-    "QR-REMEDIATION-ORDER": (
-        Statement(
-            "QualityReview:RemediationWorkOrder.failedCriterionIds",
-            "Stage criteria; capabilities backed, within the contract.",
-        ),
+    "QR-REMEDIATION-SOURCES": _s(
+        "QualityReview:RemediationWorkOrder.sourceRefs", "The latest plan, its results or Evidence."
     ),
-    "QR-REMEDIATION-SOURCES": (
-        Statement(
-            "QualityReview:RemediationWorkOrder.sourceRefs",
-            "Cite the latest plan, its results or Evidence.",
-        ),
-    ),
-    "RA-REMAINING-REMEDIATIONS": (
-        Statement(
-            "ReleaseAudit:remainingRemediations",
-            "= nextAction.remainingBudgets.postExecutionRemediations.",
-        ),
-    ),
-    "RA-ORIGINAL-REQUEST": (Statement("ReleaseAudit:originalRequestRef", _REQUEST),),
-    "RA-CONTRACT-LATEST": (Statement("ReleaseAudit:taskContractRef", _LATEST_CONTRACT),),
+    "RA-REMAINING-REMEDIATIONS": _s("ReleaseAudit:remainingRemediations", _REMEDIATIONS),
+    "RA-ORIGINAL-REQUEST": _s("ReleaseAudit:originalRequestRef", _REQUEST),
+    "RA-CONTRACT-LATEST": _s("ReleaseAudit:taskContractRef", _LATEST),
     "RA-LINEAGE": (
         Statement("ReleaseAudit:qualityReviewRef", "The latest QualityReview."),
-        Statement("ReleaseAudit:workPlanRefs", "Every WorkPlan of the run."),
-        Statement("ReleaseAudit:workResultRefs", "Every WorkResult of the run."),
+        Statement("ReleaseAudit:workPlanRefs", "All of the run."),
+        Statement("ReleaseAudit:workResultRefs", "All of the run."),
     ),
-    "RA-USER-FIDELITY": (
-        Statement("ReleaseAudit:userFidelity", "subjectRef: the original request."),
+    "RA-USER-FIDELITY": _s("ReleaseAudit:userFidelity", "subjectRef: the request."),
+    "RA-DECISION": _s(
+        "ReleaseAudit:decision", "release: modeCompliance pass; a review's block stays;"
     ),
-    "RA-DECISION": (
-        Statement(
-            "ReleaseAudit:decision",
-            "Never release a modeCompliance fail nor soften a review's block;",
-        ),
+    "RA-RELEASE": _s("ReleaseAudit:decision", "release: a passing review, claims."),
+    "RA-CRITERIA": _s("ReleaseAudit:ClaimEvidenceEntry.criterionIds", "Contract criteria."),
+    "RA-RELEASE-COVERAGE": _s(
+        "ReleaseAudit:claimEvidenceMatrix", "release: a supported direct claim per criterion."
     ),
-    "RA-RELEASE": (
-        Statement("ReleaseAudit:decision", "release needs a passing latest review and claims."),
+    "RA-DEFECT-SCOPE": _s(
+        "ReleaseAudit:RemediationDefect.failedCriterionIds", f"Contract criteria; {_PERMITTED}"
     ),
-    "RA-CRITERIA": (
-        Statement("ReleaseAudit:ClaimEvidenceEntry.criterionIds", "Contract criteria."),
+    "RA-DEFECT-SOURCES": _s(
+        "ReleaseAudit:RemediationDefect.sourceRefs", "The latest review, a WorkResult or Evidence."
     ),
-    "RA-RELEASE-COVERAGE": (
-        Statement(
-            "ReleaseAudit:claimEvidenceMatrix",
-            "release: each criterion has a supported direct claim.",
-        ),
-    ),
-    "RA-DEFECT-SCOPE": (
-        Statement(
-            "ReleaseAudit:RemediationDefect.failedCriterionIds",
-            "Contract criteria; capabilities backed, within the contract.",
-        ),
-    ),
-    "RA-DEFECT-SOURCES": (
-        Statement(
-            "ReleaseAudit:RemediationDefect.sourceRefs",
-            "Cite the latest review, a WorkResult or Evidence.",
-        ),
-    ),
-    "UR-TRACE-REF": (Statement("UserReport:traceRef", "trace://<runId>."),),
-    "UR-STATUS": (
-        Statement(
-            "UserReport:terminalStatus",
-            "Fits the audit's decision (no audit: blocked); never cancelled;",
-        ),
-    ),
+    "UR-TRACE-REF": _s("UserReport:traceRef", "trace://<runId>."),
+    "UR-STATUS": _s("UserReport:terminalStatus", "Fits the audit (none: blocked); not cancelled;"),
     "UR-AUDIT-LINK": (
-        Statement("UserReport:id", "The audit's userReportRef names it."),
-        Statement("UserReport:permissionsHonored", "= (the audit's modeCompliance is pass)."),
-        Statement("ReleaseAudit:userReportRef", "The UserReport to come (pick its id)."),
-        Statement("ReleaseAudit:modeCompliance", "Also the report's permissionsHonored."),
+        Statement("UserReport:id", "The audit's userReportRef."),
+        Statement("UserReport:permissionsHonored", "Audit's modeCompliance == pass."),
+        Statement("ReleaseAudit:userReportRef", "The coming UserReport (pick its id)."),
+        Statement("ReleaseAudit:modeCompliance", "Sets the report's permissionsHonored."),
     ),
-    "UR-EARLY-BLOCK": (
-        Statement(
-            "UserReport:findingRefs",
-            "No audit: cite the blocking review and claim nothing;",
-        ),
+    "UR-EARLY-BLOCK": _s("UserReport:findingRefs", "No audit: the blocking review, no claims;"),
+    "UR-FINDINGS": _s("UserReport:findingRefs", "not completed: the latest review or audit."),
+    "UR-CHANGE-REFS": _s("UserReport:changeRefs", "The WorkResults' diffRefs."),
+    "UR-VERIFICATION-REFS": _s(
+        "UserReport:verificationRefs", "completed: required verification results' evidenceRefs."
     ),
-    "UR-FINDINGS": (
-        Statement("UserReport:findingRefs", "not completed: cite the latest review or audit."),
+    "UR-FAILED-VERIFICATION": _s("UserReport:terminalStatus", "failed_verification: one failed."),
+    "UR-CLAIM-MATCHES-AUDIT-MATRIX": _s(
+        "UserReport:completionClaims", "Copies of supported audit claims (id, text, evidence,"
     ),
-    "UR-CHANGE-REFS": (
-        Statement("UserReport:changeRefs", "Every distinct diffRef of the run's WorkResults."),
-    ),
-    "UR-VERIFICATION-REFS": (
-        Statement(
-            "UserReport:verificationRefs",
-            "completed: exactly the evidenceRefs of the required verification results.",
-        ),
-    ),
-    "UR-FAILED-VERIFICATION": (
-        Statement("UserReport:terminalStatus", "failed_verification needs a failed one."),
-    ),
-    "UR-CLAIM-MATCHES-AUDIT-MATRIX": (
-        Statement(
-            "UserReport:completionClaims",
-            "Copies of supported audit claims (id, text, evidenceRefs, basis)",
-        ),
-    ),
-    "UR-RELEASE-CLAIMS": (Statement("UserReport:completionClaims", "; after release, all."),),
+    "UR-RELEASE-CLAIMS": _s("UserReport:completionClaims", "basis); all after a release."),
 }
 """Rule id → its statements, each on the schema location it constrains."""
 
@@ -484,11 +328,7 @@ def field_statements() -> dict[tuple[str, str], str]:
 
 
 def _join(texts: list[str]) -> str:
-    text = ""
-    for part in texts:
-        glue = "" if not text or part.startswith(";") else " "
-        text += glue + part
-    return text
+    return " ".join(texts)
 
 
 def role_rules(artifact_type: str) -> tuple[tuple[str, str], ...]:

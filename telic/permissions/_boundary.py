@@ -22,23 +22,20 @@ def _listed(items: Sequence[str]) -> str:
 
 
 def boundary(permissions: PermissionSet) -> dict[str, str]:
-    """Capability → one line saying what it covers, for each capability ``permissions`` grants.
+    """Capability → one line saying what it covers, for each granted capability whose reach its
+    scope does not already say.
 
-    ``repository.read`` is always present: with no read scope it says that reading files
-    natively is outside the phase, which a serial host would otherwise not learn.
+    ``effectivePermissions`` lists the paths, targets and hosts of most capabilities, and a line
+    repeating them would cost bytes on every result; those get none. The lines are for what a
+    scope cannot say: that ``shell.inspect`` is six typed reads and a test run is
+    ``shell.execute``, that only the exact allowlisted commands run, that a cast is the only
+    way to spawn, and — when there is no read scope — that reading files natively is outside
+    the phase, which a serial host would otherwise not learn.
     """
     lines: dict[str, str] = {}
-    repository, shell, runtime = permissions.repository, permissions.shell, permissions.runtime
-    if repository.read:
-        lines["repository.read"] = (
-            f"Read only paths matching {_listed(repository.read)}; any other read is outside."
-        )
-    else:
+    if not permissions.repository.read:
         lines["repository.read"] = "None: read no file natively; use the inputRefs."
-    if repository.write:
-        lines["repository.write"] = f"Create or modify only {_listed(repository.write)}."
-    if repository.delete:
-        lines["repository.delete"] = f"Delete only {_listed(repository.delete)}."
+    shell = permissions.shell
     if shell.inspect:
         lines["shell.inspect"] = (
             f"Only the typed reads {_listed(TYPED_INSPECT_TARGETS)}; running any command, "
@@ -46,21 +43,9 @@ def boundary(permissions: PermissionSet) -> dict[str, str]:
         )
     if shell.execute_allowlist:
         lines["shell.execute"] = (
-            f"Only these exact commands: {_listed(shell.execute_allowlist)}; it counts as "
-            "mutation (never before the diagnosis gate)."
+            f"Only these exact commands: {_listed(shell.execute_allowlist)}; each counts as "
+            "a mutation."
         )
-    if runtime.inspect:
-        lines["runtime.inspect"] = f"Inspect only {_listed(runtime.inspect)}."
-    if runtime.restart:
-        lines["runtime.restart"] = f"Restart only {_listed(runtime.restart)}."
-    if permissions.browser.inspect:
-        lines["browser.inspect"] = "Read browser state only."
-    if permissions.browser.mutate_state:
-        lines["browser.mutate"] = "Change browser state."
-    if permissions.network.read_domains:
-        lines["network.read"] = f"Read only from {_listed(permissions.network.read_domains)}."
-    if permissions.network.external_write:
-        lines["external.write"] = "Write to external systems, as granted."
     subagents = permissions.subagents
     if subagents.spawn:
         lines["subagent.spawn"] = (

@@ -78,7 +78,6 @@ class CorrectionWorkOrder(WireModel):
 
     id: Identifier
     target_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """Completion criteria only."""
     objective: BoundedText
     allowed_capabilities: Annotated[Items[Capability], Field(min_length=1)]
     permissions: PermissionSet

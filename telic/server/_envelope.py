@@ -185,14 +185,16 @@ def with_boundary(action: object) -> dict[str, Any]:
     """``{"boundary": {capability: what it covers}}`` for a phase NextAction, else nothing.
 
     Beside the NextAction, not in it: the NextAction keeps Telic 1.0's schema. One line per
-    capability the phase's ``effectivePermissions`` grant (``telic.permissions.boundary``).
+    capability of the phase's ``effectivePermissions`` whose reach its scope does not say
+    (``telic.permissions.boundary``); no key when there is none.
     """
     permissions = getattr(action, "effective_permissions", None)
     if getattr(action, "kind", None) != "phase" or permissions is None:
         return {}
     from telic.permissions import boundary  # the permissions load with the service
 
-    return {"boundary": boundary(permissions)}
+    lines = boundary(permissions)
+    return {"boundary": lines} if lines else {}
 
 
 def _issue(path: str, code: str, message: str) -> dict[str, str]:

@@ -84,9 +84,10 @@ a trace:// reference an existing event; artifact://system/ references only where
 asks for one; repo:// only for sources the ContextManifest selected; a permission_checked \
 event is never evidence. After an answered clarification, the next artifact's source_refs \
 cite the ClarificationRequest and its answer.
-16. Before acting, read the result's boundary: one line per capability this phase allows, \
-saying what it covers (shell.inspect is six typed reads; running any command, a test \
-included, is shell.execute and only for its exact allowlist). A serial host asks \
+16. Before acting, read the result's boundary (beside nextAction): what a capability of this \
+phase covers where its scope cannot say (shell.inspect is six typed reads; running any \
+command, a test included, is shell.execute, only for its exact allowlist). Reading a file \
+outside effectivePermissions.repository.read is outside the phase too. A serial host asks \
 telic_check_tool_action before each native action (a read, a command, an edit) and acts only \
 when it allows.
 17. nextAction.instructionRef is readable (telic_get_artifact, or the resource of that URI): \

@@ -14,10 +14,13 @@ def _set(**changes: object) -> PermissionSet:
     return PermissionSet.from_wire(wire)
 
 
-def test_each_granted_capability_gets_one_line_and_no_other_does() -> None:
-    lines = boundary(_set())
-    assert set(lines) == {"repository.read", "shell.inspect", "shell.execute"}
-    assert "src/**" in lines["repository.read"]
+def test_only_capabilities_whose_scope_cannot_say_their_reach_get_a_line() -> None:
+    children = permissions(read=["src/**"], write=["src/**"], children=2)
+    children["shell"] = {"inspect": True, "executeAllowlist": ["pytest"]}
+    lines = boundary(PermissionSet.from_wire(children))
+    # repository.read and .write list their paths in effectivePermissions already.
+    assert set(lines) == {"shell.inspect", "shell.execute", "subagent.spawn"}
+    assert lines["subagent.spawn"] == "Through telic_cast only: up to 2 children, depth 1."
     assert all("\n" not in line for line in lines.values())
 
 
@@ -30,7 +33,7 @@ def test_shell_inspect_names_the_six_typed_targets_and_says_a_test_run_is_execut
 def test_shell_execute_names_its_exact_commands_and_counts_as_mutation() -> None:
     line = boundary(_set())["shell.execute"]
     assert "Only these exact commands: pytest tests/test_pager.py" in line
-    assert "mutation" in line
+    assert "counts as a mutation" in line
 
 
 def test_without_a_read_scope_reading_natively_is_said_to_be_outside_the_phase() -> None:

@@ -137,7 +137,7 @@ async def test_a_structural_refusal_carries_only_the_failing_sub_schema(
     assert before == after
 
 
-async def test_every_phase_next_action_has_its_boundary_beside_it(
+async def test_a_phase_next_action_has_its_boundary_beside_it_when_a_scope_cannot_say_it(
     repo: DemoRepository, state: Path
 ) -> None:
     async with _tools(repo, state) as (tools, _):
@@ -150,12 +150,14 @@ async def test_every_phase_next_action_has_its_boundary_beside_it(
         )
         again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
     for envelope in (started, grounded, again):
-        keys = list(envelope)
-        assert keys.index("boundary") == keys.index("nextAction") + 1
         assert "boundary" not in envelope["nextAction"]  # the NextAction keeps 1.0's schema
         read = envelope["nextAction"]["effectivePermissions"]["repository"]["read"]
-        line = envelope["boundary"]["repository.read"]
-        assert line.startswith("None") if not read else read[0] in line
+        if read:  # the scope says it all: no line, and no key for no line
+            assert "boundary" not in envelope
+        else:
+            keys = list(envelope)
+            assert keys.index("boundary") == keys.index("nextAction") + 1
+            assert envelope["boundary"]["repository.read"].startswith("None: read no file")
 
 
 async def test_the_instruction_ref_resolves_as_a_resource_and_get_artifact_says_where(

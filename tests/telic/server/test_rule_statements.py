@@ -98,7 +98,7 @@ def test_the_prompt_review_coverage_states_the_rules_exact_field_sets() -> None:
     from telic.controller._rules_prompt import _COVERAGE
 
     coverage = full_schema("PromptReview")["properties"]["coverage"]["description"]
-    assert "Exactly 3 entries" in coverage
+    assert coverage.startswith("Exactly 3, sourceRef → contractFields: ")
     for source, fields in _COVERAGE:
         assert f"{source}: {','.join(sorted(fields))}" in coverage
 
@@ -106,7 +106,7 @@ def test_the_prompt_review_coverage_states_the_rules_exact_field_sets() -> None:
 def test_the_completion_review_is_told_to_cover_both_stages() -> None:
     acceptance = full_schema("QualityReview")["properties"]["acceptanceResults"]["description"]
     assert "current stage" not in acceptance
-    assert "One per contract criterion (diagnosis ones only before" in acceptance
+    assert "One per contract criterion, both stages" in acceptance
 
 
 def test_plan_validation_says_only_valid_is_accepted() -> None:
@@ -118,5 +118,12 @@ def test_the_evidence_kind_table_is_generated_from_the_rule_s_own_table() -> Non
     from telic.controller._direct import CAPABILITY_KINDS
 
     text = full_schema("WorkResult")["$defs"]["WorkAction"]["properties"]["evidenceRefs"]
-    for capability in CAPABILITY_KINDS:
-        assert capability in text["description"]
+    groups = text["description"].removeprefix("Evidence kinds: ").rstrip(".").split("; ")
+    stated: dict[str, str] = {}
+    for group in groups:
+        names, kinds = group.split(" ")
+        for name in names.split(","):
+            stated[name] = kinds
+    for capability, kinds in CAPABILITY_KINDS.items():
+        family = capability.split(".")[0] + ".*"
+        assert stated.get(capability, stated.get(family)) == "|".join(sorted(kinds)), capability
