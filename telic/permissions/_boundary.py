@@ -34,7 +34,7 @@ def boundary(permissions: PermissionSet) -> dict[str, str]:
     """
     lines: dict[str, str] = {}
     if not permissions.repository.read:
-        lines["repository.read"] = "None: read no file natively; use the inputRefs."
+        lines["repository.read"] = "None: no native file reads."
     shell = permissions.shell
     if shell.inspect:
         lines["shell.inspect"] = (

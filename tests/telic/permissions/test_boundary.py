@@ -37,6 +37,4 @@ def test_shell_execute_names_its_exact_commands_and_counts_as_mutation() -> None
 
 
 def test_without_a_read_scope_reading_natively_is_said_to_be_outside_the_phase() -> None:
-    assert boundary(PermissionSet.empty()) == {
-        "repository.read": "None: read no file natively; use the inputRefs."
-    }
+    assert boundary(PermissionSet.empty()) == {"repository.read": "None: no native file reads."}

@@ -157,7 +157,7 @@ async def test_a_phase_next_action_has_its_boundary_beside_it_when_a_scope_canno
         else:
             keys = list(envelope)
             assert keys.index("boundary") == keys.index("nextAction") + 1
-            assert envelope["boundary"]["repository.read"].startswith("None: read no file")
+            assert envelope["boundary"]["repository.read"] == "None: no native file reads."
 
 
 async def test_the_instruction_ref_resolves_as_a_resource_and_get_artifact_says_where(
