@@ -103,7 +103,8 @@ def build_server(
     each MCP session gets each artifact schema once, in Telic type notation, then a reference
     to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
     the JSON Schema every time); ``None`` reads
-    ``TELIC_SCHEMAS`` (default ``once``).
+    ``TELIC_SCHEMAS`` (default ``once``). The template ``artifact://system/roles/{role}-v1``
+    serves each role's instructions, so that every ``nextAction.instructionRef`` resolves.
     """
 
     async def given_service() -> Service:
