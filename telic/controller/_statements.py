@@ -133,7 +133,7 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "TC-SHELL-ALLOWLIST": _s(
         "TaskContract:permissions", "executeAllowlist: exact commands (no ; & | < > ` $( globs)."
     ),
-    "TC-PERMISSIONS-AUTHORIZED": _s("TaskContract:permissions", "⊆ effectivePermissions;"),
+    "TC-PERMISSIONS-AUTHORIZED": _s("TaskContract:permissions", "⊆ mode ∩ user grant;"),
     "TC-ASSUMPTIONS": _s("TaskContract:assumptions", "Unique ids."),
     "TC-REVISE-V2": _s("TaskContract:version", "2 when revised."),
     "TC-REVISE-CITES": _s("TaskContract:", "A revision cites contract and review in source_refs,"),
@@ -181,7 +181,7 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     ),
     "WR-PLAN-LATEST": _s("WorkResult:workPlanRef", _LATEST),
     "WR-NODE-FIRST-READY": _s("WorkResult:nodeId", "The first ready node without a result."),
-    "WR-ACTION-BUDGET": _s("WorkResult:actions", "≤ node's maximumToolCalls (so toolEventRefs);"),
+    "WR-ACTION-BUDGET": _s("WorkResult:actions", "≤ node's maximumToolCalls (toolEventRefs too);"),
     "WR-NO-MUTATION": _s(
         "WorkResult:filesChanged", "None (nor mutating actions) in read-only modes or before fix;"
     ),
@@ -260,9 +260,9 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     ),
     "RA-USER-FIDELITY": _s("ReleaseAudit:userFidelity", "subjectRef: the request."),
     "RA-DECISION": _s(
-        "ReleaseAudit:decision", "release: modeCompliance pass; a review's block stays;"
+        "ReleaseAudit:decision", "A review's block stays; release needs modeCompliance pass,"
     ),
-    "RA-RELEASE": _s("ReleaseAudit:decision", "release: a passing review, claims."),
+    "RA-RELEASE": _s("ReleaseAudit:decision", "a passing review and claims."),
     "RA-CRITERIA": _s("ReleaseAudit:ClaimEvidenceEntry.criterionIds", "Contract criteria."),
     "RA-RELEASE-COVERAGE": _s(
         "ReleaseAudit:claimEvidenceMatrix", "release: a supported direct claim per criterion."
