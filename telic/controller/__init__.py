@@ -70,6 +70,17 @@ if typing.TYPE_CHECKING:
         StoredArtifact as StoredArtifact,
         TraceEntry as TraceEntry,
     )
+    from telic.controller._statements import (
+        GENERAL as GENERAL,
+        ROLE_PREFIX as ROLE_PREFIX,
+        STATEMENTS as STATEMENTS,
+        UNSTATED as UNSTATED,
+        Statement as Statement,
+        field_statements as field_statements,
+        role_instructions as role_instructions,
+        role_of as role_of,
+        role_rules as role_rules,
+    )
     from telic.controller._tool import tool_layers as tool_layers
     from telic.controller._vocabulary import (
         ELICITED_EVENT as ELICITED_EVENT,

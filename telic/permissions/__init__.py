@@ -25,6 +25,7 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
+    from telic.permissions._boundary import boundary as boundary
     from telic.permissions._decision import (
         Decision as Decision,
         Grant as Grant,

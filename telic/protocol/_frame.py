@@ -142,7 +142,6 @@ class ProblemFrame(ArtifactBody):
     id: Identifier
     run_id: Identifier
     original_request_ref: ArtifactUri
-    """The UserMessage."""
     intent_mode: Mode
     goal: BoundedText
     known_facts: Items[GroundedFact]

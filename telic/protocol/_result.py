@@ -176,7 +176,6 @@ class WorkResult(ArtifactBody):
     test_results: Items[TestResult]
     """A diagnosis's reproduced failing test stays failed, even in a completed result."""
     acceptance_coverage: Items[AcceptanceCoverage]
-    """One per criterion of the node."""
     unresolved_issues: Items[BoundedText]
     deviations: Items[BoundedText]
     rationale_summary: Summary

@@ -50,6 +50,15 @@ SERVER_NAME: Final = "telic"
 PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
 """``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
 _MODES: Final = get_args(PromptMode)
+_ROLES: Final = (
+    "controller",
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+)
+"""``telic.protocol.ACTION_ROLES``, spelled out for the same reason (a test keeps them equal)."""
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
@@ -61,6 +70,8 @@ _REPORT_TEMPLATE: Final = "telic://runs/{run_id}/report.md"
 _REPORT_PREFIX: Final = "telic://runs/"
 _REPORT_SUFFIX: Final = "/report.md"
 _SCHEMA_PREFIX: Final = SCHEMA_URI_TEMPLATE.split("{", 1)[0]
+_ROLE_PREFIX: Final = "artifact://system/roles/"
+_ROLE_TEMPLATE: Final = _ROLE_PREFIX + "{role}-v1"
 _DIGEST_URI: Final = "telic://digest"
 _DIGEST_RESOURCE: Final = types.Resource(
     name="packet_digest_all",
@@ -92,7 +103,8 @@ def build_server(
     each MCP session gets each artifact schema once, in Telic type notation, then a reference
     to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
     the JSON Schema every time); ``None`` reads
-    ``TELIC_SCHEMAS`` (default ``once``).
+    ``TELIC_SCHEMAS`` (default ``once``). The template ``artifact://system/roles/{role}-v1``
+    serves each role's instructions, so that every ``nextAction.instructionRef`` resolves.
     """
 
     async def given_service() -> Service:
@@ -210,6 +222,14 @@ def assemble(
                 raise _no_resource(uri, f"; the artifact types are {known}")
             await service()  # until the service is open, the protocol is loading elsewhere
             return _contents(uri, "application/schema+json", schema_text(kind))
+        if uri.startswith(_ROLE_PREFIX):
+            await service()  # the controller loads with the service
+            from telic.controller import role_instructions, role_of
+
+            role = role_of(uri)
+            if role is None:
+                raise _no_resource(uri, "; a role's URI is artifact://system/roles/<role>-v1")
+            return _contents(uri, "text/markdown", role_instructions(role))
         if reports and uri.startswith(_REPORT_PREFIX) and uri.endswith(_REPORT_SUFFIX):
             assert ledger is not None
             run_id = uri.removeprefix(_REPORT_PREFIX).removesuffix(_REPORT_SUFFIX)
@@ -233,6 +253,8 @@ def assemble(
         elif isinstance(ref, types.ResourceTemplateReference):
             if ref.uri == SCHEMA_URI_TEMPLATE and argument.name == "artifact_type":
                 values = list(SCHEMA_TYPES)
+            elif ref.uri == _ROLE_TEMPLATE and argument.name == "role":
+                values = list(_ROLES)
             elif ref.uri == _REPORT_TEMPLATE and argument.name == "run_id" and reports:
                 runs = await (await service()).list_runs(_COMPLETIONS)
                 values = [str(getattr(run, "run_id", "")) for run in runs]
@@ -358,7 +380,14 @@ def _templates(reports: bool) -> list[types.ResourceTemplate]:
             uri_template=SCHEMA_URI_TEMPLATE,
             description="The full JSON Schema of an artifact type a host may be asked to produce.",
             mime_type="application/schema+json",
-        )
+        ),
+        types.ResourceTemplate(
+            name="role_instructions",
+            title="Role instructions",
+            uri_template=_ROLE_TEMPLATE,
+            description="A nextAction.instructionRef: what the role decides, submits and meets.",
+            mime_type="text/markdown",
+        ),
     ]
     if reports:
         templates.append(

@@ -23,7 +23,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import SchemaViolation, UsageError
+from telic._errors import NotFound, SchemaViolation, UsageError
 from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import (
     ToolResult,
@@ -148,6 +148,7 @@ async def _run(
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
+        _refuse_system_read(spec.name, arguments)
         if resumed is None:
             payload = await _handlers()[spec.name](service, arguments, progress, ask)
         else:
@@ -169,6 +170,24 @@ async def _run(
         # where the envelope is made). Never the message: it may quote what the client sent.
         logger.info("%s refused: %s", spec.name, envelope.get("code"))
         return error_result(envelope)
+
+
+def _refuse_system_read(tool: str, arguments: Mapping[str, object]) -> None:
+    """Say plainly where a role's instructions are when a host asks for them as an artifact.
+
+    ``nextAction.instructionRef`` (``artifact://system/roles/<role>-v1``) is not an artifact of
+    the run; it is an MCP resource of exactly that URI. Raises ``NotFound`` naming it.
+    """
+    ref = arguments.get("artifact_id")
+    if tool == "telic_get_artifact" and isinstance(ref, str) and ref.startswith(_SYSTEM):
+        raise NotFound(
+            f"{ref} is not a run artifact: read it as the MCP resource of that exact URI "
+            "(resources/read); role instructions are the template "
+            "artifact://system/roles/{role}-v1"
+        )
+
+
+_SYSTEM: Final = "artifact://system/"
 
 
 def _leaf(exc: Exception) -> Exception:
