@@ -253,7 +253,7 @@ RULES: Final = (
         _TC,
         tc_stage_criteria,
         _S,
-        "Criteria no run of the mode can complete: a diagnosis criterion outside "
+        "Criteria no run of the mode can complete: no completion criterion outside "
         "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
     ),
     Rule(

@@ -23,7 +23,7 @@ from typing import Final, NamedTuple
 
 from telic.controller._direct import CAPABILITY_KINDS, COMMAND_KINDS, DIFF_KINDS, OUTPUT_KINDS
 from telic.controller._rules_frame import _FACT_EVIDENCE as FACT_EVIDENCE
-from telic.controller._rules_prompt import _COVERAGE as COVERAGE
+from telic.controller._derive import PROMPT_COVERAGE as COVERAGE
 from telic.permissions import TYPED_INSPECT_TARGETS
 
 __all__ = [
@@ -108,9 +108,14 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "PF-ORIGINAL-REQUEST": _s("ProblemFrame:originalRequestRef", _REQUEST),
     "PF-CLARIFICATION-NOT-REQUIRED": _s(
         "ProblemFrame:clarification",
-        "required: false; to ask, submit a ClarificationRequest, then reclassify what it answered.",
+        "required: false, or true with requestRef naming the request the user answered; "
+        "to ask, submit a ClarificationRequest.",
     ),
     "PF-FACT-PROVENANCE": _s("ProblemFrame:GroundedFact.sourceRef", _provenance()),
+    "PF-STAGE-CRITERIA": _s(
+        "ProblemFrame:draftAcceptanceCriteria",
+        "≥1; a completion one; analyze_and_fix also a diagnosis one.",
+    ),
     "SS-PROBLEM-FRAME-LATEST": _s("ScenarioSpec:problemFrameRef", _LATEST),
     "SS-ONE-PER-FRAME": _s("ScenarioSpec:", "One per ProblemFrame."),
     "TC-INTENT-MODE": _s("TaskContract:intentMode", _RUN_MODE),
@@ -118,6 +123,11 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "TC-PROBLEM-FRAME-LATEST": _s("TaskContract:problemFrameRef", _LATEST),
     "TC-CONTEXT-REFS": _s(
         "TaskContract:contextRefs", "⊇ sourceRefs of the frame's inferences and non-user facts."
+    ),
+    "TC-STAGE-CRITERIA": _s("TaskContract:acceptanceCriteria", "Stages as the frame's."),
+    "TC-VERIFICATION-REACHABLE": _s(
+        "TaskContract:verificationRequirements",
+        "Each capability one its stage's nodes can be given (mode ∩ grant; no writes pre-fix).",
     ),
     "TC-RULE-REFS": _s("TaskContract:ruleRefs", "The frame's applicableRuleRefs, once each."),
     "TC-COMPILE-V1": _s("TaskContract:version", "1 compiled,"),
@@ -187,6 +197,9 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     ),
     "WR-COVERAGE": _s("WorkResult:acceptanceCoverage", "The node's criteria, once at most"),
     "WR-COMPLETED-COVERAGE": _s("WorkResult:acceptanceCoverage", "(all when completed)."),
+    "WR-COMPLETED-FAILED-TEST": _s(
+        "WorkResult:testResults", "completed with a failed test: only where the run cannot write."
+    ),
     "WR-COMPLETED-CAPABILITIES": _s(
         "WorkResult:actions", "completed: one completed per required capability,"
     ),
@@ -197,6 +210,9 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     ),
     "WR-ACTION-AUTHORIZED": _s(
         "WorkResult:WorkAction.status", "completed/failed: only within the node's permissions;"
+    ),
+    "WR-UNAUTHORIZED-REAL": _s(
+        "WorkResult:WorkAction.status", "unauthorized: an action you took outside them;"
     ),
     "WR-FALSE-DENIAL": _s("WorkResult:WorkAction.status", "denied: only outside."),
     "WR-MUTATING-FLAG": _s(
@@ -258,6 +274,9 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
         Statement("ReleaseAudit:workPlanRefs", "All of the run."),
         Statement("ReleaseAudit:workResultRefs", "All of the run."),
     ),
+    "RA-PERMISSIONS-BREACH": _s(
+        "ReleaseAudit:modeCompliance", "fail once an action is recorded unauthorized."
+    ),
     "RA-USER-FIDELITY": _s("ReleaseAudit:userFidelity", "subjectRef: the request."),
     "RA-DECISION": _s(
         "ReleaseAudit:decision", "A review's block stays; release needs modeCompliance pass,"
@@ -277,9 +296,12 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "UR-STATUS": _s("UserReport:terminalStatus", "Fits the audit (none: blocked); not cancelled;"),
     "UR-AUDIT-LINK": (
         Statement("UserReport:id", "The audit's userReportRef."),
-        Statement("UserReport:permissionsHonored", "Audit's modeCompliance == pass."),
+        Statement(
+            "UserReport:permissionsHonored",
+            "true only if the audit's modeCompliance passed and no action is unauthorized.",
+        ),
         Statement("ReleaseAudit:userReportRef", "The coming UserReport (pick its id)."),
-        Statement("ReleaseAudit:modeCompliance", "Sets the report's permissionsHonored."),
+        Statement("ReleaseAudit:modeCompliance", "Bounds the report's permissionsHonored."),
     ),
     "UR-EARLY-BLOCK": _s("UserReport:findingRefs", "No audit: the blocking review, no claims;"),
     "UR-FINDINGS": _s("UserReport:findingRefs", "not completed: the latest review or audit."),

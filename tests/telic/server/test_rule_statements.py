@@ -95,7 +95,7 @@ def test_each_types_statements_reach_its_type_text_and_its_json_schema(kind: str
 
 
 def test_the_prompt_review_coverage_states_the_rules_exact_field_sets() -> None:
-    from telic.controller._rules_prompt import _COVERAGE
+    from telic.controller._derive import PROMPT_COVERAGE as _COVERAGE
 
     coverage = full_schema("PromptReview")["properties"]["coverage"]["description"]
     assert coverage.startswith("Exactly 3, sourceRef → contractFields: ")
