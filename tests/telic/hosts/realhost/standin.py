@@ -18,11 +18,12 @@ import json
 import queue
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Conversation", "Move", "Returned", "ScriptFailed"]
+__all__ = ["Conversation", "Move", "Returned", "ScriptFailed", "StandInServer"]
 
 JSON = dict[str, Any]
 WAIT = 90.0  # seconds a side waits for the other before the test fails
@@ -141,3 +142,148 @@ class Conversation:
         if not self.finished.is_set():
             moves = [tool for tool, _, _ in self.calls]
             raise ScriptFailed(f"{self.name}: the script did not finish; its calls: {moves}")
+
+
+class StandInServer:
+    """A loopback HTTP server answering one model API from ``Conversation`` scripts.
+
+    A subclass names its endpoint (``ENDPOINT``, the end of the POST path) and supplies what is
+    wire-specific: which conversation a request belongs to (``main_request``; subagents are
+    told by their marker), the tool results it carries (``results``), the tool names it offers
+    (``offered_in``), and the streamed answer (``events``). ``adjust`` may put a host-specific
+    move first (waiting for a server). Use as a context manager; ``url`` is the base URL.
+    """
+
+    ENDPOINT = ""
+
+    def __init__(self) -> None:
+        self.main: Conversation | None = None
+        """The main agent's conversation; set it before the host starts."""
+        self._subagents: dict[str, Conversation] = {}
+        self._lock = threading.Lock()
+        self.requests: list[tuple[str | None, JSON]] = []
+        """Every model request, with the name of the conversation it went to (None: aside)."""
+        self.errors: list[str] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # ------------------------------------------------------------------ wire-specific
+
+    def first_user_text(self, body: JSON) -> str:
+        """The text of the request's first user message (where a subagent's marker is)."""
+        raise NotImplementedError
+
+    def main_request(self, body: JSON) -> bool:
+        """Whether the request is the main agent's (not a subagent's, not a side request)."""
+        raise NotImplementedError
+
+    def results(self, body: JSON) -> dict[str, Returned]:
+        """The tool results the request carries, by call id."""
+        raise NotImplementedError
+
+    def offered_in(self, body: JSON) -> set[str]:
+        """The names of the tools the request offers."""
+        raise NotImplementedError
+
+    def events(self, move: Move, body: JSON) -> Iterator[tuple[str, JSON]]:
+        """The streamed answer carrying ``move``: (event name, data) pairs."""
+        raise NotImplementedError
+
+    def adjust(self, move: Move, body: JSON) -> Move:
+        """The move to send for ``move`` (the same, unless the host must do something first)."""
+        return move
+
+    def error_body(self, message: str) -> JSON:
+        """An error answer in the API's shape."""
+        return {"error": {"type": "invalid_request_error", "message": message}}
+
+    # ------------------------------------------------------------------ common
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def subagent(self, marker: str, conversation: Conversation) -> None:
+        """Route requests whose first user message contains ``marker`` to ``conversation``."""
+        with self._lock:
+            self._subagents[marker] = conversation
+
+    def offered(self, name: str) -> list[set[str]]:
+        """The tool names offered in each request routed to the conversation ``name``."""
+        return [self.offered_in(body) for routed, body in self.requests if routed == name]
+
+    def route(self, body: JSON) -> Conversation | None:
+        """The conversation a request belongs to; None for the host's side requests."""
+        first = self.first_user_text(body)
+        with self._lock:
+            for marker, conversation in self._subagents.items():
+                if marker in first:
+                    return conversation
+        return self.main if self.main_request(body) else None
+
+    def answer(self, body: JSON) -> Move:
+        """The move answering one request (a short text for a side request)."""
+        conversation = self.route(body)
+        self.requests.append((conversation.name if conversation else None, body))
+        if conversation is None:
+            return Move("aside", None, text="OK")
+        return self.adjust(conversation.next_move(self.results(body)), body)
+
+    def __enter__(self) -> StandInServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: the test reports what matters."""
+
+            def _json(self, status: int, value: JSON) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                self._json(404, {})  # model lists and the like: none here
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.split("?")[0].endswith(stand_in.ENDPOINT):
+                    self._json(404, {})  # token counting and the like: nothing to decide
+                    return
+                try:
+                    move = stand_in.answer(body)
+                except ScriptFailed as failure:
+                    stand_in.errors.append(str(failure))
+                    self._json(400, stand_in.error_body(str(failure)))
+                    return
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for event, data in stand_in.events(move, body):
+                    self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
