@@ -1,11 +1,11 @@
 """The ``telic`` console script's first stop: route ``telic hook`` before anything heavy loads.
 
-Claude Code runs ``telic hook claude-code`` in a fresh process before every matching tool
-call, so that command must not import the MCP server, the actor system or the models (most of
-a second): it asks the repository's resident server, if one listens, with the standard library
-only, and otherwise decides in-process. ``telic serve --resident`` is the standard-library shim
-that attaches to (or starts) that resident server (``telic.resident``). Every other command goes
-on to ``telic.cli._main``.
+A host runs ``telic hook <host>`` (Claude Code, Codex, Cursor, VS Code) in a fresh process
+before every matching tool call, so that command must not import the MCP server, the actor
+system or the models (most of a second): it asks the repository's resident server, if one
+listens, with the standard library only, and otherwise decides in-process. ``telic serve
+--resident`` is the standard-library shim that attaches to (or starts) that resident server
+(``telic.resident``). Every other command goes on to ``telic.cli._main``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["hook_command", "main"]
 
-HOSTS_WITH_HOOKS = ("claude-code",)
+HOSTS_WITH_HOOKS = ("claude-code", "codex", "cursor", "vscode")
+"""``telic.hosts.HOOK_HOSTS``, spelled out so that this module imports nothing (a test checks
+that the two agree)."""
 
 
 def _split(argv: Sequence[str]) -> tuple[str | None, str | None, list[str]]:
@@ -38,6 +40,20 @@ def _split(argv: Sequence[str]) -> tuple[str | None, str | None, list[str]]:
     return root, None, []
 
 
+def _hook_host(rest: Sequence[str]) -> str | None:
+    """The host of ``telic hook [HOST | --host HOST]`` (Claude Code when none is named), or
+    ``None`` for any other spelling, which the full command line then explains."""
+    if not rest:
+        return "claude-code"
+    if len(rest) == 1 and not rest[0].startswith("-"):
+        return rest[0]
+    if len(rest) == 2 and rest[0] == "--host":
+        return rest[1]
+    if len(rest) == 1 and rest[0].startswith("--host="):
+        return rest[0].split("=", 1)[1]
+    return None
+
+
 def hook_command(host: str, repository_root: str | None) -> int:
     """Run ``telic hook <host>``: read the event on stdin, print the answer, exit 0.
 
@@ -52,13 +68,13 @@ def hook_command(host: str, repository_root: str | None) -> int:
     from telic.resident._shim import ask_hook  # not the facade: its first use loads ``re``
 
     raw = sys.stdin.buffer.read()
-    reply = ask_hook(raw, repository_root, os.environ)
+    reply = ask_hook(raw, repository_root, os.environ, host)
     if reply is not None:
         output = reply.output
     else:  # no resident server listens for this repository: decide here
-        from telic.hosts import claude_code_hook
+        from telic.hosts import host_hook
 
-        output = claude_code_hook(raw, repository_root=repository_root)
+        output = host_hook(host, raw, repository_root=repository_root)
     if output is not None:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
@@ -84,8 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``telic`` command; return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     root, command, rest = _split(args)
-    if command == "hook" and len(rest) == 1 and not rest[0].startswith("-"):
-        code = hook_command(rest[0], root)
+    host = _hook_host(rest) if command == "hook" else None
+    if host is not None:
+        code = hook_command(host, root)
         if argv is None:
             _exit_now(code)
         return code

@@ -50,8 +50,11 @@ def add_host_commands(add: _Add) -> None:
         help="configure a server per host session instead (see docs/hosts.md)",
     )
     init.set_defaults(resident=RESIDENT_BY_DEFAULT)
-    hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
-    hook.add_argument("host", choices=("claude-code",))
+    from telic.hosts import HOOK_HOSTS
+
+    hook = add("hook", "decide a host's tool call (the host's hook event JSON on stdin)")
+    hook.add_argument("host", nargs="?", choices=HOOK_HOSTS, help="default: claude-code")
+    hook.add_argument("--host", dest="host_option", choices=HOOK_HOSTS, help="the same, named")
     hook.set_defaults(json=False)
 
 
@@ -112,7 +115,8 @@ _SERVER_LINE: Final = {
 async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.cli._entry import hook_command
 
-    return await anyio.to_thread.run_sync(hook_command, args.host, str(config.repository_root))
+    host = args.host_option or args.host or "claude-code"
+    return await anyio.to_thread.run_sync(hook_command, host, str(config.repository_root))
 
 
 HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[Any]]]] = {

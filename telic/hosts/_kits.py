@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from telic._errors import UsageError
-from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
+from telic.hosts._dialects import (
+    CLAUDE_MATCHER,
+    CODEX_MATCHER,
+    CURSOR_WRITE_MATCHER,
+    HOOK_HOSTS,
+    TELIC_TOOL_PREFIX,
+)
 
 __all__ = [
     "DEFAULT_CAST_TURNS",
@@ -46,15 +52,35 @@ __all__ = [
     "write_kit",
 ]
 
-Host = Literal["claude-code", "codex", "cursor"]
-HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor")
+Host = Literal["claude-code", "codex", "cursor", "vscode"]
+HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor", "vscode")
 SERVER_NAME: Final = "telic"
 AGENT_NAME: Final = "telic-cast"
 SKILL_NAME: Final = "telic-workflow"
+AGENT_DESCRIPTION: Final = (
+    "Run one Telic cast: read what the handoff points at and return exactly one evidence packet "
+    "(JSON). Use for every telic_cast the parent admits."
+)
 HOOK_TIMEOUT_SECONDS: Final = 30
 DEFAULT_CAST_TURNS: Final = 8
 """The cast subagent's turn cap when the server configures no enabled cast type (types a run
 enables at its start are not known when ``telic init`` runs)."""
+FORWARDED_ENV: Final = (
+    "TELIC_STATE_DIR",
+    "TELIC_DATABASE_URL",
+    "TELIC_SCHEMAS",
+    "TELIC_TOOLS",
+    "TELIC_RUNTIME_DIR",
+    "TELIC_RESIDENT_IDLE",
+    "TELIC_RESIDENT_START_TIMEOUT",
+    "TELIC_OTEL",
+    "TELIC_DEBUG",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+)
+"""The variables Codex forwards to Telic's server (``env_vars``): Codex starts an MCP server with
+a filtered environment, so without them the server would use another ledger than ``telic runs``
+and the hook in the same shell."""
 PRE_ALLOWED: Final = "mcp__" + SERVER_NAME
 """Claude Code's permission rule for every tool of the ``telic`` MCP server: a run can start in
 any permission mode, ``claude -p`` included (Telic checks its own tools itself)."""
@@ -108,9 +134,9 @@ def _server_entry(command: Sequence[str], root: str, resident: bool) -> dict[str
     return {"command": command[0], "args": [*command[1:], "--repository-root", root, *serve]}
 
 
-def hook_command(command: Sequence[str], root: str) -> str:
-    """The shell command line of the Claude Code hook (Claude Code runs it through a shell)."""
-    words = [*command, "--repository-root", root, "hook", "claude-code"]
+def hook_command(command: Sequence[str], root: str, host: str = "claude-code") -> str:
+    """The shell command line of ``host``'s hook (every host runs it through a shell)."""
+    words = [*command, "--repository-root", root, "hook", host]
     return " ".join(shlex.quote(word) for word in words)
 
 
@@ -130,61 +156,98 @@ def _dump_json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _with_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
+def _with_server(
+    path: str, text: str | None, entry: Mapping[str, Any], *, key: str = "mcpServers"
+) -> str:
     document = _load_json(path, text)
-    servers = document.setdefault("mcpServers", {})
+    servers = document.setdefault(key, {})
     if not isinstance(servers, dict):
-        raise UsageError(f"init.json: mcpServers in {path} is not an object")
+        raise UsageError(f"init.json: {key} in {path} is not an object")
     if servers.get(SERVER_NAME) == entry and text is not None:
         return text  # already there: leave the file byte for byte
     servers[SERVER_NAME] = dict(entry)
     return _dump_json(document)
 
 
-def _is_ours(group: object) -> bool:
-    if not isinstance(group, dict):
+def _runs_our_hook(entry: object) -> bool:
+    """Whether a hook entry (``{command}``) runs ``telic … hook <host>``."""
+    if not isinstance(entry, dict):
         return False
-    hooks = group.get("hooks")
-    return isinstance(hooks, list) and any(
-        isinstance(h, dict) and str(h.get("command", "")).endswith(" hook claude-code")
-        for h in hooks
-    )
+    words = str(entry.get("command", "")).split()
+    return len(words) >= 2 and words[-2] == "hook" and words[-1] in HOOK_HOSTS
 
 
-def _with_settings(path: str, text: str | None, command: str) -> str:
-    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
-    document = _load_json(path, text)
+def _is_ours(group: object) -> bool:
+    """Whether a hook group (``{matcher, hooks: [...]}``) or a flat entry is Telic's."""
+    if _runs_our_hook(group):
+        return True
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(_runs_our_hook(h) for h in hooks)
+
+
+def _merge_hooks(
+    path: str, document: dict[str, Any], wanted: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Put Telic's one group (or entry) per event into ``document["hooks"]``, replacing its own
+    earlier ones and keeping every other."""
     hooks = document.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError(f"init.json: hooks in {path} is not an object")
-    permissions = document.setdefault("permissions", {})
-    if not isinstance(permissions, dict):
-        raise UsageError(f"init.json: permissions in {path} is not an object")
-    allowed = permissions.setdefault("allow", [])
-    if not isinstance(allowed, list):
-        raise UsageError(f"init.json: permissions.allow in {path} is not a list")
-    action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
-    wanted = {
-        "PreToolUse": {"matcher": MATCHER, "hooks": [action]},
-        "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
-    }
-    before = json.dumps(document, sort_keys=True)
     for event, group in wanted.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise UsageError(f"init.json: hooks.{event} in {path} is not a list")
         mine = [index for index, existing in enumerate(groups) if _is_ours(existing)]
         if mine:
-            groups[mine[0]] = group
+            groups[mine[0]] = dict(group)
             for index in reversed(mine[1:]):
                 del groups[index]
         else:
-            groups.append(group)
-    if PRE_ALLOWED not in allowed:
-        allowed.append(PRE_ALLOWED)
+            groups.append(dict(group))
+
+
+def _claude_groups(command: str, matcher: str) -> dict[str, dict[str, Any]]:
+    """Claude Code's hook groups (VS Code and Codex read the same shape)."""
+    action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    return {
+        "PreToolUse": {"matcher": matcher, "hooks": [action]},
+        "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
+    }
+
+
+def _with_hooks(
+    path: str,
+    text: str | None,
+    wanted: Mapping[str, Mapping[str, Any]],
+    extra: Callable[[dict[str, Any]], None] = lambda _: None,
+) -> str:
+    """A JSON hooks file with Telic's groups merged in (and ``extra``'s own change)."""
+    document = _load_json(path, text)
+    before = json.dumps(document, sort_keys=True)
+    _merge_hooks(path, document, wanted)
+    extra(document)
     if text is not None and json.dumps(document, sort_keys=True) == before:
         return text
     return _dump_json(document)
+
+
+def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
+    def add(document: dict[str, Any]) -> None:
+        permissions = document.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise UsageError(f"init.json: permissions in {path} is not an object")
+        allowed = permissions.setdefault("allow", [])
+        if not isinstance(allowed, list):
+            raise UsageError(f"init.json: permissions.allow in {path} is not a list")
+        if PRE_ALLOWED not in allowed:
+            allowed.append(PRE_ALLOWED)
+
+    return add
+
+
+def _with_settings(path: str, text: str | None, command: str) -> str:
+    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
+    return _with_hooks(path, text, _claude_groups(command, CLAUDE_MATCHER), _pre_allow(path))
 
 
 def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
@@ -223,11 +286,13 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
         raise UsageError(f"init.toml: {path} is not valid TOML ({exc}); fix it first") from None
     if parsed.get("mcp_servers", {}).get(SERVER_NAME) == dict(entry):
         return original
-    args = ", ".join(_toml_string(a) for a in entry["args"])
-    block = (
-        f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(entry['command'])}\n"
-        f"args = [{args}]\n"
-    )
+    lines = [f"[mcp_servers.{SERVER_NAME}]"]
+    for key, value in entry.items():
+        if isinstance(value, str):
+            lines.append(f"{key} = {_toml_string(value)}")
+        else:
+            lines.append(f"{key} = [{', '.join(_toml_string(item) for item in value)}]")
+    block = "\n".join(lines) + "\n"
     kept = original
     found = list(_TABLE.finditer(original))
     if found:
@@ -272,11 +337,7 @@ def _claude_code(
     agent = _front_matter(
         [
             ("name", AGENT_NAME),
-            (
-                "description",
-                "Run one Telic cast: read what the handoff points at and return exactly one "
-                "evidence packet (JSON). Use for every telic_cast the parent admits.",
-            ),
+            ("description", AGENT_DESCRIPTION),
             ("tools", "Read, Grep, Glob"),
             ("maxTurns", cast_turns),
         ]
@@ -296,13 +357,24 @@ def _claude_code(
 def _codex(
     root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
 ) -> list[FileChange]:
-    from telic.hosts._texts import SKILL_TEXT  # the prompt: slow
+    from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT  # the prompt: slow
 
-    entry = _server_entry(command, root, resident)
-    config = ".codex/config.toml"
+    entry = {**_server_entry(command, root, resident), "env_vars": list(FORWARDED_ENV)}
+    config, hooks = ".codex/config.toml", ".codex/hooks.json"
+    agent = f".codex/agents/{AGENT_NAME}.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
+    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER)
+    wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
+    agent_text = (
+        f"name = {_toml_string(AGENT_NAME)}\n"
+        f"description = {_toml_string(AGENT_DESCRIPTION)}\n"
+        'sandbox_mode = "read-only"\n'
+        f"developer_instructions = {_toml_string(AGENT_TEXT)}\n"
+    )
     return [
         FileChange(config, read(config), _with_codex_server(config, read(config), entry)),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
+        FileChange(agent, read(agent), agent_text),
         FileChange("AGENTS.md", read("AGENTS.md"), _section(read("AGENTS.md"), section)),
     ]
 
@@ -314,17 +386,48 @@ def _cursor(
 
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
     rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
-    mcp = ".cursor/mcp.json"
+    mcp, hooks = ".cursor/mcp.json", ".cursor/hooks.json"
     rules = f".cursor/rules/{SKILL_NAME}.mdc"
+    hook = {"command": hook_command(command, root, "cursor")}
+    wanted = {
+        "preToolUse": {**hook, "matcher": CURSOR_WRITE_MATCHER},
+        "beforeShellExecution": hook,
+        "beforeMCPExecution": hook,
+        "beforeReadFile": hook,
+        "subagentStart": hook,
+        "afterMCPExecution": hook,
+    }
+
+    def versioned(document: dict[str, Any]) -> None:
+        document.setdefault("version", 1)
+
     return [
         FileChange(
             mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root, resident))
         ),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted, versioned)),
         FileChange(rules, read(rules), rule + SKILL_TEXT),
     ]
 
 
-_PLANS: Final = {"claude-code": _claude_code, "codex": _codex, "cursor": _cursor}
+def _vscode(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
+    mcp, hooks = ".vscode/mcp.json", f".github/hooks/{SERVER_NAME}.json"
+    entry = {"type": "stdio", **_server_entry(command, root, resident)}
+    wanted = _claude_groups(hook_command(command, root, "vscode"), CLAUDE_MATCHER)
+    return [
+        FileChange(mcp, read(mcp), _with_server(mcp, read(mcp), entry, key="servers")),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
+    ]
+
+
+_PLANS: Final = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "cursor": _cursor,
+    "vscode": _vscode,
+}
 
 
 def _reader(root: Path) -> _Reader:

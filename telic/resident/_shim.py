@@ -389,16 +389,17 @@ class HookReply:
 NO_SERVER: Final = None
 
 
-def _deny(reason: str) -> str:
-    """Claude Code's PreToolUse deny, in the form ``telic.hosts._claude_code.answer`` writes."""
-    import json
+def _deny(host: str, raw: bytes, reason: str) -> str | None:
+    """A deny in ``host``'s format, for the event ``raw`` (only on a failure: it loads the
+    dialects, and with them ``json``)."""
+    from telic.hosts import DIALECTS, HookInputError, Verdict, read_event
 
-    output = {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": reason,
-    }
-    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+    dialect = DIALECTS[host]
+    try:
+        reply = read_event(dialect, raw).reply
+    except HookInputError:
+        reply = dialect.fallback_reply
+    return dialect.write(reply, Verdict("deny", reason))
 
 
 class _Decoding:
@@ -460,8 +461,10 @@ def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -
     return os.path.realpath(chosen)
 
 
-def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> HookReply | None:
-    """The resident server's answer to a hook event; ``None`` when no server listens.
+def ask_hook(
+    raw: bytes, root_option: str | None, environ: Mapping[str, str], host: str = "claude-code"
+) -> HookReply | None:
+    """The resident server's answer to ``host``'s hook event; ``None`` when no server listens.
 
     Once a server accepted the event, anything short of its answer (a crash, a reset, a
     malformed reply, no reply within 30 s) is a deny naming the failure: the hook fails closed.
@@ -479,7 +482,13 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
     with connection:
         try:
             connection.settimeout(_HOOK_TIMEOUT)
-            header = '{"root": ' + _json.encode_basestring_ascii(root) + "}"  # json.dumps's
+            header = (  # json.dumps's
+                '{"root": '
+                + _json.encode_basestring_ascii(root)
+                + ', "host": '
+                + _json.encode_basestring_ascii(host)
+                + "}"
+            )
             connection.sendall(header.encode() + b"\n" + raw)
             connection.shutdown(_socket.SHUT_WR)
             received = bytearray()
@@ -500,7 +509,9 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
             failure = f"{type(exc).__name__}: {exc}"
     return HookReply(
         _deny(
+            host,
+            raw,
             f"Telic could not decide this tool call, so it is denied: the resident server for "
-            f"{root} failed ({failure})"
+            f"{root} failed ({failure})",
         )
     )

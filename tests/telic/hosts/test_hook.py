@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from telic.hosts import claude_code_hook
+from telic.hosts import DIALECTS, claude_code_hook, read_event
 from telic.hosts._hook import (
     LiveRun,
     _other_ledger,
@@ -393,11 +393,10 @@ async def test_any_other_ledger_gets_the_same_decision_through_the_async_ledger(
 
         def decide(path: str) -> dict[str, Any]:
             raw = event("Write", file_path=path)
-            from telic.hosts._claude_code import parse_input
-
-            output = _other_ledger(url, str(repo), parse_input(raw), "")
-            assert output is not None
-            return dict(json.loads(output)["hookSpecificOutput"])
+            call = read_event(DIALECTS["claude-code"], raw)
+            verdict = _other_ledger(url, str(repo), call, "")
+            assert verdict is not None
+            return {"permissionDecision": verdict.decision}
 
         inside = await anyio.to_thread.run_sync(decide, "src/retry.py")
         outside = await anyio.to_thread.run_sync(decide, "README.md")

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from telic import UsageError
-from telic.hosts._claude_code import MATCHER
+from telic.hosts._dialects import CLAUDE_MATCHER as MATCHER, CODEX_MATCHER, CURSOR_WRITE_MATCHER
 from telic.hosts._kits import (
     BEGIN,
     DEFAULT_CAST_TURNS,
     END,
+    FORWARDED_ENV,
     HOSTS,
     RESIDENT_BY_DEFAULT,
     cast_turn_ceiling,
@@ -132,12 +133,37 @@ def test_the_hook_matcher_is_a_regex_that_covers_the_mapped_tools() -> None:
     assert not pattern.match("TodoWrite")
 
 
-def test_codex_gets_a_config_table_and_an_agents_section(tmp_path: Path) -> None:
+def hook_words(root: Path, host: str) -> list[str]:
+    return [COMMAND[0], "--repository-root", str(root), "hook", host]
+
+
+def test_codex_gets_its_server_hooks_cast_agent_and_an_agents_section(tmp_path: Path) -> None:
     init(tmp_path, "codex")
     config = tomllib.loads((tmp_path / ".codex/config.toml").read_text())
     assert config["mcp_servers"]["telic"] == {
         "command": COMMAND[0],
         "args": ["--repository-root", str(tmp_path), *SERVE],
+        "env_vars": list(FORWARDED_ENV),
+    }
+    assert {"TELIC_STATE_DIR", "XDG_STATE_HOME", "TELIC_DATABASE_URL"} <= set(FORWARDED_ENV)
+    hooks = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]
+    assert set(hooks) == {"PreToolUse", "PermissionRequest", "PostToolUse"}
+    for event, matcher in [
+        ("PreToolUse", CODEX_MATCHER),
+        ("PermissionRequest", CODEX_MATCHER),
+        ("PostToolUse", "mcp__telic__.*"),
+    ]:
+        (group,) = hooks[event]
+        assert group["matcher"] == matcher
+        (action,) = group["hooks"]
+        assert action["type"] == "command"
+        assert shlex.split(action["command"]) == hook_words(tmp_path, "codex")
+    agent = tomllib.loads((tmp_path / ".codex/agents/telic-cast.toml").read_text())
+    assert agent == {
+        "name": "telic-cast",
+        "description": agent["description"],
+        "sandbox_mode": "read-only",
+        "developer_instructions": AGENT_TEXT,
     }
     agents = (tmp_path / "AGENTS.md").read_text()
     assert agents.startswith(BEGIN)
@@ -145,16 +171,63 @@ def test_codex_gets_a_config_table_and_an_agents_section(tmp_path: Path) -> None
     assert WORKFLOW_INSTRUCTIONS in agents
 
 
-def test_cursor_gets_its_mcp_server_and_a_rule(tmp_path: Path) -> None:
+def test_cursor_gets_its_mcp_server_hooks_and_a_rule(tmp_path: Path) -> None:
     init(tmp_path, "cursor")
     server = json.loads((tmp_path / ".cursor/mcp.json").read_text())["mcpServers"]["telic"]
     assert server["args"][-len(SERVE) :] == SERVE
+    document = json.loads((tmp_path / ".cursor/hooks.json").read_text())
+    assert document["version"] == 1
+    hooks = document["hooks"]
+    assert set(hooks) == {
+        "preToolUse",
+        "beforeShellExecution",
+        "beforeMCPExecution",
+        "beforeReadFile",
+        "subagentStart",
+        "afterMCPExecution",
+    }
+    for event, entries in hooks.items():
+        (entry,) = entries
+        assert shlex.split(entry["command"]) == hook_words(tmp_path, "cursor"), event
+    assert hooks["preToolUse"][0]["matcher"] == CURSOR_WRITE_MATCHER
     rule = (tmp_path / ".cursor/rules/telic-workflow.mdc").read_text()
     fields = front_matter(rule)
     assert set(fields) == {"description", "globs", "alwaysApply"}
     assert fields["alwaysApply"] is False
     assert fields["globs"] is None
     assert rule.endswith(SKILL_TEXT)
+
+
+def test_vscode_gets_its_mcp_server_and_pretooluse_hooks(tmp_path: Path) -> None:
+    init(tmp_path, "vscode")
+    server = json.loads((tmp_path / ".vscode/mcp.json").read_text())["servers"]["telic"]
+    assert server == {
+        "type": "stdio",
+        "command": COMMAND[0],
+        "args": ["--repository-root", str(tmp_path), *SERVE],
+    }
+    hooks = json.loads((tmp_path / ".github/hooks/telic.json").read_text())["hooks"]
+    (pre,) = hooks["PreToolUse"]
+    (post,) = hooks["PostToolUse"]
+    assert pre["matcher"] == MATCHER
+    assert post["matcher"] == "mcp__telic__.*"
+    for group in (pre, post):
+        (action,) = group["hooks"]
+        assert action["type"] == "command"
+        assert shlex.split(action["command"]) == hook_words(tmp_path, "vscode")
+
+
+def test_merging_keeps_the_users_cursor_hooks_and_replaces_only_telics(tmp_path: Path) -> None:
+    (tmp_path / ".cursor").mkdir()
+    mine = {"version": 1, "hooks": {"beforeShellExecution": [{"command": "./audit.sh"}]}}
+    (tmp_path / ".cursor/hooks.json").write_text(json.dumps(mine))
+    init(tmp_path, "cursor")
+    write_kit(tmp_path, plan_kit("cursor", tmp_path, ["/moved/telic"]))
+    hooks = json.loads((tmp_path / ".cursor/hooks.json").read_text())["hooks"]
+    shell = hooks["beforeShellExecution"]
+    assert shell[0] == {"command": "./audit.sh"}
+    assert len(shell) == 2
+    assert shell[1]["command"].startswith("/moved/telic ")
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -295,7 +368,12 @@ def test_the_resident_server_is_the_default_where_it_runs() -> None:
 )
 @pytest.mark.parametrize(
     ("host", "config"),
-    [("claude-code", ".mcp.json"), ("cursor", ".cursor/mcp.json"), ("codex", ".codex/config.toml")],
+    [
+        ("claude-code", ".mcp.json"),
+        ("cursor", ".cursor/mcp.json"),
+        ("codex", ".codex/config.toml"),
+        ("vscode", ".vscode/mcp.json"),
+    ],
 )
 def test_either_server_lifecycle_is_written_as_chosen_and_doctor_counts_it_current(
     tmp_path: Path, host: str, config: str, resident: bool, serve: list[str]
@@ -306,7 +384,8 @@ def test_either_server_lifecycle_is_written_as_chosen_and_doctor_counts_it_curre
     if config.endswith(".toml"):
         args = tomllib.loads(text)["mcp_servers"]["telic"]["args"]
     else:
-        args = json.loads(text)["mcpServers"]["telic"]["args"]
+        servers = json.loads(text)
+        args = servers.get("mcpServers", servers.get("servers"))["telic"]["args"]
     assert args[-1 - len(serve) :] == [str(tmp_path), *serve]
     (check,) = check_kits(tmp_path, command)
     assert check.ok, check.detail
