@@ -7,8 +7,10 @@ as the namespace ``mcp__<server>``) and the whole conversation as ``input`` item
 come back as ``function_call_output`` items keyed by ``call_id``. The answer is the documented
 event stream: ``response.created``, ``response.output_item.added`` and
 ``response.output_item.done`` for the one output item (a ``function_call`` with ``call_id``,
-``name``, ``arguments`` as a JSON string and, for a namespaced tool, its ``namespace``; or an
-assistant ``message`` with ``output_text``), then ``response.completed`` with the usage.
+``name``, ``arguments`` as a JSON string and, for a namespaced tool, its ``namespace``; a
+``custom_tool_call`` with a raw ``input`` for a freeform tool such as ``apply_patch``, whose
+move carries it as ``{"input": ...}``; or an assistant ``message`` with ``output_text``), then
+``response.completed`` with the usage.
 
 A move's tool name ``namespace/name`` (``mcp__telic/telic_start_run``) is a namespaced tool.
 Requests whose first user message carries a registered subagent's marker go to that subagent's
@@ -41,12 +43,19 @@ class ResponsesStandIn(StandInServer):
     ENDPOINT = "/responses"
 
     def first_user_text(self, body: JSON) -> str:
-        texts = [
-            _text_of(item.get("content"))
-            for item in body.get("input") or []
-            if item.get("type") == "message" and item.get("role") == "user"
-        ]
+        """The user messages before the first tool call (Codex opens with AGENTS.md's text,
+        then the task: a subagent's marker is in its task)."""
+        texts = []
+        for item in body.get("input") or []:
+            if item.get("type") in ("function_call", "custom_tool_call"):
+                break
+            if item.get("type") == "message" and item.get("role") == "user":
+                texts.append(_text_of(item.get("content")))
         return "\n".join(texts)
+
+    def _custom(self, body: JSON) -> set[str]:
+        """The freeform (``custom``) tools offered, called with a raw ``input`` string."""
+        return {str(t["name"]) for t in body.get("tools") or [] if t.get("type") == "custom"}
 
     def main_request(self, body: JSON) -> bool:
         return "exec_command" in self.offered_in(body)
@@ -82,6 +91,15 @@ class ResponsesStandIn(StandInServer):
                 "role": "assistant",
                 "status": "completed",
                 "content": [{"type": "output_text", "text": move.text, "annotations": []}],
+            }
+        elif move.tool in self._custom(body):
+            item = {
+                "type": "custom_tool_call",
+                "id": f"ctc_{move.call_id}",
+                "call_id": move.call_id,
+                "name": move.tool,
+                "input": move.arguments["input"],
+                "status": "completed",
             }
         else:
             namespace, _, name = move.tool.rpartition("/")

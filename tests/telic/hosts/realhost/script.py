@@ -1,10 +1,11 @@
 """The scripted model of a whole analyze_and_fix run, played through a real host binary.
 
-It is ``telic.cli._host.drive_mode`` (the bodies of ``telic.cli._bodies``), with every tool
-call made *through the host*: Telic's MCP tools under the host's names for them, the host's
-own file tools for the native work, and the host's own subagent tool for the cast. Each call
-waits for the result the host sends back in its next model request, so ids, versions and the
-next action come from what Telic returned through the host, never from a side channel.
+It follows ``telic.cli._host``'s analyze_and_fix run (the bodies of ``telic.cli._bodies``),
+with a cast during the diagnosis and every tool call made *through the host*: Telic's MCP
+tools under the host's names for them, the host's own file tools for the native work, and the
+host's own subagent tool for the cast. Each call waits for the result the host sends back in
+its next model request, so ids, versions and the next action come from what Telic returned
+through the host, never from a side channel.
 
 Native work, in the demo repository (the pagination off-by-one):
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from typing import Any
 import anyio
 
 from telic.cli import RunDriver, TelicTools
-from telic.cli._host import Change, TelicCallError, drive_mode
+from telic.cli._bodies import criterion, permissions, verification
+from telic.cli._host import Change, TelicCallError
 from tests.telic.hosts.realhost.standin import Conversation, Returned
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "Outcome",
     "ThroughHost",
     "child_script",
+    "drive",
     "packet_in",
     "run_script",
 ]
@@ -68,6 +71,11 @@ class HostNames:
     telic_prefix: str
     read: Callable[[Path], tuple[str, JSON]]
     write: Callable[[Path, str], tuple[str, JSON]]
+    refused: Callable[[Returned], bool] = lambda returned: returned.is_error
+    """Whether the host refused a call (its hook denied it)."""
+    shell: tuple[str, ...] = ()
+    """The exact shell commands the host's reads run as (Codex reads through its shell), which
+    the run's permissions allow (``shell.execute`` on exactly these)."""
 
 
 class ThroughHost(TelicTools):
@@ -144,13 +152,13 @@ class HostWorkspace:
 
     def apply_fix(self) -> Change:
         outside = self._call(self.names.write(self.root / OUTSIDE, "Notes on the fix.\n"))
-        assert outside.is_error, outside.text  # outside the fix node's scope: refused
+        assert self.names.refused(outside), outside.text  # outside the fix node: refused
         self.refused.append(outside)
         before = (self.root / TARGET).read_bytes()
         text = before.decode()
         fixed = text.replace(BUGGY, FIXED)
         written = self._call(self.names.write(self.root / TARGET, fixed))
-        assert not written.is_error, written.text
+        assert not self.names.refused(written), written.text
         diff = "".join(
             difflib.unified_diff(
                 text.splitlines(keepends=True),
@@ -177,44 +185,189 @@ class Outcome:
     packet: JSON = field(default_factory=dict)
 
 
+def _with_shell(perms: JSON, commands: Sequence[str]) -> JSON:
+    perms["shell"]["executeAllowlist"] = list(commands)
+    return perms
+
+
+async def drive(
+    tools: ThroughHost,
+    workspace: HostWorkspace,
+    cast: Callable[[ThroughHost, RunDriver], Awaitable[str]],
+    outcome: Outcome,
+) -> RunDriver:
+    """A complete analyze_and_fix run with one cast during the diagnosis, as
+    ``telic.cli._host`` drives it, with the host's shell reads allowed where it has them."""
+    names = tools.names
+    shell = list(names.shell)
+    grants = [*GRANTS, *(["shell.execute"] if shell else [])]
+    driver = await RunDriver.start(
+        tools,
+        "analyze_and_fix",
+        REQUEST,
+        GOAL,
+        host_name=names.host,
+        native_subagents="available",
+        host_capabilities=grants,
+        authorization_granted=grants,
+        shell_execute_allowlist=shell,
+        cast_types=[EXPLORE],
+    )
+    outcome.run_id = driver.run_id
+    b = driver.bodies
+    b.criteria = [
+        criterion("AC-1", "diagnosis", "The root cause is located with direct evidence"),
+        criterion("AC-2", "completion", "The failing tests pass after a fix inside src/"),
+    ]
+    b.verifications = [
+        verification("VR-DIAG", "diagnosis", "Read the faulty line"),
+        verification("VR-COMP", "completion", "Read the fix back"),
+    ]
+    b.permissions = _with_shell(permissions(read=["**"], write=["src/**"], children=1), shell)
+    read_perms = _with_shell(permissions(read=["**"], children=1), shell)
+    fix_perms = _with_shell(permissions(read=["**"], write=["src/**"]), shell)
+    reading = ["repository.read", *(["shell.execute"] if shell else [])]
+    await driver.ground([TARGET])
+    await driver.submit("ProblemFrame", b.frame())
+    await driver.submit("TaskContract", b.contract())
+    await driver.submit("PromptReview", b.prompt_review())
+    diag = b.node(
+        "diagnose", ["AC-1"], reading, read_perms, children=1, extra_tools=["subagent.spawn"]
+    )
+    await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=1))
+
+    outcome.packet_id = await cast(tools, driver)
+    observed = workspace.diagnose()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-01", "tool_output", "The start-index line", observed)
+    )
+    note = f"Located the cause; the cast's packet {outcome.packet_id} quotes the faulty line."
+    read = b.action("A-1", "repository.read", TARGET, ["evidence-01"], note)
+    await driver.submit(
+        "WorkResult",
+        b.result(
+            "result-01",
+            "plan-01",
+            "diagnose",
+            actions=[read],
+            evidence=["evidence-01"],
+            criteria=["AC-1"],
+            note=note,
+        ),
+    )
+    gate = {
+        "id": "GATE-1",
+        "status": "supported",
+        "rootCause": "paginate treats its 1-based page number as 0-based",
+        "directEvidenceRefs": [b.uri("evidence-01")],
+        "correctionWorkOrder": {
+            "id": "CWO-1",
+            "targetCriterionIds": ["AC-2"],
+            "objective": "Compute the start index from a 1-based page",
+            "allowedCapabilities": ["repository.read", "repository.write", *reading[1:]],
+            "permissions": fix_perms,
+            "sourceRefs": [b.uri("evidence-01")],
+            "maximumToolCalls": 20,
+            "rationaleSummary": "A one-line fix inside src/.",
+        },
+        "withinApprovedScope": True,
+        "permissionsSufficient": True,
+        "rationaleSummary": "The packet and the code agree on the cause.",
+    }
+    diag_ok = ("AC-1", ["evidence-01"])
+    await driver.submit(
+        "QualityReview",
+        b.quality_review(
+            "QR-01",
+            "plan-01",
+            ["result-01"],
+            "proceed_to_fix",
+            [diag_ok],
+            [("VR-DIAG", ["evidence-01"])],
+            gate=gate,
+        ),
+    )
+    fix_tools = ["repository.read", "repository.write", *reading[1:]]
+    fix = b.node("fix", ["AC-2"], fix_tools, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
+    await driver.submit("WorkPlan", b.plan("plan-02", [fix]))
+
+    change = workspace.apply_fix()  # a write outside the node (denied), then the fix
+    await driver.submit(
+        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {TARGET}", change.diff)
+    )
+    await driver.submit(
+        "Evidence",
+        b.evidence("evidence-verify", "tool_output", "The fix, read back", workspace.verify()),
+    )
+    actions = [
+        b.action("A-1", "repository.write", TARGET, ["evidence-diff"], "Applied the fix."),
+        b.action("A-2", "repository.read", TARGET, ["evidence-verify"], "Read the fix back."),
+    ]
+    files = [
+        {
+            "path": TARGET,
+            "changeType": "modified",
+            "beforeHash": Change.sha(change.before),
+            "afterHash": Change.sha(change.after),
+            "diffRef": b.uri("evidence-diff"),
+        }
+    ]
+    both = ["evidence-diff", "evidence-verify"]
+    await driver.submit(
+        "WorkResult",
+        b.result(
+            "result-02",
+            "plan-02",
+            "fix",
+            actions=actions,
+            evidence=both,
+            criteria=["AC-2"],
+            files=files,
+            note="Fixed the start index.",
+        ),
+    )
+    await driver.submit(
+        "QualityReview",
+        b.quality_review(
+            "QR-02",
+            "plan-02",
+            ["result-02"],
+            "pass",
+            [diag_ok, ("AC-2", both)],
+            [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
+        ),
+    )
+    claim = "The root cause is fixed inside src/ and the fix reads back"
+    evidence = ["evidence-01", *both]
+    await driver.submit(
+        "ReleaseAudit",
+        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], evidence, claim),
+    )
+    await driver.submit(
+        "UserReport",
+        b.report(
+            "Fixed the off-by-one in paginate inside src/.",
+            claim,
+            evidence,
+            changes=["evidence-diff"],
+            verifications=["evidence-01", "evidence-verify"],
+        ),
+    )
+    return driver
+
+
 def run_script(
     names: HostNames,
     root: Path,
-    cast: Callable[[ThroughHost, RunDriver], Awaitable[str]] | None,
+    cast: Callable[[ThroughHost, RunDriver], Awaitable[str]],
     outcome: Outcome,
 ) -> Callable[[Conversation], str]:
-    """The main agent's script: a complete analyze_and_fix run, casting once when ``cast``."""
+    """The main agent's script: ``drive`` through the host, then a closing answer."""
 
     def script(conversation: Conversation) -> str:
         tools = ThroughHost(conversation, names)
         workspace = HostWorkspace(conversation, root, names)
-
-        async def cast_once(driver: RunDriver) -> str:
-            assert cast is not None
-            outcome.run_id = driver.run_id
-            outcome.packet_id = await cast(tools, driver)
-            return outcome.packet_id
-
-        async def drive() -> RunDriver:
-            return await drive_mode(
-                tools,
-                "analyze_and_fix",
-                workspace,
-                request=REQUEST,
-                goal=GOAL,
-                active_paths=[TARGET],
-                cast=cast_once if cast is not None else None,
-                start={
-                    "host_name": names.host,
-                    "native_subagents": "available" if cast is not None else "unavailable",
-                    "host_capabilities": GRANTS,
-                    "authorization_granted": GRANTS,
-                    "cast_types": [EXPLORE],
-                },
-            )
-
-        driver = anyio.run(drive)
-        outcome.run_id = driver.run_id
-        return f"Run {driver.run_id} is {driver.action.get('kind', 'done')}."
+        driver = anyio.run(drive, tools, workspace, cast, outcome)
+        return f"Run {driver.run_id} finished."
 
     return script

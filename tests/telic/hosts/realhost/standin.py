@@ -51,8 +51,9 @@ class Returned:
     is_error: bool
 
     def envelope(self) -> JSON:
-        """The text as a Telic envelope (a JSON object)."""
-        value = json.loads(self.text)
+        """The Telic envelope (a JSON object) the text ends with, after any lines the host
+        put before it (Codex: the call's wall time)."""
+        value = json.loads(self.text[self.text.index("{") :])
         assert isinstance(value, dict), self.text
         return value
 
