@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,8 +73,10 @@ class HostNames:
     refused: Callable[[Returned], bool] = lambda returned: returned.is_error
     """Whether the host refused a call (its hook denied it)."""
     shell: tuple[str, ...] = ()
-    """The exact shell commands the host's reads run as (Codex reads through its shell), which
-    the run's permissions allow (``shell.execute`` on exactly these)."""
+    """The exact shell commands the host's reads run as (Codex reads through its shell). The
+    fix node allows ``shell.execute`` on exactly these; the diagnosis cannot (Telic counts a
+    shell command as a possible mutation, which no node may hold before the diagnosis gate),
+    so such a host takes its diagnosis from the cast's packet instead of reading itself."""
 
 
 class ThroughHost(TelicTools):
@@ -95,25 +96,49 @@ class ThroughHost(TelicTools):
 
 
 def packet_in(text: str) -> JSON:
-    """The JSON object a cast subagent answered with, inside whatever the host wrapped it in."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    assert match is not None, f"no packet in the subagent's answer: {text!r}"
-    value = json.loads(match.group(0))
-    assert isinstance(value, dict)
-    return value
+    """The packet (a JSON object with a ``claim``) a cast subagent answered with, inside
+    whatever the host wrapped its answer in (text around it, or a JSON string in a JSON
+    status, as Codex's ``wait_agent`` returns it)."""
+
+    def find(value: Any) -> JSON | None:
+        if isinstance(value, dict):
+            if "claim" in value:
+                return value
+            value = list(value.values())
+        if isinstance(value, list):
+            for inner in value:
+                if (found := find(inner)) is not None:
+                    return found
+        if isinstance(value, str) and "{" in value:
+            try:
+                return find(json.loads(value[value.index("{") : value.rindex("}") + 1]))
+            except ValueError:
+                return None
+        return None
+
+    packet = find(text)
+    assert packet is not None, f"no packet in the subagent's answer: {text!r}"
+    return packet
 
 
 def child_script(handoff: JSON, root: Path, names: HostNames) -> Callable[[Conversation], str]:
-    """The cast subagent's script: read what the handoff points at, answer with one packet."""
+    """The cast subagent's script: read what the handoff points at, answer with one packet.
+
+    Through a host that reads with its shell (Codex) the read is refused during the diagnosis
+    (see ``HostNames.shell``); the packet's quote is then the test's own, which Telic still
+    checks against the file when the packet is returned."""
 
     def script(child: Conversation) -> str:
         path = handoff["pointers"][0].removeprefix("repo://")
         tool, arguments = names.read(root / path)
         returned = child.call(tool, arguments)
-        assert not returned.is_error, returned.text
         lines = (root / path).read_text(encoding="utf-8").splitlines()
         number = next(i for i, line in enumerate(lines, 1) if "start = " in line)
-        assert lines[number - 1].strip() in returned.text  # what the host's Read showed
+        if names.shell:  # a shell read, which the diagnosis cannot grant: refused
+            assert names.refused(returned), returned.text
+        else:
+            assert not names.refused(returned), returned.text
+            assert lines[number - 1].strip() in returned.text, returned.text
         packet = {
             "claim": "paginate computes the start index as page * per_page, treating its "
             "1-based page as 0-based",
@@ -224,7 +249,7 @@ async def drive(
         verification("VR-COMP", "completion", "Read the fix back"),
     ]
     b.permissions = _with_shell(permissions(read=["**"], write=["src/**"], children=1), shell)
-    read_perms = _with_shell(permissions(read=["**"], children=1), shell)
+    read_perms = permissions(read=["**"], children=1)
     fix_perms = _with_shell(permissions(read=["**"], write=["src/**"]), shell)
     reading = ["repository.read", *(["shell.execute"] if shell else [])]
     await driver.ground([TARGET])
@@ -232,12 +257,20 @@ async def drive(
     await driver.submit("TaskContract", b.contract())
     await driver.submit("PromptReview", b.prompt_review())
     diag = b.node(
-        "diagnose", ["AC-1"], reading, read_perms, children=1, extra_tools=["subagent.spawn"]
+        "diagnose",
+        ["AC-1"],
+        ["repository.read"],
+        read_perms,
+        children=1,
+        extra_tools=["subagent.spawn"],
     )
     await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=1))
 
     outcome.packet_id = await cast(tools, driver)
-    observed = workspace.diagnose()
+    if shell:
+        observed = f"The cast's packet {outcome.packet_id} quotes the start-index line.\n"
+    else:
+        observed = workspace.diagnose()
     await driver.submit(
         "Evidence", b.evidence("evidence-01", "tool_output", "The start-index line", observed)
     )
@@ -303,6 +336,9 @@ async def drive(
         b.action("A-1", "repository.write", TARGET, ["evidence-diff"], "Applied the fix."),
         b.action("A-2", "repository.read", TARGET, ["evidence-verify"], "Read the fix back."),
     ]
+    for command in shell:
+        note = "Read the fix back through the shell."
+        actions.append(b.action("A-3", "shell.execute", command, ["evidence-verify"], note))
     files = [
         {
             "path": TARGET,

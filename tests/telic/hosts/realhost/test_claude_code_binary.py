@@ -140,7 +140,8 @@ def test_claude_code_completes_an_analyze_and_fix_run_with_a_cast(
             seconds=90,
             describe=main.transcript,
         )
-    assert not stand_in.errors, stand_in.errors
+    if stand_in.errors:
+        pytest.fail("\n".join(stand_in.errors))
     main.check()
     assert ran.returncode == 0, ran.stdout + ran.stderr
     # The subagent was the kit's telic-cast agent: its front matter's tools, and only those.
