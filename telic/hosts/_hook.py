@@ -256,6 +256,15 @@ def _refresh(connection: sqlite3.Connection, state_dir: Path, url: str, root: st
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
 
 
+def _pre_allowed(call: Call | None) -> Verdict | None:
+    """With no live run: nothing, except an allow when the host asks its user before one of
+    Telic's own tools (Codex's ``PermissionRequest``), which is what Claude Code's kit gets from
+    ``permissions.allow: ["mcp__telic"]`` — so ``telic_start_run`` runs in every approval mode."""
+    if call is not None and call.asks == "telic" and call.reply == "PermissionRequest":
+        return TELIC_CHECKS
+    return None
+
+
 def _telic_tool(state_dir: Path, call: Call, live: Sequence[LiveRun]) -> Verdict:
     if call.run_id is not None and any(run.run_id == call.run_id for run in live):
         _bind(state_dir, call.session_id, call.run_id)
@@ -414,7 +423,7 @@ def decide_raw(
             return _other_ledger(url, root, call, problem), reply
         state_dir, db_path = sqlite_paths(url)
         if not db_path.is_file():
-            return None, reply  # no ledger yet, so no live run
+            return _pre_allowed(call), reply  # no ledger yet, so no live run
         connection = connect(db_path)
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
         return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
@@ -439,7 +448,7 @@ def _with_ledger(
     except Exception as exc:  # cannot tell whether a run is live: fail closed
         return Verdict("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
     if not live:
-        return None
+        return _pre_allowed(call)
     try:
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")

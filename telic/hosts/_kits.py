@@ -531,14 +531,18 @@ def check_kits(
             continue
         if all(change.before is None for change in changes):
             continue
-        stale = [c.path for c, r in zip(changes, resident, strict=True) if c.changed and r.changed]
+        pairs = list(zip(changes, resident, strict=True))
+        missing = [c.path for c, _ in pairs if c.before is None]
+        stale = [c.path for c, r in pairs if c.changed and r.changed and c.before is not None]
         executable = (command or telic_command())[0]
         runs = os.access(executable, os.X_OK)
-        if stale:
-            detail = f"differs from this telic's kit: {', '.join(stale)} (run telic init {host})"
+        if missing or stale:
+            parts = [f"missing: {', '.join(missing)}"] if missing else []
+            parts += [f"differs from this telic's kit: {', '.join(stale)}"] if stale else []
+            detail = f"{'; '.join(parts)} (run telic init {host})"
         elif not runs:
             detail = f"{executable} is not executable"
         else:
             detail = f"{len(changes)} files current; commands run {executable}"
-        checks.append(KitCheck(f"kit {host}", not stale and runs, detail))
+        checks.append(KitCheck(f"kit {host}", not (missing or stale) and runs, detail))
     return checks

@@ -480,3 +480,45 @@ def test_each_dialect_reads_its_own_documented_event_names() -> None:
         DIALECTS["cursor"], json.dumps(cursor("beforeReadFile", repo, file_path="a")).encode()
     )
     assert (bound.session_id, bound.cwd) == ("conversation-1", "/repo")
+
+
+@pytest.mark.parametrize(
+    ("rest", "host"),
+    [
+        ([], "claude-code"),  # installed kits before this change name it; plain hook is the same
+        (["claude-code"], "claude-code"),
+        (["codex"], "codex"),
+        (["--host", "cursor"], "cursor"),
+        (["--host=vscode"], "vscode"),
+        (["--json"], None),  # any other spelling goes on to the full command line
+        (["codex", "extra"], None),
+    ],
+)
+def test_the_console_script_routes_every_spelling_of_hook(
+    rest: list[str], host: str | None
+) -> None:
+    from telic.cli._entry import _hook_host
+
+    assert _hook_host(rest) == host
+
+
+def test_an_unknown_hook_host_is_a_usage_error_naming_the_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from telic.cli._entry import hook_command
+
+    assert hook_command("emacs", None) == 2
+    assert "hook.host" in capsys.readouterr().err
+
+
+async def test_codex_asking_before_a_telic_tool_is_answered_allow_even_with_no_live_run(
+    tmp_path: Path,
+) -> None:
+    asking = codex("mcp__telic__telic_start_run", "PermissionRequest", original_request="x")
+    other = codex("mcp__github__create_issue", "PermissionRequest", title="x")
+    shell = codex("Bash", "PermissionRequest", command="rm -rf /")
+    async with project(tmp_path) as (_, _, repo, state):
+        no_run = await decide("codex", asking, repo, state)
+        others = [await decide("codex", payload, repo, state) for payload in (other, shell)]
+    assert verdict_of("codex", "PermissionRequest", no_run) == ALLOW
+    assert others == [None, None]  # anything else is Codex's own approval, as before

@@ -344,6 +344,32 @@ def test_doctor_checks_only_installed_kits_and_names_stale_files(tmp_path: Path)
     assert ".cursor/rules/telic-workflow.mdc" in check.detail
 
 
+@pytest.mark.parametrize(
+    ("host", "removed", "edited"),
+    [
+        ("claude-code", ".claude/agents/telic-cast.md", ".claude/settings.json"),
+        ("codex", ".codex/hooks.json", ".codex/agents/telic-cast.toml"),
+        ("cursor", ".cursor/hooks.json", ".cursor/mcp.json"),
+        ("vscode", ".github/hooks/telic.json", ".vscode/mcp.json"),
+    ],
+)
+def test_doctor_names_each_hosts_missing_and_stale_files(
+    tmp_path: Path, host: str, removed: str, edited: str
+) -> None:
+    command = telic_command()
+    write_kit(tmp_path, plan_kit(host, tmp_path, command))
+    (tmp_path / removed).unlink()
+    (tmp_path / edited).write_text((tmp_path / edited).read_text().replace("telic", "telix"))
+    (check,) = check_kits(tmp_path, command)
+    assert check.name == f"kit {host}"
+    assert not check.ok
+    assert f"missing: {removed}" in check.detail
+    assert f"differs from this telic's kit: {edited}" in check.detail
+    write_kit(tmp_path, plan_kit(host, tmp_path, command))
+    (again,) = check_kits(tmp_path, command)
+    assert again.ok, again.detail
+
+
 def test_doctor_passes_a_current_kit_whose_command_runs(tmp_path: Path) -> None:
     command = telic_command()
     write_kit(tmp_path, plan_kit("claude-code", tmp_path, command))
