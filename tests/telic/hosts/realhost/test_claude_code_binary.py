@@ -132,7 +132,11 @@ def test_claude_code_completes_an_analyze_and_fix_run_with_a_cast(
         cast = cast_through_agent(stand_in, repo.root)
         main = Conversation("main", run_script(CLAUDE_CODE, repo.root, cast, outcome))
         stand_in.main = main
-        env.update(ANTHROPIC_BASE_URL=stand_in.url, ANTHROPIC_API_KEY="stand-in-key")
+        env.update(
+            ANTHROPIC_BASE_URL=stand_in.url,
+            ANTHROPIC_API_KEY="stand-in-key",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",  # no update checks, no telemetry
+        )
         ran = run_host(
             [str(binary), "-p", "Fix the pagination bug", "--output-format", "json"],
             cwd=repo.root,

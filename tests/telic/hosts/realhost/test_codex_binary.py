@@ -108,6 +108,7 @@ def codex_home(home: Path, binary: Path, env: dict[str, str], url: str, root: Pa
     (home / "catalog.json").write_text(json.dumps({"models": [catalog]}), encoding="utf-8")
     (home / "config.toml").write_text(
         f'model = "{MODEL}"\n'
+        "check_for_update_on_startup = false\n"
         'model_provider = "stand-in"\n'
         f"model_catalog_json = {json.dumps(str(home / 'catalog.json'))}\n"
         "[model_providers.stand-in]\n"
