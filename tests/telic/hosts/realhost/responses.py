@@ -13,8 +13,9 @@ move carries it as ``{"input": ...}``; or an assistant ``message`` with ``output
 ``response.completed`` with the usage.
 
 A move's tool name ``namespace/name`` (``mcp__telic/telic_start_run``) is a namespaced tool.
-Requests whose first user message carries a registered subagent's marker go to that subagent's
-conversation; a request offering ``exec_command`` to the main one; others get a short text.
+Requests whose messages carry a registered subagent's marker (or whose ``agent_message`` is
+addressed to it) go to that subagent's conversation; a request offering ``exec_command`` to the
+main one; others get a short text.
 """
 
 from __future__ import annotations
@@ -43,14 +44,15 @@ class ResponsesStandIn(StandInServer):
     ENDPOINT = "/responses"
 
     def first_user_text(self, body: JSON) -> str:
-        """The user messages before the first tool call (Codex opens with AGENTS.md's text,
-        then the task: a subagent's marker is in its task)."""
+        """The text of every message item, whatever its role, and the recipient of every
+        ``agent_message`` (Codex's second subagent tools deliver the task that way, its payload
+        encrypted for the real backend: the subagent is told by its task name, the marker)."""
         texts = []
         for item in body.get("input") or []:
-            if item.get("type") in ("function_call", "custom_tool_call"):
-                break
-            if item.get("type") == "message" and item.get("role") == "user":
+            if item.get("type") == "message":
                 texts.append(_text_of(item.get("content")))
+            elif item.get("type") == "agent_message":
+                texts.append(f"recipient {item.get('recipient')}")
         return "\n".join(texts)
 
     def _custom(self, body: JSON) -> set[str]:

@@ -78,6 +78,8 @@ class Conversation:
         self.calls: list[tuple[str, JSON, Returned]] = []
         self.finished = threading.Event()
         self.failure: BaseException | None = None
+        self.latest: dict[str, Any] = {}
+        """The latest request of this agent, whole (what the last result came in)."""
 
     # ------------------------------------------------------------------ script side
 
@@ -230,6 +232,7 @@ class StandInServer:
         self.requests.append((conversation.name if conversation else None, body))
         if conversation is None:
             return Move("aside", None, text="OK")
+        conversation.latest = body
         return self.adjust(conversation.next_move(self.results(body)), body)
 
     def __enter__(self) -> StandInServer:

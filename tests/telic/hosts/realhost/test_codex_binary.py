@@ -7,9 +7,12 @@ which marks the project trusted, so Codex reads the kit's ``.codex/`` (the MCP s
 the ``telic-cast`` agent). The model is a stand-in slug described by a one-model catalog made
 from Codex's own (``codex debug models``): plain function tools, the freeform ``apply_patch``,
 and no tool search (which would hide the MCP tools behind a search). Codex reads files through
-its shell (``exec_command``), so the run allows exactly the ``cat`` the script runs; it edits
-with ``apply_patch``, which the kit's hook decides per file. The cast runs through Codex's own
-subagent tools (``spawn_agent``, then ``wait_agent`` for its answer).
+its shell (``exec_command``), so the fix node allows exactly the ``cat`` the script runs; it
+edits with ``apply_patch``, which the kit's hook decides per file. The cast runs through Codex's
+own subagent tools (``--enable multi_agent_v2``: ``spawn_agent`` with the kit's ``telic-cast``
+agent type, then ``wait_agent``). The hook needs no trust prompt (``--dangerously-bypass-hook-
+trust``, for automation that vetted its hooks) and Codex waits for Telic's server before the
+first turn (``mcp_servers.telic.required``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import anyio
 import pytest
 
 from telic.cli import DemoRepository, RunDriver, find_demo_repo
+from telic.hosts._texts import AGENT_TEXT
 from telic.ledger import open_ledger
 from tests.telic.hosts.realhost.binaries import codex, host_environment, run_host
 from tests.telic.hosts.realhost.responses import ResponsesStandIn
@@ -58,6 +62,10 @@ def _patch(path: Path, content: str) -> str:
     new = content.splitlines()
     hunk = [f"-{a}\n+{b}\n" for a, b in zip(old, new, strict=True) if a != b]
     return f"*** Begin Patch\n*** Update File: {relative}\n@@\n{''.join(hunk)}*** End Patch\n"
+
+
+def _text_of_content(content: Any) -> str:
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 def _refused(returned: Returned) -> bool:
@@ -123,8 +131,11 @@ def codex_home(home: Path, binary: Path, env: dict[str, str], url: str, root: Pa
 
 
 def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path) -> Any:
-    """The cast: admit it with ``telic_cast``, run it as a Codex subagent (``spawn_agent``,
-    then ``wait_agent`` for its answer), return its packet."""
+    """The cast: admit it with ``telic_cast``, run it as a Codex subagent of the kit's
+    ``telic-cast`` type (``spawn_agent`` with a task name, the stand-in's marker for it), wait
+    for it (``wait_agent``), and return the packet of its final answer, which Codex hands the
+    parent as an agent message. Codex delivers the task to the subagent encrypted for the real
+    backend, so the child's script has the handoff from the test, not from the wire."""
 
     async def cast(tools: ThroughHost, driver: RunDriver) -> str:
         admitted = await tools.call(
@@ -144,24 +155,33 @@ def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path) -> Any:
         handoff = admitted["cast"]["handoff"]
         cast_id = admitted["cast"]["castId"]
         child = Conversation("telic-cast", child_script(handoff, root, CODEX))
-        stand_in.subagent(cast_id, child)
+        task = "cast_" + cast_id.rsplit("-", 1)[-1]
+        stand_in.subagent(f"recipient /root/{task}", child)
         conversation = tools.conversation
         spawned = conversation.call(
-            "multi_agent_v1/spawn_agent",
-            {"message": "Run this Telic cast; answer with one packet.\n" + json.dumps(handoff)},
+            "collaboration/spawn_agent",
+            {
+                "task_name": task,
+                "agent_type": "telic-cast",
+                "message": "Run this Telic cast; answer with one packet.\n" + json.dumps(handoff),
+            },
         )
-        agent = json.loads(spawned.text[spawned.text.index("{") :])
-        agent_id = agent.get("agent_id") or agent.get("id")
-        assert agent_id, spawned.text
-        waited = conversation.call(
-            "multi_agent_v1/wait_agent", {"targets": [agent_id], "timeout_ms": 60_000}
-        )
+        assert not _refused(spawned), spawned.text
+        waited = conversation.call("collaboration/wait_agent", {"timeout_ms": 60_000})
+        assert '"timed_out":false' in waited.text, waited.text
+        # The subagent's answer reaches the parent as an agent message in its next request.
+        answers = [
+            _text_of_content(item.get("content"))
+            for item in conversation.latest.get("input", [])
+            if item.get("type") == "agent_message" and item.get("author") == f"/root/{task}"
+        ]
+        assert answers, "the subagent's answer did not reach the parent"
         child.check()
         returned = await tools.call(
             "telic_return_packet",
             run_id=driver.run_id,
             cast_id=cast_id,
-            packet=packet_in(waited.text),
+            packet=packet_in(answers[-1]),
         )
         assert returned["packet"]["verdict"] == "verified", returned
         return str(returned["packet"]["packetId"])
@@ -200,6 +220,9 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
                 # Start the model only once Telic's MCP server is up (its tools offered).
                 "-c",
                 "mcp_servers.telic.required=true",
+                # Codex's second subagent tools: spawn_agent takes the kit's custom agent type.
+                "--enable",
+                "multi_agent_v2",
                 "Fix the pagination bug",
             ],
             cwd=repo.root,
@@ -211,7 +234,11 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
         pytest.fail("\n".join(stand_in.errors))
     main.check()
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert stand_in.offered("telic-cast")  # the subagent Codex started asked the stand-in
+    # The subagent was the kit's telic-cast agent: its instructions open its requests.
+    opening = AGENT_TEXT.splitlines()[0]
+    routed = [body for name, body in stand_in.requests if name == "telic-cast"]
+    assert routed
+    assert all(opening in stand_in.first_user_text(body) for body in routed)
 
     listed = telic("runs", "--json", env=env, cwd=repo.root)
     assert listed.returncode == 0, listed.stderr
