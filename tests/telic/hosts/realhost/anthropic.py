@@ -47,7 +47,8 @@ class MessagesStandIn(StandInServer):
         super().__init__()
         self.waits = 0
 
-    def first_user_text(self, body: JSON) -> str:
+    def marker_text(self, body: JSON) -> str:
+        """The first user message: the subagent's task (the ``Agent`` call's prompt)."""
         for message in body.get("messages") or []:
             if message.get("role") == "user":
                 return _text_of(message.get("content"))

@@ -43,7 +43,7 @@ class ResponsesStandIn(StandInServer):
 
     ENDPOINT = "/responses"
 
-    def first_user_text(self, body: JSON) -> str:
+    def marker_text(self, body: JSON) -> str:
         """The text of every message item, whatever its role, and the recipient of every
         ``agent_message`` (Codex's second subagent tools deliver the task that way, its payload
         encrypted for the real backend: the subagent is told by its task name, the marker)."""

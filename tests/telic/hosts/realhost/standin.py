@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["Conversation", "Move", "Returned", "ScriptFailed", "StandInServer"]
 
@@ -173,8 +173,8 @@ class StandInServer:
 
     # ------------------------------------------------------------------ wire-specific
 
-    def first_user_text(self, body: JSON) -> str:
-        """The text of the request's first user message (where a subagent's marker is)."""
+    def marker_text(self, body: JSON) -> str:
+        """The text of the request in which a subagent's marker is looked for."""
         raise NotImplementedError
 
     def main_request(self, body: JSON) -> bool:
@@ -209,7 +209,7 @@ class StandInServer:
         return f"http://{host!s}:{port}"
 
     def subagent(self, marker: str, conversation: Conversation) -> None:
-        """Route requests whose first user message contains ``marker`` to ``conversation``."""
+        """Route requests whose ``marker_text`` contains ``marker`` to ``conversation``."""
         with self._lock:
             self._subagents[marker] = conversation
 
@@ -219,7 +219,7 @@ class StandInServer:
 
     def route(self, body: JSON) -> Conversation | None:
         """The conversation a request belongs to; None for the host's side requests."""
-        first = self.first_user_text(body)
+        first = self.marker_text(body)
         with self._lock:
             for marker, conversation in self._subagents.items():
                 if marker in first:
@@ -235,7 +235,7 @@ class StandInServer:
         conversation.latest = body
         return self.adjust(conversation.next_move(self.results(body)), body)
 
-    def __enter__(self) -> StandInServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

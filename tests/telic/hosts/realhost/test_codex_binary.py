@@ -238,7 +238,7 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
     opening = AGENT_TEXT.splitlines()[0]
     routed = [body for name, body in stand_in.requests if name == "telic-cast"]
     assert routed
-    assert all(opening in stand_in.first_user_text(body) for body in routed)
+    assert all(opening in stand_in.marker_text(body) for body in routed)
 
     listed = telic("runs", "--json", env=env, cwd=repo.root)
     assert listed.returncode == 0, listed.stderr
