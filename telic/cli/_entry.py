@@ -57,7 +57,9 @@ def _hook_host(rest: Sequence[str]) -> str | None:
 def hook_command(host: str, repository_root: str | None) -> int:
     """Run ``telic hook <host>``: read the event on stdin, print the answer, exit 0.
 
-    An unknown host is a usage error (exit 2, naming the rule ``hook.host``).
+    Every failure is a deny in the host's format with exit 0 (``run_hook``); should even that
+    fail, the reason goes to stderr with exit 2, which Claude Code, Codex and Cursor document as
+    blocking. An unknown host is a usage error (exit 2, naming the rule ``hook.host``).
     """
     if host not in HOSTS_WITH_HOOKS:
         known = ", ".join(HOSTS_WITH_HOOKS)
@@ -65,16 +67,14 @@ def hook_command(host: str, repository_root: str | None) -> int:
         return 2
     import os
 
-    from telic.resident._shim import ask_hook  # not the facade: its first use loads ``re``
+    from telic.resident._shim import run_hook  # not the facade: its first use loads ``re``
 
     raw = sys.stdin.buffer.read()
-    reply = ask_hook(raw, repository_root, os.environ, host)
-    if reply is not None:
-        output = reply.output
-    else:  # no resident server listens for this repository: decide here
-        from telic.hosts import host_hook
-
-        output = host_hook(host, raw, repository_root=repository_root)
+    try:
+        output = run_hook(host, raw, repository_root, os.environ)
+    except Exception as exc:  # not even a deny could be written: exit 2 blocks in every host
+        print(f"telic: hook.failed: the tool call is denied: {exc!r}", file=sys.stderr)
+        return 2
     if output is not None:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
