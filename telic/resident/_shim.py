@@ -42,13 +42,15 @@ from telic.resident._places import (
 
 TYPE_CHECKING = False  # not ``typing``'s: the warm path imports no Python-source module
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Final
 
 __all__ = [
+    "HOOK_DEADLINE",
     "HOOK_WAIT",
     "MAX_HOOK_EVENT",
     "NO_SERVER",
+    "Deadline",
     "HookReply",
     "ServeOptions",
     "ask_hook",
@@ -67,6 +69,10 @@ HOOK_WAIT: Final = 10.0
 third of the ``timeout`` every kit gives the hook (``telic.hosts._kits.HOOK_TIMEOUT_SECONDS``,
 30), so a hung server is a deny the hook writes, never a hook the host kills (which Claude Code
 and Codex let through)."""
+HOOK_DEADLINE: Final = 20.0
+"""Seconds the whole hook may take (the in-process decision included: a locked SQLite ledger, a
+PostgreSQL server that does not answer) before ``Deadline`` writes a deny itself and ends the
+process: more than ``HOOK_WAIT``, two thirds of the kits' hook ``timeout``."""
 MAX_HOOK_EVENT: Final = 4 * 1024 * 1024
 """Bytes of one hook event the resident server reads, at most (Claude Code's events are a few
 kilobytes); a larger event is decided in-process, which reads any size."""
@@ -593,3 +599,57 @@ def run_hook(
             f"Telic could not decide this tool call, so it is denied: {type(exc).__name__}"
             + (f": {text}" if text else ""),
         )
+
+
+class Deadline:
+    """A watchdog for one ``telic hook`` process: after ``seconds`` without an answer it writes
+    a deny in ``host``'s format to ``out`` and ends the process with exit 0 (``exit``), so the
+    host reads a deny instead of killing a hook that hangs (which Claude Code and Codex treat as
+    a failure that lets the call through).
+
+    A ``_thread`` thread, so it runs while the main thread waits in C (a socket, SQLite's busy
+    wait). ``claim`` decides who answers: the main thread when it claims first, else the
+    watchdog, and then the main thread writes nothing.
+    """
+
+    __slots__ = ("_claimed", "_stopped")
+
+    def __init__(
+        self,
+        host: str,
+        raw: bytes,
+        seconds: float = HOOK_DEADLINE,
+        out: int = 1,
+        exit: Callable[[int], object] = os._exit,
+    ) -> None:
+        import _thread
+
+        self._claimed = _thread.allocate_lock()
+        self._stopped = _thread.allocate_lock()
+        self._stopped.acquire()
+
+        def watch() -> None:
+            if self._stopped.acquire(timeout=seconds) or not self._claimed.acquire(False):
+                return  # the main thread answered
+            try:
+                text = _deny(
+                    host,
+                    raw,
+                    f"Telic could not decide this tool call within {seconds:g} s, so it is denied",
+                )
+                if text is not None:
+                    _write_all(out, (text + "\n").encode())
+                code = 0
+            except BaseException:  # not even a deny: exit 2 blocks in every host
+                _write_all(2, b"telic: hook.deadline: no decision in time; the call is denied\n")
+                code = 2
+            exit(code)
+
+        _thread.start_new_thread(watch, ())
+
+    def claim(self) -> bool:
+        """Whether the main thread may write its answer (``False``: the watchdog is writing
+        the deny and ends the process)."""
+        mine = self._claimed.acquire(False)
+        self._stopped.release()
+        return mine

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -21,7 +22,15 @@ from telic.hosts import HOOK_HOSTS, host_hook
 from telic.hosts._kits import HOOK_TIMEOUT_SECONDS
 from telic.ledger import Ledger
 from telic.resident._places import places_for, private_dir
-from telic.resident._shim import HOOK_WAIT, MAX_HOOK_EVENT, ensure_server, parse_serve, run_hook
+from telic.resident._shim import (
+    HOOK_DEADLINE,
+    HOOK_WAIT,
+    MAX_HOOK_EVENT,
+    Deadline,
+    ensure_server,
+    parse_serve,
+    run_hook,
+)
 from tests.telic.hosts.test_dialects import DENY, claude, codex, cursor, verdict_of, vscode
 from tests.telic.hosts.test_hook import executing_fix, project
 from tests.telic.resident.kit import fake_server, stop_servers
@@ -239,3 +248,30 @@ async def test_the_console_script_denies_100_000_levels_of_nesting_with_exit_0(
     assert done.returncode == 0, done.stderr
     assert done.stderr == b""  # no traceback
     assert verdict_of("claude-code", "PreToolUse", done.stdout.decode()) == DENY
+
+
+@pytest.mark.parametrize("host", HOOK_HOSTS)
+def test_a_decision_that_hangs_is_answered_by_the_deadline_with_a_deny_and_exit_0(
+    host: str, tmp_path: Path
+) -> None:
+    reading, writing = os.pipe()
+    exits: queue.Queue[int] = queue.Queue()
+    deadline = Deadline(host, _valid(host, tmp_path), seconds=0.05, out=writing, exit=exits.put)
+    code = exits.get(timeout=30)  # the main thread never answered: the watchdog did
+    os.close(writing)
+    with os.fdopen(reading, "rb") as answer:
+        output = answer.read().decode()
+    assert code == 0
+    assert "within 0.05 s" in _deny_reason(host, output.strip())
+    assert deadline.claim() is False  # so the main thread writes nothing after it
+
+
+def test_a_hook_that_answers_in_time_stops_its_deadline() -> None:
+    exits: queue.Queue[int] = queue.Queue()
+    deadline = Deadline("claude-code", b"{}", seconds=HOOK_DEADLINE, exit=exits.put)
+    assert deadline.claim() is True  # the main thread answers; the watchdog ends unheard
+    assert exits.empty()
+
+
+def test_the_deadline_falls_between_the_hooks_own_wait_and_the_kits_timeout() -> None:
+    assert HOOK_WAIT < HOOK_DEADLINE < HOOK_TIMEOUT_SECONDS
