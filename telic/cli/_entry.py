@@ -54,10 +54,22 @@ def _hook_host(rest: Sequence[str]) -> str | None:
     return None
 
 
-def hook_command(host: str, repository_root: str | None) -> int:
+def _thread_wait_forever() -> None:
+    import _thread
+
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    lock.acquire()
+
+
+def hook_command(host: str, repository_root: str | None, watched: bool = False) -> int:
     """Run ``telic hook <host>``: read the event on stdin, print the answer, exit 0.
 
-    An unknown host is a usage error (exit 2, naming the rule ``hook.host``).
+    Every failure is a deny in the host's format with exit 0 (``run_hook``); should even that
+    fail, the reason goes to stderr with exit 2, which Claude Code, Codex and Cursor document as
+    blocking. ``watched`` (the console script's own process only): a ``Deadline`` answers a
+    deny itself should the decision take longer than ``HOOK_DEADLINE``. An unknown host is a
+    usage error (exit 2, naming the rule ``hook.host``).
     """
     if host not in HOSTS_WITH_HOOKS:
         known = ", ".join(HOSTS_WITH_HOOKS)
@@ -65,16 +77,21 @@ def hook_command(host: str, repository_root: str | None) -> int:
         return 2
     import os
 
-    from telic.resident._shim import ask_hook  # not the facade: its first use loads ``re``
+    from telic.resident._shim import Deadline, run_hook  # not the facade: it loads ``re``
 
     raw = sys.stdin.buffer.read()
-    reply = ask_hook(raw, repository_root, os.environ, host)
-    if reply is not None:
-        output = reply.output
-    else:  # no resident server listens for this repository: decide here
-        from telic.hosts import host_hook
-
-        output = host_hook(host, raw, repository_root=repository_root)
+    deadline = Deadline(host, raw) if watched else None
+    output: str | None = None
+    failed: Exception | None = None
+    try:
+        output = run_hook(host, raw, repository_root, os.environ)
+    except Exception as exc:  # not even a deny could be written: exit 2 blocks in every host
+        failed = exc
+    if deadline is not None and not deadline.claim():
+        _thread_wait_forever()  # the watchdog is writing its deny and ends the process
+    if failed is not None:
+        print(f"telic: hook.failed: the tool call is denied: {failed!r}", file=sys.stderr)
+        return 2
     if output is not None:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
@@ -102,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     root, command, rest = _split(args)
     host = _hook_host(rest) if command == "hook" else None
     if host is not None:
-        code = hook_command(host, root)
+        code = hook_command(host, root, watched=argv is None)
         if argv is None:
             _exit_now(code)
         return code

@@ -190,13 +190,18 @@ def read_event(dialect: Dialect, raw: bytes) -> Call:
     """Read the hook's stdin as ``dialect``'s event.
 
     Raises:
-        HookInputError: not JSON, not an object, or not an event of that host (rule
-            ``hook.input``).
+        HookInputError: not JSON (not UTF-8, truncated, or nested deeper than the interpreter
+            can read), not an object, or not an event of that host (rule ``hook.input``).
     """
     try:
         value = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise HookInputError(f"hook.input: stdin is not JSON ({exc})") from None
+    except RecursionError:  # json.loads's answer to deep nesting: input, not a crash
+        raise HookInputError(
+            f"hook.input: stdin is JSON nested too deeply to read ({len(raw)} bytes); send "
+            "an event nested no deeper than a few hundred levels"
+        ) from None
     if not isinstance(value, dict):
         raise HookInputError("hook.input: stdin is not a JSON object")
     return dialect.read(value)
@@ -212,8 +217,10 @@ def _tool(event: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
     if isinstance(tool_input, str):  # Cursor's MCP events carry the arguments as JSON text
         try:
             tool_input = json.loads(tool_input) if tool_input.strip() else {}
-        except ValueError:
-            raise HookInputError("hook.input: tool_input is text that is not JSON") from None
+        except (ValueError, RecursionError):
+            raise HookInputError(
+                "hook.input: tool_input is text that is not JSON (or nested too deeply to read)"
+            ) from None
     if not isinstance(tool_name, str) or not tool_name:
         raise HookInputError("hook.input: tool_name is missing or not a string")
     if not isinstance(tool_input, dict):

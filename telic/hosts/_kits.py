@@ -62,6 +62,16 @@ AGENT_DESCRIPTION: Final = (
     "(JSON). Use for every telic_cast the parent admits."
 )
 HOOK_TIMEOUT_SECONDS: Final = 30
+"""The ``timeout`` every kit gives the hook: three times the longest the hook itself waits for
+the resident server (``telic.resident._shim.HOOK_WAIT``), so the hook answers before the host
+would kill it."""
+CLAUDE_FAIL_CLOSED: Final = {"onFailure": "block"}
+"""Claude Code's option (2.1.295 and later; earlier releases ignore the key) that makes a
+PreToolUse hook which cannot start, times out or exits with an unexpected code block the call,
+where by default such a failure lets it through."""
+CURSOR_FAIL_CLOSED: Final = {"failClosed": True}
+"""Cursor's option that makes a hook which crashes, times out or answers unreadable JSON block the
+action, where by default such a failure lets it through."""
 DEFAULT_CAST_TURNS: Final = 8
 """The cast subagent's turn cap when the server configures no enabled cast type (types a run
 enables at its start are not known when ``telic init`` runs)."""
@@ -206,11 +216,14 @@ def _merge_hooks(
             groups.append(dict(group))
 
 
-def _claude_groups(command: str, matcher: str) -> dict[str, dict[str, Any]]:
-    """Claude Code's hook groups (VS Code and Codex read the same shape)."""
+def _claude_groups(
+    command: str, matcher: str, fail_closed: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Claude Code's hook groups (VS Code and Codex read the same shape); ``fail_closed``: the
+    host's option that makes a failed PreToolUse hook block the call, where it has one."""
     action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
     return {
-        "PreToolUse": {"matcher": matcher, "hooks": [action]},
+        "PreToolUse": {"matcher": matcher, "hooks": [{**action, **(fail_closed or {})}]},
         "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
     }
 
@@ -247,7 +260,8 @@ def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
 
 def _with_settings(path: str, text: str | None, command: str) -> str:
     """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
-    return _with_hooks(path, text, _claude_groups(command, CLAUDE_MATCHER), _pre_allow(path))
+    groups = _claude_groups(command, CLAUDE_MATCHER, CLAUDE_FAIL_CLOSED)
+    return _with_hooks(path, text, groups, _pre_allow(path))
 
 
 def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
@@ -388,14 +402,15 @@ def _cursor(
     rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
     mcp, hooks = ".cursor/mcp.json", ".cursor/hooks.json"
     rules = f".cursor/rules/{SKILL_NAME}.mdc"
-    hook = {"command": hook_command(command, root, "cursor")}
+    after = {"command": hook_command(command, root, "cursor"), "timeout": HOOK_TIMEOUT_SECONDS}
+    hook = {**after, **CURSOR_FAIL_CLOSED}  # every event that decides: a failure blocks
     wanted = {
         "preToolUse": {**hook, "matcher": CURSOR_WRITE_MATCHER},
         "beforeShellExecution": hook,
         "beforeMCPExecution": hook,
         "beforeReadFile": hook,
         "subagentStart": hook,
-        "afterMCPExecution": hook,
+        "afterMCPExecution": after,
     }
 
     def versioned(document: dict[str, Any]) -> None:

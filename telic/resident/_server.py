@@ -39,7 +39,7 @@ import anyio.to_thread
 
 from telic._errors import TelicError
 from telic.hosts import HOOK_HOSTS
-from telic.resident._shim import connect
+from telic.resident._shim import MAX_HOOK_EVENT, connect
 from telic.server import (
     OpeningBackend,
     PipeLines,
@@ -56,8 +56,9 @@ from telic.server import (
 __all__ = ["Sockets", "run_resident"]
 
 _CHUNK: Final = 65_536
-_MAX_HOOK_EVENT: Final = 4 * 1024 * 1024
-"""Bytes of one hook event, at most (Claude Code's events are a few kilobytes)."""
+_MAX_HOOK_EVENT: Final = MAX_HOOK_EVENT + 65_536
+"""Bytes of one hook connection, at most: the largest event a hook sends (``MAX_HOOK_EVENT``;
+larger ones it decides in-process) and the header line naming the repository and the host."""
 
 
 @dataclass(frozen=True, slots=True)

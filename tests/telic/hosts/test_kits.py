@@ -433,3 +433,28 @@ def test_init_says_which_server_lifecycle_it_configured(
     assert said.startswith("server: serve --resident" if server == "resident" else "server: serve,")
     assert main(["init", "codex", "--repository", str(tmp_path), *flags, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["server"] == server
+
+
+def test_the_kits_set_each_hosts_fail_closed_option_where_it_has_one(tmp_path: Path) -> None:
+    from telic.resident._shim import HOOK_WAIT
+
+    for host in ("claude-code", "cursor", "codex", "vscode"):
+        init(tmp_path, host)
+    claude = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
+    (pre,) = claude["PreToolUse"][0]["hooks"]
+    (post,) = claude["PostToolUse"][0]["hooks"]
+    assert pre["onFailure"] == "block"  # a hook Claude Code kills or cannot start blocks
+    assert "onFailure" not in post  # a PostToolUse hook blocks nothing
+    cursor = json.loads((tmp_path / ".cursor/hooks.json").read_text())["hooks"]
+    for event, entries in cursor.items():
+        (entry,) = entries
+        assert entry.get("failClosed", False) is (event != "afterMCPExecution"), event
+        assert entry["timeout"] > 2 * HOOK_WAIT, event
+    codex = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]
+    vscode = json.loads((tmp_path / ".github/hooks/telic.json").read_text())["hooks"]
+    for document in (claude, codex, vscode):
+        for groups in document.values():
+            for action in groups[0]["hooks"]:
+                assert action["timeout"] > 2 * HOOK_WAIT  # the hook's own deny comes first
+    # Codex and VS Code document no option that makes a failed hook block: none is invented.
+    assert "onFailure" not in json.dumps(codex) + json.dumps(vscode)
