@@ -104,6 +104,7 @@ if typing.TYPE_CHECKING:
         consumption_since as consumption_since,
         decision_text as decision_text,
         observe as observe,
+        observed_spend as observed_spend,
         packet_uri as packet_uri,
         parent_casts as parent_casts,
         run_digest as run_digest,

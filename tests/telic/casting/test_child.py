@@ -38,6 +38,7 @@ from telic.casting import (
 )
 from telic.ledger import Ledger, open_ledger, utc_now
 from telic.permissions import Grant, Layer
+from telic.reports import load_run_report, render_markdown
 from telic_packets import PacketRefusal
 from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
 
@@ -392,6 +393,10 @@ async def test_a_binding_and_observed_spend_survive_a_restart_into_the_partial(
             assert (partial.counters.turns, partial.counters.tool_calls) == (3, 3)
             assert await load_child_scope(ledger, run_id, child.cast_id) is None  # returned
             assert (await service.verify_run(run_id)).ok
+            # The digest and the report: the observed spend beside the self-reported tokens.
+            seen = "(locate; 0 tokens self-reported; 3 turns, 3 tool calls observed)"
+            assert seen in await service.get_digest(run_id)
+            assert seen in render_markdown(await load_run_report(ledger, run_id))
 
 
 _EXPLORE_2 = {
