@@ -61,6 +61,7 @@ if typing.TYPE_CHECKING:
         handed_cast as handed_cast,
         handoff_summary as handoff_summary,
         judge_child_call as judge_child_call,
+        open_casts_of as open_casts_of,
         pointer_paths as pointer_paths,
         returned_packet as returned_packet,
         stopped_summary as stopped_summary,

@@ -50,6 +50,7 @@ __all__ = [
     "handed_cast",
     "handoff_summary",
     "judge_child_call",
+    "open_casts_of",
     "pointer_paths",
     "returned_packet",
     "stopped_summary",
@@ -173,6 +174,23 @@ def children_of(events: Iterable[tuple[str, str]]) -> Children:
         elif event_type == STOPPED_EVENT:
             stopped[cast_id] = fields.get("returned") is True
     return Children(tuple(handed), bound, observed, frozenset(exhausted), stopped)
+
+
+_STARTED: Final = "cast_started"  # the names ``telic.casting._durable`` and the run actor write
+_SEALED: Final = "packet_sealed"
+
+
+def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) -> tuple[str, ...]:
+    """The ids of a run's open casts, oldest first, from ``(event_type, input_refs,
+    output_refs)`` of its trace: each ``cast_started`` names its cast as its output ref, each
+    ``packet_sealed`` the cast it closed as its input ref."""
+    opened: dict[str, None] = {}
+    for event_type, input_refs, output_refs in events:
+        if event_type == _STARTED and output_refs:
+            opened[output_refs[0].rsplit("/", 1)[-1]] = None
+        elif event_type == _SEALED and input_refs:
+            opened.pop(input_refs[0].rsplit("/", 1)[-1], None)
+    return tuple(opened)
 
 
 def handed_cast(text: str, open_casts: Collection[str], children: Children) -> str | None:

@@ -206,13 +206,21 @@ def _merge_hooks(
             groups.append(dict(group))
 
 
-def _claude_groups(command: str, matcher: str) -> dict[str, dict[str, Any]]:
-    """Claude Code's hook groups (VS Code and Codex read the same shape)."""
+def _claude_groups(
+    command: str, matcher: str, *, children: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Claude Code's hook groups (VS Code and Codex read the same shape); ``children`` adds
+    ``SubagentStart`` and ``SubagentStop`` for every agent type (no matcher), which bind a
+    native child to its cast and check its return."""
     action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
-    return {
+    groups: dict[str, dict[str, Any]] = {
         "PreToolUse": {"matcher": matcher, "hooks": [action]},
         "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
     }
+    if children:
+        groups["SubagentStart"] = {"hooks": [action]}
+        groups["SubagentStop"] = {"hooks": [action]}
+    return groups
 
 
 def _with_hooks(
@@ -247,7 +255,8 @@ def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
 
 def _with_settings(path: str, text: str | None, command: str) -> str:
     """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
-    return _with_hooks(path, text, _claude_groups(command, CLAUDE_MATCHER), _pre_allow(path))
+    groups = _claude_groups(command, CLAUDE_MATCHER, children=True)
+    return _with_hooks(path, text, groups, _pre_allow(path))
 
 
 def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
@@ -363,7 +372,7 @@ def _codex(
     config, hooks = ".codex/config.toml", ".codex/hooks.json"
     agent = f".codex/agents/{AGENT_NAME}.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
-    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER)
+    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER, children=True)
     wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
     agent_text = (
         f"name = {_toml_string(AGENT_NAME)}\n"
