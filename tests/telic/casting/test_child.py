@@ -442,3 +442,29 @@ async def test_a_running_server_sees_the_hooks_exhaustion_without_a_restart(
                 run_id, child.cast_id, good_return(remaining=["the caller of retry"])
             )
             assert (partial.stop_reason, partial.counters.turns) == ("turn_capped", 3)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("store_kind", "anyio_backend"), STORES[:1])
+async def test_a_progress_report_keeps_reported_and_observed_spend_apart(
+    store: Any, tmp_path: Path
+) -> None:
+    async with _session(store, tmp_path / "state", clock=ManualClock()) as (service, ledger):
+        flow = await ServiceFlow.start(service, cast_types=[_EXPLORE_2])
+        await flow.to_execute()
+        child = await flow.cast(budget={"maxTurns": 5, "maxTotalTokens": 20_000})
+        seen = call_summary(child.cast_id, "agent-7", Observed(2, 2), allowed=True)
+        await _hook_writes(ledger, flow.b.run_id, [(CALL_EVENT, seen)])
+        status = await service.cast_progress(
+            flow.b.run_id, child.cast_id, turns=1, tool_calls=1, input_tokens=10, output_tokens=5
+        )
+        wire = status.to_wire()
+        spend: Any = wire["spend"]
+        counters: Any = wire["counters"]
+        assert (spend["selfReported"]["turns"], spend["selfReported"]["toolCalls"]) == (1, 1)
+        assert (spend["measured"]["turnsObserved"], spend["measured"]["toolCallsObserved"]) == (
+            2,
+            2,
+        )
+        assert (counters["turns"], counters["toolCalls"]) == (2, 2)  # the larger of the two
+        assert not status.exhausted

@@ -9,6 +9,7 @@ and a subagent's own ``PreToolUse`` carry ``agent_id``, ``agent_type`` and the p
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -316,3 +317,34 @@ async def test_codex_binds_a_starting_child_to_the_only_free_open_cast(tmp_path:
         assert "not_a_packet" in kept["reason"]
         observed = children_of(await cast_events(ledger, flow.b.run_id)).spend_of(cast.cast_id)
         assert (observed.turns, observed.tool_calls) == (2, 2)
+
+
+async def test_a_bound_childs_call_builds_no_pydantic_model_once_its_scope_is_stored(
+    tmp_path: Path,
+) -> None:
+    # The hook runs in a fresh process per call: only a child's start pays for the controller.
+    async with project(tmp_path) as (service, _, repo, state):
+        _, cast = await executing(service)
+        host = Host("claude-code", repo, state)
+        await host.spawn(json.dumps(cast.to_wire()["handoff"]))
+        await host.start("agent-1")
+        raw = json.dumps(
+            {
+                "session_id": SESSION,
+                "cwd": str(repo),
+                "hook_event_name": "PreToolUse",
+                "agent_id": "agent-1",
+                "agent_type": "telic-cast",
+                "tool_name": "Read",
+                "tool_input": {"file_path": str(repo / "src/retry.py")},
+            }
+        )
+        probe = (
+            "import sys, json; from telic.hosts import host_hook; "
+            f"out = host_hook('claude-code', {raw.encode()!r}, repository_root={str(repo)!r}, "
+            f"environ={{'TELIC_STATE_DIR': {str(state)!r}}}); "
+            "print(json.loads(out)['hookSpecificOutput']['permissionDecision']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'anyio')))"
+        )
+        done = await anyio.run_process([sys.executable, "-c", probe], check=True)
+    assert done.stdout.decode().split("\n")[:2] == ["allow", "[]"]
