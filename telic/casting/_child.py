@@ -197,8 +197,24 @@ def handed_cast(text: str, open_casts: Collection[str], children: Children) -> s
     """The one open, not yet bound cast whose id the spawn call's ``text`` names; ``None`` when
     it names none or several (the parent passes exactly one handoff per child)."""
     taken = set(children.bound.values())
-    named = [cast_id for cast_id in open_casts if cast_id in text and cast_id not in taken]
+    named = [c for c in open_casts if _names(text, c) and c not in taken]
     return named[0] if len(named) == 1 else None
+
+
+_ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def _names(text: str, cast_id: str) -> bool:
+    """Whether ``text`` names ``cast_id`` as a whole id (``cast-1`` is not in ``cast-12``)."""
+    start = text.find(cast_id)
+    while start >= 0:
+        end = start + len(cast_id)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if before not in _ID_CHARS and (after not in _ID_CHARS or after == "."):
+            return True
+        start = text.find(cast_id, start + 1)
+    return False
 
 
 def bind_target(
@@ -297,6 +313,8 @@ class ChildJudgement(NamedTuple):
     """The spend after this call (the call counts whether or not it is allowed)."""
     newly_exhausted: bool
     """This call went past the turn budget: the cast is now exhausted (``turn_capped``)."""
+    scope: str | None = None
+    """The normalised target the decision names (the first refused, else the first asked)."""
 
 
 def judge_child_call(
@@ -333,6 +351,7 @@ def judge_child_call(
         return ChildJudgement(False, reason, "cast_budget", "turn_capped", after, True)
     layers = (*run_layers, scope.layer)
     reasons = []
+    scopes: list[str | None] = []
     for capability, target in asks:
         decision = authorize_action(
             capability,  # type: ignore[arg-type]  # unknown ones are refused by the decision
@@ -348,7 +367,7 @@ def judge_child_call(
                 f"cast {scope.cast_id} denies {what}: {decision.reason} "
                 f"(layer: {layer}; {decision.code})"
             )
-            return ChildJudgement(False, reason, layer, decision.code, after, False)
+            return ChildJudgement(False, reason, layer, decision.code, after, False, decision.scope)
         if (
             scope.pointers is not None
             and capability in _PATH_CAPABILITIES
@@ -359,13 +378,18 @@ def judge_child_call(
                 f"cast {scope.cast_id} denies {what}: it lies outside the cast's pointers "
                 f"({named}) (layer: cast_pointers; out_of_scope)"
             )
-            return ChildJudgement(False, reason, "cast_pointers", "out_of_scope", after, False)
+            return ChildJudgement(
+                False, reason, "cast_pointers", "out_of_scope", after, False, decision.scope
+            )
+        scopes.append(decision.scope)
         reasons.append(f"{what} is {decision.reason}")
     reason = (
         f"cast {scope.cast_id} (turn {after.turns} of {scope.max_turns}, observed): "
         + "; ".join(reasons)
     )
-    return ChildJudgement(True, reason, None, "allowed", after, False)
+    return ChildJudgement(
+        True, reason, None, "allowed", after, False, scopes[0] if scopes else None
+    )
 
 
 def returned_packet(last_message: str | None) -> bool:

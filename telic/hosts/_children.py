@@ -78,6 +78,8 @@ class Decided(NamedTuple):
 
     verdict: Verdict
     events: tuple[tuple[str, str], ...] = ()
+    scope: str | None = None
+    """The normalised target of a judged call (what the trace names), when one was decided."""
 
 
 def read_cast_facts(connection: sqlite3.Connection, run_id: str) -> CastFacts:
@@ -280,7 +282,7 @@ def child_call(
         )
         events.append((_EXHAUSTED, exhausted))
     verdict = Verdict("allow" if judged.allowed else "deny", f"{where}: {judged.reason}")
-    return Decided(verdict, tuple(events))
+    return Decided(verdict, tuple(events), judged.scope)
 
 
 def child_stop(call: Call, facts: CastFacts, where: str) -> Decided:

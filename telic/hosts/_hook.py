@@ -420,7 +420,9 @@ def _record_cast(
         permission = {
             "decision": verdict.decision,
             "capability": first.capability,
-            "scope": (_shown(first.capability, first.target or "") or first.capability)[:2048],
+            "scope": (
+                _shown(first.capability, decided.scope or first.target or "") or first.capability
+            )[:2048],
             "policyRefs": [],
             "rationaleSummary": verdict.reason[:4096],
         }

@@ -93,6 +93,9 @@ def test_children_of_folds_handoffs_bindings_spend_exhaustion_and_stops() -> Non
         ("two handoffs: cast-1 and cast-3", None),  # one child, one cast
         ("the bound cast-2 only", None),  # already taken by a child
         ("a closed cast-9", None),
+        ("only cast-12 here", None),  # a whole id only, and cast-12 is not open
+        ('{"castId": "cast-1", "brief": "…"}', "cast-1"),  # the handoff as the prompt
+        ("Return to cast-1.", "cast-1"),
     ],
 )
 def test_a_spawn_call_hands_off_exactly_one_open_unbound_cast(

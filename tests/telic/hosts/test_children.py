@@ -204,6 +204,17 @@ async def test_claude_code_bound_unbound_and_unknown_agent_ids(tmp_path: Path) -
         assert cast.cast_id in children.exhausted
         checked = [e for e in events if e[0] == "permission_checked"]
         assert any("cast_pointers" in summary for _, summary in checked)
+        page = await ledger.page_trace(flow.b.run_id, 0, 1000)
+        decisions = [e.permission_decision for e in page.events if e.permission_decision]
+        # A child's decision is traced as the parent's are: repository-relative, with its reason.
+        reads = [d for d in decisions if d["capability"] == "repository.read"]
+        assert any(d["decision"] == "allow" and d["scope"] == "src/retry.py" for d in reads)
+        assert any(
+            d["decision"] == "deny"
+            and d["scope"] == "README.md"
+            and "cast_pointers" in d["rationaleSummary"]
+            for d in reads
+        )
 
         # SubagentStop: prose is kept going once; after that, or with a packet, it may stop.
         kept = await host.stop("a8d5d22e2da0cc01f", "The limit is 5.")
