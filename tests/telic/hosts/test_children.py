@@ -20,8 +20,9 @@ import anyio.to_thread
 import pytest
 
 from telic.casting import children_of
-from telic.hosts import host_hook
+from telic.hosts import DIALECTS, HookInputError, Verdict, host_hook, read_event
 from telic.hosts._children import SCOPES_DIR
+from telic.hosts._hook import _other_ledger
 from telic.ledger import Ledger, open_ledger
 from telic.roles import Service, open_service
 
@@ -359,3 +360,67 @@ async def test_a_bound_childs_call_builds_no_pydantic_model_once_its_scope_is_st
         )
         done = await anyio.run_process([sys.executable, "-c", probe], check=True)
     assert done.stdout.decode().split("\n")[:2] == ["allow", "[]"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_over_any_other_ledger_a_childs_call_is_denied_and_its_start_says_nothing(
+    tmp_path: Path,
+) -> None:
+    # The slow path (PostgreSQL) cannot hold a child to its cast, so it fails closed.
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing(service)
+        url = f"sqlite://{state}"
+
+        def decide(payload: dict[str, Any]) -> tuple[str, str] | None:
+            raw = json.dumps({"session_id": SESSION, "cwd": str(repo), **payload}).encode()
+            verdict = _other_ledger(url, str(repo), read_event(DIALECTS["claude-code"], raw), "")
+            return None if verdict is None else (verdict.decision, verdict.reason)
+
+        start = {"hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "telic-cast"}
+        read = {
+            "hook_event_name": "PreToolUse",
+            "agent_id": "a1",
+            "agent_type": "telic-cast",
+            "tool_name": "Read",
+            "tool_input": {"file_path": "src/retry.py"},
+        }
+        started = await anyio.to_thread.run_sync(decide, start)
+        called = await anyio.to_thread.run_sync(decide, read)
+    assert started is None
+    assert called is not None
+    assert called[0] == "deny"
+    assert "SQLite" in called[1]
+
+
+@pytest.mark.parametrize("host_name", ["claude-code", "codex"])
+def test_the_dialects_read_a_childs_lifecycle_and_answer_it_in_the_hosts_shape(
+    host_name: str,
+) -> None:
+    dialect = DIALECTS[host_name]
+    start = read_event(
+        dialect,
+        b'{"hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "telic-cast"}',
+    )
+    assert (start.what, start.agent_id, start.agent_type) == ("start", "a1", "telic-cast")
+    assert start.spawn_seen is (host_name == "claude-code")  # Codex's spawn reaches no hook
+    stop = read_event(
+        dialect,
+        json.dumps(
+            {
+                "hook_event_name": "SubagentStop",
+                "agent_id": "a1",
+                "stop_hook_active": True,
+                "last_assistant_message": "{}",
+            }
+        ).encode(),
+    )
+    assert (stop.what, stop.stop_active, stop.last_message) == ("stop", True, "{}")
+    with pytest.raises(HookInputError, match="SubagentStart has no agent_id"):
+        read_event(dialect, b'{"hook_event_name": "SubagentStart"}')
+    context = dialect.write("SubagentStart", Verdict("deny", "unbound"))
+    assert json.loads(context or "") == {
+        "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "unbound"}
+    }
+    assert dialect.write("SubagentStop", Verdict("allow", "fine")) is None
+    blocked = dialect.write("SubagentStop", Verdict("deny", "not_a_packet"))
+    assert json.loads(blocked or "") == {"decision": "block", "reason": "not_a_packet"}
