@@ -85,7 +85,7 @@ class Mapped(NamedTuple):
     target: str | None
 
 
-Decide = Literal["decide", "refresh", "ignore"]
+Decide = Literal["decide", "refresh", "ignore", "start", "stop"]
 
 
 class Call(NamedTuple):
@@ -108,6 +108,20 @@ class Call(NamedTuple):
     cwd: str | None = None
     run_id: str | None = None
     """The ``run_id`` argument of a Telic tool call (binds the session to its run)."""
+    agent_id: str | None = None
+    """The host's id of the subagent that made the call (``None``: the parent made it), or
+    that starts (``start``) or stops (``stop``)."""
+    agent_type: str | None = None
+    """The subagent's type (Claude Code's ``subagent_type``, e.g. ``telic-cast``)."""
+    spawn_text: str | None = None
+    """A spawn call's prompt, where the parent passes a cast's handoff (its ``castId``)."""
+    last_message: str | None = None
+    """A stopping subagent's last message (``stop``): its packet, or not."""
+    stop_active: bool = False
+    """A stop hook already kept this subagent going once (``stop``): it may stop now."""
+    spawn_seen: bool = True
+    """Whether the host's hook sees the spawn call (and so the handoff) before a ``start``;
+    when not (Codex), a starting child binds to the run's only open cast no child holds."""
 
 
 class Verdict(NamedTuple):
@@ -371,10 +385,47 @@ def _claude_shaped(
         _text(event, "session_id") or _text(event, "sessionId"),
         _text(event, "cwd"),
         _run_id(tool_input) if asks == "telic" else None,
+        _text(event, "agent_id"),
+        _text(event, "agent_type"),
+        _spawn_text(asks, tool_input),
+    )
+
+
+def _spawn_text(asks: object, tool_input: Mapping[str, object]) -> str | None:
+    """A spawn call's prompt and description (where a parent passes a cast's handoff)."""
+    if not isinstance(asks, tuple) or not any(m.capability == "subagent.spawn" for m in asks):
+        return None
+    parts = [_text(tool_input, key) for key in ("prompt", "description", "message")]
+    return "\n".join(part for part in parts if part) or None
+
+
+_CHILD_EVENTS: Final[Mapping[str, Decide]] = {"SubagentStart": "start", "SubagentStop": "stop"}
+
+
+def _child_event(event: Mapping[str, object], name: str, *, spawn_seen: bool = True) -> Call:
+    """A subagent's ``SubagentStart`` or ``SubagentStop`` (Claude Code's and Codex's shape)."""
+    agent_id = _text(event, "agent_id")
+    if agent_id is None:
+        raise HookInputError(f"hook.input: {name} has no agent_id")
+    return Call(
+        _CHILD_EVENTS[name],
+        name,
+        name,
+        None,
+        _text(event, "session_id"),
+        _text(event, "cwd"),
+        agent_id=agent_id,
+        agent_type=_text(event, "agent_type"),
+        last_message=_text(event, "last_assistant_message"),
+        stop_active=event.get("stop_hook_active") is True,
+        spawn_seen=spawn_seen,
     )
 
 
 def _read_claude(event: Mapping[str, object]) -> Call:
+    name = _text(event, "hook_event_name") or _text(event, "hookEventName")
+    if name is not None and name in _CHILD_EVENTS:
+        return _child_event(event, name)
     return _claude_shaped(event, claude_tool, _is_telic)
 
 
@@ -382,7 +433,20 @@ def _is_telic(tool_name: str) -> bool:
     return tool_name.startswith(TELIC_TOOL_PREFIX) or _telic_name(tool_name)
 
 
-def _write_claude(reply: str, verdict: Verdict) -> str:
+def _write_child(reply: str, verdict: Verdict) -> str | None:
+    """The answer to a ``SubagentStart`` (context for the child: it cannot be blocked) or a
+    ``SubagentStop`` (a deny keeps the child going with the reason as its next instruction)."""
+    if reply == "SubagentStart":
+        output = {"hookEventName": "SubagentStart", "additionalContext": verdict.reason}
+        return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+    if verdict.decision == "allow":
+        return None
+    return json.dumps({"decision": "block", "reason": verdict.reason}, ensure_ascii=False)
+
+
+def _write_claude(reply: str, verdict: Verdict) -> str | None:
+    if reply in _CHILD_EVENTS:
+        return _write_child(reply, verdict)
     return _answer(reply, verdict)
 
 
@@ -402,8 +466,10 @@ def _codex_tool(
 
 
 def _read_codex(event: Mapping[str, object]) -> Call:
-    tool_name, tool_input = _tool(event)
     name = _text(event, "hook_event_name") or "PreToolUse"
+    if name in _CHILD_EVENTS:  # Codex's spawn call reaches no hook: no handoff is seen
+        return _child_event(event, name, spawn_seen=False)
+    tool_name, tool_input = _tool(event)
     asks = _codex_tool(tool_name, tool_input)
     what: Decide = "decide"
     if name == "PostToolUse":
@@ -419,10 +485,14 @@ def _read_codex(event: Mapping[str, object]) -> Call:
         _text(event, "session_id"),
         _text(event, "cwd"),
         _run_id(tool_input) if asks == "telic" else None,
+        _text(event, "agent_id"),
+        _text(event, "agent_type"),
     )
 
 
 def _write_codex(reply: str, verdict: Verdict) -> str | None:
+    if reply in _CHILD_EVENTS:
+        return _write_child(reply, verdict)
     if reply == "PermissionRequest":
         decision: dict[str, object] = {"behavior": verdict.decision}
         if verdict.decision == "deny":

@@ -39,6 +39,15 @@ from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
 from telic._secrets import is_secret_like_path
+from telic.hosts._children import (
+    CastFacts,
+    Decided,
+    child_call,
+    child_start,
+    child_stop,
+    read_cast_facts,
+    spawn_handoff,
+)
 from telic.hosts._dialects import (
     DIALECTS,
     Call,
@@ -220,9 +229,9 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     )
 
 
-def _record(connection: sqlite3.Connection, run_id: str, event: NewTraceEvent) -> None:
+def _record(connection: sqlite3.Connection, run_id: str, *events: NewTraceEvent) -> None:
     limits = Limits()
-    fixed = fix_events([event], utc_now)
+    fixed = fix_events(list(events), utc_now)
     probe = probe_for([], fixed, limits)
     transaction(connection, run_id, probe, lambda probed: plan_events(probed, fixed, limits))
 
@@ -371,7 +380,78 @@ def _decide(
         if not decision.allowed:
             return Verdict("deny", reason)
         reasons.append(reason)
+    if any(mapped.capability == "subagent.spawn" for mapped in call.asks):
+        decided = spawn_handoff(call, read_cast_facts(connection, run.run_id), where)
+        _record_cast(connection, run, label, call, decided)
+        if decided.verdict.decision == "deny":
+            return decided.verdict
+        reasons.append(decided.verdict.reason)
     return Verdict("allow", "; ".join(reasons))
+
+
+def _cast_event(run: LiveRun, event_type: str, summary: str) -> NewTraceEvent:
+    """A cast event the hook writes about a native child (``telic.casting._child``)."""
+    return NewTraceEvent(
+        actor="host",
+        phase=run.phase,
+        event_type=event_type,
+        decision_summary=summary[:800],
+        budget_snapshot={
+            "promptRevisions": run.prompt_revisions,
+            "postExecutionRemediations": run.remediations,
+            "transportRetries": 0,
+        },
+        event_id=uuid4_text(os.urandom(16)),
+        timestamp=utc_now(),
+    )
+
+
+def _record_cast(
+    connection: sqlite3.Connection, run: LiveRun, label: str, call: Call, decided: Decided
+) -> None:
+    """Append a child decision: its cast events and, for a tool call, the decision itself
+    (allowed or denied, with its reason) as ``telic_check_tool_action`` traces one — all in one
+    transaction."""
+    events = [_cast_event(run, kind, summary) for kind, summary in decided.events]
+    verdict = decided.verdict
+    first = call.asks[0] if isinstance(call.asks, tuple) and call.asks else None
+    if call.what == "decide" and first is not None:
+        checked = _cast_event(run, "permission_checked", f"{label} {call.tool}: {verdict.reason}")
+        permission = {
+            "decision": verdict.decision,
+            "capability": first.capability,
+            "scope": (
+                _shown(first.capability, decided.scope or first.target or "") or first.capability
+            )[:2048],
+            "policyRefs": [],
+            "rationaleSummary": verdict.reason[:4096],
+        }
+        events.append(dataclasses.replace(checked, permission_decision=permission))
+    if events:
+        _record(connection, run.run_id, *events)
+
+
+def _child(
+    connection: sqlite3.Connection,
+    state_dir: Path,
+    url: str,
+    root: str,
+    run: LiveRun,
+    call: Call,
+    label: str,
+) -> Verdict:
+    """A subagent's start, stop or tool call, decided against the cast it serves."""
+    where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
+    facts: CastFacts = read_cast_facts(connection, run.run_id)
+    if call.what == "start":
+        decided = child_start(call, facts, where, state_dir, url, root, run.run_id)
+    elif call.what == "stop":
+        decided = child_stop(call, facts, where)
+    else:
+        authority = _layers(connection, state_dir, url, root, run)
+        decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
+    _record_cast(connection, run, label, call, decided)
+    return decided.verdict
 
 
 def claude_code_hook(
@@ -462,6 +542,8 @@ def _with_ledger(
         chosen = select_run(live, _bound(state_dir, call.session_id))
         if isinstance(chosen, str):
             raise _Refused(chosen)
+        if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
+            return _child(connection, state_dir, url, root, chosen, call, label)
         return _decide(connection, state_dir, url, root, chosen, call, label)
     except _Refused as refused:
         return Verdict("deny", f"Telic denies this tool call: {refused}")
@@ -500,6 +582,12 @@ def _through_service(url: str, root: str, call: Call | None, problem: str) -> Ve
                 return None
             if call.asks == "telic":
                 return TELIC_CHECKS
+            if call.agent_id is not None:
+                return Verdict(
+                    "deny",
+                    "Telic judges a subagent's call against its cast only over an SQLite "
+                    "ledger; with this ledger it is denied while a run is live",
+                )
             if call.asks is None:
                 return Verdict("deny", f"Telic cannot map the tool {call.tool}")
             if len(live) != 1:

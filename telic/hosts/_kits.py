@@ -217,15 +217,25 @@ def _merge_hooks(
 
 
 def _claude_groups(
-    command: str, matcher: str, fail_closed: Mapping[str, Any] | None = None
+    command: str,
+    matcher: str,
+    fail_closed: Mapping[str, Any] | None = None,
+    *,
+    children: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Claude Code's hook groups (VS Code and Codex read the same shape); ``fail_closed``: the
-    host's option that makes a failed PreToolUse hook block the call, where it has one."""
+    """Claude Code's hook groups (VS Code and Codex read the same shape). ``fail_closed``: the
+    host's option that makes a failed PreToolUse hook block the call, where it has one;
+    ``children`` adds ``SubagentStart`` and ``SubagentStop`` for every agent type (no matcher),
+    which bind a native child to its cast and check its return."""
     action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
-    return {
+    groups: dict[str, dict[str, Any]] = {
         "PreToolUse": {"matcher": matcher, "hooks": [{**action, **(fail_closed or {})}]},
         "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
     }
+    if children:
+        groups["SubagentStart"] = {"hooks": [action]}
+        groups["SubagentStop"] = {"hooks": [action]}
+    return groups
 
 
 def _with_hooks(
@@ -260,7 +270,7 @@ def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
 
 def _with_settings(path: str, text: str | None, command: str) -> str:
     """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
-    groups = _claude_groups(command, CLAUDE_MATCHER, CLAUDE_FAIL_CLOSED)
+    groups = _claude_groups(command, CLAUDE_MATCHER, CLAUDE_FAIL_CLOSED, children=True)
     return _with_hooks(path, text, groups, _pre_allow(path))
 
 
@@ -377,7 +387,7 @@ def _codex(
     config, hooks = ".codex/config.toml", ".codex/hooks.json"
     agent = f".codex/agents/{AGENT_NAME}.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
-    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER)
+    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER, children=True)
     wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
     agent_text = (
         f"name = {_toml_string(AGENT_NAME)}\n"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from telic.casting import children_of
 from telic.controller import (
     ELICITED_EVENT,
     MAX_RUN_TOOL_CALLS,
@@ -494,6 +495,12 @@ def project(
     packets, digest = packet_rows(
         [(a.record.artifact_id, a.body) for a in run.all("EvidencePacket")],
         [e.decision_summary for e in events if e.event_type == CONSUMED_EVENT],
+        {
+            cast_id: (spend.turns, spend.tool_calls)
+            for cast_id, spend in children_of(
+                (e.event_type, e.decision_summary) for e in events
+            ).observed.items()
+        },
     )
     chain = [(a.record.chain_index, a.record.record_hash) for a in artifacts]
     chain += [(e.chain_index, e.record_hash) for e in events]

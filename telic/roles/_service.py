@@ -30,6 +30,7 @@ from telic.casting import (
     find_config,
     load_cast_types,
     next_deadline,
+    observed_spend,
     packet_stats,
     parse_cast_types,
     run_digest,
@@ -557,7 +558,8 @@ class Service:
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
         state = await self._controller.load(run_id)
-        return run_digest(state, await consumption_records(self._ledger, run_id))
+        records = await consumption_records(self._ledger, run_id)
+        return run_digest(state, records, await observed_spend(self._ledger, run_id))
 
     async def get_packet_stats(self, limit: int = 10_000) -> PacketStats:
         """Aggregate the packets of this repository's runs (the ``limit`` most recent runs).

@@ -62,6 +62,11 @@ def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path)
     (post,) = hooks["PostToolUse"]
     assert pre["matcher"] == MATCHER
     assert post["matcher"] == "mcp__telic__.*"
+    # A child's start binds it to its cast and its stop checks its return, for every agent type.
+    (start,) = hooks["SubagentStart"]
+    (stop,) = hooks["SubagentStop"]
+    assert "matcher" not in start
+    assert start["hooks"] == stop["hooks"] == pre["hooks"]
     (action,) = pre["hooks"]
     assert action["type"] == "command"
     assert shlex.split(action["command"]) == [
@@ -147,14 +152,22 @@ def test_codex_gets_its_server_hooks_cast_agent_and_an_agents_section(tmp_path: 
     }
     assert {"TELIC_STATE_DIR", "XDG_STATE_HOME", "TELIC_DATABASE_URL"} <= set(FORWARDED_ENV)
     hooks = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"PreToolUse", "PermissionRequest", "PostToolUse"}
+    assert set(hooks) == {
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "SubagentStart",
+        "SubagentStop",
+    }
     for event, matcher in [
         ("PreToolUse", CODEX_MATCHER),
         ("PermissionRequest", CODEX_MATCHER),
         ("PostToolUse", "mcp__telic__.*"),
+        ("SubagentStart", None),  # every agent type: each child must be bound or denied
+        ("SubagentStop", None),
     ]:
         (group,) = hooks[event]
-        assert group["matcher"] == matcher
+        assert group.get("matcher") == matcher
         (action,) = group["hooks"]
         assert action["type"] == "command"
         assert shlex.split(action["command"]) == hook_words(tmp_path, "codex")
