@@ -168,7 +168,10 @@ def _example_path(globs: Sequence[str]) -> str:
     """A path inside the first glob of a scope, as an example of the format ("" if none)."""
     if not globs:
         return ""
-    head: str = globs[0].split("*", 1)[0].rstrip("/")
+    glob = globs[0]
+    if not any(mark in glob for mark in "*?["):
+        return glob  # an exact path is its own example
+    head: str = glob.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0].rstrip("/")
     return f"{head}/file" if head else "file"
 
 

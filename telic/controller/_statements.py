@@ -163,7 +163,7 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "WP-NODE-PERMISSIONS-CONTRACT": _s("WorkPlan:WorkNode.permissions", "⊆ the contract's"),
     "WP-NODE-PERMISSIONS-CEILING": _s(
         "WorkPlan:WorkNode.permissions",
-        "and the mode's: no write, delete or shell.execute before the diagnosis gate.",
+        "and the mode's: no write, delete or mutating command before the diagnosis gate.",
     ),
     "WP-NODE-CHILDREN": _s(
         "WorkPlan:NodeBudgets.maximumChildren", "≤ its subagents.maximumChildren (0: no depth);"

@@ -43,8 +43,9 @@ def boundary(permissions: PermissionSet) -> dict[str, str]:
         )
     if shell.execute_allowlist:
         lines["shell.execute"] = (
-            f"Only these exact commands: {_listed(shell.execute_allowlist)}; each counts as "
-            "a mutation."
+            f"Only these exact commands: {_listed(shell.execute_allowlist)}. Report each run's "
+            "mutating flag truly: before a fix may write (analyze_only, a diagnosis) only a run "
+            "that changes no file is allowed, as mutating false."
         )
     subagents = permissions.subagents
     if subagents.spawn:

@@ -115,8 +115,9 @@ class ReleaseAudit(ArtifactBody):
         if decision == "release" and (mode_failed or unfaithful or unsupported or blocking):
             raise PydanticCustomError(
                 "release_with_failure",
-                "release needs mode compliance, passing fidelity checks, supported claims"
-                " and no blocking finding",
+                "release needs {failed}; decide partial (or block), or move an unproven "
+                "statement out of the matrix into unresolved risks",
+                {"failed": "; ".join(_release_failures(self))},
             )
         if decision == "remediate":
             if self.remaining_remediations != 1:
@@ -149,3 +150,26 @@ class ReleaseAudit(ArtifactBody):
                 " a finding or a risk",
             )
         return self
+
+
+def _release_failures(audit: ReleaseAudit) -> list[str]:
+    """What stands between ``audit`` and a release, each with its path (release_with_failure)."""
+    failures: list[str] = []
+    if audit.mode_compliance == "fail":
+        failures.append("modeCompliance pass (it is fail)")
+    failures += [
+        f"userFidelity.{i}.status pass (it is {check.status})"
+        for i, check in enumerate(audit.user_fidelity)
+        if check.status != "pass"
+    ]
+    failures += [
+        f"claimEvidenceMatrix.{i}.status supported (it is {entry.status})"
+        for i, entry in enumerate(audit.claim_evidence_matrix)
+        if entry.status != "supported"
+    ]
+    failures += [
+        f"no blocking finding (findings.{i} is blocking)"
+        for i, finding in enumerate(audit.findings)
+        if finding.severity == "blocking"
+    ]
+    return failures[:6]

@@ -66,7 +66,9 @@ def test_claude_code_gets_its_mcp_server_hook_subagent_and_skill(tmp_path: Path)
     (start,) = hooks["SubagentStart"]
     (stop,) = hooks["SubagentStop"]
     assert "matcher" not in start
-    assert start["hooks"] == stop["hooks"] == pre["hooks"]
+    # Only the PreToolUse hook fails closed: a failed stop check must not keep a child running.
+    assert start["hooks"] == stop["hooks"] == post["hooks"]
+    assert pre["hooks"] == [{**post["hooks"][0], "onFailure": "block"}]
     (action,) = pre["hooks"]
     assert action["type"] == "command"
     assert shlex.split(action["command"]) == [

@@ -30,10 +30,10 @@ def test_shell_inspect_names_the_six_typed_targets_and_says_a_test_run_is_execut
     assert "a test included, is shell.execute" in line
 
 
-def test_shell_execute_names_its_exact_commands_and_counts_as_mutation() -> None:
+def test_shell_execute_names_its_exact_commands_and_when_a_run_must_change_nothing() -> None:
     line = boundary(_set())["shell.execute"]
     assert "Only these exact commands: pytest tests/test_pager.py" in line
-    assert "counts as a mutation" in line
+    assert "only a run that changes no file is allowed, as mutating false" in line
 
 
 def test_without_a_read_scope_reading_natively_is_said_to_be_outside_the_phase() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from telic.protocol._audit import ReleaseAudit
 from telic.protocol._canonical import canonical_sha256
@@ -172,6 +173,19 @@ def test_an_audit_without_plan_or_result_refs_is_rejected() -> None:
 )
 def test_release_with_a_failure_is_rejected(changes: dict[str, object]) -> None:
     assert rejection(changed(golden(), changes)) == "release_with_failure"
+
+
+def test_a_refused_release_names_each_failing_entry_and_the_ways_forward() -> None:
+    body = changed(
+        golden(), {"modeCompliance": "fail", "claimEvidenceMatrix.1.status": "unverified"}
+    )
+    with pytest.raises(ValidationError) as caught:
+        ReleaseAudit.from_wire(body)
+    message = caught.value.errors()[0]["msg"]
+    assert "modeCompliance pass (it is fail)" in message
+    assert "claimEvidenceMatrix.1.status supported (it is unverified)" in message
+    assert "userFidelity" not in message
+    assert "decide partial" in message
 
 
 def test_release_may_carry_a_non_blocking_finding_and_a_risk() -> None:
