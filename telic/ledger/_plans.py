@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from telic._errors import LedgerConflict, LimitExceeded, NotFound, UsageError
 from telic.protocol import CanonicalJsonError, canonical_json, sha256_hex_digest
 
+from ._backstop import redact_event, refuse_secrets
 from ._base import Plan, Probe, Probed, StoredRun
 from ._chain import artifact_hash, event_hash
 from ._records import ArtifactRecord, Commit, Limits, NewArtifact, NewTraceEvent, TraceRecord
@@ -89,10 +90,13 @@ def stage(artifact: NewArtifact, limits: Limits, clock: Callable[[], str]) -> St
 
 
 def fix_events(events: Sequence[NewTraceEvent], clock: Callable[[], str]) -> list[FixedEvent]:
-    """Give every event its id and timestamp, once, so that a retry writes the same ones."""
+    """Give every event its id and timestamp, once, so that a retry writes the same ones, and
+    redact Telic's own text about it (``_backstop.redact_event``) before it is ever hashed."""
     now = clock()
     fixed = [
-        FixedEvent(new=e, event_id=e.event_id or _new_id(), timestamp=e.timestamp or now)
+        FixedEvent(
+            new=redact_event(e), event_id=e.event_id or _new_id(), timestamp=e.timestamp or now
+        )
         for e in events
     ]
     if len({e.event_id for e in fixed}) != len(fixed):
@@ -233,7 +237,17 @@ def plan(
     conflict: str = "",
 ) -> Plan:
     """The writes of a mutation: ``head`` with the committed run record (inserted, or updated
-    if still at ``expected_version``), then its artifacts and events in chain order."""
+    if still at ``expected_version``), then its artifacts and events in chain order.
+
+    Every plan that writes rows is made here, so this is where the secret floor stands
+    (``_backstop.refuse_secrets``): whichever process or backend runs the plan, nothing holding
+    a likely secret is written.
+
+    Raises:
+        SecretRefused: a record holds a likely secret; nothing is written.
+    """
+    changed = expected_version is None or commit.run is not head.record
+    refuse_secrets(commit.run if changed else None, [item.new for item in staged], commit.events)
     return Plan(
         result=commit,
         run=replace(head, record=commit.run),
