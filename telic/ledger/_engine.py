@@ -26,6 +26,7 @@ from ._plans import (
     CHANGED,
     Staged,
     check,
+    existing,
     fix_events,
     link,
     plan as plan_of,
@@ -334,6 +335,4 @@ def _verify_events(rows: Sequence[TraceRecord]) -> None:
 
 
 def _existing(probed: Probed) -> StoredRun:
-    if probed.run is None:
-        raise NotFound("Run not found")
-    return probed.run
+    return existing(probed)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from telic._errors import LedgerConflict, LimitExceeded, NotFound, UsageError
+from telic._errors import LedgerConflict, LedgerError, LimitExceeded, NotFound, UsageError
 from telic.protocol import CanonicalJsonError, canonical_json, sha256_hex_digest
 
 from ._backstop import redact_event, refuse_secrets
 from ._base import Plan, Probe, Probed, StoredRun
-from ._chain import artifact_hash, event_hash
+from ._chain import artifact_hash, broken_run, event_hash, run_hash
 from ._records import ArtifactRecord, Commit, Limits, NewArtifact, NewTraceEvent, TraceRecord
 
 __all__ = [
@@ -25,11 +25,13 @@ __all__ = [
     "FixedEvent",
     "Staged",
     "check",
+    "existing",
     "fix_events",
     "link",
     "plan",
     "plan_events",
     "probe_for",
+    "refuse_broken",
     "same_artifact",
     "stage",
 ]
@@ -167,6 +169,34 @@ def check(
         keys.add((item.new.type, key))
 
 
+def existing(probed: Probed) -> StoredRun:
+    """The run a mutation writes to, once it is known to be intact (``refuse_broken``), before
+    anything else about it is judged.
+
+    Raises:
+        NotFound: the run does not exist.
+        LedgerError: the run does not verify.
+    """
+    if probed.run is None:
+        raise NotFound("Run not found")
+    refuse_broken(probed.run, probed.tip)
+    return probed.run
+
+
+def refuse_broken(stored: StoredRun, tip: ArtifactRecord | TraceRecord | None) -> None:
+    """Refuse every write to a run whose row or last record no longer checks out.
+
+    Raises:
+        LedgerError: naming the run and what does not check out; nothing is written.
+    """
+    problem = broken_run(stored, tip)
+    if problem is not None:
+        raise LedgerError(
+            f"Run {stored.record.run_id} does not verify: {problem}. Telic refuses every write "
+            f"to it; `telic verify {stored.record.run_id}` names the first broken record"
+        )
+
+
 def link(
     stored: StoredRun, staged: Sequence[Staged], events: Sequence[FixedEvent]
 ) -> tuple[StoredRun, tuple[ArtifactRecord, ...], tuple[TraceRecord, ...]]:
@@ -248,9 +278,10 @@ def plan(
     """
     changed = expected_version is None or commit.run is not head.record
     refuse_secrets(commit.run if changed else None, [item.new for item in staged], commit.events)
+    row = replace(head, record=commit.run)
     return Plan(
         result=commit,
-        run=replace(head, record=commit.run),
+        run=replace(row, run_hash=run_hash(row)),
         expected_version=expected_version,
         conflict=conflict,
         artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
@@ -269,9 +300,7 @@ def plan_events(probed: Probed, events: Sequence[FixedEvent], limits: Limits) ->
         NotFound: the run does not exist.
         LedgerConflict, LimitExceeded: as ``check``.
     """
-    if probed.run is None:
-        raise NotFound("Run not found")
-    stored = probed.run
+    stored = existing(probed)
     check(stored, probed, [], events, limits)
     head, _, traces = link(stored, [], events)
     commit = Commit(run=stored.record, artifacts=(), events=traces)

@@ -29,7 +29,14 @@ from ._base import Plan, Probe, Probed, Reader
 from ._engine import utc_now
 from ._migrations import check_not_newer, load_migrations
 from ._retry import OutcomeUnknownError, TransientError
-from ._rows import Row, dollar_placeholders
+from ._rows import (
+    SEAL_RUN,
+    SEALING_MIGRATION,
+    UNSEALED_RUNS,
+    Row,
+    dollar_placeholders,
+    seal_params,
+)
 from ._sql import (
     Dialect,
     FollowUps,
@@ -208,6 +215,11 @@ async def _migrate(connection: _Connection) -> None:
         check_not_newer(current, migrations)
         for migration in migrations[current:]:
             await connection.execute(migration.sql)
+            if migration.name == SEALING_MIGRATION:
+                unsealed = await connection.fetch(UNSEALED_RUNS)
+                await connection.executemany(
+                    dollar_placeholders(SEAL_RUN), [seal_params(row) for row in unsealed]
+                )
             await connection.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                 migration.version,
