@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Sql
 from ledgerkit import artifact, event, only, run_record, start, step
-from test_tamper import Sql, raw_sql  # noqa: F401 - the shared fixture
 
 from telic._errors import LedgerError
 from telic.ledger import Ledger, Limits, open_ledger, utc_now
