@@ -14,6 +14,7 @@ flight leaves the outcome unknown (``OutcomeUnknownError``): the engine reads th
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeAlias
@@ -67,6 +68,29 @@ _CONNECTION_LOST: Final = (
     pg_errors.AdminShutdownError,
     pg_errors.CannotConnectNowError,
 )
+
+
+class _OneLine(logging.Filter):
+    """asyncpg's pool logs each failed attempt to reconnect its floor with a whole traceback
+    while PostgreSQL is away; keep the record, as one line naming the reason."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ONE_LINE: Final = _OneLine()
+
+
+def _quiet_pool_logs() -> None:
+    pool_logger = logging.getLogger("asyncpg.pool")
+    if _ONE_LINE not in pool_logger.filters:
+        pool_logger.addFilter(_ONE_LINE)
 
 
 def _broken(exc: BaseException, connection: _Connection) -> bool:
@@ -133,6 +157,7 @@ class PostgresBackend:
         """Connect a pool to ``url`` (query parameters become server settings, for example
         ``?search_path=telic``) and apply pending migrations."""
         try:
+            _quiet_pool_logs()
             pool = await asyncpg.create_pool(url, min_size=1, max_size=max_connections)
         except _CONNECTION_LOST as exc:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {exc}") from exc
