@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
 from telic.server._schemas import SchemaFn, emitted_schema
-from telic_packets import PacketRefusal
+from telic_packets import PacketModel, PacketRefusal
 
 if TYPE_CHECKING:
     from telic.protocol import PhaseAction
@@ -121,6 +121,10 @@ def _wire(value: object, phase_action: type[PhaseAction], schema: SchemaFn) -> A
         }
     if isinstance(value, phase_action):
         return _phase_action(value, schema)
+    if isinstance(value, PacketModel):
+        # The packet contract's own form: absent optional fields are omitted, as what
+        # ``packetSha256`` hashes omits them (a null added here would break the digest).
+        return value.to_wire()
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     own = getattr(value, "to_wire", None)
