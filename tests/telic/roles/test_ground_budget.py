@@ -6,9 +6,9 @@ grounder refused every such mapping ("budget must be a GroundingBudget").
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from telic.ledger import open_ledger
@@ -24,7 +24,7 @@ async def test_a_hosts_budget_reaches_the_real_grounder(tmp_path: Path) -> None:
     (repo / "src").mkdir(parents=True)
     for n in range(4):
         (repo / "src" / f"retry{n}.py").write_text(f"MAX_RETRIES = {n}\n")
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    await anyio.run_process(["git", "init", "-q"], cwd=repo)
     state = tmp_path / "state"
     async with (
         open_ledger(f"sqlite://{state / 'ledger.sqlite3'}", repository_root=repo) as ledger,
