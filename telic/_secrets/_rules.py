@@ -214,7 +214,7 @@ _OWN: Final = (
     Rule(
         "basic-auth-credentials",
         re.compile(
-            r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]\"<>]*:(?P<value>(?!\[redacted:)[^\s/@\"<>`]+)"
+            r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]\"<>]*:(?P<value>(?!\[redacted:|\$?\{|%\()[^\s/@\"<>`]+)"
             r"@(?=[A-Za-z0-9\[_-])"
         ),
         ("@",),
