@@ -145,6 +145,53 @@ async def full_run(tools: TelicTools, mode: str, workspace: FastWorkspace) -> st
     return driver.run_id
 
 
+_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+async def draft_run(tools: TelicTools, mode: str) -> str:
+    """Drive one complete run as a draft-following host does; return its run id.
+
+    The host reads nothing but tool results: it grounds when the controller's step is next,
+    submits the Evidence under ``draft.before``, then ``draft.body`` with placeholders written
+    at the ``fill`` paths (``tests/telic/draft_host.py``), taking each decision's default. It
+    never calls ``telic_get_run`` or ``telic_get_artifact``: the draft already carries the ids
+    and copies it would read them for.
+    """
+    if _ROOT not in sys.path:
+        sys.path.append(_ROOT)
+    from tests.telic.draft_host import follow  # the test suite's host, shared
+
+    start: dict[str, Any] = {"original_request": REQUEST, "mode": mode}
+    if mode in ("fix_only", "analyze_and_fix"):
+        start["host_capabilities"] = ["repository.read", "repository.write"]
+    last = await tools.call("telic_start_run", **start)
+    run_id = str(last["run"]["runId"])
+    while last["nextAction"]["kind"] == "phase":
+        token = {
+            "run_id": run_id,
+            "action_id": last["nextAction"]["id"],
+            "expected_run_version": last["run"]["version"],
+        }
+        draft = last.get("draft")
+        if draft is None:
+            last = await tools.call("telic_ground_context", **token)
+            continue
+        for evidence in draft.get("before", ()):
+            await tools.call(
+                "telic_submit_artifact", artifact_type="Evidence", body=follow(evidence), **token
+            )
+        last = await tools.call(
+            "telic_submit_artifact",
+            artifact_type=draft["type"],
+            body=follow(draft),
+            source_refs=list(draft.get("sourceRefs", ())),
+            **token,
+        )
+    if last["nextAction"].get("status") != "completed":
+        raise RuntimeError(f"{mode} run ended as {last['nextAction']!r}")
+    return run_id
+
+
 def children_of(pid: int) -> list[int]:
     """Process ids whose parent is ``pid`` (Linux ``/proc``)."""
     found = []

@@ -1,8 +1,9 @@
 """Context footprint: what the host model reads from Telic, in bytes.
 
-For one complete happy-path run of each mode over stdio (the official client, the test suite's
-driver): the bytes of tool-result text — the text content of every result, which is what a host
-puts in its model's context — per call and per run, and the bytes of the ``tools/list`` result
+For one complete happy-path run of each mode over stdio (the official client, driven as a
+draft-following host drives it: ``_mcp.draft_run``): the bytes of tool-result text — the text
+content of every result, which is what a host puts in its model's context — per call and per
+run, and the bytes of the ``tools/list`` result
 (compact JSON, as on the wire). The full result (text, ``structuredContent`` and metadata) is
 reported alongside, to show nothing else is duplicated. Each call's ``schema_bytes`` are the
 part of its text that is artifact schemas (``requiredOutputSchema`` and
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _mcp import FastWorkspace, emit, full_run
+from _mcp import FastWorkspace, draft_run, emit
 from mcp import Client
 
 from telic.cli import MODES, TelicTools, stdio_parameters
@@ -93,8 +94,8 @@ async def _mode(mode: str, schemas: str, tmp: Path) -> dict[str, Any]:
     params = stdio_parameters(workspace.root, tmp / mode / "state", env={"TELIC_SCHEMAS": schemas})
     async with Client(params) as client:
         first, second = _Measuring(client), _Measuring(client)
-        await full_run(first, mode, workspace)
-        await full_run(second, mode, workspace)
+        await draft_run(first, mode)
+        await draft_run(second, mode)
     parts = dict(first.parts.most_common())
     return {
         **_totals(first.calls),

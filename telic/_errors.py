@@ -54,6 +54,7 @@ __all__ = [
     "StoreVersionError",
     "TelicError",
     "UsageError",
+    "issues_to_wire",
 ]
 
 MAX_MESSAGE_CHARS = 800
@@ -75,17 +76,89 @@ class Issue:
     code: str
     message: str
     rule: str | None = None
+    expected: object = None
+    """What would pass at ``path`` (an exact value, id set, map or allowed values), when the
+    controller can compute it; None otherwise. A JSON value, bounded on the wire."""
 
-    def to_wire(self) -> dict[str, str]:
-        """Return the ``{path, code, message}`` envelope entry (``rule`` when there is one)."""
-        entry = {
+    def to_wire(self) -> dict[str, object]:
+        """Return the ``{path, code, message}`` envelope entry (``rule`` and ``expected`` when
+        there are some); a large ``expected`` is cut to fit and the message says so."""
+        message = self.message
+        expected = None
+        if self.expected is not None:
+            expected, note = _bounded_expected(self.expected)
+            message = f"{message} {note}" if note else message
+        entry: dict[str, object] = {
             "path": self.path,
             "code": self.code,
-            "message": squash(self.message, MAX_ISSUE_MESSAGE_CHARS),
+            "message": squash(message, MAX_ISSUE_MESSAGE_CHARS),
         }
         if self.rule is not None:
             entry["rule"] = self.rule
+        if expected is not None:
+            entry["expected"] = expected
         return entry
+
+
+_MAX_EXPECTED_BYTES = 1024
+"""An issue's ``expected`` value stays under this many bytes of compact JSON, so a refusal with
+several such issues stays within a couple of kilobytes."""
+
+
+_MAX_EXPECTED_TOTAL = 1200
+"""All the ``expected`` values of one refusal together stay under this many bytes of JSON."""
+
+
+def issues_to_wire(issues: tuple[Issue, ...]) -> list[dict[str, object]]:
+    """Return the envelope entries of ``issues``, their ``expected`` values sharing one budget.
+
+    Each entry's ``expected`` is already cut to 1 KB; once the refusal's values together reach
+    ``_MAX_EXPECTED_TOTAL`` bytes, later entries leave theirs out and say so, so a semantic
+    refusal with several such issues stays short.
+    """
+    entries: list[dict[str, object]] = []
+    used = 0
+    for issue in issues:
+        entry = issue.to_wire()
+        if "expected" in entry:
+            size = _json_size(entry["expected"])
+            if used + size > _MAX_EXPECTED_TOTAL:
+                del entry["expected"]
+                note = " (expected left out to keep the refusal short; fix the others first)"
+                entry["message"] = squash(f"{entry['message']}{note}", MAX_ISSUE_MESSAGE_CHARS)
+            else:
+                used += size
+        entries.append(entry)
+    return entries
+
+
+def _json_size(value: object) -> int:
+    import json
+
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _bounded_expected(value: object) -> tuple[object, str]:
+    """Return ``value`` cut to at most ``_MAX_EXPECTED_BYTES`` of JSON, and a note saying what was
+    cut ("" when nothing was). A list keeps its first items; a map keeps its first keys; anything
+    else too large is dropped (None) with a note."""
+    if _json_size(value) <= _MAX_EXPECTED_BYTES:
+        return value, ""
+    if isinstance(value, list):
+        kept: list[object] = []
+        for item in value:
+            if _json_size([*kept, item]) > _MAX_EXPECTED_BYTES:
+                break
+            kept.append(item)
+        return kept, f"(expected shows the first {len(kept)} of {len(value)})"
+    if isinstance(value, dict):
+        part: dict[str, object] = {}
+        for key, item in value.items():
+            if _json_size({**part, key: item}) > _MAX_EXPECTED_BYTES:
+                break
+            part[key] = item
+        return part, f"(expected shows {len(part)} of its {len(value)} keys)"
+    return None, "(the expected value is too large to show)"
 
 
 class TelicError(Exception):

@@ -17,12 +17,16 @@ and ends each line with its consumption marker::
     … (needCode; N tokens self-reported) — unconsumed: not cited by artifact://run/wr-1
     … (needCode; N tokens self-reported) — unconsumed: no parent decision yet
 
+When the controller observed a native child's calls itself (through the host's hook), the
+observed figures stand beside the reported ones: ``(needCode; N tokens self-reported; T turns,
+C tool calls observed)``.
+
 The unmarked line is the contract's format, which other implementations reproduce.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final
 
@@ -76,9 +80,23 @@ class DigestItem(PacketModel):
     cite_kind: CiteKind | None = None
     """How that decision cited it (``none`` when it did not), once one was checked."""
 
+    observed_turns: Annotated[int, Field(ge=0)] | None = None
+    """Turns the controller observed the child take (marked digests only); ``None``: unseen."""
+
+    observed_tool_calls: Annotated[int, Field(ge=0)] | None = None
+    """Tool calls the controller observed the child make (marked digests only)."""
+
     @classmethod
-    def of(cls, packet: Packet, record: ConsumptionRecord | None) -> DigestItem:
-        """Summarise ``packet``; it counts as consumed when ``record`` says it was cited."""
+    def of(
+        cls,
+        packet: Packet,
+        record: ConsumptionRecord | None,
+        observed: tuple[int, int] | None = None,
+    ) -> DigestItem:
+        """Summarise ``packet``; it counts as consumed when ``record`` says it was cited.
+
+        ``observed`` is the (turns, tool calls) the controller saw its child spend, if any.
+        """
         return cls(
             packet_id=packet.packet_id,
             cast_type=packet.cast_type,
@@ -91,6 +109,8 @@ class DigestItem(PacketModel):
             consumed=record is not None and record.cited,
             consumer_ref=None if record is None else record.consumer_ref,
             cite_kind=None if record is None else record.cite_kind,
+            observed_turns=None if observed is None else observed[0],
+            observed_tool_calls=None if observed is None else observed[1],
         )
 
 
@@ -115,7 +135,11 @@ def digest_line(item: DigestItem, *, marked: bool = False) -> str:
     line = f"[{item.outcome}/{item.verdict}] [{item.packet_id}] {item.cast_type}: {claim} "
     if not marked:
         return line + f"({item.need_code}; {item.total_tokens} tokens)"
-    return line + f"({item.need_code}; {item.total_tokens} tokens self-reported)" + _marker(item)
+    seen = ""
+    if item.observed_turns is not None and item.observed_tool_calls is not None:
+        seen = f"; {item.observed_turns} turns, {item.observed_tool_calls} tool calls observed"
+    spend = f"({item.need_code}; {item.total_tokens} tokens self-reported{seen})"
+    return line + spend + _marker(item)
 
 
 def _group(item: DigestItem) -> int:
@@ -136,13 +160,21 @@ def render_digest(
     entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
     *,
     marked: bool = False,
+    observed: Mapping[str, tuple[int, int]] | None = None,
 ) -> str:
     """Render the digest of ``entries`` (``DigestItem``s or ``(packet, record)`` pairs).
 
-    ``marked`` renders the marked lines (see the module docstring). Returns the empty string
-    when there are no packets.
+    ``marked`` renders the marked lines (see the module docstring); ``observed`` maps a cast id
+    to the (turns, tool calls) the controller observed its child spend, shown on marked lines.
+    Returns the empty string when there are no packets.
     """
-    items = [entry if isinstance(entry, DigestItem) else DigestItem.of(*entry) for entry in entries]
+    seen = observed or {}
+    items = [
+        entry
+        if isinstance(entry, DigestItem)
+        else DigestItem.of(*entry, seen.get(entry[0].cast_id))
+        for entry in entries
+    ]
     items.sort(key=lambda item: (_group(item), -_micros(item), item.packet_id))
     lines = [digest_line(item, marked=marked) for item in items]
     text = "\n".join(lines)

@@ -8,8 +8,12 @@ are a subset of its caller's. ``record_progress`` keeps monotonic counters and m
 exhausted when a cap is crossed; ``seal_return`` verifies the child's quotes against the run's
 archive and seals the packet (``seal_unreturned`` seals a child that never came back as
 ``cancelled``). Every fact of an open cast is chained in the ledger (``reopen_casts`` rebuilds
-the open casts after a restart). ``observe`` and ``run_digest`` are the consumption telemetry
-and the digest; ``packet_stats`` aggregates packets across runs for tuning.
+the open casts after a restart). A native child (a host's own subagent) is held to its cast
+through the host's hook: its ``agent_id`` is bound to the cast, each of its calls is judged
+against the cast's scope and counted as observed spend, and its return is checked
+(``judge_child_call``, ``children_of``, ``child_scope``). ``observe`` and ``run_digest`` are
+the consumption telemetry and the digest; ``packet_stats`` aggregates packets across runs
+for tuning.
 
 Cast types are off by default and enabled only by the user's authority: the ``cast_types`` of a
 run's start, and the server configuration file (``load_cast_types``, ``find_config``).
@@ -40,6 +44,28 @@ if typing.TYPE_CHECKING:
         cap_reached as cap_reached,
         stop_reason_of as stop_reason_of,
     )
+    from telic.casting._child import (
+        BOUND_EVENT as BOUND_EVENT,
+        CALL_EVENT as CALL_EVENT,
+        CHILD_EVENTS as CHILD_EVENTS,
+        HANDOFF_EVENT as HANDOFF_EVENT,
+        STOPPED_EVENT as STOPPED_EVENT,
+        ChildJudgement as ChildJudgement,
+        Children as Children,
+        ChildScope as ChildScope,
+        Observed as Observed,
+        bind_target as bind_target,
+        bound_summary as bound_summary,
+        call_summary as call_summary,
+        children_of as children_of,
+        handed_cast as handed_cast,
+        handoff_summary as handoff_summary,
+        judge_child_call as judge_child_call,
+        open_casts_of as open_casts_of,
+        pointer_paths as pointer_paths,
+        returned_packet as returned_packet,
+        stopped_summary as stopped_summary,
+    )
     from telic.casting._config import (
         CONFIG_NAMES as CONFIG_NAMES,
         effective_registry as effective_registry,
@@ -57,7 +83,10 @@ if typing.TYPE_CHECKING:
     from telic.casting._durable import (
         EXHAUSTED_EVENT as EXHAUSTED_EVENT,
         PROGRESS_EVENT as PROGRESS_EVENT,
+        STARTED_EVENT as STARTED_EVENT,
+        child_scope as child_scope,
         exhausted_summary as exhausted_summary,
+        load_child_scope as load_child_scope,
         progress_summary as progress_summary,
         reopen_casts as reopen_casts,
         seconds as seconds,
@@ -76,6 +105,7 @@ if typing.TYPE_CHECKING:
         consumption_since as consumption_since,
         decision_text as decision_text,
         observe as observe,
+        observed_spend as observed_spend,
         packet_uri as packet_uri,
         parent_casts as parent_casts,
         run_digest as run_digest,

@@ -71,6 +71,12 @@ class OpenCast:
     """The cap the child went past; once set, only a partial return is accepted."""
     reports: int = 0
     """Progress reports accepted (each is a ``cast_progress`` event in the ledger)."""
+    pointers: tuple[str, ...] = ()
+    """The handoff's pointers (also the ``cast_started`` event's input refs after the plan)."""
+    observed_turns: int = 0
+    """Turns of a native child Telic observed through the host's hook (``cast_call`` events)."""
+    observed_tool_calls: int = 0
+    """Tool calls of a native child Telic observed through the host's hook."""
 
     @property
     def calls_through_telic(self) -> int:
@@ -92,10 +98,14 @@ class OpenCast:
         return max(0, int((now - self.started_at) * 1000))
 
     def counters(self, now: float) -> Counters:
-        """The counters reached so far (evidence counts are set when sealing)."""
+        """The counters reached so far (evidence counts are set when sealing).
+
+        Turns and tool calls are the larger of what the child reported and what Telic observed
+        of a native child, so a child cannot report itself under what it was seen to spend.
+        """
         return Counters(
-            turns=self.turns,
-            tool_calls=self.tool_calls,
+            turns=max(self.turns, self.observed_turns),
+            tool_calls=max(self.tool_calls, self.observed_tool_calls),
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             total_tokens=self.input_tokens + self.output_tokens,

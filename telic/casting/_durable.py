@@ -13,21 +13,27 @@ admission), so a child can still report and return after the server restarted.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final, get_args
 
 from telic.casting._admit import _max_depth, child_permissions
 from telic.casting._book import OpenCast
-from telic.controller import RunState, StoredArtifact
-from telic.ledger import TraceRecord
+from telic.casting._child import ChildScope, children_of, pointer_paths
+from telic.casting._config import effective_registry
+from telic.controller import Controller, RunState, StoredArtifact
+from telic.ledger import Ledger, TraceRecord
+from telic.permissions import Layer
 from telic.protocol import PermissionSet
-from telic_packets import CastTypeRegistry, StopReason, canonical_json
+from telic_packets import CastType, CastTypeRegistry, StopReason, canonical_json
 
 __all__ = [
     "EXHAUSTED_EVENT",
     "PROGRESS_EVENT",
+    "STARTED_EVENT",
+    "child_scope",
     "exhausted_summary",
+    "load_child_scope",
     "progress_summary",
     "reopen_casts",
     "seconds",
@@ -38,6 +44,9 @@ PROGRESS_EVENT: Final = "cast_progress"
 
 EXHAUSTED_EVENT: Final = "cast_exhausted"
 """The trace event recording the cap a cast went past."""
+
+STARTED_EVENT: Final = "cast_started"
+"""The trace event of an admitted cast: input refs the plan then the handoff's pointers."""
 
 
 _STOP_REASONS: Final[tuple[StopReason, ...]] = get_args(StopReason)
@@ -107,6 +116,39 @@ def _parent_id(record: StoredArtifact) -> str | None:
     return record.source_refs[1].rsplit("/", 1)[-1]
 
 
+def _pointers(events: Iterable[TraceRecord]) -> dict[str, tuple[str, ...]]:
+    """Cast id → its handoff's pointers: a ``cast_started`` event's input refs after the plan,
+    its output ref the cast's URI (``artifact://run/<cast id>``)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for event in events:
+        if event.event_type == STARTED_EVENT and event.output_refs:
+            found[event.output_refs[0].rsplit("/", 1)[-1]] = tuple(event.input_refs[1:])
+    return found
+
+
+def child_scope(
+    state: RunState, events: Iterable[TraceRecord], *, registry: CastTypeRegistry, cast_id: str
+) -> ChildScope | None:
+    """The scope a native child of the open cast ``cast_id`` is held to, or ``None`` when the
+    cast is not open: its turn budget, its permissions as a layer (read-only for a read-only
+    type, as at admission) and, for a read-only type whose handoff points into the repository,
+    those paths (a read-only child looks where it was sent; a writing one may need to go
+    further)."""
+    open_cast = reopen_casts(state, events, registry=registry).get(cast_id)
+    if open_cast is None:
+        return None
+    entry = registry.get(open_cast.cast.cast_type)
+    read_only = entry is None or entry.read_only
+    paths = pointer_paths(open_cast.pointers)
+    return ChildScope(
+        cast_id,
+        open_cast.cast.budget.max_turns,
+        read_only,
+        Layer.from_permissions("cast", open_cast.permissions),
+        paths if read_only and paths else None,
+    )
+
+
 def reopen_casts(
     state: RunState, events: Iterable[TraceRecord], *, registry: CastTypeRegistry
 ) -> dict[str, OpenCast]:
@@ -117,7 +159,10 @@ def reopen_casts(
     """
     records = list(state.all("CastRecord"))
     sealed = {artifact.body.cast_id for artifact in state.all("EvidencePacket")}
+    events = list(events)
     facts = _facts(events)
+    children = children_of((e.event_type, e.decision_summary) for e in events)
+    pointers = _pointers(events)
     built: dict[str, OpenCast] = {}
     for record in records:  # oldest first: a parent is always built before its children
         cast = record.body
@@ -151,8 +196,40 @@ def reopen_casts(
             output_tokens=_count(known, "outputTokens"),
             stop_reason=_stop(known),
             reports=_count(known, "reports"),
+            pointers=pointers.get(cast.cast_id, ()),
+            observed_turns=children.spend_of(cast.cast_id).turns,
+            observed_tool_calls=children.spend_of(cast.cast_id).tool_calls,
         )
         built[cast.cast_id] = open_cast
         if parent is not None:
             parent.children += 1
     return {cast_id: cast for cast_id, cast in built.items() if cast_id not in sealed}
+
+
+async def load_child_scope(
+    ledger: Ledger,
+    run_id: str,
+    cast_id: str,
+    *,
+    server_cast_types: Sequence[CastType] = (),
+) -> ChildScope | None:
+    """``child_scope`` read from the ledger: the run through the controller, its whole trace,
+    and the registry the run casts against (``server_cast_types`` under the run's own).
+
+    Raises:
+        TelicError: the run cannot be loaded.
+    """
+    state = await Controller(ledger).load(run_id)
+    events: list[TraceRecord] = []
+    after = 0
+    while True:
+        page = await ledger.page_trace(run_id, after, 1000)
+        events.extend(page.events)
+        if not page.has_more or not page.events:
+            break
+        after = page.events[-1].sequence
+    policy = state.latest("CastPolicy")
+    registry = effective_registry(
+        server_cast_types, () if policy is None else tuple(policy.body.cast_types)
+    )
+    return child_scope(state, events, registry=registry, cast_id=cast_id)

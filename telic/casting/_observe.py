@@ -22,10 +22,11 @@ where) or unconsumed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
+from telic.casting._child import children_of
 from telic.controller import RunState
 from telic.ledger import Ledger, TraceRecord
 from telic_packets import ConsumptionRecord, Packet, consumption, render_digest
@@ -37,6 +38,7 @@ __all__ = [
     "consumption_since",
     "decision_text",
     "observe",
+    "observed_spend",
     "packet_uri",
     "parent_casts",
     "run_digest",
@@ -108,6 +110,21 @@ async def consumption_records(ledger: Ledger, run_id: str) -> dict[str, Consumpt
     return found
 
 
+async def observed_spend(ledger: Ledger, run_id: str) -> dict[str, tuple[int, int]]:
+    """Return cast id → the (turns, tool calls) Telic observed its native child spend, read
+    from the run's ``cast_call`` events (only casts whose child the host's hook saw)."""
+    pairs: list[tuple[str, str]] = []
+    after = 0
+    while True:
+        page = await ledger.page_trace(run_id, after, 1000)
+        pairs.extend((e.event_type, e.decision_summary) for e in page.events)
+        if not page.has_more or not page.events:
+            break
+        after = page.events[-1].sequence
+    observed = children_of(pairs).observed
+    return {cast_id: (spend.turns, spend.tool_calls) for cast_id, spend in observed.items()}
+
+
 async def consumption_since(
     ledger: Ledger, run_id: str, after: int, found: dict[str, ConsumptionRecord]
 ) -> int:
@@ -158,10 +175,16 @@ def unobserved_packets(
     )
 
 
-def run_digest(state: RunState, records: dict[str, ConsumptionRecord]) -> str:
+def run_digest(
+    state: RunState,
+    records: dict[str, ConsumptionRecord],
+    observed: Mapping[str, tuple[int, int]] | None = None,
+) -> str:
     """Render the digest of the run's packets: unconsumed, partial, unverified, the rest.
 
-    Each line ends with its consumption marker (consumed by which decision, or unconsumed).
+    Each line ends with its consumption marker (consumed by which decision, or unconsumed);
+    ``observed`` (cast id → turns and tool calls Telic saw a native child spend, from
+    ``children_of``) stands beside the self-reported tokens.
     """
     return render_digest(
         (
@@ -169,4 +192,5 @@ def run_digest(state: RunState, records: dict[str, ConsumptionRecord]) -> str:
             for artifact in state.all("EvidencePacket")
         ),
         marked=True,
+        observed=observed,
     )

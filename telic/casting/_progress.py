@@ -26,15 +26,28 @@ class ProgressStatus:
     """Whether this report crossed the cap."""
     calls_through_telic: int = 0
     """Calls the child made through Telic for this cast: accepted progress reports and casts."""
+    reported_turns: int | None = None
+    """The turns the child reported (``None``: the same as ``counters.turns``)."""
+    reported_tool_calls: int | None = None
+    """The tool calls the child reported (``None``: the same as ``counters.tool_calls``)."""
+    observed_turns: int = 0
+    """Turns of a native child Telic observed through the host's hook."""
+    observed_tool_calls: int = 0
+    """Tool calls of a native child Telic observed through the host's hook."""
 
     def to_wire(self) -> dict[str, object]:
         """Return the camelCase status a tool result carries.
 
-        ``counters`` is the packet contract's shape; ``spend`` says which of it Telic measured
-        (wall time, calls through Telic) and which the child reported about itself (turns,
-        tool calls, tokens), which Telic cannot observe.
+        ``counters`` is the packet contract's shape (turns and tool calls: the larger of the
+        reported and the observed); ``spend`` says which of it Telic measured (wall time, calls
+        through Telic, and a native child's turns and tool calls its host's hook showed it) and
+        which the child reported about itself (turns, tool calls, tokens).
         """
         counters = self.counters
+        turns = counters.turns if self.reported_turns is None else self.reported_turns
+        calls = (
+            counters.tool_calls if self.reported_tool_calls is None else self.reported_tool_calls
+        )
         return {
             "castId": self.cast_id,
             "counters": counters.to_wire(),
@@ -42,10 +55,12 @@ class ProgressStatus:
                 "measured": {
                     "wallMs": counters.wall_ms,
                     "callsThroughTelic": self.calls_through_telic,
+                    "turnsObserved": self.observed_turns,
+                    "toolCallsObserved": self.observed_tool_calls,
                 },
                 "selfReported": {
-                    "turns": counters.turns,
-                    "toolCalls": counters.tool_calls,
+                    "turns": turns,
+                    "toolCalls": calls,
                     "inputTokens": counters.input_tokens,
                     "outputTokens": counters.output_tokens,
                     "totalTokens": counters.total_tokens,
@@ -110,4 +125,8 @@ def record_progress(
         stop,
         stop is not None,
         calls_through_telic=open_cast.calls_through_telic,
+        reported_turns=open_cast.turns,
+        reported_tool_calls=open_cast.tool_calls,
+        observed_turns=open_cast.observed_turns,
+        observed_tool_calls=open_cast.observed_tool_calls,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from telic._errors import TelicError
 from telic.hosts import check_kits
 from telic.ledger import DB_FILE_NAME, default_state_dir, ledger_file_problem
 from telic.server import ServerConfig
@@ -107,6 +108,19 @@ def _database(config: ServerConfig) -> Check:
     return Check("database", False, f"unsupported database URL scheme {parts.scheme!r}")
 
 
+def _kits(config: ServerConfig) -> list[Check]:
+    from telic.cli._kits import kit_cast_turns
+
+    root = config.repository_root
+    try:
+        cast_turns = kit_cast_turns(config, root)
+    except TelicError as exc:  # the server refuses that configuration too: name it once
+        checks = check_kits(root)
+        detail = f"cannot read the server's cast types, so the cast agent's turn cap: {exc}"
+        return [Check(k.name, False, detail) for k in checks]
+    return [Check(k.name, k.ok, k.detail) for k in check_kits(root, cast_turns=cast_turns)]
+
+
 def run_doctor(config: ServerConfig) -> list[Check]:
     """Return every check; none of them writes anything."""
     python_ok = sys.version_info >= (3, 11)
@@ -122,5 +136,5 @@ def run_doctor(config: ServerConfig) -> list[Check]:
             "git", git is not None, git or "not found: grounding falls back to ripgrep or a walk"
         ),
         Check("rg", rg is not None, rg or "not found (optional)", required=False),
-        *(Check(k.name, k.ok, k.detail) for k in check_kits(root)),
+        *_kits(config),
     ]

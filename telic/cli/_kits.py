@@ -50,9 +50,21 @@ def add_host_commands(add: _Add) -> None:
         help="configure a server per host session instead (see docs/hosts.md)",
     )
     init.set_defaults(resident=RESIDENT_BY_DEFAULT)
-    hook = add("hook", "decide a host's tool call (Claude Code PreToolUse JSON on stdin)")
-    hook.add_argument("host", choices=("claude-code",))
+    from telic.hosts import HOOK_HOSTS
+
+    hook = add("hook", "decide a host's tool call (the host's hook event JSON on stdin)")
+    hook.add_argument("host", nargs="?", choices=HOOK_HOSTS, help="default: claude-code")
+    hook.add_argument("--host", dest="host_option", choices=HOOK_HOSTS, help="the same, named")
     hook.set_defaults(json=False)
+
+
+def kit_cast_turns(config: ServerConfig, root: Path) -> int:
+    """The cast subagent's turn cap for ``root``'s kit, from the server's cast-type ceilings."""
+    from telic.hosts import cast_turn_ceiling
+    from telic.ledger import default_state_dir
+
+    state_dir = config.state_dir or default_state_dir(root)
+    return cast_turn_ceiling(state_dir, root)
 
 
 async def _init(config: ServerConfig, args: argparse.Namespace) -> int:
@@ -64,7 +76,7 @@ def _init_now(config: ServerConfig, args: argparse.Namespace) -> int:
 
     root = Path(args.repository).resolve() if args.repository else config.repository_root
     resident: bool = args.resident
-    changes = plan_kit(args.host, root, resident=resident)
+    changes = plan_kit(args.host, root, resident=resident, cast_turns=kit_cast_turns(config, root))
     if not args.dry_run:
         write_kit(root, changes)
     written = [c.path for c in changes if c.changed]
@@ -103,7 +115,8 @@ _SERVER_LINE: Final = {
 async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.cli._entry import hook_command
 
-    return await anyio.to_thread.run_sync(hook_command, args.host, str(config.repository_root))
+    host = args.host_option or args.host or "claude-code"
+    return await anyio.to_thread.run_sync(hook_command, host, str(config.repository_root))
 
 
 HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[Any]]]] = {

@@ -26,6 +26,11 @@ if typing.TYPE_CHECKING:
         is_unlocked as is_unlocked,
         pending_node as pending_node,
     )
+    from telic.controller._draft import (
+        Draft as Draft,
+        Fill as Fill,
+        draft_for as draft_for,
+    )
     from telic.controller._driver import (
         Action as Action,
         Controller as Controller,
@@ -65,8 +70,21 @@ if typing.TYPE_CHECKING:
         StoredArtifact as StoredArtifact,
         TraceEntry as TraceEntry,
     )
+    from telic.controller._statements import (
+        GENERAL as GENERAL,
+        ROLE_PREFIX as ROLE_PREFIX,
+        STATEMENTS as STATEMENTS,
+        UNSTATED as UNSTATED,
+        Statement as Statement,
+        field_statements as field_statements,
+        role_instructions as role_instructions,
+        role_of as role_of,
+        role_rules as role_rules,
+    )
     from telic.controller._tool import tool_layers as tool_layers
     from telic.controller._vocabulary import (
+        ELICITED_EVENT as ELICITED_EVENT,
+        ELICITED_SUMMARY as ELICITED_SUMMARY,
         TERMINAL_STATUSES as TERMINAL_STATUSES,
         event_summary as event_summary,
         human_time as human_time,

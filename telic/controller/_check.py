@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from pydantic import BaseModel
+
 from telic._errors import Issue
 from telic.controller._state import BodyRef, RunState, StoredArtifact
 from telic.protocol import InternalPhase, Mode
 
-__all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate"]
+__all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate", "wire_value"]
 
 B_co = TypeVar("B_co", covariant=True)
 
@@ -28,10 +30,23 @@ ANY = "*"
 
 
 class Violation(NamedTuple):
-    """One failed invariant: where in the body, and why (one line, never a submitted value)."""
+    """One failed invariant: where in the body, and why (one line, never a submitted value).
+
+    ``expected`` is what would pass at ``path`` when the controller can compute it (the same
+    derived value a draft fills in), as a JSON value; None when it cannot."""
 
     path: str
     message: str
+    expected: object = None
+
+
+def wire_value(value: object) -> object:
+    """Return a model (or a list of models) as its camelCase JSON value, for ``expected``."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, (list, tuple)):
+        return [wire_value(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,5 +116,9 @@ def _issues(rules: Sequence[Rule], check: Check[Any]) -> Iterator[Issue]:
         if rule.applies_to(check.artifact_type):
             for violation in rule.check(check):
                 yield Issue(
-                    path=violation.path, code="invariant", message=violation.message, rule=rule.id
+                    path=violation.path,
+                    code="invariant",
+                    message=violation.message,
+                    rule=rule.id,
+                    expected=violation.expected,
                 )

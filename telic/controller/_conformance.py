@@ -396,7 +396,8 @@ SCHEMA_HELD: Final[tuple[SchemaHeld, ...]] = (
     ),
     SchemaHeld("WorkPlan executionMode serial", "schema literal"),
     SchemaHeld(
-        "completed WorkResult: no failed/denied actions, no failed tests, all coverage pass",
+        "completed WorkResult: no failed/denied actions, all coverage pass (a failed test: "
+        "WR-COMPLETED-FAILED-TEST)",
         "WorkResult schema",
     ),
     SchemaHeld(

@@ -8,22 +8,39 @@ separate counters, so that replaying the same artifacts always gives the same an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from telic.controller._state import RunState, StoredArtifact
 from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
+    "PROMPT_COVERAGE",
     "WorkOrder",
+    "backing_actions",
+    "breaches",
+    "contract_context_refs",
+    "contract_rule_refs",
     "controlling_order",
+    "current_results",
+    "every_uri",
+    "fix_minimum",
     "is_unlocked",
     "pending_node",
+    "permissions_honored",
     "plan_reservation",
+    "prompt_coverage",
+    "report_change_refs",
+    "report_verification_refs",
+    "required_verification_results",
     "reserved_tool_calls",
     "results_of",
+    "retained_verifications",
     "stage_criteria",
     "stage_verifications",
+    "supported_claims",
+    "trace_ref",
+    "verification_evidence",
 ]
 
 MAX_RUN_TOOL_CALLS: Final = 4_000
@@ -48,6 +65,35 @@ def _reserved_tool_calls(state: RunState) -> int:
 def results_of(state: RunState, plan: StoredArtifact) -> tuple[StoredArtifact, ...]:
     """Return the WorkResults reported against ``plan``, in ledger order."""
     return tuple(r for r in state.all("WorkResult") if r.body.work_plan_ref == plan.uri)
+
+
+def fix_minimum(contract: TaskContract) -> int:
+    """Return the fewest tool calls a passing analyze_and_fix fix plan can reserve.
+
+    A passing fix needs a completed mutating action (``QR-PASS-NEEDS-MUTATION``) and, after it,
+    one completed read-only action for each capability of a required completion verification
+    (``WR-VERIFY-AFTER-MUTATION``); a node reports no more actions than its budget.
+    """
+    verified = {
+        v.capability
+        for v in contract.verification_requirements
+        if v.required and v.stage == "completion"
+    }
+    return 1 + len(verified)
+
+
+def breaches(state: RunState) -> tuple[tuple[StoredArtifact, str], ...]:
+    """Return ``(result, action id)`` for every action a WorkResult records as ``unauthorized``.
+
+    Each is the host's admission that it acted outside its permissions: once one is on record,
+    the run's permissions were not honoured, whatever else it proved.
+    """
+    return tuple(
+        (result, action.id)
+        for result in state.all("WorkResult")
+        for action in result.body.actions
+        if action.status == "unauthorized"
+    )
 
 
 def pending_node(state: RunState) -> WorkNode | None:
@@ -168,3 +214,182 @@ def stage_verifications(state: RunState) -> tuple[str, ...]:
         for v in contract.verification_requirements
         if not diagnosis_only or v.stage == "diagnosis"
     )
+
+
+# ------------------------------------------------------------------ values the rules demand
+#
+# Each function below is the one declaration of a value some rule requires a submission to
+# carry exactly. The rule compares against it (and shows it as the issue's ``expected``); the
+# draft beside the NextAction fills it in. Order is kept stable so a draft is deterministic.
+
+PROMPT_COVERAGE: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    ("request", ("objective", "intentMode")),
+    ("frame", ("scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs")),
+    (
+        "contract",
+        (
+            "permissions",
+            "contextRefs",
+            "requiredOutputs",
+            "verificationRequirements",
+            "stopConditions",
+            "assumptions",
+            "unresolvedQuestions",
+        ),
+    ),
+)
+"""PromptReview coverage: which contract fields each of request, frame and contract covers."""
+
+
+def prompt_coverage(state: RunState) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Return the exact PromptReview coverage: (sourceRef, contractFields) for the request, the
+    latest contract's frame and the latest contract, in that order (PR-COVERAGE)."""
+    contract = state.latest("TaskContract")
+    if contract is None:
+        return ()
+    sources = {
+        "request": state.request.uri,
+        "frame": contract.body.problem_frame_ref,
+        "contract": contract.uri,
+    }
+    return tuple((sources[name], fields) for name, fields in PROMPT_COVERAGE)
+
+
+def contract_context_refs(state: RunState) -> tuple[str, ...]:
+    """Return the refs a contract's contextRefs must include: the latest frame's non-user fact
+    sources and every inference source, first occurrence first (TC-CONTEXT-REFS)."""
+    frame = state.latest("ProblemFrame")
+    if frame is None:
+        return ()
+    refs = [f.source_ref for f in frame.body.known_facts if f.provenance != "user"]
+    refs += [ref for inference in frame.body.inferences for ref in inference.source_refs]
+    return tuple(dict.fromkeys(refs))
+
+
+def contract_rule_refs(state: RunState) -> tuple[str, ...]:
+    """Return the contract's ruleRefs: the latest frame's applicableRuleRefs, once each
+    (TC-RULE-REFS)."""
+    frame = state.latest("ProblemFrame")
+    return () if frame is None else tuple(dict.fromkeys(frame.body.applicable_rule_refs))
+
+
+def current_results(state: RunState) -> tuple[str, ...]:
+    """Return the URIs of the latest plan's results, the QualityReview's workResultRefs
+    (QR-CURRENT-WORK)."""
+    plan = state.latest("WorkPlan")
+    return () if plan is None else tuple(r.uri for r in results_of(state, plan))
+
+
+def every_uri(state: RunState, artifact_type: str) -> tuple[str, ...]:
+    """Return the URI of every ``artifact_type`` of the run, in ledger order (the audit's
+    workPlanRefs and workResultRefs, RA-LINEAGE)."""
+    return tuple(a.uri for a in state.all(artifact_type))
+
+
+def report_change_refs(state: RunState) -> tuple[str, ...]:
+    """Return the distinct diffRefs of every WorkResult, the report's changeRefs
+    (UR-CHANGE-REFS)."""
+    diffs = [f.diff_ref for r in state.all("WorkResult") for f in r.body.files_changed]
+    return tuple(dict.fromkeys(diffs))
+
+
+def required_verification_results(state: RunState) -> tuple[Any, ...]:
+    """Return the latest QualityReview's results for the contract's required verifications."""
+    review, contract = state.latest("QualityReview"), state.latest("TaskContract")
+    if review is None or contract is None:
+        return ()
+    required = {v.id for v in contract.body.verification_requirements if v.required}
+    return tuple(r for r in review.body.verification_results if r.requirement_id in required)
+
+
+def report_verification_refs(state: RunState) -> tuple[str, ...]:
+    """Return the evidence of the required verification results, a completed report's
+    verificationRefs (UR-VERIFICATION-REFS)."""
+    refs = [ref for r in required_verification_results(state) for ref in r.evidence_refs]
+    return tuple(dict.fromkeys(refs))
+
+
+def trace_ref(state: RunState) -> str:
+    """Return the report's traceRef, ``trace://<runId>`` (UR-TRACE-REF)."""
+    return f"trace://{state.run.run_id}"
+
+
+def supported_claims(state: RunState) -> dict[str, Any]:
+    """Return the latest audit's supported claim-matrix entries by claim id (the claims a
+    report may make, UR-CLAIM-MATCHES-AUDIT-MATRIX)."""
+    audit = state.latest("ReleaseAudit")
+    if audit is None:
+        return {}
+    return {e.claim_id: e for e in audit.body.claim_evidence_matrix if e.status == "supported"}
+
+
+def permissions_honored(state: RunState) -> bool | None:
+    """Return the report's permissionsHonored: whether the latest audit's mode compliance
+    passed and no action is on record as unauthorized, or None without an audit (UR-AUDIT-LINK)."""
+    audit = state.latest("ReleaseAudit")
+    if audit is None:
+        return None
+    return audit.body.mode_compliance == "pass" and not breaches(state)
+
+
+def _last_mutation(result: Any) -> int:
+    marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
+    return max(marks, default=-1)
+
+
+def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple[str, ...], ...]:
+    """Return the evidence of each action of the latest plan's results that can back a passing
+    ``stage`` verification of ``capability``: completed, read-only, of that capability, in a node
+    that requires it and covers a criterion of the stage, after the result's last mutation for
+    completion (QR-VERIFICATION-BACKED). A verification's evidence must share a ref with one."""
+    contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
+    if contract is None or plan is None:
+        return ()
+    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
+    found: list[tuple[str, ...]] = []
+    for record in results_of(state, plan):
+        body = record.body
+        source = state.by_uri(body.work_plan_ref)
+        node = (
+            None
+            if source is None
+            else next((n for n in source.body.nodes if n.id == body.node_id), None)
+        )
+        if node is None or capability not in node.required_capabilities:
+            continue
+        if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
+            continue
+        start = _last_mutation(body) + 1 if stage == "completion" else 0
+        found += [
+            tuple(action.evidence_refs)
+            for action in body.actions[start:]
+            if action.capability == capability
+            and action.status == "completed"
+            and not action.mutating
+        ]
+    return tuple(found)
+
+
+def retained_verifications(state: RunState) -> dict[str, tuple[str, ...]]:
+    """Return the evidence of each verification a ``proceed_to_fix`` review passed, by
+    requirement id: a diagnosis verification the final review may retain."""
+    return {
+        r.requirement_id: tuple(r.evidence_refs)
+        for review in state.all("QualityReview")
+        if review.body.decision == "proceed_to_fix"
+        for r in review.body.verification_results
+        if r.status == "pass"
+    }
+
+
+def verification_evidence(
+    state: RunState, requirement_id: str, capability: str, stage: str
+) -> tuple[str, ...] | None:
+    """Return evidence a passing verification may cite: the first backing action's, else (a
+    diagnosis verification after the unlock) the evidence the gate review passed it with."""
+    actions = [refs for refs in backing_actions(state, capability, stage) if refs]
+    if actions:
+        return actions[0]
+    if stage == "diagnosis" and is_unlocked(state):
+        return retained_verifications(state).get(requirement_id)
+    return None

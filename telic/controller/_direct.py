@@ -14,7 +14,15 @@ from typing import Any, Final
 
 from telic.protocol import QualityReview, ReleaseAudit, UserReport, WorkResult
 
-__all__ = ["CAPABILITY_KINDS", "DirectRef", "direct_refs", "evidence_fields"]
+__all__ = [
+    "CAPABILITY_KINDS",
+    "COMMAND_KINDS",
+    "DIFF_KINDS",
+    "OUTPUT_KINDS",
+    "DirectRef",
+    "direct_refs",
+    "evidence_fields",
+]
 
 _READ_KINDS: Final = frozenset({"repository", "diff", "tool_output"})
 _SHELL_KINDS: Final = frozenset({"tool_output", "log", "test"})
@@ -34,6 +42,12 @@ CAPABILITY_KINDS: Final[dict[str, frozenset[str]]] = {
     "subagent.spawn": frozenset({"tool_output"}),
 }
 """Evidence kinds that can back an action or a verification of each capability."""
+DIFF_KINDS: Final = frozenset({"diff"})
+"""Evidence kinds a FileChange's diffRef accepts."""
+COMMAND_KINDS: Final = frozenset({"tool_output", "log"})
+"""Evidence kinds a TestResult's commandRef accepts."""
+OUTPUT_KINDS: Final = frozenset({"test", "tool_output", "log"})
+"""Evidence kinds a TestResult's outputRef accepts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +87,12 @@ def _result(body: WorkResult) -> Iterator[DirectRef]:
         path = f"inferences.{i}.evidenceRefs"
         yield from _each(path, inference.evidence_refs, context_document=True)
     for i, change in enumerate(body.files_changed):
-        yield DirectRef(f"filesChanged.{i}.diffRef", change.diff_ref, frozenset({"diff"}))
+        yield DirectRef(f"filesChanged.{i}.diffRef", change.diff_ref, DIFF_KINDS)
     for i, test in enumerate(body.test_results):
         if test.command_ref is not None:
-            kinds = frozenset({"tool_output", "log"})
-            yield DirectRef(f"testResults.{i}.commandRef", test.command_ref, kinds)
+            yield DirectRef(f"testResults.{i}.commandRef", test.command_ref, COMMAND_KINDS)
         if test.output_ref is not None:
-            kinds = frozenset({"test", "tool_output", "log"})
-            yield DirectRef(f"testResults.{i}.outputRef", test.output_ref, kinds)
+            yield DirectRef(f"testResults.{i}.outputRef", test.output_ref, OUTPUT_KINDS)
     for i, entry in enumerate(body.acceptance_coverage):
         yield from _each(f"acceptanceCoverage.{i}.evidenceRefs", entry.evidence_refs)
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from telic.controller._draft import Draft, draft_for
 from telic.controller._events import (
     Accepted,
     AnswerClarification,
@@ -87,6 +88,10 @@ class StepResult:
     state: RunState | None = None
     """The run's state right after the step, when the controller knows it without reading the
     ledger again (nothing else was written in between); otherwise None: ``load`` the run."""
+    draft: Draft | None = None
+    """The draft of the artifact ``next_action`` requires (``draft_for``); None when there is
+    none, and on a supporting (Evidence, ScenarioSpec) acknowledgement, which leaves the phase
+    and its draft unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,8 @@ class RunDetails:
     run: RunRecord
     artifacts: tuple[ArtifactRecord, ...]
     next_action: Action
+    draft: Draft | None = None
+    """The draft of the artifact ``next_action`` requires, or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +356,7 @@ class Controller:
         )
         # The run's first state is known: its first load need not read it back.
         started = self._committed(state.run.run_id, None, state, commit)
-        return StepResult(commit.run, action, state=started)
+        return StepResult(commit.run, action, state=started, draft=draft_for(state))
 
     async def ground(
         self,
@@ -378,11 +385,20 @@ class Controller:
         return await self._step(run_id, submission)
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = False,
     ) -> StepResult:
-        """Answer the pending clarification with exactly one choice id."""
+        """Answer the pending clarification with exactly one choice id.
+
+        ``elicited``: the user chose it in the client's form (MCP elicitation); the trace says so.
+        """
         token = Token(action_id, expected_run_version)
-        answer = AnswerClarification(token, response, self._new_id(), self._clock())
+        answer = AnswerClarification(token, response, self._new_id(), self._clock(), elicited)
         return await self._step(run_id, answer)
 
     async def cancel(self, run_id: str, action_id: str, expected_run_version: int) -> StepResult:
@@ -435,7 +451,8 @@ class Controller:
             replayed = None
             if outcome.replay_of is not None:
                 replayed = await self._record_of(run_id, base, outcome.replay_of)
-            return StepResult(run_record(state.run), action, replayed, state=state)
+            draft = None if replayed is not None else draft_for(new)
+            return StepResult(run_record(state.run), action, replayed, state=state, draft=draft)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
@@ -444,6 +461,8 @@ class Controller:
             after = None
             if base is not None and not commit.replayed:
                 after = self._committed(run_id, base, new, commit)
+            # An acknowledged Evidence or ScenarioSpec leaves the phase and its draft as they were:
+            # the host already holds that draft, so it is not sent again (get_next_action has it).
             return StepResult(commit.run, action, commit.artifacts[0], state=after)
         commit = await self._ledger.commit_step(
             run_id,
@@ -453,7 +472,7 @@ class Controller:
             events,
         )
         after = None if base is None else self._committed(run_id, base, new, commit)
-        return StepResult(commit.run, action, state=after)
+        return StepResult(commit.run, action, state=after, draft=draft_for(new))
 
     async def _record_of(
         self, run_id: str, base: _Cached | None, artifact_id: str
@@ -496,7 +515,14 @@ class Controller:
         """
         cached = await self._load(run_id)
         state = cached.state
-        return RunDetails(run_record(state.run), tuple(cached.records), next_action(state))
+        return RunDetails(
+            run_record(state.run), tuple(cached.records), next_action(state), draft_for(state)
+        )
+
+    async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
+        """Return the run's next action and its draft (read-only)."""
+        state = await self.load(run_id)
+        return next_action(state), draft_for(state)
 
     async def get_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""

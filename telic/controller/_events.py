@@ -66,6 +66,8 @@ class AnswerClarification:
     message_id: str
     """Id of the UserMessage that will hold the answer (the driver mints it)."""
     now: str
+    elicited: bool = False
+    """The user chose it in the client's own form (MCP elicitation), not the host's model."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ from telic.controller._state import (
     body_refs,
 )
 from telic.controller._transitions import transition
+from telic.controller._vocabulary import ELICITED_EVENT, ELICITED_SUMMARY
 from telic.controller._work import deny_notes, permission_notes
 from telic.ledger import CanonicalBody
 from telic.protocol import Evidence, UserMessage, WireModel, WorkResult, parse_artifact
@@ -226,6 +227,8 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     spec = PHASES[run.phase]
     if kind != spec.primary and kind not in spec.additional:
         message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
+        if kind == "Evidence" and run.mode in ("report_only", "plan_only"):
+            message += f" ({run.mode} executes nothing: cite the latest WorkPlan as its evidence)"
         rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
         raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
     try:
@@ -327,13 +330,16 @@ def _answer(state: RunState, answer: AnswerClarification) -> Accepted:
         moved = replace(run, status="running", phase=run.resume_phase, resume_phase=None)
     else:
         moved = replace(run, status="cancelled", resume_phase=None)
+    summary = f"Clarification answered with {choice.run_effect}"
+    if answer.elicited:
+        summary += f" {ELICITED_SUMMARY}"
     note = TraceNote(
-        "clarification_answered",
+        ELICITED_EVENT if answer.elicited else "clarification_answered",
         "user",
         run.phase,
         input_refs=(request.uri,),
         output_refs=(record.uri,),
-        summary=f"Clarification answered with {choice.run_effect}",
+        summary=summary,
     )
     return Accepted(_advance(state, moved, (record,), answer.now), (record,), (note,))
 

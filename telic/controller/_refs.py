@@ -199,7 +199,9 @@ def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
     if not {answer.source_refs[0], answer.uri} <= set(c.source_refs):
         yield Violation(
             "sourceRefs",
-            "The first artifact after a clarification must cite its request and answer",
+            "The first artifact after a clarification must cite its request and answer in "
+            "the source_refs argument",
+            [answer.source_refs[0], answer.uri],
         )
 
 

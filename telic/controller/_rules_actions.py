@@ -2,8 +2,10 @@
 
 Telic cannot intercept a host's tools, so it judges the *claims*: every attempted action uses a
 tool its node allows, on a target the mode, the run authorization and the node all authorize;
-a denial is a real one; the mutating flag tells the truth; and file changes and completed
-write/delete actions correspond exactly, in both directions, whatever the result's status.
+a denial is a real one; an action the host admits it took outside its permissions is recorded
+(status ``unauthorized``, which must be true) rather than refused; the mutating flag tells the
+truth; and file changes and completed write/delete actions correspond exactly, in both
+directions, whatever the result's status.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from typing import Final
 
 from telic.controller._authority import decide
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._work import action_decisions, node_of
+from telic.controller._work import GATED, action_decisions, node_of
 from telic.permissions import TYPED_INSPECT_TARGETS, capability_is_mutating
 from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
 
 _WRITES: Final = frozenset({"repository.write", "repository.delete"})
+_REPORTED_ELSEWHERE: Final = frozenset({"untyped_inspect_target", GATED})
+"""Refusals other rules name (WR-SHELL-INSPECT-TARGET, WR-NO-MUTATION)."""
 
 
 def _capability(change: FileChange) -> Capability:
@@ -27,12 +31,20 @@ def _capability(change: FileChange) -> Capability:
 
 
 def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every attempted action uses a capability among its node's allowedTools."""
+    """Every attempted action uses a capability among its node's allowedTools.
+
+    An action recorded as ``unauthorized`` is the host's admission that it went outside its
+    permissions, so it is exempt: refusing it would only teach the host to hide it.
+    """
     node = node_of(c.state, c.body)
     for index, action, _ in action_decisions(c.state, c.body):
+        if action.status == "unauthorized":
+            continue
         if node is not None and action.capability not in node.allowed_tools:
             yield Violation(
-                f"actions.{index}.capability", "Capability is not among the node's allowedTools"
+                f"actions.{index}.capability",
+                "Capability is not among the node's allowedTools; if you already did it, keep "
+                "the action with status unauthorized",
             )
 
 
@@ -43,17 +55,31 @@ def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(
                 f"actions.{index}.target",
                 "shell.inspect targets are git.status, git.diff, git.log, network.listen, "
-                "process.list or runtime.logs",
+                "process.list or runtime.logs; running a command (a test) is shell.execute",
             )
 
 
 def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed and failed actions are authorized by mode ∩ run authorization ∩ node."""
     for index, action, decision in action_decisions(c.state, c.body):
-        if action.status == "denied" or decision.code == "untyped_inspect_target":
+        if action.status in ("denied", "unauthorized") or decision.code in _REPORTED_ELSEWHERE:
             continue
         if not decision.allowed:
-            yield Violation(f"actions.{index}.target", f"Unauthorized: {decision.reason}")
+            yield Violation(
+                f"actions.{index}.target",
+                f"Unauthorized: {decision.reason}. If you already did it, keep it with status "
+                "unauthorized; if it was refused, status denied",
+            )
+
+
+def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
+    """An action recorded as ``unauthorized`` really was outside the run's permissions."""
+    for index, action, decision in action_decisions(c.state, c.body):
+        if action.status == "unauthorized" and decision.allowed:
+            yield Violation(
+                f"actions.{index}.status",
+                "This action was within the node's permissions: record it as completed or failed",
+            )
 
 
 def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -151,6 +177,13 @@ RULES: Final = (
         wr_action_authorized,
         "§3.4 WorkResult; §3.5",
         "A completed or failed action on a target that mode, run authorization or node deny.",
+    ),
+    Rule(
+        "WR-UNAUTHORIZED-REAL",
+        _WR,
+        wr_unauthorized_real,
+        _S,
+        "Recording as unauthorized an action that mode, run authorization and node allowed.",
     ),
     Rule(
         "WR-FALSE-DENIAL",

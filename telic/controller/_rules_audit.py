@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import breaches, every_uri
 from telic.controller._rules_frame import latest_uri, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
 from telic.protocol import ReleaseAudit
@@ -21,18 +22,31 @@ __all__ = ["RULES"]
 def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """The audit names the latest review and every plan and result of the run."""
     if c.body.quality_review_ref != latest_uri(c, "QualityReview"):
-        yield Violation("qualityReviewRef", "qualityReviewRef must be the latest QualityReview")
-    if set(c.body.work_plan_refs) != {p.uri for p in c.state.all("WorkPlan")}:
-        yield Violation("workPlanRefs", "workPlanRefs must name every WorkPlan of the run")
-    if set(c.body.work_result_refs) != {r.uri for r in c.state.all("WorkResult")}:
-        yield Violation("workResultRefs", "workResultRefs must name every WorkResult of the run")
+        yield Violation(
+            "qualityReviewRef",
+            "qualityReviewRef must be the latest QualityReview",
+            latest_uri(c, "QualityReview"),
+        )
+    plans, results = every_uri(c.state, "WorkPlan"), every_uri(c.state, "WorkResult")
+    if set(c.body.work_plan_refs) != set(plans):
+        yield Violation(
+            "workPlanRefs", "workPlanRefs must name every WorkPlan of the run", list(plans)
+        )
+    if set(c.body.work_result_refs) != set(results):
+        yield Violation(
+            "workResultRefs", "workResultRefs must name every WorkResult of the run", list(results)
+        )
 
 
 def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """userFidelity subjects are exactly the original request."""
     for index, check in enumerate(c.body.user_fidelity):
         if check.subject_ref != c.state.request.uri:
-            yield Violation(f"userFidelity.{index}.subjectRef", "Must be the original request")
+            yield Violation(
+                f"userFidelity.{index}.subjectRef",
+                "Must be the original request",
+                c.state.request.uri,
+            )
 
 
 def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
@@ -42,6 +56,18 @@ def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("decision", "A mode-compliance failure must be partial or block")
     if review is not None and review.body.decision == "block" and c.body.decision != "block":
         yield Violation("decision", "A blocked QualityReview forces the audit to block")
+
+
+def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
+    """An action recorded as unauthorized means mode compliance failed."""
+    found = breaches(c.state)
+    if found and c.body.mode_compliance != "fail":
+        result, action = found[0]
+        yield Violation(
+            "modeCompliance",
+            f"WorkResult {result.id} records action {action} as unauthorized, so the "
+            "permissions were not honoured: set modeCompliance to fail (then partial or block)",
+        )
 
 
 def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
@@ -81,7 +107,10 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     for criterion in contract.body.acceptance_criteria:
         if criterion.id not in supported:
             yield Violation(
-                "claimEvidenceMatrix", f"Criterion {criterion.id} has no supported direct claim"
+                "claimEvidenceMatrix",
+                f"Criterion {criterion.id} has no supported direct claim; expected lists the "
+                "criteria a release must cover",
+                [a.id for a in contract.body.acceptance_criteria],
             )
 
 
@@ -130,6 +159,14 @@ RULES: Final = (
         ra_decision,
         _S,
         "Releasing despite a mode-compliance failure, or downgrading a blocked review.",
+    ),
+    Rule(
+        "RA-PERMISSIONS-BREACH",
+        _RA,
+        ra_permissions_breach,
+        _S,
+        "Passing mode compliance while a WorkResult records an action taken outside the "
+        "permissions (status unauthorized).",
     ),
     Rule(
         "RA-RELEASE",

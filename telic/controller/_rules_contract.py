@@ -10,11 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._authority import run_authorization, subset
-from telic.controller._check import Check, Rule, Violation
-from telic.controller._rules_frame import intent_mode, latest_uri, original_request
-from telic.permissions import capability_backed, shell_command_problem
-from telic.protocol import ProblemFrame, TaskContract
+from telic.controller._authority import intersect, run_authorization
+from telic.controller._check import Check, Rule, Violation, wire_value
+from telic.controller._derive import contract_context_refs, contract_rule_refs
+from telic.controller._rules_frame import (
+    criteria_stage_problem,
+    intent_mode,
+    latest_uri,
+    original_request,
+)
+from telic.permissions import capability_backed, exceeding, plan_ceiling, shell_command_problem
+from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, TaskContract
 
 __all__: list[str] = []
 
@@ -22,7 +28,11 @@ __all__: list[str] = []
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
     if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
-        yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
+        yield Violation(
+            "problemFrameRef",
+            "problemFrameRef must be the latest ProblemFrame",
+            latest_uri(c, "ProblemFrame"),
+        )
 
 
 def _frame(c: Check[Any]) -> ProblemFrame | None:
@@ -35,11 +45,14 @@ def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     frame = _frame(c)
     if frame is None:
         return
-    needed = {f.source_ref for f in frame.known_facts if f.provenance != "user"}
-    needed |= {ref for inference in frame.inferences for ref in inference.source_refs}
-    if not needed <= set(c.body.context_refs):
+    needed = contract_context_refs(c.state)
+    missing = [ref for ref in needed if ref not in set(c.body.context_refs)]
+    if missing:
         yield Violation(
-            "contextRefs", "contextRefs must include the frame's fact and inference sources"
+            "contextRefs",
+            "contextRefs must include the frame's non-user fact sources and inference sources; "
+            "expected lists the missing ones",
+            missing,
         )
 
 
@@ -50,7 +63,11 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     if frame is not None and (
         len(set(refs)) != len(refs) or set(refs) != set(frame.applicable_rule_refs)
     ):
-        yield Violation("ruleRefs", "ruleRefs must equal the frame's applicableRuleRefs, once each")
+        yield Violation(
+            "ruleRefs",
+            "ruleRefs must equal the frame's applicableRuleRefs, once each",
+            list(contract_rule_refs(c.state)),
+        )
 
 
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
@@ -74,7 +91,11 @@ def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
     )
     for path, mine, theirs in pairs:
         if mine != theirs:
-            yield Violation(path, f"A version 1 contract copies the frame's {path} exactly")
+            yield Violation(
+                path,
+                f"A version 1 contract copies the frame's {path} exactly",
+                wire_value(theirs),
+            )
 
 
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
@@ -97,8 +118,51 @@ def tc_shell_allowlist(c: Check[TaskContract]) -> Iterator[Violation]:
 
 def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
     """Contract permissions lie inside the effective run authorization."""
-    if not subset(c.body.permissions, run_authorization(c.state)):
-        yield Violation("permissions", "Contract permissions exceed the run authorization")
+    beyond = exceeding(c.body.permissions, run_authorization(c.state))
+    if beyond:
+        yield Violation(
+            "permissions",
+            f"Contract permissions exceed the run authorization in {', '.join(beyond)}: narrow "
+            "them to what the mode allows and the user granted at telic_start_run",
+        )
+
+
+def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
+    """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
+    criteria = c.body.acceptance_criteria
+    problem = criteria_stage_problem(c.mode, [a.stage for a in criteria])
+    if problem is not None:
+        index, message = problem
+        where = "" if index is None else f".{index}.stage"
+        yield Violation(f"acceptanceCriteria{where}", message)
+
+
+def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
+    """Each required verification's capability can be given to a node of its stage.
+
+    A node of a stage is planned inside the run authorization and the plan ceiling of that
+    stage (for analyze_and_fix's diagnosis, the analyze_only projection), so a capability
+    outside both could never be required by any node and the plan preflight could never pass.
+    """
+    authorization = run_authorization(c.state)
+    for index, requirement in enumerate(c.body.verification_requirements):
+        if not requirement.required:
+            continue
+        stage = requirement.stage
+        ceiling = intersect(authorization, plan_ceiling(c.mode, fix_unlocked=stage == "completion"))
+        if capability_backed(requirement.capability, ceiling):
+            continue
+        usable = [v for v in VERIFICATION_CAPABILITIES if capability_backed(v, ceiling)]
+        choice = (
+            f"use one of: {', '.join(usable)}"
+            if usable
+            else "no capability can be; make the requirement not required"
+        )
+        yield Violation(
+            f"verificationRequirements.{index}.capability",
+            f"No {stage} node of this {c.mode} run can ever be given {requirement.capability} "
+            f"(mode, stage and the user's grant); {choice}",
+        )
 
 
 def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
@@ -183,6 +247,22 @@ RULES: Final = (
         tc_permissions_authorized,
         _S,
         "Contract permissions beyond mode ceiling ∩ granted ∖ denied.",
+    ),
+    Rule(
+        "TC-STAGE-CRITERIA",
+        _TC,
+        tc_stage_criteria,
+        _S,
+        "Criteria no run of the mode can complete: no completion criterion outside "
+        "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
+    ),
+    Rule(
+        "TC-VERIFICATION-REACHABLE",
+        _TC,
+        tc_verification_reachable,
+        _S,
+        "A required verification whose capability no node of its stage can ever be given "
+        "under the mode, the stage's plan ceiling and the run authorization.",
     ),
     Rule(
         "TC-ASSUMPTIONS",

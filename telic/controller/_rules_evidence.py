@@ -47,6 +47,14 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(ref.path, "repo:// and trace:// references never prove an outcome")
         elif ref.user_reported:
             yield Violation(ref.path, "A user-reported claim must cite the user's own message")
+        elif c.mode in _PLAN_DELIVERABLE:
+            latest = c.state.latest("WorkPlan")
+            plan = "the latest WorkPlan" if latest is None else latest.uri
+            yield Violation(
+                ref.path,
+                f"In {c.mode} nothing is executed, so no Evidence exists: cite {plan}, the "
+                "deliverable, as the evidence",
+            )
         else:
             yield Violation(ref.path, "A direct-evidence field must reference an Evidence artifact")
 

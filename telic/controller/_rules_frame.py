@@ -1,19 +1,21 @@
 """Invariants of framing: the ProblemFrame and its optional ScenarioSpec presentation.
 
 The frame is the authoritative reading of the request: it keeps the run's mode, names the run's
-own request, cites a source of the right provenance for every fact, and never asks the user a
-question itself (that is what a ClarificationRequest is for).
+own request, cites a source of the right provenance for every fact, drafts criteria whose stages
+its mode can complete, and never asks the user a question itself (that is what a
+ClarificationRequest is for; once the user answered, the frame may say a clarification was
+required by citing that request).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.protocol import ProblemFrame, ScenarioSpec, TaskContract
+from telic.protocol import Mode, ProblemFrame, ScenarioSpec, Stage, TaskContract
 
-__all__ = ["RULES", "intent_mode", "latest_uri", "original_request"]
+__all__ = ["RULES", "criteria_stage_problem", "intent_mode", "latest_uri", "original_request"]
 
 _FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "runtime": frozenset({"runtime", "log"}),
@@ -32,19 +34,82 @@ def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
 def intent_mode(c: Check[ProblemFrame | TaskContract]) -> Iterator[Violation]:
     """ProblemFrame and TaskContract intentMode equal the run's mode."""
     if c.body.intent_mode != c.mode:
-        yield Violation("intentMode", "intentMode must equal the run's mode")
+        yield Violation("intentMode", "intentMode must equal the run's mode", c.mode)
 
 
 def original_request(c: Check[Any]) -> Iterator[Violation]:
     """originalRequestRef is the run's original request."""
     if c.body.original_request_ref != c.state.request.uri:
-        yield Violation("originalRequestRef", "originalRequestRef must be the run's request")
+        yield Violation(
+            "originalRequestRef",
+            "originalRequestRef must be the run's request",
+            c.state.request.uri,
+        )
+
+
+def _answered(c: Check[Any], request_uri: str) -> bool:
+    """Whether ``request_uri`` names a ClarificationRequest of this run the user has answered."""
+    request = c.resolve(request_uri)
+    return (
+        request is not None
+        and request.type == "ClarificationRequest"
+        and any(request_uri in m.source_refs for m in c.state.all("UserMessage"))
+    )
 
 
 def pf_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A frame may not require clarification: submit a ClarificationRequest first."""
-    if c.body.clarification.required:
-        yield Violation("clarification.required", "Submit a ClarificationRequest instead")
+    """A frame requires clarification only by citing a request the user already answered."""
+    clarification = c.body.clarification
+    if not clarification.required or _answered(c, clarification.request_ref):
+        return
+    if c.state.latest("ClarificationRequest") is None:
+        message = (
+            "Submit a ClarificationRequest instead of this frame; after the user answers, "
+            "frame again with required true and requestRef naming that request"
+        )
+    else:
+        message = (
+            "requestRef must name the ClarificationRequest the user answered (a run asks once); "
+            "or set required false, record the answer as a user fact citing the answer message "
+            "and drop the answered unknown"
+        )
+    yield Violation("clarification.requestRef", message)
+
+
+def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | None, str] | None:
+    """Say why criteria with ``stages`` (in order) could never complete a run in ``mode``.
+
+    Returns ``(index of the offending criterion or None, what would pass)``, or None when the
+    stages fit: at least one criterion; analyze_and_fix needs a diagnosis and a completion
+    criterion; every other mode has no diagnosis stage, so it needs a ``completion`` criterion
+    (a diagnosis criterion beside one is accepted, as Telic 1.0 accepts it: such a run completes).
+    """
+    if mode == "analyze_and_fix":
+        missing = [s for s in ("diagnosis", "completion") if s not in stages]
+        if missing:
+            return None, (
+                f"analyze_and_fix needs a diagnosis and a completion criterion; add one with "
+                f"stage {missing[0]!r}"
+            )
+        return None
+    if not stages:
+        return None, "Draft at least one criterion, with stage 'completion'"
+    if "completion" not in stages:
+        return stages.index("diagnosis"), (
+            f"{mode} has no diagnosis stage (only analyze_and_fix has one), so its run completes "
+            "on 'completion' criteria: set stage 'completion' on the criteria"
+        )
+    return None
+
+
+def pf_stage_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
+    """The draft criteria fit the stages of the run's mode (the contract copies them)."""
+    criteria = c.body.draft_acceptance_criteria
+    problem = criteria_stage_problem(c.mode, [a.stage for a in criteria])
+    if problem is not None:
+        index, message = problem
+        where = "" if index is None else f".{index}.stage"
+        yield Violation(f"draftAcceptanceCriteria{where}", message)
 
 
 def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
@@ -97,7 +162,16 @@ RULES: Final = (
         ("ProblemFrame",),
         pf_clarification,
         _PF,
-        "A frame that requires clarification instead of submitting a ClarificationRequest.",
+        "A frame that requires clarification without citing a ClarificationRequest the user "
+        "has answered.",
+    ),
+    Rule(
+        "PF-STAGE-CRITERIA",
+        ("ProblemFrame",),
+        pf_stage_criteria,
+        _PF,
+        "Draft criteria no run of the mode can complete: none at all, no completion criterion "
+        "outside analyze_and_fix, or analyze_and_fix without both stages.",
     ),
     Rule(
         "PF-FACT-PROVENANCE",

@@ -3,23 +3,28 @@
 A correction order (proceed_to_fix) targets exactly the completion criteria; a remediation order
 (QualityReview remediate) or defect (ReleaseAudit remediate) names criteria of its stage. Every
 order stays inside the contract and the run's authority — before the analyze_and_fix unlock,
-inside the analyze_only projection — names permission-backed capabilities, and cites the work it
-answers.
+inside the analyze_only projection — names permission-backed capabilities, leaves the plan it
+scopes a way to run every required verification of its stage, and cites the work it answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization, subset
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import is_unlocked, results_of, stage_criteria
+from telic.controller._derive import fix_minimum, is_unlocked, results_of, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol import Capability, PermissionSet, QualityReview, ReleaseAudit
 
 __all__ = ["RULES"]
+
+_CHANGES: Final[frozenset[Capability]] = frozenset(
+    {"repository.write", "repository.delete", "shell.execute"}
+)
+"""Capabilities that can make the change a passing fix needs (QR-PASS-NEEDS-MUTATION)."""
 
 
 def _ceiling(c: Check[Any]) -> PermissionSet | None:
@@ -35,6 +40,46 @@ def _unbacked(
     for index, capability in enumerate(capabilities):
         if not capability_backed(capability, permissions):
             yield Violation(f"{path}.{index}", f"{capability} is not backed by the permissions")
+
+
+def _replan_reach(
+    c: Check[Any],
+    path: str,
+    *,
+    fixing: bool,
+    criteria: Sequence[str],
+    capabilities: Sequence[Capability],
+    permissions: PermissionSet,
+) -> Iterator[Violation]:
+    """The plan an order scopes can still run every required verification of its stage.
+
+    That plan is judged by the preflight (``WP-VERIFICATION-PREFLIGHT``) inside the order: each
+    required verification of the stage needs a node requiring its capability (so the order
+    must allow and back it) and covering a criterion of that stage (so the order must name
+    one). ``fixing``: the replan is judged at the completion stage of analyze_and_fix.
+    """
+    contract = c.state.latest("TaskContract")
+    if contract is None:
+        return
+    stage = None if c.mode != "analyze_and_fix" else "completion" if fixing else "diagnosis"
+    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
+    named = {stages.get(criterion) for criterion in criteria}
+    for requirement in contract.body.verification_requirements:
+        if not requirement.required or stage not in (None, requirement.stage):
+            continue
+        capability = requirement.capability
+        if capability not in capabilities or not capability_backed(capability, permissions):
+            yield Violation(
+                f"{path}.allowedCapabilities",
+                f"The next plan must run required verification {requirement.id}: allow "
+                f"{capability}, backed by the order's permissions",
+            )
+        if requirement.stage not in named:
+            yield Violation(
+                path,
+                f"The next plan must run required verification {requirement.id}: name a "
+                f"{requirement.stage} criterion",
+            )
 
 
 def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -54,6 +99,27 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
     yield from _unbacked(
         f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
     )
+    yield from _replan_reach(
+        c,
+        path,
+        fixing=True,
+        criteria=targets,
+        capabilities=order.allowed_capabilities,
+        permissions=order.permissions,
+    )
+    if not _CHANGES & set(order.allowed_capabilities):
+        yield Violation(
+            f"{path}.allowedCapabilities",
+            "A fix passes only after a change: allow repository.write, repository.delete or "
+            "shell.execute",
+        )
+    needed = fix_minimum(contract.body)
+    if order.maximum_tool_calls < needed:
+        yield Violation(
+            f"{path}.maximumToolCalls",
+            f"The fix needs at least {needed} tool calls (one change, then one verification "
+            "per required completion capability)",
+        )
 
 
 def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -77,6 +143,14 @@ def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
     yield from _unbacked(
         f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
+    )
+    yield from _replan_reach(
+        c,
+        path,
+        fixing=not before_unlock,
+        criteria=failed,
+        capabilities=order.allowed_capabilities,
+        permissions=order.permissions,
     )
 
 
@@ -119,6 +193,14 @@ def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     yield from _unbacked(
         f"{path}.allowedCapabilities", defect.allowed_capabilities, defect.permissions
     )
+    yield from _replan_reach(
+        c,
+        path,
+        fixing=is_unlocked(c.state),
+        criteria=failed,
+        capabilities=defect.allowed_capabilities,
+        permissions=defect.permissions,
+    )
 
 
 def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
@@ -144,7 +226,8 @@ RULES: Final = (
         qr_correction_order,
         "§3.4 QualityReview (proceed_to_fix)",
         "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
-        "authorization, or names an unbacked capability.",
+        "authorization, names an unbacked capability, or leaves the fix plan unable to change "
+        "the repository, run a required completion verification or afford both.",
     ),
     Rule(
         "QR-REMEDIATION-ORDER",
@@ -152,7 +235,8 @@ RULES: Final = (
         qr_remediation_order,
         "§3.4 QualityReview (remediate)",
         "A remediation order outside the stage's criteria, the contract, the analyze-only "
-        "projection before unlock, or without backed capabilities.",
+        "projection before unlock, without backed capabilities, or leaving the replan unable "
+        "to run a required verification of its stage.",
     ),
     Rule(
         "QR-REMEDIATION-SOURCES",
@@ -166,8 +250,9 @@ RULES: Final = (
         _RA,
         ra_defect_scope,
         "§3.4 ReleaseAudit (remediate)",
-        "A defect naming unknown criteria, exceeding contract ∩ authorization, or without "
-        "backed capabilities.",
+        "A defect naming unknown criteria, exceeding contract ∩ authorization, without backed "
+        "capabilities, or leaving the replan unable to run a required verification of its "
+        "stage.",
     ),
     Rule(
         "RA-DEFECT-SOURCES",

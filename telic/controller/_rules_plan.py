@@ -15,11 +15,12 @@ from telic.controller._check import Check, Rule, Violation
 from telic.controller._derive import (
     MAX_RUN_TOOL_CALLS,
     controlling_order,
+    fix_minimum,
     is_unlocked,
     plan_reservation,
     reserved_tool_calls,
 )
-from telic.permissions import capability_backed, plan_ceiling
+from telic.permissions import capability_backed, exceeding, plan_ceiling
 from telic.protocol import TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
@@ -46,13 +47,19 @@ def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
     latest = c.state.latest("TaskContract")
     if latest is None or c.body.task_contract_ref != latest.uri:
-        yield Violation("taskContractRef", "taskContractRef must be the latest TaskContract")
+        yield Violation(
+            "taskContractRef",
+            "taskContractRef must be the latest TaskContract",
+            None if latest is None else latest.uri,
+        )
 
 
 def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A submitted plan declares itself valid."""
     if c.body.plan_validation != "valid":
-        yield Violation("planValidation", "planValidation must be valid")
+        yield Violation(
+            "planValidation", "planValidation must be valid (the only accepted value)", "valid"
+        )
 
 
 def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
@@ -62,12 +69,21 @@ def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
 
 
 def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """All plans of the run together reserve at most 4,000 tool calls."""
+    """All plans of the run together reserve at most 4,000 tool calls.
+
+    Before the analyze_and_fix unlock they also leave the fix plan its minimum: a plan that
+    took every call would leave the run no legal fix plan after ``proceed_to_fix``.
+    """
     total = reserved_tool_calls(c.state) + plan_reservation(c.body)
-    if total > MAX_RUN_TOOL_CALLS:
+    contract = _contract(c)
+    reserve = 0
+    if c.state.run.mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
+        reserve = fix_minimum(contract)
+    if total + reserve > MAX_RUN_TOOL_CALLS:
+        kept = f" and keep {reserve} for the fix plan" if reserve else ""
         yield Violation(
             "nodes",
-            f"Plans would reserve {total} tool calls; the run limit is {MAX_RUN_TOOL_CALLS}",
+            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_RUN_TOOL_CALLS}",
         )
 
 
@@ -90,12 +106,22 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
 
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
-    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=unlocks(c))
+    fix_unlocked = unlocks(c)
+    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=fix_unlocked)
+    gated = c.state.run.mode == "analyze_and_fix" and not fix_unlocked
+    where = (
+        "before the diagnosis gate (the analyze_only projection: reads, inspection and the "
+        "user's exact shell.execute commands; writes belong in the fix plan that cites the "
+        "proceed_to_fix QualityReview)"
+        if gated
+        else f"in {c.state.run.mode}"
+    )
     for index, node in enumerate(c.body.nodes):
-        if not subset(node.permissions, ceiling):
+        beyond = exceeding(node.permissions, ceiling)
+        if beyond:
             yield Violation(
                 f"nodes.{index}.permissions",
-                "Node attempts mutation before the diagnosis review gate or beyond the mode",
+                f"No node may hold {', '.join(beyond)} {where}; drop it from the node",
             )
 
 
@@ -141,7 +167,11 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
             if criterion not in stages:
                 yield Violation(f"nodes.{index}.acceptanceCriteria", "Unknown criterion")
             elif diagnosis_only and stages[criterion] != "diagnosis":
-                yield Violation(f"nodes.{index}.acceptanceCriteria", "Diagnosis criteria only")
+                yield Violation(
+                    f"nodes.{index}.acceptanceCriteria",
+                    "Before the diagnosis gate a plan holds diagnosis criteria only: the "
+                    "completion criteria go in the fix plan, after a proceed_to_fix QualityReview",
+                )
 
 
 _WP = ("WorkPlan",)
@@ -168,7 +198,8 @@ RULES: Final = (
         _WP,
         wp_cumulative_tool_calls,
         "§3.3 per run",
-        "Reserving more than 4,000 tool calls across all plans of the run.",
+        "Reserving more than 4,000 tool calls across all plans of the run (before the "
+        "analyze_and_fix unlock, more than leaves the fix plan its minimum).",
     ),
     Rule(
         "WP-ENVELOPE-BUDGETS",
@@ -189,8 +220,8 @@ RULES: Final = (
         _WP,
         wp_node_permissions_ceiling,
         _S,
-        "A node beyond the plan ceiling: mutation before the diagnosis review gate, or beyond "
-        "the mode.",
+        "A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the "
+        "analyze_only projection before the diagnosis review gate.",
     ),
     Rule(
         "WP-NODE-CHILDREN",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import prompt_coverage
 from telic.protocol import PromptReview
 
 __all__ = ["RULES"]
@@ -15,48 +16,36 @@ def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
     """targetRef is the latest contract."""
     latest = c.state.latest("TaskContract")
     if latest is None or c.body.target_ref != latest.uri:
-        yield Violation("targetRef", "targetRef must be the latest TaskContract")
+        yield Violation(
+            "targetRef",
+            "targetRef must be the latest TaskContract",
+            None if latest is None else latest.uri,
+        )
 
 
 def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
     """revisionNumber is the latest contract's version − 1."""
     latest = c.state.latest("TaskContract")
     if latest is not None and c.body.revision_number != latest.body.version - 1:
-        yield Violation("revisionNumber", "revisionNumber must equal the contract version − 1")
-
-
-_COVERAGE: Final = (
-    ("request", frozenset({"objective", "intentMode"})),
-    ("frame", frozenset({"scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs"})),
-    (
-        "contract",
-        frozenset(
-            {
-                "permissions",
-                "contextRefs",
-                "requiredOutputs",
-                "verificationRequirements",
-                "stopConditions",
-                "assumptions",
-                "unresolvedQuestions",
-            }
-        ),
-    ),
-)
+        yield Violation(
+            "revisionNumber",
+            "revisionNumber must equal the contract version − 1",
+            latest.body.version - 1,
+        )
 
 
 def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
     """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
-    contract = c.state.latest("TaskContract")
-    sources = {
-        "request": c.state.request.uri,
-        "frame": None if contract is None else contract.body.problem_frame_ref,
-        "contract": None if contract is None else contract.uri,
-    }
-    expected = {sources[name]: fields for name, fields in _COVERAGE}
+    wanted = prompt_coverage(c.state)
+    expected = {ref: frozenset(fields) for ref, fields in wanted}
     actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}
     if len(c.body.coverage) != 3 or actual != expected:
-        yield Violation("coverage", "Coverage must map request, frame and contract to their fields")
+        yield Violation(
+            "coverage",
+            "Coverage must be exactly three entries: the request, the frame and the contract, "
+            "each with the contractFields shown in expected",
+            [{"sourceRef": ref, "contractFields": list(fields)} for ref, fields in wanted],
+        )
 
 
 _PR = ("PromptReview",)

@@ -14,10 +14,15 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import is_unlocked, results_of
+from telic.controller._derive import (
+    backing_actions,
+    is_unlocked,
+    results_of,
+    verification_evidence,
+)
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._state import StoredArtifact
-from telic.protocol import QualityReview, VerificationResult, WorkResult
+from telic.protocol import QualityReview, VerificationResult
 
 __all__ = ["RULES"]
 
@@ -58,43 +63,18 @@ def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violati
             allowed = _earlier_passes(c, result.criterion_id)
             message = "An unassigned criterion may only retain an earlier passing review's evidence"
         if evidence not in allowed:
-            yield Violation(f"acceptanceResults.{index}.evidenceRefs", message)
-
-
-def _last_mutation(result: WorkResult) -> int:
-    marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
-    return max(marks, default=-1)
+            yield Violation(
+                f"acceptanceResults.{index}.evidenceRefs",
+                message,
+                sorted(allowed[0]) if allowed else None,
+            )
 
 
 def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: str) -> bool:
-    contract = c.state.latest("TaskContract")
-    _, results = _current(c)
-    if contract is None:
-        return False
-    stages = {a.id: a.stage for a in contract.body.acceptance_criteria}
     evidence = set(verification.evidence_refs)
-    for record in results:
-        body: WorkResult = record.body
-        plan = c.state.by_uri(body.work_plan_ref)
-        node = (
-            None
-            if plan is None
-            else next((n for n in plan.body.nodes if n.id == body.node_id), None)
-        )
-        if node is None or verification.capability not in node.required_capabilities:
-            continue
-        if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
-            continue
-        start = _last_mutation(body) + 1 if stage == "completion" else 0
-        for action in body.actions[start:]:
-            if (
-                action.capability == verification.capability
-                and action.status == "completed"
-                and not action.mutating
-                and evidence & set(action.evidence_refs)
-            ):
-                return True
-    return False
+    return any(
+        evidence & set(refs) for refs in backing_actions(c.state, verification.capability, stage)
+    )
 
 
 def _retained(c: Check[Any], verification: VerificationResult) -> bool:
@@ -122,10 +102,12 @@ def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
             continue
         if stage == "diagnosis" and is_unlocked(c.state) and _retained(c, result):
             continue
+        backing = verification_evidence(c.state, result.requirement_id, result.capability, stage)
         yield Violation(
             f"verificationResults.{index}.evidenceRefs",
             "No completed read-only action of this capability (after the last mutation, for "
             "completion) shares this evidence",
+            None if backing is None else list(backing),
         )
 
 
@@ -136,7 +118,11 @@ def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
         return
     subjects = {check.subject_ref for check in c.body.rule_compliance}
     if subjects != set(contract.body.rule_refs):
-        yield Violation("ruleCompliance", "Judge each contract rule, and only those, once")
+        yield Violation(
+            "ruleCompliance",
+            "Judge each contract rule, and only those, once (expected: the subjectRefs)",
+            list(contract.body.rule_refs),
+        )
 
 
 _QR = ("QualityReview",)

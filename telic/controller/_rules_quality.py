@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
-from telic.controller._derive import is_unlocked, results_of, stage_criteria, stage_verifications
+from telic.controller._derive import (
+    current_results,
+    is_unlocked,
+    results_of,
+    stage_criteria,
+    stage_verifications,
+)
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._rules_frame import latest_uri
 from telic.protocol import QualityReview, ReleaseAudit
@@ -24,13 +30,21 @@ __all__ = ["RULES", "contract_latest", "remaining_remediations"]
 def remaining_remediations(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
     """remainingRemediations equals the controller's shared counter."""
     if c.body.remaining_remediations != c.state.run.remediations_remaining:
-        yield Violation("remainingRemediations", "Must equal the run's remaining remediations")
+        yield Violation(
+            "remainingRemediations",
+            "Must equal the run's remaining remediations",
+            c.state.run.remediations_remaining,
+        )
 
 
 def contract_latest(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
     if c.body.task_contract_ref != latest_uri(c, "TaskContract"):
-        yield Violation("taskContractRef", "taskContractRef must be the latest TaskContract")
+        yield Violation(
+            "taskContractRef",
+            "taskContractRef must be the latest TaskContract",
+            latest_uri(c, "TaskContract"),
+        )
 
 
 def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -39,9 +53,12 @@ def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
     if plan is None:
         return
     if plan.uri not in c.body.work_plan_refs:
-        yield Violation("workPlanRefs", "workPlanRefs must include the latest WorkPlan")
-    if set(c.body.work_result_refs) != {r.uri for r in results_of(c.state, plan)}:
-        yield Violation("workResultRefs", "workResultRefs must equal the latest plan's results")
+        yield Violation("workPlanRefs", "workPlanRefs must include the latest WorkPlan", plan.uri)
+    results = current_results(c.state)
+    if set(c.body.work_result_refs) != set(results):
+        yield Violation(
+            "workResultRefs", "workResultRefs must equal the latest plan's results", list(results)
+        )
 
 
 def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -88,8 +105,14 @@ def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
 def qr_stage_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
     """acceptanceResults cover the active stage's criteria exactly once each."""
     criteria = [r.criterion_id for r in c.body.acceptance_results]
-    if len(set(criteria)) != len(criteria) or set(criteria) != set(stage_criteria(c.state)):
-        yield Violation("acceptanceResults", "Must cover the stage's criteria exactly once")
+    wanted = stage_criteria(c.state)
+    if len(set(criteria)) != len(criteria) or set(criteria) != set(wanted):
+        yield Violation(
+            "acceptanceResults",
+            "Must hold one result per criterion id in expected (the active stage's criteria; "
+            "after the fix is unlocked, every criterion of both stages), each exactly once",
+            list(wanted),
+        )
 
 
 def _requirements(c: Check[QualityReview]) -> dict[str, Any]:
@@ -100,13 +123,23 @@ def _requirements(c: Check[QualityReview]) -> dict[str, Any]:
 def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
     """verificationResults cover the stage's requirements once each, with their capability."""
     ids = [v.requirement_id for v in c.body.verification_results]
-    if len(set(ids)) != len(ids) or set(ids) != set(stage_verifications(c.state)):
-        yield Violation("verificationResults", "Must cover the stage's requirements exactly once")
+    wanted = stage_verifications(c.state)
+    if len(set(ids)) != len(ids) or set(ids) != set(wanted):
+        yield Violation(
+            "verificationResults",
+            "Must hold one result per requirement id in expected (the active stage's "
+            "requirements; after the fix is unlocked, those of both stages), each exactly once",
+            list(wanted),
+        )
     declared = _requirements(c)
     for index, result in enumerate(c.body.verification_results):
         requirement = declared.get(result.requirement_id)
         if requirement is not None and requirement.capability != result.capability:
-            yield Violation(f"verificationResults.{index}.capability", "Not the contracted one")
+            yield Violation(
+                f"verificationResults.{index}.capability",
+                "Not the contracted one",
+                requirement.capability,
+            )
 
 
 def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation]:
@@ -117,7 +150,10 @@ def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation
     for index, result in enumerate(c.body.verification_results):
         requirement = declared.get(result.requirement_id)
         if requirement is not None and requirement.required and result.status != "pass":
-            yield Violation(f"verificationResults.{index}.status", "Required verification failed")
+            yield Violation(
+                f"verificationResults.{index}.status",
+                "Required verification did not pass: decide partial (or remediate) and say so",
+            )
 
 
 _QR = ("QualityReview",)

@@ -13,6 +13,14 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rule, Violation
+from telic.controller._derive import (
+    breaches,
+    report_change_refs,
+    report_verification_refs,
+    required_verification_results,
+    supported_claims,
+    trace_ref,
+)
 from telic.controller._rules_frame import latest_uri
 from telic.protocol import UserReport
 
@@ -26,10 +34,21 @@ _FITS: Final[dict[str, frozenset[str]]] = {
 }
 
 
+def _fits(decision: str, report: UserReport) -> frozenset[str]:
+    """The statuses a report may take after an audit ``decision``.
+
+    A report that admits the permissions were not honoured cannot be ``completed`` (schema), so
+    after a release it may say ``partial`` instead of being forced to claim otherwise.
+    """
+    if decision == "release" and not report.permissions_honored:
+        return frozenset({"partial"})
+    return _FITS[decision]
+
+
 def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
     """traceRef is ``trace://<runId>``."""
-    if c.body.trace_ref != f"trace://{c.state.run.run_id}":
-        yield Violation("traceRef", "traceRef must be trace://<runId>")
+    if c.body.trace_ref != trace_ref(c.state):
+        yield Violation("traceRef", "traceRef must be trace://<runId>", trace_ref(c.state))
 
 
 def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
@@ -42,30 +61,59 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", f"The run's outcome is {hint}; it cannot be completed")
     elif audit is None and (hint != "blocked" or status != "blocked"):
         yield Violation("terminalStatus", "Without an audit only a blocked report is legal")
-    elif audit is not None and status not in _FITS[audit.body.decision]:
+    elif audit is not None and status not in _fits(audit.body.decision, c.body):
         yield Violation("terminalStatus", "The status must fit the audit's decision")
 
 
 def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
-    """The audit forward-references this report, and permissionsHonored mirrors its mode check."""
+    """The audit forward-references this report; permissionsHonored is never true untruly.
+
+    ``true`` needs the audit's mode compliance to pass and no action on record as
+    unauthorized. ``false`` is always accepted: a report may admit a breach the audit missed.
+    """
     audit = c.state.latest("ReleaseAudit")
     if audit is None:
         return
     if audit.body.user_report_ref != c.uri:
-        yield Violation("id", "The audit's userReportRef must name this report")
-    if c.body.permissions_honored != (audit.body.mode_compliance == "pass"):
-        yield Violation("permissionsHonored", "Must equal the audit's mode compliance")
+        yield Violation(
+            "id",
+            "The report's id must be the one the audit's userReportRef names",
+            audit.body.user_report_ref.rsplit("/", 1)[-1],
+        )
+    if not c.body.permissions_honored:
+        return
+    if audit.body.mode_compliance != "pass":
+        yield Violation(
+            "permissionsHonored",
+            "The audit's mode compliance failed: permissionsHonored is false",
+            False,
+        )
+    elif breaches(c.state):
+        yield Violation(
+            "permissionsHonored",
+            "An action is on record as unauthorized: permissionsHonored is false",
+            False,
+        )
 
 
 def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
-    """Without an audit the report cites the review (or clarification) and claims nothing."""
+    """Without an audit the report cites the review (or clarification) and claims nothing.
+
+    Its ``permissionsHonored`` is never true while an action is on record as unauthorized (a
+    second clarification can block a run mid-execution); ``false`` is always accepted.
+    """
     if c.state.latest("ReleaseAudit") is not None:
         return
     anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
     if anchor is not None and anchor.uri not in c.body.finding_refs:
         yield Violation("findingRefs", "An early block cites the review or clarification")
-    if c.body.completion_claims or not c.body.permissions_honored:
-        yield Violation("completionClaims", "An early block claims nothing and honours all")
+    if c.body.completion_claims:
+        yield Violation("completionClaims", "An early block claims nothing")
+    if c.body.permissions_honored and breaches(c.state):
+        yield Violation(
+            "permissionsHonored",
+            "An action is on record as unauthorized: permissionsHonored is false",
+        )
 
 
 def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
@@ -79,17 +127,15 @@ def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
 
 def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
     """changeRefs equal the distinct diffRefs of every WorkResult."""
-    diffs = {f.diff_ref for r in c.state.all("WorkResult") for f in r.body.files_changed}
-    if set(c.body.change_refs) != diffs:
-        yield Violation("changeRefs", "changeRefs must equal the diffRefs of every WorkResult")
+    diffs = report_change_refs(c.state)
+    if set(c.body.change_refs) != set(diffs):
+        yield Violation(
+            "changeRefs", "changeRefs must equal the diffRefs of every WorkResult", list(diffs)
+        )
 
 
-def _required_results(c: Check[Any]) -> list[Any]:
-    review, contract = c.state.latest("QualityReview"), c.state.latest("TaskContract")
-    if review is None or contract is None:
-        return []
-    required = {v.id for v in contract.body.verification_requirements if v.required}
-    return [r for r in review.body.verification_results if r.requirement_id in required]
+def _required_results(c: Check[Any]) -> tuple[Any, ...]:
+    return required_verification_results(c.state)
 
 
 def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
@@ -99,9 +145,12 @@ def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
     results = _required_results(c)
     if any(r.status != "pass" for r in results):
         yield Violation("terminalStatus", "A required verification did not pass")
-    if set(c.body.verification_refs) != {ref for r in results for ref in r.evidence_refs}:
+    wanted = report_verification_refs(c.state)
+    if set(c.body.verification_refs) != set(wanted):
         yield Violation(
-            "verificationRefs", "Must equal the evidence of the required verification results"
+            "verificationRefs",
+            "Must equal the evidence of the required verification results",
+            list(wanted),
         )
 
 
@@ -114,10 +163,7 @@ def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
 
 
 def _supported(c: Check[Any]) -> dict[str, Any]:
-    audit = c.state.latest("ReleaseAudit")
-    if audit is None:
-        return {}
-    return {e.claim_id: e for e in audit.body.claim_evidence_matrix if e.status == "supported"}
+    return supported_claims(c.state)
 
 
 def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
@@ -133,7 +179,9 @@ def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
         ):
             yield Violation(
                 f"completionClaims.{index}",
-                "A claim must copy a supported audit claim: same id, text, evidence and basis",
+                "A claim must copy a supported audit claim: same id, text, evidence and basis "
+                "(expected lists the supported claim ids)",
+                list(matrix),
             )
 
 
@@ -143,7 +191,11 @@ def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
     if audit is None or audit.body.decision != "release":
         return
     if {claim.id for claim in c.body.completion_claims} != set(_supported(c)):
-        yield Violation("completionClaims", "Report every supported audit claim, and only those")
+        yield Violation(
+            "completionClaims",
+            "Report every supported audit claim, and only those",
+            list(_supported(c)),
+        )
 
 
 _UR = ("UserReport",)
@@ -163,14 +215,16 @@ RULES: Final = (
         _UR,
         ur_audit_link,
         _S,
-        "A report the audit did not announce, or a permissionsHonored contradicting it.",
+        "A report the audit did not announce, or permissionsHonored true despite a failed mode "
+        "compliance or an action on record as unauthorized.",
     ),
     Rule(
         "UR-EARLY-BLOCK",
         _UR,
         ur_early_block,
         _S,
-        "An unaudited report that claims something or does not cite the blocking review.",
+        "An unaudited report that claims something, does not cite the blocking review, or says "
+        "the permissions were honoured despite an action on record as unauthorized.",
     ),
     Rule(
         "UR-FINDINGS",

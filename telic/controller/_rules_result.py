@@ -24,23 +24,35 @@ def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
     latest = c.state.latest("WorkPlan")
     if latest is None or c.body.work_plan_ref != latest.uri:
-        yield Violation("workPlanRef", "workPlanRef must be the latest WorkPlan")
+        yield Violation(
+            "workPlanRef",
+            "workPlanRef must be the latest WorkPlan",
+            None if latest is None else latest.uri,
+        )
 
 
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
     """nodeId is the first dependency-ready node without a result, in plan order."""
     node = pending_node(c.state)
     if node is None or c.body.node_id != node.id:
-        yield Violation("nodeId", "nodeId must be the first dependency-ready pending node")
+        yield Violation(
+            "nodeId",
+            "nodeId must be the first dependency-ready pending node",
+            None if node is None else node.id,
+        )
 
 
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Actions and tool events each fit the node's maximumToolCalls."""
+    """Actions and tool events each fit the node's maximumToolCalls.
+
+    Actions recorded ``unauthorized`` are not counted: the budget bounds what the node may do,
+    and a breach already on record must never be one the host has to leave out for lack of room.
+    """
     node = node_of(c.state, c.body)
     if node is None:
         return
     limit = node.budgets.maximum_tool_calls
-    if len(c.body.actions) > limit:
+    if sum(a.status != "unauthorized" for a in c.body.actions) > limit:
         yield Violation("actions", "More actions than the node's tool-call budget")
     if len(c.body.tool_event_refs) > limit:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")
@@ -54,7 +66,29 @@ def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
         yield Violation(f"filesChanged.{index}", "This mode (or stage) may not change files")
     for index, action in enumerate(c.body.actions):
         if action.mutating and action.status in ("completed", "failed"):
-            yield Violation(f"actions.{index}", "This mode (or stage) may not mutate")
+            yield Violation(
+                f"actions.{index}",
+                "This mode (or stage) may not mutate; if you already did it, keep the action "
+                "with status unauthorized",
+            )
+
+
+def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A completed result lists a failed test only in a diagnosis, where it is the finding.
+
+    A diagnosis is work that may not mutate (analyze_only, analyze_and_fix before the unlock):
+    there a reproduced failure is what the node was asked to find. Where the run fixes, a
+    failed test means the work is not complete.
+    """
+    if c.body.status != "completed" or not mutation_allowed(c.state):
+        return
+    for index, test in enumerate(c.body.test_results):
+        if test.status == "failed":
+            yield Violation(
+                f"testResults.{index}.status",
+                "Fixing work with a failed test is not completed: report it partial or failed "
+                "(a failing test stays failed in a completed result only in a diagnosis)",
+            )
 
 
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -68,6 +102,7 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(
                 f"acceptanceCoverage.{index}.criterionId",
                 "Coverage must name the node's criteria, each once",
+                list(node.acceptance_criteria),
             )
         seen.add(entry.criterion_id)
 
@@ -79,7 +114,11 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         return
     covered = {entry.criterion_id for entry in c.body.acceptance_coverage}
     for missing in sorted(set(node.acceptance_criteria) - covered):
-        yield Violation("acceptanceCoverage", f"Completed work must cover criterion {missing}")
+        yield Violation(
+            "acceptanceCoverage",
+            f"Completed work must cover criterion {missing}",
+            list(node.acceptance_criteria),
+        )
 
 
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
@@ -90,7 +129,11 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
     completed = {a.capability for a in c.body.actions if a.status == "completed"}
     for capability in node.required_capabilities:
         if capability not in completed:
-            yield Violation("actions", f"Required capability {capability} has no completed action")
+            yield Violation(
+                "actions",
+                f"Required capability {capability} has no completed action",
+                list(node.required_capabilities),
+            )
 
 
 def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:
@@ -162,6 +205,14 @@ RULES: Final = (
         _S,
         "File changes or completed/failed mutating actions in a read-only mode or before the "
         "analyze_and_fix gate (also persisted as DENY permission decisions).",
+    ),
+    Rule(
+        "WR-COMPLETED-FAILED-TEST",
+        _WR,
+        wr_completed_failed_test,
+        _S,
+        "A completed result with a failed test where the run fixes (a diagnosis may keep its "
+        "reproduced failure).",
     ),
     Rule(
         "WR-COVERAGE",

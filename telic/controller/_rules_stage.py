@@ -38,7 +38,12 @@ def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
     needed = set(stage_criteria(c.state) if order is None else order.criterion_ids)
     covered = {criterion for node in c.body.nodes for criterion in node.acceptance_criteria}
     for missing in sorted(needed - covered):
-        yield Violation("nodes", f"No node covers criterion {missing} of this stage or order")
+        yield Violation(
+            "nodes",
+            f"No node covers criterion {missing} of this stage or order; expected lists the "
+            "criteria the plan must cover",
+            sorted(needed),
+        )
 
 
 def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:

@@ -17,6 +17,7 @@ from telic.controller._events import TraceNote
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.controller._vocabulary import ELICITED_EVENT
 from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
@@ -41,6 +42,7 @@ _CANONICAL: Final[dict[str, str]] = {
     "evidence_captured": "artifact_recorded",
     "scenario_presentation_stored": "artifact_recorded",
     "clarification_answered": "transition_allowed",
+    ELICITED_EVENT: "transition_allowed",
     "run_cancelled": "run_terminated",
 }
 

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Final
 
 __all__ = [
+    "ELICITED_EVENT",
+    "ELICITED_SUMMARY",
     "PHASE_LABELS",
     "STATUS_LABELS",
     "TERMINAL_STATUSES",
@@ -24,6 +26,12 @@ __all__ = [
     "run_phase",
     "status_label",
 ]
+
+ELICITED_EVENT: Final = "clarification_elicited"
+"""The internal trace event of a clarification answer the user chose in the client's own form
+(MCP elicitation); the canonical trace shows it, like ``clarification_answered``, as
+``transition_allowed``, and its summary ends with ``ELICITED_SUMMARY``."""
+ELICITED_SUMMARY: Final = "by the user in the client's form (MCP elicitation)"
 
 PHASE_LABELS: Final[dict[str, str]] = {
     "received": "Received",
@@ -88,6 +96,7 @@ _INTERNAL_EVENTS: Final[dict[str, str]] = {
     "run_started": "run started",
     "run_cancelled": "run cancelled",
     "clarification_answered": "clarification answered",
+    ELICITED_EVENT: "clarification answered by the user in the client's form",
     "budget_consumed": "second clarification: routed to the report",
 }
 

@@ -29,15 +29,20 @@ from telic.protocol import Capability, WorkAction, WorkNode, WorkResult
 
 __all__ = [
     "ATTEMPTED",
+    "GATED",
     "action_decisions",
+    "decide_action",
     "deny_notes",
+    "gate_reason",
     "mutation_allowed",
     "node_of",
     "permission_notes",
 ]
 
-ATTEMPTED: Final = frozenset({"completed", "failed", "denied"})
+ATTEMPTED: Final = frozenset({"completed", "failed", "denied", "unauthorized"})
 """Action statuses that count as attempts (skipped actions were never tried)."""
+GATED: Final = "mutation_not_allowed"
+"""The decision code of a mutating action where the run may not mutate (``WR-NO-MUTATION``)."""
 _MUTATING_MODES: Final = frozenset({"fix_only", "analyze_and_fix"})
 
 
@@ -57,6 +62,26 @@ def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
     return next((n for n in plan.body.nodes if n.id == result.node_id), None)
 
 
+def gate_reason(state: RunState) -> str:
+    """Why a mutation is refused where the run may not mutate (the DENY's rationale)."""
+    if state.run.mode == "analyze_and_fix":
+        return "Mutation attempted before the diagnosis review gate"
+    return f"Mutation is not allowed in {state.run.mode}"
+
+
+def decide_action(state: RunState, node: WorkNode, action: WorkAction) -> Decision:
+    """Decide one reported action: the permission layers, then the mutation gate.
+
+    An action the host declares mutating is refused wherever the run may not mutate (a
+    read-only mode, or analyze_and_fix before the unlock), even when every layer allows its
+    target, e.g. an allowlisted command that changes files during a diagnosis.
+    """
+    decision = decide(state, node.permissions, action.capability, action.target)
+    if decision.allowed and action.mutating and not mutation_allowed(state):
+        return Decision(False, action.capability, decision.scope, "mode", gate_reason(state), GATED)
+    return decision
+
+
 def action_decisions(
     state: RunState, result: WorkResult
 ) -> Iterator[tuple[int, WorkAction, Decision]]:
@@ -66,7 +91,7 @@ def action_decisions(
         return
     for index, action in enumerate(result.actions):
         if action.status in ATTEMPTED:
-            yield index, action, decide(state, node.permissions, action.capability, action.target)
+            yield index, action, decide_action(state, node, action)
 
 
 def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceNote]:
@@ -94,7 +119,7 @@ def _attempted_mutations(result: WorkResult) -> Iterator[tuple[Capability, str]]
         deleted = change.change_type == "deleted"
         yield ("repository.delete" if deleted else "repository.write"), change.path
     for action in result.actions:
-        if action.mutating and action.status in ("completed", "failed"):
+        if action.mutating and action.status in ("completed", "failed", "unauthorized"):
             yield action.capability, action.target
 
 
@@ -126,16 +151,11 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
         if entry.event_type == "permission_checked" and entry.permission_decision is not None
     ]
     gated = set() if mutation_allowed(state) else set(_attempted_mutations(result))
-    gate_reason = (
-        "Mutation attempted before the diagnosis review gate"
-        if state.run.mode == "analyze_and_fix"
-        else f"Mutation is not allowed in {state.run.mode}"
-    )
     notes: list[TraceNote] = []
     for capability, target in _attempted_targets(result):
         decided = decide(state, permissions, capability, target)
         if (capability, target) in gated:
-            reason = gate_reason
+            reason = gate_reason(state)
         elif decided.allowed:
             continue
         else:

@@ -11,7 +11,7 @@ PreToolUse event on stdin. The command:
 3. picks the run this session drives: the run id the session last passed to one of Telic's own
    MCP tools (this hook sees those calls too and records the binding), else the repository's
    only live run. Several live runs and no binding: deny, naming them;
-4. maps the tool to a capability and target (``_claude_code.classify``) and decides with
+4. maps the tool to a capability and target (the host's dialect, ``_dialects``) and decides with
    ``telic.permissions.authorize_action`` over the run's three layers
    (``telic.controller.tool_layers``, through the snapshot of ``_layers``) and the run's
    explicit protected-path grants, the very decision ``telic_check_tool_action`` makes;
@@ -38,13 +38,24 @@ from pathlib import Path
 from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
-from telic.hosts._claude_code import (
-    HookInput,
+from telic._secrets import is_secret_like_path
+from telic.hosts._children import (
+    CastFacts,
+    Decided,
+    child_call,
+    child_start,
+    child_stop,
+    read_cast_facts,
+    spawn_handoff,
+)
+from telic.hosts._dialects import (
+    DIALECTS,
+    Call,
+    Dialect,
     HookInputError,
     Mapped,
-    answer,
-    classify,
-    parse_input,
+    Verdict,
+    read_event,
 )
 from telic.hosts._layers import (
     SESSIONS_DIR,
@@ -57,9 +68,17 @@ from telic.hosts._layers import (
 from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
 from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
-from telic.permissions import Decision, authorize_action
+from telic.permissions import Decision, Layer, authorize_action, protected_pattern
 
-__all__ = ["LiveRun", "claude_code_hook", "select_run", "uuid4_text"]
+__all__ = [
+    "READS_CLOSE_AT",
+    "LiveRun",
+    "claude_code_hook",
+    "host_hook",
+    "reopens_read",
+    "select_run",
+    "uuid4_text",
+]
 
 REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
 _LIVE: Final = ("running", "awaiting_clarification")
@@ -69,6 +88,31 @@ _LIVE_RUNS: Final = (
     "WHERE repository_root = ? AND status IN (?, ?) ORDER BY updated_at DESC, run_id"
 )
 _RUN_KEY: Final = "SELECT version, artifact_count FROM runs WHERE run_id = ?"
+
+READS_CLOSE_AT: Final = frozenset({"agent_5_audit", "agent_5_report"})
+"""The phases in which a native read is decided by the phase layer again: the release audit
+judges what the run did, and the report only tells it, so neither needs to look further."""
+
+
+def reopens_read(phase: str, decision: Decision) -> bool:
+    """Whether a native read the phase layer alone refused is decided again without that layer.
+
+    A host reads before it frames, plans or reviews (a planner looks at the file it will plan a
+    change to), and the phases before execution grant no ``repository.read`` of their own. So in
+    every phase before the audit (``READS_CLOSE_AT``) a read that only the phase layer refused
+    is decided by the mode and the run authorization, the user's grant. Protected paths and
+    secret-like paths (``is_secret_like_path``) are left to the phase layer: widening never
+    reaches them. Pure.
+    """
+    return (
+        decision.capability == "repository.read"
+        and not decision.allowed
+        and decision.deciding_layer == "phase"
+        and phase not in READS_CLOSE_AT
+        and decision.scope is not None
+        and protected_pattern(decision.scope) is None
+        and not is_secret_like_path(decision.scope)
+    )
 
 
 class LiveRun(NamedTuple):
@@ -185,9 +229,9 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     )
 
 
-def _record(connection: sqlite3.Connection, run_id: str, event: NewTraceEvent) -> None:
+def _record(connection: sqlite3.Connection, run_id: str, *events: NewTraceEvent) -> None:
     limits = Limits()
-    fixed = fix_events([event], utc_now)
+    fixed = fix_events(list(events), utc_now)
     probe = probe_for([], fixed, limits)
     transaction(connection, run_id, probe, lambda probed: plan_events(probed, fixed, limits))
 
@@ -218,11 +262,22 @@ def _refresh(connection: sqlite3.Connection, state_dir: Path, url: str, root: st
         _layers(connection, state_dir, url, root, run)
 
 
-def _telic_tool(state_dir: Path, event: HookInput, live: Sequence[LiveRun]) -> str:
-    run_id = event.tool_input.get("run_id")
-    if isinstance(run_id, str) and any(run.run_id == run_id for run in live):
-        _bind(state_dir, event.session_id, run_id)
-    return answer("allow", "Telic checks its own tools itself.")
+TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
+
+
+def _pre_allowed(call: Call | None) -> Verdict | None:
+    """With no live run: nothing, except an allow when the host asks its user before one of
+    Telic's own tools (Codex's ``PermissionRequest``), which is what Claude Code's kit gets from
+    ``permissions.allow: ["mcp__telic"]`` — so ``telic_start_run`` runs in every approval mode."""
+    if call is not None and call.asks == "telic" and call.reply == "PermissionRequest":
+        return TELIC_CHECKS
+    return None
+
+
+def _telic_tool(state_dir: Path, call: Call, live: Sequence[LiveRun]) -> Verdict:
+    if call.run_id is not None and any(run.run_id == call.run_id for run in live):
+        _bind(state_dir, call.session_id, call.run_id)
+    return TELIC_CHECKS
 
 
 _PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "repository.delete"})
@@ -261,70 +316,200 @@ def _redacted(decision: Decision, capability: str) -> Decision:
     return decision if scope == decision.scope else dataclasses.replace(decision, scope=scope)
 
 
+def _authorize(
+    root: str, run_phase: str, layers: Sequence[Layer], granted: Sequence[str], mapped: Mapped
+) -> tuple[Decision, bool]:
+    """The decision on one action, and whether it is a read reopened before the audit."""
+    decision = authorize_action(
+        mapped.capability,  # type: ignore[arg-type]  # unknown ones are refused by the decision
+        mapped.target,
+        layers,
+        repository_root=root,
+        protected_granted=granted,
+    )
+    if not reopens_read(run_phase, decision):
+        return decision, False
+    reopened = authorize_action(
+        "repository.read",
+        mapped.target,
+        layers[:2],  # the mode and the run authorization: the user's grant
+        repository_root=root,
+        protected_granted=granted,
+    )
+    return reopened, True
+
+
 def _decide(
     connection: sqlite3.Connection,
     state_dir: Path,
     url: str,
     root: str,
     run: LiveRun,
-    event: HookInput,
-    mapped: Mapped | None,
-) -> str:
+    call: Call,
+    label: str,
+) -> Verdict:
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
-    if mapped is None:
+    if call.asks is None or call.asks == "telic":
         reason = (
-            f"{where}: Telic cannot map the tool {event.tool_name} to a capability, so it may "
+            f"{where}: Telic cannot map the tool {call.tool} to a capability, so it may "
             "not run while the run is live"
         )
         _record(connection, run.run_id, _event(run, None, "unmapped", reason))
-        return answer("deny", reason)
+        return Verdict("deny", reason)
     authority = _layers(connection, state_dir, url, root, run)
-    decision = authorize_action(
-        mapped.capability,  # type: ignore[arg-type]  # unknown ones are refused by the decision
-        mapped.target,
-        authority.layers,
-        repository_root=root,
-        protected_granted=authority.protected_granted,
+    reasons: list[str] = []
+    for mapped in call.asks:  # every target of the call must be allowed (an apply_patch's files)
+        decision, reopened = _authorize(
+            root, run.phase, authority.layers, authority.protected_granted, mapped
+        )
+        decision = _redacted(decision, mapped.capability)
+        target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
+        what = f"{mapped.capability} on {target}"
+        if decision.allowed and reopened:
+            reason = (
+                f"{where}: {what} is {decision.reason} (native reads inside the run's grant "
+                "are open in every phase before the audit)"
+            )
+        elif decision.allowed:
+            reason = f"{where}: {what} is {decision.reason}"
+        else:
+            layer = decision.deciding_layer or "target"
+            reason = f"{where} denies {what}: {decision.reason} (layer: {layer}; {decision.code})"
+        summary = f"{label} {call.tool}: {reason}"
+        _record(connection, run.run_id, _event(run, decision, mapped.capability, summary))
+        if not decision.allowed:
+            return Verdict("deny", reason)
+        reasons.append(reason)
+    if any(mapped.capability == "subagent.spawn" for mapped in call.asks):
+        decided = spawn_handoff(call, read_cast_facts(connection, run.run_id), where)
+        _record_cast(connection, run, label, call, decided)
+        if decided.verdict.decision == "deny":
+            return decided.verdict
+        reasons.append(decided.verdict.reason)
+    return Verdict("allow", "; ".join(reasons))
+
+
+def _cast_event(run: LiveRun, event_type: str, summary: str) -> NewTraceEvent:
+    """A cast event the hook writes about a native child (``telic.casting._child``)."""
+    return NewTraceEvent(
+        actor="host",
+        phase=run.phase,
+        event_type=event_type,
+        decision_summary=summary[:800],
+        budget_snapshot={
+            "promptRevisions": run.prompt_revisions,
+            "postExecutionRemediations": run.remediations,
+            "transportRetries": 0,
+        },
+        event_id=uuid4_text(os.urandom(16)),
+        timestamp=utc_now(),
     )
-    decision = _redacted(decision, mapped.capability)
-    target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
-    what = f"{mapped.capability} on {target}"
-    if decision.allowed:
-        reason = f"{where}: {what} is {decision.reason}"
+
+
+def _record_cast(
+    connection: sqlite3.Connection, run: LiveRun, label: str, call: Call, decided: Decided
+) -> None:
+    """Append a child decision: its cast events and, for a tool call, the decision itself
+    (allowed or denied, with its reason) as ``telic_check_tool_action`` traces one — all in one
+    transaction."""
+    events = [_cast_event(run, kind, summary) for kind, summary in decided.events]
+    verdict = decided.verdict
+    first = call.asks[0] if isinstance(call.asks, tuple) and call.asks else None
+    if call.what == "decide" and first is not None:
+        checked = _cast_event(run, "permission_checked", f"{label} {call.tool}: {verdict.reason}")
+        permission = {
+            "decision": verdict.decision,
+            "capability": first.capability,
+            "scope": (
+                _shown(first.capability, decided.scope or first.target or "") or first.capability
+            )[:2048],
+            "policyRefs": [],
+            "rationaleSummary": verdict.reason[:4096],
+        }
+        events.append(dataclasses.replace(checked, permission_decision=permission))
+    if events:
+        _record(connection, run.run_id, *events)
+
+
+def _child(
+    connection: sqlite3.Connection,
+    state_dir: Path,
+    url: str,
+    root: str,
+    run: LiveRun,
+    call: Call,
+    label: str,
+) -> Verdict:
+    """A subagent's start, stop or tool call, decided against the cast it serves."""
+    where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
+    facts: CastFacts = read_cast_facts(connection, run.run_id)
+    if call.what == "start":
+        decided = child_start(call, facts, where, state_dir, url, root, run.run_id)
+    elif call.what == "stop":
+        decided = child_stop(call, facts, where)
     else:
-        layer = decision.deciding_layer or "target"
-        reason = f"{where} denies {what}: {decision.reason} (layer: {layer}; {decision.code})"
-    summary = f"Claude Code {event.tool_name}: {reason}"
-    _record(connection, run.run_id, _event(run, decision, mapped.capability, summary))
-    return answer(decision.verdict, reason)
+        authority = _layers(connection, state_dir, url, root, run)
+        decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
+    _record_cast(connection, run, label, call, decided)
+    return decided.verdict
 
 
 def claude_code_hook(
     raw: bytes, *, repository_root: str | None = None, environ: Mapping[str, str] | None = None
 ) -> str | None:
-    """Decide one Claude Code hook event; return the stdout answer (``None``: say nothing).
+    """Decide one Claude Code hook event; return the stdout answer (``None``: say nothing)."""
+    return host_hook("claude-code", raw, repository_root=repository_root, environ=environ)
 
-    Never raises for a decision: while a run is live, every failure becomes a deny.
+
+def host_hook(
+    host: str,
+    raw: bytes,
+    *,
+    repository_root: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """Decide one hook event of ``host`` (a ``DIALECTS`` key); return the stdout answer in that
+    host's format (``None``: say nothing).
+
+    Never raises for a decision: while a run is live, every failure — input that is not the
+    host's event included — becomes a deny in the host's format.
+
+    Raises:
+        KeyError: an unknown host (the command line refuses it first, rule ``hook.host``).
     """
+    dialect = DIALECTS[host]
+    verdict, reply = decide_raw(dialect, raw, repository_root, environ)
+    return None if verdict is None else dialect.write(reply, verdict)
+
+
+def decide_raw(
+    dialect: Dialect,
+    raw: bytes,
+    repository_root: str | None,
+    environ: Mapping[str, str] | None,
+) -> tuple[Verdict | None, str]:
+    """The one decision on a raw event: its verdict (``None``: say nothing) and answer shape."""
     env = os.environ if environ is None else environ
     try:
-        event: HookInput | None = parse_input(raw)
+        call: Call | None = read_event(dialect, raw)
         problem = ""
     except HookInputError as exc:
-        event, problem = None, str(exc)
-    root = _root(repository_root, env, event.cwd if event else None)
+        call, problem = None, str(exc)
+    reply = call.reply if call is not None else dialect.fallback_reply
+    root = _root(repository_root, env, call.cwd if call else None)
     try:
         url = resolve_url(None, root, env)
         if urlsplit(url).scheme != "sqlite":
-            return _other_ledger(url, root, event, problem)
+            return _other_ledger(url, root, call, problem), reply
         state_dir, db_path = sqlite_paths(url)
         if not db_path.is_file():
-            return None  # no ledger yet, so no live run
+            return _pre_allowed(call), reply  # no ledger yet, so no live run
         connection = connect(db_path)
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
-        return answer("deny", f"Telic could not read its ledger for {root}: {_say(exc)}")
+        return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
     try:
-        return _with_ledger(connection, state_dir, url, root, event, problem)
+        verdict = _with_ledger(connection, state_dir, url, root, call, problem, dialect.label)
+        return verdict, reply
     finally:
         connection.close()
 
@@ -334,79 +519,82 @@ def _with_ledger(
     state_dir: Path,
     url: str,
     root: str,
-    event: HookInput | None,
+    call: Call | None,
     problem: str,
-) -> str | None:
+    label: str,
+) -> Verdict | None:
     try:
         live = _live_runs(connection, root)
     except Exception as exc:  # cannot tell whether a run is live: fail closed
-        return answer("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
+        return Verdict("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
     if not live:
-        return None
+        return _pre_allowed(call)
     try:
-        if event is None:
+        if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
-        if event.event == "PostToolUse":
-            if event.tool_name.startswith("mcp__telic__"):
-                _refresh(connection, state_dir, url, root)
+        if call.what == "refresh":
+            _refresh(connection, state_dir, url, root)
             return None
-        mapped = classify(event.tool_name, event.tool_input)
-        if mapped == "telic":
-            return _telic_tool(state_dir, event, live)
-        chosen = select_run(live, _bound(state_dir, event.session_id))
+        if call.what == "ignore":
+            return None
+        if call.asks == "telic":
+            return _telic_tool(state_dir, call, live)
+        chosen = select_run(live, _bound(state_dir, call.session_id))
         if isinstance(chosen, str):
             raise _Refused(chosen)
-        return _decide(connection, state_dir, url, root, chosen, event, mapped)
+        if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
+            return _child(connection, state_dir, url, root, chosen, call, label)
+        return _decide(connection, state_dir, url, root, chosen, call, label)
     except _Refused as refused:
-        return answer("deny", f"Telic denies this tool call: {refused}")
+        return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny
-        return answer(
+        return Verdict(
             "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"
         )
 
 
-def _other_ledger(url: str, root: str, event: HookInput | None, problem: str) -> str | None:
+def _other_ledger(url: str, root: str, call: Call | None, problem: str) -> Verdict | None:
     """A PostgreSQL (or memory) ledger: the same decision through the async ledger, slower."""
     try:
-        return _through_service(url, root, event, problem)
+        return _through_service(url, root, call, problem)
     except Exception as exc:  # the hook boundary
-        return answer(
+        return Verdict(
             "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"
         )
 
 
-def _through_service(url: str, root: str, event: HookInput | None, problem: str) -> str | None:
+def _through_service(url: str, root: str, call: Call | None, problem: str) -> Verdict | None:
     import anyio
 
     from telic.controller import Controller, tool_layers
     from telic.ledger import open_ledger
 
-    async def decide() -> str | None:
+    async def decide() -> Verdict | None:
         async with open_ledger(url, repository_root=root) as ledger:
             summaries = await ledger.list_runs(100)
             records = [await ledger.get_run(s.run_id) for s in summaries if s.status in _LIVE]
             live = [r for r in records if r.repository_root == root]
             if not live:
                 return None
-            if event is None:
-                return answer("deny", f"Telic denies this tool call: {problem}")
-            if event.event == "PostToolUse":
+            if call is None:
+                return Verdict("deny", f"Telic denies this tool call: {problem}")
+            if call.what != "decide":
                 return None
-            mapped = classify(event.tool_name, event.tool_input)
-            if mapped == "telic":
-                return answer("allow", "Telic checks its own tools itself.")
-            if mapped is None:
-                return answer("deny", f"Telic cannot map the tool {event.tool_name}")
+            if call.asks == "telic":
+                return TELIC_CHECKS
+            if call.agent_id is not None:
+                return Verdict(
+                    "deny",
+                    "Telic judges a subagent's call against its cast only over an SQLite "
+                    "ledger; with this ledger it is denied while a run is live",
+                )
+            if call.asks is None:
+                return Verdict("deny", f"Telic cannot map the tool {call.tool}")
             if len(live) != 1:
-                return answer("deny", "several live Telic runs; bindings need an SQLite ledger")
+                return Verdict("deny", "several live Telic runs; bindings need an SQLite ledger")
             state = await Controller(ledger).load(live[0].run_id)
-            decision = authorize_action(
-                mapped.capability,  # type: ignore[arg-type]
-                mapped.target,
-                tool_layers(state),
-                repository_root=root,
-                protected_granted=state.envelope.authorization.protected_paths_granted,
-            )
+            layers = tool_layers(state)
+            granted = state.envelope.authorization.protected_paths_granted
             run = LiveRun(
                 state.run.run_id,
                 state.run.mode,
@@ -416,12 +604,18 @@ def _through_service(url: str, root: str, event: HookInput | None, problem: str)
                 state.run.prompt_revisions_remaining,
                 state.run.remediations_remaining,
             )
-            decision = _redacted(decision, mapped.capability)
-            reason = f"Telic run {run.run_id}: {decision.reason} ({decision.code})"
-            await ledger.record_events(
-                run.run_id, [_event(run, decision, mapped.capability, reason)]
-            )
-            return answer(decision.verdict, reason)
+            reasons: list[str] = []
+            for mapped in call.asks:
+                decision, _ = _authorize(root, run.phase, layers, granted, mapped)
+                decision = _redacted(decision, mapped.capability)
+                reason = f"Telic run {run.run_id}: {decision.reason} ({decision.code})"
+                await ledger.record_events(
+                    run.run_id, [_event(run, decision, mapped.capability, reason)]
+                )
+                if not decision.allowed:
+                    return Verdict("deny", reason)
+                reasons.append(reason)
+            return Verdict("allow", "; ".join(reasons))
 
     return anyio.run(decide)
 

@@ -30,13 +30,21 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from telic._errors import UsageError
-from telic.hosts._claude_code import MATCHER, TELIC_TOOL_PREFIX
+from telic.hosts._dialects import (
+    CLAUDE_MATCHER,
+    CODEX_MATCHER,
+    CURSOR_WRITE_MATCHER,
+    HOOK_HOSTS,
+    TELIC_TOOL_PREFIX,
+)
 
 __all__ = [
+    "DEFAULT_CAST_TURNS",
     "HOSTS",
     "FileChange",
     "Host",
     "KitCheck",
+    "cast_turn_ceiling",
     "check_kits",
     "diff",
     "plan_kit",
@@ -44,12 +52,48 @@ __all__ = [
     "write_kit",
 ]
 
-Host = Literal["claude-code", "codex", "cursor"]
-HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor")
+Host = Literal["claude-code", "codex", "cursor", "vscode"]
+HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor", "vscode")
 SERVER_NAME: Final = "telic"
 AGENT_NAME: Final = "telic-cast"
 SKILL_NAME: Final = "telic-workflow"
+AGENT_DESCRIPTION: Final = (
+    "Run one Telic cast: read what the handoff points at and return exactly one evidence packet "
+    "(JSON). Use for every telic_cast the parent admits."
+)
 HOOK_TIMEOUT_SECONDS: Final = 30
+"""The ``timeout`` every kit gives the hook: three times the longest the hook itself waits for
+the resident server (``telic.resident._shim.HOOK_WAIT``), so the hook answers before the host
+would kill it."""
+CLAUDE_FAIL_CLOSED: Final = {"onFailure": "block"}
+"""Claude Code's option (2.1.295 and later; earlier releases ignore the key) that makes a
+PreToolUse hook which cannot start, times out or exits with an unexpected code block the call,
+where by default such a failure lets it through."""
+CURSOR_FAIL_CLOSED: Final = {"failClosed": True}
+"""Cursor's option that makes a hook which crashes, times out or answers unreadable JSON block the
+action, where by default such a failure lets it through."""
+DEFAULT_CAST_TURNS: Final = 8
+"""The cast subagent's turn cap when the server configures no enabled cast type (types a run
+enables at its start are not known when ``telic init`` runs)."""
+FORWARDED_ENV: Final = (
+    "TELIC_STATE_DIR",
+    "TELIC_DATABASE_URL",
+    "TELIC_SCHEMAS",
+    "TELIC_TOOLS",
+    "TELIC_RUNTIME_DIR",
+    "TELIC_RESIDENT_IDLE",
+    "TELIC_RESIDENT_START_TIMEOUT",
+    "TELIC_OTEL",
+    "TELIC_DEBUG",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+)
+"""The variables Codex forwards to Telic's server (``env_vars``): Codex starts an MCP server with
+a filtered environment, so without them the server would use another ledger than ``telic runs``
+and the hook in the same shell."""
+PRE_ALLOWED: Final = "mcp__" + SERVER_NAME
+"""Claude Code's permission rule for every tool of the ``telic`` MCP server: a run can start in
+any permission mode, ``claude -p`` included (Telic checks its own tools itself)."""
 BEGIN: Final = "<!-- telic:begin (written by telic init; edits inside are replaced) -->"
 END: Final = "<!-- telic:end -->"
 
@@ -100,9 +144,9 @@ def _server_entry(command: Sequence[str], root: str, resident: bool) -> dict[str
     return {"command": command[0], "args": [*command[1:], "--repository-root", root, *serve]}
 
 
-def hook_command(command: Sequence[str], root: str) -> str:
-    """The shell command line of the Claude Code hook (Claude Code runs it through a shell)."""
-    words = [*command, "--repository-root", root, "hook", "claude-code"]
+def hook_command(command: Sequence[str], root: str, host: str = "claude-code") -> str:
+    """The shell command line of ``host``'s hook (every host runs it through a shell)."""
+    words = [*command, "--repository-root", root, "hook", host]
     return " ".join(shlex.quote(word) for word in words)
 
 
@@ -122,55 +166,115 @@ def _dump_json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _with_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
+def _with_server(
+    path: str, text: str | None, entry: Mapping[str, Any], *, key: str = "mcpServers"
+) -> str:
     document = _load_json(path, text)
-    servers = document.setdefault("mcpServers", {})
+    servers = document.setdefault(key, {})
     if not isinstance(servers, dict):
-        raise UsageError(f"init.json: mcpServers in {path} is not an object")
+        raise UsageError(f"init.json: {key} in {path} is not an object")
     if servers.get(SERVER_NAME) == entry and text is not None:
         return text  # already there: leave the file byte for byte
     servers[SERVER_NAME] = dict(entry)
     return _dump_json(document)
 
 
-def _is_ours(group: object) -> bool:
-    if not isinstance(group, dict):
+def _runs_our_hook(entry: object) -> bool:
+    """Whether a hook entry (``{command}``) runs ``telic … hook <host>``."""
+    if not isinstance(entry, dict):
         return False
-    hooks = group.get("hooks")
-    return isinstance(hooks, list) and any(
-        isinstance(h, dict) and str(h.get("command", "")).endswith(" hook claude-code")
-        for h in hooks
-    )
+    words = str(entry.get("command", "")).split()
+    return len(words) >= 2 and words[-2] == "hook" and words[-1] in HOOK_HOSTS
 
 
-def _with_hooks(path: str, text: str | None, command: str) -> str:
-    document = _load_json(path, text)
+def _is_ours(group: object) -> bool:
+    """Whether a hook group (``{matcher, hooks: [...]}``) or a flat entry is Telic's."""
+    if _runs_our_hook(group):
+        return True
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(_runs_our_hook(h) for h in hooks)
+
+
+def _merge_hooks(
+    path: str, document: dict[str, Any], wanted: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Put Telic's one group (or entry) per event into ``document["hooks"]``, replacing its own
+    earlier ones and keeping every other."""
     hooks = document.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError(f"init.json: hooks in {path} is not an object")
-    action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
-    wanted = {
-        "PreToolUse": {"matcher": MATCHER, "hooks": [action]},
-        "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
-    }
-    before = json.dumps(document, sort_keys=True)
     for event, group in wanted.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise UsageError(f"init.json: hooks.{event} in {path} is not a list")
         mine = [index for index, existing in enumerate(groups) if _is_ours(existing)]
         if mine:
-            groups[mine[0]] = group
+            groups[mine[0]] = dict(group)
             for index in reversed(mine[1:]):
                 del groups[index]
         else:
-            groups.append(group)
+            groups.append(dict(group))
+
+
+def _claude_groups(
+    command: str,
+    matcher: str,
+    fail_closed: Mapping[str, Any] | None = None,
+    *,
+    children: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Claude Code's hook groups (VS Code and Codex read the same shape). ``fail_closed``: the
+    host's option that makes a failed PreToolUse hook block the call, where it has one;
+    ``children`` adds ``SubagentStart`` and ``SubagentStop`` for every agent type (no matcher),
+    which bind a native child to its cast and check its return."""
+    action = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    groups: dict[str, dict[str, Any]] = {
+        "PreToolUse": {"matcher": matcher, "hooks": [{**action, **(fail_closed or {})}]},
+        "PostToolUse": {"matcher": TELIC_TOOL_PREFIX + ".*", "hooks": [action]},
+    }
+    if children:
+        groups["SubagentStart"] = {"hooks": [action]}
+        groups["SubagentStop"] = {"hooks": [action]}
+    return groups
+
+
+def _with_hooks(
+    path: str,
+    text: str | None,
+    wanted: Mapping[str, Mapping[str, Any]],
+    extra: Callable[[dict[str, Any]], None] = lambda _: None,
+) -> str:
+    """A JSON hooks file with Telic's groups merged in (and ``extra``'s own change)."""
+    document = _load_json(path, text)
+    before = json.dumps(document, sort_keys=True)
+    _merge_hooks(path, document, wanted)
+    extra(document)
     if text is not None and json.dumps(document, sort_keys=True) == before:
         return text
     return _dump_json(document)
 
 
-def _front_matter(fields: Sequence[tuple[str, str]]) -> str:
+def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
+    def add(document: dict[str, Any]) -> None:
+        permissions = document.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise UsageError(f"init.json: permissions in {path} is not an object")
+        allowed = permissions.setdefault("allow", [])
+        if not isinstance(allowed, list):
+            raise UsageError(f"init.json: permissions.allow in {path} is not a list")
+        if PRE_ALLOWED not in allowed:
+            allowed.append(PRE_ALLOWED)
+
+    return add
+
+
+def _with_settings(path: str, text: str | None, command: str) -> str:
+    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
+    groups = _claude_groups(command, CLAUDE_MATCHER, CLAUDE_FAIL_CLOSED, children=True)
+    return _with_hooks(path, text, groups, _pre_allow(path))
+
+
+def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
     lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields]
     return "---\n" + "\n".join(lines) + "\n---\n\n"
 
@@ -206,11 +310,13 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
         raise UsageError(f"init.toml: {path} is not valid TOML ({exc}); fix it first") from None
     if parsed.get("mcp_servers", {}).get(SERVER_NAME) == dict(entry):
         return original
-    args = ", ".join(_toml_string(a) for a in entry["args"])
-    block = (
-        f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(entry['command'])}\n"
-        f"args = [{args}]\n"
-    )
+    lines = [f"[mcp_servers.{SERVER_NAME}]"]
+    for key, value in entry.items():
+        if isinstance(value, str):
+            lines.append(f"{key} = {_toml_string(value)}")
+        else:
+            lines.append(f"{key} = [{', '.join(_toml_string(item) for item in value)}]")
+    block = "\n".join(lines) + "\n"
     kept = original
     found = list(_TABLE.finditer(original))
     if found:
@@ -248,25 +354,22 @@ _Reader = Callable[[str], str | None]
 
 
 def _claude_code(
-    root: str, command: Sequence[str], read: _Reader, resident: bool
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
 ) -> list[FileChange]:
     from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
     agent = _front_matter(
         [
             ("name", AGENT_NAME),
-            (
-                "description",
-                "Run one Telic cast: read what the handoff points at and return exactly one "
-                "evidence packet (JSON). Use for every telic_cast the parent admits.",
-            ),
+            ("description", AGENT_DESCRIPTION),
             ("tools", "Read, Grep, Glob"),
+            ("maxTurns", cast_turns),
         ]
     )
     skill = _front_matter([("name", SKILL_NAME), ("description", SKILL_DESCRIPTION)])
     files: dict[str, Callable[[str | None], str]] = {
         ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root, resident)),
-        ".claude/settings.json": lambda t: _with_hooks(
+        ".claude/settings.json": lambda t: _with_settings(
             ".claude/settings.json", t, hook_command(command, root)
         ),
         f".claude/agents/{AGENT_NAME}.md": lambda _: agent + AGENT_TEXT,
@@ -275,34 +378,81 @@ def _claude_code(
     return [FileChange(path, read(path), make(read(path))) for path, make in files.items()]
 
 
-def _codex(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
-    from telic.hosts._texts import SKILL_TEXT  # the prompt: slow
+def _codex(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
+    from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT  # the prompt: slow
 
-    entry = _server_entry(command, root, resident)
-    config = ".codex/config.toml"
+    entry = {**_server_entry(command, root, resident), "env_vars": list(FORWARDED_ENV)}
+    config, hooks = ".codex/config.toml", ".codex/hooks.json"
+    agent = f".codex/agents/{AGENT_NAME}.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)
+    groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER, children=True)
+    wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
+    agent_text = (
+        f"name = {_toml_string(AGENT_NAME)}\n"
+        f"description = {_toml_string(AGENT_DESCRIPTION)}\n"
+        'sandbox_mode = "read-only"\n'
+        f"developer_instructions = {_toml_string(AGENT_TEXT)}\n"
+    )
     return [
         FileChange(config, read(config), _with_codex_server(config, read(config), entry)),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
+        FileChange(agent, read(agent), agent_text),
         FileChange("AGENTS.md", read("AGENTS.md"), _section(read("AGENTS.md"), section)),
     ]
 
 
-def _cursor(root: str, command: Sequence[str], read: _Reader, resident: bool) -> list[FileChange]:
+def _cursor(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
     from telic.hosts._texts import SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
     rule = rule.replace('globs: ""\n', "globs:\nalwaysApply: false\n")
-    mcp = ".cursor/mcp.json"
+    mcp, hooks = ".cursor/mcp.json", ".cursor/hooks.json"
     rules = f".cursor/rules/{SKILL_NAME}.mdc"
+    after = {"command": hook_command(command, root, "cursor"), "timeout": HOOK_TIMEOUT_SECONDS}
+    hook = {**after, **CURSOR_FAIL_CLOSED}  # every event that decides: a failure blocks
+    wanted = {
+        "preToolUse": {**hook, "matcher": CURSOR_WRITE_MATCHER},
+        "beforeShellExecution": hook,
+        "beforeMCPExecution": hook,
+        "beforeReadFile": hook,
+        "subagentStart": hook,
+        "afterMCPExecution": after,
+    }
+
+    def versioned(document: dict[str, Any]) -> None:
+        document.setdefault("version", 1)
+
     return [
         FileChange(
             mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root, resident))
         ),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted, versioned)),
         FileChange(rules, read(rules), rule + SKILL_TEXT),
     ]
 
 
-_PLANS: Final = {"claude-code": _claude_code, "codex": _codex, "cursor": _cursor}
+def _vscode(
+    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
+) -> list[FileChange]:
+    mcp, hooks = ".vscode/mcp.json", f".github/hooks/{SERVER_NAME}.json"
+    entry = {"type": "stdio", **_server_entry(command, root, resident)}
+    wanted = _claude_groups(hook_command(command, root, "vscode"), CLAUDE_MATCHER)
+    return [
+        FileChange(mcp, read(mcp), _with_server(mcp, read(mcp), entry, key="servers")),
+        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
+    ]
+
+
+_PLANS: Final = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "cursor": _cursor,
+    "vscode": _vscode,
+}
 
 
 def _reader(root: Path) -> _Reader:
@@ -326,11 +476,13 @@ def plan_kit(
     command: Sequence[str] | None = None,
     *,
     resident: bool = RESIDENT_BY_DEFAULT,
+    cast_turns: int = DEFAULT_CAST_TURNS,
 ) -> list[FileChange]:
     """Return the kit of ``host`` for the repository ``root`` (absolute), merged with what is
     there. Writes nothing. ``resident``: the MCP server command is ``serve --resident`` (by
     default where the resident server runs, ``RESIDENT_BY_DEFAULT``: POSIX); ``False`` keeps a
-    server per host session (docs/hosts.md weighs the two).
+    server per host session (docs/hosts.md weighs the two). ``cast_turns``: the cast
+    subagent's turn cap, where the host has one (``cast_turn_ceiling``).
 
     Raises:
         UsageError: an unknown host (``init.host``), a relative root (``init.root``), or a file
@@ -342,7 +494,9 @@ def plan_kit(
         raise UsageError(f"init.host: unknown host {host!r}; choose one of {', '.join(HOSTS)}")
     if not root.is_absolute() or not root.is_dir():
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
-    return plan(str(root), list(command or telic_command()), _reader(root), resident)
+    if cast_turns < 1:
+        raise UsageError(f"init.cast_turns: {cast_turns} is not a positive number of turns")
+    return plan(str(root), list(command or telic_command()), _reader(root), resident, cast_turns)
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:
@@ -369,28 +523,51 @@ def diff(changes: Sequence[FileChange]) -> str:
     return "".join(out)
 
 
-def check_kits(root: Path, command: Sequence[str] | None = None) -> list[KitCheck]:
+def cast_turn_ceiling(state_dir: Path, root: Path) -> int:
+    """The cast subagent's turn cap: the largest ``ceilingTurns`` of the cast types the server's
+    configuration file (``telic.toml`` / ``telic.json`` in ``state_dir``) enables, else
+    ``DEFAULT_CAST_TURNS``.
+
+    Raises:
+        UsageError, SchemaViolation, ContextSecurityError: the configuration cannot be read,
+            is malformed, or lies inside the repository (as ``telic serve`` would refuse it).
+    """
+    from telic.casting import find_config, load_cast_types  # pydantic: only init and doctor
+
+    configured = find_config(state_dir, root)
+    types = load_cast_types(configured) if configured is not None else ()
+    ceilings = [entry.ceiling_turns for entry in types if entry.enabled]
+    return max(ceilings, default=DEFAULT_CAST_TURNS)
+
+
+def check_kits(
+    root: Path, command: Sequence[str] | None = None, *, cast_turns: int = DEFAULT_CAST_TURNS
+) -> list[KitCheck]:
     """Check every kit installed in ``root``: a host counts as installed when any of its files
     exists; each such file must be what ``telic init`` would write now, and the commands it
     runs must exist. A server entry with or without ``--resident`` is current."""
     checks: list[KitCheck] = []
     for host in HOSTS:
         try:
-            changes = plan_kit(host, root, command, resident=False)
-            resident = plan_kit(host, root, command, resident=True)
+            changes = plan_kit(host, root, command, resident=False, cast_turns=cast_turns)
+            resident = plan_kit(host, root, command, resident=True, cast_turns=cast_turns)
         except UsageError as exc:
             checks.append(KitCheck(f"kit {host}", False, exc.message))
             continue
         if all(change.before is None for change in changes):
             continue
-        stale = [c.path for c, r in zip(changes, resident, strict=True) if c.changed and r.changed]
+        pairs = list(zip(changes, resident, strict=True))
+        missing = [c.path for c, _ in pairs if c.before is None]
+        stale = [c.path for c, r in pairs if c.changed and r.changed and c.before is not None]
         executable = (command or telic_command())[0]
         runs = os.access(executable, os.X_OK)
-        if stale:
-            detail = f"differs from this telic's kit: {', '.join(stale)} (run telic init {host})"
+        if missing or stale:
+            parts = [f"missing: {', '.join(missing)}"] if missing else []
+            parts += [f"differs from this telic's kit: {', '.join(stale)}"] if stale else []
+            detail = f"{'; '.join(parts)} (run telic init {host})"
         elif not runs:
             detail = f"{executable} is not executable"
         else:
             detail = f"{len(changes)} files current; commands run {executable}"
-        checks.append(KitCheck(f"kit {host}", not stale and runs, detail))
+        checks.append(KitCheck(f"kit {host}", not (missing or stale) and runs, detail))
     return checks

@@ -5,8 +5,9 @@ Terms and laws (docs/protocol.md §3.5):
 * ``ModePolicy`` — what each intent mode allows and explicitly denies; ``mode_ceiling`` and
   ``plan_ceiling`` project it onto a ``PermissionSet``.
 * ``PermissionSet`` values — built from capabilities (``permissions_from_capabilities``,
-  ``denied_permissions``), combined with ``intersect``, ordered by ``is_subset``, and reduced to
-  the run's authority by ``effective_authorization`` (mode ceiling ∩ granted ∖ denied).
+  ``denied_permissions``), combined with ``intersect``, ordered by ``is_subset`` (``exceeding``
+  names where one set is not within another), and reduced to the run's authority by
+  ``effective_authorization`` (mode ceiling ∩ granted ∖ denied).
 * ``Layer`` / ``Grant`` — named permission sources; ``authorize_action`` evaluates an attempted
   action against them to a ``Decision`` that names the deciding layer. Deny overrides allow, and
   adding a layer never widens a decision. Writes and deletes never reach a protected path
@@ -24,6 +25,7 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
+    from telic.permissions._boundary import boundary as boundary
     from telic.permissions._decision import (
         Decision as Decision,
         Grant as Grant,
@@ -58,6 +60,7 @@ if typing.TYPE_CHECKING:
         capability_backed as capability_backed,
         capability_is_mutating as capability_is_mutating,
         effective_authorization as effective_authorization,
+        exceeding as exceeding,
         intersect as intersect,
         is_subset as is_subset,
         scope_covers as scope_covers,

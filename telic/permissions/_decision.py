@@ -170,7 +170,9 @@ class Decision:
     code: str
     """A stable code. Layer outcomes: ``allowed``, ``explicitly_denied``, ``not_granted``,
     ``out_of_scope``, ``target_required``, ``protected_path`` (decided by the ``protected``
-    layer). Refusals before any layer: ``unknown_capability``, ``not_repository_relative``,
+    layer); the controller adds ``mutation_not_allowed`` (the ``mode`` layer) for an action
+    declared mutating where the run may not mutate. Refusals before any layer:
+    ``unknown_capability``, ``not_repository_relative``,
     ``path_traversal``, ``encoded_traversal``, ``invalid_path``, ``path_escape``,
     ``symlink_escape``, ``inexact_command``, ``untyped_inspect_target``, ``url_scheme``,
     ``url_userinfo``, ``invalid_url``, ``invalid_host``."""

@@ -2,9 +2,11 @@
 
 A mode policy is the outermost permission layer (docs/protocol.md §3.5). It allows a fixed set of
 capabilities, ``repository.*`` scoped to ``**`` and the rest unscoped, and explicitly denies
-the mutations the mode must never perform. No mode ever allows ``runtime.restart``,
-``browser.mutate`` or ``external.write``: those can never be exercised under protocol 1.0, even
-when a host grants them.
+the mutations the mode must never perform. ``analyze_only`` allows ``shell.execute`` so that a
+diagnosis can run a command the user granted exactly (the run authorization holds the exact
+allowlist; the mode only stops refusing it); the command must still be non-mutating. No mode
+ever allows ``runtime.restart``, ``browser.mutate`` or ``external.write``: those can never be
+exercised under protocol 1.0, even when a host grants them.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ class ModePolicy:
 _PLAN: Final[frozenset[Capability]] = frozenset({"repository.read", "subagent.spawn"})
 _ANALYZE: Final[frozenset[Capability]] = _PLAN | {
     "shell.inspect",
+    # Only what the user granted reaches a node: the exact allowlist of ``authorization_granted``.
+    # No default grants it, and a command the host declares mutating stays refused before any
+    # fix (``WR-NO-MUTATION``), so this lets a diagnosis run the user's own test command.
+    "shell.execute",
     "runtime.inspect",
     "browser.inspect",
     "network.read",

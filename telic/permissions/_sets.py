@@ -32,6 +32,7 @@ __all__ = [
     "capability_backed",
     "capability_is_mutating",
     "effective_authorization",
+    "exceeding",
     "intersect",
     "is_subset",
     "scope_covers",
@@ -104,25 +105,38 @@ def intersect(left: PermissionSet, right: PermissionSet) -> PermissionSet:
     )
 
 
+def exceeding(child: PermissionSet, parent: PermissionSet) -> tuple[Capability, ...]:
+    """Return the capabilities in which ``child`` is not provably within ``parent``, in order.
+
+    Subagent children and depth count as ``subagent.spawn``. Empty exactly when ``is_subset``.
+    """
+    c, p = child, parent
+    within: dict[Capability, bool] = {
+        "repository.read": _covered("repository.read", c.repository.read, p.repository.read),
+        "repository.write": _covered("repository.write", c.repository.write, p.repository.write),
+        "repository.delete": _covered(
+            "repository.delete", c.repository.delete, p.repository.delete
+        ),
+        "shell.inspect": p.shell.inspect or not c.shell.inspect,
+        "shell.execute": _covered(
+            "shell.execute", c.shell.execute_allowlist, p.shell.execute_allowlist
+        ),
+        "runtime.inspect": _covered("runtime.inspect", c.runtime.inspect, p.runtime.inspect),
+        "runtime.restart": _covered("runtime.restart", c.runtime.restart, p.runtime.restart),
+        "browser.inspect": p.browser.inspect or not c.browser.inspect,
+        "browser.mutate": p.browser.mutate_state or not c.browser.mutate_state,
+        "network.read": _covered("network.read", c.network.read_domains, p.network.read_domains),
+        "external.write": p.network.external_write or not c.network.external_write,
+        "subagent.spawn": (p.subagents.spawn or not c.subagents.spawn)
+        and c.subagents.maximum_children <= p.subagents.maximum_children
+        and c.subagents.maximum_depth <= p.subagents.maximum_depth,
+    }
+    return tuple(capability for capability, ok in within.items() if not ok)
+
+
 def is_subset(child: PermissionSet, parent: PermissionSet) -> bool:
     """Tell whether ``child`` is provably no wider than ``parent`` (flags only narrow)."""
-    c, p = child, parent
-    return (
-        _covered("repository.read", c.repository.read, p.repository.read)
-        and _covered("repository.write", c.repository.write, p.repository.write)
-        and _covered("repository.delete", c.repository.delete, p.repository.delete)
-        and (p.shell.inspect or not c.shell.inspect)
-        and _covered("shell.execute", c.shell.execute_allowlist, p.shell.execute_allowlist)
-        and _covered("runtime.inspect", c.runtime.inspect, p.runtime.inspect)
-        and _covered("runtime.restart", c.runtime.restart, p.runtime.restart)
-        and (p.browser.inspect or not c.browser.inspect)
-        and (p.browser.mutate_state or not c.browser.mutate_state)
-        and _covered("network.read", c.network.read_domains, p.network.read_domains)
-        and (p.network.external_write or not c.network.external_write)
-        and (p.subagents.spawn or not c.subagents.spawn)
-        and c.subagents.maximum_children <= p.subagents.maximum_children
-        and c.subagents.maximum_depth <= p.subagents.maximum_depth
-    )
+    return not exceeding(child, parent)
 
 
 def effective_authorization(

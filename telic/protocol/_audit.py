@@ -82,13 +82,9 @@ class ReleaseAudit(ArtifactBody):
     original_request_ref: ArtifactUri
     task_contract_ref: ArtifactUri
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
-    """Every plan of the run."""
     work_result_refs: Items[ArtifactUri]
-    """Every result of the run."""
     quality_review_ref: ArtifactUri
-    """The latest QualityReview."""
     user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
-    """Checks against the original request."""
     mode_compliance: ModeCompliance
     claim_evidence_matrix: Items[ClaimEvidenceEntry]
     """Every claim to be reported."""

@@ -85,7 +85,6 @@ class TaskContract(ArtifactBody):
     id: Identifier
     run_id: Identifier
     version: Annotated[int, Field(ge=1, le=2)]
-    """1 for the compiled contract, 2 for its single revision."""
     original_request_ref: ArtifactUri
     problem_frame_ref: ArtifactUri
     intent_mode: Mode

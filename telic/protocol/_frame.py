@@ -142,7 +142,6 @@ class ProblemFrame(ArtifactBody):
     id: Identifier
     run_id: Identifier
     original_request_ref: ArtifactUri
-    """The UserMessage."""
     intent_mode: Mode
     goal: BoundedText
     known_facts: Items[GroundedFact]
@@ -173,7 +172,10 @@ class ProblemFrame(ArtifactBody):
         if divergent and not self.clarification.required:
             raise PydanticCustomError(
                 "frame_clarification_required",
-                "A user-owned or permission-expanding unknown requires clarification",
+                "A user-owned or permission-expanding unknown requires clarification: before "
+                "asking, submit a ClarificationRequest instead of the frame; once the user "
+                "answered, set required true with requestRef naming that request, or record the "
+                "answer as a user fact and drop the unknown",
             )
         return self
 

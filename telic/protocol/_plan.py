@@ -83,7 +83,6 @@ class WorkNode(WireModel):
     permissions: PermissionSet
     output_type: Literal["WorkResult"]
     acceptance_criteria: Items[Identifier]
-    """Ids of the contract criteria it covers."""
     stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
     budgets: NodeBudgets
 

@@ -68,7 +68,6 @@ class VerificationResult(WireModel):
 
     requirement_id: Identifier
     capability: Capability
-    """Must be the contracted one."""
     status: VerificationStatus
     evidence_refs: Items[ReferenceUri]
     rationale_summary: Summary
@@ -79,7 +78,6 @@ class CorrectionWorkOrder(WireModel):
 
     id: Identifier
     target_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
-    """Completion criteria only."""
     objective: BoundedText
     allowed_capabilities: Annotated[Items[Capability], Field(min_length=1)]
     permissions: PermissionSet
@@ -152,12 +150,9 @@ class QualityReview(ArtifactBody):
     work_result_refs: Items[ArtifactUri]
     rubric_id: Literal["execution-quality-v1"]
     acceptance_results: Annotated[Items[AcceptanceCoverage], Field(min_length=1)]
-    """One per criterion of the current stage."""
     rule_compliance: Items[ReviewCheck]
-    """One per contract rule."""
     regression_checks: Items[ReviewCheck]
     verification_results: Items[VerificationResult]
-    """One per verification requirement of the stage."""
     findings: Items[Finding]
     hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
     score: Score

@@ -52,17 +52,14 @@ class UserReport(ArtifactBody):
     terminal_status: TerminalStatus
     summary: BoundedText
     completion_claims: Items[EvidenceClaim]
-    """Audited claims only."""
     finding_refs: Items[ReferenceUri]
     """Reviews or audits whose findings explain the outcome."""
     change_refs: Items[ReferenceUri]
-    """The diff of every change made."""
     verification_refs: Items[ReferenceUri]
     unresolved_risks: Items[BoundedText]
     permissions_honored: bool
     next_actions: Items[NextUserAction]
     trace_ref: TraceUri
-    """``trace://<runId>``."""
     rationale_summary: Summary
 
     @model_validator(mode="after")

@@ -41,8 +41,10 @@ __all__ = [
     "WorkResultStatus",
 ]
 
-ActionStatus = Literal["completed", "failed", "denied", "skipped"]
-"""How an attempted action ended."""
+ActionStatus = Literal["completed", "failed", "denied", "skipped", "unauthorized"]
+"""How an attempted action ended. ``unauthorized`` (ours, beside the 1.0 four) is the host's own
+record of an action it took although its permissions did not allow it: Telic accepts the record,
+traces the DENY and holds the audit and the report to "permissions not honoured"."""
 ChangeType = Literal["created", "modified", "deleted"]
 """What happened to a file."""
 TestStatus = Literal["passed", "failed", "skipped", "unavailable"]
@@ -65,6 +67,7 @@ class WorkAction(WireModel):
     """A path, command, URL or typed target."""
     mutating: bool
     status: ActionStatus
+    """unauthorized: you did it outside your permissions; record it, never hide it."""
     evidence_refs: Items[ReferenceUri]
     rationale_summary: Summary
 
@@ -171,8 +174,8 @@ class WorkResult(ArtifactBody):
     tool_event_refs: Items[ReferenceUri]
     evidence_refs: Items[ReferenceUri]
     test_results: Items[TestResult]
+    """A diagnosis's reproduced failing test stays failed, even in a completed result."""
     acceptance_coverage: Items[AcceptanceCoverage]
-    """One per criterion of the node."""
     unresolved_issues: Items[BoundedText]
     deviations: Items[BoundedText]
     rationale_summary: Summary
@@ -197,10 +200,6 @@ class WorkResult(ArtifactBody):
             raise PydanticCustomError(
                 "completed_result_with_failed_action",
                 "A completed result may have no failed or denied action",
-            )
-        if any(test.status == "failed" for test in self.test_results):
-            raise PydanticCustomError(
-                "completed_result_with_failed_test", "A completed result may have no failed test"
             )
         if any(entry.status != "pass" for entry in self.acceptance_coverage):
             raise PydanticCustomError(

@@ -107,7 +107,6 @@ class PromptReview(ArtifactBody):
     target_ref: ArtifactUri
     rubric_id: Literal["contract-readiness-v1"]
     revision_number: Annotated[int, Field(ge=0, le=1)]
-    """0 for the first contract, 1 for its revision."""
     coverage: Items[ContractCoverage]
     dimension_scores: DimensionScores
     overall_score: Score

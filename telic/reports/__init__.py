@@ -58,10 +58,12 @@ if typing.TYPE_CHECKING:
         render_mirror_report as render_mirror_report,
     )
     from telic.reports._model import (
+        ANSWER_SOURCES as ANSWER_SOURCES,
         GENERATOR_NAME as GENERATOR_NAME,
         ArtifactEntry as ArtifactEntry,
         BudgetRow as BudgetRow,
         ClaimRow as ClaimRow,
+        ClarificationRow as ClarificationRow,
         CriterionRow as CriterionRow,
         EvidenceEntry as EvidenceEntry,
         IndexEntry as IndexEntry,

@@ -16,7 +16,13 @@ from telic.controller import event_summary, human_time, phase_label, status_labe
 from telic.ledger import TraceRecord
 from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
-from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, IndexEntry, RunReportData
+from telic.reports._model import (
+    ANSWER_SOURCES,
+    SHELL_EXECUTE_NOTE,
+    EvidenceEntry,
+    IndexEntry,
+    RunReportData,
+)
 from telic.reports._svg import path_svg
 
 __all__ = ["STATUS_FILTERS", "STATUS_MARKER", "page", "render_html", "render_index", "render_trace"]
@@ -268,6 +274,35 @@ def render_html(data: RunReportData) -> str:
             f'<div class="svgwrap">{path_svg(data.path)}</div>',
         )
     )
+    if data.clarifications:
+        asked = [
+            [
+                _link(c.request_id),
+                escape(c.question),
+                "<br>".join(
+                    f"<code>{escape(cid)}</code> {escape(label)}: {escape(consequence)}"
+                    for cid, label, consequence in c.choices
+                ),
+                "—"
+                if c.answer_id is None
+                else f"<code>{escape(c.choice_id or '')}</code> ({_link(c.answer_id)})",
+                f'<span class="answered-{c.answered_by}">'
+                f"{escape(ANSWER_SOURCES[c.answered_by])}</span>",
+            ]
+            for c in data.clarifications
+        ]
+        parts.append(
+            _section(
+                "clarifications",
+                "Clarifications",
+                _table(
+                    "clarifications",
+                    ["Request", "Question", "Choices offered", "Answer", "Answered by"],
+                    asked,
+                    "",
+                ),
+            )
+        )
     criteria = [
         [
             f"<code>{escape(c.id)}</code>",

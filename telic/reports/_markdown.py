@@ -15,7 +15,7 @@ from telic.reports._format import (
     terminal_block,
     terminal_text,
 )
-from telic.reports._model import SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
+from telic.reports._model import ANSWER_SOURCES, SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
 
 __all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
 
@@ -169,6 +169,29 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
         how = "" if not step.label else f" — {s.text(step.label)}"
         out.append(f"{index}. {s.strong(s.text(phase_label(step.phase)))} ({step.kind}){how}")
     out.append("")
+
+    if data.clarifications:
+        out += ["## Clarifications", ""]
+        out += _table(
+            s,
+            ["Request", "Question", "Choices offered", "Answer", "Answered by"],
+            [
+                [
+                    s.link(c.request_id),
+                    s.text(c.question),
+                    "; ".join(
+                        f"{s.code(cid)} {s.text(label)}: {s.text(consequence)}"
+                        for cid, label, consequence in c.choices
+                    ),
+                    "—"
+                    if c.answer_id is None
+                    else f"{s.code(c.choice_id or '')} ({s.link(c.answer_id)})",
+                    s.text(ANSWER_SOURCES[c.answered_by]),
+                ]
+                for c in data.clarifications
+            ],
+            "",
+        )
 
     out += ["## Acceptance criteria", ""]
     out += _table(

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 __all__ = [
+    "ANSWER_SOURCES",
     "GENERATOR_NAME",
     "SHELL_EXECUTE_NOTE",
     "ArtifactEntry",
     "BudgetRow",
     "ClaimRow",
+    "ClarificationRow",
     "CriterionRow",
     "EvidenceEntry",
     "IndexEntry",
@@ -65,6 +67,31 @@ class TimelineEntry:
     """The artifact's decision or status when it has one (``pass``, ``remediate``, …)."""
     duration_ms: int | None
     """Time since the previous step; ``None`` for the first."""
+
+
+AnswerSource = Literal["elicited", "response", "pending"]
+
+ANSWER_SOURCES: Final[dict[str, str]] = {
+    "elicited": "the user, in the client's form (MCP elicitation)",
+    "response": "the host, through clarification_response",
+    "pending": "not answered yet",
+}
+"""Who answered a clarification, as the report says it: the user in a form the client showed
+(the trace's ``clarification_elicited``), or the host's model passing on an answer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClarificationRow:
+    """A ClarificationRequest, the choice it was answered with, and who chose it."""
+
+    request_id: str
+    question: str
+    choices: tuple[tuple[str, str, str], ...]
+    """Each offered choice: (id, label, consequence)."""
+    answer_id: str | None
+    """The UserMessage holding the answer, or None while it is pending."""
+    choice_id: str | None
+    answered_by: AnswerSource
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,3 +320,5 @@ class RunReportData:
     artifacts: tuple[ArtifactEntry, ...]
     integrity: Integrity
     provenance: Provenance
+    clarifications: tuple[ClarificationRow, ...] = ()
+    """Every ClarificationRequest and its answer, with who answered it."""

@@ -25,19 +25,23 @@ CONSUMED_EVENT: Final = "packet_consumed"
 
 
 def packet_rows(
-    packets: Sequence[tuple[str, Mapping[str, Any]]], consumptions: Sequence[str]
+    packets: Sequence[tuple[str, Mapping[str, Any]]],
+    consumptions: Sequence[str],
+    observed: Mapping[str, tuple[int, int]] | None = None,
 ) -> tuple[tuple[PacketRow, ...], str]:
     """Return a row per stored packet and the digest of the readable ones.
 
-    ``consumptions`` are the JSON summaries of the run's ``packet_consumed`` events.
+    ``consumptions`` are the JSON summaries of the run's ``packet_consumed`` events;
+    ``observed`` is cast id → the (turns, tool calls) Telic saw a native child spend, which the
+    digest shows beside the self-reported tokens.
     """
     records: dict[str, ConsumptionRecord] = {}
     for summary in consumptions:
         try:
-            observed = ConsumptionRecord.from_wire(json.loads(summary))
+            consumed_record = ConsumptionRecord.from_wire(json.loads(summary))
         except (ValueError, ValidationError):
             continue
-        records[observed.packet_id] = observed
+        records[consumed_record.packet_id] = consumed_record
     rows: list[PacketRow] = []
     pairs: list[tuple[Packet, ConsumptionRecord | None]] = []
     for artifact_id, body in packets:
@@ -80,4 +84,4 @@ def packet_rows(
                 cite_kind=None if record is None else record.cite_kind,
             )
         )
-    return tuple(rows), render_digest(pairs, marked=True)
+    return tuple(rows), render_digest(pairs, marked=True, observed=observed)

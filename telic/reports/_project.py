@@ -13,13 +13,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from telic.controller import MAX_RUN_TOOL_CALLS, TERMINAL_STATUSES, protocol_phase as protocol_phase
+from telic.casting import children_of
+from telic.controller import (
+    ELICITED_EVENT,
+    MAX_RUN_TOOL_CALLS,
+    TERMINAL_STATUSES,
+    protocol_phase as protocol_phase,
+)
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.reports._model import (
     GENERATOR_NAME,
+    AnswerSource,
     ArtifactEntry,
     BudgetRow,
     ClaimRow,
+    ClarificationRow,
     CriterionRow,
     EvidenceEntry,
     Integrity,
@@ -196,7 +204,7 @@ def _path(
             steps.append(
                 PathStep(phase="awaiting_clarification", kind="clarification", label="asked")
             )
-        elif event.event_type == "clarification_answered":
+        elif event.event_type in _ANSWERED:
             pending = ("resume", "answered")
         elif event.event_type == "budget_consumed":
             pending = ("advance", "second clarification")
@@ -216,6 +224,38 @@ def _path(
             label = pending[1] or "next"
             steps.append(PathStep(phase=current, kind=pending[0], label=label))
     return tuple(steps)
+
+
+_ANSWERED: Final = frozenset({"clarification_answered", ELICITED_EVENT})
+
+
+def _clarifications(run: _Run, events: Sequence[TraceRecord]) -> tuple[ClarificationRow, ...]:
+    answers = {
+        artifact_id_of(run.run_id, event.input_refs[0]): (event, run.of_ref(event.output_refs[0]))
+        for event in events
+        if event.event_type in _ANSWERED and event.input_refs and event.output_refs
+    }
+    rows = []
+    for request in run.all("ClarificationRequest"):
+        event, message = answers.get(request.record.artifact_id, (None, None))
+        source: AnswerSource = "pending"
+        if event is not None:
+            source = "elicited" if event.event_type == ELICITED_EVENT else "response"
+        choices = tuple(
+            (_text(c, "id"), _text(c, "label"), _text(c, "consequence"))
+            for c in _list(request.body, "responseChoices")
+        )
+        rows.append(
+            ClarificationRow(
+                request_id=request.record.artifact_id,
+                question=_text(request.body, "question"),
+                choices=choices,
+                answer_id=None if message is None else message.record.artifact_id,
+                choice_id=None if message is None else _text(message.body, "content") or None,
+                answered_by=source,
+            )
+        )
+    return tuple(rows)
 
 
 def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
@@ -455,6 +495,12 @@ def project(
     packets, digest = packet_rows(
         [(a.record.artifact_id, a.body) for a in run.all("EvidencePacket")],
         [e.decision_summary for e in events if e.event_type == CONSUMED_EVENT],
+        {
+            cast_id: (spend.turns, spend.tool_calls)
+            for cast_id, spend in children_of(
+                (e.event_type, e.decision_summary) for e in events
+            ).observed.items()
+        },
     )
     chain = [(a.record.chain_index, a.record.record_hash) for a in artifacts]
     chain += [(e.chain_index, e.record_hash) for e in events]
@@ -502,6 +548,7 @@ def project(
             )
             for a in artifacts
         ),
+        clarifications=_clarifications(run, events),
         integrity=Integrity(ok=verify.ok, records_checked=verify.records_checked, problem=problem),
         provenance=Provenance(
             run_id=record.run_id,

@@ -7,8 +7,9 @@ listens on two Unix sockets in its private directory (``_places``):
   serve`` over stdio — the same server (``assemble``, so each session has its own schema
   bookkeeping), the same framing and hostile-input handling (``telic.server._stdio``'s
   ``serve_lines`` over ``PipeLines`` / ``PipeWriter`` on the connection's descriptor);
-* the hook socket: each connection carries one ``telic hook claude-code`` event, decided by
-  the in-process hook's own code (``telic.hosts._hook.claude_code_hook``) in a worker thread.
+* the hook socket: each connection carries one ``telic hook <host>`` event, decided by the
+  in-process hook's own code (``telic.hosts.host_hook``, in the host's dialect) in a worker
+  thread.
 
 It says ``ready`` on the pipe its starter passed (``--ready-fd``) once both listen, or ``error
 …`` when the backend cannot open. It exits after ``--idle`` seconds with no attached session
@@ -37,7 +38,8 @@ import anyio.abc
 import anyio.to_thread
 
 from telic._errors import TelicError
-from telic.resident._shim import connect
+from telic.hosts import HOOK_HOSTS
+from telic.resident._shim import MAX_HOOK_EVENT, connect
 from telic.server import (
     OpeningBackend,
     PipeLines,
@@ -54,8 +56,9 @@ from telic.server import (
 __all__ = ["Sockets", "run_resident"]
 
 _CHUNK: Final = 65_536
-_MAX_HOOK_EVENT: Final = 4 * 1024 * 1024
-"""Bytes of one hook event, at most (Claude Code's events are a few kilobytes)."""
+_MAX_HOOK_EVENT: Final = MAX_HOOK_EVENT + 65_536
+"""Bytes of one hook connection, at most: the largest event a hook sends (``MAX_HOOK_EVENT``;
+larger ones it decides in-process) and the header line naming the repository and the host."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +171,10 @@ async def _send_all(connection: socket.socket, data: bytes) -> None:
             await anyio.wait_writable(connection)
 
 
-def _decide_hook(raw: bytes, root: str) -> str | None:
-    from telic.hosts import claude_code_hook
+def _decide_hook(raw: bytes, root: str, host: str) -> str | None:
+    from telic.hosts import host_hook
 
-    return claude_code_hook(raw, repository_root=root)
+    return host_hook(host, raw, repository_root=root)
 
 
 async def _hook(
@@ -188,10 +191,14 @@ async def _hook(
             await opened()
             received = await _receive_all(connection)
             header, _, raw = received.partition(b"\n")
-            asked = json.loads(header).get("root")
+            fields = json.loads(header)
+            asked, host = fields.get("root"), fields.get("host", "claude-code")
             if asked != root:
                 raise ValueError(f"this server decides for {root}, not {asked}")
-            output = await anyio.to_thread.run_sync(functools.partial(_decide_hook, raw, root))
+            if host not in HOOK_HOSTS:
+                raise ValueError(f"no hook for host {host!r}")
+            decide = functools.partial(_decide_hook, raw, root, host)
+            output = await anyio.to_thread.run_sync(decide)
             reply: dict[str, object] = {"output": output}
         except Exception as exc:  # the hook boundary: the client turns this into a deny
             reply = {"error": f"{type(exc).__name__}: {exc}"}

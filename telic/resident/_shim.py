@@ -17,6 +17,8 @@ Standard library only, imported by ``telic.cli._entry`` before anything heavy. T
 
 ``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
 returns its answer; ``None`` when no server listens, so the caller decides in-process.
+``run_hook`` is the whole hook (``telic hook <host>``): the resident server's answer, else the
+in-process decision, and a deny in the host's format for any failure of either.
 """
 
 from __future__ import annotations
@@ -40,11 +42,15 @@ from telic.resident._places import (
 
 TYPE_CHECKING = False  # not ``typing``'s: the warm path imports no Python-source module
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Final
 
 __all__ = [
+    "HOOK_DEADLINE",
+    "HOOK_WAIT",
+    "MAX_HOOK_EVENT",
     "NO_SERVER",
+    "Deadline",
     "HookReply",
     "ServeOptions",
     "ask_hook",
@@ -52,12 +58,24 @@ __all__ = [
     "ensure_server",
     "loads",
     "parse_serve",
+    "run_hook",
     "serve_resident",
 ]
 
 START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
 _DEFAULT_START_TIMEOUT: Final = 30.0
-_HOOK_TIMEOUT: Final = 30.0
+HOOK_WAIT: Final = 10.0
+"""Seconds the hook waits for the resident server in all (connecting, sending, the answer): a
+third of the ``timeout`` every kit gives the hook (``telic.hosts._kits.HOOK_TIMEOUT_SECONDS``,
+30), so a hung server is a deny the hook writes, never a hook the host kills (which Claude Code
+and Codex let through)."""
+HOOK_DEADLINE: Final = 20.0
+"""Seconds the whole hook may take (the in-process decision included: a locked SQLite ledger, a
+PostgreSQL server that does not answer) before ``Deadline`` writes a deny itself and ends the
+process: more than ``HOOK_WAIT``, two thirds of the kits' hook ``timeout``."""
+MAX_HOOK_EVENT: Final = 4 * 1024 * 1024
+"""Bytes of one hook event the resident server reads, at most (Claude Code's events are a few
+kilobytes); a larger event is decided in-process, which reads any size."""
 _CHUNK: Final = 65_536
 _FAILURE_WAIT: Final = 2.0
 """Seconds a shim whose session ended waits for its server's ``error …`` line (it is written
@@ -148,9 +166,13 @@ def parse_serve(
     return ServeOptions(path, chosen)
 
 
-def connect(path: str | os.PathLike[str]) -> Connection | None:
-    """A connection to the server listening at ``path``; ``None`` when nothing listens there."""
+def connect(path: str | os.PathLike[str], timeout: float | None = None) -> Connection | None:
+    """A connection to the server listening at ``path``; ``None`` when nothing listens there.
+
+    ``timeout``: seconds a connection may take (a server whose backlog is full, never
+    accepting) before ``ResidentError``; ``None`` waits."""
     client = Connection(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    client.settimeout(timeout)
     try:
         client.connect(os.fspath(path))
     except OSError as exc:
@@ -389,16 +411,17 @@ class HookReply:
 NO_SERVER: Final = None
 
 
-def _deny(reason: str) -> str:
-    """Claude Code's PreToolUse deny, in the form ``telic.hosts._claude_code.answer`` writes."""
-    import json
+def _deny(host: str, raw: bytes, reason: str) -> str | None:
+    """A deny in ``host``'s format, for the event ``raw`` (only on a failure: it loads the
+    dialects, and with them ``json``)."""
+    from telic.hosts import DIALECTS, HookInputError, Verdict, read_event
 
-    output = {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": reason,
-    }
-    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+    dialect = DIALECTS[host]
+    try:
+        reply = read_event(dialect, raw).reply
+    except (HookInputError, RecursionError, MemoryError):
+        reply = dialect.fallback_reply
+    return dialect.write(reply, Verdict("deny", reason))
 
 
 class _Decoding:
@@ -430,18 +453,22 @@ def loads(data: bytes | bytearray) -> object:
     is decoded here; UTF-16 and UTF-32, which ``json.loads`` also detects, are left to it.
 
     Raises:
-        ValueError: not one JSON document (``UnicodeDecodeError`` for bytes that are not UTF-8).
+        ValueError: not one JSON document (``UnicodeDecodeError`` for bytes that are not UTF-8),
+            or one nested deeper than the interpreter's recursion limit (``json.loads`` raises
+            ``RecursionError`` there: a hook must read it as input it cannot read).
     """
-    if 0 in data[:4]:  # UTF-16 or UTF-32: json.loads's own detection, never a hook's event
-        import json
-
-        return json.loads(data)
-    text = bytes(data).decode("utf-8-sig", "surrogatepass")
-    start = len(text) - len(text.lstrip(_SPACE))
     try:
+        if 0 in data[:4]:  # UTF-16 or UTF-32: json.loads's own detection, never a hook's event
+            import json
+
+            return json.loads(data)
+        text = bytes(data).decode("utf-8-sig", "surrogatepass")
+        start = len(text) - len(text.lstrip(_SPACE))
         value, end = _SCAN(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: char {stop.value}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
     if text[end:].strip(_SPACE):
         raise ValueError(f"Extra data: char {end}")
     return value
@@ -460,17 +487,30 @@ def hook_root(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -
     return os.path.realpath(chosen)
 
 
-def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) -> HookReply | None:
-    """The resident server's answer to a hook event; ``None`` when no server listens.
+def ask_hook(
+    raw: bytes,
+    root_option: str | None,
+    environ: Mapping[str, str],
+    host: str = "claude-code",
+    wait: float = HOOK_WAIT,
+) -> HookReply | None:
+    """The resident server's answer to ``host``'s hook event; ``None`` when no server listens
+    (or it does not accept within ``wait`` seconds, or the event is larger than
+    ``MAX_HOOK_EVENT``), so the caller decides in-process.
 
     Once a server accepted the event, anything short of its answer (a crash, a reset, a
-    malformed reply, no reply within 30 s) is a deny naming the failure: the hook fails closed.
+    malformed reply, no answer within ``wait`` seconds in all) is a deny naming the failure:
+    the hook fails closed.
     """
+    if len(raw) > MAX_HOOK_EVENT:
+        return NO_SERVER  # the server would refuse it; the in-process decision reads any size
+    deadline = time.monotonic() + wait
     root = hook_root(raw, root_option, environ)
     try:
         places = places_for(root, "", environ)
         # A directory someone else controls could hold anyone's socket: decide in-process.
-        connection = connect(places.hook_socket) if check_private(places.directory) else None
+        private = check_private(places.directory)
+        connection = connect(places.hook_socket, wait) if private else None
     except (ResidentError, OSError):
         return NO_SERVER
     if connection is None:
@@ -478,12 +518,22 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
     failure = "the connection closed before an answer"
     with connection:
         try:
-            connection.settimeout(_HOOK_TIMEOUT)
-            header = '{"root": ' + _json.encode_basestring_ascii(root) + "}"  # json.dumps's
+            header = (  # json.dumps's
+                '{"root": '
+                + _json.encode_basestring_ascii(root)
+                + ', "host": '
+                + _json.encode_basestring_ascii(host)
+                + "}"
+            )
+            connection.settimeout(_left(deadline))
             connection.sendall(header.encode() + b"\n" + raw)
             connection.shutdown(_socket.SHUT_WR)
             received = bytearray()
-            while chunk := connection.recv(_CHUNK):
+            while True:
+                connection.settimeout(_left(deadline))
+                chunk = connection.recv(_CHUNK)
+                if not chunk:
+                    break
                 received += chunk
             reply = loads(received) if received else None
             if isinstance(reply, dict) and "output" in reply:
@@ -495,12 +545,111 @@ def ask_hook(raw: bytes, root_option: str | None, environ: Mapping[str, str]) ->
             elif reply is not None:
                 failure = "a malformed answer"
         except TimeoutError:
-            failure = f"no answer within {_HOOK_TIMEOUT:g} s"
-        except (OSError, ValueError) as exc:
+            failure = f"no answer within {wait:g} s"
+        except Exception as exc:  # the hook boundary: an accepted event and no answer
             failure = f"{type(exc).__name__}: {exc}"
     return HookReply(
         _deny(
+            host,
+            raw,
             f"Telic could not decide this tool call, so it is denied: the resident server for "
-            f"{root} failed ({failure})"
+            f"{root} failed ({failure})",
         )
     )
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline``; ``TimeoutError`` when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def run_hook(
+    host: str,
+    raw: bytes,
+    root_option: str | None,
+    environ: Mapping[str, str],
+    wait: float = HOOK_WAIT,
+) -> str | None:
+    """``telic hook <host>``: the answer to print (``None``: say nothing), never a crash.
+
+    The resident server's answer if one listens, else the in-process decision
+    (``telic.hosts.host_hook``, which itself denies every failure while a run is live). Any
+    exception outside those boundaries is a deny in ``host``'s format, live run or not: the hook
+    cannot tell whether a run is live, and a hook that crashes (exit 1) lets the call through.
+
+    Raises:
+        Exception: only when even the deny cannot be written; ``telic hook`` then exits 2 with
+            the reason on stderr, the exit code every host documents as blocking.
+    """
+    try:
+        reply = ask_hook(raw, root_option, environ, host, wait)
+        if reply is not None:
+            return reply.output
+        from telic.hosts import host_hook  # no resident server: decide here
+
+        return host_hook(host, raw, repository_root=root_option, environ=environ)
+    except Exception as exc:  # the hook boundary: no decision is a deny
+        text = " ".join(str(exc).split())[:300]
+        return _deny(
+            host,
+            raw,
+            f"Telic could not decide this tool call, so it is denied: {type(exc).__name__}"
+            + (f": {text}" if text else ""),
+        )
+
+
+class Deadline:
+    """A watchdog for one ``telic hook`` process: after ``seconds`` without an answer it writes
+    a deny in ``host``'s format to ``out`` and ends the process with exit 0 (``exit``), so the
+    host reads a deny instead of killing a hook that hangs (which Claude Code and Codex treat as
+    a failure that lets the call through).
+
+    A ``_thread`` thread, so it runs while the main thread waits in C (a socket, SQLite's busy
+    wait). ``claim`` decides who answers: the main thread when it claims first, else the
+    watchdog, and then the main thread writes nothing.
+    """
+
+    __slots__ = ("_claimed", "_stopped")
+
+    def __init__(
+        self,
+        host: str,
+        raw: bytes,
+        seconds: float = HOOK_DEADLINE,
+        out: int = 1,
+        exit: Callable[[int], object] = os._exit,
+    ) -> None:
+        import _thread
+
+        self._claimed = _thread.allocate_lock()
+        self._stopped = _thread.allocate_lock()
+        self._stopped.acquire()
+
+        def watch() -> None:
+            if self._stopped.acquire(timeout=seconds) or not self._claimed.acquire(False):
+                return  # the main thread answered
+            try:
+                text = _deny(
+                    host,
+                    raw,
+                    f"Telic could not decide this tool call within {seconds:g} s, so it is denied",
+                )
+                if text is not None:
+                    _write_all(out, (text + "\n").encode())
+                code = 0
+            except BaseException:  # not even a deny: exit 2 blocks in every host
+                _write_all(2, b"telic: hook.deadline: no decision in time; the call is denied\n")
+                code = 2
+            exit(code)
+
+        _thread.start_new_thread(watch, ())
+
+    def claim(self) -> bool:
+        """Whether the main thread may write its answer (``False``: the watchdog is writing
+        the deny and ends the process)."""
+        mine = self._claimed.acquire(False)
+        self._stopped.release()
+        return mine

@@ -111,7 +111,7 @@ class Submit(Ask[Outcome[StepResult]]):
 
 @dataclass(frozen=True, slots=True)
 class Answer(Ask[Outcome[StepResult]]):
-    """Answer the pending clarification; ``payload`` stages ``{response}``."""
+    """Answer the pending clarification; ``payload`` stages ``{response, elicited}``."""
 
     run_id: str
     action_id: str

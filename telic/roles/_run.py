@@ -24,9 +24,11 @@ import anyio
 from telic._errors import TelicError
 from telic._secrets import redact
 from telic.casting import (
+    CHILD_EVENTS,
     DECISION_TYPES,
     EXHAUSTED_EVENT,
     PROGRESS_EVENT,
+    STARTED_EVENT,
     WALL_GRACE_MS,
     Admission,
     Bell,
@@ -104,7 +106,10 @@ __all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
 _CAST_MESSAGES = (CastChild, Progress, ReturnPacket, Expire)
 """The messages that act on open casts: each checks the copy against the ledger first."""
 _CAST_ARTIFACTS = frozenset({"CastRecord", "EvidencePacket"})
-_CAST_EVENTS = frozenset({"cast_started", PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed"})
+_CAST_EVENTS = frozenset(
+    {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed", *CHILD_EVENTS}
+)
+"""A native child's events (written by the host's hook) move a cast's observed spend too."""
 
 
 _Counts = tuple[int, int, int, int, int, StopReason | None]
@@ -312,6 +317,7 @@ class RunActor(Actor[RunMessage]):
                     message.action_id,
                     message.expected_run_version,
                     str(payload.get("response", "")),
+                    elicited=payload.get("elicited") is True,
                 )
                 return await self._after(result)
             case CancelRun():
@@ -528,15 +534,16 @@ class RunActor(Actor[RunMessage]):
             plan_uri=admission.plan_uri,
             started_at=at,
             parent_cast_id=request.parent_cast_id,
+            pointers=tuple(admission.handoff.pointers),
         )
         uri = cast_uri(self._run_id, admission.cast_id)
         started = event(
             state.run,
-            "cast_started",
+            STARTED_EVENT,
             actor="executor",
             event_id=deps.new_id(),
             timestamp=now,
-            input_refs=(admission.plan_uri,),
+            input_refs=(admission.plan_uri, *admission.handoff.pointers),
             output_refs=(uri,),
             summary=(
                 f"Cast {admission.cast_id} ({admission.cast.cast_type}, "

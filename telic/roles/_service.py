@@ -30,13 +30,14 @@ from telic.casting import (
     find_config,
     load_cast_types,
     next_deadline,
+    observed_spend,
     packet_stats,
     parse_cast_types,
     run_digest,
     seconds,
     sleeper_on,
 )
-from telic.controller import Action, Controller, RunDetails, StepResult, TraceView
+from telic.controller import Action, Controller, Draft, RunDetails, StepResult, TraceView
 from telic.grounding import GroundingProgress
 from telic.ledger import (
     ArtifactBody,
@@ -128,6 +129,8 @@ class GroundResult:
     run: RunRecord
     action: Action
     manifest_wire: Mapping[str, object]
+    draft: Draft | None = None
+    """The draft of the artifact the next action requires, or None."""
 
     @property
     def next_action(self) -> Action:
@@ -438,7 +441,7 @@ class Service:
             result = await self._ask(
                 run_id, GroundRun(run_id, action_id, expected_run_version, key)
             )
-        return GroundResult(result.run, result.next_action, manifest_wire)
+        return GroundResult(result.run, result.next_action, manifest_wire, result.draft)
 
     async def submit_artifact(
         self,
@@ -458,10 +461,17 @@ class Service:
             )
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = False,
     ) -> StepResult:
-        """Answer the pending clarification with one choice id."""
-        with self._stage.staged_json({"response": response}) as key:
+        """Answer the pending clarification with one choice id (``elicited``: the user chose it
+        in the client's form, MCP elicitation)."""
+        with self._stage.staged_json({"response": response, "elicited": elicited}) as key:
             return await self._ask(run_id, Answer(run_id, action_id, expected_run_version, key))
 
     async def cancel_run(
@@ -555,7 +565,8 @@ class Service:
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
         state = await self._controller.load(run_id)
-        return run_digest(state, await consumption_records(self._ledger, run_id))
+        records = await consumption_records(self._ledger, run_id)
+        return run_digest(state, records, await observed_spend(self._ledger, run_id))
 
     async def get_packet_stats(self, limit: int = 10_000) -> PacketStats:
         """Aggregate the packets of this repository's runs (the ``limit`` most recent runs).
@@ -584,6 +595,10 @@ class Service:
     async def get_next_action(self, run_id: str) -> Any:
         """Return the run's next action."""
         return await self._controller.get_next_action(run_id)
+
+    async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
+        """Return the run's next action and the draft of the artifact it requires (or None)."""
+        return await self._controller.get_next(run_id)
 
     async def get_run(self, run_id: str) -> RunDetails:
         """Return the run row, its artifact metadata and its next action."""

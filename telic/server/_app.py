@@ -18,10 +18,13 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from telic._errors import NotFound
 from telic.server._backend import has_reports, reports_module
 from telic.server._config import schema_mode
+from telic.server._elicit import INPUT_KEY, Ask, Elicited, InputRequired, Pending
 from telic.server._logs import ClientLogs
 from telic.server._prompt import workflow_message
 from telic.server._schemas import (
@@ -47,6 +50,15 @@ SERVER_NAME: Final = "telic"
 PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
 """``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
 _MODES: Final = get_args(PromptMode)
+_ROLES: Final = (
+    "controller",
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+)
+"""``telic.protocol.ACTION_ROLES``, spelled out for the same reason (a test keeps them equal)."""
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
@@ -58,6 +70,8 @@ _REPORT_TEMPLATE: Final = "telic://runs/{run_id}/report.md"
 _REPORT_PREFIX: Final = "telic://runs/"
 _REPORT_SUFFIX: Final = "/report.md"
 _SCHEMA_PREFIX: Final = SCHEMA_URI_TEMPLATE.split("{", 1)[0]
+_ROLE_PREFIX: Final = "artifact://system/roles/"
+_ROLE_TEMPLATE: Final = _ROLE_PREFIX + "{role}-v1"
 _DIGEST_URI: Final = "telic://digest"
 _DIGEST_RESOURCE: Final = types.Resource(
     name="packet_digest_all",
@@ -89,7 +103,8 @@ def build_server(
     each MCP session gets each artifact schema once, in Telic type notation, then a reference
     to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
     the JSON Schema every time); ``None`` reads
-    ``TELIC_SCHEMAS`` (default ``once``).
+    ``TELIC_SCHEMAS`` (default ``once``). The template ``artifact://system/roles/{role}-v1``
+    serves each role's instructions, so that every ``nextAction.instructionRef`` resolves.
     """
 
     async def given_service() -> Service:
@@ -141,8 +156,16 @@ def assemble(
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        resumed = _resumed(params)
         return await call_tool(
-            service, sent, params.name, params.arguments, progress, session_of(ctx)
+            service,
+            sent,
+            params.name,
+            params.arguments,
+            progress,
+            session_of(ctx),
+            _asker(ctx),
+            resumed,
         )
 
     async def on_list_prompts(
@@ -199,6 +222,14 @@ def assemble(
                 raise _no_resource(uri, f"; the artifact types are {known}")
             await service()  # until the service is open, the protocol is loading elsewhere
             return _contents(uri, "application/schema+json", schema_text(kind))
+        if uri.startswith(_ROLE_PREFIX):
+            await service()  # the controller loads with the service
+            from telic.controller import role_instructions, role_of
+
+            role = role_of(uri)
+            if role is None:
+                raise _no_resource(uri, "; a role's URI is artifact://system/roles/<role>-v1")
+            return _contents(uri, "text/markdown", role_instructions(role))
         if reports and uri.startswith(_REPORT_PREFIX) and uri.endswith(_REPORT_SUFFIX):
             assert ledger is not None
             run_id = uri.removeprefix(_REPORT_PREFIX).removesuffix(_REPORT_SUFFIX)
@@ -222,6 +253,8 @@ def assemble(
         elif isinstance(ref, types.ResourceTemplateReference):
             if ref.uri == SCHEMA_URI_TEMPLATE and argument.name == "artifact_type":
                 values = list(SCHEMA_TYPES)
+            elif ref.uri == _ROLE_TEMPLATE and argument.name == "role":
+                values = list(_ROLES)
             elif ref.uri == _REPORT_TEMPLATE and argument.name == "run_id" and reports:
                 runs = await (await service()).list_runs(_COMPLETIONS)
                 values = [str(getattr(run, "run_id", "")) for run in runs]
@@ -269,6 +302,57 @@ def assemble(
     return server
 
 
+def _asker(ctx: Context) -> Ask | None:
+    """Put a form to the caller's user, when its client declared it can show one; else None.
+
+    An empty ``elicitation`` capability means form, as before modes existed. Up to protocol
+    2025-11-25 the server sends ``elicitation/create`` while the call runs (when the transport
+    has a back channel); from 2026-07-28 the call answers ``input_required`` with the form, and
+    the client asks the user and repeats the call with the answer (``_resumed``).
+    """
+    session = ctx.session
+    declared = session.client_capabilities
+    wanted = None if declared is None else declared.elicitation
+    if wanted is None or (wanted.form is None and wanted.url is not None):
+        return None
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+
+        async def later(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
+            form = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            result = types.InputRequiredResult(
+                input_requests={INPUT_KEY: form}, request_state=pending.state()
+            )
+            raise InputRequired(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return later
+    if not session.can_send_request:
+        return None
+
+    async def now(message: str, schema: dict[str, Any], pending: Pending) -> Elicited:
+        try:
+            answer = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except (MCPError, ValidationError) as failure:  # the client refused or answered nonsense
+            return Elicited("failed", problem=type(failure).__name__)
+        return Elicited(answer.action, answer.content)
+
+    return now
+
+
+def _resumed(params: types.CallToolRequestParams) -> tuple[Pending, Elicited] | None:
+    """A 2026-07-28 client's repeated call: the clarification it answers and the user's answer."""
+    if params.request_state is None:
+        return None
+    pending = Pending.from_state(params.request_state)
+    if pending is None:
+        raise _invalid("requestState is not one Telic returned; repeat the call as it was")
+    answer = (params.input_responses or {}).get(INPUT_KEY)
+    if not isinstance(answer, types.ElicitResult):
+        return pending, Elicited("failed", problem="no answer to the form")
+    return pending, Elicited(answer.action, answer.content)
+
+
 def _workflow_prompt() -> types.Prompt:
     return types.Prompt(
         name=_PROMPT,
@@ -296,7 +380,14 @@ def _templates(reports: bool) -> list[types.ResourceTemplate]:
             uri_template=SCHEMA_URI_TEMPLATE,
             description="The full JSON Schema of an artifact type a host may be asked to produce.",
             mime_type="application/schema+json",
-        )
+        ),
+        types.ResourceTemplate(
+            name="role_instructions",
+            title="Role instructions",
+            uri_template=_ROLE_TEMPLATE,
+            description="A nextAction.instructionRef: what the role decides, submits and meets.",
+            mime_type="text/markdown",
+        ),
     ]
     if reports:
         templates.append(

@@ -34,7 +34,7 @@ from telic.protocol import (
     Mode,
     NativeSubagents,
 )
-from telic.server._schemas import compact_schema
+from telic.server._schemas import compact_schema, inline
 from telic_packets import PacketRefusal
 
 __all__ = [
@@ -485,8 +485,11 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     """Return the published input schema of a tool's argument model.
 
     It is the model's JSON Schema without titles, without the models' own docstrings, without
-    descriptions of self-evident arguments and without JSON's safe-integer bound, repeated
-    sub-schemas shared under ``$defs``; names, types, defaults and limits are unchanged.
+    descriptions of self-evident arguments and without JSON's safe-integer bound; names, types,
+    defaults and limits are unchanged. Every sub-schema is written in place: no ``$ref``, no
+    ``$defs``. Strict-mode converters (the OpenAI Agents SDK's, for one) refuse a reference
+    in a schema an MCP server lists, so a shared sub-schema would cost the tool its strict
+    mode; every object but the free-form artifact ``body`` and ``packet`` is closed.
     """
     schema = model.published().model_json_schema(by_alias=True, mode="validation")
     cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
@@ -498,7 +501,8 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
             field.pop("description", None)
     for name in _UNDESCRIBED & cleaned["properties"].keys():
         cleaned["properties"][name].pop("description", None)
-    return compact_schema(cleaned)
+    inlined: dict[str, Any] = inline(cleaned)
+    return inlined
 
 
 OUTPUT_DIALECT: Final = "http://json-schema.org/draft-07/schema#"

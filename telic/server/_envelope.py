@@ -5,7 +5,8 @@ with ``isError``. Both travel twice, as the reference requires: as the compact J
 one content block and as ``structuredContent``. Error text is squashed to one line of at most
 800 characters, and at most 32 issues of ``{path, code, message ≤400}`` are kept. A NextAction's
 schemas are whatever the call's ``SchemaFn`` gives for each type (by default the full compact
-schema); an artifact refused for its schema also carries ``requiredOutputSchema`` in full.
+schema). An artifact refused for its structure carries, as ``requiredOutputSchema``, only the
+sub-schemas of the paths that failed (``with_schema``); a semantic refusal carries none.
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ import dataclasses
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast, get_args
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core.core_schema import ErrorType
 
-from telic._errors import MAX_ISSUE_MESSAGE_CHARS, MAX_ISSUES, TelicError, squash
-from telic.server._schemas import SchemaFn, emitted_schema
+from telic._errors import (
+    MAX_ISSUE_MESSAGE_CHARS,
+    MAX_ISSUES,
+    TelicError,
+    issues_to_wire,
+    squash,
+)
+from telic.server._schemas import SchemaFn, emitted_schema, failing_schema
 from telic_packets import PacketModel, PacketRefusal
 
 if TYPE_CHECKING:
@@ -33,6 +41,7 @@ __all__ = [
     "failure",
     "success",
     "to_wire",
+    "with_boundary",
     "with_schema",
 ]
 
@@ -171,10 +180,31 @@ def _dumps(envelope: Mapping[str, Any]) -> str:
 def success(payload: Mapping[str, Any], schema: SchemaFn = emitted_schema) -> ToolResult:
     """Return ``{ok: true, …payload}`` as compact JSON text plus structured content.
 
-    A NextAction in ``payload`` carries ``schema(type)`` for each of its output types.
+    A NextAction in ``payload`` carries ``schema(type)`` for each of its output types. A phase
+    NextAction is followed by ``boundary`` (``with_boundary``).
     """
-    envelope: dict[str, Any] = {"ok": True, **{k: to_wire(v, schema) for k, v in payload.items()}}
+    envelope: dict[str, Any] = {"ok": True}
+    for key, value in payload.items():
+        envelope[key] = to_wire(value, schema)
+        if key == "nextAction":
+            envelope.update(with_boundary(value))
     return _tool_result(envelope, is_error=False)
+
+
+def with_boundary(action: object) -> dict[str, Any]:
+    """``{"boundary": {capability: what it covers}}`` for a phase NextAction, else nothing.
+
+    Beside the NextAction, not in it: the NextAction keeps Telic 1.0's schema. One line per
+    capability of the phase's ``effectivePermissions`` whose reach its scope does not say
+    (``telic.permissions.boundary``); no key when there is none.
+    """
+    permissions = getattr(action, "effective_permissions", None)
+    if getattr(action, "kind", None) != "phase" or permissions is None:
+        return {}
+    from telic.permissions import boundary  # the permissions load with the service
+
+    lines = boundary(permissions)
+    return {"boundary": lines} if lines else {}
 
 
 def _issue(path: str, code: str, message: str) -> dict[str, str]:
@@ -196,15 +226,17 @@ def failure(
     message: str,
     code: str,
     *,
-    issues: Sequence[Mapping[str, str]] = (),
+    issues: Sequence[Mapping[str, Any]] = (),
     rules: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``."""
+    """Return an error envelope ``{ok: false, error, code, issues?, rules?}``.
+
+    An issue keeps its ``rule`` and its ``expected`` (already bounded by ``Issue.to_wire``)."""
     envelope: dict[str, Any] = {"ok": False, "error": squash(message), "code": code}
     if issues:
         envelope["issues"] = [
-            _issue(i.get("path", ""), i.get("code", "custom"), i.get("message", ""))
-            | ({"rule": i["rule"]} if "rule" in i else {})
+            _issue(str(i.get("path", "")), str(i.get("code", "custom")), str(i.get("message", "")))
+            | {key: i[key] for key in ("rule", "expected") if key in i}
             for i in list(issues)[:MAX_ISSUES]
         ]
     if rules:
@@ -220,9 +252,7 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
     internal error whose details stay in the server's log.
     """
     if isinstance(exc, TelicError):
-        return failure(
-            exc.message, exc.code, issues=[i.to_wire() for i in exc.issues], rules=exc.rules
-        )
+        return failure(exc.message, exc.code, issues=issues_to_wire(exc.issues), rules=exc.rules)
     if isinstance(exc, ValidationError):
         return failure(
             f"Invalid arguments for {tool}", INVALID_ARGUMENTS, issues=_validation_issues(exc)
@@ -234,12 +264,26 @@ def error_envelope(exc: Exception, tool: str) -> dict[str, Any]:
 
 
 def with_schema(envelope: Mapping[str, Any], artifact_type: str) -> dict[str, Any]:
-    """Return ``envelope`` with the full schema of ``artifact_type`` as ``requiredOutputSchema``.
+    """Return ``envelope`` with the schema its structural issues need, if any.
 
-    For an artifact refused for its schema: a host that no longer holds the schema (its context
-    was compacted, or a fresh subagent shares the session) gets it back when it needs it.
+    A structural issue is one pydantic's own checks raised (a missing key, a wrong type, an
+    unknown key, a bound): its code is one of pydantic-core's error types. For those paths the
+    envelope carries ``failing_schema``: the failing sub-schemas and a reference to the full
+    one. A refusal with only semantic issues (a model rule such as
+    ``pass_without_full_coverage``, a controller rule, an unparsable body) carries none: the
+    schema does not state what failed, and the issue does.
     """
-    return {**envelope, "requiredOutputSchema": emitted_schema(artifact_type)}
+    paths = [
+        str(issue.get("path", ""))
+        for issue in envelope.get("issues") or ()
+        if issue.get("code") in _STRUCTURAL
+    ]
+    if not paths:
+        return dict(envelope)
+    return {**envelope, "requiredOutputSchema": failing_schema(artifact_type, paths)}
+
+
+_STRUCTURAL: Final = frozenset(get_args(ErrorType))
 
 
 def error_result(envelope: Mapping[str, Any]) -> ToolResult:

@@ -34,7 +34,13 @@ Schema; each "type X =" or "alias X =" line defines a name, and each "field x: â
 property that other objects write as a bare x line, once per session, for later texts too. \
 After that it comes as \
 {"$ref": "telic://schemas/<type>"}: reuse the earlier one or read that resource, which holds \
-the full JSON Schema (an artifact refused for its schema gets it back in full in the error).
+the full JSON Schema. A field's // text states every rule Telic checks on its value. A refusal \
+names each failed rule and path; one for an artifact's structure also carries the failing parts \
+of the schema under requiredOutputSchema["x-telic-failing"].
+3a. Where a result carries a draft beside nextAction, start from it: submit the Evidence \
+drafts in draft.before first, then take draft.body, write only the fields its draft.fill \
+paths name (for a choice, also apply that choice's set and fill), and submit it with \
+draft.sourceRefs as source_refs. A refusal's issue may carry expected: the value that passes.
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \
@@ -77,9 +83,39 @@ fix that, or let the cast lapse; never rewrite a child's claim yourself.
 later cast's packet_refs) names its pk_ token. The digest (telic_get_digest) and the report \
 show which packets were consumed and which were not; a packet is verified only when every \
 quote checked out, so weigh its verdict, not its claim.
+15. References: each names an artifact of this run that exists, of the type its field names; \
+a trace:// reference an existing event; artifact://system/ references only where the schema \
+asks for one; repo:// only for sources the ContextManifest selected; a permission_checked \
+event is never evidence. After an answered clarification, the next artifact's source_refs \
+cite the ClarificationRequest and its answer.
+16. Before acting, read the result's boundary (beside nextAction): what a capability of this \
+phase covers where its scope cannot say (shell.inspect is six typed reads; running any \
+command, a test included, is shell.execute, only for its exact allowlist). Reading a file \
+outside effectivePermissions.repository.read is outside the phase too. A serial host asks \
+telic_check_tool_action before each native action (a read, a command, an edit) and acts only \
+when it allows.
+17. nextAction.instructionRef is readable as the MCP resource of that URI: \
+what the role decides, what it submits, and every rule its artifact must meet.
+
+Honest ends, in every posture:
+- Stages: only analyze_and_fix has a diagnosis stage (its fix needs a second WorkPlan after the \
+proceed_to_fix review); in every other mode every criterion has stage completion.
+- Running a test is shell.execute (shell.inspect is only git.status, git.diff, git.log, \
+network.listen, process.list or runtime.logs). In analyze_only, and in analyze_and_fix before the \
+fix, only a command the user granted exactly may run (shell.execute in authorization_granted, the \
+command in shell_execute_allowlist), reported with mutating false. A failure it reproduces stays \
+status failed, even in a completed WorkResult: it is the finding.
+- If you took an action outside your permissions, never leave it out: record it as an action with \
+status unauthorized. The audit then says modeCompliance fail and the report permissionsHonored \
+false.
+- report_only and plan_only execute nothing, so no Evidence exists: wherever evidence is asked \
+for, cite the latest WorkPlan's artifact:// URI. That is how such a run completes.
 """
 """The instructions of the workflow, in Telic's words: the eight steps, then the two postures
-(serial host, native-subagent host) and how a native host casts, hands off, returns and cites."""
+(serial host, native-subagent host) and how a native host casts, hands off, returns and cites,
+then what every reference meets, the phase's boundary and the role instructions, and what an
+honest end needs (stages, the user's test command, unauthorized actions, the WorkPlan as
+report_only's evidence)."""
 
 
 def workflow_message(original_request: str, mode: str) -> str:

@@ -42,6 +42,7 @@ from telic.server._notation import (
 )
 
 __all__ = [
+    "FAILING_KEY",
     "NOTATION_KEY",
     "SCHEMA_MODES",
     "SCHEMA_TYPES",
@@ -53,6 +54,7 @@ __all__ = [
     "Stream",
     "compact_schema",
     "emitted_schema",
+    "failing_schema",
     "full_schema",
     "inline",
     "notation_aliases",
@@ -63,6 +65,7 @@ __all__ = [
     "schema_text",
     "schema_uri",
     "session_of",
+    "with_rules",
 ]
 
 SchemaMode = Literal["full", "once"]
@@ -215,7 +218,41 @@ def full_schema(artifact_type: str) -> dict[str, Any]:
     from telic.protocol import json_schema  # the protocol loads with the service, not at start
 
     untitled: dict[str, Any] = _untitled(json_schema(artifact_type))
-    return untitled
+    return with_rules(artifact_type, untitled)
+
+
+def with_rules(artifact_type: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each controller rule's statement appended to the description it targets.
+
+    The statements come from the rule registry (``telic.controller.field_statements``), so the
+    type text and the JSON Schema state every value rule where a host model looks, and cannot
+    drift from the rules. A location missing from the schema is a ``KeyError``: a test keeps the
+    two in step. ``schema`` itself is left unchanged.
+    """
+    from telic.controller import field_statements
+
+    for (kind, path), text in field_statements().items():
+        if kind != artifact_type:
+            continue
+        owner, _, name = path.rpartition(".")
+        if not path:
+            schema = {**schema, "description": _described(schema.get("description"), text)}
+            continue
+        defs = dict(schema.get("$defs") or {})
+        holder = defs[owner] if owner else schema
+        properties = dict(holder["properties"])
+        node = properties[name]
+        properties[name] = {**node, "description": _described(node.get("description"), text)}
+        if owner:
+            defs[owner] = {**holder, "properties": properties}
+            schema = {**schema, "$defs": defs}
+        else:
+            schema = {**schema, "properties": properties}
+    return schema
+
+
+def _described(description: object, text: str) -> str:
+    return text if not isinstance(description, str) else f"{description} {text}"
 
 
 @functools.cache
@@ -231,6 +268,81 @@ def emitted_schema(artifact_type: str) -> dict[str, Any]:
 def schema_text(artifact_type: str) -> str:
     """``emitted_schema(artifact_type)`` as compact JSON text (the schema resource's content)."""
     return json.dumps(emitted_schema(artifact_type), ensure_ascii=False, separators=(",", ":"))
+
+
+FAILING_KEY: Final = "x-telic-failing"
+"""The key of a refusal's schema object that maps each failing path to its sub-schema."""
+
+
+def failing_schema(artifact_type: str, paths: list[str]) -> dict[str, Any]:
+    """The part of ``artifact_type``'s schema that the failing ``paths`` (``a.0.b``) need.
+
+    ``{"$ref": <resource>, "x-telic-failing": {path: sub-schema}}``: for each path, the schema
+    of the deepest location the schema defines along it (the property itself, or the object
+    that refused an unknown key), with its local references written out. A path at the root
+    (or none at all) adds nothing: the ``$ref`` names the full schema, never re-sent.
+    """
+    schema = emitted_schema(artifact_type)
+    defs = schema.get("$defs") or {}
+    found: dict[str, Any] = {}
+    for path in paths:
+        parts = [part for part in path.split(".") if part]
+        reached, node = _located(schema, defs, parts)
+        if reached:
+            # One entry per schema location: ``nodes.0.id`` and ``nodes.3.id`` share ``nodes[].id``.
+            where = ".".join(parts[:reached]).replace(".[]", "[]")
+            found[where] = _resolved(node, defs)
+    result: dict[str, Any] = {"$ref": schema_uri(artifact_type)}
+    if found:
+        result[FAILING_KEY] = found
+    return result
+
+
+def _deref(node: Any, defs: dict[str, Any]) -> Any:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        name = node["$ref"].removeprefix(_REF_PREFIX)
+        if name not in defs:
+            break
+        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _step(node: Any, part: str, defs: dict[str, Any]) -> Any | None:
+    node = _deref(node, defs)
+    if not isinstance(node, dict):
+        return None
+    for branch in node.get("anyOf") or node.get("oneOf") or ():
+        found = _step(branch, part, defs)
+        if found is not None:
+            return found
+    properties = node.get("properties")
+    if isinstance(properties, dict) and part in properties:
+        return properties[part]
+    if part.isdigit() and isinstance(node.get("items"), dict):
+        return node["items"]
+    return None
+
+
+def _located(schema: Any, defs: dict[str, Any], parts: list[str]) -> tuple[int, Any]:
+    """How many of ``parts`` the schema defines, and the sub-schema there (indices as ``[]``)."""
+    node, reached = schema, 0
+    for part in parts:
+        inner = _step(node, part, defs)
+        if inner is None:
+            break
+        if part.isdigit():
+            parts[reached] = "[]"
+        node, reached = inner, reached + 1
+    return reached, node
+
+
+def _resolved(node: Any, defs: dict[str, Any]) -> Any:
+    node = _deref(node, defs)
+    if isinstance(node, dict):
+        return {key: _resolved(value, defs) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_resolved(value, defs) for value in node]
+    return node
 
 
 def parse_schema_mode(text: str) -> SchemaMode:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from telic.casting import Admission, PacketStats, ProgressStatus
-    from telic.controller import Action, RunDetails, StepResult, TraceView
+    from telic.controller import Action, Draft, RunDetails, StepResult, TraceView
     from telic.grounding import GroundingProgress
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
     from telic.permissions import Decision
@@ -62,6 +62,9 @@ class Service(Protocol):
     async def get_next_action(self, run_id: str) -> Action:
         """Return the run's next action."""
 
+    async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
+        """Return the run's next action and the draft of the artifact it requires."""
+
     async def submit_artifact(
         self,
         run_id: str,
@@ -74,9 +77,15 @@ class Service(Protocol):
         """Submit one artifact; returns (run, action[, artifact])."""
 
     async def answer_clarification(
-        self, run_id: str, action_id: str, expected_run_version: int, response: str
+        self,
+        run_id: str,
+        action_id: str,
+        expected_run_version: int,
+        response: str,
+        *,
+        elicited: bool = ...,
     ) -> StepResult:
-        """Answer the pending clarification."""
+        """Answer the pending clarification (``elicited``: chosen in the client's form)."""
 
     async def cancel_run(
         self, run_id: str, action_id: str, expected_run_version: int

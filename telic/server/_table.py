@@ -90,7 +90,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         result="NextActionResultOut",
         read_only=True,
         idempotent=True,
-        methods=("get_next_action",),
+        methods=("get_next",),
     ),
     ToolSpec(
         name="telic_submit_artifact",
@@ -240,8 +240,9 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         name="telic_check_tool_action",
         title="Check a native tool action",
         description=(
-            "For host hooks, before a native tool acts: decide whether the capability may act "
-            "on the target under the run's permissions now (mode, authorization, work node). "
+            "Before each native action (a serial host asks itself; a hook asks for it): decide "
+            "whether the capability may act on the target under the run's permissions now "
+            "(mode, authorization, work node). "
             "Returns the decision (allow or deny, with the deciding reason) and records it in "
             "the run's trace."
         ),

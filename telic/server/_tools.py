@@ -23,7 +23,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import SchemaViolation
+from telic._errors import NotFound, SchemaViolation, UsageError
+from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import (
     ToolResult,
     error_envelope,
@@ -112,16 +113,26 @@ async def call_tool(
     arguments: Mapping[str, object] | None,
     progress: ProgressFn,
     session: object | None,
+    ask: Ask | None = None,
+    resumed: tuple[Pending, Elicited] | None = None,
 ) -> ToolResult:
     """Run the tool ``name`` once and return its result; an unknown name is invalid params.
 
     ``progress`` reports to the caller (a no-op unless it asked); ``session`` keys the schemas
-    the caller's MCP session has had (``None``: no session, every schema in full).
+    the caller's MCP session has had (``None``: no session, every schema in full); ``ask``
+    puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``);
+    ``resumed`` is a 2026-07-28 client's repeated call with the user's answer to the form.
     """
     spec = spec_of(name)
     if spec is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
-    return await _run(spec, source, sent, dict(arguments or {}), progress, session)
+    if resumed is not None and name != _ASKING:
+        raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
+    return await _run(spec, source, sent, dict(arguments or {}), progress, session, ask, resumed)
+
+
+_ASKING: Final = "telic_submit_artifact"
+"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
 
 
 async def _run(
@@ -131,15 +142,23 @@ async def _run(
     arguments: dict[str, object],
     progress: ProgressFn,
     session: object | None,
+    ask: Ask | None,
+    resumed: tuple[Pending, Elicited] | None,
 ) -> ToolResult:
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        payload = await _handlers()[spec.name](service, arguments, progress)
+        _refuse_system_read(spec.name, arguments)
+        if resumed is None:
+            payload = await _handlers()[spec.name](service, arguments, progress, ask)
+        else:
+            payload = await _resume(service, arguments, *resumed)
         emitter = sent.emitter(session)
         result = success(payload, emitter)
         emitter.commit()
         return result
+    except InputRequired as asking:  # a 2026-07-28 client asks the user, then calls again
+        return asking.result
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
         envelope = error_envelope(leaf, spec.name)
@@ -153,6 +172,24 @@ async def _run(
         return error_result(envelope)
 
 
+def _refuse_system_read(tool: str, arguments: Mapping[str, object]) -> None:
+    """Say plainly where a role's instructions are when a host asks for them as an artifact.
+
+    ``nextAction.instructionRef`` (``artifact://system/roles/<role>-v1``) is not an artifact of
+    the run; it is an MCP resource of exactly that URI. Raises ``NotFound`` naming it.
+    """
+    ref = arguments.get("artifact_id")
+    if tool == "telic_get_artifact" and isinstance(ref, str) and ref.startswith(_SYSTEM):
+        raise NotFound(
+            f"{ref} is not a run artifact: read it as the MCP resource of that exact URI "
+            "(resources/read); role instructions are the template "
+            "artifact://system/roles/{role}-v1"
+        )
+
+
+_SYSTEM: Final = "artifact://system/"
+
+
 def _leaf(exc: Exception) -> Exception:
     """The error inside task-group wrappers, when there is exactly one."""
     while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
@@ -164,7 +201,11 @@ class _Call(Protocol):
     """A tool with its types erased at the table: raw arguments in, payload out."""
 
     async def __call__(
-        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
     ) -> Payload:
         """Validate ``arguments`` and make the tool's one service call."""
         ...
@@ -178,16 +219,45 @@ class _Bound(Generic[A]):
     handler: Callable[[Service, A, ProgressFn], Awaitable[Payload]]
 
     async def __call__(
-        self, service: Service, arguments: Mapping[str, object], progress: ProgressFn
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
     ) -> Payload:
         """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
         return await self.handler(service, self.model.model_validate(arguments), progress)
+
+
+@dataclass(frozen=True, slots=True)
+class _Asking(Generic[A]):
+    """A handler that may put a form to the caller's user (``_elicit``), bound to its model."""
+
+    model: type[A]
+    handler: Callable[[Service, A, Ask | None], Awaitable[Payload]]
+
+    async def __call__(
+        self,
+        service: Service,
+        arguments: Mapping[str, object],
+        progress: ProgressFn,
+        ask: Ask | None,
+    ) -> Payload:
+        """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
+        return await self.handler(service, self.model.model_validate(arguments), ask)
 
 
 def _step(result: StepResult) -> Payload:
     payload: Payload = {"run": result.run, "nextAction": result.next_action}
     if result.artifact is not None:
         payload["artifact"] = result.artifact
+    return _with_draft(payload, result.draft)
+
+
+def _with_draft(payload: Payload, draft: object) -> Payload:
+    """Add the draft beside the NextAction when there is one (an addition to Telic 1.0)."""
+    if draft is not None:
+        payload["draft"] = draft
     return payload
 
 
@@ -256,14 +326,20 @@ async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Pay
                 budget=budget,
                 progress=progress,
             )
-    return {"run": result.run, "nextAction": result.next_action, "manifest": result.manifest_wire}
+    payload: Payload = {
+        "run": result.run,
+        "nextAction": result.next_action,
+        "manifest": result.manifest_wire,
+    }
+    return _with_draft(payload, result.draft)
 
 
 async def _next(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
-    return {"nextAction": await service.get_next_action(args.run_id)}
+    action, draft = await service.get_next(args.run_id)
+    return _with_draft({"nextAction": action}, draft)
 
 
-async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> Payload:
+async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payload:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
@@ -279,7 +355,25 @@ async def _submit(service: Service, args: SubmitArgs, _: ProgressFn) -> Payload:
         body,
         tuple(args.source_refs),
     )
+    asked = args.artifact_type == "ClarificationRequest"
+    if ask is not None and asked and result.next_action.kind == "clarification":
+        # An accepted ClarificationRequest, and a client that can put a form to its user.
+        return await elicit_answer(service, ask, args.run_id, result, _step(result))
     return _step(result)
+
+
+async def _resume(
+    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
+) -> Payload:
+    """The repeated telic_submit_artifact call of a 2026-07-28 client, with the user's answer."""
+    from telic.server._args import SubmitArgs
+
+    args = SubmitArgs.model_validate(arguments)
+    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
+        raise UsageError(
+            "a call with requestState repeats the telic_submit_artifact call that returned it"
+        )
+    return await resume_answer(service, pending, answer)
 
 
 def _decode(text: str) -> object:
@@ -296,11 +390,12 @@ async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> Pay
 
 async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     details = await service.get_run(args.run_id)
-    return {
+    payload: Payload = {
         "run": details.run,
         "artifacts": details.artifacts,
         "nextAction": details.next_action,
     }
+    return _with_draft(payload, details.draft)
 
 
 async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> Payload:
@@ -374,7 +469,7 @@ def _handlers() -> dict[str, _Call]:
         "telic_start_run": _Bound(_args.StartRunArgs, _start_run),
         "telic_ground_context": _Bound(_args.GroundArgs, _ground),
         "telic_get_next_action": _Bound(_args.RunArgs, _next),
-        "telic_submit_artifact": _Bound(_args.SubmitArgs, _submit),
+        "telic_submit_artifact": _Asking(_args.SubmitArgs, _submit),
         "telic_cancel_run": _Bound(_args.CancelArgs, _cancel),
         "telic_list_runs": _Bound(_args.ListRunsArgs, _list_runs),
         "telic_get_run": _Bound(_args.RunArgs, _get_run),

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from telic._errors import TelicError
-from telic.controller import MAX_RUN_TOOL_CALLS, PHASES
+from telic.controller import ELICITED_EVENT, MAX_RUN_TOOL_CALLS, PHASES
 from telic.ledger import ArtifactRecord, Ledger, RunRecord, TraceRecord
 from telic.reports import deciding_layer
 from telic.telemetry._facts import (
@@ -267,11 +267,14 @@ class TelemetryObserver:
             attributes.update(_consumption(event.decision_summary))
         name = {
             "clarification_answered": "telic.clarification_answered",
+            ELICITED_EVENT: "telic.clarification_answered",
             "run_cancelled": "telic.run_cancelled",
             "packet_consumed": "telic.packet_consumed",
             "transition_denied": "telic.rejection",
         }.get(kind, "telic.artifact_recorded")
-        if kind in ("clarification_answered", "budget_consumed"):
+        if kind == ELICITED_EVENT:
+            attributes["telic.clarification.elicited"] = True
+        if kind in ("clarification_answered", ELICITED_EVENT, "budget_consumed"):
             track.boundary = event.timestamp
         track.span.add_event(name, attributes, timestamp=at)
 

@@ -187,3 +187,19 @@ def test_a_long_consumer_ref_is_cut_in_the_marker() -> None:
     ref = "artifact://r/" + "a" * 300
     line = digest_line(item(1, consumed=True, consumerRef=ref, citeKind="ref"), marked=True)
     assert line.endswith("a" * (120 - 14) + "… (ref)")
+
+
+def test_observed_spend_stands_beside_the_self_reported_tokens_on_marked_lines_only(
+    packet: Packet,
+) -> None:
+    observed = {packet.cast_id: (3, 4)}
+    marked = render_digest([(packet, None)], marked=True, observed=observed)
+    assert (
+        f"{packet.counters.total_tokens} tokens self-reported; 3 turns, 4 tool calls observed)"
+        in marked
+    )
+    # The contract's line is unchanged, and a packet whose child was not observed says nothing.
+    assert render_digest([(packet, None)], observed=observed) == render_digest([(packet, None)])
+    assert "observed" not in render_digest(
+        [(packet, None)], marked=True, observed={"other": (1, 1)}
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from telic._errors import InvalidTransition, LimitExceeded, RuleViolation, StaleToken
+from telic.controller import ELICITED_EVENT, ELICITED_SUMMARY
 from telic.ledger import open_ledger
 
 from .builders import READ, Flow, shape
@@ -319,3 +320,27 @@ async def test_a_closure_of_257_references_fails_loudly_and_256_fit() -> None:
         assert await _snapshot(flow) == before
         await flow.ground(documents=254)
         assert len(flow.action.input_refs) == 256
+
+
+@pytest.mark.parametrize("elicited", [False, True])
+async def test_an_answer_the_user_chose_in_a_form_is_traced_with_its_provenance(
+    elicited: bool,
+) -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await Flow.start(ledger, "analyze_only")
+        b = flow.b
+        await flow.ground()
+        await flow.submit("ClarificationRequest", b.clarification())
+        answered = await flow.controller.answer_clarification(
+            b.run_id, *flow.token(), "keep", elicited=elicited
+        )
+        internal = [e.event_type for e in (await ledger.page_trace(b.run_id, 0, 500)).events]
+        trace = await flow.controller.get_trace(b.run_id, limit=500)
+    assert answered.run.status == "running"
+    assert answered.run.version == 4
+    expected = ELICITED_EVENT if elicited else "clarification_answered"
+    assert internal[-1] == expected
+    last = trace.events[-1]
+    assert last.event_type == "transition_allowed"  # the canonical trace keeps 1.0's name
+    suffix = f" {ELICITED_SUMMARY}" if elicited else ""
+    assert last.rationale_summary == f"Clarification answered with resume{suffix}"

@@ -92,10 +92,17 @@ class ClaudeCodeLike:
             command=entry["command"], args=entry["args"], env=self.env, cwd=str(self.project)
         )
 
-    def _run_hooks(self, event: str, tool: str, tool_input: dict[str, Any]) -> list[Any]:
+    def _run_hooks(
+        self,
+        event: str,
+        tool: str,
+        tool_input: dict[str, Any],
+        agent: str | None = None,
+        **extra: Any,
+    ) -> list[Any]:
         answers = []
         for group in self.hooks.get(event, []):
-            if not re.fullmatch(group["matcher"], tool):
+            if not re.fullmatch(group.get("matcher", ".*"), tool):
                 continue
             for action in group["hooks"]:
                 stdin = {
@@ -103,9 +110,12 @@ class ClaudeCodeLike:
                     "transcript_path": str(self.project / "transcript.jsonl"),
                     "cwd": str(self.project),
                     "hook_event_name": event,
-                    "tool_name": tool,
-                    "tool_input": tool_input,
+                    **extra,
                 }
+                if event in ("PreToolUse", "PostToolUse"):
+                    stdin |= {"tool_name": tool, "tool_input": tool_input}
+                if agent is not None:  # a subagent's own event: Claude Code adds who it is
+                    stdin |= {"agent_id": agent, "agent_type": "telic-cast"}
                 done = subprocess.run(
                     action["command"],
                     shell=True,  # Claude Code runs a command hook through the shell
@@ -121,9 +131,12 @@ class ClaudeCodeLike:
                 answers.append(json.loads(done.stdout) if done.stdout.strip() else None)
         return answers
 
-    async def pre(self, tool: str, tool_input: dict[str, Any]) -> bool:
-        """Run the PreToolUse hooks; ``True`` when the tool may run."""
-        answers = await anyio.to_thread.run_sync(self._run_hooks, "PreToolUse", tool, tool_input)
+    async def pre(self, tool: str, tool_input: dict[str, Any], agent: str | None = None) -> bool:
+        """Run the PreToolUse hooks (of the subagent ``agent``, if given); ``True`` when the
+        tool may run."""
+        answers = await anyio.to_thread.run_sync(
+            self._run_hooks, "PreToolUse", tool, tool_input, agent
+        )
         for answer in answers:
             if answer and answer["hookSpecificOutput"]["permissionDecision"] == "deny":
                 reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -134,14 +147,40 @@ class ClaudeCodeLike:
     async def post(self, tool: str, tool_input: dict[str, Any]) -> None:
         await anyio.to_thread.run_sync(self._run_hooks, "PostToolUse", tool, tool_input)
 
-    async def read(self, path: str) -> str | None:
-        if not await self.pre("Read", {"file_path": str(self.project / path)}):
+    async def subagent_start(self, agent: str) -> str:
+        """Run the SubagentStart hooks (it cannot be blocked); the context they add."""
+
+        def run() -> list[Any]:
+            return self._run_hooks("SubagentStart", "telic-cast", {}, agent)
+
+        answers = await anyio.to_thread.run_sync(run)
+        return " ".join(a["hookSpecificOutput"]["additionalContext"] for a in answers if a)
+
+    async def subagent_stop(self, agent: str, last_message: str) -> str | None:
+        """Run the SubagentStop hooks; the reason the child is kept going, or ``None``."""
+
+        def run() -> list[Any]:
+            return self._run_hooks(
+                "SubagentStop",
+                "telic-cast",
+                {},
+                agent,
+                stop_hook_active=False,
+                last_assistant_message=last_message,
+            )
+
+        answers = await anyio.to_thread.run_sync(run)
+        blocked = [a["reason"] for a in answers if a and a.get("decision") == "block"]
+        return blocked[0] if blocked else None
+
+    async def read(self, path: str, agent: str | None = None) -> str | None:
+        if not await self.pre("Read", {"file_path": str(self.project / path)}, agent):
             return None
         return (self.project / path).read_text(encoding="utf-8")
 
-    async def write(self, path: str, content: str) -> bool:
+    async def write(self, path: str, content: str, agent: str | None = None) -> bool:
         tool_input = {"file_path": str(self.project / path), "content": content}
-        if not await self.pre("Write", tool_input):
+        if not await self.pre("Write", tool_input, agent):
             return False
         (self.project / path).write_text(content, encoding="utf-8")
         return True
@@ -172,8 +211,8 @@ class HookedTools(TelicTools):
 async def cast_child(
     tools: TelicTools, host: ClaudeCodeLike, driver: RunDriver, need: str, marker: str
 ) -> dict[str, Any]:
-    """Admit one explore child; return its cast (the child runs later, in parallel)."""
-    assert await host.pre("Task", {"subagent_type": "telic-cast", "prompt": "handoff"})
+    """Admit one explore child and start it through Claude Code's ``Agent`` tool with its
+    handoff; return its cast (the child works later, in parallel)."""
     admitted = await tools.call(
         "telic_cast",
         run_id=driver.run_id,
@@ -188,7 +227,20 @@ async def cast_child(
         brief=f"Read {TARGET} and quote the line that {marker}.",
         pointers=[f"repo://{TARGET}"],
     )
-    return dict(admitted["cast"])
+    cast = dict(admitted["cast"])
+    # Without a handoff, a live run refuses to start a child: it could not be bound to a cast.
+    assert not await host.pre("Agent", {"subagent_type": "telic-cast", "prompt": "look around"})
+    assert "no_handoff" in host.denied[-1][1]
+    spawn = {
+        "description": f"Quote the line that {marker}"[:40],
+        "subagent_type": "telic-cast",
+        "prompt": json.dumps(cast["handoff"]),
+    }
+    assert await host.pre("Agent", spawn), host.denied[-1]
+    agent = "a" + cast["castId"][-16:]
+    context = await host.subagent_start(agent)
+    assert f"you serve Telic cast {cast['castId']}" in context
+    return cast | {"agent": agent}
 
 
 async def child_returns(
@@ -198,7 +250,13 @@ async def child_returns(
     handoff = cast["handoff"]
     assert set(handoff) <= {"castId", "brief", "pointers", "packetRefs"}
     path = handoff["pointers"][0].removeprefix("repo://")
-    text = await host.read(path)
+    agent = cast["agent"]
+    # The child is held to its cast: a read-only type, confined to its pointers.
+    assert not await host.write(path, "a child may not write", agent)
+    assert "denies repository.write" in host.denied[-1][1]
+    assert await host.read("README.md", agent) is None
+    assert "(layer: cast_pointers; out_of_scope)" in host.denied[-1][1]
+    text = await host.read(path, agent)
     assert text is not None
     lines = text.splitlines()
     number = next(i for i, line in enumerate(lines, 1) if needle in line)
@@ -211,22 +269,23 @@ async def child_returns(
         input_tokens=1_500,
         output_tokens=200,
     )
+    body = {
+        "claim": f"{path} line {number} reads {lines[number - 1].strip()}",
+        "evidence": [
+            {
+                "kind": "file_state",
+                "source": f"repo://{path}",
+                "locator": f"line {number}",
+                "quote": lines[number - 1].strip(),
+            }
+        ],
+        "completed": [0],
+    }
+    # Prose is not a return: the child is kept going once, with the repair code.
+    assert "not_a_packet" in (await host.subagent_stop(agent, "I found it.") or "")
+    assert await host.subagent_stop(agent, json.dumps(body)) is None
     returned = await tools.call(
-        "telic_return_packet",
-        run_id=driver.run_id,
-        cast_id=cast["castId"],
-        packet={
-            "claim": f"{path} line {number} reads {lines[number - 1].strip()}",
-            "evidence": [
-                {
-                    "kind": "file_state",
-                    "source": f"repo://{path}",
-                    "locator": f"line {number}",
-                    "quote": lines[number - 1].strip(),
-                }
-            ],
-            "completed": [0],
-        },
+        "telic_return_packet", run_id=driver.run_id, cast_id=cast["castId"], packet=body
     )
     packet = returned["packet"]
     assert packet["verdict"] == "verified"
@@ -487,8 +546,10 @@ def test_a_claude_code_like_host_completes_a_native_subagent_run_from_the_kit(
     assert body_of(outcome["report"])["terminalStatus"] == "completed"
     assert outcome["verified"]["intact"] is True
     denied = [tool for tool, _ in host.denied]
-    assert denied == ["Write", "Write"]  # during diagnosis, then outside the node's scope
-    assert "README.md" in host.denied[1][1]
+    # During diagnosis; then, per child, a spawn without a handoff, the child's write and its
+    # read outside its pointers; then the parent's write outside the node's scope.
+    assert denied == ["Write", *(["Agent"] * 2), *(["Write", "Read"] * 2), "Write"]
+    assert "README.md" in host.denied[-1][1]
     for packet in outcome["packets"]:
         assert packet in outcome["digest"]
     run_id = key(run, "runId", "runId")

@@ -17,10 +17,18 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from telic.hosts import claude_code_hook
-from telic.hosts._hook import LiveRun, _other_ledger, _shown, select_run, uuid4_text
+from telic.hosts import DIALECTS, claude_code_hook, read_event
+from telic.hosts._hook import (
+    LiveRun,
+    _other_ledger,
+    _shown,
+    reopens_read,
+    select_run,
+    uuid4_text,
+)
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
 from telic.ledger import Ledger, open_ledger
+from telic.permissions import Decision
 from telic.roles import Service, open_service
 
 from ..controller.builders import perms  # noqa: TID252
@@ -385,11 +393,10 @@ async def test_any_other_ledger_gets_the_same_decision_through_the_async_ledger(
 
         def decide(path: str) -> dict[str, Any]:
             raw = event("Write", file_path=path)
-            from telic.hosts._claude_code import parse_input
-
-            output = _other_ledger(url, str(repo), parse_input(raw), "")
-            assert output is not None
-            return dict(json.loads(output)["hookSpecificOutput"])
+            call = read_event(DIALECTS["claude-code"], raw)
+            verdict = _other_ledger(url, str(repo), call, "")
+            assert verdict is not None
+            return {"permissionDecision": verdict.decision}
 
         inside = await anyio.to_thread.run_sync(decide, "src/retry.py")
         outside = await anyio.to_thread.run_sync(decide, "README.md")
@@ -480,3 +487,92 @@ async def test_a_secret_in_the_hosts_command_is_redacted_in_the_trace_and_the_re
     assert scope.startswith("curl -H ")
     assert "[redacted:" in scope
     assert token not in recorded.decision_summary
+
+
+async def planning_fix(service: Service) -> ServiceFlow:
+    """A fix_only run in agent_3_plan, whose phase layer grants no repository.read."""
+    flow = await ServiceFlow.start(
+        service,
+        "fix_only",
+        authorization_granted=("repository.read", "repository.write", "subagent.spawn"),
+    )
+    b = flow.b
+    b.permissions = WRITE_SRC
+    b.verifications = [VERIFY_READ]
+    await flow.ground()
+    await flow.submit("ProblemFrame", b.frame())
+    await flow.submit("TaskContract", b.contract())
+    await flow.submit("PromptReview", b.prompt_review())
+    return flow
+
+
+async def test_a_read_inside_the_grant_is_allowed_while_planning(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "config").mkdir(parents=True)
+    async with project(tmp_path) as (service, ledger, repo, state):
+        flow = await planning_fix(service)
+        run_id = flow.b.run_id
+        assert flow.last.next_action.phase == "agent_3_plan"
+        # The phase alone would refuse it: telic_check_tool_action (1.0) still says so.
+        strict = await service.check_tool_action(run_id, "repository.read", "src/retry.py")
+        read = await hook(event("Read", file_path=f"{repo}/src/retry.py"), repo, state)
+        grep = await hook(event("Grep", pattern="MAX"), repo, state)
+        env = await hook(event("Read", file_path=f"{repo}/.env"), repo, state)
+        key = await hook(event("Read", file_path=f"{repo}/config/id_rsa"), repo, state)
+        outside = await hook(event("Read", file_path="/etc/passwd"), repo, state)
+        write = await hook(event("Write", file_path=f"{repo}/src/retry.py"), repo, state)
+        trace = (await ledger.page_trace(run_id, 0, 500)).events
+    assert strict.verdict == "deny"
+    assert strict.deciding_layer == "phase"
+    assert read is not None
+    assert grep is not None
+    assert (read["permissionDecision"], grep["permissionDecision"]) == ("allow", "allow")
+    assert "open in every phase before the audit" in read["permissionDecisionReason"]
+    # Protected and secret-like paths stay with the phase layer; nothing else widens.
+    for refused in (env, key, write):
+        assert refused is not None
+        assert refused["permissionDecision"] == "deny"
+        assert "phase layer" in refused["permissionDecisionReason"]
+    assert outside is not None
+    assert "path_escape" in outside["permissionDecisionReason"]
+    recorded = [e.permission_decision for e in trace if e.event_type == "permission_checked"]
+    # telic_check_tool_action's deny first, then the hook's two allows, recorded as such.
+    assert [r["decision"] for r in recorded if r is not None][:3] == ["deny", "allow", "allow"]
+
+
+def _phase_denial(scope: str, capability: str = "repository.read") -> Decision:
+    return Decision(False, capability, scope, "phase", "not granted", "not_granted")
+
+
+@pytest.mark.parametrize(
+    ("phase", "decision", "reopened"),
+    [
+        ("context_grounding", _phase_denial("src/a.py"), True),
+        ("agent_1_frame", _phase_denial("src/a.py"), True),
+        ("agent_3_plan", _phase_denial("src/a.py"), True),
+        ("agent_3_review", _phase_denial("src/a.py"), True),
+        ("agent_5_audit", _phase_denial("src/a.py"), False),
+        ("agent_5_report", _phase_denial("src/a.py"), False),
+        ("agent_3_plan", _phase_denial(".git/config"), False),
+        ("agent_3_plan", _phase_denial("deploy/prod.pem"), False),
+        ("agent_3_plan", _phase_denial("src/a.py", "repository.write"), False),
+        ("agent_3_plan", Decision(False, "repository.read", "a", "mode", "-", "x"), False),
+        ("agent_3_plan", Decision(False, "repository.read", None, None, "-", "path_escape"), False),
+    ],
+)
+def test_only_a_read_the_phase_alone_refused_before_the_audit_reopens(
+    phase: str, decision: Decision, reopened: bool
+) -> None:
+    assert reopens_read(phase, decision) is reopened
+
+
+async def test_claude_codes_agent_tool_asks_for_subagent_spawn(tmp_path: Path) -> None:
+    # Claude Code 2.1 names its subagent tool Agent (Task is its alias, resolved before hooks).
+    async with project(tmp_path) as (service, _, repo, state):
+        flow = await executing_fix(service)
+        expected = await service.check_tool_action(flow.b.run_id, "subagent.spawn", "telic-cast")
+        agent = await hook(event("Agent", subagent_type="telic-cast", prompt="p"), repo, state)
+        task = await hook(event("Task", subagent_type="telic-cast", prompt="p"), repo, state)
+    assert agent is not None
+    assert task is not None
+    assert agent["permissionDecision"] == task["permissionDecision"] == expected.verdict
+    assert "subagent.spawn on telic-cast" in agent["permissionDecisionReason"]

@@ -24,7 +24,13 @@ READ_ONLY_DENY = {
     "external.write",
 }
 PLAN = {"repository.read", "subagent.spawn"}
-ANALYZE = PLAN | {"shell.inspect", "runtime.inspect", "browser.inspect", "network.read"}
+ANALYZE = PLAN | {
+    "shell.inspect",
+    "shell.execute",
+    "runtime.inspect",
+    "browser.inspect",
+    "network.read",
+}
 FIX = {
     "repository.read",
     "repository.write",
@@ -130,6 +136,10 @@ def test_analyze_and_fix_before_unlock_is_capped_by_the_analyze_only_projection(
     before = plan_ceiling("analyze_and_fix", fix_unlocked=False)
     assert before == mode_ceiling("analyze_only")
     assert before.repository.write == []
+    assert before.repository.delete == []
+    # A diagnosis may run a command the user granted exactly (the run authorization narrows
+    # ``**`` to that allowlist); declaring it mutating is refused by WR-NO-MUTATION instead.
+    assert before.shell.execute_allowlist == ["**"]
     assert plan_ceiling("analyze_and_fix", fix_unlocked=True) == mode_ceiling("analyze_and_fix")
 
 

@@ -131,7 +131,7 @@ def test_effective_authorization_is_the_mode_ceiling_meet_the_grants() -> None:
     effective = effective_authorization("analyze_only", granted, PermissionSet.empty())
     assert effective == intersect(mode_ceiling("analyze_only"), granted)
     assert effective.repository.write == []
-    assert effective.shell.execute_allowlist == []
+    assert effective.shell.execute_allowlist == ["npm test"], "the user's exact grant survives"
     assert effective.network.read_domains == ["example.com"]
     assert effective.network.external_write is False
     assert effective.runtime.restart == []

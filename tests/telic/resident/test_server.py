@@ -218,3 +218,47 @@ async def test_a_backend_that_cannot_open_is_said_after_listening_and_ends_the_s
     assert said[1].endswith("(context_security)")
     assert code == 1  # it did not wait for its idle time: the failure ended it
     assert [name for name in os.listdir(runtime) if name.endswith(".sock")] == []
+
+
+async def test_every_dialect_gets_the_in_process_answer_through_the_resident_server(
+    tmp_path: Path,
+) -> None:
+    from telic.hosts import host_hook
+    from tests.telic.hosts.test_dialects import codex, cursor, vscode
+
+    runtime = tmp_path / "rt"
+    async with project(tmp_path) as (service, _, repo, state):
+        await executing_fix(service)
+        env = {**os.environ, "TELIC_STATE_DIR": str(state), "TELIC_RUNTIME_DIR": str(runtime)}
+        options = parse_serve(["--resident"], str(repo), env)
+        await anyio.to_thread.run_sync(lambda: ensure_server(options, env).close())
+        readme = f"{repo}/README.md"
+        events = [
+            ("codex", codex("Bash", "PermissionRequest", command="rm -rf /")),
+            ("codex", codex("apply_patch", command="*** Update File: README.md\n")),
+            ("cursor", cursor("beforeShellExecution", repo, command="rm -rf /")),
+            (
+                "cursor",
+                cursor("preToolUse", repo, tool_name="Write", tool_input={"file_path": readme}),
+            ),
+            ("vscode", vscode("createFile", filePath=readme)),
+        ]
+        try:
+            outputs = []
+            for host, payload in events:
+                raw = json.dumps(payload).encode()
+                via = await anyio.to_thread.run_sync(ask_hook, raw, str(repo), env, host)
+                here = await anyio.to_thread.run_sync(
+                    lambda raw=raw, host=host: host_hook(
+                        host,
+                        raw,
+                        repository_root=str(repo),
+                        environ={"TELIC_STATE_DIR": str(state)},
+                    )
+                )
+                assert via is not None, "the resident server did not answer"
+                assert via.output == here, host
+                outputs.append(here)
+        finally:
+            stop_servers(runtime)
+    assert all(output is not None and "deny" in output for output in outputs)

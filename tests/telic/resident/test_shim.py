@@ -366,3 +366,12 @@ def test_the_shim_agrees_with_json_loads_on_truncated_extra_and_odd_documents(da
 def test_utf_16_documents_are_read_as_json_loads_reads_them() -> None:
     data = json.dumps({"cwd": "/r\u00e9po"}).encode("utf-16")
     assert loads(data) == {"cwd": "/r\u00e9po"}
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_nesting_deeper_than_json_loads_reads_is_refused_as_not_json(depth: int) -> None:
+    data = b'{"tool_input": ' + b"[" * depth + b"]" * depth + b"}"
+    with pytest.raises(RecursionError):
+        json.loads(data)  # what the hook crashed on (exit 1: a host lets the call through)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads(data)

@@ -26,6 +26,7 @@ from telic.server._schemas import (
     SchemaMode,
     compact_object,
     emitted_schema,
+    inline,
     schema_reference,
 )
 
@@ -166,7 +167,7 @@ async def test_the_schema_resource_returns_the_full_schema_and_refuses_unknown_t
     assert "ProblemFrame" in str(refused.value)
 
 
-async def test_an_artifact_refused_for_its_schema_gets_the_full_schema_back(
+async def test_a_structural_refusal_gets_only_the_failing_subschemas_and_no_other_refusal_any(
     repo: DemoRepository, state: Path
 ) -> None:
     async with _client(repo, state) as client:
@@ -198,8 +199,15 @@ async def test_an_artifact_refused_for_its_schema_gets_the_full_schema_back(
         )
         after = await tools.call("telic_get_run", run_id=run_id)
     assert invalid["code"] == unparsable["code"] == "schema_violation"
-    assert invalid["requiredOutputSchema"] == emitted_schema("ProblemFrame")
-    assert unparsable["requiredOutputSchema"] == emitted_schema("ProblemFrame")
+    missing = {issue["path"] for issue in invalid["issues"]}
+    assert "goal" in missing
+    sent = invalid["requiredOutputSchema"]
+    assert sent["$ref"] == "telic://schemas/ProblemFrame"  # the whole schema is never re-sent
+    assert set(sent["x-telic-failing"]) == missing
+    properties = inline(emitted_schema("ProblemFrame"))["properties"]
+    assert sent["x-telic-failing"]["goal"] == properties["goal"]
+    # Text that is not JSON is not a schema problem: the refusal says so and carries none.
+    assert "requiredOutputSchema" not in unparsable
     assert stale["code"] == "stale_token"
     assert "requiredOutputSchema" not in stale
     assert after["run"]["version"] == 2

@@ -102,7 +102,9 @@ async def test_a_session_gets_each_schema_once_unless_told_to_send_it_in_full(
     full = json.loads(resource.contents[0].text)  # type: ignore[union-attr]
     assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert refused["code"] == "schema_violation"
-    assert refused["requiredOutputSchema"] == full
+    # A structural refusal names the full schema's resource and carries the failing parts only.
+    assert refused["requiredOutputSchema"]["$ref"] == "telic://schemas/ProblemFrame"
+    assert "goal" in refused["requiredOutputSchema"]["x-telic-failing"]
     later = again["nextAction"]["requiredOutputSchema"]
     if schemas == "full":
         assert first == later == full

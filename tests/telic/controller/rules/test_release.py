@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from telic._errors import SchemaViolation
 from telic.ledger import open_ledger
 from tests.telic.controller.builders import JSON, READ, Flow
 from tests.telic.controller.rules.harness import (
@@ -189,12 +190,42 @@ async def test_the_report_is_the_one_the_audit_announced() -> None:
 
 
 @pytest.mark.rule("UR-AUDIT-LINK")
-async def test_permissions_honored_mirrors_the_audits_mode_compliance() -> None:
+async def test_permissions_honored_is_never_true_against_a_failed_mode_compliance() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await auditing(ledger)
+        await flow.submit("ReleaseAudit", flow.b.audit(decision="partial", modeCompliance="fail"))
+        bad = flow.b.report(status="partial", findings=["audit-1"], honored=True)
+        error = await refuse(flow, "UserReport", bad)
+        assert "permissionsHonored is false" in error.issues[0].message
+        await flow.submit(
+            "UserReport", flow.b.report(status="partial", findings=["audit-1"], honored=False)
+        )
+
+
+async def test_a_report_may_admit_a_breach_the_audit_did_not_record() -> None:
+    # Formerly refused (permissionsHonored had to mirror a passing mode compliance): an honest
+    # report may always say the permissions were not honoured.
     async with open_ledger("memory://") as ledger:
         flow = await reporting(ledger, decision="partial")
-        bad = flow.b.report(status="partial", findings=["audit-1"], honored=False)
-        await refuse(flow, "UserReport", bad)
-        await flow.submit("UserReport", flow.b.report(status="partial", findings=["audit-1"]))
+        await flow.submit(
+            "UserReport", flow.b.report(status="partial", findings=["audit-1"], honored=False)
+        )
+        assert flow.action.phase == "partial"
+
+
+async def test_after_a_release_an_admitted_breach_ends_partial_not_completed() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await reporting(ledger)
+        with pytest.raises(SchemaViolation):
+            await flow.submit("UserReport", completed_report(flow) | {"permissionsHonored": False})
+        admitted = completed_report(flow) | {
+            "terminalStatus": "partial",
+            "permissionsHonored": False,
+            "findingRefs": [flow.b.uri("audit-1")],
+            "unresolvedRisks": ["A command ran outside the granted permissions"],
+        }
+        await flow.submit("UserReport", admitted)
+        assert flow.action.phase == "partial"
 
 
 @pytest.mark.rule("UR-EARLY-BLOCK")

@@ -1,0 +1,1098 @@
+"""The draft beside a phase NextAction: the required artifact with every derivable field filled.
+
+A host model knows only what Telic tells it; values the rules demand exactly (the contract's
+copy of the frame, the PromptReview coverage map, the review's criterion and requirement ids,
+the audit's lineage, the report's claims and references, …) are derived here from the frozen
+``RunState`` by the same ``_derive`` functions the rules compare against, so a draft and the
+rule that checks it can never disagree. What only the model can author is listed in ``fill``:
+one JSON pointer (RFC 6901) per field, each with one line saying what belongs there. At each
+fill path the body holds a value of the right JSON type (``""``, ``[]``, the first legal enum
+value or a legal example), so a client sees the type.
+
+Choices: a fill entry may offer ``choices``; the body already holds the first one, and each
+choice lists the other paths it ``set``\\ s (and any extra ``fill`` it needs), so whichever legal
+choice the model takes, the rest of the draft is still accepted. Work in the execute phase cites
+Evidence: the draft lists it under ``before`` (Evidence drafts with the ids the WorkResult
+already cites) to be submitted first; an Evidence already stored under such an id is left out.
+In the framing phase, ``instead`` holds a ClarificationRequest draft, the one alternative output.
+
+Pure: no I/O, no clock; the same state always gives the same draft. ``docs/protocol.md`` §2.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from telic.controller._authority import intersect, run_authorization
+from telic.controller._derive import (
+    contract_context_refs,
+    contract_rule_refs,
+    controlling_order,
+    current_results,
+    every_uri,
+    is_unlocked,
+    pending_node,
+    permissions_honored,
+    prompt_coverage,
+    report_change_refs,
+    report_verification_refs,
+    results_of,
+    stage_criteria,
+    stage_verifications,
+    supported_claims,
+    trace_ref,
+    verification_evidence,
+)
+from telic.controller._phases import EXECUTING_MODES, PHASES
+from telic.controller._refs import pending_answer
+from telic.controller._state import RunState, StoredArtifact, artifact_uri
+from telic.permissions import plan_ceiling
+from telic.protocol import PermissionSet
+
+__all__ = ["Draft", "Fill", "draft_for"]
+
+JSON = dict[str, Any]
+
+_MUTATING: Final = frozenset({"repository.write", "repository.delete"})
+_EXAMPLE_BEFORE: Final = "sha256:" + "0" * 64
+_EXAMPLE_AFTER: Final = "sha256:" + "1" * 64
+_NODE_CALLS: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """One field the model must author: where, what belongs there, and any choices."""
+
+    path: str
+    what: str
+    choices: tuple[Mapping[str, Any], ...] = ()
+    """``{value, what, set?, fill?}``: the value, what it leads to, the other paths it sets (a
+    JSON pointer → value map) and the extra fields it needs authored."""
+
+    def to_wire(self) -> JSON:
+        """Return ``{path, what, choices?}``."""
+        wire: JSON = {"path": self.path, "what": self.what}
+        if self.choices:
+            wire["choices"] = [dict(choice) for choice in self.choices]
+        return wire
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A draft artifact: its type, body, the fields to author, and what goes before or instead."""
+
+    type: str
+    body: Mapping[str, Any]
+    fill: tuple[Fill, ...]
+    source_refs: tuple[str, ...] = ()
+    """The ``source_refs`` argument the submission must carry (a resumed clarification)."""
+    before: tuple[Draft, ...] = ()
+    instead: tuple[Draft, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fill", _complete(self.fill, self.body))
+
+    def to_wire(self) -> JSON:
+        """Return ``{type, body, fill, sourceRefs?, before?, instead?}``."""
+        wire: JSON = {
+            "type": self.type,
+            "body": self.body,
+            "fill": [f.to_wire() for f in self.fill],
+        }
+        if self.source_refs:
+            wire["sourceRefs"] = list(self.source_refs)
+        if self.before:
+            wire["before"] = [d.to_wire() for d in self.before]
+        if self.instead:
+            wire["instead"] = [d.to_wire() for d in self.instead]
+        return wire
+
+
+def draft_for(state: RunState) -> Draft | None:
+    """Return the draft of the artifact the run's NextAction requires, or None.
+
+    None when the run has ended, waits for its user, or its next step is the controller's own
+    (grounding context).
+    """
+    run = state.run
+    if run.terminal or run.status == "awaiting_clarification":
+        return None
+    builder = _BUILDERS.get(PHASES[run.phase].primary)
+    if builder is None:
+        return None
+    if run.phase == "agent_2_revise":
+        return _revision(state)
+    return builder(state)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _wire(model: Any) -> Any:
+    if isinstance(model, (list, tuple)):
+        return [_wire(item) for item in model]
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def _uri(state: RunState, artifact_id: str) -> str:
+    return artifact_uri(state.run.run_id, artifact_id)
+
+
+def _fresh_id(state: RunState, prefix: str) -> str:
+    """The first ``prefix-N`` no artifact of the run uses, N counting from 1."""
+    n = 1
+    while state.by_uri(_uri(state, f"{prefix}-{n}")) is not None:
+        n += 1
+    return f"{prefix}-{n}"
+
+
+def _base(state: RunState, artifact_id: str) -> JSON:
+    return {"schemaVersion": "1.0", "id": artifact_id, "runId": state.run.run_id}
+
+
+def _latest_uri(state: RunState, artifact_type: str) -> str | None:
+    latest = state.latest(artifact_type)
+    return None if latest is None else latest.uri
+
+
+def _no_children(permissions: PermissionSet) -> PermissionSet:
+    sub = permissions.subagents.model_copy(
+        update={"spawn": False, "maximum_children": 0, "maximum_depth": 0}
+    )
+    return permissions.model_copy(update={"subagents": sub})
+
+
+def _example_path(globs: Sequence[str]) -> str:
+    """A path inside the first glob of a scope, as an example of the format ("" if none)."""
+    if not globs:
+        return ""
+    head: str = globs[0].split("*", 1)[0].rstrip("/")
+    return f"{head}/file" if head else "file"
+
+
+_WHAT: Final = {
+    "rationaleSummary": "Why, briefly.",
+    "description": "What it checks, in one line.",
+    "objective": "Its aim, in one line.",
+    "claim": "The claim, in one line.",
+}
+
+
+def _empty_paths(value: Any, path: str = "") -> list[str]:
+    """JSON pointers of every empty string in ``value`` (what the model still has to write)."""
+    if value == "":
+        return [path]
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in _empty_paths(v, f"{path}/{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _empty_paths(v, f"{path}/{i}")]
+    return []
+
+
+def _covered(path: str, listed: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in listed)
+
+
+def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]:
+    """``fill`` plus an entry for every empty string of ``body`` it does not list yet, and each
+    choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess."""
+    listed = [f.path for f in fill]
+    # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
+    # choices that keep it, so no fill path ever points into a value a choice removed.
+    replaced = [p for f in fill for c in f.choices for p in c.get("set") or {}]
+    empty = [p for p in _empty_paths(body) if not _covered(p, listed)]
+    extra = [Fill(p, _what(p)) for p in empty if not _covered(p, replaced)]
+    kept = [p for p in empty if _covered(p, replaced)]
+    done: list[Fill] = []
+    for entry in [*fill, *extra]:
+        choices = []
+        for choice in entry.choices:
+            own = list(choice.get("fill", ()))
+            sets = list(choice.get("set") or {})
+            own += [{"path": p, "what": _what(p)} for p in kept if not _covered(p, sets)]
+            for pointer, value in (choice.get("set") or {}).items():
+                own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
+            choices.append({**choice, "fill": _unique(own)} if own else dict(choice))
+        done.append(Fill(entry.path, entry.what, tuple(choices)))
+    return tuple(done)
+
+
+def _what(path: str) -> str:
+    return _WHAT.get(path.rsplit("/", 1)[-1], "In your own words.")
+
+
+def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    seen: set[str] = set()
+    kept = []
+    for entry in entries:
+        if entry["path"] not in seen:
+            seen.add(entry["path"])
+            kept.append(entry)
+    return kept
+
+
+_SUMMARY: Final = Fill("/rationaleSummary", "Why, briefly.")
+
+
+# ------------------------------------------------------------------ framing
+
+
+def _criteria(state: RunState) -> list[JSON]:
+    stages = ("diagnosis", "completion") if state.run.mode == "analyze_and_fix" else ("completion",)
+    return [
+        {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
+        for i, stage in enumerate(stages, start=1)
+    ]
+
+
+def _frame(state: RunState) -> Draft:
+    request = state.request.uri
+    criteria = _criteria(state)
+    body = _base(state, _fresh_id(state, "frame")) | {
+        "originalRequestRef": request,
+        "intentMode": state.run.mode,
+        "goal": "",
+        "knownFacts": [{"id": "F-1", "claim": "", "provenance": "user", "sourceRef": request}],
+        "inferences": [],
+        "unknowns": [],
+        "scope": {"include": [], "exclude": []},
+        "constraints": [],
+        "nonGoals": [],
+        "applicableRuleRefs": [],
+        "draftAcceptanceCriteria": criteria,
+        "clarification": {"required": False, "reason": None},
+        "rationaleSummary": "",
+    }
+    fill = [
+        Fill("/goal", "The user's goal in one sentence."),
+        Fill(
+            "/knownFacts/0/claim", "What the user's request states (add facts citing their source)."
+        ),
+        Fill("/scope/include", "Repository paths or globs the work may touch."),
+        Fill("/scope/exclude", "Paths or globs it must not touch."),
+        Fill("/constraints", "Limits the user set or the repository imposes."),
+        Fill("/nonGoals", "What this run will deliberately not do."),
+        *(
+            Fill(
+                f"/draftAcceptanceCriteria/{i}/requirement",
+                f"A testable {c['stage']} criterion (keep its id and stage).",
+            )
+            for i, c in enumerate(criteria)
+        ),
+        _SUMMARY,
+    ]
+    answer = pending_answer(state)
+    lineage = () if answer is None else (answer.source_refs[0], answer.uri)
+    pausable = answer is None and state.latest("ClarificationRequest") is None
+    return Draft(
+        "ProblemFrame",
+        body,
+        tuple(fill),
+        source_refs=lineage,
+        instead=(_clarification(state),) if pausable else (),
+    )
+
+
+def _clarification(state: RunState) -> Draft:
+    body = _base(state, _fresh_id(state, "clarification")) | {
+        "question": "",
+        "reason": "user_owned_materially_divergent",
+        "divergence": "",
+        "evidenceInspected": [state.request.uri],
+        "blockedBoundary": "",
+        "responseConstraints": "",
+        "responseChoices": [
+            {
+                "id": "resume",
+                "label": "",
+                "consequence": "The run continues with this reading of the request.",
+                "authorityEffect": "within_current_authority",
+                "runEffect": "resume",
+            },
+            {
+                "id": "cancel",
+                "label": "",
+                "consequence": "The run is cancelled without changes.",
+                "authorityEffect": "within_current_authority",
+                "runEffect": "cancel",
+            },
+        ],
+        "permissionExpansionRequired": False,
+        "rationaleSummary": "",
+    }
+    fill = (
+        Fill("/question", "The one question the user must answer."),
+        Fill(
+            "/reason",
+            "Why the run cannot go on without the user.",
+            (
+                {"value": "user_owned_materially_divergent", "what": "Readings diverge."},
+                {
+                    "value": "permission_expanding",
+                    "what": "A permission is missing: the user may resume within the current "
+                    "authority or end the run and start one with the permission.",
+                    "set": {
+                        "/permissionExpansionRequired": True,
+                        "/responseChoices/1": {
+                            "id": "new-run",
+                            "label": "",
+                            "consequence": "The run ends; a new run with the permission follows.",
+                            "authorityEffect": "requires_new_run",
+                            "runEffect": "new_run",
+                        },
+                    },
+                },
+            ),
+        ),
+        Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
+        Fill("/blockedBoundary", "The decision or permission that blocks progress."),
+        Fill("/responseConstraints", "How the user must answer."),
+        Fill("/responseChoices/0/label", "A short label for resuming."),
+        Fill("/responseChoices/1/label", "A short label for cancelling."),
+        _SUMMARY,
+    )
+    return Draft("ClarificationRequest", body, fill)
+
+
+def _contract_permissions(state: RunState) -> PermissionSet:
+    return run_authorization(state)
+
+
+def _verifications(state: RunState) -> list[JSON]:
+    mode = state.run.mode
+    if mode not in EXECUTING_MODES:
+        return []
+    stages = ("diagnosis", "completion") if mode == "analyze_and_fix" else ("completion",)
+    return [
+        {
+            "id": f"VR-{i}",
+            "stage": stage,
+            "description": "",
+            "required": True,
+            "capability": "repository.read",
+            "fallback": None,
+        }
+        for i, stage in enumerate(stages, start=1)
+    ]
+
+
+def _contract(state: RunState) -> Draft | None:
+    frame = state.latest("ProblemFrame")
+    if frame is None:
+        return None
+    body_frame = frame.body
+    verifications = _verifications(state)
+    body = _base(state, _fresh_id(state, "contract")) | {
+        "version": 1,
+        "originalRequestRef": state.request.uri,
+        "problemFrameRef": frame.uri,
+        "intentMode": state.run.mode,
+        "objective": body_frame.goal,
+        "scope": _wire(body_frame.scope),
+        "constraints": list(body_frame.constraints),
+        "nonGoals": list(body_frame.non_goals),
+        "contextRefs": list(contract_context_refs(state)),
+        "ruleRefs": list(contract_rule_refs(state)),
+        "permissions": _wire(_contract_permissions(state)),
+        "acceptanceCriteria": _wire(body_frame.draft_acceptance_criteria),
+        "requiredOutputs": [],
+        "verificationRequirements": verifications,
+        "stopConditions": [],
+        "assumptions": [],
+        "unresolvedQuestions": [],
+        "rationaleSummary": "",
+    }
+    fill = [
+        *(
+            Fill(f"/verificationRequirements/{i}/description", f"How the {v['stage']} is verified.")
+            for i, v in enumerate(verifications)
+        ),
+        Fill("/stopConditions", "When the work must stop and report instead of going on."),
+        _SUMMARY,
+    ]
+    return Draft("TaskContract", body, tuple(fill))
+
+
+def _prompt_review(state: RunState) -> Draft | None:
+    contract = state.latest("TaskContract")
+    if contract is None:
+        return None
+    request = state.request.uri
+    scores = dict.fromkeys(
+        (
+            "intentFidelity",
+            "repositoryGrounding",
+            "constraintsAndPermissions",
+            "testableAcceptance",
+            "executionFeasibility",
+            "contextEfficiency",
+        ),
+        90,
+    )
+    body = _base(state, _fresh_id(state, "prompt-review")) | {
+        "targetRef": contract.uri,
+        "rubricId": "contract-readiness-v1",
+        "revisionNumber": contract.body.version - 1,
+        "coverage": [
+            {"sourceRef": ref, "contractFields": list(fields), "status": "covered"}
+            for ref, fields in prompt_coverage(state)
+        ],
+        "dimensionScores": scores,
+        "overallScore": 90,
+        "hardGates": [
+            {
+                "id": "G-1",
+                "passed": True,
+                "description": "",
+                "evidenceRefs": [request],
+                "rationaleSummary": "",
+            }
+        ],
+        "findings": [],
+        "decision": "pass",
+        "rationaleSummary": "",
+    }
+    choices: list[JSON] = [
+        {"value": "pass", "what": "The contract is ready; planning follows."},
+        {
+            "value": "block",
+            "what": "The contract cannot be made workable; the run ends blocked.",
+            "set": {"/hardGates/0/passed": False},
+        },
+    ]
+    if contract.body.version == 1 and state.run.prompt_revisions_remaining > 0:
+        choices.insert(
+            1,
+            {
+                "value": "revise",
+                "what": "The compiler adds the stop condition your finding asks for, once.",
+                "set": {
+                    "/findings": [
+                        {
+                            "id": "PF-1",
+                            "severity": "blocking",
+                            "claim": "",
+                            "sourceRefs": [contract.uri],
+                            "rubricDimension": None,
+                            "requiredCorrection": "",
+                            "preserveFields": [],
+                            "correctionFields": ["stopConditions"],
+                            "rationaleSummary": "",
+                        }
+                    ]
+                },
+                "fill": [
+                    {"path": "/findings/0/claim", "what": "What is wrong with the contract."},
+                    {"path": "/findings/0/requiredCorrection", "what": "What must change."},
+                    {"path": "/findings/0/rationaleSummary", "what": "Why."},
+                ],
+            },
+        )
+    fill = (
+        Fill("/hardGates/0/description", "A yes/no readiness condition you checked."),
+        Fill("/hardGates/0/rationaleSummary", "Why it passed or failed."),
+        Fill(
+            "/dimensionScores",
+            "Six 0–100 scores; overallScore is their weighted sum (0.30, 0.20, 0.15, 0.20, "
+            "0.10, 0.05 in this order), rounded to 2 places; pass needs 80 or more.",
+        ),
+        Fill("/decision", "Your verdict on the contract.", tuple(choices)),
+        _SUMMARY,
+    )
+    return Draft("PromptReview", body, fill)
+
+
+def _revision(state: RunState) -> Draft | None:
+    contract, review = state.latest("TaskContract"), state.latest("PromptReview")
+    if contract is None or review is None:
+        return None
+    fields = sorted(
+        {
+            name
+            for finding in review.body.findings
+            if finding.severity == "blocking"
+            for name in finding.correction_fields
+        }
+    )
+    body = dict(_wire(contract.body))
+    body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
+    fill: list[Fill] = []
+    for name in fields:
+        current = body.get(name)
+        if isinstance(current, list):
+            # A correction adds to a list field, so the field changes whatever the host writes.
+            body[name] = [*current, ""]
+            fill.append(Fill(f"/{name}/{len(current)}", "The entry the finding asks to add."))
+        else:
+            body[name] = ""
+            fill.append(Fill(f"/{name}", "Corrected as the review's blocking finding requires."))
+    fill.append(_SUMMARY)
+    return Draft("TaskContract", body, tuple(fill), source_refs=(contract.uri, review.uri))
+
+
+# ------------------------------------------------------------------ planning
+
+
+def _plan_scope(state: RunState) -> tuple[tuple[str, ...], str | None, PermissionSet | None, int]:
+    """(criterion ids, the stage to verify, the order's permissions, the call ceiling)."""
+    contract = state.latest("TaskContract")
+    assert contract is not None
+    stages = {c.id: c.stage for c in contract.body.acceptance_criteria}
+    order = controlling_order(state)
+    if order is not None:
+        criteria = order.criterion_ids
+        ceiling = order.maximum_tool_calls
+        permissions: PermissionSet | None = order.permissions
+    else:
+        criteria = tuple(stages)
+        ceiling, permissions = _NODE_CALLS, None
+        if state.run.mode == "analyze_and_fix" and not is_unlocked(state):
+            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
+    stage = {stages[c] for c in criteria if c in stages}
+    return criteria, (stage.pop() if len(stage) == 1 else None), permissions, ceiling
+
+
+def _plan(state: RunState) -> Draft | None:
+    contract = state.latest("TaskContract")
+    if contract is None:
+        return None
+    mode = state.run.mode
+    criteria, stage, order_permissions, ceiling = _plan_scope(state)
+    order = controlling_order(state)
+    gate = None if order is None else order.source.uri
+    unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
+    fixing = mode == "fix_only" or (mode == "analyze_and_fix" and (unlocking or is_unlocked(state)))
+    permissions = _no_children(contract.body.permissions)
+    permissions = intersect(permissions, plan_ceiling(mode, fix_unlocked=fixing))
+    if order_permissions is not None:
+        permissions = intersect(permissions, order_permissions)
+    if mode in EXECUTING_MODES:
+        tools = sorted(
+            {
+                v.capability
+                for v in contract.body.verification_requirements
+                if v.required and (stage is None or v.stage == stage)
+            }
+        )
+        if fixing and permissions.repository.write:
+            tools = ["repository.write", *[t for t in tools if t != "repository.write"]]
+        if order is not None:
+            tools = [t for t in tools if t in order.allowed_capabilities]
+        calls = max(len(tools), min(_NODE_CALLS, ceiling))
+    else:
+        tools, calls = [], 0
+    plan_id = _fresh_id(state, "plan")
+    node = {
+        "id": "work",
+        "logicalRole": "executor",
+        "objective": "",
+        "dependsOn": [],
+        "inputRefs": [] if gate is None else [gate],
+        "contextRefs": [],
+        "allowedTools": tools,
+        "requiredCapabilities": tools,
+        "permissions": _wire(permissions),
+        "outputType": "WorkResult",
+        "acceptanceCriteria": list(criteria),
+        "stopConditions": [],
+        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
+    }
+    body = _base(state, plan_id) | {
+        "taskContractRef": contract.uri,
+        "executionMode": "serial",
+        "nodes": [node],
+        "joinRules": [],
+        "globalBudgets": {
+            "maximumToolCalls": calls,
+            "maximumParallelWorkers": 1,
+            "maximumSubagentDepth": 0,
+        },
+        "planValidation": "valid",
+        "rationaleSummary": "",
+    }
+    fill = (
+        Fill("/nodes/0/objective", "What this node does, in one sentence."),
+        Fill("/nodes/0/stopConditions", "When the node must stop early."),
+        _SUMMARY,
+    )
+    return Draft("WorkPlan", body, fill)
+
+
+# ------------------------------------------------------------------ execution
+
+
+def _evidence(state: RunState, artifact_id: str, kind: str, what: str) -> Draft:
+    body = _base(state, artifact_id) | {
+        "kind": kind,
+        "capturedAt": state.run.updated_at,
+        "summary": "",
+        "contentType": "text/plain",
+        "encoding": "utf8",
+        "content": "",
+        "sourceRefs": [],
+        "redactions": [],
+        "rationaleSummary": "",
+    }
+    fill = (
+        Fill("/content", what),
+        Fill("/summary", "What the content shows, in one line."),
+        Fill("/capturedAt", "When you captured it (an ISO 8601 UTC timestamp)."),
+        _SUMMARY,
+    )
+    return Draft("Evidence", body, fill)
+
+
+def _result(state: RunState) -> Draft | None:
+    plan = state.latest("WorkPlan")
+    node = pending_node(state)
+    if plan is None or node is None:
+        return None
+    prefix = f"{plan.body.id}.{node.id}"
+    read, write = node.permissions.repository.read, node.permissions.repository.write
+    actions: list[JSON] = []
+    evidence: list[Draft] = []
+    fill: list[Fill] = []
+    files: list[JSON] = []
+    ordered = sorted(node.required_capabilities, key=lambda c: c not in _MUTATING)
+    for index, capability in enumerate(ordered):
+        mutating = capability in _MUTATING
+        ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
+        kind = "diff" if mutating else "tool_output"
+        what = (
+            f"The unified diff of your {capability} change."
+            if mutating
+            else f"The output you observed doing {capability} (a test run, a file read, …)."
+        )
+        evidence.append(_evidence(state, ev_id, kind, what))
+        target = (
+            _example_path(write if mutating else read)
+            if capability.startswith("repository.")
+            else ""
+        )
+        actions.append(
+            {
+                "id": f"A-{index + 1}",
+                "capability": capability,
+                "target": target,
+                "mutating": mutating,
+                "status": "completed",
+                "evidenceRefs": [_uri(state, ev_id)],
+                "rationaleSummary": "",
+            }
+        )
+        fill.append(Fill(f"/actions/{index}/target", f"What the {capability} action acted on."))
+        fill.append(Fill(f"/actions/{index}/rationaleSummary", "What it did and found."))
+        if mutating and capability == "repository.write":
+            files.append(
+                {
+                    "path": target,
+                    "changeType": "modified",
+                    "beforeHash": _EXAMPLE_BEFORE,
+                    "afterHash": _EXAMPLE_AFTER,
+                    "diffRef": _uri(state, ev_id),
+                }
+            )
+            fill.append(
+                Fill(
+                    f"/filesChanged/{len(files) - 1}",
+                    "The changed file: same path as the write action, sha256: of its bytes "
+                    "before and after.",
+                )
+            )
+    refs = [_uri(state, d.body["id"]) for d in evidence]
+    body = _base(state, _fresh_id(state, "result")) | {
+        "workPlanRef": plan.uri,
+        "nodeId": node.id,
+        "status": "completed",
+        "observations": [],
+        "inferences": [],
+        "actions": actions,
+        "filesChanged": files,
+        "toolEventRefs": [],
+        "evidenceRefs": refs,
+        "testResults": [],
+        "acceptanceCoverage": [
+            {"criterionId": c, "status": "pass", "evidenceRefs": refs, "rationaleSummary": ""}
+            for c in node.acceptance_criteria
+        ],
+        "unresolvedIssues": [],
+        "deviations": [],
+        "rationaleSummary": "",
+    }
+    fill += [
+        Fill(f"/acceptanceCoverage/{i}/rationaleSummary", f"How the evidence shows {c}.")
+        for i, c in enumerate(node.acceptance_criteria)
+    ]
+    failed = {
+        f"/acceptanceCoverage/{i}/status": "fail" for i in range(len(node.acceptance_criteria))
+    }
+    fill.append(
+        Fill(
+            "/status",
+            "How the node's work ended.",
+            (
+                {"value": "completed", "what": "Done as planned; the quality review follows."},
+                {
+                    "value": "failed",
+                    "what": "It did not meet its criteria; the review decides what next.",
+                    "set": failed,
+                },
+            ),
+        )
+    )
+    fill.append(_SUMMARY)
+    pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
+    return Draft("WorkResult", body, tuple(fill), before=pending)
+
+
+# ------------------------------------------------------------------ judgement
+
+
+def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
+    """The evidence of a passing coverage entry for ``criterion`` in the current work, else the
+    evidence an earlier review passed it with (what QR-PASS-EXACT-COVERAGE-EVIDENCE accepts)."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return None
+    for result in results_of(state, plan):
+        for entry in result.body.acceptance_coverage:
+            if entry.criterion_id == criterion and entry.status == "pass":
+                return list(entry.evidence_refs)
+    if any(criterion in node.acceptance_criteria for node in plan.body.nodes):
+        return None  # assigned to the current plan, which has not passed it
+    for review in reversed(state.all("QualityReview")):
+        for r in review.body.acceptance_results:
+            if r.criterion_id == criterion and r.status == "pass":
+                return list(r.evidence_refs)
+    return None
+
+
+def _quality_review(state: RunState) -> Draft | None:
+    contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
+    if contract is None or plan is None:
+        return None
+    executing = state.run.mode in EXECUTING_MODES
+    acceptance: list[JSON] = []
+    for criterion in stage_criteria(state):
+        refs = _coverage_evidence(state, criterion) if executing else [plan.uri]
+        acceptance.append(
+            {
+                "criterionId": criterion,
+                "status": "pass" if refs else "unverified",
+                "evidenceRefs": refs or [],
+                "rationaleSummary": "",
+            }
+        )
+    requirements = {v.id: v for v in contract.body.verification_requirements}
+    checks: list[JSON] = []
+    for vid in stage_verifications(state):
+        requirement = requirements[vid]
+        refs = list(
+            verification_evidence(state, vid, requirement.capability, requirement.stage) or ()
+        )
+        checks.append(
+            {
+                "requirementId": vid,
+                "capability": requirement.capability,
+                "status": "pass" if refs else "unverified",
+                "evidenceRefs": refs,
+                "rationaleSummary": "",
+            }
+        )
+    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
+    all_pass = (
+        all(a["status"] == "pass" for a in acceptance)
+        and all(c["status"] == "pass" for c in checks)
+        and (not executing or done == {node.id for node in plan.body.nodes})
+    )
+    gated = state.run.mode == "analyze_and_fix" and not is_unlocked(state)
+    gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
+    seen = [ref for r in results_of(state, plan) for ref in r.body.evidence_refs]
+    first_ref = (gate_refs or seen or [plan.uri])[0]
+    body = _base(state, _fresh_id(state, "quality-review")) | {
+        "taskContractRef": contract.uri,
+        "workPlanRefs": [plan.uri],
+        "workResultRefs": list(current_results(state)),
+        "rubricId": "execution-quality-v1",
+        "acceptanceResults": acceptance,
+        "ruleCompliance": [],
+        "regressionChecks": [],
+        "verificationResults": checks,
+        "findings": [],
+        "hardGates": [
+            {
+                "id": "QG-1",
+                "passed": True,
+                "description": "",
+                "evidenceRefs": [first_ref],
+                "rationaleSummary": "",
+            }
+        ],
+        "score": 90,
+        "remainingRemediations": state.run.remediations_remaining,
+        "decision": "pass",
+        "diagnosisGate": None,
+        "remediationWorkOrder": None,
+        "rationaleSummary": "",
+    }
+    choices: list[JSON] = []
+    if all_pass and gated:
+        body["decision"] = "proceed_to_fix"
+        body["diagnosisGate"] = _gate(state, contract.body, gate_refs)
+        choices.append(
+            {
+                "value": "proceed_to_fix",
+                "what": "The diagnosis holds; a fix plan follows within the correction order.",
+                "fill": [
+                    {"path": "/diagnosisGate/rootCause", "what": "The root cause, in one line."},
+                    {"path": "/diagnosisGate/correctionWorkOrder/objective", "what": "The fix."},
+                ],
+            }
+        )
+    elif all_pass:
+        choices.append({"value": "pass", "what": "The work meets the contract; the audit follows."})
+    else:
+        body["decision"] = "partial"
+    undo = {"/diagnosisGate": None} if gated and all_pass else {}
+    partial: JSON = {
+        "value": "partial",
+        "what": "Only part is done; the audit and a partial report follow.",
+    }
+    choices.append(partial | ({"set": undo} if undo else {}))
+    if state.run.remediations_remaining == 1:
+        choices.append(
+            {
+                "value": "remediate",
+                "what": "Redo the stage's work once within a remediation order.",
+                "set": undo | {"/remediationWorkOrder": _remediation(state, plan)},
+            }
+        )
+    choices.append(
+        {
+            "value": "block",
+            "what": "The work cannot meet the contract; the run ends blocked after the audit.",
+            "set": undo | {"/hardGates/0/passed": False},
+        }
+    )
+    fill = (
+        *(
+            Fill(f"/acceptanceResults/{i}/rationaleSummary", f"Why {a['criterionId']} is met.")
+            for i, a in enumerate(acceptance)
+        ),
+        Fill("/hardGates/0/description", "A yes/no quality condition you checked."),
+        Fill("/decision", "Your verdict on the work.", tuple(choices)),
+        _SUMMARY,
+    )
+    return Draft("QualityReview", body, fill)
+
+
+def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
+    completion = [c.id for c in contract.acceptance_criteria if c.stage == "completion"]
+    permissions = _no_children(contract.permissions)
+    capabilities = sorted(
+        {"repository.read"} | ({"repository.write"} if permissions.repository.write else set())
+    )
+    return {
+        "id": "GATE-1",
+        "status": "supported",
+        "rootCause": "",
+        "directEvidenceRefs": refs,
+        "correctionWorkOrder": {
+            "id": "CWO-1",
+            "targetCriterionIds": completion,
+            "objective": "",
+            "allowedCapabilities": capabilities,
+            "permissions": _wire(permissions),
+            "sourceRefs": refs,
+            "maximumToolCalls": 20,
+            "rationaleSummary": "",
+        },
+        "withinApprovedScope": True,
+        "permissionsSufficient": True,
+        "rationaleSummary": "",
+    }
+
+
+def _remediation(state: RunState, plan: StoredArtifact) -> JSON:
+    node = plan.body.nodes[0]
+    return {
+        "id": "RWO-1",
+        "failedCriterionIds": list(stage_criteria(state)),
+        "objective": "",
+        "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
+        "permissions": _wire(node.permissions),
+        "sourceRefs": [plan.uri],
+        "maximumToolCalls": _NODE_CALLS,
+        "rationaleSummary": "",
+    }
+
+
+def _audit(state: RunState) -> Draft | None:
+    review, contract = state.latest("QualityReview"), state.latest("TaskContract")
+    if review is None or contract is None:
+        return None
+    refs = sorted({ref for r in review.body.acceptance_results for ref in r.evidence_refs})
+    report_uri = _uri(state, _fresh_id(state, "report"))
+    verdict = review.body.decision
+    body = _base(state, _fresh_id(state, "audit")) | {
+        "originalRequestRef": state.request.uri,
+        "taskContractRef": contract.uri,
+        "workPlanRefs": list(every_uri(state, "WorkPlan")),
+        "workResultRefs": list(every_uri(state, "WorkResult")),
+        "qualityReviewRef": review.uri,
+        "userFidelity": [
+            {
+                "id": "UF-1",
+                "subjectRef": state.request.uri,
+                "description": "",
+                "status": "pass",
+                "evidenceRefs": refs,
+                "rationaleSummary": "",
+            }
+        ],
+        "modeCompliance": "pass",
+        "claimEvidenceMatrix": [
+            {
+                "claimId": "CL-1",
+                "claim": "",
+                "criterionIds": [c.id for c in contract.body.acceptance_criteria],
+                "basis": "direct",
+                "status": "supported",
+                "evidenceRefs": refs,
+                "rationaleSummary": "",
+            }
+        ],
+        "unresolvedRisks": [],
+        "findings": [],
+        "remainingRemediations": state.run.remediations_remaining,
+        "decision": "release",
+        "remediationDefect": None,
+        "userReportRef": report_uri,
+        "rationaleSummary": "",
+    }
+    risk = {"/unresolvedRisks": [""]}
+    risk_fill = [{"path": "/unresolvedRisks/0", "what": "What stays undone or unproven."}]
+    partial = {
+        "value": "partial",
+        "what": "Report a partial outcome.",
+        "set": risk,
+        "fill": risk_fill,
+    }
+    block = {"value": "block", "what": "Report the run blocked.", "set": risk, "fill": risk_fill}
+    choices: list[JSON]
+    if verdict == "block":
+        body |= {"decision": "block", "unresolvedRisks": [""]}
+        choices = [block]
+    elif verdict == "pass":
+        choices = [
+            {"value": "release", "what": "Release: a completed report follows."},
+            partial,
+            block,
+        ]
+    else:
+        body |= {"decision": "partial", "unresolvedRisks": [""]}
+        choices = [partial, block]
+    if verdict != "block" and state.run.remediations_remaining == 1:
+        choices.append(
+            {
+                "value": "remediate",
+                "what": "Send the work back once to fix a defect; no report yet.",
+                "set": {"/userReportRef": None, "/remediationDefect": _defect(state, review)},
+                "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
+            }
+        )
+    fill = [
+        Fill("/userFidelity/0/description", "How the outcome matches what the user asked."),
+        Fill(
+            "/claimEvidenceMatrix/0/claim",
+            "What the run achieved, as one claim the evidence shows.",
+        ),
+    ]
+    if body["unresolvedRisks"]:
+        fill.append(Fill("/unresolvedRisks/0", "What stays undone or unproven."))
+    fill += [Fill("/decision", "Your release decision.", tuple(choices)), _SUMMARY]
+    return Draft("ReleaseAudit", body, tuple(fill))
+
+
+def _defect(state: RunState, review: StoredArtifact) -> JSON:
+    plan = state.latest("WorkPlan")
+    assert plan is not None
+    contract = state.latest("TaskContract")
+    assert contract is not None
+    return {
+        "id": "DEF-1",
+        "failedCriterionIds": list(stage_criteria(state)),
+        "description": "",
+        "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
+        "permissions": _wire(plan.body.nodes[0].permissions),
+        "sourceRefs": [review.uri],
+        "maximumToolCalls": _NODE_CALLS,
+        "returnToRole": "quality_controller",
+        "rationaleSummary": "",
+    }
+
+
+_STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
+
+
+def _report(state: RunState) -> Draft:
+    audit = state.latest("ReleaseAudit")
+    if audit is None:
+        anchor = state.latest("PromptReview") or state.latest("ClarificationRequest")
+        report_id, status, findings = _fresh_id(state, "report"), "blocked", anchor
+        claims: list[JSON] = []
+        honored = True
+    else:
+        report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or _fresh_id(
+            state, "report"
+        )
+        status = _STATUS.get(audit.body.decision, "partial")
+        findings = None if status == "completed" else audit
+        claims = (
+            [
+                {
+                    "id": entry.claim_id,
+                    "text": entry.claim,
+                    "status": "user_reported" if entry.basis == "user_reported" else "observed",
+                    "evidenceRefs": list(entry.evidence_refs),
+                    "confidence": 1,
+                }
+                for entry in supported_claims(state).values()
+            ]
+            if status == "completed"
+            else []
+        )
+        honored = bool(permissions_honored(state))
+    body = _base(state, report_id) | {
+        "terminalStatus": status,
+        "summary": "",
+        "completionClaims": claims,
+        "findingRefs": [] if findings is None else [findings.uri],
+        "changeRefs": list(report_change_refs(state)),
+        "verificationRefs": list(report_verification_refs(state)) if status == "completed" else [],
+        "unresolvedRisks": [],
+        "permissionsHonored": honored,
+        "nextActions": [],
+        "traceRef": trace_ref(state),
+        "rationaleSummary": "",
+    }
+    fill = (
+        Fill("/summary", "What happened, for the user, in a few sentences."),
+        Fill("/unresolvedRisks", "What the user should still know or check."),
+        _SUMMARY,
+    )
+    return Draft("UserReport", body, fill)
+
+
+_BUILDERS: Final[dict[str, Callable[[RunState], Draft | None]]] = {
+    "ProblemFrame": _frame,
+    "TaskContract": _contract,
+    "PromptReview": _prompt_review,
+    "WorkPlan": _plan,
+    "WorkResult": _result,
+    "QualityReview": _quality_review,
+    "ReleaseAudit": _audit,
+    "UserReport": _report,
+}

@@ -1,0 +1,158 @@
+"""Drafts beside the NextAction: a host that only follows them always reaches a terminal report.
+
+The host (``tests/telic/draft_host.py``) writes placeholders at the draft's fill paths by JSON
+type and picks among offered choices; it never reads a rule. The property test lets Hypothesis
+pick every judgement (clarify or not, the prompt review's, quality review's and audit's
+decisions) and checks the run always ends in a UserReport without a single refusal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from telic.controller import draft_for
+from telic.controller._derive import prompt_coverage
+from telic.ledger import open_ledger
+from tests.telic.draft_host import Choose, first, follow
+
+from .builders import Flow
+
+MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
+
+
+def _wire(draft: Any) -> dict[str, Any]:
+    # As a client receives it: through JSON.
+    loaded: dict[str, Any] = json.loads(json.dumps(draft.to_wire()))
+    return loaded
+
+
+async def _drive(mode: str, choose: Choose, clarify: bool) -> tuple[Flow, list[str]]:
+    """Follow drafts from start to end; return the flow and the types submitted, in order."""
+    submitted: list[str] = []
+    async with open_ledger("memory://") as ledger:
+        flow = await Flow.start(ledger, mode)
+        await flow.ground(1)
+        for _ in range(40):
+            if flow.action.kind == "clarification":
+                await flow.answer("resume")
+                continue
+            draft = flow.last.draft
+            if draft is None:
+                break
+            wire = _wire(draft)
+            if clarify and wire.get("instead"):
+                clarify = False
+                alternative = wire["instead"][0]
+                await flow.submit(alternative["type"], follow(alternative, choose))
+                submitted.append(alternative["type"])
+                continue
+            for supporting in wire.get("before", ()):
+                await flow.submit(supporting["type"], follow(supporting, first))
+                submitted.append(supporting["type"])
+            await flow.submit(wire["type"], follow(wire, choose), wire.get("sourceRefs", ()))
+            submitted.append(wire["type"])
+    return flow, submitted
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_following_default_drafts_completes_every_mode(mode: str) -> None:
+    flow, submitted = anyio.run(_drive, mode, first, False)
+    assert flow.action.kind == "terminal"
+    assert flow.action.status == "completed"
+    assert submitted[-1] == "UserReport"
+    executes = "WorkResult" in submitted
+    assert executes == (mode in ("analyze_only", "fix_only", "analyze_and_fix"))
+
+
+def test_a_clarification_then_the_resumed_frame_is_accepted() -> None:
+    flow, submitted = anyio.run(_drive, "analyze_only", first, True)
+    assert submitted[:2] == ["ClarificationRequest", "ProblemFrame"]
+    assert flow.action.status == "completed"
+
+
+def _picker(data: st.DataObject) -> Choose:
+    def choose(path: str, choices: Sequence[Mapping[str, Any]]) -> int:
+        return data.draw(st.integers(0, len(choices) - 1), label=f"choice at {path}")
+
+    return choose
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(mode=st.sampled_from(MODES), clarify=st.booleans(), data=st.data())
+def test_any_legal_choice_still_ends_in_a_report(
+    mode: str, clarify: bool, data: st.DataObject
+) -> None:
+    # Every submission must be accepted: a refusal raises and fails the example.
+    flow, submitted = anyio.run(_drive, mode, _picker(data), clarify)
+    assert flow.action.kind == "terminal"
+    assert submitted[-1] == "UserReport"
+    assert flow.action.report_ref is not None
+
+
+def test_every_empty_string_of_a_draft_is_a_fill_path() -> None:
+    """Nothing is left to guess: each "" is listed, top level or under the default choice."""
+
+    async def check() -> None:
+        async with open_ledger("memory://") as ledger:
+            flow = await Flow.start(ledger, "analyze_and_fix")
+            await flow.ground(1)
+            while (draft := flow.last.draft) is not None:
+                wire = _wire(draft)
+                listed = {f["path"] for f in wire["fill"]}
+                for entry in wire["fill"]:  # and what the default choice asks to author
+                    listed |= {f["path"] for f in (entry.get("choices") or [{}])[0].get("fill", [])}
+                empty = _empty(wire["body"])
+                assert empty, wire["type"]  # every draft leaves something to author
+                assert all(any(p == q or p.startswith(q + "/") for q in listed) for p in empty)
+                for supporting in wire.get("before", ()):
+                    await flow.submit(supporting["type"], follow(supporting))
+                await flow.submit(wire["type"], follow(wire), wire.get("sourceRefs", ()))
+
+    anyio.run(check)
+
+
+def _empty(value: Any, path: str = "") -> list[str]:
+    if value == "":
+        return [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _empty(v, f"{path}/{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _empty(v, f"{path}/{i}")]
+    return []
+
+
+def test_the_review_draft_and_the_coverage_rule_share_one_map() -> None:
+    async def check() -> None:
+        async with open_ledger("memory://") as ledger:
+            flow = await Flow.start(ledger, "analyze_only")
+            await flow.ground(1)
+            while flow.action.required_output_type != "PromptReview":
+                wire = _wire(flow.last.draft)
+                await flow.submit(wire["type"], follow(wire))
+            state = await flow.controller.load(flow.b.run_id)
+            draft = draft_for(state)
+            assert draft is not None
+            wanted = [
+                {"sourceRef": ref, "contractFields": list(fields), "status": "covered"}
+                for ref, fields in prompt_coverage(state)
+            ]
+            assert draft.body["coverage"] == wanted
+            assert len(wanted) == 3
+
+    anyio.run(check)
+
+
+def test_no_draft_once_the_run_has_ended() -> None:
+    flow, _ = anyio.run(_drive, "report_only", first, False)
+    assert flow.last.draft is None
