@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Final
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from telic_packets._base import EvidenceKind, PacketModel, Ref, first_issue
 from telic_packets._bounds import (
@@ -28,14 +28,27 @@ _RETURN_KEYS: Final = frozenset({"claim", "evidence", "completed", "remaining"})
 _LINE_KEYS: Final = frozenset({"kind", "source", "locator", "quote"})
 
 
+def _plain_repo_source(source: str) -> str:
+    """Refuse a ``repo://`` source that is no plain repository path, as cast pointers are."""
+    if source.startswith("repo://"):
+        path = source[len("repo://") :]
+        segments = path.split("/")
+        if path.startswith("/") or "\\" in path or "%" in path or ".." in segments:
+            raise ValueError(
+                "a repo:// source must be a plain path inside the repository (no '..' segment, "
+                "no leading '/', no backslash or percent-encoding)"
+            )
+    return source
+
+
 class ProposedEvidence(PacketModel):
     """An evidence line as the child proposes it, before the controller verifies it."""
 
     kind: EvidenceKind
     """What sort of fact the quote shows."""
 
-    source: Ref
-    """Where the controller can check the quote (``artifact://…`` or ``repo://…``)."""
+    source: Annotated[Ref, AfterValidator(_plain_repo_source)]
+    """Where the controller can check the quote (``artifact://…`` or a plain ``repo://…``)."""
 
     locator: Locator | None = None
     """Line or byte range inside the source (≤ 160 characters)."""

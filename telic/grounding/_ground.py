@@ -12,8 +12,9 @@ nothing and returns the empty manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, get_args
@@ -219,6 +220,22 @@ def _empty_result(run_id: str, root: str, budget: GroundingBudget) -> GroundingR
     return GroundingResult(manifest, (), wire, Path(root))
 
 
+def _budget(given: GroundingBudget | Mapping[str, int] | None) -> GroundingBudget:
+    if given is None:
+        return GroundingBudget()
+    if isinstance(given, GroundingBudget):
+        return given
+    if not isinstance(given, Mapping):
+        raise UsageError("budget must be a GroundingBudget or a mapping of its fields")
+    known = {field.name for field in dataclasses.fields(GroundingBudget)}
+    unknown = sorted(str(key) for key in given if key not in known)
+    if unknown:
+        raise UsageError(
+            f"budget has no field {unknown[0]!r}; its fields are {', '.join(sorted(known))}"
+        )
+    return GroundingBudget(**given)
+
+
 async def ground_repository(
     *,
     run_id: str,
@@ -226,11 +243,14 @@ async def ground_repository(
     repository_root: str | Path,
     mode: Mode,
     active_paths: Sequence[str] = (),
-    budget: GroundingBudget | None = None,
+    budget: GroundingBudget | Mapping[str, int] | None = None,
     excluded_roots: Sequence[str | Path] = (),
     progress: Progress | None = None,
 ) -> GroundingResult:
     """Ground a run in its repository: select the files its roles may rely on (docs/protocol.md §4).
+
+    ``budget`` is a ``GroundingBudget`` or a mapping of some of its fields (``max_files``, …),
+    as ``telic_ground_context`` passes the limits a host set; the others keep their defaults.
 
     Raises:
         UsageError: an argument is invalid (named in the message).
@@ -245,10 +265,7 @@ async def ground_repository(
     )
     if mode not in get_args(Mode):
         raise UsageError(f"mode must be one of {', '.join(get_args(Mode))}")
-    if budget is None:
-        budget = GroundingBudget()
-    elif not isinstance(budget, GroundingBudget):
-        raise UsageError("budget must be a GroundingBudget")
+    budget = _budget(budget)
     if mode == "report_only":
         _, root = await anyio.to_thread.run_sync(real_directory, os.fspath(repository_root))
         return _empty_result(run_id, root, budget)

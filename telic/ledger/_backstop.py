@@ -1,14 +1,23 @@
-"""The ledger's secret backstop: no record holding a likely secret is ever committed.
+"""The ledger's secret gate: no record holding a likely secret is ever committed.
 
 The gates above the ledger (``telic.controller``: submissions, run arguments, casts, returns;
 redaction of traced targets) refuse or redact what a host hands in, with the protocol's rule ids.
-This module is the floor under them, for every write path, present and future: before a mutation
-runs, every string it would store is scanned with ``telic._secrets`` — the run row (the
-repository root, phase and status, ``controller_state``), each artifact (id, type, producer,
-schema version, ``source_refs``, quota key and every string of its body, object keys included)
-and each trace event (actor, phase, type, references, the permission decision, the summary and
-the budget snapshot). A hit raises ``SecretRefused`` naming the record and the field path, never
-the text, before the backend is asked for anything, so the ledger is unchanged.
+This module is the floor under them, for every write path, present and future, on every backend
+and in every process — the ``telic hook`` command's direct SQLite write included, since it builds
+its rows with the same pure plans (``_plans``). It has two halves, both called from ``_plans``:
+
+- ``redact_event`` runs where a trace event gets its id and time (``fix_events``), before the
+  event is linked into the chain: the text Telic writes itself about a decision (every string of
+  the permission decision, and the summary) has each likely secret replaced by its typed marker,
+  as ``telic_check_tool_action`` redacts the target it traces. A decision stays auditable; a
+  file name holding a token does not reach the ledger.
+- ``refuse_secrets`` runs on every plan that writes rows (``_plans.plan``): every string the
+  plan would store is scanned — the run row when it is inserted or changed (the repository root,
+  phase and status, ``controller_state``), each artifact (id, type, producer, schema version,
+  ``source_refs``, quota key and every string of its body, object keys included) and each trace
+  event (actor, phase, type, references, the permission decision, the summary and the budget
+  snapshot). A hit raises ``SecretRefused`` naming the record and the field path, never the
+  text, inside the transaction and before any row is written, so the ledger is unchanged.
 
 All the strings of a mutation are scanned as one text; the walk with paths runs only after a
 hit. A string a gate has just found clean is answered from the detector's memo, so the second
@@ -17,16 +26,24 @@ scan of the same text costs a lookup (``benchmarks/controller.py``, ``benchmarks
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Final
 
 from telic._errors import Issue
-from telic._secrets import first_secret_in
+from telic._secrets import cannot_hold_secret, first_secret_in
 
 from ._errors import SecretRefused
-from ._records import NewArtifact, NewTraceEvent, RunRecord
+from ._records import (
+    JSON,
+    MAX_DECISION_SUMMARY_CHARS,
+    NewArtifact,
+    NewTraceEvent,
+    RunRecord,
+    TraceRecord,
+)
 
-__all__ = ["RULE", "refuse_secrets"]
+__all__ = ["RULE", "redact_event", "refuse_secrets"]
 
 RULE: Final = "LEDGER-NO-SECRETS"
 """The rule id a ``SecretRefused`` issue carries."""
@@ -71,8 +88,57 @@ _OWN_NAMES: Final = frozenset(
 )
 
 
+_SCOPE_CHARS: Final = 2_048
+_TEXT_CHARS: Final = 4_096
+"""What a permission decision's scope and its other strings may hold (the TraceEvent schema)."""
+
+
+def _redacted_text(text: str, bound: int) -> str:
+    if cannot_hold_secret(text):  # no anchor, keyword or decodable run: nothing to load
+        return text
+    from telic._secrets import redact
+
+    shown = redact(text)
+    if len(shown) <= bound and len(shown.encode("utf-8")) <= bound:
+        return shown
+    # A marker can be longer than what it replaced: cut back to the field's bound (a cut marker
+    # still holds no secret).
+    return shown.encode("utf-8")[:bound].decode("utf-8", "ignore")[:bound]
+
+
+def _redacted_json(value: JSON, bound: int) -> JSON:
+    if isinstance(value, str):
+        return _redacted_text(value, bound)
+    if isinstance(value, list):
+        return [_redacted_json(item, bound) for item in value]
+    if isinstance(value, Mapping):
+        return {
+            key: _redacted_json(item, _SCOPE_CHARS if key == "scope" else bound)
+            for key, item in value.items()
+        }
+    return value
+
+
+def redact_event(event: NewTraceEvent) -> NewTraceEvent:
+    """Return ``event`` with each likely secret in Telic's own text about it redacted.
+
+    That text is every string of the permission decision (its scope is the host's target, a
+    command, URL or file name) and the summary. Identifiers, references, phases and the budget
+    snapshot are left as they are: a secret there is refused by ``refuse_secrets``.
+    """
+    decision = event.permission_decision
+    shown_decision = None if decision is None else _redacted_json(dict(decision), _TEXT_CHARS)
+    summary = _redacted_text(event.decision_summary, MAX_DECISION_SUMMARY_CHARS)
+    if shown_decision == decision and summary == event.decision_summary:
+        return event
+    assert shown_decision is None or isinstance(shown_decision, dict)
+    return replace(event, permission_decision=shown_decision, decision_summary=summary)
+
+
 def _fields(
-    run: RunRecord | None, artifacts: Sequence[NewArtifact], events: Sequence[NewTraceEvent]
+    run: RunRecord | None,
+    artifacts: Sequence[NewArtifact],
+    events: Sequence[NewTraceEvent | TraceRecord],
 ) -> Iterator[tuple[str, object]]:
     if run is not None:
         for name in _RUN_FIELDS:
@@ -95,9 +161,10 @@ def _shown(key: str) -> bool:
 def refuse_secrets(
     run: RunRecord | None,
     artifacts: Sequence[NewArtifact] = (),
-    events: Sequence[NewTraceEvent] = (),
+    events: Sequence[NewTraceEvent | TraceRecord] = (),
 ) -> None:
-    """Refuse a mutation any of whose records holds a likely secret.
+    """Refuse a mutation any of whose records holds a likely secret (``run``: ``None`` when the
+    mutation leaves the run row's fields as stored).
 
     Raises:
         SecretRefused: naming the record kind, the field path (object keys the schemas do not

@@ -163,6 +163,9 @@ class StoredRun:
     event_count: int
     chain_length: int
     chain_head: str
+    run_hash: str | None = None
+    """The hash of every field above (``_chain.run_hash``), stored beside them; ``None`` only
+    for a row not yet sealed (a plan seals every row it writes)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +225,8 @@ class Probed:
     """The probed ``(type, quota key)`` pairs already taken in the run."""
     evidence_since_plan: int
     """Evidence stored after the latest plan (0 when not asked)."""
+    tip: ArtifactRecord | TraceRecord | None = None
+    """The run's last chained record (the one at ``chain_length``), if it is stored."""
 
 
 class Reader(Protocol):

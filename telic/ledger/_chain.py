@@ -26,11 +26,13 @@ from ._records import JSON, ArtifactRecord, BrokenRecord, TraceRecord, VerifyRep
 __all__ = [
     "artifact_hash",
     "artifact_problem",
+    "broken_run",
     "decode_object",
     "decode_refs",
     "encode_json",
     "event_hash",
     "genesis_hash",
+    "run_hash",
     "walk_chain",
 ]
 
@@ -86,6 +88,70 @@ def event_hash(record: TraceRecord) -> str:
     )
 
 
+def run_hash(stored: StoredRun) -> str:
+    """Return the hash that seals a run row: every field of it, its counters and its chain head.
+
+    The chain head binds the row to every record of the run, and this hash binds each field of
+    the row (status, mode, repository root, controller state, version, …) to the head, so a row
+    changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
+    """
+    r = stored.record
+    return canonical_sha256(
+        {
+            "kind": "run",
+            "runId": r.run_id,
+            "schemaVersion": r.schema_version,
+            "repositoryRoot": r.repository_root,
+            "requestedMode": r.requested_mode,
+            "status": r.status,
+            "phase": r.phase,
+            "resumePhase": r.resume_phase,
+            "version": r.version,
+            "promptRevisionsRemaining": r.prompt_revisions_remaining,
+            "remediationsRemaining": r.remediations_remaining,
+            "outcomeHint": r.outcome_hint,
+            "createdAt": r.created_at,
+            "updatedAt": r.updated_at,
+            "controllerState": dict(r.controller_state),
+            "artifactCount": stored.artifact_count,
+            "eventCount": stored.event_count,
+            "chainLength": stored.chain_length,
+            "chainHead": stored.chain_head,
+        }
+    )
+
+
+def _row_problem(stored: StoredRun) -> str | None:
+    try:
+        sealed = stored.run_hash is not None and run_hash(stored) == stored.run_hash
+    except (CanonicalJsonError, ValueError, TypeError):
+        sealed = False
+    if not sealed:
+        return (
+            "the run row does not match its hash (its status, mode, phase, repository root, "
+            "controller state, version or counters were changed outside Telic)"
+        )
+    return None
+
+
+def broken_run(stored: StoredRun, tip: ArtifactRecord | TraceRecord | None) -> str | None:
+    """What is wrong with a run's row or the tip of its chain, read before every write; ``None``
+    when both check out. The whole chain is walked by ``walk_chain`` (``telic verify``)."""
+    problem = _row_problem(stored)
+    if problem is not None:
+        return problem
+    if stored.chain_length == 0:
+        fine = tip is None and stored.chain_head == genesis_hash(stored.record.run_id)
+    elif tip is None or tip.chain_index != stored.chain_length:
+        fine = False
+    else:
+        recomputed = artifact_hash(tip) if isinstance(tip, ArtifactRecord) else event_hash(tip)
+        fine = recomputed == tip.record_hash == stored.chain_head
+    if not fine:
+        return "the run's last record does not match its chain head"
+    return None
+
+
 def walk_chain(
     stored: StoredRun,
     records: list[ArtifactRecord | TraceRecord],
@@ -135,6 +201,13 @@ def walk_chain(
                 reason="the run's chain head does not match its last record "
                 "(records were removed or added)",
             ),
+        )
+    problem = _row_problem(stored)
+    if problem is not None:
+        return VerifyReport(
+            ok=False,
+            records_checked=len(records),
+            first_broken=BrokenRecord(kind="run", id=run_id, reason=problem),
         )
     return VerifyReport(ok=True, records_checked=len(records), first_broken=None)
 

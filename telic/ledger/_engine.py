@@ -6,9 +6,9 @@ found (version, duplicate ids, quotas), links the new records into the run's cha
 every row to write. A failure anywhere rolls the whole transaction back. Event ids and
 timestamps are fixed before the first attempt, so that after a connection lost during COMMIT the
 engine can tell from the stored records whether its own step landed, instead of blindly running
-it again. A read is one ``Reader`` call, so every read sees one snapshot. Before any of that,
-every string a mutation would store is scanned for secrets (``_backstop``): a hit raises
-``SecretRefused`` and the backend is never asked.
+it again. A read is one ``Reader`` call, so every read sees one snapshot. Every plan that writes
+rows scans what it would store for secrets (``_backstop``, called by ``_plans``): a hit raises
+``SecretRefused`` inside the transaction, before any row is written.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from telic._errors import IntegrityError, LedgerConflict, NotFound, UsageError
 from telic.protocol import parse_json_strict
 
-from ._backstop import refuse_secrets
 from ._base import Backend, Ledger, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import artifact_problem, event_hash, genesis_hash, walk_chain
 from ._clock import utc_now as utc_now
@@ -27,6 +26,7 @@ from ._plans import (
     CHANGED,
     Staged,
     check,
+    existing,
     fix_events,
     link,
     plan as plan_of,
@@ -88,7 +88,6 @@ class LedgerEngine(Ledger):
         envelope_artifact: NewArtifact,
         first_events: Sequence[NewTraceEvent],
     ) -> Commit:
-        refuse_secrets(run, (request_artifact, envelope_artifact), first_events)
         staged = [self._stage(request_artifact), self._stage(envelope_artifact)]
         events = fix_events(first_events, self._clock)
 
@@ -121,7 +120,6 @@ class LedgerEngine(Ledger):
             raise UsageError("new_run.run_id must equal run_id")
         if new_run.version != expected_version + 1:
             raise UsageError("a committed step must raise the run version by exactly 1")
-        refuse_secrets(new_run, artifacts, events)
         staged = [self._stage(artifact) for artifact in artifacts]
         fixed = fix_events(events, self._clock)
 
@@ -147,7 +145,6 @@ class LedgerEngine(Ledger):
     async def store_supporting(
         self, run_id: str, artifact: NewArtifact, events: Sequence[NewTraceEvent]
     ) -> Commit:
-        refuse_secrets(None, (artifact,), events)
         staged = [self._stage(artifact)]
         fixed = fix_events(events, self._clock)
 
@@ -174,7 +171,6 @@ class LedgerEngine(Ledger):
     async def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent]
     ) -> tuple[TraceRecord, ...]:
-        refuse_secrets(None, (), events)
         fixed = fix_events(events, self._clock)
         limits = self._limits
         probe = probe_for([], fixed, limits)
@@ -339,6 +335,4 @@ def _verify_events(rows: Sequence[TraceRecord]) -> None:
 
 
 def _existing(probed: Probed) -> StoredRun:
-    if probed.run is None:
-        raise NotFound("Run not found")
-    return probed.run
+    return existing(probed)

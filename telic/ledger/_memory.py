@@ -144,13 +144,23 @@ class _View:
         evidence = (
             0 if probe.evidence is None else self._evidence_since_plan(run_id, *probe.evidence)
         )
+        stored = self.run(run_id)
         return Probed(
-            run=self.run(run_id),
+            run=stored,
             artifacts={i: artifacts[i] for i in probe.artifact_ids if i in artifacts},
             event_ids=frozenset(i for i in probe.event_ids if i in events),
             quota_keys=keys,
             evidence_since_plan=evidence,
+            tip=None if stored is None else self._tip(run_id, stored.chain_length),
         )
+
+    def _tip(self, run_id: str, index: int) -> ArtifactRecord | TraceRecord | None:
+        lasts = (
+            self._state.artifact_order.get(run_id, [])[-1:]
+            + self._state.event_order.get(run_id, [])[-1:]
+        )
+        found = [record for record in lasts if record.chain_index == index]
+        return found[0] if len(found) == 1 else None
 
     def _evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
         positions = self._state.positions.get(run_id, {})

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from telic._errors import ContextSecurityError
+from telic._errors import ContextSecurityError, LedgerError
 
 __all__ = [
     "DB_FILE_NAME",
@@ -97,6 +97,8 @@ def prepare_state_dir(
     Raises:
         ContextSecurityError: the directory is a symlink, is not a directory, lies inside the
             repository or contains it.
+        LedgerError: the directory cannot be created or checked (a file in the way, no
+            permission, a read-only file system), with the system's reason.
     """
     lexical = os.path.abspath(os.fspath(state_dir))
     if repository_root is not None:
@@ -119,7 +121,14 @@ def prepare_state_dir(
         raise ContextSecurityError(
             "The Telic state directory is a symlink; refusing to follow it (use the real path)"
         )
-    safe_mkdir(path, parents=True)
+    try:
+        safe_mkdir(path, parents=True)
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise LedgerError(
+            f"the Telic state directory {lexical} cannot be created or used: {reason}; set "
+            "TELIC_STATE_DIR to a directory you can write"
+        ) from None
     return path
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from telic._errors import LedgerConflict, LimitExceeded, NotFound, UsageError
+from telic._errors import LedgerConflict, LedgerError, LimitExceeded, NotFound, UsageError
 from telic.protocol import CanonicalJsonError, canonical_json, sha256_hex_digest
 
+from ._backstop import redact_event, refuse_secrets
 from ._base import Plan, Probe, Probed, StoredRun
-from ._chain import artifact_hash, event_hash
+from ._chain import artifact_hash, broken_run, event_hash, run_hash
 from ._records import ArtifactRecord, Commit, Limits, NewArtifact, NewTraceEvent, TraceRecord
 
 __all__ = [
@@ -24,11 +25,13 @@ __all__ = [
     "FixedEvent",
     "Staged",
     "check",
+    "existing",
     "fix_events",
     "link",
     "plan",
     "plan_events",
     "probe_for",
+    "refuse_broken",
     "same_artifact",
     "stage",
 ]
@@ -89,10 +92,13 @@ def stage(artifact: NewArtifact, limits: Limits, clock: Callable[[], str]) -> St
 
 
 def fix_events(events: Sequence[NewTraceEvent], clock: Callable[[], str]) -> list[FixedEvent]:
-    """Give every event its id and timestamp, once, so that a retry writes the same ones."""
+    """Give every event its id and timestamp, once, so that a retry writes the same ones, and
+    redact Telic's own text about it (``_backstop.redact_event``) before it is ever hashed."""
     now = clock()
     fixed = [
-        FixedEvent(new=e, event_id=e.event_id or _new_id(), timestamp=e.timestamp or now)
+        FixedEvent(
+            new=redact_event(e), event_id=e.event_id or _new_id(), timestamp=e.timestamp or now
+        )
         for e in events
     ]
     if len({e.event_id for e in fixed}) != len(fixed):
@@ -161,6 +167,34 @@ def check(
         if taken or (item.new.type, key) in probed.quota_keys:
             raise LimitExceeded(f"Only one {item.new.type} is allowed per {key}")
         keys.add((item.new.type, key))
+
+
+def existing(probed: Probed) -> StoredRun:
+    """The run a mutation writes to, once it is known to be intact (``refuse_broken``), before
+    anything else about it is judged.
+
+    Raises:
+        NotFound: the run does not exist.
+        LedgerError: the run does not verify.
+    """
+    if probed.run is None:
+        raise NotFound("Run not found")
+    refuse_broken(probed.run, probed.tip)
+    return probed.run
+
+
+def refuse_broken(stored: StoredRun, tip: ArtifactRecord | TraceRecord | None) -> None:
+    """Refuse every write to a run whose row or last record no longer checks out.
+
+    Raises:
+        LedgerError: naming the run and what does not check out; nothing is written.
+    """
+    problem = broken_run(stored, tip)
+    if problem is not None:
+        raise LedgerError(
+            f"Run {stored.record.run_id} does not verify: {problem}. Telic refuses every write "
+            f"to it; `telic verify {stored.record.run_id}` names the first broken record"
+        )
 
 
 def link(
@@ -233,10 +267,21 @@ def plan(
     conflict: str = "",
 ) -> Plan:
     """The writes of a mutation: ``head`` with the committed run record (inserted, or updated
-    if still at ``expected_version``), then its artifacts and events in chain order."""
+    if still at ``expected_version``), then its artifacts and events in chain order.
+
+    Every plan that writes rows is made here, so this is where the secret floor stands
+    (``_backstop.refuse_secrets``): whichever process or backend runs the plan, nothing holding
+    a likely secret is written.
+
+    Raises:
+        SecretRefused: a record holds a likely secret; nothing is written.
+    """
+    changed = expected_version is None or commit.run is not head.record
+    refuse_secrets(commit.run if changed else None, [item.new for item in staged], commit.events)
+    row = replace(head, record=commit.run)
     return Plan(
         result=commit,
-        run=replace(head, record=commit.run),
+        run=replace(row, run_hash=run_hash(row)),
         expected_version=expected_version,
         conflict=conflict,
         artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
@@ -255,9 +300,7 @@ def plan_events(probed: Probed, events: Sequence[FixedEvent], limits: Limits) ->
         NotFound: the run does not exist.
         LedgerConflict, LimitExceeded: as ``check``.
     """
-    if probed.run is None:
-        raise NotFound("Run not found")
-    stored = probed.run
+    stored = existing(probed)
     check(stored, probed, [], events, limits)
     head, _, traces = link(stored, [], events)
     commit = Commit(run=stored.record, artifacts=(), events=traces)

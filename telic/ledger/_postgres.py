@@ -14,6 +14,7 @@ flight leaves the outcome unknown (``OutcomeUnknownError``): the engine reads th
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, TypeAlias
@@ -29,7 +30,14 @@ from ._base import Plan, Probe, Probed, Reader
 from ._engine import utc_now
 from ._migrations import check_not_newer, load_migrations
 from ._retry import OutcomeUnknownError, TransientError
-from ._rows import Row, dollar_placeholders
+from ._rows import (
+    SEAL_RUN,
+    SEALING_MIGRATION,
+    UNSEALED_RUNS,
+    Row,
+    dollar_placeholders,
+    seal_params,
+)
 from ._sql import (
     Dialect,
     FollowUps,
@@ -60,6 +68,29 @@ _CONNECTION_LOST: Final = (
     pg_errors.AdminShutdownError,
     pg_errors.CannotConnectNowError,
 )
+
+
+class _OneLine(logging.Filter):
+    """asyncpg's pool logs each failed attempt to reconnect its floor with a whole traceback
+    while PostgreSQL is away; keep the record, as one line naming the reason."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ONE_LINE: Final = _OneLine()
+
+
+def _quiet_pool_logs() -> None:
+    pool_logger = logging.getLogger("asyncpg.pool")
+    if _ONE_LINE not in pool_logger.filters:
+        pool_logger.addFilter(_ONE_LINE)
 
 
 def _broken(exc: BaseException, connection: _Connection) -> bool:
@@ -126,6 +157,7 @@ class PostgresBackend:
         """Connect a pool to ``url`` (query parameters become server settings, for example
         ``?search_path=telic``) and apply pending migrations."""
         try:
+            _quiet_pool_logs()
             pool = await asyncpg.create_pool(url, min_size=1, max_size=max_connections)
         except _CONNECTION_LOST as exc:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {exc}") from exc
@@ -208,6 +240,11 @@ async def _migrate(connection: _Connection) -> None:
         check_not_newer(current, migrations)
         for migration in migrations[current:]:
             await connection.execute(migration.sql)
+            if migration.name == SEALING_MIGRATION:
+                unsealed = await connection.fetch(UNSEALED_RUNS)
+                await connection.executemany(
+                    dollar_placeholders(SEAL_RUN), [seal_params(row) for row in unsealed]
+                )
             await connection.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                 migration.version,

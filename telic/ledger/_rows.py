@@ -18,7 +18,10 @@ __all__ = [
     "ARTIFACT_COLUMNS",
     "EVENT_COLUMNS",
     "RUN_COLUMNS",
+    "SEALING_MIGRATION",
+    "SEAL_RUN",
     "SUMMARY_COLUMNS",
+    "UNSEALED_RUNS",
     "Row",
     "artifact_from_row",
     "artifact_params",
@@ -27,6 +30,7 @@ __all__ = [
     "event_params",
     "run_from_row",
     "run_params",
+    "seal_params",
     "summary_from_row",
 ]
 
@@ -35,7 +39,8 @@ Row = Sequence[Any]
 RUN_COLUMNS: Final = (
     "run_id, schema_version, repository_root, requested_mode, status, phase, resume_phase, "
     "version, prompt_revisions_remaining, remediations_remaining, outcome_hint, created_at, "
-    "updated_at, controller_state_json, artifact_count, event_count, chain_length, chain_head"
+    "updated_at, controller_state_json, artifact_count, event_count, chain_length, chain_head, "
+    "run_hash"
 )
 SUMMARY_COLUMNS: Final = (
     "run_id, schema_version, requested_mode, status, phase, resume_phase, version, "
@@ -50,6 +55,21 @@ EVENT_COLUMNS: Final = (
     "output_refs_json, permission_decision_json, decision_summary, budget_snapshot_json, "
     "chain_index, previous_hash, record_hash"
 )
+
+
+UNSEALED_RUNS: Final = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_hash IS NULL"
+SEAL_RUN: Final = "UPDATE runs SET run_hash = ? WHERE run_id = ?"
+SEALING_MIGRATION: Final = "run_hash"
+"""The migration that adds ``run_hash``: applying it seals the rows written before it
+(``seal_params``), once; afterwards a row without a hash is a broken one."""
+
+
+def seal_params(row: Row) -> tuple[str, str]:
+    """The parameters of ``SEAL_RUN`` for a row of ``UNSEALED_RUNS``."""
+    from ._chain import run_hash
+
+    stored = run_from_row(row)
+    return run_hash(stored), stored.record.run_id
 
 
 def dollar_placeholders(sql: str) -> str:
@@ -80,6 +100,7 @@ def run_params(stored: StoredRun) -> tuple[Any, ...]:
         stored.event_count,
         stored.chain_length,
         stored.chain_head,
+        stored.run_hash,
     )
 
 
@@ -107,6 +128,7 @@ def run_from_row(row: Row) -> StoredRun:
         event_count=row[15],
         chain_length=row[16],
         chain_head=row[17],
+        run_hash=row[18],
     )
 
 

@@ -76,6 +76,9 @@ _INSERT_ARTIFACT = f"INSERT INTO artifacts ({ARTIFACT_COLUMNS}) VALUES ({_marks(
 _INSERT_EVENT = (
     f"INSERT INTO trace_events ({EVENT_COLUMNS}) VALUES ({_marks(len(EVENT_COLUMNS.split(', ')))})"
 )
+_TIP = "chain_index = (SELECT chain_length FROM runs WHERE run_id = ?)"
+_TIP_ARTIFACT = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND {_TIP}"
+_TIP_EVENT = f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND {_TIP}"
 _QUOTA_KEY_TAKEN = "SELECT 1 FROM artifacts WHERE run_id = ? AND type = ? AND quota_key = ?"
 _EVIDENCE_SINCE_PLAN = (
     "SELECT count(*) FROM artifacts WHERE run_id = ? AND type = ? AND position > "
@@ -271,6 +274,8 @@ def probe_queries(dialect: Dialect, run_id: str, probe: Probe) -> list[Query]:
     if probe.evidence is not None:
         evidence_type, plan_type = probe.evidence
         queries.append((_EVIDENCE_SINCE_PLAN, (run_id, evidence_type, run_id, plan_type)))
+    queries.append((_TIP_ARTIFACT, (run_id, run_id)))
+    queries.append((_TIP_EVENT, (run_id, run_id)))
     return [(dialect.placeholders(sql), params) for sql, params in queries]
 
 
@@ -282,12 +287,15 @@ def probed_from(probe: Probe, results: Sequence[Sequence[Row]]) -> Probed:
     events = frozenset(row[0] for _ in _chunks(probe.event_ids) for row in next(rows))
     taken = frozenset(key for key in probe.quota_keys if next(rows))
     evidence = int(next(rows)[0][0]) if probe.evidence is not None else 0
+    tips: list[ArtifactRecord | TraceRecord] = [artifact_from_row(row) for row in next(rows)]
+    tips += [event_from_row(row) for row in next(rows)]
     return Probed(
         run=run_from_row(runs[0]) if runs else None,
         artifacts={record.artifact_id: record for record in found},
         event_ids=events,
         quota_keys=taken,
         evidence_since_plan=evidence,
+        tip=tips[0] if len(tips) == 1 else None,
     )
 
 
@@ -306,9 +314,9 @@ def plan_writes(dialect: Dialect, plan: Plan) -> list[Write]:
                 "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
                 "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
                 "updated_at = ?, controller_state_json = ?, artifact_count = ?, "
-                "event_count = ?, chain_length = ?, chain_head = ? "
+                "event_count = ?, chain_length = ?, chain_head = ?, run_hash = ? "
                 "WHERE run_id = ? AND version = ?",
-                (*p[4:11], *p[12:18], p[0], plan.expected_version),
+                (*p[4:11], *p[12:19], p[0], plan.expected_version),
                 plan.conflict,
             )
         )

@@ -44,7 +44,7 @@ from ._legacy import LegacyBlobs
 from ._migrations import check_not_newer, load_migrations, split_sqlite_script
 from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
-from ._rows import Row
+from ._rows import SEAL_RUN, SEALING_MIGRATION, UNSEALED_RUNS, Row, seal_params
 from ._sql import FollowUps, MissingBodies, Query, SqlReader
 from ._sqlite_sync import (
     BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS,
@@ -74,6 +74,9 @@ def _migrate(connection: sqlite3.Connection) -> None:
         for migration in migrations[current:]:
             for statement in split_sqlite_script(migration.sql):
                 connection.execute(statement)
+            if migration.name == SEALING_MIGRATION:
+                unsealed = connection.execute(UNSEALED_RUNS).fetchall()
+                connection.executemany(SEAL_RUN, [seal_params(row) for row in unsealed])
             connection.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, utc_now()),

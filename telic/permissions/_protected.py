@@ -10,9 +10,12 @@ in ``protected_paths_granted`` at start_run; reads are not affected.
 ``PROTECTED_PATHS`` is the documented set (docs/security.md). Matching is deliberately wider
 than the patterns' spelling, because the file systems Telic runs on are: a segment is compared
 case-insensitively and without trailing dots and spaces (``.GIT``, ``.git.`` and ``.git `` are
-``.git`` on macOS and Windows), and ``git~1`` (the 8.3 short name of ``.git``) counts as
-``.git``. An explicit grant is matched by ``glob_match`` against the path exactly as given, so
-a grant of ``.git/config`` does not reach ``.GIT/config``: near-misses stay protected.
+``.git`` on macOS and Windows), the code points HFS+ ignores in names (zero-width joiners,
+direction marks, U+FEFF, as git's ``core.protectHFS`` lists them) are dropped first, and
+``git~1`` and ``github~1`` (the 8.3 short names of ``.git`` and ``.github`` on NTFS) count as
+``.git`` and ``.github``. An explicit grant is matched by ``glob_match`` against the path
+exactly as given, so a grant of ``.git/config`` does not reach ``.GIT/config``: near-misses
+stay protected.
 """
 
 from __future__ import annotations
@@ -38,11 +41,16 @@ MUTATING_REPOSITORY: Final = frozenset({"repository.write", "repository.delete"}
 """The capabilities the protected set applies to."""
 
 _SHORT_GIT: Final = re.compile(r"git~\d+")
+_SHORT_GITHUB: Final = re.compile(r"github~\d+")
 _GLOB: Final = frozenset("*?[]")
+_HFS_IGNORED: Final = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
+"""The code points HFS+ leaves out when it compares names (``str.translate`` deletes them)."""
 
 
 def _plain(segment: str) -> str:
-    return segment.rstrip(". ").lower()
+    return segment.translate(_HFS_IGNORED).rstrip(". ").lower()
 
 
 def protected_pattern(path: str) -> str | None:
@@ -53,7 +61,7 @@ def protected_pattern(path: str) -> str | None:
     for index, segment in enumerate(segments):
         if segment == ".git" or _SHORT_GIT.fullmatch(segment):
             return ".git/**" if index == 0 else "**/.git/**"
-    if segments[0] == ".github":
+    if segments[0] == ".github" or _SHORT_GITHUB.fullmatch(segments[0]):
         return ".github/**"
     if segments[-1].startswith(".env"):
         return "**/.env*"

@@ -249,10 +249,17 @@ class Service:
         open cast (``telic.casting.next_deadline``) or until the casts change, then sends
         ``Expire`` to each run with a deadline due, whose actor marks the cast ``wall_capped``
         or, past its grace, seals it. A run whose expiry fails (the ledger is down) is tried
-        again a second later.
+        again a second later, and so is the first recovery of open casts: a ledger that is away
+        (PostgreSQL restarting) must not end the service, whose every call answers the typed
+        error meanwhile.
         """
         bell = self._deps.bell
-        await self.recover_casts()
+        while True:
+            try:
+                await self.recover_casts()
+                break
+            except TelicError:
+                await anyio.sleep(1.0)
         while True:
             bell.rearm()
             due = next_deadline(c for slot in self._slots.values() for c in slot.casts.values())

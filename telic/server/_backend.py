@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.to_thread
 
-from telic._errors import TelicError
+from telic._errors import LedgerError, TelicError
 from telic.server._config import ServerConfig
 from telic.server._schemas import prepare_schemas
 from telic.server._service import Service
@@ -165,7 +165,12 @@ class OpeningBackend:
             preparing = await stack.enter_async_context(anyio.create_task_group())
             preparing.start_soon(anyio.to_thread.run_sync, prepare_schemas, self._config.schemas)
             try:
-                backend = await stack.enter_async_context(open_backend(self._config))
+                try:
+                    backend = await stack.enter_async_context(open_backend(self._config))
+                except OSError as exc:  # what no layer below named: still one typed line
+                    reason = (exc.strerror or type(exc).__name__).lower()
+                    where = f" {exc.filename}" if exc.filename else ""
+                    raise LedgerError(f"the ledger cannot be opened:{where} {reason}") from None
             except TelicError as error:
                 say(f"telic: {error.message} ({error.code})")
                 error.add_note(REPORTED)

@@ -28,7 +28,7 @@ from telic._errors import (
     squash,
 )
 from telic.server._schemas import SchemaFn, emitted_schema, failing_schema
-from telic_packets import PacketRefusal
+from telic_packets import PacketModel, PacketRefusal
 
 if TYPE_CHECKING:
     from telic.protocol import PhaseAction
@@ -130,6 +130,10 @@ def _wire(value: object, phase_action: type[PhaseAction], schema: SchemaFn) -> A
         }
     if isinstance(value, phase_action):
         return _phase_action(value, schema)
+    if isinstance(value, PacketModel):
+        # The packet contract's own form: absent optional fields are omitted, as what
+        # ``packetSha256`` hashes omits them (a null added here would break the digest).
+        return value.to_wire()
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     own = getattr(value, "to_wire", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import io
+import json
 import os
 import stat
 import sys
@@ -33,6 +34,7 @@ __all__ = [
     "AnsweredReads",
     "PipeLines",
     "PipeWriter",
+    "RequestIds",
     "StdinLines",
     "claimed",
     "error_reply",
@@ -213,6 +215,52 @@ def wire_files() -> Iterator[tuple[anyio.AsyncFile[str], anyio.AsyncFile[str] | 
         os.close(stray)
 
 
+_BAD_ID: Final = '"telic: a request id must be a string or an integer"\n'
+"""What ``RequestIds`` hands the transport instead of a request whose id is unusable: a JSON
+string, which the transport refuses as no message, so ``error_reply`` answers it."""
+
+
+def _usable_id(value: object) -> bool:
+    # MCP's ids are strings or integers; bool is an int to Python but not to JSON-RPC.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def bad_request_id(line: str) -> bool:
+    """Whether ``line`` is a request (or notification) carrying an ``id`` that is no string and
+    no integer: ``null``, ``true``, ``1.5``, ``NaN``, ``Infinity``, ``1e400``, an array, ….
+
+    The SDK reads such a message as a notification (it ignores the id it cannot type) and never
+    answers it; JSON-RPC 2.0 wants an error. A line that is no JSON at all is left to the
+    transport, which answers it with a parse error.
+    """
+    if "\\" not in line and ('"id"' not in line or '"method"' not in line):
+        return False  # neither key, and no escape that could spell one
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return (
+        isinstance(message, dict)
+        and "method" in message
+        and "id" in message
+        and not (_usable_id(message["id"]))
+    )
+
+
+class RequestIds(anyio.AsyncFile[str]):
+    """A line source whose requests with an unusable id are replaced by a line the transport
+    refuses, so each is answered once, with an Invalid Request error and a null id."""
+
+    def __init__(self, lines: anyio.AsyncFile[str]) -> None:
+        super().__init__(io.StringIO())
+        self._lines = lines
+
+    async def readline(self) -> str:
+        """The next line, or ``""`` at end of input."""
+        line = await self._lines.readline()
+        return _BAD_ID if bad_request_id(line) else line
+
+
 def error_reply(problem: Exception) -> JSONRPCError:
     """The JSON-RPC answer to a line that is not a message: -32700 or -32600, ``id`` null.
 
@@ -220,7 +268,17 @@ def error_reply(problem: Exception) -> JSONRPCError:
     limit) is a parse error; JSON that is no JSON-RPC message is an invalid request. The id
     cannot be known from the line the transport refused, so it is null, as JSON-RPC 2.0 says.
     """
-    kinds = {e["type"] for e in problem.errors()} if isinstance(problem, ValidationError) else ()
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    kinds = {e["type"] for e in errors}
+    if any(e.get("input") == _BAD_ID.strip()[1:-1] for e in errors):
+        return JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=ErrorData(
+                code=INVALID_REQUEST,
+                message="Invalid Request: a request id must be a string or an integer",
+            ),
+        )
     if kinds and kinds != {"json_invalid"}:
         return JSONRPCError(
             jsonrpc="2.0",
@@ -298,7 +356,8 @@ class AnsweredReads:
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve ``server`` over this process's stdin and stdout until the client closes stdin.
 
-    A line that is no JSON-RPC message is answered with an error (see ``AnsweredReads``).
+    A line that is no JSON-RPC message, and a request whose id is no string and no integer, is
+    answered with an error (see ``AnsweredReads`` and ``RequestIds``).
     """
     with wire_files() as (stdin, stdout):
         await serve_lines(server, stdin, stdout)
@@ -313,7 +372,7 @@ async def serve_lines(
     pipes (``serve_stdio``) or a resident server's socket connection (``PipeLines`` and
     ``PipeWriter`` over the socket's descriptor).
     """
-    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+    async with stdio_server(stdin=RequestIds(stdin), stdout=stdout) as (read_stream, write_stream):
         await server.run(
             AnsweredReads(read_stream, write_stream),
             write_stream,

@@ -23,12 +23,12 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Mount
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telic.server._app import assemble
 from telic.server._backend import (
@@ -42,13 +42,13 @@ from telic.server._backend import (
 from telic.server._config import HttpBinding, ServerConfig, is_loopback
 from telic.server._events import BoundedEventStore
 from telic.server._rebinding import HostOriginGuard
-from telic.server._stdio import serve_stdio
+from telic.server._stdio import bad_request_id, serve_stdio
 from telic.server._table import TOOLS
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = ["BearerTokenMiddleware", "http_app", "serve"]
+__all__ = ["BearerTokenMiddleware", "RequestIdGuard", "http_app", "serve"]
 
 _LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
@@ -164,6 +164,65 @@ class _QuietCalls:
             await self._app(scope, receive, send)
 
 
+_INSPECTED_BODY: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""Bodies up to the SDK's own limit are looked at whole; a longer one is refused by the SDK."""
+_BAD_ID_BODY: Final = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
+    b'"message":"Invalid Request: a request id must be a string or an integer"}}'
+)
+
+
+class RequestIdGuard:
+    """Answer a POST to ``/mcp`` whose request id is no string and no integer, per JSON-RPC 2.0.
+
+    The SDK reads such a message (``"id": null``, ``true``, ``1.5``, ``NaN``, …) as a
+    notification: it answers ``202 Accepted`` and never replies. This reads the body (up to the
+    SDK's own body limit; past it the SDK refuses the request), answers 400 with an Invalid
+    Request error and a null id when ``telic.server._stdio.bad_request_id`` says so, and
+    otherwise hands the very same body on. A client that disconnects while sending is handed on
+    as it came.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route one request or lifespan."""
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != _MCP_PATH:
+            await self._app(scope, receive, send)
+            return
+        read: list[Message] = []
+        size, more = 0, True
+        while more and size <= _INSPECTED_BODY:
+            message = await receive()
+            read.append(message)
+            if message["type"] != "http.request":
+                break  # a disconnect: hand it on as it came
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+        if not more and read and read[-1]["type"] == "http.request":
+            body = b"".join(m.get("body", b"") for m in read)
+            if bad_request_id(body.decode("utf-8", "replace")):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 400,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(_BAD_ID_BODY)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": _BAD_ID_BODY})
+                return
+        pending = iter(read)
+
+        async def replay() -> Message:
+            return next(pending, None) or await receive()
+
+        await self._app(scope, replay, send)
+
+
 def _with_quiet_calls(
     app: Starlette, server: Server[Any], security: TransportSecuritySettings
 ) -> ASGIApp:
@@ -205,7 +264,7 @@ def http_app(server: Server[Any], config: ServerConfig, ledger: Ledger | None = 
         if config.reports_mirror is not None:
             mirror = reports.mirror_app(config.reports_mirror)
             starlette.router.routes.append(Mount("/reports", app=mirror))
-    app = _with_quiet_calls(starlette, server, security)
+    app: ASGIApp = RequestIdGuard(_with_quiet_calls(starlette, server, security))
     if config.token:
         app = BearerTokenMiddleware(app, config.token)
     # Outermost: every route (the reports at /runs too) gets the MCP app's Host/Origin policy.

@@ -237,3 +237,29 @@ async def test_the_digest_is_bounded_to_six_thousand_characters(tmp_path: Path) 
         digest = run_digest(dataclasses.replace(state, artifacts=copies), {})
         assert len(digest) <= DIGEST_MAX_CHARS
         assert digest.splitlines()[-1].endswith("older packets omitted")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "repo://../outside.txt",
+        "repo://src/../../outside.txt",
+        "repo:///etc/hosts",
+        "repo://src\\\\..\\\\x",
+        "repo://src%2f..%2fx",
+    ],
+)
+def test_an_evidence_source_outside_the_repository_is_refused_as_cast_pointers_are(
+    source: str,
+) -> None:
+    # Issue 28, item 7: ``repo://../…`` was accepted as a packet's evidence source.
+    from telic_packets import parse_child_return
+
+    line = {"kind": "file_state", "source": source, "quote": "MAX_RETRIES = 5"}
+    with pytest.raises(PacketRefusal) as caught:
+        parse_child_return({"claim": "the limit is 5", "evidence": [line], "completed": [0]})
+    assert caught.value.code == "not_a_packet"
+    assert "plain path inside the repository" in str(caught.value)
+    plain = dict(line, source="repo://src/retry.py")
+    parsed = parse_child_return({"claim": "the limit is 5", "evidence": [plain], "completed": [0]})
+    assert parsed.evidence[0].source == "repo://src/retry.py"

@@ -10,7 +10,12 @@ import anyio
 import pytest
 
 from telic._errors import ContextSecurityError, UsageError
-from telic.grounding import GroundingBudget, GroundingProgress, ground_repository
+from telic.grounding import (
+    GroundingBudget,
+    GroundingProgress,
+    GroundingResult,
+    ground_repository,
+)
 
 from .repos import exclusions, git, make_repo, require_tool, selected_paths, write_tree
 
@@ -268,7 +273,9 @@ def test_budgets_at_the_hard_caps_are_accepted() -> None:
         ({"active_paths": ["a\\b.py"]}, "active path #1 is not a valid repository path"),
         ({"excluded_roots": ["/x"] * 17}, "at most 16 paths"),
         ({"mode": "yolo"}, "mode must be one of"),
-        ({"budget": {"max_files": 1}}, "budget must be a GroundingBudget"),
+        ({"budget": 5}, "budget must be a GroundingBudget or a mapping of its fields"),
+        ({"budget": {"maxFiles": 1}}, "budget has no field 'maxFiles'"),
+        ({"budget": {"max_files": 0}}, "budget.max_files must be a positive integer"),
     ],
 )
 async def test_invalid_arguments_are_usage_errors(
@@ -300,3 +307,14 @@ async def test_a_listing_over_the_output_cap_counts_as_unavailable(
     # git's and ripgrep's listings were cut off and dropped, not used half-way
     assert result.wire.inventory_source == "filesystem"
     assert result.wire.budget.candidate_files == 50
+
+
+async def test_a_budget_given_as_a_mapping_is_honoured(tmp_path: Path) -> None:
+    # Issue 28: telic_ground_context passes the host's limits as a mapping, which was refused
+    # ("budget must be a GroundingBudget") whatever it held.
+    repo = make_repo(tmp_path / "repo", FILES)
+    result = await _ground(repo, budget={"max_files": 1, "max_inventory_files": 50})
+    assert isinstance(result, GroundingResult)
+    assert len(selected_paths(result)) == 1
+    budget = result.manifest.budget
+    assert (budget.maximum_files, budget.maximum_inventory_files) == (1, 50)

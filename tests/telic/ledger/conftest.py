@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,31 @@ def ledger_url(ledger_kind: str, request: pytest.FixtureRequest, state_dir: Path
     if ledger_kind == "sqlite":
         return f"sqlite://{state_dir / 'ledger.sqlite3'}"
     return str(request.getfixturevalue("postgres_url"))
+
+
+Sql = Callable[[str, tuple[Any, ...]], Awaitable[None]]
+"""A statement run directly against the store, bypassing the ledger (``?`` placeholders)."""
+
+
+@pytest.fixture
+def raw_sql(ledger_kind: str, ledger_url: str, state_dir: Path) -> Sql:
+    """Run a statement directly against the store, bypassing the ledger (``?`` placeholders)."""
+
+    async def sqlite(statement: str, params: tuple[Any, ...]) -> None:
+        connection = sqlite3.connect(state_dir / "ledger.sqlite3")
+        try:
+            connection.execute(statement, params)
+            connection.commit()
+        finally:
+            connection.close()
+
+    async def postgres(statement: str, params: tuple[Any, ...]) -> None:
+        parts = statement.split("?")
+        numbered = "".join(f"{p}${i}" for i, p in enumerate(parts[:-1], 1)) + parts[-1]
+        connection = await asyncpg.connect(ledger_url)
+        try:
+            await connection.execute(numbered, *params)
+        finally:
+            await connection.close()
+
+    return sqlite if ledger_kind == "sqlite" else postgres

@@ -19,6 +19,7 @@ from ledgerkit import artifact, event, only, run_record, start, step
 from telic._errors import LedgerConflict, LimitExceeded
 from telic.ledger import Commit, _sqlite as sqlite_backend, open_ledger
 from telic.ledger._base import Plan, Probe, Probed
+from telic.ledger._chain import run_hash
 from telic.ledger._engine import LedgerEngine
 from telic.ledger._paths import prepare_state_dir
 
@@ -157,7 +158,9 @@ async def test_a_cancelled_caller_waits_for_its_transaction_and_leaves_none_open
             release.wait(10)
             record = replace(probed.run.record, version=2)
             commit = Commit(run=record, artifacts=(), events=())
-            return Plan(result=commit, run=replace(probed.run, record=record), expected_version=1)
+            row = replace(probed.run, record=record)
+            row = replace(row, run_hash=run_hash(row))  # as every plan seals the row it writes
+            return Plan(result=commit, run=row, expected_version=1)
 
         scope = anyio.CancelScope()
 

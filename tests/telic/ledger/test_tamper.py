@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any
-
-import asyncpg
 import pytest
+from conftest import Sql
 from ledgerkit import artifact, event, only, start, step
 
 from telic._errors import IntegrityError
@@ -16,38 +11,12 @@ from telic.ledger import Ledger, open_ledger
 
 pytestmark = pytest.mark.anyio
 
-Sql = Callable[[str, tuple[Any, ...]], Awaitable[None]]
-
 
 def flip(text: str, index: int = -1) -> str:
     """Flip the lowest bit of one character."""
     chars = list(text)
     chars[index] = chr(ord(chars[index]) ^ 1)
     return "".join(chars)
-
-
-@pytest.fixture
-def raw_sql(ledger_kind: str, ledger_url: str, state_dir: Path) -> Sql:
-    """Run a statement directly against the store, bypassing the ledger (``?`` placeholders)."""
-
-    async def sqlite(statement: str, params: tuple[Any, ...]) -> None:
-        connection = sqlite3.connect(state_dir / "ledger.sqlite3")
-        try:
-            connection.execute(statement, params)
-            connection.commit()
-        finally:
-            connection.close()
-
-    async def postgres(statement: str, params: tuple[Any, ...]) -> None:
-        parts = statement.split("?")
-        numbered = "".join(f"{p}${i}" for i, p in enumerate(parts[:-1], 1)) + parts[-1]
-        connection = await asyncpg.connect(ledger_url)
-        try:
-            await connection.execute(numbered, *params)
-        finally:
-            await connection.close()
-
-    return sqlite if ledger_kind == "sqlite" else postgres
 
 
 async def _populated(ledger: Ledger) -> None:

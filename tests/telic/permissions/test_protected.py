@@ -162,3 +162,54 @@ def test_start_run_keeps_valid_protected_grants_sorted_and_unique() -> None:
         protected_paths_granted=[".github/workflows/*", ".git/hooks/*", ".github/workflows/*"],
     )
     assert authority.protected_paths_granted == (".git/hooks/*", ".github/workflows/*")
+
+
+# Issue 28, item 7: the spellings the docs claim for macOS and Windows. HFS+ ignores these code
+# points when it compares names (git's core.protectHFS list), and NTFS answers to 8.3 names.
+HFS_IGNORED = [
+    "\u200c",
+    "\u200d",
+    "\u200e",
+    "\u200f",
+    "\u202a",
+    "\u202e",
+    "\u206a",
+    "\u206f",
+    "\ufeff",
+]
+
+
+@pytest.mark.parametrize("ignored", HFS_IGNORED, ids=lambda c: f"U+{ord(c):04X}")
+@pytest.mark.parametrize(
+    ("spelled", "pattern"),
+    [
+        (".g{}it/config", ".git/**"),
+        ("{}.git/hooks/pre-commit", ".git/**"),
+        (".git{}/config", ".git/**"),
+        ("vendor/.gi{}t/config", "**/.git/**"),
+        (".git{}hub/workflows/ci.yml", ".github/**"),
+    ],
+)
+def test_a_protected_name_with_a_code_point_hfs_ignores_is_still_protected(
+    ignored: str, spelled: str, pattern: str
+) -> None:
+    path = spelled.format(ignored)
+    assert protected_pattern(path) == pattern
+    decision = decide("repository.write", path)
+    assert (decision.allowed, decision.code) == (False, "protected_path")
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern"),
+    [
+        ("GIT~1/config", ".git/**"),
+        ("git~2/hooks/pre-commit", ".git/**"),
+        ("GITHUB~1/workflows/ci.yml", ".github/**"),
+        ("github~3/workflows/ci.yml", ".github/**"),
+    ],
+)
+def test_an_ntfs_short_name_of_a_protected_folder_is_still_protected(
+    path: str, pattern: str
+) -> None:
+    assert protected_pattern(path) == pattern
+    assert not decide("repository.delete", path).allowed

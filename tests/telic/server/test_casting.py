@@ -502,7 +502,8 @@ async def test_every_return_row_gets_its_result_over_mcp(
         if expected["valid"]:
             assert envelope["ok"], envelope
             packet = envelope["packet"]
-            assert (packet["outcome"], packet["stopReason"]) == (
+            # A stop reason that does not apply is absent, as in the hashed form.
+            assert (packet["outcome"], packet.get("stopReason")) == (
                 spec["outcome"],
                 spec["stopReason"],
             )
@@ -723,3 +724,23 @@ async def test_past_the_grace_a_wall_capped_child_is_sealed_cancelled_and_wall_c
         body = (await host.ledger.read_artifact(host.run_id, stored.artifact_id)).body
         assert (body["outcome"], body["stopReason"]) == ("cancelled", "wall_capped")
         assert body["counters"]["totalTokens"] == 5_100
+
+
+async def test_the_packet_telic_return_packet_answers_verifies_its_own_digest(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: the answer added null-valued keys (``stopReason``, ``remaining``) after
+    # hashing, so the packet a host received failed its own ``packetSha256``.
+    from telic_packets import verify_packet_hash
+
+    async with hosting(tmp_path) as host:
+        admitted = await host.cast()
+        returned = await host.tools.call(
+            "telic_return_packet",
+            run_id=host.run_id,
+            cast_id=admitted["cast"]["castId"],
+            packet=good_return(),
+        )
+    packet = returned["packet"]
+    assert None not in packet.values()
+    assert verify_packet_hash(packet)

@@ -79,3 +79,28 @@ async def test_the_host_check_comes_before_the_token_and_allowed_hosts_pass_both
             allowed = await client.get("/runs/", headers=token | {"Host": "telic.internal:80"})
             assert allowed.status_code == 200
             assert (await client.get("/runs/")).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "status"),
+    [
+        ("Host", "127.0.0.1:80.evil.example", 421),
+        ("Host", "localhost:8765@evil.example", 421),
+        ("Host", "127.0.0.1:", 421),
+        ("Host", "127.0.0.1:8765 evil", 421),
+        ("Origin", "http://127.0.0.1:80.evil.example", 403),
+        ("Origin", "http://localhost:8765/evil", 403),
+    ],
+)
+async def test_a_header_matching_an_allowed_host_only_by_prefix_is_refused(
+    header: str, value: str, status: int
+) -> None:
+    # Issue 28, item 7: the SDK matches ``host:*`` by prefix (``127.0.0.1:`` then anything).
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        async with _client(ledger) as client:
+            refused = await client.get(f"/runs/{run_id}?format=md", headers={header: value})
+            assert refused.status_code == status
+            assert run_id not in refused.text
+            own = await client.get(f"/runs/{run_id}?format=md", headers={"Host": "127.0.0.1:8765"})
+            assert own.status_code == 200

@@ -292,3 +292,43 @@ def test_a_broken_ledger_is_named_once_every_call_gets_its_code_and_serve_exits_
     assert len(lines) == 1, err
     assert lines[0].startswith("telic: the ledger file ")
     assert lines[0].endswith("(ledger_error)")
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "a-file"])
+def test_an_unusable_state_directory_answers_every_call_with_a_typed_error(
+    repo: DemoRepository, tmp_path: Path, where: str
+) -> None:
+    # Issue 28: a state directory that could not be created answered `initialize`, then the
+    # server died on the first tool call with nothing answered.
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a directory should be\n")
+    state = blocker / "state" if where == "under-a-file" else blocker
+    params = stdio_parameters(repo.root, state)
+    calls = [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "telic_list_runs"}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "telic_get_run", "arguments": {"run_id": "run-1"}},
+        },
+    ]
+    with spawn(params) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        wire = [initialize(), INITIALIZED, *calls]
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in wire))
+        process.stdin.flush()
+        replies = [json.loads(process.stdout.readline()) for _ in range(3)]
+        out, err = process.communicate(timeout=30)
+    assert sorted(r["id"] for r in replies) == [1, 2, 3]  # calls run concurrently
+    for reply in (r for r in replies if r["id"] != 1):
+        assert reply["result"]["isError"] is True
+        envelope = reply["result"]["structuredContent"]
+        assert envelope["code"] in ("ledger_error", "context_security")
+        assert "state directory" in envelope["error"]
+    assert process.returncode == 1
+    assert out == b""
+    lines = err.decode().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err.decode()

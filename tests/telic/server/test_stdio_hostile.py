@@ -18,6 +18,20 @@ from tests.telic.server.raw import INITIALIZED, initialize, spawn
 
 INITIALIZE = initialize("init", client="hostile")
 
+BAD_IDS: list[bytes] = [
+    b"null",
+    b"true",
+    b"false",
+    b"1.5",
+    b"1.0",
+    b"NaN",
+    b"Infinity",
+    b"-Infinity",
+    b"1e400",
+    b"[1]",
+    b'{"n": 1}',
+]
+
 HOSTILE: list[tuple[bytes, int]] = [
     (b"garbage", -32700),
     (b"", -32700),
@@ -34,6 +48,15 @@ HOSTILE: list[tuple[bytes, int]] = [
     (b'"a string"', -32600),
     (b'{"jsonrpc": "1.0", "id": 9, "method": "ping"}', -32600),
     (b'{"jsonrpc": "2.0", "id": 9, "method": 5}', -32600),
+    # A request whose id is no string and no integer (issue 28): the SDK would read each as a
+    # notification and never answer; JSON-RPC 2.0 wants an Invalid Request error.
+    *(
+        (b'{"jsonrpc": "2.0", "id": ' + bad + b', "method": "' + method + b'"}', -32600)
+        for bad in BAD_IDS
+        for method in (b"ping", b"tools/list")
+    ),
+    (b'{"jsonrpc": "2.0", "\\u0069d": null, "method": "ping"}', -32600),  # "id", escaped
+    (b'{"jsonrpc": "2.0", "id": null, "method": "tools/call", "params": {"name": "x"}}', -32600),
 ]
 
 
