@@ -284,7 +284,8 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "RA-RELEASE": _s("ReleaseAudit:decision", "a passing review and claims."),
     "RA-CRITERIA": _s("ReleaseAudit:ClaimEvidenceEntry.criterionIds", "Contract criteria."),
     "RA-RELEASE-COVERAGE": _s(
-        "ReleaseAudit:claimEvidenceMatrix", "release: a supported direct claim per criterion."
+        "ReleaseAudit:claimEvidenceMatrix",
+        "release: every claim supported, a direct one per criterion (unproven: a risk).",
     ),
     "RA-DEFECT-SCOPE": _s(
         "ReleaseAudit:RemediationDefect.failedCriterionIds", f"Contract criteria; {_PERMITTED}"
