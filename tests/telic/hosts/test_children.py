@@ -224,6 +224,9 @@ async def test_claude_code_bound_unbound_and_unknown_agent_ids(tmp_path: Path) -
             and "cast_pointers" in d["rationaleSummary"]
             for d in reads
         )
+        # A call denied for its spend, before any layer looked, names its target so too.
+        capped_scopes = [d["scope"] for d in reads if "turn_capped" in d["rationaleSummary"]]
+        assert capped_scopes == ["src/retry.py"]
 
         # SubagentStop: prose is kept going once; after that, or with a packet, it may stop.
         kept = await host.stop("a8d5d22e2da0cc01f", "The limit is 5.")
