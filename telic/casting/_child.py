@@ -317,6 +317,23 @@ class ChildJudgement(NamedTuple):
     """The normalised target the decision names (the first refused, else the first asked)."""
 
 
+def _named_target(
+    asks: Sequence[tuple[str, str | None]], layer: Layer, repository_root: str
+) -> str | None:
+    """The first ask's target as the layers name it (repository-relative), for a call denied
+    for its spend before any layer looked: the trace never holds the path as the host typed
+    it."""
+    if not asks or not asks[0][1]:
+        return None
+    capability, target = asks[0]
+    return authorize_action(
+        capability,  # type: ignore[arg-type]  # an unknown one names no scope
+        target,
+        (layer,),
+        repository_root=repository_root,
+    ).scope
+
+
 def judge_child_call(
     scope: ChildScope,
     observed: Observed,
@@ -339,16 +356,20 @@ def judge_child_call(
     if exhausted:
         reason = (
             f"cast {scope.cast_id} is exhausted ({observed.turns} turns observed of "
-            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls"
+            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls "
+            "(layer: cast_budget; cast_exhausted)"
         )
-        return ChildJudgement(False, reason, "cast_budget", "cast_exhausted", after, False)
+        named = _named_target(asks, scope.layer, repository_root)
+        return ChildJudgement(False, reason, "cast_budget", "cast_exhausted", after, False, named)
     if after.turns > scope.max_turns:
         reason = (
             f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
             f"(this call would be turn {after.turns}, observed by Telic): return the typed "
-            "partial packet now (stopReason turn_capped), with no more tool calls"
+            "partial packet now (stopReason turn_capped), with no more tool calls "
+            "(layer: cast_budget; turn_capped)"
         )
-        return ChildJudgement(False, reason, "cast_budget", "turn_capped", after, True)
+        named = _named_target(asks, scope.layer, repository_root)
+        return ChildJudgement(False, reason, "cast_budget", "turn_capped", after, True, named)
     layers = (*run_layers, scope.layer)
     reasons = []
     scopes: list[str | None] = []

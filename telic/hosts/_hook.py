@@ -376,16 +376,19 @@ def _decide(
             layer = decision.deciding_layer or "target"
             reason = f"{where} denies {what}: {decision.reason} (layer: {layer}; {decision.code})"
         summary = f"{label} {call.tool}: {reason}"
-        _record(connection, run.run_id, _event(run, decision, mapped.capability, summary))
+        if not (decision.allowed and mapped.capability == "subagent.spawn"):
+            # An allowed spawn is not decided yet: its handoff is, and one record says both.
+            _record(connection, run.run_id, _event(run, decision, mapped.capability, summary))
         if not decision.allowed:
             return Verdict("deny", reason)
         reasons.append(reason)
     if any(mapped.capability == "subagent.spawn" for mapped in call.asks):
         decided = spawn_handoff(call, read_cast_facts(connection, run.run_id), where)
+        if decided.verdict.decision == "allow":
+            both = "; ".join([*reasons, decided.verdict.reason])
+            decided = decided._replace(verdict=Verdict("allow", both))
         _record_cast(connection, run, label, call, decided)
-        if decided.verdict.decision == "deny":
-            return decided.verdict
-        reasons.append(decided.verdict.reason)
+        return decided.verdict
     return Verdict("allow", "; ".join(reasons))
 
 

@@ -228,6 +228,9 @@ def test_the_call_past_the_turn_budget_is_denied_and_exhausts_the_cast(tmp_path:
         (True, None, "allowed", False),
         (False, "cast_budget", "turn_capped", True),
     ]
+    # The cut-off names its layer and rule, and the target as the layers would trace it.
+    assert "(layer: cast_budget; turn_capped)" in judged.reason
+    assert judged.scope == "src/calc.py"
     assert spent == Observed(3, 3)
     # Once exhausted, every further call is denied, and still counted.
     after = judge_child_call(
@@ -246,6 +249,8 @@ def test_the_call_past_the_turn_budget_is_denied_and_exhausts_the_cast(tmp_path:
     )
     assert after.observed == Observed(4, 4)
     assert "partial" in after.reason
+    assert "(layer: cast_budget; cast_exhausted)" in after.reason
+    assert after.scope == "src/calc.py"
 
 
 def test_a_scope_survives_its_json_and_refuses_what_is_not_one() -> None:

@@ -159,6 +159,14 @@ async def test_claude_code_bound_unbound_and_unknown_agent_ids(tmp_path: Path) -
         assert allowed is not None
         assert allowed[0] == "allow"
         assert cast.cast_id in allowed[1]
+        # One record per spawn call, with the verdict the host got (no second allow beside it).
+        traced = await ledger.page_trace(flow.b.run_id, 0, 1000)
+        spawns = [
+            (d["decision"], d["scope"])
+            for e in traced.events
+            if (d := e.permission_decision) is not None and d["capability"] == "subagent.spawn"
+        ]
+        assert spawns == [("deny", "telic-cast"), ("allow", "telic-cast")]
 
         # SubagentStart binds the child: its context names the cast, budget and pointers.
         started = await host.start("a8d5d22e2da0cc01f")
@@ -216,6 +224,9 @@ async def test_claude_code_bound_unbound_and_unknown_agent_ids(tmp_path: Path) -
             and "cast_pointers" in d["rationaleSummary"]
             for d in reads
         )
+        # A call denied for its spend, before any layer looked, names its target so too.
+        capped_scopes = [d["scope"] for d in reads if "turn_capped" in d["rationaleSummary"]]
+        assert capped_scopes == ["src/retry.py"]
 
         # SubagentStop: prose is kept going once; after that, or with a packet, it may stop.
         kept = await host.stop("a8d5d22e2da0cc01f", "The limit is 5.")

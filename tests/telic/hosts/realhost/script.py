@@ -38,8 +38,10 @@ __all__ = [
     "HostWorkspace",
     "Outcome",
     "ThroughHost",
+    "cast_packet",
     "child_script",
     "drive",
+    "held_child_script",
     "packet_in",
     "run_script",
 ]
@@ -121,38 +123,76 @@ def packet_in(text: str) -> JSON:
     return packet
 
 
-def child_script(handoff: JSON, root: Path, names: HostNames) -> Callable[[Conversation], str]:
+def cast_packet(root: Path, path: str, **extra: Any) -> JSON:
+    """The packet a cast child answers with: the start-index line of ``path``, quoted."""
+    lines = (root / path).read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if "start = " in line)
+    return {
+        "claim": "paginate computes the start index as page * per_page, treating its "
+        "1-based page as 0-based",
+        "evidence": [
+            {
+                "kind": "file_state",
+                "source": f"repo://{path}",
+                "locator": f"line {number}",
+                "quote": lines[number - 1].strip(),
+            }
+        ],
+        "completed": [0],
+        **extra,
+    }
+
+
+def _pointed(handoff: JSON) -> str:
+    return str(handoff["pointers"][0]).removeprefix("repo://")
+
+
+def child_script(
+    handoff: JSON, root: Path, names: HostNames, *, write_first: str | None = None
+) -> Callable[[Conversation], str]:
     """The cast subagent's script: read what the handoff points at, answer with one packet.
 
-    Through a host that reads with its shell (Codex) the read is refused during the diagnosis
-    (see ``HostNames.shell``); the packet's quote is then the test's own, which Telic still
-    checks against the file when the packet is returned."""
+    With ``write_first`` (a repository path) the child first tries to write that file, which
+    its read-only cast refuses. Through a host that reads with its shell (Codex) the read is
+    refused during the diagnosis (see ``HostNames.shell``); the packet's quote is then the
+    test's own, which Telic still checks against the file when the packet is returned."""
 
     def script(child: Conversation) -> str:
-        path = handoff["pointers"][0].removeprefix("repo://")
-        tool, arguments = names.read(root / path)
-        returned = child.call(tool, arguments)
-        lines = (root / path).read_text(encoding="utf-8").splitlines()
-        number = next(i for i, line in enumerate(lines, 1) if "start = " in line)
+        path = _pointed(handoff)
+        if write_first is not None:
+            written = child.call(*names.write(root / write_first, "Notes of the cast.\n"))
+            assert names.refused(written), written.text  # a read-only cast: refused
+        returned = child.call(*names.read(root / path))
+        packet = cast_packet(root, path)
         if names.shell:  # a shell read, which the diagnosis cannot grant: refused
             assert names.refused(returned), returned.text
         else:
             assert not names.refused(returned), returned.text
-            assert lines[number - 1].strip() in returned.text, returned.text
-        packet = {
-            "claim": "paginate computes the start index as page * per_page, treating its "
-            "1-based page as 0-based",
-            "evidence": [
-                {
-                    "kind": "file_state",
-                    "source": f"repo://{path}",
-                    "locator": f"line {number}",
-                    "quote": lines[number - 1].strip(),
-                }
-            ],
-            "completed": [0],
-        }
+            assert packet["evidence"][0]["quote"] in returned.text, returned.text
         return json.dumps(packet)
+
+    return script
+
+
+def held_child_script(
+    handoff: JSON, root: Path, names: HostNames, outside: str
+) -> Callable[[Conversation], str]:
+    """A cast subagent held to a two-turn budget: it reads the pointed file (allowed), reads
+    ``outside`` its pointers (refused), tries a third call (refused: its budget is spent) and
+    answers with a typed partial, its ``remaining`` naming what it did not get to."""
+
+    def script(child: Conversation) -> str:
+        path = _pointed(handoff)
+        inside = child.call(*names.read(root / path))
+        assert not names.refused(inside), inside.text
+        beyond = child.call(*names.read(root / outside))
+        assert names.refused(beyond), beyond.text
+        assert "cast_pointers" in beyond.text, beyond.text
+        capped = child.call(*names.read(root / path))
+        assert names.refused(capped), capped.text
+        assert "turn_capped" in capped.text, capped.text
+        remaining = ["check the callers of paginate for the same off-by-one"]
+        return json.dumps(cast_packet(root, path, remaining=remaining))
 
     return script
 
@@ -248,8 +288,8 @@ async def drive(
         verification("VR-DIAG", "diagnosis", "Read the faulty line"),
         verification("VR-COMP", "completion", "Read the fix back"),
     ]
-    b.permissions = _with_shell(permissions(read=["**"], write=["src/**"], children=1), shell)
-    read_perms = permissions(read=["**"], children=1)
+    b.permissions = _with_shell(permissions(read=["**"], write=["src/**"], children=2), shell)
+    read_perms = permissions(read=["**"], children=2)
     fix_perms = _with_shell(permissions(read=["**"], write=["src/**"]), shell)
     reading = ["repository.read", *(["shell.execute"] if shell else [])]
     await driver.ground([TARGET])
@@ -261,7 +301,7 @@ async def drive(
         ["AC-1"],
         ["repository.read"],
         read_perms,
-        children=1,
+        children=2,  # a host may cast twice: a child held to its budget, then the diagnosis
         extra_tools=["subagent.spawn"],
     )
     await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=1))

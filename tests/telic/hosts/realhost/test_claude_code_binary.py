@@ -14,12 +14,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from telic.casting import children_of
 from telic.cli import DemoRepository, RunDriver, find_demo_repo
 from telic.ledger import open_ledger
 from tests.telic.hosts.realhost.anthropic import MessagesStandIn
@@ -31,6 +33,7 @@ from tests.telic.hosts.realhost.script import (
     Outcome,
     ThroughHost,
     child_script,
+    held_child_script,
     packet_in,
     run_script,
 )
@@ -69,41 +72,92 @@ def approve(home: Path, root: Path) -> None:
     (home / ".claude.json").write_text(json.dumps({"projects": {str(root): project}}))
 
 
-def cast_through_agent(stand_in: MessagesStandIn, root: Path) -> Any:
-    """The cast: admit it with ``telic_cast``, run it with Claude Code's ``Agent`` tool and the
-    kit's ``telic-cast`` agent (its own conversation with the stand-in), return its packet."""
+OUTSIDE_POINTERS = "README.md"
+"""A file the held child may not read: its cast points at ``TARGET`` only."""
+CAST_WRITE = "src/cast_notes.py"
+"""A file the general-purpose child tries to write: its read-only cast refuses it."""
+ROUTING = {
+    "needCode": "locate",
+    "text": "Locate the line of paginate that computes where a page starts",
+    "expectedEvidence": ["file_state"],
+    "acceptance": ["quotes the start-index line verbatim"],
+}
 
-    async def cast(tools: ThroughHost, driver: RunDriver) -> str:
+
+@dataclass
+class Held:
+    """What the held cast (two turns, its partial returned) left for the test to check."""
+
+    cast_id: str = ""
+    returned: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
+    verified_cast_id: str = ""
+
+
+def cast_through_agent(stand_in: MessagesStandIn, root: Path, held: Held) -> Any:
+    """Two casts during the diagnosis, each run by Claude Code's ``Agent`` tool in its own
+    conversation with the stand-in:
+
+    1. the kit's ``telic-cast`` agent on a cast of two turns pointing at ``TARGET``: it reads
+       the file (allowed), reads ``OUTSIDE_POINTERS`` (denied) and is cut off at its third
+       call; its partial is returned and the digest read;
+    2. Claude Code's ``general-purpose`` agent (which has ``Write``) on the diagnosis cast: its
+       write is denied, its read allowed; its verified packet is the one the run cites.
+    """
+
+    async def admit(tools: ThroughHost, driver: RunDriver, turns: int) -> tuple[str, Any]:
         admitted = await tools.call(
             "telic_cast",
             run_id=driver.run_id,
             cast_type="explore",
-            routing={
-                "needCode": "locate",
-                "text": "Locate the line of paginate that computes where a page starts",
-                "expectedEvidence": ["file_state"],
-                "acceptance": ["quotes the start-index line verbatim"],
-            },
-            budget={"maxTurns": 4, "maxTotalTokens": 20_000},
+            routing=ROUTING,
+            budget={"maxTurns": turns, "maxTotalTokens": 20_000},
             brief=f"Read {TARGET} and quote the line that computes where a page starts.",
             pointers=[f"repo://{TARGET}"],
         )
-        handoff = admitted["cast"]["handoff"]
-        cast_id = admitted["cast"]["castId"]
-        child = Conversation("telic-cast", child_script(handoff, root, CLAUDE_CODE))
-        stand_in.subagent(cast_id, child)
+        return str(admitted["cast"]["castId"]), admitted["cast"]["handoff"]
+
+    def spawn(tools: ThroughHost, agent_type: str, handoff: Any) -> str:
         ran = tools.conversation.call(
             "Agent",
             {
                 "description": "Locate the faulty line",
-                "subagent_type": "telic-cast",
+                "subagent_type": agent_type,
                 "prompt": json.dumps(handoff),
             },
         )
         assert not ran.is_error, ran.text
+        return ran.text
+
+    async def cast(tools: ThroughHost, driver: RunDriver) -> str:
+        held.cast_id, handoff = await admit(tools, driver, 2)
+        child = Conversation(
+            "telic-cast", held_child_script(handoff, root, CLAUDE_CODE, OUTSIDE_POINTERS)
+        )
+        stand_in.subagent(held.cast_id, child)
+        answer = spawn(tools, "telic-cast", handoff)
+        child.check()
+        held.returned = await tools.call(
+            "telic_return_packet",
+            run_id=driver.run_id,
+            cast_id=held.cast_id,
+            packet=packet_in(answer),
+        )
+        digest = await tools.call("telic_get_digest", run_id=driver.run_id)
+        held.digest = json.dumps(digest)
+
+        held.verified_cast_id, handoff = await admit(tools, driver, 4)
+        child = Conversation(
+            "general-purpose", child_script(handoff, root, CLAUDE_CODE, write_first=CAST_WRITE)
+        )
+        stand_in.subagent(held.verified_cast_id, child)
+        answer = spawn(tools, "general-purpose", handoff)
         child.check()
         returned = await tools.call(
-            "telic_return_packet", run_id=driver.run_id, cast_id=cast_id, packet=packet_in(ran.text)
+            "telic_return_packet",
+            run_id=driver.run_id,
+            cast_id=held.verified_cast_id,
+            packet=packet_in(answer),
         )
         assert returned["packet"]["verdict"] == "verified", returned
         return str(returned["packet"]["packetId"])
@@ -117,6 +171,14 @@ async def ledger_events(state: Path, root: Path, run_id: str) -> list[Any]:
         return list((await ledger.page_trace(run_id, 0, 500)).events)
 
 
+def _kit_max_turns(root: Path) -> int:
+    """The ``maxTurns`` of the ``telic-cast`` agent the kit wrote (its front matter)."""
+    text = (root / ".claude" / "agents" / "telic-cast.md").read_text(encoding="utf-8")
+    return int(
+        next(line for line in text.splitlines() if line.startswith("maxTurns:")).split(":")[1]
+    )
+
+
 def test_claude_code_completes_an_analyze_and_fix_run_with_a_cast(
     tmp_path: Path, runtime: Path
 ) -> None:
@@ -127,9 +189,11 @@ def test_claude_code_completes_an_analyze_and_fix_run_with_a_cast(
     done = telic("init", "claude-code", "--repository", str(repo.root), env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     approve(tmp_path / "home", repo.root)
-    outcome = Outcome()
+    kit_turns = _kit_max_turns(repo.root)
+    assert kit_turns > 2  # the kit's own cap lies past the held cast's: Telic's cut-off stops it
+    outcome, held = Outcome(), Held()
     with MessagesStandIn() as stand_in:
-        cast = cast_through_agent(stand_in, repo.root)
+        cast = cast_through_agent(stand_in, repo.root, held)
         main = Conversation("main", run_script(CLAUDE_CODE, repo.root, cast, outcome))
         stand_in.main = main
         env.update(
@@ -164,16 +228,57 @@ def test_claude_code_completes_an_analyze_and_fix_run_with_a_cast(
         and (e.decision_summary or "").startswith("Claude Code ")
     ]
     assert hook == [
-        ("Claude Code Agent", "allow", "subagent.spawn", "telic-cast"),
+        ("Claude Code Agent", "allow", "subagent.spawn", "telic-cast"),  # the held cast
+        ("Claude Code Read", "allow", "repository.read", TARGET),  # inside its pointers
+        ("Claude Code Read", "deny", "repository.read", OUTSIDE_POINTERS),  # outside them
+        ("Claude Code Read", "deny", "repository.read", TARGET),  # its third call: cut off
+        ("Claude Code Agent", "allow", "subagent.spawn", "general-purpose"),
+        ("Claude Code Write", "deny", "repository.write", CAST_WRITE),  # a read-only cast
         ("Claude Code Read", "allow", "repository.read", TARGET),  # the cast's own Read
         ("Claude Code Read", "allow", "repository.read", TARGET),  # the diagnosis
         ("Claude Code Write", "deny", "repository.write", OUTSIDE),  # outside the fix node
         ("Claude Code Write", "allow", "repository.write", TARGET),
         ("Claude Code Read", "allow", "repository.read", TARGET),  # reading the fix back
     ]
+    reasons = [
+        d["rationaleSummary"]
+        for e in events
+        if (d := e.permission_decision) is not None and d["decision"] == "deny"
+    ]
+    assert "(layer: cast_pointers; out_of_scope)" in reasons[0], reasons[0]
+    assert "(layer: cast_budget; turn_capped)" in reasons[1], reasons[1]
+    # Before the diagnosis gate no layer grants a write: the run's phase decides first (the
+    # cast's read-only layer never widens what its caller may do).
+    assert f"denies repository.write on {CAST_WRITE}" in reasons[2], reasons[2]
+    # Each child was bound at its start to the cast its Agent call handed off, and told so.
+    children = children_of((e.event_type, e.decision_summary) for e in events)
+    bound = {children.cast_of(agent) for agent in children.bound}
+    assert bound == {held.cast_id, held.verified_cast_id}
+    for name, cast_id in (("telic-cast", held.cast_id), ("general-purpose", held.verified_cast_id)):
+        told = [json.dumps(body) for routed, body in stand_in.requests if routed == name]
+        assert any(f"you serve Telic cast {cast_id}" in body for body in told), name
+    assert all("Write" in tools for tools in stand_in.offered("general-purpose"))
+    # The held child's partial: typed by what Telic saw, its three calls counted as turns.
+    packet = held.returned["packet"]
+    assert (packet["outcome"], packet["stopReason"]) == ("partial", "turn_capped"), packet
+    assert packet["counters"]["turns"] == 3, packet
+    assert children.spend_of(held.cast_id).turns == 3
+    side_by_side = "tokens self-reported; 3 turns, 3 tool calls observed"
+    assert side_by_side in held.digest, held.digest
+    report = telic("report", outcome.run_id, "--format", "md", env=env, cwd=repo.root)
+    assert report.returncode == 0, report.stderr
+    assert side_by_side in report.stdout, report.stdout
+    assert not (repo.root / CAST_WRITE).exists()  # the child's denied write wrote nothing
     sealed = [e.decision_summary for e in events if e.event_type == "packet_sealed"]
-    assert sealed == [f"Packet {outcome.packet_id} completed/verified: returned"]
+    assert sealed == [
+        f"Packet {packet['packetId']} partial/verified: returned",
+        f"Packet {outcome.packet_id} completed/verified: returned",
+    ]
     consumed = [json.loads(e.decision_summary) for e in events if e.event_type == "packet_consumed"]
-    assert [(c["packetId"], c["cited"]) for c in consumed] == [(outcome.packet_id, True)]
+    # The run cites the verified packet; the held child's partial was consumed, never cited.
+    assert [(c["packetId"], c["cited"]) for c in consumed] == [
+        (packet["packetId"], False),
+        (outcome.packet_id, True),
+    ]
     assert not (repo.root / OUTSIDE).exists()  # the denied write wrote nothing
     assert "start = (page - 1) * per_page" in (repo.root / TARGET).read_text(encoding="utf-8")

@@ -21,12 +21,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from telic.casting import children_of
 from telic.cli import DemoRepository, RunDriver, find_demo_repo
 from telic.hosts._texts import AGENT_TEXT
 from telic.ledger import open_ledger
@@ -38,6 +40,7 @@ from tests.telic.hosts.realhost.script import (
     HostNames,
     Outcome,
     ThroughHost,
+    cast_packet,
     child_script,
     packet_in,
     run_script,
@@ -130,14 +133,44 @@ def codex_home(home: Path, binary: Path, env: dict[str, str], url: str, root: Pa
     )
 
 
-def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path) -> Any:
-    """The cast: admit it with ``telic_cast``, run it as a Codex subagent of the kit's
-    ``telic-cast`` type (``spawn_agent`` with a task name, the stand-in's marker for it), wait
-    for it (``wait_agent``), and return the packet of its final answer, which Codex hands the
-    parent as an agent message. Codex delivers the task to the subagent encrypted for the real
-    backend, so the child's script has the handoff from the test, not from the wire."""
+@dataclass
+class Held:
+    """What the held cast (one turn, its partial returned) left for the test to check."""
 
-    async def cast(tools: ThroughHost, driver: RunDriver) -> str:
+    cast_id: str = ""
+    returned: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
+    verified_cast_id: str = ""
+
+
+def held_shell_script(handoff: Any, root: Path) -> Any:
+    """A Codex cast subagent held to a one-turn budget: its first shell read is refused by the
+    run's layers (no shell during the diagnosis) and counted; its second is cut off by its
+    budget; it answers with a typed partial."""
+
+    def script(child: Conversation) -> str:
+        first = child.call(*CODEX.read(root / TARGET))
+        assert _refused(first), first.text
+        assert f"cast {handoff['castId']} denies shell.execute" in first.text, first.text
+        capped = child.call(*CODEX.read(root / TARGET))
+        assert _refused(capped), capped.text
+        assert "(layer: cast_budget; turn_capped)" in capped.text, capped.text
+        remaining = ["read the start-index line once the shell is allowed"]
+        return json.dumps(cast_packet(root, TARGET, remaining=remaining))
+
+    return script
+
+
+def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path, held: Held) -> Any:
+    """Two casts during the diagnosis, each a Codex subagent of the kit's ``telic-cast`` type
+    (``spawn_agent`` with a task name, the stand-in's marker for it), waited for
+    (``wait_agent``), the packet taken from its final answer, which Codex hands the parent as
+    an agent message: first a cast of one turn whose child is cut off (its partial returned,
+    the digest read), then the diagnosis cast whose verified packet the run cites. Codex
+    delivers the task to the subagent encrypted for the real backend, so the child's script has
+    the handoff from the test, not from the wire."""
+
+    async def admit(tools: ThroughHost, driver: RunDriver, turns: int) -> tuple[str, Any]:
         admitted = await tools.call(
             "telic_cast",
             run_id=driver.run_id,
@@ -148,13 +181,13 @@ def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path) -> Any:
                 "expectedEvidence": ["file_state"],
                 "acceptance": ["quotes the start-index line verbatim"],
             },
-            budget={"maxTurns": 4, "maxTotalTokens": 20_000},
+            budget={"maxTurns": turns, "maxTotalTokens": 20_000},
             brief=f"Read {TARGET} and quote the line that computes where a page starts.",
             pointers=[f"repo://{TARGET}"],
         )
-        handoff = admitted["cast"]["handoff"]
-        cast_id = admitted["cast"]["castId"]
-        child = Conversation("telic-cast", child_script(handoff, root, CODEX))
+        return str(admitted["cast"]["castId"]), admitted["cast"]["handoff"]
+
+    def run_child(tools: ThroughHost, cast_id: str, handoff: Any, child: Conversation) -> str:
         task = "cast_" + cast_id.rsplit("-", 1)[-1]
         stand_in.subagent(f"recipient /root/{task}", child)
         conversation = tools.conversation
@@ -177,11 +210,28 @@ def cast_through_spawn_agent(stand_in: ResponsesStandIn, root: Path) -> Any:
         ]
         assert answers, "the subagent's answer did not reach the parent"
         child.check()
+        return answers[-1]
+
+    async def cast(tools: ThroughHost, driver: RunDriver) -> str:
+        held.cast_id, handoff = await admit(tools, driver, 1)
+        child = Conversation("held-cast", held_shell_script(handoff, root))
+        answer = run_child(tools, held.cast_id, handoff, child)
+        held.returned = await tools.call(
+            "telic_return_packet",
+            run_id=driver.run_id,
+            cast_id=held.cast_id,
+            packet=packet_in(answer),
+        )
+        held.digest = json.dumps(await tools.call("telic_get_digest", run_id=driver.run_id))
+
+        held.verified_cast_id, handoff = await admit(tools, driver, 4)
+        child = Conversation("telic-cast", child_script(handoff, root, CODEX))
+        answer = run_child(tools, held.verified_cast_id, handoff, child)
         returned = await tools.call(
             "telic_return_packet",
             run_id=driver.run_id,
-            cast_id=cast_id,
-            packet=packet_in(answers[-1]),
+            cast_id=held.verified_cast_id,
+            packet=packet_in(answer),
         )
         assert returned["packet"]["verdict"] == "verified", returned
         return str(returned["packet"]["packetId"])
@@ -202,9 +252,9 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
     env = host_environment(tmp_path / "home", state, runtime)
     done = telic("init", "codex", "--repository", str(repo.root), env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    outcome = Outcome()
+    outcome, held = Outcome(), Held()
     with ResponsesStandIn() as stand_in:
-        cast = cast_through_spawn_agent(stand_in, repo.root)
+        cast = cast_through_spawn_agent(stand_in, repo.root, held)
         main = Conversation("main", run_script(CODEX, repo.root, cast, outcome))
         stand_in.main = main
         codex_home(tmp_path / "codex", binary, env, stand_in.url, repo.root)
@@ -234,11 +284,12 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
         pytest.fail("\n".join(stand_in.errors))
     main.check()
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    # The subagent was the kit's telic-cast agent: its instructions open its requests.
+    # Each subagent was the kit's telic-cast agent: its instructions open its requests.
     opening = AGENT_TEXT.splitlines()[0]
-    routed = [body for name, body in stand_in.requests if name == "telic-cast"]
-    assert routed
-    assert all(opening in stand_in.marker_text(body) for body in routed)
+    for child in ("held-cast", "telic-cast"):
+        routed = [body for name, body in stand_in.requests if name == child]
+        assert routed, child
+        assert all(opening in stand_in.marker_text(body) for body in routed), child
 
     listed = telic("runs", "--json", env=env, cwd=repo.root)
     assert listed.returncode == 0, listed.stderr
@@ -252,14 +303,40 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
         and (e.decision_summary or "").startswith("Codex ")
     ]
     assert hook == [
+        ("Codex Bash", "deny", "shell.execute", READ),  # the held child's read: no shell yet
+        ("Codex Bash", "deny", "shell.execute", READ),  # its second call: cut off
         ("Codex Bash", "deny", "shell.execute", READ),  # the cast's read, in the diagnosis
         ("Codex apply_patch", "deny", "repository.write", OUTSIDE),  # outside the fix node
         ("Codex apply_patch", "allow", "repository.write", TARGET),
         ("Codex Bash", "allow", "shell.execute", READ),  # reading the fix back
     ]
+    # Codex's spawn reaches no hook; each child was bound at its start to the run's only free
+    # open cast, and its shell commands were judged against that cast and counted.
+    children = children_of((e.event_type, e.decision_summary) for e in events)
+    assert {children.cast_of(agent) for agent in children.bound} == {
+        held.cast_id,
+        held.verified_cast_id,
+    }
+    assert children.spend_of(held.cast_id).turns == 2
+    assert children.spend_of(held.verified_cast_id).turns == 1
+    packet = held.returned["packet"]
+    assert (packet["outcome"], packet["stopReason"]) == ("partial", "turn_capped"), packet
+    assert packet["counters"]["turns"] == 2, packet
+    side_by_side = "tokens self-reported; 2 turns, 2 tool calls observed"
+    assert side_by_side in held.digest, held.digest
+    report = telic("report", outcome.run_id, "--format", "md", env=env, cwd=repo.root)
+    assert report.returncode == 0, report.stderr
+    assert side_by_side in report.stdout, report.stdout
     sealed = [e.decision_summary for e in events if e.event_type == "packet_sealed"]
-    assert sealed == [f"Packet {outcome.packet_id} completed/verified: returned"]
+    assert sealed == [
+        f"Packet {packet['packetId']} partial/verified: returned",
+        f"Packet {outcome.packet_id} completed/verified: returned",
+    ]
     consumed = [json.loads(e.decision_summary) for e in events if e.event_type == "packet_consumed"]
-    assert [(c["packetId"], c["cited"]) for c in consumed] == [(outcome.packet_id, True)]
+    # The run cites the verified packet; the held child's partial was consumed, never cited.
+    assert [(c["packetId"], c["cited"]) for c in consumed] == [
+        (packet["packetId"], False),
+        (outcome.packet_id, True),
+    ]
     assert not (repo.root / OUTSIDE).exists()  # the denied patch wrote nothing
     assert "start = (page - 1) * per_page" in (repo.root / TARGET).read_text(encoding="utf-8")
