@@ -134,9 +134,7 @@ def test_a_drafted_type_is_withheld_and_not_marked_sent() -> None:
     later = sent.emitter(session, (), "action-2")
     assert _is_compact(later("ProblemFrame"), "ProblemFrame")
     later.commit()
-    assert sent.emitter(session, (), "action-3")("ProblemFrame") == schema_reference(
-        "ProblemFrame"
-    )
+    assert sent.emitter(session, (), "action-3")("ProblemFrame") == schema_reference("ProblemFrame")
     full = SentSchemas("full").emitter(session, {"ProblemFrame"}, "action-1")
     assert full("ProblemFrame") == emitted_schema("ProblemFrame")
 
