@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
@@ -231,7 +231,7 @@ def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]
             for pointer, value in (choice.get("set") or {}).items():
                 own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
             choices.append({**choice, "fill": _unique(own)} if own else dict(choice))
-        done.append(replace(entry, choices=tuple(choices)))
+        done.append(Fill(entry.path, entry.what, tuple(choices), entry.item, entry.extend))
     return tuple(done)
 
 
@@ -335,8 +335,13 @@ def _template(schema: JSON, node: JSON) -> Any:
     return defaults.get(str(kind), "")
 
 
+@functools.cache
 def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
-    """The template entry of the array at ``pointer``, and its fields' statements."""
+    """The template entry of the array at ``pointer``, and its fields' statements.
+
+    Built once per location and shared by every draft (as a draft's body is shared by its
+    wire form): callers must not change it.
+    """
     from telic.protocol import json_schema
 
     _, node = _located(artifact_type, pointer)
@@ -353,28 +358,31 @@ def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
     return item, " ".join(said)
 
 
-def _said(what: str, *texts: str) -> str:
-    return " ".join([what, *(t for t in texts if t)])
+@functools.lru_cache(maxsize=4096)
+def _line(artifact_type: str, path: str, what: str, extend: bool = False) -> tuple[str, Any]:
+    """A fill line's ``what`` with the statements on its path (and, for an array the model may
+    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
+    item, item_said = _item(artifact_type, path) if extend else (None, "")
+    said = [what, fill_statements(artifact_type, path), item_said]
+    return " ".join(text for text in said if text), item
 
 
 def _stated(artifact_type: str, entry: Fill) -> Fill:
     """``entry`` with the statements on its path (and its choices' fill paths) appended, and
     its ``item`` when it asks for one."""
-    item, item_said = _item(artifact_type, entry.path) if entry.extend else (None, "")
     choices = tuple(
         {
             **choice,
             "fill": [
-                {**f, "what": _said(f["what"], fill_statements(artifact_type, f["path"]))}
-                for f in choice["fill"]
+                {**f, "what": _line(artifact_type, f["path"], f["what"])[0]} for f in choice["fill"]
             ],
         }
         if choice.get("fill")
         else choice
         for choice in entry.choices
     )
-    what = _said(entry.what, fill_statements(artifact_type, entry.path), item_said)
-    return replace(entry, what=what, choices=choices, item=item)
+    what, item = _line(artifact_type, entry.path, entry.what, entry.extend)
+    return Fill(entry.path, what, choices, item)
 
 
 def _grow(path: str, what: str) -> Fill:
