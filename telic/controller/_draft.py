@@ -21,6 +21,7 @@ Pure: no I/O, no clock; the same state always gives the same draft. ``docs/proto
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -48,6 +49,7 @@ from telic.controller._derive import (
 from telic.controller._phases import EXECUTING_MODES, PHASES
 from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
+from telic.controller._statements import field_statements
 from telic.permissions import plan_ceiling
 from telic.protocol import PermissionSet
 
@@ -70,12 +72,19 @@ class Fill:
     choices: tuple[Mapping[str, Any], ...] = ()
     """``{value, what, set?, fill?}``: the value, what it leads to, the other paths it sets (a
     JSON pointer → value map) and the extra fields it needs authored."""
+    item: Any = None
+    """For an array the model may extend: one template entry (``""`` for text, ``a|b`` for an
+    enum's values: pick one), built from the schema by ``Draft``; None otherwise."""
+    extend: bool = False
+    """The builder's ask: give this array fill entry its ``item``."""
 
     def to_wire(self) -> JSON:
-        """Return ``{path, what, choices?}``."""
+        """Return ``{path, what, choices?, item?}``."""
         wire: JSON = {"path": self.path, "what": self.what}
         if self.choices:
             wire["choices"] = [dict(choice) for choice in self.choices]
+        if self.item is not None:
+            wire["item"] = self.item
         return wire
 
 
@@ -92,7 +101,14 @@ class Draft:
     instead: tuple[Draft, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fill", _complete(self.fill, self.body))
+        fill = _complete(self.fill, self.body)
+        object.__setattr__(self, "fill", tuple(_stated(self.type, f) for f in fill))
+
+    @property
+    def covered(self) -> frozenset[str]:
+        """The artifact types this draft writes out: its own, and those before and instead."""
+        nested = (d.covered for d in (*self.before, *self.instead))
+        return frozenset({self.type}).union(*nested)
 
     def to_wire(self) -> JSON:
         """Return ``{type, body, fill, sourceRefs?, before?, instead?}``."""
@@ -218,7 +234,7 @@ def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]
             for pointer, value in (choice.get("set") or {}).items():
                 own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
             choices.append({**choice, "fill": _unique(own)} if own else dict(choice))
-        done.append(Fill(entry.path, entry.what, tuple(choices)))
+        done.append(Fill(entry.path, entry.what, tuple(choices), entry.item, entry.extend))
     return tuple(done)
 
 
@@ -237,6 +253,144 @@ def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 _SUMMARY: Final = Fill("/rationaleSummary", "Why, briefly.")
+
+
+# ------------------------------------------------------------------ what the type text says
+
+
+@functools.cache
+def _statements() -> dict[tuple[str, str], str]:
+    return field_statements()
+
+
+def _resolved(schema: JSON, node: JSON) -> tuple[JSON, str | None]:
+    """``node`` with its ``$ref`` and nullable ``anyOf`` resolved, and the ``$defs`` name."""
+    name = None
+    while True:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            node = schema["$defs"][name]
+            continue
+        options = [o for o in node.get("anyOf", ()) if o.get("type") != "null"]
+        if "anyOf" in node and len(options) == 1:
+            node = options[0]
+            continue
+        return node, name
+
+
+@functools.cache
+def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]:
+    """The statement location (``name`` or ``Def.name``) of ``pointer`` and its schema node.
+
+    The same locations ``telic.controller._statements`` keys its statements by and the server
+    resolves in the schema: a root property, or a property of a ``$defs`` type.
+    """
+    from telic.protocol import json_schema  # shared, cached by the registry
+
+    schema = json_schema(artifact_type)
+    node: JSON = schema
+    where: str | None = None
+    owner = ""
+    for step, part in enumerate(pointer.split("/")[1:]):
+        node, name = _resolved(schema, node)
+        owner = name or ("" if step == 0 else "~")
+        if node.get("type") == "array" and part.isdigit():
+            node = node.get("items") or {}
+            continue
+        properties = node.get("properties") or {}
+        if part not in properties:
+            return None, None
+        where = f"{owner}.{part}" if owner else part
+        node = properties[part]
+    return where, node
+
+
+def fill_statements(artifact_type: str, pointer: str) -> str:
+    """Every rule statement on the field at ``pointer`` ("" when none): the type text's words."""
+    where, _ = _located(artifact_type, pointer)
+    return "" if where is None else _statements().get((artifact_type, where), "")
+
+
+def _template(schema: JSON, node: JSON) -> Any:
+    """One legal-shaped value of ``node``: "" for text, ``a|b`` for an enum, required keys."""
+    if any(o.get("type") == "null" for o in node.get("anyOf", ())):
+        return None
+    node, _ = _resolved(schema, node)
+    if "const" in node:
+        return node["const"]
+    values = node.get("enum")
+    if values:
+        return "|".join(map(str, values)) if len(values) > 1 else values[0]
+    options = node.get("anyOf") or node.get("oneOf")
+    if options:
+        return _template(schema, options[0])
+    kind = node.get("type")
+    if kind == "object":
+        required = node.get("required") or ()
+        props = node.get("properties") or {}
+        return {k: _template(schema, v) for k, v in props.items() if k in required}
+    if kind == "array":  # as many entries as it needs
+        return [_template(schema, node.get("items") or {})] * int(node.get("minItems", 0))
+    defaults: dict[str, Any] = {"boolean": False, "null": None}
+    if kind in ("integer", "number"):
+        return node.get("minimum", 0)
+    return defaults.get(str(kind), "")
+
+
+@functools.cache
+def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
+    """The template entry of the array at ``pointer``, and its fields' statements.
+
+    Built once per location and shared by every draft (as a draft's body is shared by its
+    wire form): callers must not change it.
+    """
+    from telic.protocol import json_schema
+
+    _, node = _located(artifact_type, pointer)
+    if node is None:
+        raise KeyError(f"{artifact_type} has no array at {pointer}")
+    schema = json_schema(artifact_type)
+    items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
+    item = _template(schema, items)
+    said = [
+        f"{field}: {_statements()[(artifact_type, f'{name}.{field}')]}"
+        for field in items.get("properties") or {}
+        if (artifact_type, f"{name}.{field}") in _statements()
+    ]
+    return item, " ".join(said)
+
+
+@functools.lru_cache(maxsize=4096)
+def _line(artifact_type: str, path: str, what: str, extend: bool = False) -> tuple[str, Any]:
+    """A fill line's ``what`` with the statements on its path (and, for an array the model may
+    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
+    item, item_said = _item(artifact_type, path) if extend else (None, "")
+    said = [what, fill_statements(artifact_type, path), item_said]
+    return " ".join(text for text in said if text), item
+
+
+def _stated(artifact_type: str, entry: Fill) -> Fill:
+    """``entry`` with the statements on its path (and its choices' fill paths) appended, and
+    its ``item`` when it asks for one."""
+    choices = tuple(
+        {
+            **choice,
+            "fill": [
+                {**f, "what": _line(artifact_type, f["path"], f["what"])[0]} for f in choice["fill"]
+            ],
+        }
+        if choice.get("fill")
+        else choice
+        for choice in entry.choices
+    )
+    what, item = _line(artifact_type, entry.path, entry.what, entry.extend)
+    return Fill(entry.path, what, choices, item)
+
+
+def _grow(path: str, what: str) -> Fill:
+    """A fill entry for an array the model may extend: the draft adds its ``item``."""
+    return Fill(path, what, extend=True)
 
 
 # ------------------------------------------------------------------ framing
@@ -270,9 +424,10 @@ def _frame(state: RunState) -> Draft:
     }
     fill = [
         Fill("/goal", "The user's goal in one sentence."),
-        Fill(
-            "/knownFacts/0/claim", "What the user's request states (add facts citing their source)."
-        ),
+        Fill("/knownFacts/0/claim", "What the user's request states."),
+        _grow("/knownFacts", "More facts, each citing its source."),
+        _grow("/inferences", "What follows from the facts."),
+        _grow("/unknowns", "What stays open."),
         Fill("/scope/include", "Repository paths or globs the work may touch."),
         Fill("/scope/exclude", "Paths or globs it must not touch."),
         Fill("/constraints", "Limits the user set or the repository imposes."),
@@ -413,6 +568,7 @@ def _contract(state: RunState) -> Draft | None:
             for i, v in enumerate(verifications)
         ),
         Fill("/stopConditions", "When the work must stop and report instead of going on."),
+        _grow("/assumptions", "What the contract assumes."),
         _SUMMARY,
     ]
     return Draft("TaskContract", body, tuple(fill))
@@ -728,6 +884,10 @@ def _result(state: RunState) -> Draft | None:
         Fill(f"/acceptanceCoverage/{i}/rationaleSummary", f"How the evidence shows {c}.")
         for i, c in enumerate(node.acceptance_criteria)
     ]
+    fill += [
+        _grow("/observations", "What you observed."),
+        _grow("/testResults", "Tests you ran."),
+    ]
     failed = {
         f"/acceptanceCoverage/{i}/status": "fail" for i in range(len(node.acceptance_criteria))
     }
@@ -885,6 +1045,7 @@ def _quality_review(state: RunState) -> Draft | None:
             for i, a in enumerate(acceptance)
         ),
         Fill("/hardGates/0/description", "A yes/no quality condition you checked."),
+        _grow("/findings", "Problems you found."),
         Fill("/decision", "Your verdict on the work.", tuple(choices)),
         _SUMMARY,
     )
@@ -1015,7 +1176,11 @@ def _audit(state: RunState) -> Draft | None:
     ]
     if body["unresolvedRisks"]:
         fill.append(Fill("/unresolvedRisks/0", "What stays undone or unproven."))
-    fill += [Fill("/decision", "Your release decision.", tuple(choices)), _SUMMARY]
+    fill += [
+        _grow("/findings", "Problems you found."),
+        Fill("/decision", "Your release decision.", tuple(choices)),
+        _SUMMARY,
+    ]
     return Draft("ReleaseAudit", body, tuple(fill))
 
 

@@ -18,7 +18,9 @@ session already did, so a fresh session receives each definition, and each descr
 verbatim under one property name, once. ``SentSchemas``
 remembers per MCP session which types and kinds it has sent; a type already sent comes as
 ``schema_reference(type)``, ``{"$ref": "telic://schemas/<type>"}``. The ContextManifest, which
-grounding writes and the host never does, is a reference from the start. ``full`` sends every
+grounding writes and the host never does, is a reference from the start, and so is a type the
+result's draft covers (the draft's fill lines and items carry what the model writes; the text
+follows with the first result of the session that has no draft for it). ``full`` sends every
 schema as compact JSON every time, as the original does.
 """
 
@@ -29,7 +31,7 @@ import json
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal, get_args
 
 from telic.server._notation import (
@@ -577,11 +579,13 @@ def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any],
 class _Memory:
     """What one session has been sent: artifact types, and notation kinds with their bodies."""
 
-    __slots__ = ("kinds", "types")
+    __slots__ = ("held", "kinds", "types")
 
     def __init__(self) -> None:
         self.types: set[str] = set()
         self.kinds: dict[str, str] = {}
+        self.held: tuple[str, frozenset[str]] = ("", frozenset())
+        """The NextAction id of the last result that carried a draft, and the types it covers."""
 
 
 class SchemaEmitter:
@@ -590,13 +594,16 @@ class SchemaEmitter:
     Call it for each type the result carries, then ``commit()`` once the result is built, so
     that a result that never went out marks nothing as sent. Within one result a type's first
     schema is compact, any repeat is a reference, and a kind one schema defines is not defined
-    again by the next (which the host reads after it).
+    again by the next (which the host reads after it). A type in ``drafted`` (one the result's
+    draft covers: its fill lines and items say what the model writes) is a bare reference and
+    is not marked as sent, so a later result without a draft for it still sends its text.
     """
 
-    __slots__ = ("_fresh", "_kinds", "_sent")
+    __slots__ = ("_drafted", "_fresh", "_kinds", "_sent")
 
-    def __init__(self, sent: _Memory | None) -> None:
+    def __init__(self, sent: _Memory | None, drafted: frozenset[str] = frozenset()) -> None:
         self._sent = sent
+        self._drafted = drafted
         self._fresh: set[str] = set()
         self._kinds: dict[str, str] = {}
 
@@ -610,6 +617,7 @@ class SchemaEmitter:
             return emitted_schema(artifact_type)
         if (
             artifact_type in _BY_TELIC
+            or artifact_type in self._drafted
             or artifact_type in self._sent.types
             or artifact_type in self._fresh
         ):
@@ -644,8 +652,17 @@ class SentSchemas:
         self.mode: SchemaMode = mode
         self._by_session: dict[int, _Memory] = {}
 
-    def emitter(self, session: object | None) -> SchemaEmitter:
-        """Return the emitter for one result sent in ``session`` (``None``: no session)."""
+    def emitter(
+        self, session: object | None, drafted: Iterable[str] = (), action_id: str = ""
+    ) -> SchemaEmitter:
+        """Return the emitter for one result sent in ``session`` (``None``: no session).
+
+        ``drafted``: the types the result's draft covers; in ``once`` mode their schemas are
+        bare references (``SchemaEmitter``). A result without a draft for the same NextAction
+        (``action_id``) as the session's last draft (an acknowledged Evidence) withholds that
+        draft's types too: the host still holds it. ``full`` mode and results outside a
+        session ignore both: they carry every schema in full.
+        """
         if self.mode == "full" or session is None:
             return SchemaEmitter(None)
         key = id(session)
@@ -656,7 +673,12 @@ class SentSchemas:
             except TypeError:  # not weakly referenceable: nothing tells when it ends
                 return SchemaEmitter(None)
             sent = self._by_session[key] = _Memory()
-        return SchemaEmitter(sent)
+        covered = frozenset(drafted)
+        if covered:
+            sent.held = (action_id, covered)
+        elif action_id and sent.held[0] == action_id:
+            covered = sent.held[1]
+        return SchemaEmitter(sent, covered)
 
     def sessions(self) -> int:
         """How many live sessions have been sent a schema (for tests and diagnostics)."""

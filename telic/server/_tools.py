@@ -153,7 +153,10 @@ async def _run(
             payload = await _handlers()[spec.name](service, arguments, progress, ask)
         else:
             payload = await _resume(service, arguments, *resumed)
-        emitter = sent.emitter(session)
+        action_id = getattr(payload.get("nextAction"), "id", "")
+        emitter = sent.emitter(
+            session, _drafted(payload.get("draft")), action_id if isinstance(action_id, str) else ""
+        )
         result = success(payload, emitter)
         emitter.commit()
         return result
@@ -252,6 +255,12 @@ def _step(result: StepResult) -> Payload:
     if result.artifact is not None:
         payload["artifact"] = result.artifact
     return _with_draft(payload, result.draft)
+
+
+def _drafted(draft: object) -> frozenset[str]:
+    """The artifact types a result's draft covers (none without a draft)."""
+    covered = getattr(draft, "covered", None)
+    return covered if isinstance(covered, frozenset) else frozenset()
 
 
 def _with_draft(payload: Payload, draft: object) -> Payload:

@@ -9,7 +9,9 @@ test and the MCP draft-host test, so both exercise exactly the same host.
 Placeholders by type: an empty string becomes ``"placeholder"``; a non-empty string, a number
 and a boolean keep the draft's value (the draft shows a legal value of the field's format, e.g.
 a ``sha256:`` digest or a path inside the granted scope, which the model would replace with its
-own); an array or object keeps its shape with its empty strings filled.
+own); an array or object keeps its shape with its empty strings filled. Asked to ``grow`` a fill
+path that offers an ``item``, it appends one entry made from it: ``""`` becomes the placeholder
+and an ``a|b`` enum text its first value, as the draft's ``item`` convention says.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["PLACEHOLDER", "Choose", "first", "follow", "pointer_get", "pointer_set"]
+__all__ = ["PLACEHOLDER", "Choose", "first", "follow", "from_item", "pointer_get", "pointer_set"]
 
 PLACEHOLDER = "placeholder"
 
@@ -63,7 +65,23 @@ def _placeholder(value: Any) -> Any:
     return value
 
 
-def _fill(body: Any, entries: Sequence[Mapping[str, Any]], choose: Choose) -> None:
+def from_item(item: Any) -> Any:
+    """The entry a host writes from a fill line's ``item``: text filled, each enum's first."""
+    if isinstance(item, str):
+        return PLACEHOLDER if item == "" else item.split("|", 1)[0]
+    if isinstance(item, list):
+        return [from_item(v) for v in item]
+    if isinstance(item, dict):
+        return {k: from_item(v) for k, v in item.items()}
+    return item
+
+
+def _fill(
+    body: Any, entries: Sequence[Mapping[str, Any]], choose: Choose, grow: frozenset[str]
+) -> None:
+    for line in entries:
+        if line["path"] in grow and "item" in line:
+            pointer_get(body, line["path"]).append(from_item(line["item"]))
     for entry in entries:
         choices = entry.get("choices") or ()
         if choices:
@@ -71,13 +89,16 @@ def _fill(body: Any, entries: Sequence[Mapping[str, Any]], choose: Choose) -> No
             pointer_set(body, entry["path"], choice["value"])
             for pointer, value in (choice.get("set") or {}).items():
                 pointer_set(body, pointer, copy.deepcopy(value))
-            _fill(body, choice.get("fill") or (), choose)
+            _fill(body, choice.get("fill") or (), choose, grow)
         else:
             pointer_set(body, entry["path"], _placeholder(pointer_get(body, entry["path"])))
 
 
-def follow(draft: Mapping[str, Any], choose: Choose = first) -> dict[str, Any]:
-    """Return the body to submit for ``draft``: its body with every fill path written."""
+def follow(
+    draft: Mapping[str, Any], choose: Choose = first, grow: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """Return the body to submit for ``draft``: its body with every fill path written, and one
+    entry appended from ``item`` to each array whose fill path is in ``grow``."""
     body = copy.deepcopy(dict(draft["body"]))
-    _fill(body, draft["fill"], choose)
+    _fill(body, draft["fill"], choose, grow)
     return body

@@ -16,9 +16,10 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from telic.controller import draft_for
+from telic.controller import draft_for, field_statements
 from telic.controller._derive import prompt_coverage
 from telic.ledger import open_ledger
+from telic.protocol import json_schema
 from tests.telic.draft_host import Choose, first, follow
 
 from .builders import Flow
@@ -156,3 +157,97 @@ def test_the_review_draft_and_the_coverage_rule_share_one_map() -> None:
 def test_no_draft_once_the_run_has_ended() -> None:
     flow, _ = anyio.run(_drive, "report_only", first, False)
     assert flow.last.draft is None
+
+
+def _drafts(mode: str) -> list[dict[str, Any]]:
+    """Every draft (with those before and instead) a default run of ``mode`` is offered."""
+    seen: list[dict[str, Any]] = []
+
+    async def collect() -> None:
+        async with open_ledger("memory://") as ledger:
+            flow = await Flow.start(ledger, mode)
+            await flow.ground(1)
+            while (draft := flow.last.draft) is not None:
+                wire = _wire(draft)
+                seen.extend([wire, *wire.get("before", ()), *wire.get("instead", ())])
+                for supporting in wire.get("before", ()):
+                    await flow.submit(supporting["type"], follow(supporting))
+                await flow.submit(wire["type"], follow(wire), wire.get("sourceRefs", ()))
+
+    anyio.run(collect)
+    return seen
+
+
+def _where(artifact_type: str, pointer: str) -> tuple[str, dict[str, Any]]:
+    """The statement location of ``pointer`` in the registry's schema, walked here on its own:
+    ``name`` for a root property, ``Def.name`` for a property of a ``$defs`` type."""
+    schema = json_schema(artifact_type)
+    node: dict[str, Any] = schema
+    owner, where = "", ""
+    for part in pointer.strip("/").split("/"):
+        name = ""
+        while "$ref" in node or "anyOf" in node:
+            if "$ref" in node:
+                name = node["$ref"].split("/")[-1]
+                node = schema["$defs"][name]
+            else:  # a nullable value: its one non-null form
+                (node,) = [o for o in node["anyOf"] if o.get("type") != "null"]
+        owner = name or ("" if node is schema else "~")
+        if part.isdigit():
+            node = node["items"]
+            continue
+        where = f"{owner}.{part}" if owner else part
+        node = node["properties"][part]
+    return where, node
+
+
+def _lines(draft: dict[str, Any]) -> list[dict[str, Any]]:
+    """The draft's fill lines and those of its choices."""
+    top = list(draft["fill"])
+    return top + [f for line in top for c in line.get("choices", ()) for f in c.get("fill", ())]
+
+
+@pytest.mark.parametrize("mode", ["analyze_and_fix", "analyze_only"])
+def test_every_statement_on_a_fill_path_reaches_its_fill_line(mode: str) -> None:
+    """The draft says what the withheld type text said about each field the model writes."""
+    statements = field_statements()
+    stated = 0
+    for draft in _drafts(mode):
+        for line in _lines(draft):
+            where, _ = _where(draft["type"], line["path"])
+            text = statements.get((draft["type"], where))
+            if text:
+                stated += 1
+                assert line["what"].endswith(text) or text in line["what"], (draft["type"], line)
+    assert stated >= 5  # the decisions, the node's dependencies, the assumptions, …
+
+
+def test_an_item_has_the_entry_shape_and_its_fields_rules() -> None:
+    """Each item is one entry of its array: the required fields, enums as their values."""
+    statements = field_statements()
+    items = 0
+    for draft in _drafts("analyze_only"):
+        for line in draft["fill"]:
+            if "item" not in line:
+                continue
+            items += 1
+            _, array = _where(draft["type"], line["path"])
+            ref = array["items"]["$ref"].split("/")[-1]
+            entry_schema = json_schema(draft["type"])["$defs"][ref]
+            assert set(line["item"]) == set(entry_schema["required"]), line
+            for field, value in line["item"].items():
+                enum = entry_schema["properties"][field].get("enum")
+                if enum and len(enum) > 1:
+                    assert value == "|".join(enum)
+                said = statements.get((draft["type"], f"{ref}.{field}"))
+                if said:
+                    assert f"{field}: {said}" in line["what"]
+    assert items >= 6
+    decision = next(
+        line
+        for draft in _drafts("analyze_only")
+        if draft["type"] == "QualityReview"
+        for line in draft["fill"]
+        if line["path"] == "/decision"
+    )
+    assert "never pass there" in decision["what"]

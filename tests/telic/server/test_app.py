@@ -24,6 +24,8 @@ from telic.server import build_server
 from telic.server._schemas import (
     NOTATION_KEY,
     SchemaMode,
+    SentSchemas,
+    Stream,
     compact_object,
     emitted_schema,
     inline,
@@ -87,9 +89,10 @@ async def test_a_session_gets_each_schema_once_in_notation_and_then_a_reference(
         schema_reference("ContextManifest"),
         {"ClarificationRequest": compact_object("ClarificationRequest")},
     )
+    # The framing result carries a ProblemFrame draft: its type text is withheld, a bare $ref.
+    assert "draft" in grounded
     required, additional = _schemas(grounded)
-    assert _is_compact(required, "ProblemFrame")
-    assert "alias Id =" not in required[NOTATION_KEY]  # ClarificationRequest's text defined it
+    assert required == schema_reference("ProblemFrame")
     assert additional == {"ClarificationRequest": schema_reference("ClarificationRequest")}
     required, additional = _schemas(again)
     assert required == {"$ref": "telic://schemas/ProblemFrame"}
@@ -107,13 +110,33 @@ async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
             Client(server, mode="legacy") as two,
         ):
             first, second = TelicTools(one), TelicTools(two)
-            _, mine = await _grounded(first)
-            _, theirs = await _grounded(second)
+            mine, _ = await _grounded(first)
+            theirs, _ = await _grounded(second)
             run_id = theirs["run"]["runId"]
             repeated = await second.call("telic_get_next_action", run_id=run_id)
-    assert _schemas(mine)[0] == _schemas(theirs)[0]
-    assert _is_compact(_schemas(mine)[0], "ProblemFrame")
+    # Each session is sent the ClarificationRequest text in its own first result.
+    assert _schemas(mine)[1] == _schemas(theirs)[1]
+    assert _is_compact(_schemas(mine)[1]["ClarificationRequest"], "ClarificationRequest")
     assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
+
+
+def test_a_drafted_type_is_withheld_and_not_marked_sent() -> None:
+    """A type a draft covers is a bare $ref; its text comes with the first result without
+    one, and a result for the same NextAction as the held draft withholds it too."""
+    sent = SentSchemas("once")
+    session = Stream()
+    drafted = sent.emitter(session, {"ProblemFrame"}, "action-1")
+    assert drafted("ProblemFrame") == schema_reference("ProblemFrame")
+    drafted.commit()
+    held = sent.emitter(session, (), "action-1")  # an acknowledged Evidence, same action
+    assert held("ProblemFrame") == schema_reference("ProblemFrame")
+    held.commit()
+    later = sent.emitter(session, (), "action-2")
+    assert _is_compact(later("ProblemFrame"), "ProblemFrame")
+    later.commit()
+    assert sent.emitter(session, (), "action-3")("ProblemFrame") == schema_reference("ProblemFrame")
+    full = SentSchemas("full").emitter(session, {"ProblemFrame"}, "action-1")
+    assert full("ProblemFrame") == emitted_schema("ProblemFrame")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

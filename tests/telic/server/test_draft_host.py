@@ -27,6 +27,8 @@ pytestmark = pytest.mark.anyio
 
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause and fix it"
 FIXING = ("fix_only", "analyze_and_fix")
+GROWN = frozenset({"/assumptions"})
+"""Arrays whose item holds no reference (a placeholder is no legal reference)."""
 
 
 @pytest.fixture
@@ -41,6 +43,7 @@ class DraftHost:
     def __init__(self, client: Client, tools: TelicTools | None = None) -> None:
         self.tools = tools or TelicTools(client)
         self.calls: list[tuple[str, bool, str]] = []
+        self.grown: list[str] = []
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
         envelope = await self.tools.attempt(tool, **args)
@@ -49,9 +52,17 @@ class DraftHost:
         return envelope
 
     async def run(
-        self, mode: str, choose: Choose = first, *, clarify: bool = False
+        self,
+        mode: str,
+        choose: Choose = first,
+        *,
+        clarify: bool = False,
+        grow: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, Any], list[str]]:
-        """One run from start to its terminal action; returns it and what was submitted."""
+        """One run from start to its terminal action; returns it and what was submitted.
+
+        ``grow``: fill paths where the host appends one entry written from the line's ``item``.
+        """
         start: dict[str, Any] = {"original_request": REQUEST, "mode": mode}
         if mode in FIXING:  # the user's grant, as an installing user would give it
             start["host_capabilities"] = ["repository.read", "repository.write"]
@@ -86,7 +97,9 @@ class DraftHost:
             for evidence in draft.get("before", ()):
                 await self._submit(token, evidence, follow(evidence))
                 submitted.append(evidence["type"])
-            last = await self._submit(token, draft, follow(draft, choose))
+            grown = {line["path"] for line in draft["fill"] if "item" in line} & grow
+            self.grown += [f"{draft['type']}{path}" for path in sorted(grown)]
+            last = await self._submit(token, draft, follow(draft, choose, grow))
             submitted.append(draft["type"])
         raise AssertionError("the run did not end")
 
@@ -149,6 +162,11 @@ async def test_a_draft_following_host_completes_every_mode_and_flow_without_a_re
             assert action["status"] == "completed"
             action, _ = await host.run("analyze_only", pick("pass", "partial"))
             assert action["status"] == "partial"
+
+            # Entries written from the fill lines' items alone are accepted.
+            action, _ = await host.run("analyze_only", grow=GROWN)
+            assert action["status"] == "completed"
+            assert host.grown == ["TaskContract/assumptions"]
 
             # A revised contract after the prompt review asks for a correction.
             action, submitted = await host.run("plan_only", pick("revise", "revise"))

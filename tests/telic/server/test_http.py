@@ -202,7 +202,8 @@ def _session_client(url: str) -> Client:
 
 
 async def _frame_schemas(tools: TelicTools) -> list[dict[str, Any]]:
-    """Start and ground a run, ask again; the ProblemFrame schema each of the two answers had."""
+    """Start and ground a run, ask again: the ClarificationRequest schema the start carried,
+    then the ProblemFrame schema each of the two drafted answers had."""
     started = await tools.call("telic_start_run", original_request=REQUEST, mode="analyze_only")
     run_id = started["run"]["runId"]
     grounded = await tools.call(
@@ -213,6 +214,7 @@ async def _frame_schemas(tools: TelicTools) -> list[dict[str, Any]]:
     )
     again = await tools.call("telic_get_next_action", run_id=run_id)
     return [
+        started["nextAction"]["additionalOutputSchemas"]["ClarificationRequest"],
         grounded["nextAction"]["requiredOutputSchema"],
         again["nextAction"]["requiredOutputSchema"],
     ]
@@ -233,14 +235,17 @@ async def test_each_http_session_gets_the_schema_once_and_sessionless_calls_alwa
             third = await _frame_schemas(TelicTools(sessionless))
             fourth = await _frame_schemas(TelicTools(one))
             resource = await one.read_resource("telic://schemas/ProblemFrame")
-    compact, full = first[0], third[0]
+    compact, full = first[0], third[1]
+    asking = {"$ref": "telic://schemas/ClarificationRequest"}
     reference = {"$ref": "telic://schemas/ProblemFrame"}
     assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert set(compact) == {"$ref", "x-telic-type"}
-    assert compact["$ref"] == reference["$ref"]
-    assert first == second == [compact, reference]
-    assert third == [full, full], "the 2026-07-28 era has no sessions: nothing to remember"
-    assert fourth == [reference, reference]
+    assert compact["$ref"] == asking["$ref"]
+    # The framing answers carry a draft: in a session the ProblemFrame text is withheld.
+    assert first == second == [compact, reference, reference]
+    assert third[1:] == [full, full], "the 2026-07-28 era has no sessions: nothing to remember"
+    assert third[0]["$schema"] == full["$schema"]
+    assert fourth == [asking, reference, reference]
     assert json.loads(resource.contents[0].text) == full  # type: ignore[union-attr]
 
 
