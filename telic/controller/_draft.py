@@ -50,8 +50,8 @@ from telic.controller._phases import EXECUTING_MODES, PHASES
 from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
-from telic.permissions import plan_ceiling
-from telic.protocol import PermissionSet
+from telic.permissions import capability_backed, plan_ceiling
+from telic.protocol import CAPABILITIES, PermissionSet
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
@@ -361,11 +361,22 @@ def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
     return item, " ".join(said)
 
 
+_ITEM_STATUS: Final = {
+    ("WorkResult", "/observations"): "observed|user_reported",
+    ("WorkResult", "/inferences"): "inferred|unverified",
+}
+"""Entry statuses a WorkResult list admits, narrower than the claim type's enum (its schema's
+``observation_status`` and ``inference_status``): the item shows only what passes."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _line(artifact_type: str, path: str, what: str, extend: bool = False) -> tuple[str, Any]:
     """A fill line's ``what`` with the statements on its path (and, for an array the model may
     extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
     item, item_said = _item(artifact_type, path) if extend else (None, "")
+    narrowed = _ITEM_STATUS.get((artifact_type, path))
+    if narrowed is not None and isinstance(item, dict):
+        item = {**item, "status": narrowed}
     said = [what, fill_statements(artifact_type, path), item_said]
     return " ".join(text for text in said if text), item
 
@@ -740,8 +751,19 @@ def _plan(state: RunState) -> Draft | None:
         if order is not None:
             tools = [t for t in tools if t in order.allowed_capabilities]
         calls = max(len(tools), min(_NODE_CALLS, ceiling))
+        # Every capability the node's permissions back is allowed, not only the required ones:
+        # the work reads, inspects and runs the user's exact commands where no verification
+        # needs it (reproducing a failure, reading a diff back), and an action outside
+        # allowedTools could only be recorded as unauthorized.
+        allowed = list(tools) + [
+            capability
+            for capability in CAPABILITIES
+            if capability not in tools
+            and capability_backed(capability, permissions)
+            and (order is None or capability in order.allowed_capabilities)
+        ]
     else:
-        tools, calls = [], 0
+        tools, allowed, calls = [], [], 0
     plan_id = _fresh_id(state, "plan")
     node = {
         "id": "work",
@@ -750,7 +772,7 @@ def _plan(state: RunState) -> Draft | None:
         "dependsOn": [],
         "inputRefs": [] if gate is None else [gate],
         "contextRefs": [],
-        "allowedTools": tools,
+        "allowedTools": allowed,
         "requiredCapabilities": tools,
         "permissions": _wire(permissions),
         "outputType": "WorkResult",
@@ -886,6 +908,7 @@ def _result(state: RunState) -> Draft | None:
     ]
     fill += [
         _grow("/observations", "What you observed."),
+        _grow("/inferences", "What you conclude from it."),
         _grow("/testResults", "Tests you ran."),
     ]
     failed = {

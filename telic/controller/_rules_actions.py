@@ -73,12 +73,18 @@ def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
 
 
 def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
-    """An action recorded as ``unauthorized`` really was outside the run's permissions."""
+    """An action recorded as ``unauthorized`` really was outside what its node allowed: its
+    permissions (and the layers above them) or its allowedTools, which WR-ACTION-ALLOWED-TOOL
+    holds every other action to, so each real action has a status that records it."""
+    node = node_of(c.state, c.body)
     for index, action, decision in action_decisions(c.state, c.body):
-        if action.status == "unauthorized" and decision.allowed:
+        if action.status != "unauthorized" or not decision.allowed:
+            continue
+        if node is None or action.capability in node.allowed_tools:
             yield Violation(
                 f"actions.{index}.status",
-                "This action was within the node's permissions: record it as completed or failed",
+                "This action was within the node's allowedTools and permissions: record it as "
+                "completed or failed",
             )
 
 
@@ -183,7 +189,8 @@ RULES: Final = (
         _WR,
         wr_unauthorized_real,
         _S,
-        "Recording as unauthorized an action that mode, run authorization and node allowed.",
+        "Recording as unauthorized an action that mode, run authorization, node permissions and "
+        "allowedTools allowed.",
     ),
     Rule(
         "WR-FALSE-DENIAL",

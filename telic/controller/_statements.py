@@ -212,7 +212,7 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
         "WorkResult:WorkAction.status", "completed/failed: only within the node's permissions;"
     ),
     "WR-UNAUTHORIZED-REAL": _s(
-        "WorkResult:WorkAction.status", "unauthorized: an action you took outside them;"
+        "WorkResult:WorkAction.status", "unauthorized: one you took outside them or allowedTools;"
     ),
     "WR-FALSE-DENIAL": _s("WorkResult:WorkAction.status", "denied: only outside."),
     "WR-MUTATING-FLAG": _s(

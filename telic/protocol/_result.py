@@ -182,14 +182,22 @@ class WorkResult(ArtifactBody):
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:
-        if any(claim.status not in ("observed", "user_reported") for claim in self.observations):
-            raise PydanticCustomError(
-                "observation_status", "Observations must be observed or user_reported"
-            )
-        if any(claim.status not in ("inferred", "unverified") for claim in self.inferences):
-            raise PydanticCustomError(
-                "inference_status", "Inferences must be inferred or unverified"
-            )
+        for i, claim in enumerate(self.observations):
+            if claim.status not in ("observed", "user_reported"):
+                raise PydanticCustomError(
+                    "observation_status",
+                    "observations.{index} is {status}: an observation is observed or "
+                    "user_reported; put what you conclude in inferences",
+                    {"index": i, "status": claim.status},
+                )
+        for i, claim in enumerate(self.inferences):
+            if claim.status not in ("inferred", "unverified"):
+                raise PydanticCustomError(
+                    "inference_status",
+                    "inferences.{index} is {status}: an inference is inferred or unverified; "
+                    "put what you saw in observations",
+                    {"index": i, "status": claim.status},
+                )
         if self.status != "completed":
             return self
         if not self.evidence_refs:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from telic.controller import draft_for, field_statements
 from telic.controller._derive import prompt_coverage
+from telic.controller._draft import _ITEM_STATUS
 from telic.ledger import open_ledger
 from telic.protocol import json_schema
 from tests.telic.draft_host import Choose, first, follow
@@ -235,9 +236,12 @@ def test_an_item_has_the_entry_shape_and_its_fields_rules() -> None:
             ref = array["items"]["$ref"].split("/")[-1]
             entry_schema = json_schema(draft["type"])["$defs"][ref]
             assert set(line["item"]) == set(entry_schema["required"]), line
+            narrowed = _ITEM_STATUS.get((draft["type"], line["path"]))
             for field, value in line["item"].items():
                 enum = entry_schema["properties"][field].get("enum")
-                if enum and len(enum) > 1:
+                if field == "status" and narrowed is not None:
+                    assert set(value.split("|")) < set(enum)
+                elif enum and len(enum) > 1:
                     assert value == "|".join(enum)
                 said = statements.get((draft["type"], f"{ref}.{field}"))
                 if said:
@@ -251,3 +255,11 @@ def test_an_item_has_the_entry_shape_and_its_fields_rules() -> None:
         if line["path"] == "/decision"
     )
     assert "never pass there" in decision["what"]
+
+
+def test_a_work_results_observation_item_offers_only_the_statuses_it_admits() -> None:
+    from telic.controller._draft import _line
+
+    for (kind, path), statuses in _ITEM_STATUS.items():
+        _, item = _line(kind, path, "x", True)
+        assert item["status"] == statuses

@@ -65,21 +65,28 @@ async def test_each_session_of_one_server_gets_each_schema_once(
                 started = await tools.call(
                     "telic_start_run", original_request=REQUEST, mode="analyze_only"
                 )
+                again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
                 grounded = await tools.call(
                     "telic_ground_context",
                     run_id=started["run"]["runId"],
                     action_id=started["nextAction"]["id"],
                     expected_run_version=1,
                 )
-                again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
-                firsts.append((grounded["nextAction"], again["nextAction"]))
+                firsts.append((started["nextAction"], again["nextAction"], grounded))
     assert len(server_pids(runtime)) == 1  # both sessions were served by one process
-    for first, later in firsts:
-        # Each session's first ProblemFrame schema is the full one, in Telic type notation;
-        # the same session's later one is only the reference.
-        assert set(first["requiredOutputSchema"]) == {"$ref", NOTATION_KEY}
-        assert first["requiredOutputSchema"][NOTATION_KEY].startswith("{")
-        assert later["requiredOutputSchema"] == {"$ref": "telic://schemas/ProblemFrame"}
+    for first, later, grounded in firsts:
+        # Each session's first ClarificationRequest schema (offered before grounding) is the
+        # full one, in Telic type notation; the same session's later one is only the reference.
+        first_schema = first["additionalOutputSchemas"]["ClarificationRequest"]
+        assert set(first_schema) == {"$ref", NOTATION_KEY}
+        assert first_schema[NOTATION_KEY].startswith("{")
+        reference = {"$ref": "telic://schemas/ClarificationRequest"}
+        assert later["additionalOutputSchemas"]["ClarificationRequest"] == reference
+        # A drafted type's text is withheld: the draft carries what it said.
+        assert grounded["draft"]["type"] == "ProblemFrame"
+        assert grounded["nextAction"]["requiredOutputSchema"] == {
+            "$ref": "telic://schemas/ProblemFrame"
+        }
 
 
 async def test_hook_decisions_through_the_resident_server_equal_the_in_process_ones(

@@ -294,6 +294,27 @@ async def test_an_authorized_action_cannot_be_recorded_as_unauthorized() -> None
         await refuse(flow, "WorkResult", b.result(actions=actions))
 
 
+async def test_an_action_within_the_permissions_but_outside_allowed_tools_is_recordable() -> None:
+    """WR-ACTION-ALLOWED-TOOL refuses it as completed and says to record it unauthorized; that
+    record must then pass, or a real action would have no status (fresh-eyes trial r5)."""
+    async with open_ledger("memory://") as ledger:
+        flow = await _start_with_test(ledger, "analyze_only")
+        b = flow.b
+        b.permissions, b.verifications = _with_test(READ), [VR]
+        await flow.submit("ProblemFrame", b.frame())
+        await flow.submit("TaskContract", b.contract())
+        await flow.submit("PromptReview", b.prompt_review())
+        await flow.submit("WorkPlan", b.plan(nodes=[b.node(tools=["repository.read"])]))
+        assert flow.action.effective_permissions.shell.execute_allowlist == [TEST]
+        await flow.submit("Evidence", b.evidence(kind="tool_output"))
+        read = b.action("A-1", "repository.read", "src/app.py", "evidence-1")
+        completed = b.result(actions=[read, _test_run(flow, "A-2", "evidence-1")])
+        error = await refuse(flow, "WorkResult", completed, rules=["WR-ACTION-ALLOWED-TOOL"])
+        assert "status unauthorized" in error.issues[0].message
+        ran = _test_run(flow, "A-2", "evidence-1") | {"status": "unauthorized"}
+        await flow.submit("WorkResult", b.result(actions=[read, ran]))
+
+
 @pytest.mark.rule("RA-PERMISSIONS-BREACH")
 async def test_a_recorded_breach_fails_mode_compliance_and_the_run_ends_partial() -> None:
     async with open_ledger("memory://") as ledger:
