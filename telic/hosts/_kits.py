@@ -312,7 +312,9 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
         return original
     lines = [f"[mcp_servers.{SERVER_NAME}]"]
     for key, value in entry.items():
-        if isinstance(value, str):
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, str):
             lines.append(f"{key} = {_toml_string(value)}")
         else:
             lines.append(f"{key} = [{', '.join(_toml_string(item) for item in value)}]")
@@ -383,7 +385,13 @@ def _codex(
 ) -> list[FileChange]:
     from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT  # the prompt: slow
 
-    entry = {**_server_entry(command, root, resident), "env_vars": list(FORWARDED_ENV)}
+    # required: Codex waits for the server before the first turn (and stops if it cannot
+    # start), so `codex exec` offers Telic's tools from its first request.
+    entry = {
+        **_server_entry(command, root, resident),
+        "env_vars": list(FORWARDED_ENV),
+        "required": True,
+    }
     config, hooks = ".codex/config.toml", ".codex/hooks.json"
     agent = f".codex/agents/{AGENT_NAME}.toml"
     section = SKILL_TEXT.replace("# Telic workflow", "## Telic workflow", 1)

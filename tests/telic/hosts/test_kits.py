@@ -151,6 +151,7 @@ def test_codex_gets_its_server_hooks_cast_agent_and_an_agents_section(tmp_path: 
         "command": COMMAND[0],
         "args": ["--repository-root", str(tmp_path), *SERVE],
         "env_vars": list(FORWARDED_ENV),
+        "required": True,
     }
     assert {"TELIC_STATE_DIR", "XDG_STATE_HOME", "TELIC_DATABASE_URL"} <= set(FORWARDED_ENV)
     hooks = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]

@@ -267,9 +267,6 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
                 "--sandbox",
                 "workspace-write",
                 "--dangerously-bypass-hook-trust",
-                # Start the model only once Telic's MCP server is up (its tools offered).
-                "-c",
-                "mcp_servers.telic.required=true",
                 # Codex's second subagent tools: spawn_agent takes the kit's custom agent type.
                 "--enable",
                 "multi_agent_v2",
