@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
 from telic.controller._derive import (
+    breaches,
     contract_context_refs,
     contract_rule_refs,
     controlling_order,
@@ -1169,10 +1170,13 @@ def _audit(state: RunState) -> Draft | None:
     }
     block = {"value": "block", "what": "Report the run blocked.", "set": risk, "fill": risk_fill}
     choices: list[JSON]
+    breached = bool(breaches(state))  # an action on record as unauthorized: no release
+    if breached:
+        body["modeCompliance"] = "fail"
     if verdict == "block":
         body |= {"decision": "block", "unresolvedRisks": [""]}
         choices = [block]
-    elif verdict == "pass":
+    elif verdict == "pass" and not breached:
         choices = [
             {"value": "release", "what": "Release: a completed report follows."},
             partial,

@@ -9,6 +9,7 @@ report then say the permissions were not honoured, and an answered clarification
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from tests.telic.controller.rules.harness import (
     refuse,
     revising,
 )
+from tests.telic.draft_host import follow
 
 pytestmark = pytest.mark.anyio
 
@@ -313,6 +315,26 @@ async def test_an_action_within_the_permissions_but_outside_allowed_tools_is_rec
         assert "status unauthorized" in error.issues[0].message
         ran = _test_run(flow, "A-2", "evidence-1") | {"status": "unauthorized"}
         await flow.submit("WorkResult", b.result(actions=[read, ran]))
+
+
+async def test_after_a_recorded_breach_the_audit_draft_fails_mode_compliance() -> None:
+    """The draft must not offer what RA-PERMISSIONS-BREACH refuses (fresh-eyes trial r7)."""
+    async with open_ledger("memory://") as ledger:
+        flow = await _executing_read(ledger)
+        await flow.submit("WorkResult", _with_breach(flow))
+        await flow.submit("QualityReview", flow.b.quality_review(verifications=["VR-1"]))
+        assert flow.last.draft is not None
+        draft = json.loads(json.dumps(flow.last.draft.to_wire()))
+        assert draft["type"] == "ReleaseAudit"
+        assert draft["body"]["modeCompliance"] == "fail"
+        assert draft["body"]["decision"] == "partial"
+        [decision] = [f for f in draft["fill"] if f["path"] == "/decision"]
+        assert "release" not in [choice["value"] for choice in decision["choices"]]
+        await flow.submit("ReleaseAudit", follow(draft))
+        report = json.loads(json.dumps(flow.last.draft.to_wire()))
+        assert report["body"]["permissionsHonored"] is False
+        await flow.submit("UserReport", follow(report))
+    assert flow.action.phase == "partial"
 
 
 @pytest.mark.rule("RA-PERMISSIONS-BREACH")
