@@ -362,6 +362,10 @@ def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
     return item, " ".join(said)
 
 
+_OBSERVED_KIND: Final = {"shell.execute": "test", "repository.read": "repository"}
+"""The Evidence kind a draft proposes for what a read-only action observed, where one fits
+better than ``tool_output``: a command the user granted is a test run, a read is the file."""
+
 _ITEM_STATUS: Final = {
     ("WorkResult", "/observations"): "observed|user_reported",
     ("WorkResult", "/inferences"): "inferred|unverified",
@@ -841,7 +845,7 @@ def _result(state: RunState) -> Draft | None:
     for index, capability in enumerate(ordered):
         mutating = capability in _MUTATING
         ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
-        kind = "diff" if mutating else "tool_output"
+        kind = "diff" if mutating else _OBSERVED_KIND.get(capability, "tool_output")
         what = (
             f"The unified diff of your {capability} change."
             if mutating

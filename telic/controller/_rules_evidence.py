@@ -44,7 +44,12 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
         if _accepts(c, ref):
             continue
         if ref.uri.startswith(("repo://", "trace://")):
-            yield Violation(ref.path, "repo:// and trace:// references never prove an outcome")
+            kinds = "" if ref.kinds is None else f" (kind {', '.join(sorted(ref.kinds))})"
+            yield Violation(
+                ref.path,
+                "repo:// and trace:// references never prove an outcome: submit what you "
+                f"observed as Evidence{kinds} and cite its artifact:// URI",
+            )
         elif ref.user_reported:
             yield Violation(ref.path, "A user-reported claim must cite the user's own message")
         elif c.mode in _PLAN_DELIVERABLE:

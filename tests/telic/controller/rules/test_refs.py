@@ -83,7 +83,9 @@ async def test_only_evidence_proves_an_executed_outcome(proof: str) -> None:
         }[proof]
         bad = b.result()
         bad["acceptanceCoverage"][0]["evidenceRefs"] = [uri]
-        await refuse(flow, "WorkResult", bad)
+        error = await refuse(flow, "WorkResult", bad)
+        if uri.startswith(("repo://", "trace://")):  # the refusal says what passes instead
+            assert "submit what you observed as Evidence" in error.issues[0].message
         await flow.submit("WorkResult", b.result())
 
 
