@@ -428,39 +428,8 @@ def _read_and_test() -> dict[str, Any]:
 async def test_a_correction_order_lets_the_fix_plan_run_the_completion_verification() -> None:
     async with open_ledger("memory://") as ledger:
         flow = await _diagnosing_with_test(ledger)
-        b = flow.b
-        node = b.node("diag", ["AC-1"], ["shell.execute"], _read_and_test())
-        await flow.submit("WorkPlan", b.plan(nodes=[node]))
-        await flow.submit("Evidence", b.evidence(kind="test"))
-        await flow.submit(
-            "WorkResult", b.result(node="diag", actions=[_test_run(flow, "A-1", "evidence-1")])
-        )
-        order = {
-            "id": "CWO-1",
-            "targetCriterionIds": ["AC-2"],
-            "objective": "Fix it",
-            "allowedCapabilities": ["repository.write"],
-            "permissions": FIX,
-            "sourceRefs": [b.uri("evidence-1")],
-            "maximumToolCalls": 10,
-            "rationaleSummary": "Fix.",
-        }
-        gate = {
-            "id": "DG-1",
-            "status": "supported",
-            "rootCause": "Floor division",
-            "directEvidenceRefs": [b.uri("evidence-1")],
-            "correctionWorkOrder": order,
-            "withinApprovedScope": True,
-            "permissionsSufficient": True,
-            "rationaleSummary": "Shown.",
-        }
-        review = b.quality_review(
-            decision="proceed_to_fix",
-            criteria=["AC-1"],
-            verifications=["VR-TEST"],
-            diagnosisGate=gate,
-        )
+        order = _order(flow, ["repository.write"])
+        review = await _gate_review(flow, order)
         error = await refuse(flow, "QualityReview", review)
         assert any("allow repository.read" in i.message for i in error.issues)
         order["allowedCapabilities"] = ["repository.read", "repository.write"]
@@ -541,42 +510,8 @@ async def test_after_the_unlock_a_remediation_names_a_completion_criterion() -> 
     async with open_ledger("memory://") as ledger:
         flow = await _diagnosing_with_test(ledger)
         b = flow.b
-        node = b.node("diag", ["AC-1"], ["shell.execute"], _read_and_test())
-        await flow.submit("WorkPlan", b.plan(nodes=[node]))
-        await flow.submit("Evidence", b.evidence(kind="test"))
-        await flow.submit(
-            "WorkResult", b.result(node="diag", actions=[_test_run(flow, "A-1", "evidence-1")])
-        )
         tools = ["repository.read", "repository.write"]
-        order = {
-            "id": "CWO-1",
-            "targetCriterionIds": ["AC-2"],
-            "objective": "Fix it",
-            "allowedCapabilities": tools,
-            "permissions": FIX,
-            "sourceRefs": [b.uri("evidence-1")],
-            "maximumToolCalls": 10,
-            "rationaleSummary": "Fix.",
-        }
-        gate = {
-            "id": "DG-1",
-            "status": "supported",
-            "rootCause": "Floor division",
-            "directEvidenceRefs": [b.uri("evidence-1")],
-            "correctionWorkOrder": order,
-            "withinApprovedScope": True,
-            "permissionsSufficient": True,
-            "rationaleSummary": "Shown.",
-        }
-        await flow.submit(
-            "QualityReview",
-            b.quality_review(
-                decision="proceed_to_fix",
-                criteria=["AC-1"],
-                verifications=["VR-TEST"],
-                diagnosisGate=gate,
-            ),
-        )
+        await flow.submit("QualityReview", await _gate_review(flow, _order(flow, tools)))
         fix = b.node("fix", ["AC-2"], tools, FIX, 10, input_refs=[b.uri("qr-1")])
         await flow.submit("WorkPlan", b.plan("plan-2", [fix]))
         await flow.submit("Evidence", b.evidence("evidence-2", kind="diff"))
@@ -667,7 +602,23 @@ async def test_a_diagnosis_plan_leaves_the_fix_plan_its_minimum() -> None:
         await flow.submit("WorkPlan", b.plan(nodes=nodes))
 
 
+def _order(flow: Flow, tools: list[str]) -> dict[str, Any]:
+    """The proceed_to_fix review's correction order for AC-2, allowing ``tools``."""
+    return {
+        "id": "CWO-1",
+        "targetCriterionIds": ["AC-2"],
+        "objective": "Fix it",
+        "allowedCapabilities": tools,
+        "permissions": FIX,
+        "sourceRefs": [flow.b.uri("evidence-1")],
+        "maximumToolCalls": 10,
+        "rationaleSummary": "Fix.",
+    }
+
+
 async def _gate_review(flow: Flow, order: dict[str, Any]) -> dict[str, Any]:
+    """Run the diagnosis node with the user's test command; return a proceed_to_fix review
+    whose gate carries ``order`` (by reference: a test may change it and submit again)."""
     b = flow.b
     node = b.node("diag", ["AC-1"], ["shell.execute"], _read_and_test())
     await flow.submit("WorkPlan", b.plan(nodes=[node]))
@@ -697,17 +648,7 @@ async def test_a_correction_order_leaves_room_for_a_change_and_its_verification(
 ) -> None:
     async with open_ledger("memory://") as ledger:
         flow = await _diagnosing_with_test(ledger)
-        b = flow.b
-        order = {
-            "id": "CWO-1",
-            "targetCriterionIds": ["AC-2"],
-            "objective": "Fix it",
-            "allowedCapabilities": ["repository.read", "repository.write"],
-            "permissions": FIX,
-            "sourceRefs": [b.uri("evidence-1")],
-            "maximumToolCalls": 10,
-            "rationaleSummary": "Fix.",
-        }
+        order = _order(flow, ["repository.read", "repository.write"])
         review = await _gate_review(flow, order)
         if problem == "no_change":
             order["allowedCapabilities"] = ["repository.read"]
