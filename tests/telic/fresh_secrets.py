@@ -24,10 +24,19 @@ def draw(alphabet: str, length: int) -> str:
     digits, letters = any(c.isdigit() for c in alphabet), any(c.isalpha() for c in alphabet)
     while True:
         text = "".join(secrets.choice(alphabet) for _ in range(length))
+        if _ANOTHER_KIND in text:
+            continue  # a JSON Web Token's anchor: the token rule would claim the text after it
         if (not digits or any(c.isdigit() for c in text)) and (
             not letters or any(c.isalpha() for c in text)
         ):
             return text
+
+
+_ANOTHER_KIND: Final = "eyJ"
+"""The start of a JSON Web Token. Drawn inside another kind's value (about once in 3,000 Stripe
+keys), it makes the detector see a second, longer secret running on into the text that follows
+(``sk_live_…eyJ….json`` is redacted up to and including ``.json``): redacted safely, but no
+longer the one kind and span a test of that kind expects."""
 
 
 @dataclass(frozen=True, slots=True)
