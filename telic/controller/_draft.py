@@ -193,7 +193,7 @@ def _example_path(globs: Sequence[str]) -> str:
 
 
 _WHAT: Final = {
-    "rationaleSummary": "Why, briefly.",
+    "rationaleSummary": "Why.",
     "description": "What it checks, in one line.",
     "objective": "Its aim, in one line.",
     "claim": "The claim, in one line.",
@@ -253,7 +253,7 @@ def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return kept
 
 
-_SUMMARY: Final = Fill("/rationaleSummary", "Why, briefly.")
+_SUMMARY: Final = Fill("/rationaleSummary", "Why.")
 
 
 # ------------------------------------------------------------------ what the type text says
@@ -412,6 +412,14 @@ def _grow(path: str, what: str) -> Fill:
 # ------------------------------------------------------------------ framing
 
 
+_SHOWN: Final = {
+    "repository.read": "the lines you read",
+    "shell.execute": "the command and its output",
+    "shell.inspect": "the inspection's output",
+}
+"""What an observation's Evidence holds, per capability (the draft's fill line)."""
+
+
 def _criteria(state: RunState) -> list[JSON]:
     stages = ("diagnosis", "completion") if state.run.mode == "analyze_and_fix" else ("completion",)
     return [
@@ -441,7 +449,7 @@ def _frame(state: RunState) -> Draft:
     fill = [
         Fill("/goal", "The user's goal in one sentence."),
         Fill("/knownFacts/0/claim", "What the user's request states."),
-        _grow("/knownFacts", "More facts, each citing its source."),
+        _grow("/knownFacts", "More facts."),
         _grow("/inferences", "What follows from the facts."),
         _grow("/unknowns", "What stays open."),
         Fill("/scope/include", "Repository paths or globs the work may touch."),
@@ -476,18 +484,18 @@ def _clarification(state: RunState) -> Draft:
         "divergence": "",
         "evidenceInspected": [state.request.uri],
         "blockedBoundary": "",
-        "responseConstraints": "",
+        "responseConstraints": "Choose one option.",
         "responseChoices": [
             {
                 "id": "resume",
-                "label": "",
-                "consequence": "The run continues with this reading of the request.",
+                "label": "Resume",
+                "consequence": "The run goes on with this reading of the request.",
                 "authorityEffect": "within_current_authority",
                 "runEffect": "resume",
             },
             {
                 "id": "cancel",
-                "label": "",
+                "label": "Cancel",
                 "consequence": "The run is cancelled without changes.",
                 "authorityEffect": "within_current_authority",
                 "runEffect": "cancel",
@@ -505,14 +513,14 @@ def _clarification(state: RunState) -> Draft:
                 {"value": "user_owned_materially_divergent", "what": "Readings diverge."},
                 {
                     "value": "permission_expanding",
-                    "what": "A permission is missing: the user may resume within the current "
-                    "authority or end the run and start one with the permission.",
+                    "what": "A permission is missing: the user resumes without it, or ends the "
+                    "run for a new one with it.",
                     "set": {
                         "/permissionExpansionRequired": True,
                         "/responseChoices/1": {
                             "id": "new-run",
-                            "label": "",
-                            "consequence": "The run ends; a new run with the permission follows.",
+                            "label": "New run",
+                            "consequence": "The run ends; a run with the permission follows.",
                             "authorityEffect": "requires_new_run",
                             "runEffect": "new_run",
                         },
@@ -522,9 +530,6 @@ def _clarification(state: RunState) -> Draft:
         ),
         Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
         Fill("/blockedBoundary", "The decision or permission that blocks progress."),
-        Fill("/responseConstraints", "How the user must answer."),
-        Fill("/responseChoices/0/label", "A short label for resuming."),
-        Fill("/responseChoices/1/label", "A short label for cancelling."),
         _SUMMARY,
     )
     return Draft("ClarificationRequest", body, fill)
@@ -633,7 +638,7 @@ def _prompt_review(state: RunState) -> Draft | None:
         {"value": "pass", "what": "The contract is ready; planning follows."},
         {
             "value": "block",
-            "what": "The contract cannot be made workable; the run ends blocked.",
+            "what": "Unworkable: the run ends blocked.",
             "set": {"/hardGates/0/passed": False},
         },
     ]
@@ -673,7 +678,7 @@ def _prompt_review(state: RunState) -> Draft | None:
             "Six 0–100 scores; overallScore is their weighted sum (0.30, 0.20, 0.15, 0.20, "
             "0.10, 0.05 in this order), rounded to 2 places; pass needs 80 or more.",
         ),
-        Fill("/decision", "Your verdict on the contract.", tuple(choices)),
+        Fill("/decision", "Your verdict.", tuple(choices)),
         _SUMMARY,
     )
     return Draft("PromptReview", body, fill)
@@ -849,7 +854,7 @@ def _result(state: RunState) -> Draft | None:
         what = (
             f"The unified diff of your {capability} change."
             if mutating
-            else f"The output you observed doing {capability} (a test run, a file read, …)."
+            else f"What {capability} showed you ({_SHOWN.get(capability, 'its output')})."
         )
         evidence.append(_evidence(state, ev_id, kind, what))
         target = (
@@ -914,8 +919,9 @@ def _result(state: RunState) -> Draft | None:
     fill += [
         _grow("/observations", "What you observed."),
         _grow("/inferences", "What you conclude from it."),
-        _grow("/testResults", "Tests you ran."),
     ]
+    if node.permissions.shell.execute_allowlist:  # tests only where the node may run a command
+        fill.append(_grow("/testResults", "Tests you ran."))
     failed = {
         f"/acceptanceCoverage/{i}/status": "fail" for i in range(len(node.acceptance_criteria))
     }
@@ -924,10 +930,10 @@ def _result(state: RunState) -> Draft | None:
             "/status",
             "How the node's work ended.",
             (
-                {"value": "completed", "what": "Done as planned; the quality review follows."},
+                {"value": "completed", "what": "Done as planned; the review follows."},
                 {
                     "value": "failed",
-                    "what": "It did not meet its criteria; the review decides what next.",
+                    "what": "It missed its criteria; the review decides.",
                     "set": failed,
                 },
             ),
@@ -1043,27 +1049,27 @@ def _quality_review(state: RunState) -> Draft | None:
             }
         )
     elif all_pass:
-        choices.append({"value": "pass", "what": "The work meets the contract; the audit follows."})
+        choices.append({"value": "pass", "what": "It meets the contract; the audit follows."})
     else:
         body["decision"] = "partial"
     undo = {"/diagnosisGate": None} if gated and all_pass else {}
     partial: JSON = {
         "value": "partial",
-        "what": "Only part is done; the audit and a partial report follow.",
+        "what": "Only part is done: audit, then a partial report.",
     }
     choices.append(partial | ({"set": undo} if undo else {}))
     if state.run.remediations_remaining == 1:
         choices.append(
             {
                 "value": "remediate",
-                "what": "Redo the stage's work once within a remediation order.",
+                "what": "Redo the stage's work once, under an order.",
                 "set": undo | {"/remediationWorkOrder": _remediation(state, plan)},
             }
         )
     choices.append(
         {
             "value": "block",
-            "what": "The work cannot meet the contract; the run ends blocked after the audit.",
+            "what": "It cannot meet the contract: blocked after the audit.",
             "set": undo | {"/hardGates/0/passed": False},
         }
     )
@@ -1074,7 +1080,7 @@ def _quality_review(state: RunState) -> Draft | None:
         ),
         Fill("/hardGates/0/description", "A yes/no quality condition you checked."),
         _grow("/findings", "Problems you found."),
-        Fill("/decision", "Your verdict on the work.", tuple(choices)),
+        Fill("/decision", "Your verdict.", tuple(choices)),
         _SUMMARY,
     )
     return Draft("QualityReview", body, fill)
@@ -1193,7 +1199,7 @@ def _audit(state: RunState) -> Draft | None:
         choices.append(
             {
                 "value": "remediate",
-                "what": "Send the work back once to fix a defect; no report yet.",
+                "what": "Send the work back once to fix a defect.",
                 "set": {"/userReportRef": None, "/remediationDefect": _defect(state, review)},
                 "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
             }

@@ -84,7 +84,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "ContextManifest",
             (_CR,),
             frozenset({"UserMessage", _CR}),
-            "Ground repository context deterministically before any role acts.",
+            "Ground the repository context before any role acts.",
         ),
         _spec(
             "agent_1_frame",
@@ -129,7 +129,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "WorkPlan",
             (_CR,),
             _CONTRACT | _WORK | {"ContextManifest", "PromptReview"},
-            "Plan serial work nodes within the contract, permissions and budgets.",
+            "Plan work nodes within the contract, permissions and budgets.",
         ),
         _spec(
             "agent_4_execute",
@@ -138,7 +138,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "WorkResult",
             (_CR, "Evidence"),
             frozenset({"UserMessage", "ContextManifest", "TaskContract", _CR}) | _WORK,
-            "Execute the pending work node within its permissions and report the result.",
+            "Do the pending work node within its permissions; report the result.",
         ),
         _spec(
             "agent_3_review",
@@ -147,7 +147,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "QualityReview",
             (_CR,),
             _CONTRACT | _WORK,
-            "Review the work results against the contract's criteria and verifications.",
+            "Review the work against the contract's criteria and verifications.",
         ),
         _spec(
             "agent_5_audit",
@@ -156,7 +156,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "ReleaseAudit",
             (),
             _CONTRACT | _WORK | {"PromptReview"},
-            "Audit the run's claims against the user's request and the evidence.",
+            "Audit the run's claims against the request and the evidence.",
         ),
         _spec(
             "agent_5_report",

@@ -218,11 +218,11 @@ class Scorer:
             reasons.append("next to an active path")
         hints = [hint for suffix, hint in self._hints if path.endswith(suffix) or path == hint]
         if hints:
-            reasons.append(f"matches a path named in the request: {_listing(hints)}")
+            reasons.append(f"a path the request names: {_listing(hints)}")
         directory, _, name = path.rpartition("/")
         in_name = self._terms.intersection(tokenize(name))
         if in_name:
-            reasons.append(f"request terms in the file name: {_listing(in_name)}")
+            reasons.append(f"request terms in the name: {_listing(in_name)}")
         in_path = self._matches(directory) - in_name if directory else frozenset()
         if in_path:
             reasons.append(f"request terms in the path: {_listing(in_path)}")

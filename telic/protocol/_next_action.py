@@ -92,9 +92,9 @@ INSTRUCTION_REF_PATTERN: Final = rf"^artifact://system/roles/({_ROLE_ALTERNATION
 _INSTRUCTION_REF_RE: Final = re.compile(INSTRUCTION_REF_PATTERN)
 
 STOP_CONDITIONS: Final[tuple[str, str, str]] = (
-    "Stop rather than broaden the intent mode or the effective permissions.",
-    "Stop and ask for clarification at a material user-owned decision.",
-    "Submit concise rationale summaries only; never include hidden chain-of-thought.",
+    "Do not broaden the user-selected intent mode or permissions.",
+    "Stop at a materially divergent user-owned decision.",
+    "Submit concise rationale summaries and evidence references, never hidden chain-of-thought.",
 )
 """The three fixed stop conditions of every phase action."""
 

@@ -91,7 +91,7 @@ SCHEMA_TYPES: Final = (
 """Every type a NextAction can name as an output: the host's eleven and, for grounding, the
 ContextManifest. Spelled out so that the server starts without the protocol; a test checks it
 against the controller's phases."""
-_BY_TELIC: Final = frozenset({"ContextManifest"})
+WRITTEN_BY_TELIC: Final = frozenset({"ContextManifest"})
 # Named by the grounding action, but written by telic_ground_context: the host never needs its
 # schema to act, so in ``once`` mode it is always a reference.
 SCHEMA_URI_TEMPLATE: Final = "telic://schemas/{artifact_type}"
@@ -368,7 +368,7 @@ def schema_reference(artifact_type: str) -> dict[str, Any]:
     callers must not change it.
     """
     uri = schema_uri(artifact_type)
-    if artifact_type in _BY_TELIC:
+    if artifact_type in WRITTEN_BY_TELIC:
         return {"$ref": uri, "description": "Written by Telic, not by you."}
     return {"$ref": uri}
 
@@ -425,7 +425,7 @@ def notation_aliases() -> dict[str, Any]:
     counts: Counter[str] = Counter()
     taken: set[str] = set()
     for artifact_type in SCHEMA_TYPES:
-        if artifact_type in _BY_TELIC:
+        if artifact_type in WRITTEN_BY_TELIC:
             continue
         schema = full_schema(artifact_type)
         taken |= set(schema.get("$defs") or {})
@@ -480,7 +480,7 @@ def notation_fields() -> dict[str, Any]:
     properties: list[tuple[str, dict[str, Any]]] = []
     seen: dict[str, Any] = {}
     for artifact_type in SCHEMA_TYPES:
-        if artifact_type in _BY_TELIC:
+        if artifact_type in WRITTEN_BY_TELIC:
             continue
         for name, node in _properties(full_schema(artifact_type), seen):
             if isinstance(node, dict):
@@ -537,7 +537,7 @@ def prepare_schemas(mode: SchemaMode) -> None:
         with _BUILDING:
             if mode == "full":
                 emitted_schema(artifact_type)
-            elif artifact_type not in _BY_TELIC:
+            elif artifact_type not in WRITTEN_BY_TELIC:
                 _encoded(artifact_type)
 
 
@@ -596,14 +596,22 @@ class SchemaEmitter:
     schema is compact, any repeat is a reference, and a kind one schema defines is not defined
     again by the next (which the host reads after it). A type in ``drafted`` (one the result's
     draft covers: its fill lines and items say what the model writes) is a bare reference and
-    is not marked as sent, so a later result without a draft for it still sends its text.
+    is not marked as sent, so a later result without a draft for it still sends its text;
+    except a type in ``kept`` (what an ``instead`` draft writes: the alternative the session
+    keeps in view from then on), which ``commit()`` marks as sent.
     """
 
-    __slots__ = ("_drafted", "_fresh", "_kinds", "_sent")
+    __slots__ = ("_drafted", "_fresh", "_kept", "_kinds", "_sent")
 
-    def __init__(self, sent: _Memory | None, drafted: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        sent: _Memory | None,
+        drafted: frozenset[str] = frozenset(),
+        kept: frozenset[str] = frozenset(),
+    ) -> None:
         self._sent = sent
         self._drafted = drafted
+        self._kept = kept & drafted
         self._fresh: set[str] = set()
         self._kinds: dict[str, str] = {}
 
@@ -616,7 +624,7 @@ class SchemaEmitter:
         if self._sent is None or artifact_type not in SCHEMA_TYPES:
             return emitted_schema(artifact_type)
         if (
-            artifact_type in _BY_TELIC
+            artifact_type in WRITTEN_BY_TELIC
             or artifact_type in self._drafted
             or artifact_type in self._sent.types
             or artifact_type in self._fresh
@@ -631,7 +639,7 @@ class SchemaEmitter:
     def commit(self) -> None:
         """Record the types and kinds sent by this result as known to its session."""
         if self._sent is not None:
-            self._sent.types |= self._fresh
+            self._sent.types |= self._fresh | self._kept
             self._sent.kinds.update(self._kinds)
             self._fresh = set()
             self._kinds = {}
@@ -653,12 +661,17 @@ class SentSchemas:
         self._by_session: dict[int, _Memory] = {}
 
     def emitter(
-        self, session: object | None, drafted: Iterable[str] = (), action_id: str = ""
+        self,
+        session: object | None,
+        drafted: Iterable[str] = (),
+        action_id: str = "",
+        kept: Iterable[str] = (),
     ) -> SchemaEmitter:
         """Return the emitter for one result sent in ``session`` (``None``: no session).
 
         ``drafted``: the types the result's draft covers; in ``once`` mode their schemas are
-        bare references (``SchemaEmitter``). A result without a draft for the same NextAction
+        bare references (``SchemaEmitter``), and those in ``kept`` count as sent once the
+        result has gone. A result without a draft for the same NextAction
         (``action_id``) as the session's last draft (an acknowledged Evidence) withholds that
         draft's types too: the host still holds it. ``full`` mode and results outside a
         session ignore both: they carry every schema in full.
@@ -678,7 +691,7 @@ class SentSchemas:
             sent.held = (action_id, covered)
         elif action_id and sent.held[0] == action_id:
             covered = sent.held[1]
-        return SchemaEmitter(sent, covered)
+        return SchemaEmitter(sent, covered, frozenset(kept))
 
     def sessions(self) -> int:
         """How many live sessions have been sent a schema (for tests and diagnostics)."""

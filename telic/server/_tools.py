@@ -33,7 +33,7 @@ from telic.server._envelope import (
     with_schema,
 )
 from telic.server._json import decode_body_json
-from telic.server._schemas import SentSchemas
+from telic.server._schemas import SCHEMA_TYPES, WRITTEN_BY_TELIC, SentSchemas
 from telic.server._service import ProgressFn, Service
 from telic.server._table import TOOLS, ToolSpec, spec_of
 from telic.server.inputs import tool_schemas
@@ -153,9 +153,14 @@ async def _run(
             payload = await _handlers()[spec.name](service, arguments, progress, ask)
         else:
             payload = await _resume(service, arguments, *resumed)
-        action_id = getattr(payload.get("nextAction"), "id", "")
+        action = payload.get("nextAction")
+        action_id = getattr(action, "id", "")
+        draft = payload.get("draft")
         emitter = sent.emitter(
-            session, _drafted(payload.get("draft")), action_id if isinstance(action_id, str) else ""
+            session,
+            _drafted(draft) or _withheld(action),
+            action_id if isinstance(action_id, str) else "",
+            kept=_instead(draft),
         )
         result = success(payload, emitter)
         emitter.commit()
@@ -261,6 +266,22 @@ def _drafted(draft: object) -> frozenset[str]:
     """The artifact types a result's draft covers (none without a draft)."""
     covered = getattr(draft, "covered", None)
     return covered if isinstance(covered, frozenset) else frozenset()
+
+
+def _instead(draft: object) -> frozenset[str]:
+    """The artifact types a result's draft offers instead of its own (the clarification)."""
+    instead = getattr(draft, "instead", ())
+    return frozenset(d.type for d in instead) if isinstance(instead, tuple) else frozenset()
+
+
+def _withheld(action: object) -> frozenset[str]:
+    """Every type, when the step is Telic's own (grounding writes the manifest): the host
+    writes nothing now, and the next result's draft carries what it will write."""
+    return (
+        frozenset(SCHEMA_TYPES)
+        if getattr(action, "required_output_type", None) in (WRITTEN_BY_TELIC)
+        else frozenset()
+    )
 
 
 def _with_draft(payload: Payload, draft: object) -> Payload:

@@ -90,8 +90,8 @@ def test_reasons_explain_the_score_in_words() -> None:
     scorer = Scorer(request_terms("the api client in web/api.ts"), ["web/api.ts"])
     reason = scorer.explain("web/api.ts", instruction=False)
     assert reason == (
-        "Named as an active path; matches a path named in the request: web/api.ts;"
-        " request terms in the file name: api, ts; request terms in the path: web"
+        "Named as an active path; a path the request names: web/api.ts;"
+        " request terms in the name: api, ts; request terms in the path: web"
     )
     assert scorer.explain("AGENTS.md", instruction=True).startswith("Agent instruction file")
     assert "low-relevance" in scorer.explain("zzz.txt", instruction=False)

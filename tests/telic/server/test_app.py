@@ -26,7 +26,6 @@ from telic.server._schemas import (
     SchemaMode,
     SentSchemas,
     Stream,
-    compact_object,
     emitted_schema,
     inline,
     schema_reference,
@@ -77,20 +76,22 @@ def _is_compact(schema: Any, kind: str) -> bool:
     return set(schema) == {"$ref", NOTATION_KEY} and schema["$ref"] == f"telic://schemas/{kind}"
 
 
-async def test_a_session_gets_each_schema_once_in_notation_and_then_a_reference(
+async def test_a_session_following_drafts_is_pointed_at_schemas_it_need_not_read(
     repo: DemoRepository, state: Path
 ) -> None:
     async with _client(repo, state) as client:
         tools = TelicTools(client)
         started, grounded = await _grounded(tools)
         again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
-    # Grounding writes the ContextManifest, so the host is only pointed at its schema.
+    # Grounding is Telic's step: the host writes nothing yet, so every schema is a reference
+    # (the framing result's draft, and its clarification draft under `instead`, follow).
     assert _schemas(started) == (
         schema_reference("ContextManifest"),
-        {"ClarificationRequest": compact_object("ClarificationRequest")},
+        {"ClarificationRequest": schema_reference("ClarificationRequest")},
     )
     # The framing result carries a ProblemFrame draft: its type text is withheld, a bare $ref.
     assert "draft" in grounded
+    assert [d["type"] for d in grounded["draft"]["instead"]] == ["ClarificationRequest"]
     required, additional = _schemas(grounded)
     assert required == schema_reference("ProblemFrame")
     assert additional == {"ClarificationRequest": schema_reference("ClarificationRequest")}
@@ -114,10 +115,28 @@ async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
             theirs, _ = await _grounded(second)
             run_id = theirs["run"]["runId"]
             repeated = await second.call("telic_get_next_action", run_id=run_id)
-    # Each session is sent the ClarificationRequest text in its own first result.
+    # Each session is sent the clarification's draft in its own framing result.
     assert _schemas(mine)[1] == _schemas(theirs)[1]
-    assert _is_compact(_schemas(mine)[1]["ClarificationRequest"], "ClarificationRequest")
     assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
+
+
+def test_a_type_an_instead_draft_writes_counts_as_sent() -> None:
+    """The clarification drafted under `instead` while framing stays in the session's view:
+    later results point at its schema; a type only drafted (not kept) is still sent later."""
+    sent, session = SentSchemas("once"), Stream()
+    framing = sent.emitter(
+        session, {"ProblemFrame", "ClarificationRequest"}, "action-2", kept={"ClarificationRequest"}
+    )
+    assert framing("ClarificationRequest") == schema_reference("ClarificationRequest")
+    framing.commit()
+    later = sent.emitter(session, {"TaskContract"}, "action-3")
+    assert later("ClarificationRequest") == schema_reference("ClarificationRequest")
+    assert _is_compact(later("ProblemFrame"), "ProblemFrame")
+    unkept = SentSchemas("once")
+    unkept.emitter(session, {"ClarificationRequest"}, "action-2").commit()
+    assert _is_compact(
+        unkept.emitter(session, (), "action-3")("ClarificationRequest"), "ClarificationRequest"
+    )
 
 
 def test_a_drafted_type_is_withheld_and_not_marked_sent() -> None:
@@ -160,13 +179,15 @@ async def test_a_connection_of_the_2026_era_is_one_session_like_a_stdio_stream(
         tools = TelicTools(client)
         started, _ = await _grounded(tools)
         again = await tools.call("telic_get_next_action", run_id=started["run"]["runId"])
-    assert _schemas(started)[1] == {"ClarificationRequest": compact_object("ClarificationRequest")}
-    assert _schemas(again)[1] == {"ClarificationRequest": schema_reference("ClarificationRequest")}
-    async with _client(repo, state, mode="auto") as fresh:  # a new connection starts afresh
+    # Outside a session every result carries its schemas in full (the test above); the stream
+    # is one session, so the drafted and Telic-written steps point at the resources instead.
+    reference = {"ClarificationRequest": schema_reference("ClarificationRequest")}
+    assert _schemas(started)[1] == _schemas(again)[1] == reference
+    async with _client(repo, state, mode="auto") as fresh:
         first = await TelicTools(fresh).call(
             "telic_start_run", original_request=REQUEST, mode="plan_only"
         )
-    assert _schemas(first)[1] == {"ClarificationRequest": compact_object("ClarificationRequest")}
+    assert _schemas(first)[1] == reference
 
 
 async def test_the_schema_resource_returns_the_full_schema_and_refuses_unknown_types(

@@ -235,14 +235,13 @@ async def test_each_http_session_gets_the_schema_once_and_sessionless_calls_alwa
             third = await _frame_schemas(TelicTools(sessionless))
             fourth = await _frame_schemas(TelicTools(one))
             resource = await one.read_resource("telic://schemas/ProblemFrame")
-    compact, full = first[0], third[1]
+    full = third[1]
     asking = {"$ref": "telic://schemas/ClarificationRequest"}
     reference = {"$ref": "telic://schemas/ProblemFrame"}
     assert full["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert set(compact) == {"$ref", "x-telic-type"}
-    assert compact["$ref"] == asking["$ref"]
-    # The framing answers carry a draft: in a session the ProblemFrame text is withheld.
-    assert first == second == [compact, reference, reference]
+    # In a session the start points at the clarification's schema (its draft comes with the
+    # framing) and the framing answers carry a draft: the ProblemFrame text is withheld.
+    assert first == second == [asking, reference, reference]
     assert third[1:] == [full, full], "the 2026-07-28 era has no sessions: nothing to remember"
     assert third[0]["$schema"] == full["$schema"]
     assert fourth == [asking, reference, reference]
