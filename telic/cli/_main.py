@@ -183,6 +183,15 @@ def _parser() -> argparse.ArgumentParser:
     digest_cmd.add_argument("run", nargs="?")
     digest_cmd.add_argument("--all", action="store_true", help="aggregate every run's packets")
     add("verify", "verify a run's hash chain and blobs").add_argument("run")
+    replay_cmd = add("replay", "replay a run step by step (artifacts, digests, highlights)")
+    replay_cmd.add_argument("run")
+    replay_cmd.add_argument(
+        "--repo",
+        dest="repository_root",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the repository (as --repository-root)",
+    )
     add("doctor", "check Python, state dir, database, git and rg")
     add_host_commands(add)
     if has_reports():
@@ -380,6 +389,19 @@ async def _verify(config: ServerConfig, args: argparse.Namespace) -> int:
     return EXIT_OK if report.get("ok") else EXIT_FAILURE
 
 
+async def _replay(config: ServerConfig, args: argparse.Namespace) -> int:
+    import json
+
+    async with _service(config, args) as service:
+        report = to_wire(await service.replay_run(args.run))
+    # The report itself, as the original prints it: compact with --json, indented otherwise.
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        print_json(report)
+    return EXIT_OK
+
+
 async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
     # The demo's client side is not needed to serve.
     from telic.cli._demo import print_demo, run_demo
@@ -555,6 +577,7 @@ _COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitabl
     "artifact": _artifact,
     "digest": _digest,
     "verify": _verify,
+    "replay": _replay,
     "demo": _demo,
     "doctor": _doctor,
     "report": _report,

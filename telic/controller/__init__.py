@@ -57,6 +57,20 @@ if typing.TYPE_CHECKING:
         PhaseSpec as PhaseSpec,
         expected_producer as expected_producer,
     )
+    from telic.controller._replay import (
+        DIGEST_STATUSES as DIGEST_STATUSES,
+        TOPOLOGIES as TOPOLOGIES,
+        DigestStatus as DigestStatus,
+        ReplayReport as ReplayReport,
+        ReplayStep as ReplayStep,
+        Topology as Topology,
+        digest_status as digest_status,
+        replay_report as replay_report,
+    )
+    from telic.controller._replay_read import (
+        read_replay as read_replay,
+        run_topology as run_topology,
+    )
     from telic.controller._rules import (
         RULES as RULES,
         all_rule_ids as all_rule_ids,
@@ -81,7 +95,11 @@ if typing.TYPE_CHECKING:
         role_of as role_of,
         role_rules as role_rules,
     )
-    from telic.controller._tool import tool_layers as tool_layers
+    from telic.controller._tool import (
+        check_broker_token as check_broker_token,
+        envelope_ref as envelope_ref,
+        tool_layers as tool_layers,
+    )
     from telic.controller._vocabulary import (
         ELICITED_EVENT as ELICITED_EVENT,
         ELICITED_SUMMARY as ELICITED_SUMMARY,

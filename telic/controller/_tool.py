@@ -10,12 +10,14 @@ reads while grounding, nothing in any other phase).
 
 from __future__ import annotations
 
+from telic._errors import Issue, StaleToken
+from telic.controller._events import Token
 from telic.controller._next import next_action
 from telic.controller._state import RunState
 from telic.permissions import Layer, effective_authorization
 from telic.protocol import PermissionSet
 
-__all__ = ["tool_layers"]
+__all__ = ["check_broker_token", "envelope_ref", "tool_layers"]
 
 
 def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
@@ -36,3 +38,37 @@ def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
         ),
         Layer.from_permissions("phase", phase),
     )
+
+
+def envelope_ref(state: RunState) -> str:
+    """The run envelope's artifact reference: the policy a broker decision cites."""
+    found = state.latest("RunEnvelope")
+    if found is None:
+        raise LookupError("run has no RunEnvelope")
+    return found.uri
+
+
+def check_broker_token(state: RunState, token: Token) -> None:
+    """Refuse a stale or foreign token of the original's broker dialect, in its words.
+
+    The same check as every state-changing call's (rules ``RUN-TOKEN-VERSION`` and
+    ``RUN-TOKEN-ACTION``), in any run status, with the original broker's texts; version 0
+    passes the argument schema and is always stale.
+
+    Raises:
+        StaleToken: ``Stale run version X; current version is Y`` or ``Stale or foreign
+            action_id; reload the next action``.
+    """
+    run = state.run
+    if token.expected_run_version != run.version:
+        message = (
+            f"Stale run version {token.expected_run_version}; current version is {run.version}"
+        )
+        issue = Issue(
+            "expected_run_version", "run-token-version", message, "RUN-TOKEN-VERSION", run.version
+        )
+        raise StaleToken(message, issues=(issue,))
+    if token.action_id != run.action_id:
+        message = "Stale or foreign action_id; reload the next action"
+        issue = Issue("action_id", "run-token-action", message, "RUN-TOKEN-ACTION", run.action_id)
+        raise StaleToken(message, issues=(issue,))

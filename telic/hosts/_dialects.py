@@ -59,6 +59,7 @@ TELIC_TOOLS: Final = frozenset(
         "telic_cancel_run",
         "telic_get_artifact",
         "telic_check_tool_action",
+        "telic_replay_run",
         "telic_verify_run",
         "telic_get_digest",
         "telic_cast",

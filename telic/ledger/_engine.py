@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from telic._errors import IntegrityError, LedgerConflict, NotFound, UsageError
+from telic._errors import IntegrityError, Issue, LedgerConflict, NotFound, UsageError
 from telic.protocol import parse_json_strict
 
 from ._base import Backend, Ledger, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
-from ._chain import artifact_problem, event_hash, genesis_hash, walk_chain
+from ._chain import artifact_hash, artifact_problem, event_hash, genesis_hash, walk_chain
 from ._clock import utc_now as utc_now
 from ._plans import (
     CHANGED,
@@ -324,7 +324,12 @@ class LedgerEngine(Ledger):
 def _verified(record: ArtifactRecord, data: bytes | None) -> ArtifactBody:
     problem = artifact_problem(record, data)
     if problem is not None or data is None:
-        raise IntegrityError(f"Artifact integrity check failed: {problem}")
+        # The issue code tells a body that is gone from one that no longer matches (replay's
+        # digestStatus ``missing`` versus ``mismatch``) without reading the message.
+        intact_row = artifact_hash(record) == record.record_hash
+        code = "blob_missing" if data is None and intact_row else "digest_mismatch"
+        issue = Issue("sha256", code, f"{record.artifact_id}: {problem}")
+        raise IntegrityError(f"Artifact integrity check failed: {problem}", issues=(issue,))
     return ArtifactBody(record=record, body=parse_json_strict(data), canonical=data)
 
 

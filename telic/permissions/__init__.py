@@ -12,6 +12,8 @@ Terms and laws (docs/protocol.md §3.5):
   action against them to a ``Decision`` that names the deciding layer. Deny overrides allow, and
   adding a layer never widens a decision. Writes and deletes never reach a protected path
   (``PROTECTED_PATHS``) without the user's explicit grant of it.
+* ``broker_decision`` — the same decision answered in the original Telic's broker shape as
+  well (``reasonCode``, the refusing policies' names, its ``permissionDecision``).
 * start_run inputs — ``start_run_authority`` and its ``check_*`` functions report ``SR-*`` rules.
 
 The filesystem is touched only through a ``Resolver`` (default ``resolve_real_path``), so tests
@@ -26,6 +28,11 @@ from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
     from telic.permissions._boundary import boundary as boundary
+    from telic.permissions._broker import (
+        BrokerDecision as BrokerDecision,
+        broker_decision as broker_decision,
+        policy_names as policy_names,
+    )
     from telic.permissions._decision import (
         Decision as Decision,
         Grant as Grant,

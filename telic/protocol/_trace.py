@@ -56,6 +56,7 @@ EventType = Literal[
     "clarification_requested",
     "redaction_applied",
     "run_terminated",
+    "broker_decision",
 ]
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
@@ -63,6 +64,9 @@ RedactionCategory = Literal["credential", "secret", "personal_data", "sensitive_
 REDACTION_CATEGORIES: Final[tuple[RedactionCategory, ...]] = get_args(RedactionCategory)
 
 _TOOL_EVENTS: Final[frozenset[EventType]] = frozenset({"tool_started", "tool_finished"})
+_DECISION_EVENTS: Final[frozenset[EventType]] = frozenset({"permission_checked", "broker_decision"})
+"""Events that record a permission decision (``broker_decision``: the original Telic's name for
+a host's pre-action check asked in its dialect)."""
 
 
 class ToolTrace(WireModel):
@@ -149,10 +153,10 @@ class TraceEvent(ArtifactBody):
 
     @model_validator(mode="after")
     def _required_metadata(self) -> TraceEvent:
-        if self.event_type == "permission_checked" and self.permission_decision is None:
+        if self.event_type in _DECISION_EVENTS and self.permission_decision is None:
             raise PydanticCustomError(
                 "trace_permission_decision_missing",
-                "A permission_checked event needs a permissionDecision",
+                "A permission_checked or broker_decision event needs a permissionDecision",
             )
         if self.event_type in _TOOL_EVENTS and self.tool is None:
             raise PydanticCustomError(

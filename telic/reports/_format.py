@@ -17,12 +17,14 @@ __all__ = [
 
 _MD_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _GOOD: Final = frozenset(
-    {"pass", "supported", "completed", "ALLOW", "verified", "release", "cited"}
+    {"pass", "supported", "completed", "ALLOW", "verified", "release", "cited", "ok"}
 )
 _BAD: Final = frozenset(
     {
         "fail",
         "failed",
+        "mismatch",
+        "missing",
         "unsupported",
         "contradicted",
         "DENY",

@@ -481,6 +481,7 @@ def render_html(data: RunReportData) -> str:
             f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
         )
     )
+    parts.append(_steps_section(data))
     shown = {e.artifact_id for e in data.evidence}
     items = "".join(
         f'<li id="{anchor(a.artifact_id)}{"-record" if a.artifact_id in shown else ""}">'
@@ -511,6 +512,30 @@ def render_html(data: RunReportData) -> str:
     parts.append(_section("provenance", "Provenance", f"<table>{rows}</table>"))
     body = "<main>\n" + "".join(parts) + "</main>"
     return page(f"Run report {data.run_id}", body)
+
+
+def _steps_section(data: RunReportData) -> str:
+    """The run replayed: each stored artifact where it entered the trace, and its digest."""
+    rows = [
+        [
+            str(step.sequence),
+            f"<code>{escape(step.phase)}</code>",
+            _link(step.artifact_ref.rsplit("/", 1)[-1]),
+            escape(step.artifact_type),
+            _pill(step.digest_status),
+            escape(step.escalation_reason or ""),
+        ]
+        for step in data.steps
+    ]
+    table = _table(
+        "steps",
+        ["Seq", "Phase", "Artifact", "Type", "Digest", "Escalation"],
+        rows,
+        "No stored artifacts.",
+    )
+    notes = "".join(f"<li>{escape(h)}</li>" for h in data.highlights)
+    highlights = f'<ul id="steps-highlights">{notes}</ul>' if notes else ""
+    return _section("steps", "Steps (replay)", table + highlights)
 
 
 def _options(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
 from telic._errors import IntegrityError, NotFound
-from telic.controller import run_phase
+from telic.controller import DigestStatus, digest_status, replay_report, run_phase, run_topology
 from telic.ledger import Ledger, TraceRecord, utc_now
 from telic.reports._model import IndexEntry, RunReportData
 from telic.reports._project import Stored, artifact_id_of, project
@@ -96,15 +97,19 @@ async def load_run_report(
     """
     record = await ledger.get_run(run_id)
     artifacts = []
+    digests: dict[str, DigestStatus] = {}
     for meta in await ledger.list_artifacts(run_id):
         try:
             body = (await ledger.read_artifact(run_id, meta.artifact_id)).body
-        except IntegrityError:
+        except (NotFound, IntegrityError) as error:
             body = {}  # shown without content; verify_run below names the broken record
+            digests[meta.artifact_id] = digest_status(error)
+        else:
+            digests[meta.artifact_id] = "ok"
         artifacts.append(Stored(meta, body))
     events = await load_trace(ledger, run_id)
     verify = await ledger.verify_run(run_id)
-    return project(
+    data = project(
         record,
         artifacts,
         events,
@@ -112,3 +117,7 @@ async def load_run_report(
         generator_version=generator or generator_version(),
         generated_at=clock(),
     )
+    metas = [stored.record for stored in artifacts]
+    topology = run_topology(record)
+    replayed = replay_report(record, metas, events, digests, topology=topology)
+    return replace(data, steps=replayed.steps, highlights=replayed.trace_highlights)

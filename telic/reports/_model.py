@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from telic.controller import ReplayStep
+
 __all__ = [
     "ANSWER_SOURCES",
     "GENERATOR_NAME",
@@ -322,3 +324,7 @@ class RunReportData:
     provenance: Provenance
     clarifications: tuple[ClarificationRow, ...] = ()
     """Every ClarificationRequest and its answer, with who answered it."""
+    steps: tuple[ReplayStep, ...] = ()
+    """The run replayed: one step per stored artifact, in trace order (``telic_replay_run``)."""
+    highlights: tuple[str, ...] = ()
+    """The replay's highlights: topology escalations, then denied host checks."""

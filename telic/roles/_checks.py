@@ -35,7 +35,7 @@ CHECK_RULES: Final[dict[str, str]] = {
 }
 """Rule id → the bound it enforces."""
 
-_CHECK_EVENTS: Final = frozenset({"permission_checked", "tool_action_refused"})
+_CHECK_EVENTS: Final = frozenset({"permission_checked", "tool_action_refused", "broker_decision"})
 
 
 @dataclass(frozen=True, slots=True)

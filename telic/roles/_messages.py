@@ -14,7 +14,7 @@ from typing import Final, Generic, TypeVar, cast
 
 from telic.casting import Admission, ProgressStatus
 from telic.controller import Accepted, Rejection, StepResult
-from telic.permissions import Decision
+from telic.permissions import BrokerDecision
 from telic.protocol import canonical_json
 from telic_actors import Ask
 from telic_packets import Packet
@@ -158,8 +158,9 @@ class ReturnPacket(Ask[Outcome[Packet]]):
 
 
 @dataclass(frozen=True, slots=True)
-class CheckTool(Ask[Outcome[Decision]]):
-    """A host hook's pre-action permission question; ``payload`` stages ``{capability, target}``."""
+class CheckTool(Ask[Outcome[BrokerDecision]]):
+    """A host hook's pre-action permission question; ``payload`` stages ``{capability, target}``
+    and, in the original's dialect, ``token: [action_id, expected_run_version]``."""
 
     run_id: str
     payload: str

@@ -66,13 +66,15 @@ from telic.controller import (
     SubmitArtifact,
     Token,
     TraceEntry,
+    check_broker_token,
+    envelope_ref,
     pending_node,
     refuse_secrets,
     step,
     tool_layers,
 )
 from telic.ledger import Ledger, NewArtifact, TraceRecord
-from telic.permissions import Decision, authorize_action
+from telic.permissions import BrokerDecision, broker_decision, policy_names
 from telic.protocol import canonical_json, parse_artifact
 from telic.roles._blobs import BlobStage
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
@@ -748,52 +750,74 @@ class RunActor(Actor[RunMessage]):
 
     # ------------------------------------------------------------------ permissions
 
-    async def _check_tool(self, message: CheckTool) -> Decision:
+    async def _check_tool(self, message: CheckTool) -> BrokerDecision:
+        """Decide a host's pre-action question and trace it (``docs/protocol.md`` §2, tool
+        ``telic_check_tool_action``): with the original's token, the token is checked first
+        and the decision is recorded as ``broker_decision``; without it, as
+        ``permission_checked``. Both dialects decide with the same three layers."""
         deps = self._deps
         payload = self._payload(message.payload)
         capability = str(payload.get("capability", ""))
         target = payload.get("target")
+        token = payload.get("token")
         state = await deps.controller.load(self._run_id)
+        if token is not None:
+            action_id, expected = token
+            check_broker_token(state, Token(str(action_id), int(expected)))
         layers = tool_layers(state)
         granted = state.envelope.authorization
-        decision = authorize_action(
+        answer = broker_decision(
             cast(Any, capability),
             target if isinstance(target, str) else None,
             layers,
+            names=policy_names(state.run.mode),
+            policy_ref=envelope_ref(state),
             repository_root=state.run.repository_root,
             protected_granted=granted.protected_paths_granted,
         )
+        decision = answer.decision
         known = decision.code != "unknown_capability"
         # The target is the host's text: trace (and answer) it with every likely secret replaced
         # by a typed marker, cut to the trace's bound only afterwards so no secret is cut in half.
         if decision.scope is not None:
             decision = replace(decision, scope=redact(decision.scope))
-        wanted = CheckRecord(
-            "permission_checked" if known else "tool_action_refused",
-            {
-                "decision": decision.verdict,
-                "capability": capability,
-                "scope": (decision.scope or capability)[:2048],
-                "policyRefs": [],
-                "rationaleSummary": decision.reason[:4096],
-            }
-            if known
-            else None,
-        )
+            answer = replace(answer, decision=decision)
+        if token is not None:
+            verb = "allowed" if decision.allowed else "denied"
+            tail = "" if decision.allowed else f": {answer.reason_code}"
+            wanted = CheckRecord("broker_decision", answer.permission_decision())
+            summary = f"Broker {verb} {capability}{tail}."
+            inputs: tuple[str, ...] = (answer.policy_ref,)
+        else:
+            wanted = CheckRecord(
+                "permission_checked" if known else "tool_action_refused",
+                {
+                    "decision": decision.verdict,
+                    "capability": capability,
+                    "scope": (decision.scope or capability)[:2048],
+                    "policyRefs": [],
+                    "rationaleSummary": decision.reason[:4096],
+                }
+                if known
+                else None,
+            )
+            summary = decision.reason
+            inputs = ()
         record = record_plan(state, wanted)  # raises for a finished run or past the cap
         if record is None:  # the same decision is already in the trace
-            return decision
+            return answer
         checked = event(
             state.run,
             record.event_type,
             actor=CHECK_ACTOR,
             event_id=deps.new_id(),
             timestamp=deps.clock(),
+            input_refs=inputs,
             permission_decision=record.permission_decision,
-            summary=decision.reason,
+            summary=summary,
         )
         await deps.ledger.record_events(self._run_id, [checked])
-        return decision
+        return answer
 
 
 class Launcher(Actor[StartRun]):

@@ -37,7 +37,16 @@ from telic.casting import (
     seconds,
     sleeper_on,
 )
-from telic.controller import Action, Controller, Draft, RunDetails, StepResult, TraceView
+from telic.controller import (
+    Action,
+    Controller,
+    Draft,
+    ReplayReport,
+    RunDetails,
+    StepResult,
+    TraceView,
+    read_replay,
+)
 from telic.grounding import GroundingProgress
 from telic.ledger import (
     ArtifactBody,
@@ -49,7 +58,7 @@ from telic.ledger import (
     open_ledger,
     utc_now,
 )
-from telic.permissions import Decision
+from telic.permissions import BrokerDecision, Decision
 from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import (
@@ -482,7 +491,33 @@ class Service:
 
     async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether the host may act now (pre-action hook); the decision is traced."""
-        with self._stage.staged_json({"capability": capability, "target": target}) as key:
+        return (await self.broker_check(run_id, capability, target)).decision
+
+    async def broker_check(
+        self,
+        run_id: str,
+        capability: str,
+        target: str | None,
+        *,
+        action_id: str | None = None,
+        expected_run_version: int | None = None,
+    ) -> BrokerDecision:
+        """Decide whether the host may act now, answered in both shapes.
+
+        With the original's token (``action_id`` and ``expected_run_version`` together) the
+        token is checked first and the decision is traced as ``broker_decision``; without it,
+        as ``permission_checked``. The decision itself is the same either way.
+
+        Raises:
+            StaleToken: the token is stale or foreign (nothing is recorded).
+            UsageError: only one of ``action_id`` and ``expected_run_version`` is given.
+        """
+        if (action_id is None) != (expected_run_version is None):
+            raise UsageError("action_id and expected_run_version go together")
+        payload: dict[str, object] = {"capability": capability, "target": target}
+        if action_id is not None:
+            payload["token"] = [action_id, expected_run_version]
+        with self._stage.staged_json(payload) as key:
             return await self._ask(run_id, CheckTool(run_id, key))
 
     # ------------------------------------------------------------------ casting
@@ -620,6 +655,10 @@ class Service:
         """Recompute every digest and chain link of the run."""
         await self._ledger.get_run(run_id)
         return await self._ledger.verify_run(run_id)
+
+    async def replay_run(self, run_id: str) -> ReplayReport:
+        """Replay the run step by step from its records (reads only)."""
+        return await read_replay(self._ledger, run_id)
 
 
 def _wire(value: object) -> object:

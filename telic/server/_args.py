@@ -258,12 +258,31 @@ class GetTraceArgs(RunArgs):
 
 
 class CheckToolActionArgs(RunArgs):
-    """telic_check_tool_action."""
+    """telic_check_tool_action, in both dialects.
 
+    Ours: ``run_id, capability, target``. The original Telic's: ``run_id, action_id,
+    expected_run_version, capability, target?``: the two token arguments go together, and with
+    them ``target`` may be left out (a scoped grant then refuses: it needs a target).
+    """
+
+    action_id: Id | None = None
+    """The current NextAction id (the original's dialect; with expected_run_version)."""
+    expected_run_version: Count | None = None
+    """The run version last seen (the original's dialect; 0 passes and is always stale)."""
     capability: Capability
     """Capability the tool would use."""
-    target: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-    """Path, command or URL acted on."""
+    target: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
+    """Path, command or URL acted on (required without action_id)."""
+
+    @model_validator(mode="after")
+    def _one_dialect(self) -> Self:
+        if (self.action_id is None) != (self.expected_run_version is None):
+            raise ValueError("action_id and expected_run_version go together (or neither)")
+        if self.action_id is None and self.target is None:
+            raise ValueError(
+                "target is required unless action_id and expected_run_version are given"
+            )
+        return self
 
 
 class Routing(ToolArgs):

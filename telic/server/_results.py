@@ -30,6 +30,7 @@ __all__ = [
     "GroundResultOut",
     "ListRunsResultOut",
     "NextActionResultOut",
+    "ReplayResultOut",
     "ReturnPacketResultOut",
     "RunOut",
     "StepResultOut",
@@ -196,11 +197,74 @@ class DigestResultOut(_Ok):
     digest: str
 
 
+class BrokerDecisionOut(_Object):
+    """A pre-action permission decision: the original's four keys, then ours."""
+
+    allowed: bool
+    reasonCode: str
+    """allowed or policy_denied."""
+    summary: str
+    permissionDecision: dict[str, Any]
+    """decision, capability, scope, policyRefs, rationaleSummary (as the trace records it)."""
+    capability: str
+    scope: str | None
+    decidingLayer: str | None
+    """The first layer that refused (mode, authorization, phase, protected), or null."""
+    reason: str
+    code: str
+    """Why, as a stable code (allowed, not_granted, out_of_scope, path_escape, ...)."""
+
+
 class CheckResultOut(_Ok):
     """A pre-action permission decision."""
 
-    decision: dict[str, Any]
-    """allowed, the capability, the scope, the deciding layer and the reason."""
+    decision: BrokerDecisionOut
+
+
+class ReplayStepOut(_Object):
+    """One stored artifact of the run and where it entered the trace."""
+
+    sequence: int
+    phase: str
+    """The internal phase of the event that produced it."""
+    artifactRef: str
+    artifactType: str
+    digestStatus: str
+    """ok, mismatch (no longer matches its digest) or missing (its body or row is gone)."""
+    escalationReason: str | None = None
+    """Present only when a topology escalation produced it."""
+
+
+class ReplayChainOut(_Object):
+    """The run's hash-chain walk (as telic_verify_run reports it)."""
+
+    intact: bool
+    recordsChecked: int
+    firstBroken: dict[str, Any] | None
+    traceReadable: bool
+    """False when a trace record fails its hash: the steps then carry no trace index."""
+
+
+class ReplayOut(_Object):
+    """A run replayed step by step."""
+
+    runId: str
+    topology: str
+    """micro, standard or forensic."""
+    steps: list[ReplayStepOut]
+    traceHighlights: list[str]
+    """Escalation reasons, then the summaries of denied host checks."""
+    degraded: bool | None = None
+    """Present (true) only for a micro run, whose replay is a stub."""
+    reason: str | None = None
+    """micro_topology, with degraded."""
+    chain: ReplayChainOut | None = None
+
+
+class ReplayResultOut(_Ok):
+    """A run's replay."""
+
+    report: ReplayOut
 
 
 class VerifyResultOut(_Ok):

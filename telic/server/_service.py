@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from telic.casting import Admission, PacketStats, ProgressStatus
-    from telic.controller import Action, Draft, RunDetails, StepResult, TraceView
+    from telic.controller import Action, Draft, ReplayReport, RunDetails, StepResult, TraceView
     from telic.grounding import GroundingProgress
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
-    from telic.permissions import Decision
+    from telic.permissions import BrokerDecision, Decision
     from telic.protocol import Mode, NativeSubagents
     from telic.roles import GroundResult
     from telic_packets import Packet
@@ -109,8 +109,23 @@ class Service(Protocol):
     async def verify_run(self, run_id: str) -> VerifyReport:
         """Walk the run's hash chain."""
 
+    async def replay_run(self, run_id: str) -> ReplayReport:
+        """Replay the run step by step from its records (reads only)."""
+
     async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether a native tool action is allowed, and record the decision."""
+
+    async def broker_check(
+        self,
+        run_id: str,
+        capability: str,
+        target: str | None,
+        *,
+        action_id: str | None = ...,
+        expected_run_version: int | None = ...,
+    ) -> BrokerDecision:
+        """Decide a native tool action in both answer shapes (the token: the original's
+        dialect, traced as broker_decision), and record the decision."""
 
     async def cast(
         self,

@@ -244,14 +244,30 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "whether the capability may act on the target under the run's permissions now "
             "(mode, authorization, work node). "
             "Returns the decision (allow or deny, with the deciding reason) and records it in "
-            "the run's trace."
+            "the run's trace. A host written for the original Telic may also pass action_id "
+            "and expected_run_version (then target is optional)."
         ),
         args="CheckToolActionArgs",
         result="CheckResultOut",
         read_only=False,
         idempotent=True,  # an identical decision is recorded once
         changes_state=True,
-        methods=("check_tool_action",),
+        methods=("broker_check",),
+    ),
+    ToolSpec(
+        name="telic_replay_run",
+        title="Replay a run",
+        description=(
+            "Replay a run step by step: one step per stored artifact, in trace order, with the "
+            "phase that produced it and whether it still matches its digest (ok, mismatch, "
+            "missing); highlights name topology escalations and denied tool-action checks. "
+            "Read-only. Returns the report (and the run's hash-chain walk)."
+        ),
+        args="RunArgs",
+        result="ReplayResultOut",
+        read_only=True,
+        idempotent=True,
+        methods=("replay_run",),
     ),
     ToolSpec(
         name="telic_verify_run",

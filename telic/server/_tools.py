@@ -451,8 +451,18 @@ async def _verify(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     }
 
 
+async def _replay(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
+    return {"report": await service.replay_run(args.run_id)}
+
+
 async def _check(service: Service, args: CheckToolActionArgs, _: ProgressFn) -> Payload:
-    decision = await service.check_tool_action(args.run_id, args.capability, args.target)
+    decision = await service.broker_check(
+        args.run_id,
+        args.capability,
+        args.target,
+        action_id=args.action_id,
+        expected_run_version=args.expected_run_version,
+    )
     return {"decision": decision}
 
 
@@ -510,5 +520,6 @@ def _handlers() -> dict[str, _Call]:
         "telic_return_packet": _Bound(_args.ReturnPacketArgs, _return_packet),
         "telic_get_digest": _Bound(_args.RunArgs, _digest),
         "telic_check_tool_action": _Bound(_args.CheckToolActionArgs, _check),
+        "telic_replay_run": _Bound(_args.RunArgs, _replay),
         "telic_verify_run": _Bound(_args.RunArgs, _verify),
     }

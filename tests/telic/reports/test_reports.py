@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from pathlib import Path
 
 import httpx2
@@ -233,3 +234,29 @@ async def test_the_terminal_report_is_the_markdown_without_markup_and_without_co
     assert [line for line in text.splitlines() if line.startswith("## ")] == [
         h for h in headings if h.startswith("## ")
     ]
+
+
+async def test_the_html_report_lists_every_step_and_names_a_changed_one(tmp_path: Path) -> None:
+    database = tmp_path / "state" / "ledger.sqlite3"
+    async with open_ledger(f"sqlite:///{database}") as ledger:
+        run_id = await completed(ledger)
+        artifacts = await ledger.list_artifacts(run_id)
+        frame = next(a for a in artifacts if a.type == "ProblemFrame")
+        connection = sqlite3.connect(database)
+        with connection:
+            connection.execute(
+                "UPDATE artifacts SET producer = 'user' WHERE run_id = ? AND artifact_id = ?",
+                (run_id, frame.artifact_id),
+            )
+        connection.close()
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    html = render_html(data)
+    assert sorted(s.artifact_ref for s in data.steps) == sorted(
+        f"artifact://{run_id}/{a.artifact_id}" for a in artifacts
+    )
+    assert {s.artifact_ref.rsplit("/", 1)[1]: s.digest_status for s in data.steps}[
+        frame.artifact_id
+    ] == "mismatch"
+    assert [s.digest_status for s in data.steps].count("ok") == len(artifacts) - 1
+    assert '<section id="steps"><h2>Steps (replay)</h2>' in html
+    assert html.count('<span class="pill bad">mismatch</span>') == 1

@@ -1,0 +1,86 @@
+"""Reading what ``replay_report`` needs from a ledger: the I/O half of ``telic_replay_run``.
+
+Every artifact is re-read through ``Ledger.read_artifact``, which re-hashes its record and body:
+a read that succeeds is ``ok``, a body that is gone is ``missing`` (so is a row the listing
+named that a read no longer finds), and any other integrity failure is ``mismatch``. The trace
+is read whole, verified; when a trace record fails its hash, the replay goes on without a trace
+index and says so (``chain.traceReadable: false``) rather than refusing to show the run.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from telic._errors import IntegrityError, NotFound
+from telic.controller._replay import (
+    DigestStatus,
+    ReplayReport,
+    Topology,
+    digest_status,
+    replay_report,
+)
+from telic.ledger import Ledger, RunRecord, TraceRecord
+
+__all__ = ["read_replay", "run_topology"]
+
+_PAGE: Final = 500
+
+
+def run_topology(run: RunRecord) -> Topology:
+    """The run's live topology: the one place replay learns it.
+
+    Every run is ``standard`` until the run record carries its topology (micro and forensic
+    runs); then this returns that field, and nothing else in replay changes.
+    """
+    del run  # read run.topology here once the record has it
+    return "standard"
+
+
+async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:
+    """Read ``run_id``'s records and replay them (writes nothing).
+
+    Raises:
+        NotFound: there is no such run (``Run not found: <id>``).
+    """
+    try:
+        run = await ledger.get_run(run_id)
+    except NotFound:
+        raise NotFound(f"Run not found: {run_id}") from None  # the original's text
+    artifacts = await ledger.list_artifacts(run_id)
+    digests: dict[str, DigestStatus] = {}
+    for record in artifacts:
+        digests[record.artifact_id] = await _digest_status(ledger, run_id, record.artifact_id)
+    events, readable = await _trace(ledger, run_id)
+    chain = await ledger.verify_run(run_id)
+    return replay_report(
+        run,
+        artifacts,
+        events,
+        digests,
+        topology=run_topology(run),
+        chain=chain,
+        trace_readable=readable,
+    )
+
+
+async def _digest_status(ledger: Ledger, run_id: str, artifact_id: str) -> DigestStatus:
+    try:
+        await ledger.read_artifact(run_id, artifact_id)
+    except (NotFound, IntegrityError) as error:
+        return digest_status(error)
+    return "ok"
+
+
+async def _trace(ledger: Ledger, run_id: str) -> tuple[tuple[TraceRecord, ...], bool]:
+    """The whole verified trace, or ``((), False)`` when a record of it fails its hash."""
+    events: list[TraceRecord] = []
+    after = 0
+    try:
+        while True:
+            page = await ledger.page_trace(run_id, after, _PAGE)
+            events.extend(page.events)
+            if not page.has_more or not page.events:
+                return tuple(events), True
+            after = page.events[-1].sequence
+    except IntegrityError:
+        return (), False
