@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
-from telic._secrets import is_secret_like_path
 from telic.hosts._children import (
     CastFacts,
     Decided,
@@ -68,7 +67,13 @@ from telic.hosts._layers import (
 from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
 from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
-from telic.permissions import Decision, Layer, authorize_action, protected_pattern
+from telic.permissions import (
+    READS_CLOSE_AT,
+    Decision,
+    Layer,
+    authorize_action,
+    reopens_read,
+)
 
 __all__ = [
     "READS_CLOSE_AT",
@@ -88,31 +93,6 @@ _LIVE_RUNS: Final = (
     "WHERE repository_root = ? AND status IN (?, ?) ORDER BY updated_at DESC, run_id"
 )
 _RUN_KEY: Final = "SELECT version, artifact_count FROM runs WHERE run_id = ?"
-
-READS_CLOSE_AT: Final = frozenset({"agent_5_audit", "agent_5_report"})
-"""The phases in which a native read is decided by the phase layer again: the release audit
-judges what the run did, and the report only tells it, so neither needs to look further."""
-
-
-def reopens_read(phase: str, decision: Decision) -> bool:
-    """Whether a native read the phase layer alone refused is decided again without that layer.
-
-    A host reads before it frames, plans or reviews (a planner looks at the file it will plan a
-    change to), and the phases before execution grant no ``repository.read`` of their own. So in
-    every phase before the audit (``READS_CLOSE_AT``) a read that only the phase layer refused
-    is decided by the mode and the run authorization, the user's grant. Protected paths and
-    secret-like paths (``is_secret_like_path``) are left to the phase layer: widening never
-    reaches them. Pure.
-    """
-    return (
-        decision.capability == "repository.read"
-        and not decision.allowed
-        and decision.deciding_layer == "phase"
-        and phase not in READS_CLOSE_AT
-        and decision.scope is not None
-        and protected_pattern(decision.scope) is None
-        and not is_secret_like_path(decision.scope)
-    )
 
 
 class LiveRun(NamedTuple):

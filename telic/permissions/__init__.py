@@ -54,6 +54,10 @@ if typing.TYPE_CHECKING:
         mode_policy as mode_policy,
         plan_ceiling as plan_ceiling,
     )
+    from telic.permissions._native import (
+        READS_CLOSE_AT as READS_CLOSE_AT,
+        reopens_read as reopens_read,
+    )
     from telic.permissions._paths import (
         Resolver as Resolver,
         glob_match as glob_match,

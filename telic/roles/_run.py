@@ -74,7 +74,7 @@ from telic.controller import (
     tool_layers,
 )
 from telic.ledger import Ledger, NewArtifact, TraceRecord
-from telic.permissions import BrokerDecision, broker_decision, policy_names
+from telic.permissions import BrokerDecision, Layer, broker_decision, policy_names, reopens_read
 from telic.protocol import canonical_json, parse_artifact
 from telic.roles._blobs import BlobStage
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
@@ -766,15 +766,24 @@ class RunActor(Actor[RunMessage]):
             check_broker_token(state, Token(str(action_id), int(expected)))
         layers = tool_layers(state)
         granted = state.envelope.authorization
-        answer = broker_decision(
-            cast(Any, capability),
-            target if isinstance(target, str) else None,
-            layers,
-            names=policy_names(state.run.mode),
-            policy_ref=envelope_ref(state),
-            repository_root=state.run.repository_root,
-            protected_granted=granted.protected_paths_granted,
-        )
+
+        def decide(asked: Sequence[Layer]) -> BrokerDecision:
+            return broker_decision(
+                cast(Any, capability),
+                target if isinstance(target, str) else None,
+                asked,
+                names=policy_names(state.run.mode),
+                policy_ref=envelope_ref(state),
+                repository_root=state.run.repository_root,
+                protected_granted=granted.protected_paths_granted,
+            )
+
+        answer = decide(layers)
+        # The original's dialect is what a host's own hook asks before a native action: it gets
+        # the hook's decision, whose one widening lets the user's grant decide a read before the
+        # audit (docs/hosts.md); our dialect keeps the three layers of a 1.0 tool.
+        if token is not None and reopens_read(state.run.phase, answer.decision):
+            answer = decide(layers[:2])
         decision = answer.decision
         known = decision.code != "unknown_capability"
         # The target is the host's text: trace (and answer) it with every likely secret replaced

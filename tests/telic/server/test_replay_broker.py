@@ -187,6 +187,39 @@ async def test_replay_of_an_unknown_run_is_the_originals_not_found_error(
     assert refused["error"] == "Run not found: no-such-run"
 
 
+async def test_the_originals_dialect_gets_the_hooks_read_widening_while_framing(
+    connect: Connect, repo: DemoRepository, state: Path
+) -> None:
+    """While framing the phase grants no read: our dialect (a 1.0 tool's three layers) denies
+    it, the original's (what a host's hook asks) lets the user's grant decide, as the hook
+    does; a secret-like path is never widened."""
+    with anyio.fail_after(90):
+        async with connect(repo, state) as tools:
+            started = await tools.call(
+                "telic_start_run", original_request=REQUEST, mode="analyze_only"
+            )
+            run_id = started["run"]["runId"]
+            grounded = await tools.call(
+                "telic_ground_context",
+                run_id=run_id,
+                action_id=started["nextAction"]["id"],
+                expected_run_version=1,
+            )
+            token = {"action_id": grounded["nextAction"]["id"], "expected_run_version": 2}
+            read = {"run_id": run_id, "capability": "repository.read"}
+            theirs = await tools.call(
+                "telic_check_tool_action", target="src/pagination.py", **read, **token
+            )
+            ours = await tools.call("telic_check_tool_action", target="src/pagination.py", **read)
+            secret = await tools.call("telic_check_tool_action", target=".env", **read, **token)
+    assert grounded["nextAction"]["phase"] == "agent_1_frame"
+    assert theirs["decision"]["allowed"] is True
+    assert theirs["decision"]["summary"] == "Allowed by all 2 policies."
+    assert ours["decision"]["allowed"] is False
+    assert ours["decision"]["decidingLayer"] == "phase"
+    assert secret["decision"]["allowed"] is False
+
+
 async def test_the_broker_check_answers_both_dialects_and_traces_each_by_its_name(
     connect: Connect, repo: DemoRepository, state: Path
 ) -> None:
