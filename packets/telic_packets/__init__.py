@@ -76,7 +76,10 @@ if typing.TYPE_CHECKING:
     )
     from telic_packets._digest import (
         DigestItem as DigestItem,
+        DigestMark as DigestMark,
+        DigestView as DigestView,
         digest_line as digest_line,
+        digest_view as digest_view,
         render_digest as render_digest,
     )
     from telic_packets._errors import (
@@ -153,6 +156,8 @@ __all__ = [
     "ConsumptionRecord",
     "Counters",
     "DigestItem",
+    "DigestMark",
+    "DigestView",
     "EvidenceKind",
     "EvidenceLine",
     "Handoff",
@@ -181,6 +186,7 @@ __all__ = [
     "consumption",
     "derive_verdict",
     "digest_line",
+    "digest_view",
     "format_timestamp",
     "parse_child_return",
     "plain_canonical_json",
@@ -244,7 +250,10 @@ _EXPORTS: typing.Final = {
     ),
     "telic_packets._digest": (
         "DigestItem",
+        "DigestMark",
+        "DigestView",
         "digest_line",
+        "digest_view",
         "render_digest",
     ),
     "telic_packets._errors": (

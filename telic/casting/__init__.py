@@ -109,6 +109,7 @@ if typing.TYPE_CHECKING:
         packet_uri as packet_uri,
         parent_casts as parent_casts,
         run_digest as run_digest,
+        run_digest_view as run_digest_view,
         unobserved_packets as unobserved_packets,
     )
     from telic.casting._progress import (
