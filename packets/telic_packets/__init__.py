@@ -51,6 +51,7 @@ if typing.TYPE_CHECKING:
         MAX_ROUTING_TEXT_CHARS as MAX_ROUTING_TEXT_CHARS,
         MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
         PACKET_SCHEMA as PACKET_SCHEMA,
+        WALL_GRACE_MS as WALL_GRACE_MS,
     )
     from telic_packets._canonical import (
         canonical_json as canonical_json,
@@ -142,6 +143,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "PACKET_SCHEMA",
     "RETURN_REFUSAL_CODES",
+    "WALL_GRACE_MS",
     "CanonicalJsonError",
     "Cast",
     "CastBudget",
@@ -225,6 +227,7 @@ _EXPORTS: typing.Final = {
         "MAX_ROUTING_TEXT_CHARS",
         "MAX_SAFE_INTEGER",
         "PACKET_SCHEMA",
+        "WALL_GRACE_MS",
     ),
     "telic_packets._canonical": (
         "canonical_json",

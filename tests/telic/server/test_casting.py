@@ -434,6 +434,10 @@ NOT_PLAYABLE = {
     "partial.stop-reason-required": (
         "below every cap Telic seals completed, so remaining items are not_a_packet"
     ),
+    "partial.untouched-wall-capped-not-completed": (
+        "past the cap and its grace the cast is already sealed, so a return is cast_not_open "
+        "(test_a_wall_cap_and_its_grace_end_on_time_without_another_message)"
+    ),
 }
 
 
