@@ -3,10 +3,11 @@ paging at 10,000 events, on the memory and SQLite ledgers.
 
 Growing a run. A run holds at most 128 Evidence per WorkPlan and three plans, so it is grown the
 way long runs grow in practice: by casts. One analyze_only run (its envelope widened to 16
-children per node, as ``tests/telic/roles/kit.py`` does) executes a 64-node plan; each node casts
-16 children that each return a sealed packet (a CastRecord and an EvidencePacket, two artifacts
-per cast), then reports its WorkResult. At about 10, 500 and 2,000 artifacts the benchmark
-submits a burst of Evidence and times each submission:
+children per node, as ``tests/telic/roles/kit.py`` does) executes a 64-node plan; each of its
+first 63 nodes casts 16 children that each return a sealed packet (a CastRecord and an
+EvidencePacket, two artifacts per cast), then reports its WorkResult (the last node verifies).
+At about 10, 500 and 2,000 artifacts the benchmark submits a burst of Evidence and times each
+submission:
 
 - ``service``: through ``open_service`` (the run's actor keeps the run's state between calls);
 - ``controller_warm``: through a second, bare ``Controller`` on the same ledger, after its first
@@ -72,7 +73,9 @@ async def _grow_to(flow: ServiceFlow, target: int, node: list[int]) -> int:
         current = node[0]
         casts = node[1]
         if casts == CHILDREN:
-            result = b.result(f"result-{current}", node=f"node-{current}", evidence="evidence-1")
+            result = b.result(
+                f"result-{current}", node=f"node-{current}", evidence="evidence-1", criteria=()
+            )
             await flow.submit("WorkResult", result)
             node[0], node[1] = current + 1, 0
             count += 1
@@ -163,10 +166,15 @@ async def _wide_execution(
     await flow.submit("TaskContract", b.contract())
     await flow.submit("PromptReview", b.prompt_review())
     nodes = []
-    for index in range(1, NODES + 1):
-        node = b.node(f"node-{index}", tools=["repository.read"], calls=1)
+    for index in range(1, NODES):
+        # A cast is the node's subagent.spawn, which may mutate: the criterion and its
+        # verification go to a last node that runs after every casting one.
+        node = b.node(f"node-{index}", criteria=(), tools=["repository.read"], calls=1)
         node["budgets"]["maximumChildren"] = CHILDREN
+        node["allowedTools"].append("subagent.spawn")
         nodes.append(node)
+    ids = [node["id"] for node in nodes]
+    nodes.append(b.node("verify", tools=["repository.read"], calls=1, depends_on=ids))
     plan = b.plan(nodes=nodes)
     plan["globalBudgets"]["maximumSubagentDepth"] = 1
     await flow.submit("WorkPlan", plan)

@@ -166,9 +166,11 @@ async def main() -> int:
                     note=note,
                 ),
             )
-            digest = (await tools.call("telic_get_digest", run_id=driver.run_id))["digest"]
-            check(packet["packetId"] in digest, "the digest lists the packet")
-            print(digest)
+            digest = await tools.call("telic_get_digest", run_id=driver.run_id)
+            check(packet["packetId"] in digest["digest"], "the digest lists the packet")
+            (mark,) = digest["marks"]
+            check(mark["consumption"] == "consumed", "the digest marks the packet consumed")
+            print(digest["digest"])
     return 0
 
 

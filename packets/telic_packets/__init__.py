@@ -51,6 +51,7 @@ if typing.TYPE_CHECKING:
         MAX_ROUTING_TEXT_CHARS as MAX_ROUTING_TEXT_CHARS,
         MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
         PACKET_SCHEMA as PACKET_SCHEMA,
+        WALL_GRACE_MS as WALL_GRACE_MS,
     )
     from telic_packets._canonical import (
         canonical_json as canonical_json,
@@ -76,7 +77,10 @@ if typing.TYPE_CHECKING:
     )
     from telic_packets._digest import (
         DigestItem as DigestItem,
+        DigestMark as DigestMark,
+        DigestView as DigestView,
         digest_line as digest_line,
+        digest_view as digest_view,
         render_digest as render_digest,
     )
     from telic_packets._errors import (
@@ -139,6 +143,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "PACKET_SCHEMA",
     "RETURN_REFUSAL_CODES",
+    "WALL_GRACE_MS",
     "CanonicalJsonError",
     "Cast",
     "CastBudget",
@@ -153,6 +158,8 @@ __all__ = [
     "ConsumptionRecord",
     "Counters",
     "DigestItem",
+    "DigestMark",
+    "DigestView",
     "EvidenceKind",
     "EvidenceLine",
     "Handoff",
@@ -181,6 +188,7 @@ __all__ = [
     "consumption",
     "derive_verdict",
     "digest_line",
+    "digest_view",
     "format_timestamp",
     "parse_child_return",
     "plain_canonical_json",
@@ -219,6 +227,7 @@ _EXPORTS: typing.Final = {
         "MAX_ROUTING_TEXT_CHARS",
         "MAX_SAFE_INTEGER",
         "PACKET_SCHEMA",
+        "WALL_GRACE_MS",
     ),
     "telic_packets._canonical": (
         "canonical_json",
@@ -244,7 +253,10 @@ _EXPORTS: typing.Final = {
     ),
     "telic_packets._digest": (
         "DigestItem",
+        "DigestMark",
+        "DigestView",
         "digest_line",
+        "digest_view",
         "render_digest",
     ),
     "telic_packets._errors": (

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_ROUTING_TEXT_CHARS",
     "MAX_SAFE_INTEGER",
     "PACKET_SCHEMA",
+    "WALL_GRACE_MS",
 ]
 
 PACKET_SCHEMA: Final[Literal["telic.evidence-packet/1"]] = "telic.evidence-packet/1"
@@ -89,6 +90,11 @@ DIGEST_MAX_CHARS: Final = 6000
 
 DIGEST_CLAIM_CHARS: Final = 120
 """Characters of a claim as rendered in one digest line."""
+
+WALL_GRACE_MS: Final = 60_000
+"""Milliseconds past its ``maxWallMs`` a wall-capped child may still return its typed partial;
+at the first instant past cap + grace the controller seals a cast nobody returned ``cancelled``
+with ``stopReason`` ``wall_capped``."""
 
 CITATION_HASH_CHARS: Final = 12
 """Leading hex characters of ``packetSha256`` that count as a citation."""

@@ -148,6 +148,12 @@ class CastContext(PacketModel):
     max_depth: Annotated[int, Field(ge=0)]
     """Deepest cast depth a child may have."""
 
+    in_flight: Annotated[int, Field(ge=0)] = 0
+    """Casts of the whole run open at once (admitted, not yet sealed), at every depth."""
+
+    max_in_flight: Annotated[int, Field(ge=0)] | None = None
+    """Casts the run allows open at once (its ``maximumParallelWorkers``); ``None``: unbounded."""
+
 
 class CastGrant(PacketModel):
     """An admitted cast: the registry entry, routing reason and budget that passed the checks."""
@@ -290,16 +296,22 @@ def check_cast(
     registry: CastTypeRegistry,
     context: CastContext,
 ) -> CastGrant:
-    """Admit a cast or raise the refusal that applies, testing in the contract's order.
+    """Admit a cast or raise the refusal that applies, testing in the contract's precedence.
 
     ``routing`` and ``budget`` are the decoded JSON values the parent sent (``None`` when
-    absent). The checks run in the order the contract lists the codes, so that every
-    implementation reports the same code for a request with several faults: routing reason
-    (missing or invalid → ``missing_routing_reason``; need outside the closed set →
-    ``unknown_need_code``), cast type (absent or disabled → ``cast_type_disabled``; need not
-    allowed for the type → ``unknown_need_code``), budget (``budget_missing``,
-    ``budget_exceeds_ceiling``), then ``children_limit``, ``depth_limit``,
-    ``spawn_not_permitted`` and ``node_not_executing``.
+    absent). When a request has several faults every implementation reports the same code,
+    the first of:
+
+    1. the request itself, which the caller can repair: routing reason (missing or invalid →
+       ``missing_routing_reason``; need outside the closed set → ``unknown_need_code``), cast
+       type (absent or disabled → ``cast_type_disabled``; need not allowed for the type →
+       ``unknown_need_code``), budget (``budget_missing``, ``budget_exceeds_ceiling``);
+    2. ``node_not_executing``: with no work node executing there is no caller to judge;
+    3. ``spawn_not_permitted``: a caller that may not cast at all is told so, never that it
+       has no room left;
+    4. the bounds, innermost first: ``children_limit`` (the node's, or the calling cast's,
+       ``maxChildren`` casts, sealed ones included), ``depth_limit``, then ``children_limit``
+       again for the run's casts open at once (``maxInFlight``).
 
     Raises:
         CastRefusal: carrying one of the cast refusal codes.
@@ -308,12 +320,24 @@ def check_cast(
     entry = registry.admit(cast_type, reason.need_code)
     granted = _budget(budget)
     entry.check_budget(granted)
-    if context.children >= context.max_children:
-        raise CastRefusal("children_limit", f"this work node already has {context.children} casts")
-    if context.depth + 1 > context.max_depth:
-        raise CastRefusal("depth_limit", f"a child here would be deeper than {context.max_depth}")
-    if not context.may_spawn:
-        raise CastRefusal("spawn_not_permitted", "the caller's permissions do not include casting")
     if not context.node_executing:
         raise CastRefusal("node_not_executing", "casts start only while the work node executes")
+    if not context.may_spawn:
+        raise CastRefusal(
+            "spawn_not_permitted",
+            "the caller's permissions do not include casting (subagent.spawn)",
+        )
+    if context.children >= context.max_children:
+        raise CastRefusal(
+            "children_limit",
+            f"this caller already started {context.children} of its {context.max_children} casts",
+        )
+    if context.depth + 1 > context.max_depth:
+        raise CastRefusal("depth_limit", f"a child here would be deeper than {context.max_depth}")
+    if context.max_in_flight is not None and context.in_flight >= context.max_in_flight:
+        raise CastRefusal(
+            "children_limit",
+            f"{context.in_flight} casts are open; the run allows {context.max_in_flight} at once "
+            "(one frees its place when its packet is sealed)",
+        )
     return CastGrant(cast_type=entry, routing=reason, budget=granted)

@@ -21,14 +21,17 @@ When the controller observed a native child's calls itself (through the host's h
 observed figures stand beside the reported ones: ``(needCode; N tokens self-reported; T turns,
 C tool calls observed)``.
 
-The unmarked line is the contract's format, which other implementations reproduce.
+The unmarked line is the contract's format, which other implementations reproduce. A host that
+reads the digest over a wire gets ``digest_view``: the contract's text, and beside it one
+``DigestMark`` per line — the same annotations as data (consumption, self-reported tokens, the
+observed spend), so no annotation ever changes the contract's line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -37,7 +40,14 @@ from telic_packets._bounds import DIGEST_CLAIM_CHARS, DIGEST_MAX_CHARS, MAX_CLAI
 from telic_packets._consumption import CiteKind, ConsumptionRecord
 from telic_packets._packet import Outcome, Packet, Verdict
 
-__all__ = ["DigestItem", "digest_line", "render_digest"]
+__all__ = [
+    "DigestItem",
+    "DigestMark",
+    "DigestView",
+    "digest_line",
+    "digest_view",
+    "render_digest",
+]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MARKER_REF_CHARS: Final = 120
@@ -142,6 +152,70 @@ def digest_line(item: DigestItem, *, marked: bool = False) -> str:
     return line + spend + _marker(item)
 
 
+Consumption = Literal["consumed", "not_cited", "no_decision_yet"]
+"""A packet's consumption as a marked line states it."""
+
+
+class DigestMark(PacketModel):
+    """What a marked digest line adds to the contract's line for one packet, as data."""
+
+    packet_id: PacketId
+    """The packet the line renders (its ``[pk_…]``)."""
+
+    consumption: Consumption
+    """``consumed`` (a decision cited it), ``not_cited`` (the decision checked against it did
+    not), or ``no_decision_yet`` (no decision of its parent was checked against it yet)."""
+
+    consumer_ref: Annotated[str, StringConstraints(max_length=2048)] | None = None
+    """The decision the packet was checked against, once one was."""
+
+    cite_kind: CiteKind | None = None
+    """How that decision cited it (``none`` when it did not), once one was checked."""
+
+    tokens_self_reported: Literal[True] = True
+    """The line's tokens are the child's own report: the controller cannot observe them."""
+
+    observed_turns: Annotated[int, Field(ge=0)] | None = None
+    """Turns the controller observed the child take through the host's hook, when it did."""
+
+    observed_tool_calls: Annotated[int, Field(ge=0)] | None = None
+    """Tool calls the controller observed the child make through the host's hook, when it did."""
+
+    @classmethod
+    def of(cls, item: DigestItem) -> DigestMark:
+        """Return the marks of ``item``'s line."""
+        consumption: Consumption = (
+            "no_decision_yet"
+            if item.consumer_ref is None
+            else "consumed"
+            if item.consumed
+            else "not_cited"
+        )
+        observed = item.observed_turns is not None and item.observed_tool_calls is not None
+        return cls(
+            packet_id=item.packet_id,
+            consumption=consumption,
+            consumer_ref=item.consumer_ref,
+            cite_kind=item.cite_kind,
+            observed_turns=item.observed_turns if observed else None,
+            observed_tool_calls=item.observed_tool_calls if observed else None,
+        )
+
+
+class DigestView(PacketModel):
+    """A digest for a wire: the contract's text, and each packet line's marks beside it."""
+
+    text: Annotated[str, StringConstraints(max_length=DIGEST_MAX_CHARS)]
+    """The digest in the contract's line format, exactly (``render_digest``)."""
+
+    marks: list[DigestMark]
+    """One entry per packet line of ``text``, in its order (the omitted-packets line has
+    none)."""
+
+    omitted: Annotated[int, Field(ge=0)]
+    """Packets the bound left out (the last line says so when it is above 0)."""
+
+
 def _group(item: DigestItem) -> int:
     if not item.consumed:
         return 0
@@ -156,6 +230,42 @@ def _micros(item: DigestItem) -> int:
     return (parse_timestamp(item.created_at) - _EPOCH) // timedelta(microseconds=1)
 
 
+def _items(
+    entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
+    observed: Mapping[str, tuple[int, int]] | None,
+) -> list[DigestItem]:
+    seen = observed or {}
+    items = [
+        entry
+        if isinstance(entry, DigestItem)
+        else DigestItem.of(*entry, seen.get(entry[0].cast_id))
+        for entry in entries
+    ]
+    items.sort(key=lambda item: (_group(item), -_micros(item), item.packet_id))
+    return items
+
+
+def _kept(lines: list[str]) -> int:
+    """How many leading ``lines`` fit in the bound (all of them when nothing is cut)."""
+    if len("\n".join(lines)) <= DIGEST_MAX_CHARS:
+        return len(lines)
+    kept_chars = 0  # characters of the first `kept` lines joined, before the footer
+    best = 0
+    for kept in range(1, len(lines)):
+        kept_chars += len(lines[kept - 1]) + (1 if kept > 1 else 0)
+        footer = f"{len(lines) - kept} older packets omitted"
+        if kept_chars + 1 + len(footer) > DIGEST_MAX_CHARS:
+            break
+        best = kept
+    return best
+
+
+def _join(lines: list[str], kept: int) -> str:
+    if kept == len(lines):
+        return "\n".join(lines)
+    return "\n".join([*lines[:kept], f"{len(lines) - kept} older packets omitted"])
+
+
 def render_digest(
     entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
     *,
@@ -168,25 +278,25 @@ def render_digest(
     to the (turns, tool calls) the controller observed its child spend, shown on marked lines.
     Returns the empty string when there are no packets.
     """
-    seen = observed or {}
-    items = [
-        entry
-        if isinstance(entry, DigestItem)
-        else DigestItem.of(*entry, seen.get(entry[0].cast_id))
-        for entry in entries
-    ]
-    items.sort(key=lambda item: (_group(item), -_micros(item), item.packet_id))
-    lines = [digest_line(item, marked=marked) for item in items]
-    text = "\n".join(lines)
-    if len(text) <= DIGEST_MAX_CHARS:
-        return text
-    kept_chars = 0  # characters of the first `kept` lines joined, before the footer
-    best = 0
-    for kept in range(1, len(lines)):
-        kept_chars += len(lines[kept - 1]) + (1 if kept > 1 else 0)
-        footer = f"{len(lines) - kept} older packets omitted"
-        if kept_chars + 1 + len(footer) > DIGEST_MAX_CHARS:
-            break
-        best = kept
-    head = lines[:best]
-    return "\n".join([*head, f"{len(lines) - best} older packets omitted"])
+    lines = [digest_line(item, marked=marked) for item in _items(entries, observed)]
+    return _join(lines, _kept(lines))
+
+
+def digest_view(
+    entries: Iterable[DigestItem | tuple[Packet, ConsumptionRecord | None]],
+    *,
+    observed: Mapping[str, tuple[int, int]] | None = None,
+) -> DigestView:
+    """Return the contract's digest of ``entries`` and, beside it, each line's marks.
+
+    ``text`` is ``render_digest(entries)`` exactly; ``marks[i]`` says of the packet on line
+    ``i`` what a marked line would add (consumption, self-reported tokens, observed spend).
+    """
+    items = _items(entries, observed)
+    lines = [digest_line(item) for item in items]
+    kept = _kept(lines)
+    return DigestView(
+        text=_join(lines, kept),
+        marks=[DigestMark.of(item) for item in items[:kept]],
+        omitted=len(items) - kept,
+    )

@@ -57,7 +57,8 @@ RefusalCode = CastRefusalCode | ReturnRefusalCode
 """Every refusal code of the contract."""
 
 CAST_REFUSAL_CODES: Final[tuple[CastRefusalCode, ...]] = get_args(CastRefusalCode)
-"""The cast refusal codes, in the order ``check_cast`` tests them."""
+"""The cast refusal codes, in the contract's order (``check_cast`` documents which wins when
+several apply)."""
 
 RETURN_REFUSAL_CODES: Final[tuple[ReturnRefusalCode, ...]] = get_args(ReturnRefusalCode)
 """The return refusal codes, in the contract's order."""

@@ -1,19 +1,20 @@
 """Casting: native-subagent children that may return only evidence packets.
 
 While a work node executes, its executor may cast children. ``admit_cast`` applies the contract's
-checks (routing reason, enabled cast type, need code, budget within the type's ceilings,
-``subagent.spawn``, the node's ``maximumChildren``, the run's ``maximumSubagentDepth`` and
-``maximumParallelWorkers``) and hands the child a fresh-context ``Handoff`` and permissions that
-are a subset of its caller's. ``record_progress`` keeps monotonic counters and marks a cast
-exhausted when a cap is crossed; ``seal_return`` verifies the child's quotes against the run's
-archive and seals the packet (``seal_unreturned`` seals a child that never came back as
-``cancelled``). Every fact of an open cast is chained in the ledger (``reopen_casts`` rebuilds
-the open casts after a restart). A native child (a host's own subagent) is held to its cast
-through the host's hook: its ``agent_id`` is bound to the cast, each of its calls is judged
-against the cast's scope and counted as observed spend, and its return is checked
-(``judge_child_call``, ``children_of``, ``child_scope``). ``observe`` and ``run_digest`` are
-the consumption telemetry and the digest; ``packet_stats`` aggregates packets across runs
-for tuning.
+checks in its precedence (routing reason, enabled cast type, need code, budget within the type's
+ceilings, an executing node, ``subagent.spawn`` among the node's allowedTools and permitted
+(``spawn_problem``), the node's ``maximumChildren``, the run's ``maximumSubagentDepth``, then its
+``maximumParallelWorkers`` casts open at once) and hands the child a fresh-context ``Handoff`` and
+permissions that are a subset of its caller's. ``record_progress`` keeps monotonic counters and
+marks a cast exhausted when a cap is crossed; ``seal_return`` verifies the child's quotes against
+the run's archive and seals the packet (``seal_unreturned`` seals a child that never came back as
+``cancelled``). Every fact of an open cast is chained in the ledger (``reopen_casts`` rebuilds the
+open casts after a restart). A native child (a host's own subagent) is held to its cast through the
+host's hook: its ``agent_id`` is bound to the cast, each of its calls is judged against the cast's
+scope and counted as observed spend, and its return is checked (``judge_child_call``,
+``children_of``, ``child_scope``). ``observe`` and ``run_digest`` are the consumption telemetry and
+the digest (``run_digest_view``: the contract's lines, marks beside them); ``packet_stats``
+aggregates packets across runs for tuning.
 
 Cast types are off by default and enabled only by the user's authority: the ``cast_types`` of a
 run's start, and the server configuration file (``load_cast_types``, ``find_config``).
@@ -37,6 +38,7 @@ if typing.TYPE_CHECKING:
         check_pointers as check_pointers,
         child_permissions as child_permissions,
         parse_handoff as parse_handoff,
+        spawn_problem as spawn_problem,
     )
     from telic.casting._book import (
         WALL_GRACE_MS as WALL_GRACE_MS,
@@ -109,6 +111,7 @@ if typing.TYPE_CHECKING:
         packet_uri as packet_uri,
         parent_casts as parent_casts,
         run_digest as run_digest,
+        run_digest_view as run_digest_view,
         unobserved_packets as unobserved_packets,
     )
     from telic.casting._progress import (

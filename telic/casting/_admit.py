@@ -1,9 +1,11 @@
 """Admitting a cast: the contract's checks against the run's state, purely.
 
 ``admit_cast`` gathers the facts ``telic_packets.check_cast`` needs from the run — is a work node
-executing, how many casts it already started, how deep the caller is, may the caller spawn — and
-adds the run-wide limit of children in flight (``maximumParallelWorkers``). An admitted cast gets
-a fresh-context ``Handoff`` and the child's permissions, a subset of its caller's.
+executing, may its executor spawn (``spawn_problem``: ``subagent.spawn`` among the node's
+``allowedTools`` and allowed by its permissions), how many casts the caller already started, how
+deep it is, how many casts of the run are open at once against ``maximumParallelWorkers`` — and
+the contract decides in its precedence. An admitted cast gets a fresh-context ``Handoff`` and
+the child's permissions, a subset of its caller's.
 
 A handoff's pointers obey the rules every other reference obeys: an ``artifact://`` pointer
 names an existing artifact of this run (``REF-SAME-RUN``, ``REF-EXISTS``, no system
@@ -33,7 +35,7 @@ from telic.permissions import (
     is_subset,
     resolve_real_path,
 )
-from telic.protocol import PermissionSet
+from telic.protocol import PermissionSet, WorkNode
 from telic_packets import (
     Cast,
     CastBudget,
@@ -53,6 +55,7 @@ __all__ = [
     "check_pointers",
     "child_permissions",
     "parse_handoff",
+    "spawn_problem",
 ]
 
 _HANDOFF_KEYS: Final = frozenset({"castId", "brief", "pointers", "packetRefs"})
@@ -173,11 +176,42 @@ def _layers(state: RunState, caller: PermissionSet, name: str = "caller") -> tup
     )
 
 
-def _may_spawn(state: RunState, caller: PermissionSet) -> bool:
+def spawn_problem(state: RunState, node: WorkNode) -> str | None:
+    """Return why the executor of ``node`` (and every cast under it) may not cast, or ``None``.
+
+    A cast is a ``subagent.spawn`` action of the node's executor, so it needs what any action
+    of the node needs: the capability among the node's ``allowedTools`` (as
+    ``WR-ACTION-ALLOWED-TOOL`` holds a recorded spawn to) and allowed by the mode, the run's
+    authorization and the node's permissions. A nested cast is judged by the same node: its
+    caller's own ``spawn`` is switched off only where the depth runs out, which
+    ``depth_limit`` reports.
+    """
+    missing = [
+        text
+        for text, lacking in (
+            ("its permissions do not set subagents.spawn", not node.permissions.subagents.spawn),
+            (
+                "its allowedTools do not list subagent.spawn",
+                "subagent.spawn" not in node.allowed_tools,
+            ),
+        )
+        if lacking
+    ]
+    if missing:
+        return (
+            f"work node {node.id!r} may not cast: {' and '.join(missing)}; a node casts only when "
+            "its plan sets subagents.spawn in its permissions and lists subagent.spawn among its "
+            "allowedTools"
+        )
     decision = authorize_action(
-        "subagent.spawn", None, _layers(state, caller), repository_root=state.run.repository_root
+        "subagent.spawn",
+        None,
+        _layers(state, node.permissions),
+        repository_root=state.run.repository_root,
     )
-    return decision.allowed
+    if not decision.allowed:
+        return f"subagent.spawn is not allowed for work node {node.id!r}: {decision.reason}"
+    return None
 
 
 def _selected(state: RunState) -> frozenset[str]:
@@ -276,10 +310,15 @@ def admit_cast(
 ) -> Admission:
     """Admit ``request`` against the run's state or raise the refusal that applies.
 
+    The contract's checks run in its precedence (``telic_packets.check_cast``): the request,
+    ``node_not_executing``, ``spawn_not_permitted`` (``spawn_problem``), ``children_limit``
+    (the node's ``maximumChildren``, or a calling cast's), ``depth_limit``, and
+    ``children_limit`` for more casts open at once than the run's ``maximumParallelWorkers``.
+    Then a nested cast's budget must fit in what its parent has left, the packet refs must name
+    packets of this run, the handoff must validate and its pointers obey the reference rules.
+
     Raises:
-        CastRefusal: one of the contract's cast refusal codes, tested in the contract's order;
-            more children in flight than the run's ``maximumParallelWorkers`` is
-            ``children_limit``.
+        CastRefusal: one of the contract's cast refusal codes.
         PacketRefusal: ``unknown_field`` from the handoff.
         SchemaViolation: a malformed handoff.
         NotFound: a packet ref that is not a packet of this run.
@@ -298,45 +337,50 @@ def admit_cast(
         and node is not None
     )
     parent = open_casts.get(request.parent_cast_id) if request.parent_cast_id else None
+    problem: str | None = None
     if not executing or plan is None or node is None:
         context = _NOT_EXECUTING
         plan_uri = ""
     elif request.parent_cast_id is not None and parent is None:
         context = _NOT_EXECUTING  # the calling child's cast is not open
         plan_uri = ""
-    elif parent is not None:
-        context = CastContext(
-            node_executing=True,
-            may_spawn=parent.permissions.subagents.spawn and _may_spawn(state, parent.permissions),
-            children=parent.children,
-            max_children=parent.permissions.subagents.maximum_children,
-            depth=parent.depth,
-            max_depth=_max_depth(state, node.permissions),
-        )
-        plan_uri = plan.uri
     else:
+        problem = spawn_problem(state, node)
+        if parent is not None:
+            children, most, depth = (
+                parent.children,
+                parent.permissions.subagents.maximum_children,
+                parent.depth,
+            )
+        else:
+            children, most, depth = (
+                _node_casts(state, plan.uri, node.id),
+                node.budgets.maximum_children,
+                0,
+            )
         context = CastContext(
             node_executing=True,
-            may_spawn=node.permissions.subagents.spawn and _may_spawn(state, node.permissions),
-            children=_node_casts(state, plan.uri, node.id),
-            max_children=node.budgets.maximum_children,
-            depth=0,
+            may_spawn=problem is None,
+            children=children,
+            max_children=most,
+            depth=depth,
             max_depth=_max_depth(state, node.permissions),
+            in_flight=len(open_casts),
+            max_in_flight=state.envelope.budgets.maximum_parallel_workers,
         )
         plan_uri = plan.uri
-    grant = check_cast(
-        cast_type=request.cast_type,
-        routing=request.routing,
-        budget=request.budget,
-        registry=registry,
-        context=context,
-    )
-    workers = state.envelope.budgets.maximum_parallel_workers
-    if len(open_casts) >= workers:
-        raise CastRefusal(
-            "children_limit",
-            f"{len(open_casts)} children are in flight; the run allows {workers} at once",
+    try:
+        grant = check_cast(
+            cast_type=request.cast_type,
+            routing=request.routing,
+            budget=request.budget,
+            registry=registry,
+            context=context,
         )
+    except CastRefusal as refusal:
+        if refusal.code == "spawn_not_permitted" and problem is not None:
+            raise CastRefusal("spawn_not_permitted", problem) from None
+        raise
     assert node is not None
     if parent is not None:
         _check_within_parent(grant.budget, parent, now)

@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+import telic_packets
 from telic.protocol import PermissionSet
 from telic_packets import Cast, Counters, StopReason
 
 __all__ = ["WALL_GRACE_MS", "OpenCast", "cap_reached", "stop_reason_of"]
 
-WALL_GRACE_MS: Final = 60_000
-"""How long past its wall-clock cap a child may still return its typed partial."""
+WALL_GRACE_MS: Final = telic_packets.WALL_GRACE_MS
+"""How long past its wall-clock cap a child may still return its typed partial (the contract's
+bound: at the first instant past cap + grace a cast nobody returned is sealed)."""
 
 
 def stop_reason_of(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -> StopReason | None:

@@ -16,7 +16,8 @@ nested brief that cites it). A packet whose parent cast was sealed before it fal
 executor's next decision.
 
 The digest renders every packet of the run, unconsumed first, each line marked consumed (and
-where) or unconsumed.
+where) or unconsumed, for people; ``run_digest_view`` gives a host the contract's lines, with the
+same marks beside them as data.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from typing import Final
 from telic.casting._child import children_of
 from telic.controller import RunState
 from telic.ledger import Ledger, TraceRecord
-from telic_packets import ConsumptionRecord, Packet, consumption, render_digest
+from telic_packets import (
+    ConsumptionRecord,
+    DigestView,
+    Packet,
+    consumption,
+    digest_view,
+    render_digest,
+)
 
 __all__ = [
     "CONSUMED_EVENT",
@@ -42,6 +50,7 @@ __all__ = [
     "packet_uri",
     "parent_casts",
     "run_digest",
+    "run_digest_view",
     "unobserved_packets",
 ]
 
@@ -192,5 +201,24 @@ def run_digest(
             for artifact in state.all("EvidencePacket")
         ),
         marked=True,
+        observed=observed,
+    )
+
+
+def run_digest_view(
+    state: RunState,
+    records: dict[str, ConsumptionRecord],
+    observed: Mapping[str, tuple[int, int]] | None = None,
+) -> DigestView:
+    """Return the run's digest in the contract's line format, each line's marks beside it.
+
+    The same packets in the same order as ``run_digest``; what its marked lines add
+    (consumption, self-reported tokens, observed spend) is in ``marks``, never in a line.
+    """
+    return digest_view(
+        (
+            (artifact.body, records.get(artifact.body.packet_id))
+            for artifact in state.all("EvidencePacket")
+        ),
         observed=observed,
     )

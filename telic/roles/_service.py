@@ -34,6 +34,7 @@ from telic.casting import (
     packet_stats,
     parse_cast_types,
     run_digest,
+    run_digest_view,
     seconds,
     sleeper_on,
 )
@@ -88,7 +89,14 @@ from telic_actors import (
     Supervisor,
     open_runtime,
 )
-from telic_packets import CastType, ConsumptionRecord, Packet, PacketRefusal, canonical_json
+from telic_packets import (
+    CastType,
+    ConsumptionRecord,
+    DigestView,
+    Packet,
+    PacketRefusal,
+    canonical_json,
+)
 
 __all__ = ["GroundResult", "Grounder", "GroundingOutput", "Service", "open_service"]
 
@@ -602,6 +610,12 @@ class Service:
         state = await self._controller.load(run_id)
         records = await consumption_records(self._ledger, run_id)
         return run_digest(state, records, await observed_spend(self._ledger, run_id))
+
+    async def get_digest_view(self, run_id: str) -> DigestView:
+        """Return the run's digest in the contract's line format, each line's marks beside it."""
+        state = await self._controller.load(run_id)
+        records = await consumption_records(self._ledger, run_id)
+        return run_digest_view(state, records, await observed_spend(self._ledger, run_id))
 
     async def get_packet_stats(self, limit: int = 10_000) -> PacketStats:
         """Aggregate the packets of this repository's runs (the ``limit`` most recent runs).

@@ -66,8 +66,10 @@ Evidence ids in the WorkResult.
 10. Native-subagent host: pass native_subagents "available", list subagent.spawn in \
 host_capabilities (and in authorization_granted only if the user agreed), and pass the cast \
 types the user enabled in cast_types; casting is off unless the user enables a type.
-11. When to cast: only while nextAction.phase is agent_4_execute and the node's \
-effectivePermissions allow subagents, for a bounded question a fresh context answers better \
+11. When to cast: only while nextAction.phase is agent_4_execute, the node's \
+effectivePermissions allow subagents and its allowedTools list subagent.spawn (plan a casting \
+node so: in allowedTools, not requiredCapabilities, with maximumChildren of at least 1), for \
+a bounded question a fresh context answers better \
 (locate, verify_claim, reproduce, measure, diagnose, review, synthesize, draft). Call \
 telic_cast with cast_type, routing {needCode, text: why, in one line, expectedEvidence: the \
 evidence kinds the packet must hold, acceptance: checkable criteria} and budget {maxTurns, \

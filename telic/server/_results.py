@@ -195,6 +195,11 @@ class DigestResultOut(_Ok):
 
     runId: str
     digest: str
+    """Packet contract lines: [outcome/verdict] [pk_…] castType: claim (needCode; N tokens)."""
+    marks: list[dict[str, Any]]
+    """Per digest line: packetId, consumption, consumerRef, citeKind, observed spend."""
+    omitted: int
+    """Packets the 6000-character bound left out."""
 
 
 class BrokerDecisionOut(_Object):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from telic.permissions import BrokerDecision, Decision
     from telic.protocol import Mode, NativeSubagents
     from telic.roles import GroundResult
-    from telic_packets import Packet
+    from telic_packets import DigestView, Packet
 
 __all__ = ["ProgressFn", "Service"]
 
@@ -158,6 +158,9 @@ class Service(Protocol):
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest."""
+
+    async def get_digest_view(self, run_id: str) -> DigestView:
+        """The run's digest in the contract's line format, each line's marks beside it."""
 
     async def get_packet_stats(self, limit: int = ...) -> PacketStats:
         """Aggregate the packets of the repository's runs (``render_stats``, ``to_wire``)."""

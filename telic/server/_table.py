@@ -228,13 +228,15 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         title="Read the packet digest",
         description=(
             "Return the run's packet-consumption digest: one line per evidence packet with "
-            "its verdict, its spend, and whether the parent's next decision cited it."
+            "its verdict and its spend in the packet contract's line format, and beside each "
+            "line its marks: whether the parent's next decision cited it, that the tokens are "
+            "self-reported, and what Telic observed the child spend."
         ),
         args="RunArgs",
         result="DigestResultOut",
         read_only=True,
         idempotent=True,
-        methods=("get_digest",),
+        methods=("get_digest_view",),
     ),
     ToolSpec(
         name="telic_check_tool_action",

@@ -497,7 +497,13 @@ async def _return_packet(service: Service, args: ReturnPacketArgs, _: ProgressFn
 
 
 async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
-    return {"runId": args.run_id, "digest": await service.get_digest(args.run_id)}
+    view = await service.get_digest_view(args.run_id)
+    return {
+        "runId": args.run_id,
+        "digest": view.text,
+        "marks": [mark.to_wire() for mark in view.marks],
+        "omitted": view.omitted,
+    }
 
 
 @functools.cache

@@ -20,6 +20,7 @@ def test_the_bounds_match_the_contract_table() -> None:
     assert (tp.DIGEST_MAX_CHARS, tp.DIGEST_CLAIM_CHARS) == (6000, 120)
     assert (tp.MAX_REPORT_SOURCE_REFS, tp.CITATION_HASH_CHARS) == (32, 12)
     assert tp.MAX_SAFE_INTEGER == 9007199254740991
+    assert tp.WALL_GRACE_MS == 60_000
 
 
 def test_the_packet_schema_literal_is_the_constant() -> None:

@@ -429,3 +429,154 @@ def test_a_handoff_cannot_carry_the_parent_transcript(field: str) -> None:
 def test_a_cast_refusal_only_takes_cast_codes() -> None:
     with pytest.raises(ValueError, match="cast refusal"):
         CastRefusal("not_a_packet", "wrong family")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ which refusal wins
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        pytest.param(
+            {
+                "budget": with_(BUDGET, maxTurns=11),
+                "context": CONTEXT.model_copy(
+                    update={"node_executing": False, "may_spawn": False, "children": 4}
+                ),
+            },
+            "budget_exceeds_ceiling",
+            marks=pytest.mark.covers("refusal.cast.precedence.request-before-standing"),
+            id="request-first",
+        ),
+        pytest.param(
+            {
+                "context": CastContext(
+                    node_executing=False,
+                    may_spawn=False,
+                    children=4,
+                    max_children=4,
+                    depth=2,
+                    max_depth=2,
+                )
+            },
+            "node_not_executing",
+            marks=pytest.mark.covers("refusal.cast.precedence.node-before-spawn"),
+            id="node-before-spawn",
+        ),
+        pytest.param(
+            {
+                "context": CastContext(
+                    node_executing=True,
+                    may_spawn=False,
+                    children=0,
+                    max_children=0,
+                    depth=0,
+                    max_depth=0,
+                )
+            },
+            "spawn_not_permitted",
+            marks=pytest.mark.covers("refusal.cast.precedence.spawn-before-limits"),
+            id="spawn-before-limits",
+        ),
+        pytest.param(
+            {"context": CONTEXT.model_copy(update={"children": 4, "depth": 2})},
+            "children_limit",
+            marks=pytest.mark.covers("refusal.cast.precedence.children-before-depth"),
+            id="children-before-depth",
+        ),
+        pytest.param(
+            {
+                "context": CONTEXT.model_copy(
+                    update={"depth": 2, "in_flight": 3, "max_in_flight": 3}
+                )
+            },
+            "depth_limit",
+            marks=pytest.mark.covers("refusal.cast.precedence.depth-before-in-flight"),
+            id="depth-before-in-flight",
+        ),
+    ],
+)
+def test_with_several_faults_the_first_in_the_contract_s_precedence_is_reported(
+    changes: dict[str, Any], code: CastRefusalCode
+) -> None:
+    with pytest.raises(CastRefusal) as caught:
+        attempt(**changes)
+    assert caught.value.code == code
+
+
+def test_the_precedence_holds_for_every_pair_of_standing_faults() -> None:
+    # Each fault alone, then every pair: the earlier one in the precedence is reported.
+    faults: list[tuple[CastRefusalCode, dict[str, Any]]] = [
+        ("node_not_executing", {"node_executing": False}),
+        ("spawn_not_permitted", {"may_spawn": False}),
+        ("children_limit", {"children": 4}),
+        ("depth_limit", {"depth": 2}),
+        ("children_limit", {"in_flight": 3, "max_in_flight": 3}),
+    ]
+    for first, (code, fault) in enumerate(faults):
+        for _, later in faults[first:]:
+            context = CONTEXT.model_copy(update={**later, **fault})
+            with pytest.raises(CastRefusal) as caught:
+                attempt(context=context)
+            assert caught.value.code == code, (fault, later)
+
+
+# ------------------------------------------------------------------ what bounds parallel children
+
+
+@pytest.mark.parametrize(
+    ("update", "refused"),
+    [
+        pytest.param(
+            {"in_flight": 2, "max_in_flight": 3},
+            "",
+            marks=pytest.mark.covers("bounds.parallel-children.at-limit"),
+            id="in-flight-below",
+        ),
+        pytest.param(
+            {"in_flight": 3, "max_in_flight": 3},
+            "the run allows 3 at once",
+            marks=pytest.mark.covers("bounds.parallel-children.over-limit"),
+            id="in-flight-at",
+        ),
+        pytest.param(
+            {"children": 4, "in_flight": 0, "max_in_flight": 3},
+            "already started 4 of its 4 casts",
+            marks=pytest.mark.covers("bounds.node-children.sealed-count"),
+            id="sealed-children-count",
+        ),
+        pytest.param(
+            {"children": 3, "in_flight": 0, "max_in_flight": 3},
+            "",
+            marks=pytest.mark.covers("bounds.node-children.below"),
+            id="last-child",
+        ),
+        pytest.param({"in_flight": 99}, "", id="no-run-bound-given"),
+    ],
+)
+def test_children_are_bounded_per_caller_and_in_flight_per_run(
+    update: dict[str, Any], refused: str
+) -> None:
+    context = CONTEXT.model_copy(update=update)
+    if not refused:
+        attempt(context=context)
+        return
+    with pytest.raises(CastRefusal) as caught:
+        attempt(context=context)
+    assert caught.value.code == "children_limit"
+    assert refused in caught.value.message
+
+
+def test_a_context_without_the_run_bound_reads_as_before() -> None:
+    context = CastContext.from_wire(
+        {
+            "nodeExecuting": True,
+            "maySpawn": True,
+            "children": 0,
+            "maxChildren": 1,
+            "depth": 0,
+            "maxDepth": 1,
+        }
+    )
+    assert (context.in_flight, context.max_in_flight) == (0, None)
+    assert context.to_wire()["inFlight"] == 0

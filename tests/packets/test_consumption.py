@@ -59,6 +59,19 @@ def kind(text: str, refs: tuple[str, ...] = ()) -> CiteKind:
             marks=pytest.mark.covers("consumption.token-before-ref"),
         ),
         pytest.param("3f9a0c1d2e4b", (URI,), "ref", id="ref-before-hash"),
+        pytest.param(
+            # A cast's decision text: its brief, then its packetRefs.
+            "Check whether callers override the limit. pk_0123abcd",
+            ("repo://src/retry.py", URI),
+            "token",
+            marks=pytest.mark.covers("consumption.cast-cites-by-packet-ref"),
+        ),
+        pytest.param(
+            "Find where the backoff is set.",
+            ("repo://src/backoff.py",),
+            "none",
+            marks=pytest.mark.covers("consumption.cast-without-citation"),
+        ),
     ],
 )
 def test_cite_kind_checks_token_then_ref_then_hash(

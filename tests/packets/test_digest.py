@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,9 +11,16 @@ from telic_packets import (
     DIGEST_MAX_CHARS,
     ConsumptionRecord,
     DigestItem,
+    DigestMark,
     Packet,
     digest_line,
+    digest_view,
     render_digest,
+)
+
+# The contract's line, exactly: nothing after the closing parenthesis.
+CONTRACT_LINE = re.compile(
+    r"^\[[a-z]+/[a-z_]+\] \[pk_[0-9a-z]{8,26}\] [a-z][a-z0-9_.-]*: .+ \([a-z_]+; \d+ tokens\)$"
 )
 
 
@@ -203,3 +211,56 @@ def test_observed_spend_stands_beside_the_self_reported_tokens_on_marked_lines_o
     assert "observed" not in render_digest(
         [(packet, None)], marked=True, observed={"other": (1, 1)}
     )
+
+
+@pytest.mark.parametrize(
+    ("changes", "mark"),
+    [
+        (
+            {"consumed": True, "consumerRef": "artifact://r/wr-1", "citeKind": "token"},
+            {"consumption": "consumed", "consumerRef": "artifact://r/wr-1", "citeKind": "token"},
+        ),
+        (
+            {"consumed": False, "consumerRef": "artifact://r/wr-1", "citeKind": "none"},
+            {"consumption": "not_cited", "consumerRef": "artifact://r/wr-1", "citeKind": "none"},
+        ),
+        ({"consumed": False}, {"consumption": "no_decision_yet"}),
+        (
+            {"consumed": False, "observedTurns": 3, "observedToolCalls": 4},
+            {"consumption": "no_decision_yet", "observedTurns": 3, "observedToolCalls": 4},
+        ),
+    ],
+)
+def test_a_view_keeps_the_contract_s_lines_and_carries_each_marker_as_data(
+    changes: dict[str, Any], mark: dict[str, Any]
+) -> None:
+    one = item(3, "Limit is 5", **changes)
+    view = digest_view([one])
+    assert view.text == render_digest([one]) == digest_line(one)
+    assert CONTRACT_LINE.match(view.text)
+    assert view.marks == [DigestMark.from_wire({"packetId": "pk_00000003", **mark})]
+    assert view.marks[0].to_wire()["tokensSelfReported"] is True
+    assert view.omitted == 0
+
+
+def test_a_view_of_a_cut_digest_marks_exactly_the_lines_it_kept() -> None:
+    items = [item(n, "x" * 120, consumed=n % 3 == 0) for n in range(80)]
+    view = digest_view(items)
+    assert view.text == render_digest(items)
+    lines = view.text.split("\n")
+    assert lines[-1] == f"{view.omitted} older packets omitted"
+    assert view.omitted > 0
+    assert len(view.marks) + view.omitted == 80
+    assert [m.packet_id for m in view.marks] == [line.split("] [")[1][:11] for line in lines[:-1]]
+    assert all(CONTRACT_LINE.match(line) for line in lines[:-1])
+
+
+def test_a_view_of_no_packets_is_empty() -> None:
+    view = digest_view([])
+    assert (view.text, view.marks, view.omitted) == ("", [], 0)
+
+
+def test_a_view_reads_observed_spend_by_cast_id(packet: Packet) -> None:
+    view = digest_view([(packet, None)], observed={packet.cast_id: (2, 5)})
+    assert view.text == render_digest([(packet, None)])
+    assert (view.marks[0].observed_turns, view.marks[0].observed_tool_calls) == (2, 5)

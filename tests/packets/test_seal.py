@@ -8,6 +8,7 @@ import pytest
 
 from telic_packets import (
     MAX_PACKET_BYTES,
+    WALL_GRACE_MS,
     Cast,
     ChildReturn,
     Counters,
@@ -352,3 +353,28 @@ def test_a_packet_hashes_and_sizes_from_one_canonical_form(
     changed = packet.model_copy(update={"claim": "Something else entirely"})
     assert not verify_packet_hash(changed)  # a changed copy is hashed afresh, not by the cache
     assert verify_packet_hash(packet.model_copy())
+
+
+@pytest.mark.covers("partial.untouched-wall-capped-sealed-cancelled")
+def test_an_untouched_cast_past_its_wall_cap_and_grace_seals_cancelled_and_wall_capped(
+    seal: Seal, counters: Counters
+) -> None:
+    # What the controller seals on its own when nobody returned: no claim, no evidence.
+    past = counters.model_copy(update={"wall_ms": 600_000 + WALL_GRACE_MS + 2})
+    packet = seal({"claim": ""}, outcome="cancelled", stop_reason="wall_capped", counters=past)
+    assert (packet.outcome, packet.stop_reason, packet.verdict) == (
+        "cancelled",
+        "wall_capped",
+        "unverified",
+    )
+    assert (packet.claim, packet.evidence, packet.counters.wall_ms) == ("", [], 660_002)
+    assert verify_packet_hash(packet.to_wire())
+
+
+@pytest.mark.covers("partial.untouched-wall-capped-not-completed")
+def test_an_untouched_wall_capped_cast_is_never_sealed_completed(
+    seal: Seal, counters: Counters, raw_return: dict[str, Any]
+) -> None:
+    past = counters.model_copy(update={"wall_ms": 600_000 + WALL_GRACE_MS + 2})
+    refused = code_of(seal, raw_return, stop_reason="wall_capped", counters=past)
+    assert refused == "budget_exhausted_requires_partial"

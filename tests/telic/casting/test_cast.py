@@ -87,6 +87,42 @@ async def test_a_node_without_subagent_spawn_may_not_cast(tmp_path: Path) -> Non
         assert refused.value.code == "spawn_not_permitted"
 
 
+async def test_a_node_whose_allowed_tools_lack_subagent_spawn_may_not_cast(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: its permissions allowed children, so the cast used to be admitted.
+    async with serving(tmp_path) as (service, ledger):
+        flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
+        await flow.to_execute(spawn_tool=False)
+        plan = await service.get_artifact(flow.b.run_id, "plan-1")
+        (node,) = plan.body["nodes"]
+        assert node["permissions"]["subagents"]["spawn"] is True
+        assert node["budgets"]["maximumChildren"] == 3
+        assert "subagent.spawn" not in node["allowedTools"]
+        before = await ledger.list_artifacts(flow.b.run_id)
+        with pytest.raises(CastRefusal) as refused:
+            await flow.cast()
+        assert refused.value.code == "spawn_not_permitted"
+        assert "its allowedTools do not list subagent.spawn" in refused.value.message
+        assert "permissions do not" not in refused.value.message
+        assert await ledger.list_artifacts(flow.b.run_id) == before
+
+
+async def test_a_node_whose_permissions_exclude_casting_is_refused_spawn_not_permitted(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: no spawn, no children and no depth used to answer children_limit.
+    async with serving(tmp_path) as (service, _):
+        flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
+        excluded = spawn_perms(children=0, depth=0)
+        excluded["subagents"]["spawn"] = False
+        await flow.to_execute(children=0, node_permissions=excluded)
+        with pytest.raises(CastRefusal) as refused:
+            await flow.cast()
+        assert refused.value.code == "spawn_not_permitted"
+        assert "its permissions do not set subagents.spawn" in refused.value.message
+
+
 async def test_a_grandchild_deeper_than_the_run_allows_is_refused(tmp_path: Path) -> None:
     async with serving(tmp_path) as (service, _):
         flow = await _executing(tmp_path, service)

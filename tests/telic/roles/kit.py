@@ -217,10 +217,19 @@ class ServiceFlow:
         return self.last
 
     async def to_execute(
-        self, *, children: int = 3, nodes: int = 1, node_permissions: Any = None, depth: int = 1
+        self,
+        *,
+        children: int = 3,
+        nodes: int = 1,
+        node_permissions: Any = None,
+        depth: int = 1,
+        spawn_tool: bool = True,
     ) -> None:
         """Drive the run to the execution of its first node, which may cast ``children``
-        (and, with ``depth`` above 1, its children may cast grandchildren)."""
+        (and, with ``depth`` above 1, its children may cast grandchildren).
+
+        ``spawn_tool`` lists subagent.spawn among the nodes' allowedTools when their
+        permissions allow it (a cast is the node's spawn); false leaves it out."""
         b = self.b
         b.permissions = spawn_perms(children, depth)
         b.verifications = [VERIFY_READ]
@@ -234,6 +243,9 @@ class ServiceFlow:
                 f"node-{index + 1}", tools=["repository.read"], permissions=node_permissions
             )
             node["budgets"]["maximumChildren"] = children
+            if spawn_tool and node["permissions"]["subagents"]["spawn"]:
+                # A cast is a subagent.spawn of the node: allowed, never required.
+                node["allowedTools"].append("subagent.spawn")
             plan_nodes.append(node)
         plan = b.plan(nodes=plan_nodes)
         plan["globalBudgets"]["maximumSubagentDepth"] = depth

@@ -9,6 +9,8 @@ envelope's ``code`` and leave the ledger as it was.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -41,7 +43,14 @@ from ..roles.kit import (  # noqa: TID252
 pytestmark = pytest.mark.anyio
 
 ROWS = load_table()["rows"]
-CAST_ROWS = [row for row in ROWS if row["input"]["op"] == "check_cast"]
+# One row per cast refusal code (and the admitted ones) is played over MCP; the precedence and
+# parallel-children rows are proven by the pure runner, and each family once over MCP below.
+CAST_ROWS = [
+    row
+    for row in ROWS
+    if row["input"]["op"] == "check_cast"
+    and not row["id"].startswith(("refusal.cast.precedence.", "bounds."))
+]
 SEAL_ROWS = [row for row in ROWS if row["input"]["op"] == "seal"]
 RETURN_ROWS = [row for row in ROWS if row["input"]["op"] == "parse_child_return"]
 BRIEF = "Find where the retry limit is defined; see the pointers."
@@ -93,22 +102,29 @@ async def hosting(
     cast_types: list[dict[str, Any]] | None = None,
     execute: bool = True,
     depth: int = 1,
+    workers: int | None = None,
     repository_root: str | None = None,
     **execute_kwargs: Any,
 ) -> AsyncIterator[Host]:
     """A server over a run whose first node executes (unless ``execute`` is false).
 
-    With ``depth`` above 1 the run's envelope allows grandchildren (``start_run`` grants
-    depth 1 at most, so that run is written into the ledger directly).
+    With ``depth`` above 1 the run's envelope allows grandchildren, with ``workers`` that many
+    casts open at once (``start_run`` grants depth 1 and 3 workers at most, so such a run is
+    written into the ledger directly).
     """
     clock = ManualClock()
     with anyio.fail_after(60):
         roots = {} if repository_root is None else {"repository_root": repository_root}
         async with serving(tmp_path / "state", clock=clock, **roots) as (service, ledger):
             types = cast_types or [EXPLORE]
-            if depth > 1:
+            if depth > 1 or workers is not None:
                 flow = await start_wide_run(
-                    service, ledger, workers=3, children=3, depth=depth, cast_types=types
+                    service,
+                    ledger,
+                    workers=3 if workers is None else workers,
+                    children=3,
+                    depth=depth,
+                    cast_types=types,
                 )
             else:
                 flow = await ServiceFlow.start(service, cast_types=types)
@@ -417,6 +433,10 @@ NOT_PLAYABLE = {
     ),
     "partial.stop-reason-required": (
         "below every cap Telic seals completed, so remaining items are not_a_packet"
+    ),
+    "partial.untouched-wall-capped-not-completed": (
+        "past the cap and its grace the cast is already sealed, so a return is cast_not_open "
+        "(test_a_wall_cap_and_its_grace_end_on_time_without_another_message)"
     ),
 }
 
@@ -744,3 +764,115 @@ async def test_the_packet_telic_return_packet_answers_verifies_its_own_digest(
     packet = returned["packet"]
     assert None not in packet.values()
     assert verify_packet_hash(packet)
+
+
+# ------------------------------------------------------------------ the contract's decisions
+# One test per family over MCP; each family's rows are proven by the pure runner
+# (tests/packets) and on both backends through the service (tests/telic/casting).
+
+
+async def test_a_node_that_may_not_cast_gets_spawn_not_permitted_before_any_limit(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: no spawn, no children and no depth answered children_limit.
+    excluded = spawn_perms(children=0, depth=0)
+    excluded["subagents"]["spawn"] = False
+    async with hosting(tmp_path, children=0, node_permissions=excluded) as host:
+        before = await host.snapshot()
+        envelope = await host.cast()
+        _refused(envelope, "spawn_not_permitted")
+        assert "its permissions do not set subagents.spawn" in envelope["error"]
+        assert await host.snapshot() == before
+
+
+async def test_a_node_without_subagent_spawn_among_its_allowed_tools_may_not_cast(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: the node's permissions allowed children, so the cast was admitted.
+    async with hosting(tmp_path, spawn_tool=False) as host:
+        before = await host.snapshot()
+        envelope = await host.cast()
+        _refused(envelope, "spawn_not_permitted")
+        assert "its allowedTools do not list subagent.spawn" in envelope["error"]
+        assert await host.snapshot() == before
+
+
+async def test_casts_open_at_once_are_bounded_by_the_run_s_parallel_workers(
+    tmp_path: Path,
+) -> None:
+    async with hosting(tmp_path, workers=2) as host:
+        first, second = (await host.cast())["cast"], (await host.cast())["cast"]
+        before = await host.snapshot()
+        envelope = await host.cast()
+        _refused(envelope, "children_limit")
+        assert "the run allows 2 at once" in envelope["error"]
+        assert await host.snapshot() == before
+        await host.tools.call(
+            "telic_return_packet",
+            run_id=host.run_id,
+            cast_id=first["castId"],
+            packet=good_return(),
+        )
+        third = await host.cast()  # the sealed packet freed its place; the node has room
+        assert third["ok"], third
+        assert second["castId"] != third["cast"]["castId"]
+
+
+async def test_a_cast_is_the_parent_s_decision_only_about_the_packets_it_cites(
+    tmp_path: Path,
+) -> None:
+    async with hosting(tmp_path) as host:
+        first = (await host.cast())["cast"]["castId"]
+        returned = await host.tools.call(
+            "telic_return_packet", run_id=host.run_id, cast_id=first, packet=good_return()
+        )
+        packet_id = returned["packet"]["packetId"]
+
+        async def consumed() -> list[dict[str, Any]]:
+            trace = await host.ledger.page_trace(host.run_id, 0, 1000)
+            return [
+                json.loads(e.decision_summary)
+                for e in trace.events
+                if e.event_type == "packet_consumed"
+            ]
+
+        sibling = await host.cast(brief="Find the backoff constant; see the pointers.")
+        assert sibling["ok"], sibling
+        assert await consumed() == []  # no verdict on a packet it does not cite
+        citing = (await host.cast(packet_refs=[packet_id]))["cast"]["castId"]
+        (record,) = await consumed()
+        assert record["packetId"] == packet_id
+        assert record["consumerRef"] == f"artifact://{host.run_id}/{citing}"
+        assert (record["cited"], record["citeKind"]) == (True, "token")
+
+
+async def test_the_digest_over_mcp_is_the_contract_s_lines_with_the_marks_beside_them(
+    tmp_path: Path,
+) -> None:
+    # Issue 28, item 8: the lines carried "self-reported" and consumption annotations.
+    line = re.compile(
+        r"^\[[a-z]+/[a-z_]+\] \[pk_[0-9a-z]{8,26}\] [a-z][a-z0-9_.-]*: .+ \([a-z_]+; \d+ tokens\)$"
+    )
+    async with hosting(tmp_path) as host:
+        ids = []
+        for _ in range(2):
+            cast_id = (await host.cast())["cast"]["castId"]
+            returned = await host.tools.call(
+                "telic_return_packet", run_id=host.run_id, cast_id=cast_id, packet=good_return()
+            )
+            ids.append(returned["packet"]["packetId"])
+        await host.cast(packet_refs=[ids[0]])  # a decision that cites the first packet
+        digest = await host.tools.call("telic_get_digest", run_id=host.run_id)
+    lines = digest["digest"].split("\n")
+    assert all(line.match(text) for text in lines), lines
+    assert [m["packetId"] for m in digest["marks"]] == [ids[1], ids[0]]  # unconsumed first
+    assert [text.split("] [")[1].split("]")[0] for text in lines] == [ids[1], ids[0]]
+    unconsumed, consumed = digest["marks"]
+    assert unconsumed == {
+        "packetId": ids[1],
+        "consumption": "no_decision_yet",
+        "tokensSelfReported": True,
+    }
+    assert (consumed["consumption"], consumed["citeKind"]) == ("consumed", "token")
+    assert consumed["consumerRef"].startswith(f"artifact://{host.run_id}/")
+    assert digest["omitted"] == 0

@@ -319,8 +319,15 @@ def test_codex_completes_an_analyze_and_fix_run_with_a_cast(tmp_path: Path, runt
     packet = held.returned["packet"]
     assert (packet["outcome"], packet["stopReason"]) == ("partial", "turn_capped"), packet
     assert packet["counters"]["turns"] == 2, packet
+    # The MCP digest keeps the contract's lines; the observed spend stands in its marks.
+    digest = json.loads(held.digest)
+    (mark,) = [m for m in digest["marks"] if m["packetId"] == packet["packetId"]]
+    assert (mark["tokensSelfReported"], mark["observedTurns"], mark["observedToolCalls"]) == (
+        True,
+        2,
+        2,
+    ), digest
     side_by_side = "tokens self-reported; 2 turns, 2 tool calls observed"
-    assert side_by_side in held.digest, held.digest
     report = telic("report", outcome.run_id, "--format", "md", env=env, cwd=repo.root)
     assert report.returncode == 0, report.stderr
     assert side_by_side in report.stdout, report.stdout
