@@ -75,7 +75,7 @@ from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import Decision, authorize_action
 from telic.protocol import canonical_json, parse_artifact
 from telic.roles._blobs import BlobStage
-from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
+from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record_plan
 from telic.roles._messages import (
     Answer,
     CancelRun,
@@ -787,12 +787,13 @@ class RunActor(Actor[RunMessage]):
             state.run,
             record.event_type,
             actor=CHECK_ACTOR,
-            event_id=deps.new_id(),
+            event_id=check_event_id(self._run_id, record),
             timestamp=deps.clock(),
             permission_decision=record.permission_decision,
             summary=decision.reason,
         )
-        await deps.ledger.record_events(self._run_id, [checked])
+        # once: another server on this store may have recorded the same decision meanwhile
+        await deps.ledger.record_events(self._run_id, [checked], once=True)
         return decision
 
 
