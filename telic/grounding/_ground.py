@@ -113,8 +113,15 @@ def _survey(root: str, given: str, request: _Request) -> tuple[GitState, Prepare
     return git, prepared
 
 
-def _decide(listed: PathCollector, prepared: Prepared, request: _Request) -> tuple[Plan, Selection]:
-    """Plan and select, checking for cancellation as candidates are read."""
+def _decide(
+    listed: PathCollector, prepared: Prepared, request: _Request, *, by_git: bool
+) -> tuple[Plan, Selection]:
+    """Plan and select, checking for cancellation as candidates are read.
+
+    ``by_git``: git listed the inventory, so only what it lists (tracked, or untracked and not
+    ignored) is read, whether named as an active path or reached through a symlink; the pinned
+    instruction files are the one exception.
+    """
     inventoried = listed.listed
     budget = request.budget
     scorer = Scorer(request_terms(request.text), prepared.active.hints)
@@ -125,10 +132,27 @@ def _decide(listed: PathCollector, prepared: Prepared, request: _Request) -> tup
         excluded_prefixes=prepared.excluded_prefixes,
         max_inventory_files=budget.max_inventory_files,
         scorer=scorer,
+        # Pinned instruction files count whenever they exist (protocol §4 item 6), ignored or
+        # not; an active path only when git lists it.
+        listed_only=[p for p in prepared.active.files if p not in prepared.pinned]
+        if by_git
+        else (),
     )
     listed.valid.clear()  # the listing is no longer needed; do not hold it next to the plan
+    members: frozenset[str] | None = None
+
+    def is_listed(path: str) -> bool:
+        # Built once, on the first symlink: most groundings never meet one.
+        nonlocal members
+        if members is None:
+            members = frozenset(plan.inventory)
+        return path in members
+
     reader = CandidateReader(
-        prepared.root, max_file_bytes=budget.max_file_bytes, excluded_roots=prepared.excluded
+        prepared.root,
+        max_file_bytes=budget.max_file_bytes,
+        excluded_roots=prepared.excluded,
+        listed=is_listed if by_git else None,
     )
 
     def tick(selection: Selection) -> None:
@@ -198,7 +222,7 @@ def _ground(request: _Request) -> tuple[GroundingResult, GroundingProgress]:
     )
     listed = inventory.paths.listed
     _report(request.progress, GroundingProgress("inventory", listed, 0, 0))
-    plan, selection = _decide(inventory.paths, prepared, request)
+    plan, selection = _decide(inventory.paths, prepared, request, by_git=inventory.source == "git")
     result = _manifest(request, prepared.root, inventory, plan, selection)
     return result, GroundingProgress("done", listed, selection.considered, len(result.documents))
 

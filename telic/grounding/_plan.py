@@ -1,7 +1,8 @@
 """From raw inventory paths to a ranked candidate list (docs/protocol.md §4 items 5–9), purely.
 
 ``plan_candidates`` normalises the inventory, drops paths under excluded roots, adds the pinned
-instruction files and the existing active paths, puts instruction and active paths first and
+instruction files and the existing active paths (inside git only active paths git lists:
+tracked, or untracked and not ignored), puts instruction and active paths first and
 the rest in path order, truncates to the inventory budget, applies the static exclusions and
 ranks the survivors. Exclusions are only counted; no excluded path is kept.
 """
@@ -64,6 +65,7 @@ def plan_candidates(
     excluded_prefixes: Sequence[str],
     max_inventory_files: int,
     scorer: Scorer,
+    listed_only: Sequence[str] = (),
 ) -> Plan:
     """Return the ranked candidates of an inventory.
 
@@ -74,12 +76,23 @@ def plan_candidates(
         excluded_prefixes: excluded roots inside the repository, as normalised paths.
         max_inventory_files: how many candidates are kept after ordering.
         scorer: the ranking of this request.
+        listed_only: those of ``added`` that are candidates only when the inventory lists them
+            (active paths, when git listed it: one it did not list is ignored by the
+            repository or belongs to a nested one); the others are counted as
+            ``excluded_directory`` and never read.
     """
     counts: Counter[str] = Counter()
     if listed.invalid:
         counts["invalid_path"] = listed.invalid
     unique = list(dict.fromkeys([*listed.valid, *added]))
     candidate_files = listed.invalid + len(unique)
+    if listed_only:
+        unlisted = set(listed_only)
+        unlisted.difference_update(listed.valid)
+        if unlisted:
+            counts["excluded_directory"] += len(unlisted)
+            unique = [path for path in unique if path not in unlisted]
+            added = [path for path in added if path not in unlisted]
     if excluded_prefixes:
         kept = [path for path in unique if not _under(path, excluded_prefixes)]
         if len(kept) < len(unique):

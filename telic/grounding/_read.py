@@ -4,8 +4,11 @@ thread.
 The candidate is resolved inside the root with ``realpath``; an escape is ``symlink_escape``
 (or ``path_escape`` when the lexical path already leaves the root). The resolved path is judged
 again by the static exclusions, so a harmless name cannot smuggle in ``.env`` or ``.git/config``
-through a symlink. The file is then opened with ``O_NOFOLLOW`` and checked with ``fstat`` on
-the open descriptor — it must be the regular file that was resolved, no larger than the budget.
+through a symlink, and, when git listed the repository, the file a symlink leads to must be
+one git lists too (tracked, or untracked and not ignored). The file is then opened with
+``O_NOFOLLOW`` and checked with ``fstat`` on the open descriptor — it must be the regular file
+that was resolved, with one link only (a hard link's other name may lie outside the
+repository), no larger than the budget.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from telic.grounding._paths import excluded_reason
@@ -40,10 +43,18 @@ def is_within(path: str, root: str) -> bool:
 class CandidateReader:
     """Reads candidates of one repository root; call it with a normalised relative path."""
 
-    def __init__(self, root: str, *, max_file_bytes: int, excluded_roots: Sequence[str]) -> None:
+    def __init__(
+        self,
+        root: str,
+        *,
+        max_file_bytes: int,
+        excluded_roots: Sequence[str],
+        listed: Callable[[str], bool] | None = None,
+    ) -> None:
         self._root = root
         self._max = max_file_bytes
         self._excluded = tuple(excluded_roots)
+        self._listed = listed
 
     def __call__(self, path: str) -> bytes | str:
         """Return the raw bytes of ``path``, or the exclusion reason that stopped the read."""
@@ -66,6 +77,10 @@ class CandidateReader:
             return "unreadable_file"
         if not stat.S_ISREG(expected.st_mode):
             return "non_regular_file"
+        if real != full and self._listed is not None:
+            relative = os.path.relpath(real, self._root).replace(os.sep, "/")
+            if not self._listed(relative):
+                return "excluded_directory"  # a link to a file git does not list (ignored)
         if any(is_within(real, excluded) for excluded in self._excluded):
             return "excluded_directory"
         return self._read(real, expected)
@@ -82,6 +97,10 @@ class CandidateReader:
                 return "non_regular_file"
             if (opened.st_dev, opened.st_ino) != (expected.st_dev, expected.st_ino):
                 return "unreadable_file"
+            if opened.st_nlink > 1:
+                # Another name of this file may lie outside the repository, and only a search
+                # of the whole file system could tell: a hard-linked file is never read.
+                return "non_regular_file"
             if opened.st_size > self._max:
                 return "file_too_large"
             chunks: list[bytes] = []

@@ -100,9 +100,14 @@ class Ledger(ABC):
 
     @abstractmethod
     async def record_events(
-        self, run_id: str, events: Sequence[NewTraceEvent]
+        self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
-        """Append trace events alone, such as the DENY decision of a rejected submission."""
+        """Append trace events alone, such as the DENY decision of a rejected submission.
+
+        An event id the run already holds is a ``LedgerConflict``; with ``once`` it is skipped
+        instead (and not returned). The run is read inside the write's transaction, so of
+        several processes recording the same event id at once exactly one writes it.
+        """
 
     @abstractmethod
     async def get_run(self, run_id: str) -> RunRecord:

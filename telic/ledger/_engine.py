@@ -169,13 +169,16 @@ class LedgerEngine(Ledger):
         return await self._mutate(run_id, probe, decide, "store_supporting")
 
     async def record_events(
-        self, run_id: str, events: Sequence[NewTraceEvent]
+        self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, self._clock)
         limits = self._limits
         probe = probe_for([], fixed, limits)
         commit = await self._mutate(
-            run_id, probe, lambda probed: plan_events(probed, fixed, limits), "record_events"
+            run_id,
+            probe,
+            lambda probed: plan_events(probed, fixed, limits, once=once),
+            "record_events",
         )
         return commit.events
 

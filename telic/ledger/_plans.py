@@ -293,14 +293,23 @@ CHANGED = "the run changed during the transaction"
 """The conflict of a mutation that keeps the run version: another writer moved the run."""
 
 
-def plan_events(probed: Probed, events: Sequence[FixedEvent], limits: Limits) -> Plan:
+def plan_events(
+    probed: Probed, events: Sequence[FixedEvent], limits: Limits, *, once: bool = False
+) -> Plan:
     """The plan of ``Ledger.record_events``: the events appended to the run's chain, alone.
+
+    With ``once``, events whose id the run already holds are left out (they were recorded,
+    perhaps by another process); when none is left, nothing is written.
 
     Raises:
         NotFound: the run does not exist.
         LedgerConflict, LimitExceeded: as ``check``.
     """
     stored = existing(probed)
+    if once:
+        events = [event for event in events if event.event_id not in probed.event_ids]
+        if not events:
+            return Plan(result=Commit(run=stored.record, artifacts=(), events=()))
     check(stored, probed, [], events, limits)
     head, _, traces = link(stored, [], events)
     commit = Commit(run=stored.record, artifacts=(), events=traces)

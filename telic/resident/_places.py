@@ -10,6 +10,11 @@ the schema mode out: the hook's decision does not depend on it.
 The directory (``$TELIC_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/telic``, else
 ``/tmp/telic-<uid>``) is created with mode 0700 and refused unless it is a real directory owned
 by this user with no group or world access: whoever can reach the socket drives the ledger.
+Another local user can create ``/tmp/telic-<uid>`` first, so a default directory that exists
+and is not private to this user is passed over for one in the user's home
+(``$XDG_CACHE_HOME/telic/run``, else ``$HOME/.cache/telic/run``) instead of keeping every
+resident server from starting; a directory the user chose (``$TELIC_RUNTIME_DIR``) is never
+passed over, only refused.
 Socket names are short hashes, since a Unix socket path is limited to about 104 bytes.
 """
 
@@ -39,6 +44,7 @@ __all__ = [
     "Places",
     "ResidentError",
     "code_fingerprint",
+    "home_runtime_dir",
     "idle_seconds",
     "places_for",
     "private_dir",
@@ -63,15 +69,40 @@ class ResidentError(Exception):
         self.rule = rule
 
 
-def runtime_dir(environ: Mapping[str, str]) -> str:
-    """The per-user directory of sockets, locks and logs (not created here)."""
+def runtime_dir(environ: Mapping[str, str], *, uid: int | None = None) -> str:
+    """The per-user directory of sockets, locks and logs (not created here).
+
+    ``$TELIC_RUNTIME_DIR`` when set; else the default, ``$XDG_RUNTIME_DIR/telic`` or
+    ``/tmp/telic-<uid>``, unless it exists and is not private to user ``uid`` (this process's
+    by default): someone else made it, or made it a symlink, or opened it to others. Then the
+    fallback in the user's home (``home_runtime_dir``) is used, when there is a home to hold it.
+    """
     chosen = environ.get(RUNTIME_DIR_ENV)
     if chosen:
         return chosen
+    uid = os.getuid() if uid is None else uid
     xdg = environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "telic")
-    return f"/tmp/telic-{os.getuid()}"
+    default = os.path.join(xdg, "telic") if xdg else f"/tmp/telic-{uid}"
+    fallback = home_runtime_dir(environ)
+    if fallback is None:
+        return default
+    try:
+        check_private(default, uid=uid)  # a missing directory is fine: it is created private
+    except ResidentError:
+        return fallback
+    return default
+
+
+def home_runtime_dir(environ: Mapping[str, str]) -> str | None:
+    """The runtime directory used when the default one is taken: ``$XDG_CACHE_HOME/telic/run``,
+    else ``$HOME/.cache/telic/run``; ``None`` without an absolute home or cache directory."""
+    cache = environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        home = environ.get("HOME", "")
+        if not os.path.isabs(home):
+            return None
+        cache = os.path.join(home, ".cache")
+    return os.path.join(cache, "telic", "run")
 
 
 def private_dir(path: str | PathLike[str]) -> str:
@@ -92,13 +123,15 @@ def private_dir(path: str | PathLike[str]) -> str:
     return path
 
 
-def check_private(path: str) -> bool:
-    """Whether ``path`` exists, after refusing it unless only this user can use it.
+def check_private(path: str, *, uid: int | None = None) -> bool:
+    """Whether ``path`` exists, after refusing it unless only user ``uid`` (this process's by
+    default) can use it.
 
     ``False``: nothing is there (so no server can listen in it). Raises ``ResidentError`` as
     ``private_dir`` does. A shim checks before it connects to a socket in the directory: a
     socket in a directory someone else controls could be anyone's.
     """
+    uid = os.getuid() if uid is None else uid
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -107,7 +140,7 @@ def check_private(path: str) -> bool:
         raise ResidentError("resident.runtime_dir", f"cannot read {path}: {exc}") from None
     if not stat.S_ISDIR(info.st_mode):
         raise ResidentError("resident.runtime_dir", f"{path} is not a directory")
-    if info.st_uid != os.getuid():
+    if info.st_uid != uid:
         raise ResidentError("resident.runtime_dir", f"{path} is owned by uid {info.st_uid}")
     if info.st_mode & 0o077:
         mode = oct(stat.S_IMODE(info.st_mode))

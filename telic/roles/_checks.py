@@ -9,19 +9,33 @@ chain, so it must not grow without bound:
 * a run holds at most ``MAX_CHECK_RECORDS`` check records; a new decision past that is refused
   (``CT-CHECK-CAP``) and the host must treat it as a deny.
 
+"Already recorded" must hold across processes too (two ``telic serve`` on one store read the
+run before either writes), so a check record's event id is derived from the decision
+(``check_event_id``) and the ledger writes an id the run already holds at most once, deciding
+inside its write transaction (``Ledger.record_events(..., once=True)``).
+
 ``record_plan`` is pure: the run actor asks it, then writes what it says, or nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from telic._errors import InvalidTransition, Issue, LimitExceeded
 from telic.controller import RunState
+from telic.protocol import canonical_json
 
-__all__ = ["CHECK_ACTOR", "CHECK_RULES", "MAX_CHECK_RECORDS", "CheckRecord", "record_plan"]
+__all__ = [
+    "CHECK_ACTOR",
+    "CHECK_RULES",
+    "MAX_CHECK_RECORDS",
+    "CheckRecord",
+    "check_event_id",
+    "record_plan",
+]
 
 MAX_CHECK_RECORDS: Final = 1024
 """Most ``telic_check_tool_action`` records one run may hold."""
@@ -44,6 +58,18 @@ class CheckRecord:
 
     event_type: str
     permission_decision: Mapping[str, Any] | None
+
+
+def check_event_id(run_id: str, record: CheckRecord) -> str:
+    """The event id of ``record`` in run ``run_id``: the same decision always gets the same id.
+
+    ``check-`` and 32 hex digits of the sha256 of the run id, the event type and the decision,
+    so two processes recording one decision collide on the ledger's event id instead of both
+    appending it.
+    """
+    decision = None if record.permission_decision is None else dict(record.permission_decision)
+    digest = hashlib.sha256(canonical_json([run_id, record.event_type, decision])).hexdigest()
+    return f"check-{digest[:32]}"
 
 
 def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:

@@ -77,7 +77,7 @@ from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import BrokerDecision, Layer, broker_decision, policy_names, reopens_read
 from telic.protocol import canonical_json, parse_artifact
 from telic.roles._blobs import BlobStage
-from telic.roles._checks import CHECK_ACTOR, CheckRecord, record_plan
+from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record_plan
 from telic.roles._messages import (
     Answer,
     CancelRun,
@@ -819,13 +819,14 @@ class RunActor(Actor[RunMessage]):
             state.run,
             record.event_type,
             actor=CHECK_ACTOR,
-            event_id=deps.new_id(),
+            event_id=check_event_id(self._run_id, record),
             timestamp=deps.clock(),
             input_refs=inputs,
             permission_decision=record.permission_decision,
             summary=summary,
         )
-        await deps.ledger.record_events(self._run_id, [checked])
+        # once: another server on this store may have recorded the same decision meanwhile
+        await deps.ledger.record_events(self._run_id, [checked], once=True)
         return answer
 
 

@@ -1,9 +1,9 @@
 """Where a server serves from: repository root, state, database and HTTP binding.
 
 Read from the environment (``TELIC_REPOSITORY_ROOT``, ``TELIC_STATE_DIR``,
-``TELIC_DATABASE_URL``, ``TELIC_HTTP_TOKEN``, ``TELIC_SCHEMAS``) and overridden by command-line
-flags. A bearer token is required whenever the HTTP server binds to anything but a loopback
-address.
+``TELIC_DATABASE_URL``, ``TELIC_HTTP_TOKEN``, ``TELIC_SCHEMAS``, ``TELIC_HTTP_READ_TIMEOUT``) and
+overridden by command-line flags. A bearer token is required whenever the HTTP server binds to
+anything but a loopback address.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ from telic.server._schemas import SchemaMode, parse_schema_mode
 
 __all__ = [
     "DATABASE_URL_ENV",
+    "DEFAULT_READ_TIMEOUT",
+    "HTTP_READ_TIMEOUT_ENV",
     "HTTP_TOKEN_ENV",
+    "MAX_READ_TIMEOUT",
     "REPOSITORY_ROOT_ENV",
     "SCHEMAS_ENV",
     "STATE_DIR_ENV",
@@ -28,6 +31,7 @@ __all__ = [
     "ServerConfig",
     "is_loopback",
     "parse_binding",
+    "read_timeout",
     "schema_mode",
 ]
 
@@ -37,6 +41,29 @@ DATABASE_URL_ENV: Final = "TELIC_DATABASE_URL"
 HTTP_TOKEN_ENV: Final = "TELIC_HTTP_TOKEN"
 ALLOWED_HOSTS_ENV: Final = "TELIC_HTTP_ALLOWED_HOSTS"
 SCHEMAS_ENV: Final = "TELIC_SCHEMAS"
+HTTP_READ_TIMEOUT_ENV: Final = "TELIC_HTTP_READ_TIMEOUT"
+DEFAULT_READ_TIMEOUT: Final = 30.0
+"""Seconds a request's headers, and then its body, may take to arrive over HTTP."""
+MAX_READ_TIMEOUT: Final = 3600.0
+"""The longest read deadline ``TELIC_HTTP_READ_TIMEOUT`` may set."""
+
+
+def read_timeout(environ: Mapping[str, str]) -> float:
+    """``TELIC_HTTP_READ_TIMEOUT`` in seconds (default 30): how long a request's headers, and
+    then its body, may take to arrive over HTTP. ``UsageError`` unless a number in (0, 3600]."""
+    text = environ.get(HTTP_READ_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_READ_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= MAX_READ_TIMEOUT:
+        raise UsageError(
+            f"{HTTP_READ_TIMEOUT_ENV}={text!r} must be a number of seconds in "
+            f"(0, {MAX_READ_TIMEOUT:g}]"
+        )
+    return seconds
 
 
 def schema_mode(environ: Mapping[str, str] | None = None, flag: str | None = None) -> SchemaMode:
@@ -101,6 +128,8 @@ class ServerConfig:
     ``full``: the JSON Schema every time."""
     reports_mirror: Path | None = None
     """A report mirror folder served read-only at ``/reports`` over HTTP."""
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    """Seconds a request's headers, and then its body, may take to arrive over HTTP."""
 
     @classmethod
     def from_env(
@@ -135,4 +164,5 @@ class ServerConfig:
             allowed_hosts=extra,
             schemas=mode,
             reports_mirror=Path(reports_mirror).absolute() if reports_mirror else None,
+            read_timeout=read_timeout(env),
         )

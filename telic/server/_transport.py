@@ -12,6 +12,7 @@ tools that never notify skip the SDK's stream-or-JSON machinery (``QUIET_TOOLS``
 from __future__ import annotations
 
 import hmac
+import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -39,7 +40,8 @@ from telic.server._backend import (
     server_version,
     serving_gc,
 )
-from telic.server._config import HttpBinding, ServerConfig, is_loopback
+from telic.server._config import DEFAULT_READ_TIMEOUT, HttpBinding, ServerConfig, is_loopback
+from telic.server._deadline import read_deadline_protocol
 from telic.server._events import BoundedEventStore
 from telic.server._rebinding import HostOriginGuard
 from telic.server._stdio import bad_request_id, serve_stdio
@@ -165,6 +167,7 @@ class _QuietCalls:
 
 
 _INSPECTED_BODY: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
+_log: Final = logging.getLogger("telic.server")
 """Bodies up to the SDK's own limit are looked at whole; a longer one is refused by the SDK."""
 _BAD_ID_BODY: Final = (
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
@@ -179,8 +182,9 @@ class RequestIdGuard:
     notification: it answers ``202 Accepted`` and never replies. This reads the body (up to the
     SDK's own body limit; past it the SDK refuses the request), answers 400 with an Invalid
     Request error and a null id when ``telic.server._stdio.bad_request_id`` says so, and
-    otherwise hands the very same body on. A client that disconnects while sending is handed on
-    as it came.
+    otherwise hands the very same body on. A client that disconnects while sending is not
+    handed on: there is no one to answer, so it is one info line on the ``telic.server`` log
+    and no traceback.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -200,6 +204,11 @@ class RequestIdGuard:
                 break  # a disconnect: hand it on as it came
             size += len(message.get("body", b""))
             more = bool(message.get("more_body", False))
+        if read and read[-1]["type"] != "http.request":
+            # The client left mid-body: nobody is there to answer, and the SDK would log the
+            # disconnect as a traceback ("Error handling POST request"). One calm line instead.
+            _log.info("A client disconnected before its request body to %s arrived", _MCP_PATH)
+            return
         if not more and read and read[-1]["type"] == "http.request":
             body = b"".join(m.get("body", b"") for m in read)
             if bad_request_id(body.decode("utf-8", "replace")):
@@ -280,7 +289,11 @@ class _Uvicorn(uvicorn.Server):
 
 
 async def _serve_http(
-    app: ASGIApp, binding: HttpBinding, ready: Callable[[], None], stop: anyio.Event
+    app: ASGIApp,
+    binding: HttpBinding,
+    ready: Callable[[], None],
+    stop: anyio.Event,
+    read_timeout: float = DEFAULT_READ_TIMEOUT,
 ) -> None:
     config = uvicorn.Config(
         app,
@@ -289,6 +302,8 @@ async def _serve_http(
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=2,
+        # h11 with deadlines on each request's headers and body (uvicorn has none of its own)
+        http=read_deadline_protocol(read_timeout),
     )
     web = _Uvicorn(config)
     async with anyio.create_task_group() as tg:
@@ -369,5 +384,6 @@ async def _serve(config: ServerConfig, opening: OpeningBackend) -> None:
                 binding,
                 lambda: say(f"Telic MCP ready for {root} at {binding.url}{runs}"),
                 stop,
+                config.read_timeout,
             )
         tg.cancel_scope.cancel()

@@ -176,6 +176,28 @@ async def test_one_scenario_spec_is_allowed_per_problem_frame(ledger_url: str) -
         await ledger.store_supporting("run-1", other, [])
 
 
+async def test_an_event_id_recorded_once_is_written_once_and_a_repeat_without_once_conflicts(
+    ledger_url: str,
+) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await start(ledger)
+        before = await ledger.get_run("run-1")
+        (first,) = await ledger.record_events("run-1", [event(event_id="check-1")], once=True)
+        assert first.event_id == "check-1"
+        written = await ledger.get_run("run-1")
+        again = await ledger.record_events(
+            "run-1", [event(event_id="check-1"), event(event_id="check-2")], once=True
+        )
+        assert [e.event_id for e in again] == ["check-2"]
+        assert await ledger.record_events("run-1", [event(event_id="check-2")], once=True) == ()
+        page = await ledger.page_trace("run-1")
+        assert [e.event_id for e in page.events].count("check-1") == 1
+        assert written.version == before.version
+        with pytest.raises(LedgerConflict, match="already exists"):
+            await ledger.record_events("run-1", [event(event_id="check-1")])
+        assert (await ledger.verify_run("run-1")).ok
+
+
 async def test_the_trace_pages_in_sequence_and_says_when_there_is_more(ledger_url: str) -> None:
     async with open_ledger(ledger_url) as ledger:
         await start(ledger)

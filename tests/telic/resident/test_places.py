@@ -11,7 +11,9 @@ import pytest
 from telic.resident._places import (
     DEFAULT_IDLE_SECONDS,
     ResidentError,
+    check_private,
     code_fingerprint,
+    home_runtime_dir,
     idle_seconds,
     places_for,
     private_dir,
@@ -25,6 +27,61 @@ def test_the_runtime_dir_prefers_the_override_then_xdg_then_a_per_user_tmp_dir()
     assert runtime_dir({"TELIC_RUNTIME_DIR": "/a", "XDG_RUNTIME_DIR": "/b"}) == "/a"
     assert runtime_dir({"XDG_RUNTIME_DIR": "/b"}) == "/b/telic"
     assert runtime_dir({}) == f"/tmp/telic-{os.getuid()}"
+
+
+def _taken(tmp_path: Path, how: str) -> tuple[dict[str, str], Path]:
+    """An environment whose default runtime directory someone else got to first."""
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    default = xdg / "telic"
+    if how == "open to others":
+        default.mkdir()
+        default.chmod(0o755)
+    elif how == "a symlink":
+        (tmp_path / "theirs").mkdir(mode=0o700)
+        default.symlink_to(tmp_path / "theirs")
+    else:  # a file in the way
+        default.write_text("")
+    return {"XDG_RUNTIME_DIR": str(xdg), "HOME": str(tmp_path / "home")}, default
+
+
+@pytest.mark.parametrize("how", ["open to others", "a symlink", "a file"])
+def test_a_default_runtime_dir_someone_else_took_is_passed_over_for_the_home_one(
+    tmp_path: Path, how: str
+) -> None:
+    env, _ = _taken(tmp_path, how)
+    fallback = str(tmp_path / "home" / ".cache" / "telic" / "run")
+    assert home_runtime_dir(env) == fallback
+    assert runtime_dir(env) == fallback
+    assert os.stat(private_dir(runtime_dir(env))).st_mode & 0o777 == 0o700
+    assert runtime_dir({**env, "XDG_CACHE_HOME": str(tmp_path / "c")}) == str(
+        tmp_path / "c" / "telic" / "run"
+    )
+
+
+def test_a_default_runtime_dir_owned_by_another_user_is_passed_over(tmp_path: Path) -> None:
+    # No second user to be: the ownership check is asked for a uid that does not own it.
+    xdg = tmp_path / "xdg"
+    (xdg / "telic").mkdir(parents=True, mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(xdg), "HOME": str(tmp_path / "home")}
+    other = os.getuid() + 1
+    with pytest.raises(ResidentError, match=r"resident.runtime_dir: .* is owned by uid"):
+        check_private(str(xdg / "telic"), uid=other)
+    assert runtime_dir(env, uid=other) == str(tmp_path / "home" / ".cache" / "telic" / "run")
+    assert runtime_dir(env) == str(xdg / "telic")  # ours: kept
+
+
+def test_a_missing_default_is_kept_and_a_chosen_directory_is_never_passed_over(
+    tmp_path: Path,
+) -> None:
+    env, default = _taken(tmp_path, "open to others")
+    assert runtime_dir({**env, "XDG_RUNTIME_DIR": str(tmp_path / "none")}) == str(
+        tmp_path / "none" / "telic"
+    )
+    assert runtime_dir({**env, "TELIC_RUNTIME_DIR": str(default)}) == str(default)
+    # Without a home to fall back to, the default stays and is refused with the rule.
+    assert runtime_dir({"XDG_RUNTIME_DIR": env["XDG_RUNTIME_DIR"]}) == str(default)
+    assert runtime_dir({**env, "HOME": "relative"}) == str(default)
 
 
 def test_a_missing_directory_is_created_private(tmp_path: Path) -> None:

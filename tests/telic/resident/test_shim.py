@@ -23,7 +23,14 @@ from telic.resident._shim import (
     loads,
     parse_serve,
 )
-from tests.telic.resident.kit import INITIALIZE, Shim, alive, server_pids, wait_exit
+from tests.telic.resident.kit import (
+    INITIALIZE,
+    Shim,
+    alive,
+    server_pids,
+    stop_servers,
+    wait_exit,
+)
 from tests.telic.server.test_stdio_hostile import HOSTILE
 
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
@@ -129,6 +136,35 @@ def test_a_runtime_dir_others_can_reach_is_refused_and_nothing_starts(
     assert "resident.runtime_dir" in shim.stderr()
     assert "must be 0700" in shim.stderr()
     assert list(runtime.iterdir()) == []
+
+
+@pytest.mark.parametrize("how", ["open to others", "a symlink"])
+def test_a_default_runtime_dir_someone_else_made_first_does_not_keep_the_server_from_starting(
+    repo: DemoRepository, runtime: Path, env: dict[str, str], how: str
+) -> None:
+    # What another local user can do to /tmp/telic-<uid>, done to $XDG_RUNTIME_DIR/telic.
+    base = runtime.parent
+    taken = base / "x" / "telic"
+    taken.parent.mkdir(mode=0o700)
+    if how == "a symlink":
+        (base / "theirs").mkdir(mode=0o700)
+        taken.symlink_to(base / "theirs")
+    else:
+        taken.mkdir()
+        taken.chmod(0o755)
+    home = base / "h"
+    shim_env = {k: v for k, v in env.items() if k not in {"TELIC_RUNTIME_DIR", "XDG_CACHE_HOME"}}
+    shim_env |= {"XDG_RUNTIME_DIR": str(taken.parent), "HOME": str(home)}
+    fallback = home / ".cache" / "telic" / "run"
+    try:
+        shim = Shim(repo.root, shim_env)
+        assert shim.initialize()["result"]["serverInfo"]["name"] == "telic"
+        assert shim.close() == 0
+        assert len(server_pids(fallback)) == 1
+        assert fallback.stat().st_mode & 0o777 == 0o700
+        assert list((base / "theirs").iterdir() if how == "a symlink" else taken.iterdir()) == []
+    finally:
+        stop_servers(fallback)
 
 
 def test_a_shim_never_attaches_to_a_server_in_a_directory_others_can_reach(

@@ -2,12 +2,14 @@
 
 The SDK reads ``{"id": null, "method": …}`` as a notification and answers ``202 Accepted``
 with nothing else; ``RequestIdGuard`` answers 400 with a JSON-RPC Invalid Request error and a
-null id, and hands every other body on byte for byte, however it was chunked.
+null id, and hands every other body on byte for byte, however it was chunked; a client that
+leaves mid-body is one calm log line.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +99,20 @@ async def test_a_good_request_is_handed_on_byte_for_byte_however_chunked() -> No
     assert sent == []
 
 
-async def test_a_client_that_disconnects_mid_body_is_handed_on_as_it_came() -> None:
+async def test_a_client_that_disconnects_mid_body_is_one_calm_line_and_reaches_no_app(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     first: Message = {
         "type": "http.request",
         "body": b'{"jsonrpc": "2.0", "id": nu',
         "more_body": True,
     }
-    received, sent = await _through([first, {"type": "http.disconnect"}])
-    assert received == [first, {"type": "http.disconnect"}]
+    with caplog.at_level(logging.DEBUG):
+        received, sent = await _through([first, {"type": "http.disconnect"}])
+    # Nobody is left to answer: the SDK behind would log the disconnect as a traceback.
+    assert received == []
     assert sent == []
+    assert [(r.name, r.levelno, r.exc_info) for r in caplog.records] == [
+        ("telic.server", logging.INFO, None)
+    ]
+    assert "disconnected before its request body" in caplog.records[0].getMessage()
