@@ -56,6 +56,7 @@ EventType = Literal[
     "clarification_requested",
     "redaction_applied",
     "run_terminated",
+    "lineage_linked",
 ]
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
