@@ -282,6 +282,8 @@ class IndexEntry:
     repository: str
     request: str | None
     """The start of the original request (untrusted), or ``None`` when it cannot be read."""
+    prior_run_id: str | None = None
+    """The run this one follows, or ``None``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,3 +324,7 @@ class RunReportData:
     provenance: Provenance
     clarifications: tuple[ClarificationRow, ...] = ()
     """Every ClarificationRequest and its answer, with who answered it."""
+    prior_run_id: str | None = None
+    """The run this one follows (``prior_run_id``), whose Evidence it may cite; or ``None``."""
+    followed_by: tuple[str, ...] = ()
+    """Runs started to follow this one, among the ledger's newest (``load_run_report``)."""
