@@ -18,8 +18,8 @@ import pytest
 from telic._errors import LineageRefused, RuleViolation
 from telic.controller import Controller
 from telic.ledger import Ledger, open_ledger
-from tests.telic.controller.builders import ROOT, Flow, clock_from, ids_from
-from tests.telic.controller.rules.harness import executing, judging, refuse
+from tests.telic.controller.builders import READ, ROOT, Flow, clock_from, ids_from
+from tests.telic.controller.rules.harness import VR, executing, judging, refuse
 
 pytestmark = pytest.mark.anyio
 
@@ -221,3 +221,32 @@ async def _finished_after(ledger: Ledger, prior: Flow) -> Flow:
 
 async def test_a_refused_citation_is_a_rule_violation_not_a_crash() -> None:
     assert issubclass(LineageRefused, RuleViolation)
+
+
+@pytest.mark.parametrize("ending", ["blocked", "new_run", "cancel", "completed"])
+async def test_an_ended_run_tells_the_host_how_to_follow_it_up_only_when_it_asks_for_one(
+    ending: str,
+) -> None:
+    async with open_ledger("memory://") as ledger:
+        if ending == "completed":
+            flow = await _finished(ledger)
+        else:
+            flow = await Flow.start(ledger, "analyze_only")
+            b = flow.b
+            b.permissions, b.verifications = READ, [VR]
+            await flow.ground()
+        if ending == "blocked":
+            await flow.submit("ProblemFrame", b.frame())
+            await flow.submit("TaskContract", b.contract())
+            await flow.submit("PromptReview", b.prompt_review(decision="block"))
+            await flow.submit("UserReport", b.report(status="blocked", findings=["review-1"]))
+        elif ending in ("new_run", "cancel"):
+            await flow.submit("ClarificationRequest", b.clarification(expanding=True))
+            await flow.answer("restart" if ending == "new_run" else "stop")
+        action = flow.action
+    assert action.kind == "terminal"
+    hint = f'prior_run_id "{flow.b.run_id}"'
+    if ending in ("blocked", "new_run"):
+        assert hint in action.rationale_summary
+    else:
+        assert action.rationale_summary == "The run has ended; nothing more may happen."
