@@ -34,14 +34,9 @@ pytestmark = pytest.mark.anyio
 
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
 FOLLOW_UP = "Explain why paginate's off-by-one was missed, citing what the first run observed"
-TRANSPORTS = ["stdio", "http"]
+TRANSPORTS = [("stdio", "asyncio"), ("stdio", "trio"), ("http", "asyncio")]
+"""Each transport with the client's async backends (the HTTP server side is asyncio only)."""
 JSON = dict[str, Any]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The HTTP server side is asyncio (uvicorn); both transports' clients run on asyncio."""
-    return "asyncio"
 
 
 @asynccontextmanager
@@ -101,7 +96,7 @@ def _rules(envelope: Mapping[str, Any]) -> set[str]:
     return {issue.get("rule") for issue in envelope.get("issues", [])}
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "anyio_backend"), TRANSPORTS)
 async def test_a_follow_up_cites_the_first_runs_evidence_and_a_third_runs_reference_is_refused(
     transport: str, repo: DemoRepository, state: Path
 ) -> None:
@@ -173,7 +168,7 @@ async def _refused_start(tools: TelicTools, prior: str) -> JSON:
     return refused
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "anyio_backend"), TRANSPORTS)
 async def test_a_running_prior_run_refuses_the_linked_start(
     transport: str, repo: DemoRepository, state: Path
 ) -> None:
@@ -204,7 +199,7 @@ def _tamper(database: Path, run_id: str, artifact_id: str) -> None:
         connection.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (b"{}", digest))
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "anyio_backend"), TRANSPORTS)
 async def test_a_tampered_prior_run_refuses_the_linked_start(
     transport: str, repo: DemoRepository, state: Path
 ) -> None:
@@ -219,7 +214,7 @@ async def test_a_tampered_prior_run_refuses_the_linked_start(
     assert verified["intact"] is False
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "anyio_backend"), TRANSPORTS)
 async def test_a_prior_run_of_another_repository_refuses_the_linked_start(
     transport: str, repo: DemoRepository, tmp_path: Path
 ) -> None:
@@ -243,7 +238,7 @@ async def test_a_prior_run_of_another_repository_refuses_the_linked_start(
     assert missing["error"].startswith(f"Prior run {prior} does not exist")
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "anyio_backend"), TRANSPORTS)
 async def test_a_prior_run_id_that_is_not_a_uuid_is_an_argument_error(
     transport: str, repo: DemoRepository, state: Path
 ) -> None:
