@@ -137,11 +137,22 @@ def _tamper(state: Path, run_id: str, artifact_id: str) -> None:
         connection.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (b"{}", digest))
 
 
+def _rewrite_row(state: Path, run_id: str) -> None:
+    """Change a sealed run row behind the ledger's back (its chain and bodies stay intact)."""
+    with closing(sqlite3.connect(state / "ledger.sqlite3")) as connection, connection:
+        sql = "UPDATE runs SET outcome_hint = 'partial' WHERE run_id = ?"
+        connection.execute(sql, (run_id,))
+
+
 @pytest.mark.rule("RUN-PRIOR-INTACT")
-async def test_a_prior_run_that_does_not_verify_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("broken", ["body", "row"])
+async def test_a_prior_run_that_does_not_verify_is_refused(tmp_path: Path, broken: str) -> None:
     async with open_ledger(f"sqlite:///{tmp_path}") as ledger:
         first = await _finished(ledger)
-        _tamper(tmp_path, first.b.run_id, "evidence-1")
+        if broken == "body":
+            _tamper(tmp_path, first.b.run_id, "evidence-1")
+        else:
+            _rewrite_row(tmp_path, first.b.run_id)
         with pytest.raises(LineageRefused) as caught:
             await _linked(ledger, first.b.run_id)
         assert len(await ledger.list_runs()) == 1
