@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         LedgerConflict as LedgerConflict,
         LedgerError as LedgerError,
         LimitExceeded as LimitExceeded,
+        LineageRefused as LineageRefused,
         NotFound as NotFound,
         PermissionDenied as PermissionDenied,
         RuleViolation as RuleViolation,

@@ -7,6 +7,7 @@ that the MCP adapter puts into the error envelope::
     ├── UsageError              a developer mistake in how the library is called
     ├── SchemaViolation         a body does not match its strict schema (carries ``issues``)
     ├── RuleViolation           a cross-artifact invariant failed (carries rule ids and ``issues``)
+    │   └── LineageRefused      prior_run_id names no run this one may follow (``RUN-PRIOR-*``)
     ├── InvalidTransition       the submission is not legal in the run's current state
     ├── StaleToken              expected_run_version or action_id is not the current one
     ├── PermissionDenied        an action is outside the effective authority (carries the decision)
@@ -45,6 +46,7 @@ __all__ = [
     "LedgerConflict",
     "LedgerError",
     "LimitExceeded",
+    "LineageRefused",
     "NotFound",
     "PermissionDenied",
     "RuleViolation",
@@ -194,6 +196,14 @@ class RuleViolation(TelicError):
     """A cross-artifact invariant failed; ``rules`` names each failed rule id."""
 
     code = "invariant_violation"
+
+
+class LineageRefused(RuleViolation):
+    """``telic_start_run`` was given a ``prior_run_id`` this run may not follow: no such run in
+    this ledger, another repository, a run still in progress, or one that fails verification.
+    Nothing is stored."""
+
+    code = "lineage_refused"
 
 
 class InvalidTransition(TelicError):

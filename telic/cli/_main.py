@@ -273,6 +273,8 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
             ("version", "V"),
             ("updated", "UPDATED"),
         ]
+        if any(run.get("priorRunId") for run in runs):  # a lineage chain: show its links
+            columns.append(("priorRunId", "FOLLOWS"))
         print(table(rows, columns))
     return EXIT_OK
 
@@ -298,6 +300,8 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
         "started": human_time(str(run.get("createdAt", ""))),
         "updated": human_time(str(run.get("updatedAt", ""))),
     }
+    if run.get("priorRunId"):
+        fields["follows"] = run["priorRunId"]
     for key, value in fields.items():
         print(f"{key:>10}: {value}")
     print(f"{'next':>10}: {_next_words(action)}\n")

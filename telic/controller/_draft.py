@@ -520,7 +520,8 @@ def _clarification(state: RunState) -> Draft:
                         "/responseChoices/1": {
                             "id": "new-run",
                             "label": "New run",
-                            "consequence": "The run ends; a run with the permission follows.",
+                            "consequence": "The run ends; a new run with the permission "
+                            "follows it (telic_start_run prior_run_id).",
                             "authorityEffect": "requires_new_run",
                             "runEffect": "new_run",
                         },

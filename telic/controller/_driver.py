@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from telic._errors import IntegrityError, NotFound
 from telic.controller._draft import Draft, draft_for
 from telic.controller._events import (
     Accepted,
@@ -33,6 +34,7 @@ from telic.controller._events import (
     SubmitArtifact,
     Token,
 )
+from telic.controller._lineage import check_prior, linked_uris
 from telic.controller._log import Log
 from telic.controller._machine import step
 from telic.controller._next import next_action
@@ -43,7 +45,16 @@ from telic.controller._start import (
     protocol_phase,
     snapshot,
 )
-from telic.controller._state import Run, RunState, StoredArtifact, TraceEntry, artifact_uri
+from telic.controller._state import (
+    TERMINAL,
+    LinkedArtifact,
+    Run,
+    RunState,
+    StoredArtifact,
+    TraceEntry,
+    artifact_uri,
+    parse_artifact_uri,
+)
 from telic.ledger import (
     ArtifactBody,
     ArtifactRecord,
@@ -151,6 +162,7 @@ def run_record(run: Run) -> RunRecord:
         created_at=run.created_at,
         updated_at=run.updated_at,
         controller_state=run.controller_state,
+        prior_run_id=run.prior_run_id,
     )
 
 
@@ -170,6 +182,7 @@ def run_from_record(record: RunRecord) -> Run:
         created_at=record.created_at,
         updated_at=record.updated_at,
         controller_state=record.controller_state,
+        prior_run_id=record.prior_run_id,
     )
 
 
@@ -325,11 +338,17 @@ class Controller:
         network_read_domains: Sequence[str] = (),
         active_files: Sequence[str] = (),
         protected_paths_granted: Sequence[str] = (),
+        prior_run_id: str | None = None,
     ) -> StepResult:
         """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
         ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
-        protected paths; nothing else can.
+        protected paths; nothing else can. ``prior_run_id`` links the run to a terminal run of
+        this ledger and repository whose every record verifies (read and checked before
+        anything is stored), whose Evidence the new run may then cite.
+
+        Raises:
+            LineageRefused: ``prior_run_id`` names no run this one may follow (``RUN-PRIOR-*``).
         """
         now = self._clock()
         state, notes = open_run(
@@ -348,7 +367,10 @@ class Controller:
             network_read_domains=network_read_domains,
             active_files=active_files,
             protected_paths_granted=protected_paths_granted,
+            prior_run_id=prior_run_id,
         )
+        if prior_run_id is not None:
+            await self._check_prior(prior_run_id, state.run.repository_root)
         request, envelope = (_new_artifact(a) for a in state.artifacts)
         action = next_action(state)
         commit = await self._ledger.create_run(
@@ -357,6 +379,47 @@ class Controller:
         # The run's first state is known: its first load need not read it back.
         started = self._committed(state.run.run_id, None, state, commit)
         return StepResult(commit.run, action, state=started, draft=draft_for(state))
+
+    async def _check_prior(self, prior_run_id: str, repository_root: str) -> None:
+        """Read the prior run and verify every record of it; refuse what may not be followed."""
+        try:
+            prior: RunRecord | None = await self._ledger.get_run(prior_run_id)
+        except NotFound:
+            prior = None
+        report = None
+        fits = prior is not None and prior.repository_root == repository_root
+        if fits and prior is not None and prior.status in TERMINAL:
+            report = await self._ledger.verify_run(prior_run_id)
+        check_prior(prior_run_id, repository_root, prior, report)
+
+    async def linked(self, state: RunState, body: object, source_refs: Sequence[str]) -> RunState:
+        """Return ``state`` with the prior-run artifacts a submission cites, read just now.
+
+        Each read re-verifies the artifact's digest and record (``read_artifact``); what is
+        missing or fails is recorded as such, and ``REF-LINKED-EVIDENCE`` refuses a citation
+        of it. A run without a prior reads nothing.
+        """
+        uris = linked_uris(state, body, source_refs)
+        prior = state.run.prior_run_id
+        if prior is None or not uris:
+            return state if not state.links else state.with_links({})
+        links: dict[str, LinkedArtifact] = {}
+        for uri in uris:
+            parsed = parse_artifact_uri(uri)
+            assert parsed is not None
+            try:
+                stored = await self._ledger.read_artifact(prior, parsed[1])
+            except NotFound:
+                links[uri] = LinkedArtifact(uri, None)
+                continue
+            except IntegrityError:
+                links[uri] = LinkedArtifact(uri, "Evidence", intact=False)
+                continue
+            kind = stored.body.get("kind") if stored.record.type == "Evidence" else None
+            links[uri] = LinkedArtifact(
+                uri, stored.record.type, kind if isinstance(kind, str) else None
+            )
+        return state.with_links(links)
 
     async def ground(
         self,
@@ -409,6 +472,8 @@ class Controller:
     async def _step(self, run_id: str, submission: Submission) -> StepResult:
         cached = await self._load(run_id)
         state = cached.state
+        if isinstance(submission, SubmitArtifact) and state.run.prior_run_id is not None:
+            state = await self.linked(state, submission.body, submission.source_refs)
         outcome = step(state, submission)
         if isinstance(outcome, Accepted):
             return await self._commit(run_id, state, cached, outcome, submission.now)

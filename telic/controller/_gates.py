@@ -59,6 +59,26 @@ GATES: Final[tuple[Gate, ...]] = (
         "A grounded manifest whose derivedRefs differ from its stored ContextDocuments.",
     ),
     Gate(
+        "RUN-PRIOR-EXISTS",
+        "§2 tool 1 (prior_run_id)",
+        "A prior_run_id naming no run of this repository's ledger.",
+    ),
+    Gate(
+        "RUN-PRIOR-ROOT",
+        "§2 tool 1 (prior_run_id)",
+        "A prior_run_id naming a run of another repository root.",
+    ),
+    Gate(
+        "RUN-PRIOR-TERMINAL",
+        "§2 tool 1 (prior_run_id)",
+        "A prior_run_id naming a run that has not ended (running or awaiting clarification).",
+    ),
+    Gate(
+        "RUN-PRIOR-INTACT",
+        "§2 tool 1 (prior_run_id)",
+        "A prior_run_id naming a run whose records or blobs fail verification (telic verify).",
+    ),
+    Gate(
         "CR-ANSWER-CHOICE",
         "§3.2 clarification",
         "Answering a clarification with anything but exactly one offered choice id.",

@@ -33,6 +33,26 @@ __all__ = ["next_action"]
 
 _PAUSED: Final = "The run waits for the user to answer its clarification request."
 _ENDED: Final = "The run has ended; nothing more may happen."
+_FOLLOW_UP: Final = (
+    "The run has ended; nothing more may happen in it. To follow it up once the user authorises "
+    'a new run, call telic_start_run with prior_run_id "{run_id}": the new run may cite this '
+    "run's Evidence."
+)
+"""The terminal rationale of a run that ended asking for a separately authorised follow-up."""
+
+
+def _asks_follow_up(state: RunState) -> bool:
+    """Whether the run ended blocked or on a ``new_run`` clarification choice."""
+    if state.run.status == "blocked":
+        return True
+    if state.run.status != "cancelled":
+        return False
+    request = state.latest("ClarificationRequest")
+    answer = state.latest("UserMessage")
+    if request is None or answer is None or answer.source_refs != (request.uri,):
+        return False
+    chosen = str(answer.body.content)
+    return any(c.id == chosen and c.run_effect == "new_run" for c in request.body.response_choices)
 
 
 def next_action(state: RunState) -> PhaseAction | ClarificationAction | TerminalAction:
@@ -52,7 +72,9 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
             id=run.action_id,
             run_id=run.run_id,
             created_at=run.updated_at,
-            rationale_summary=_ENDED,
+            rationale_summary=(
+                _FOLLOW_UP.format(run_id=run.run_id) if _asks_follow_up(state) else _ENDED
+            ),
             kind="terminal",
             phase=phase,
             status=status,

@@ -21,6 +21,7 @@ __all__ = [
     "RULES",
     "merge_source_refs",
     "ref_exists",
+    "ref_linked_evidence",
     "ref_repo_selected",
     "ref_same_run",
     "ref_system",
@@ -110,16 +111,65 @@ def _is_forward(c: Check[Any], field: str) -> bool:
 
 
 def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
-    """Artifact and trace references stay inside the run (cross-run references are denied)."""
-    run_id = c.state.run.run_id
+    """Artifact and trace references stay inside the run, except a linked run's references to
+    its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
+    run_id, prior = c.state.run.run_id, c.state.run.prior_run_id
     for path, _, uri in _all_refs(c):
         if uri.startswith("artifact://system/"):
             continue
         parsed = parse_artifact_uri(uri)
         if parsed is not None and parsed[0] != run_id:
-            yield Violation(path, "Artifact references must stay inside this run")
+            if prior is None:
+                yield Violation(
+                    path,
+                    "Artifact references must stay inside this run (only a run started with "
+                    "prior_run_id may cite Evidence of the run it follows)",
+                )
+            elif parsed[0] != prior:
+                yield Violation(
+                    path,
+                    f"Cross-run artifact reference denied: a reference outside this run may "
+                    f"only name Evidence of the prior run, artifact://{prior}/<evidence id>",
+                )
+            elif c.artifact_type == "Evidence":
+                yield Violation(
+                    path,
+                    "Evidence cites only this run; cite the prior run's Evidence from the "
+                    "WorkResult, review, audit or report that relies on it",
+                )
         if uri.startswith("trace://") and uri[len("trace://") :].split("/")[0] != run_id:
             yield Violation(path, "Trace references must name this run")
+
+
+def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
+    """A linked run's reference into its prior run names an Evidence artifact that exists there
+    and passed its digest check when read for this submission."""
+    prior = c.state.run.prior_run_id
+    if prior is None or c.artifact_type == "Evidence":
+        return
+    for path, _, uri in _all_refs(c):
+        parsed = parse_artifact_uri(uri)
+        if parsed is None or parsed[0] != prior:
+            continue
+        linked = c.state.links.get(uri)
+        if linked is None or linked.type is None:
+            yield Violation(
+                path,
+                f"Cross-run evidence artifact does not exist: the prior run {prior} has no "
+                "artifact with this id (cite one of its Evidence artifacts)",
+            )
+        elif not linked.intact:
+            yield Violation(
+                path,
+                "Cross-run evidence failed its digest check when read: the prior run was "
+                "changed outside Telic (telic verify names the record), so it cannot be cited",
+            )
+        elif linked.type != "Evidence":
+            yield Violation(
+                path,
+                f"Cross-run evidence ref must target an Evidence artifact, not a {linked.type}: "
+                "only the prior run's Evidence may be cited",
+            )
 
 
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
@@ -144,6 +194,8 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
         target = c.state.by_uri(uri)
         if expected is not None and target is not None and target.type != expected:
             yield Violation(path, f"{field} must reference a {expected}, not a {target.type}")
+        elif expected is not None and uri in c.state.links:
+            yield Violation(path, f"{field} must reference a {expected} of this run")
 
 
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
@@ -214,6 +266,14 @@ RULES: Final = (
         ref_same_run,
         _S,
         "Referencing an artifact or trace of another run.",
+    ),
+    Rule(
+        "REF-LINKED-EVIDENCE",
+        (ANY,),
+        ref_linked_evidence,
+        "§3.4 every submission",
+        "A linked run citing a prior-run artifact that does not exist, is not Evidence, or "
+        "fails its digest check when read.",
     ),
     Rule(
         "REF-EXISTS",

@@ -25,7 +25,11 @@ _S = "§3.4 every submission"
 def _accepts(c: Check[Any], ref: DirectRef) -> bool:
     target = c.resolve(ref.uri)
     if target is None:
-        return False
+        # The prior run's Evidence, read and verified for this submission (a linked run only;
+        # REF-LINKED-EVIDENCE says why anything else it cites there is refused).
+        linked = c.state.links.get(ref.uri)
+        intact = linked is not None and linked.intact and linked.type == "Evidence"
+        return intact and not ref.user_reported
     if ref.user_reported:
         return target.type == "UserMessage"
     if target.type == "Evidence":
@@ -67,12 +71,19 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
 def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
     """Evidence in a kind-typed field (diffs, tests, actions, verifications) has a fitting kind."""
     for ref in direct_refs(c.artifact_type, c.body):
-        target = c.resolve(ref.uri)
-        if ref.kinds is None or target is None or target.type != "Evidence":
+        if ref.kinds is None:
             continue
-        if target.body.kind not in ref.kinds:
+        target = c.resolve(ref.uri)
+        linked = c.state.links.get(ref.uri)
+        if target is not None and target.type == "Evidence":
+            kind = target.body.kind
+        elif target is None and linked is not None and linked.kind is not None:
+            kind = linked.kind  # the prior run's Evidence: its kind counts the same
+        else:
+            continue
+        if kind not in ref.kinds:
             accepted = ", ".join(sorted(ref.kinds))
-            message = f"Evidence of kind {target.body.kind} cannot back this field ({accepted})"
+            message = f"Evidence of kind {kind} cannot back this field ({accepted})"
             yield Violation(ref.path, message)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from telic._errors import Issue, SchemaViolation
 from telic.controller._events import TraceNote
+from telic.controller._lineage import lineage_note
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
@@ -83,8 +84,12 @@ def open_run(
     network_read_domains: Sequence[str] = (),
     active_files: Sequence[str] = (),
     protected_paths_granted: Sequence[str] = (),
+    prior_run_id: str | None = None,
 ) -> tuple[RunState, tuple[TraceNote, ...]]:
-    """Return the state of a new run and its first trace event.
+    """Return the state of a new run and its first trace events.
+
+    ``prior_run_id`` links the run to the run it follows (the driver has checked it with
+    ``check_prior``): the row records it and ``lineage_linked`` follows ``run_started``.
 
     Raises:
         SchemaViolation: the request is empty, blank or longer than 32,768 characters.
@@ -166,6 +171,7 @@ def open_run(
         outcome_hint=None,
         created_at=now,
         updated_at=now,
+        prior_run_id=prior_run_id,
     )
     artifacts = (
         _record(run_id, "UserMessage", request, message_id, (), now),
@@ -178,7 +184,8 @@ def open_run(
         output_refs=tuple(a.uri for a in artifacts),
         summary=f"Run started in {mode}",
     )
-    return RunState(run=run, artifacts=artifacts), (note,)
+    notes = (note,) if prior_run_id is None else (note, lineage_note(prior_run_id))
+    return RunState(run=run, artifacts=artifacts), notes
 
 
 def canonical_event_type(internal: str) -> str:

@@ -24,6 +24,7 @@ from telic.protocol import (
 
 __all__ = [
     "BodyRef",
+    "LinkedArtifact",
     "OutcomeHint",
     "Run",
     "RunState",
@@ -172,6 +173,8 @@ class Run:
     updated_at: str
     controller_state: Mapping[str, Any] = field(default_factory=dict)
     """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
+    prior_run_id: str | None = None
+    """The terminal run this one follows (``telic_start_run`` ``prior_run_id``), or None."""
 
     @property
     def terminal(self) -> bool:
@@ -182,6 +185,23 @@ class Run:
     def action_id(self) -> str:
         """The current NextAction id, ``action:<runId>:<version>``."""
         return f"action:{self.run_id}:{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedArtifact:
+    """An artifact of another run that a submission cites, as the driver read it just now.
+
+    Only the prior run's artifacts are read (with their digest and record re-verified); a
+    reference into any other run is refused without a read.
+    """
+
+    uri: str
+    type: str | None
+    """Its artifact type; None when the prior run has no artifact with this id."""
+    kind: str | None = None
+    """An Evidence artifact's ``kind``; None for any other type."""
+    intact: bool = True
+    """False when its stored bytes or record failed re-verification on this read."""
 
 
 def _artifact_keys(artifact: StoredArtifact) -> tuple[str]:
@@ -226,6 +246,9 @@ class RunState:
     artifacts: Sequence[StoredArtifact]
     trace: Sequence[TraceEntry] = ()
     """The run's trace events before the submission (what trace references may name)."""
+    links: Mapping[str, LinkedArtifact] = field(default_factory=dict)
+    """The prior run's artifacts the submission in hand cites, by URI, read by the driver for
+    this one step (``with_links``); a state after a step carries none."""
     _log: Log[StoredArtifact] = field(init=False, compare=False, repr=False)
     _events: Log[TraceEntry] = field(init=False, compare=False, repr=False)
     _carried: _Carried = field(init=False, compare=False, repr=False)
@@ -262,6 +285,12 @@ class RunState:
         )
         if all(artifact.type == "Evidence" for artifact in artifacts):
             object.__setattr__(new, "_carried", self._carried)
+        return new
+
+    def with_links(self, links: Mapping[str, LinkedArtifact]) -> RunState:
+        """Return this state with ``links`` for the next step (logs and derived values shared)."""
+        new = RunState(run=self.run, artifacts=self._log, trace=self._events, links=links)
+        object.__setattr__(new, "_carried", self._carried)
         return new
 
     def with_trace(self, entries: Sequence[TraceEntry]) -> Log[TraceEntry]:

@@ -321,6 +321,7 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
 GENERAL: Final[Mapping[str, str]] = {
     "REF-SAME-RUN": "names an artifact of this run",
     "REF-EXISTS": "that exists",
+    "REF-LINKED-EVIDENCE": "in a run started with prior_run_id, also Evidence of that prior run",
     "REF-TYPED-TARGET": "of the type its field names",
     "REF-TRACE-EVENT": "a trace:// reference an existing event",
     "REF-SYSTEM": "artifact://system/ references only where the schema asks for one",

@@ -60,6 +60,7 @@ _RUN_FIELDS: Final = (
     "created_at",
     "updated_at",
     "controller_state",
+    "prior_run_id",
 )
 _ARTIFACT_FIELDS: Final = (
     "artifact_id",

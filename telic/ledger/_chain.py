@@ -96,29 +96,32 @@ def run_hash(stored: StoredRun) -> str:
     changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
     """
     r = stored.record
-    return canonical_sha256(
-        {
-            "kind": "run",
-            "runId": r.run_id,
-            "schemaVersion": r.schema_version,
-            "repositoryRoot": r.repository_root,
-            "requestedMode": r.requested_mode,
-            "status": r.status,
-            "phase": r.phase,
-            "resumePhase": r.resume_phase,
-            "version": r.version,
-            "promptRevisionsRemaining": r.prompt_revisions_remaining,
-            "remediationsRemaining": r.remediations_remaining,
-            "outcomeHint": r.outcome_hint,
-            "createdAt": r.created_at,
-            "updatedAt": r.updated_at,
-            "controllerState": dict(r.controller_state),
-            "artifactCount": stored.artifact_count,
-            "eventCount": stored.event_count,
-            "chainLength": stored.chain_length,
-            "chainHead": stored.chain_head,
-        }
-    )
+    sealed: dict[str, Any] = {
+        "kind": "run",
+        "runId": r.run_id,
+        "schemaVersion": r.schema_version,
+        "repositoryRoot": r.repository_root,
+        "requestedMode": r.requested_mode,
+        "status": r.status,
+        "phase": r.phase,
+        "resumePhase": r.resume_phase,
+        "version": r.version,
+        "promptRevisionsRemaining": r.prompt_revisions_remaining,
+        "remediationsRemaining": r.remediations_remaining,
+        "outcomeHint": r.outcome_hint,
+        "createdAt": r.created_at,
+        "updatedAt": r.updated_at,
+        "controllerState": dict(r.controller_state),
+        "artifactCount": stored.artifact_count,
+        "eventCount": stored.event_count,
+        "chainLength": stored.chain_length,
+        "chainHead": stored.chain_head,
+    }
+    # Added after the seal was introduced: present only when set, so every row sealed before
+    # (and every unlinked run) keeps its hash, and setting or clearing the link breaks it.
+    if r.prior_run_id is not None:
+        sealed["priorRunId"] = r.prior_run_id
+    return canonical_sha256(sealed)
 
 
 def _row_problem(stored: StoredRun) -> str | None:
@@ -129,7 +132,7 @@ def _row_problem(stored: StoredRun) -> str | None:
     if not sealed:
         return (
             "the run row does not match its hash (its status, mode, phase, repository root, "
-            "controller state, version or counters were changed outside Telic)"
+            "prior run, controller state, version or counters were changed outside Telic)"
         )
     return None
 

@@ -53,7 +53,13 @@ from ._retry import OutcomeUnknownError, TransientError, retrying
 
 __all__ = ["LedgerEngine", "utc_now"]
 
-_IMMUTABLE_RUN_FIELDS = ("schema_version", "repository_root", "requested_mode", "created_at")
+_IMMUTABLE_RUN_FIELDS = (
+    "schema_version",
+    "repository_root",
+    "requested_mode",
+    "created_at",
+    "prior_run_id",
+)
 _CHANGED = CHANGED
 _VERIFY_BATCH = 64
 """Bodies ``verify_run`` holds in memory at once."""

@@ -133,6 +133,7 @@ class _View:
                 outcome_hint=r.outcome_hint,
                 created_at=r.created_at,
                 updated_at=r.updated_at,
+                prior_run_id=r.prior_run_id,
             )
             for r in records[:limit]
         ]

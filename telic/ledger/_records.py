@@ -101,9 +101,14 @@ class RunRecord:
     created_at: str
     updated_at: str
     controller_state: Mapping[str, JSON] = field(default_factory=dict)
+    prior_run_id: str | None = None
+    """The terminal run this one was started to follow (``prior_run_id`` of
+    ``telic_start_run``), or None; set when the run is created and never changed."""
 
     def __post_init__(self) -> None:
         check_id("run_id", self.run_id)
+        if self.prior_run_id is not None:
+            check_id("prior_run_id", self.prior_run_id)
         check_timestamp("created_at", self.created_at)
         check_timestamp("updated_at", self.updated_at)
         if self.version < 1:
@@ -131,6 +136,7 @@ class RunRecord:
                 "postExecutionRemediationsRemaining": self.remediations_remaining,
             },
             "outcomeHint": self.outcome_hint,
+            "priorRunId": self.prior_run_id,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
         }
@@ -150,6 +156,8 @@ class RunSummary:
     outcome_hint: str | None
     created_at: str
     updated_at: str
+    prior_run_id: str | None = None
+    """The run this one follows (``telic runs`` shows the chain); not on the list_runs wire."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,15 +36,17 @@ __all__ = [
 
 Row = Sequence[Any]
 
-RUN_COLUMNS: Final = (
+_SEALED_COLUMNS: Final = (
     "run_id, schema_version, repository_root, requested_mode, status, phase, resume_phase, "
     "version, prompt_revisions_remaining, remediations_remaining, outcome_hint, created_at, "
     "updated_at, controller_state_json, artifact_count, event_count, chain_length, chain_head, "
     "run_hash"
 )
+"""The run columns as the sealing migration finds them (later schemas add columns after them)."""
+RUN_COLUMNS: Final = f"{_SEALED_COLUMNS}, prior_run_id"
 SUMMARY_COLUMNS: Final = (
     "run_id, schema_version, requested_mode, status, phase, resume_phase, version, "
-    "outcome_hint, created_at, updated_at"
+    "outcome_hint, created_at, updated_at, prior_run_id"
 )
 ARTIFACT_COLUMNS: Final = (
     "run_id, artifact_id, type, schema_version, producer, sha256, size_bytes, source_refs_json, "
@@ -57,7 +59,7 @@ EVENT_COLUMNS: Final = (
 )
 
 
-UNSEALED_RUNS: Final = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_hash IS NULL"
+UNSEALED_RUNS: Final = f"SELECT {_SEALED_COLUMNS} FROM runs WHERE run_hash IS NULL"
 SEAL_RUN: Final = "UPDATE runs SET run_hash = ? WHERE run_id = ?"
 SEALING_MIGRATION: Final = "run_hash"
 """The migration that adds ``run_hash``: applying it seals the rows written before it
@@ -101,11 +103,13 @@ def run_params(stored: StoredRun) -> tuple[Any, ...]:
         stored.chain_length,
         stored.chain_head,
         stored.run_hash,
+        r.prior_run_id,
     )
 
 
 def run_from_row(row: Row) -> StoredRun:
-    """Build a stored run from a row of ``RUN_COLUMNS``."""
+    """Build a stored run from a row of ``RUN_COLUMNS`` (or of the sealing migration's, which
+    predate ``prior_run_id``)."""
     record = RunRecord(
         run_id=row[0],
         schema_version=row[1],
@@ -121,6 +125,7 @@ def run_from_row(row: Row) -> StoredRun:
         created_at=row[11],
         updated_at=row[12],
         controller_state=decode_object(row[13], what="controller state"),
+        prior_run_id=row[19] if len(row) > 19 else None,
     )
     return StoredRun(
         record=record,
@@ -145,6 +150,7 @@ def summary_from_row(row: Row) -> RunSummary:
         outcome_hint=row[7],
         created_at=row[8],
         updated_at=row[9],
+        prior_run_id=row[10],
     )
 
 

@@ -57,6 +57,7 @@ EventType = Literal[
     "redaction_applied",
     "run_terminated",
     "broker_decision",
+    "lineage_linked",
 ]
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 

@@ -203,6 +203,12 @@ def _evidence_block(run_id: str, entry: EvidenceEntry) -> str:
     return f'<div class="evidence" id="{anchor(entry.artifact_id)}">{head}{body}</div>'
 
 
+def _run_link(run_id: str, rel: str) -> str:
+    """A link to another run's report, beside this one (``/runs/<id>`` when served)."""
+    href = escape(quote(run_id, safe=""))
+    return f'<a class="{rel}" href="{href}"><code>{escape(run_id)}</code></a>'
+
+
 def _header(data: RunReportData) -> str:
     status = data.terminal_status or data.run_status
     request = (
@@ -221,6 +227,11 @@ def _header(data: RunReportData) -> str:
         ("Started", _when(data.created_at)),
         ("Updated", _when(data.updated_at)),
     ]
+    if data.prior_run_id is not None:
+        facts.append(("Follows", _run_link(data.prior_run_id, "prior-run")))
+    if data.followed_by:
+        links = ", ".join(_run_link(r, "followed-by") for r in data.followed_by)
+        facts.append(("Followed by", links))
     dl = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     integrity = data.integrity
     check = (
@@ -568,7 +579,12 @@ def render_index(
             f'<a href="{escape(base.rstrip("/") + "/" + quote(r.run_id, safe=""))}">'
             + (escape(r.request) if r.request else '<span class="empty">(no request)</span>')
             + "</a>"
-            + f'<br><code class="muted">{escape(r.run_id)}</code>',
+            + f'<br><code class="muted">{escape(r.run_id)}</code>'
+            + (
+                ""
+                if r.prior_run_id is None
+                else f' <span class="muted">follows <code>{escape(r.prior_run_id)}</code></span>'
+            ),
             f'<code class="nowrap">{escape(r.mode)}</code>',
             _named(r.status, status_label(r.status), True),
             _named(r.phase, phase_label(r.phase)),

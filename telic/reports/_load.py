@@ -17,6 +17,8 @@ __all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_repor
 _PAGE = 500
 REQUEST_EXCERPT = 140
 """Characters of the request the index shows."""
+FOLLOWERS_LOOKED_AT = 100
+"""How many of the ledger's newest runs a report looks through for runs that follow it."""
 
 
 async def _request(ledger: Ledger, run_id: str) -> str | None:
@@ -52,6 +54,7 @@ async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]
                 updated_at=summary.updated_at,
                 repository=record.repository_root,
                 request=await _request(ledger, summary.run_id),
+                prior_run_id=summary.prior_run_id,
             )
         )
     return tuple(entries)
@@ -109,6 +112,7 @@ async def load_run_report(
         artifacts.append(Stored(meta, body))
     events = await load_trace(ledger, run_id)
     verify = await ledger.verify_run(run_id)
+    newest = await ledger.list_runs(FOLLOWERS_LOOKED_AT)
     data = project(
         record,
         artifacts,
@@ -116,6 +120,7 @@ async def load_run_report(
         verify,
         generator_version=generator or generator_version(),
         generated_at=clock(),
+        followed_by=[s.run_id for s in newest if s.prior_run_id == run_id],
     )
     metas = [stored.record for stored in artifacts]
     topology = run_topology(record)

@@ -115,6 +115,11 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
         s.note("(the request message is missing)") if data.request is None else s.text(data.request)
     )
     out += [f"> {s.strong('Request:')} {request}", ""]
+    if data.prior_run_id is not None:
+        out += [f"Follows run {s.code(data.prior_run_id)}, whose Evidence it may cite.", ""]
+    if data.followed_by:
+        runs = ", ".join(s.code(r) for r in data.followed_by)
+        out += [f"Followed by run {runs}.", ""]
     status = data.terminal_status or data.run_status
     out += _table(
         s,

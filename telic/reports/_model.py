@@ -284,6 +284,8 @@ class IndexEntry:
     repository: str
     request: str | None
     """The start of the original request (untrusted), or ``None`` when it cannot be read."""
+    prior_run_id: str | None = None
+    """The run this one follows, or ``None``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,3 +330,7 @@ class RunReportData:
     """The run replayed: one step per stored artifact, in trace order (``telic_replay_run``)."""
     highlights: tuple[str, ...] = ()
     """The replay's highlights: topology escalations, then denied host checks."""
+    prior_run_id: str | None = None
+    """The run this one follows (``prior_run_id``), whose Evidence it may cite; or ``None``."""
+    followed_by: tuple[str, ...] = ()
+    """Runs started to follow this one, among the ledger's newest (``load_run_report``)."""

@@ -467,8 +467,12 @@ def project(
     *,
     generator_version: str,
     generated_at: str,
+    followed_by: Sequence[str] = (),
 ) -> RunReportData:
-    """Project a run's records (artifacts in commit order, events by sequence) onto report data."""
+    """Project a run's records (artifacts in commit order, events by sequence) onto report data.
+
+    ``followed_by``: the runs started to follow this one (the ledger knows them, not the run).
+    """
     run = _Run(record.run_id, artifacts)
     envelope = run.by_id.get(record.run_id)
     request_ref = None if envelope is None else envelope.body.get("originalRequestRef")
@@ -513,6 +517,8 @@ def project(
     if record.status == "awaiting_clarification":
         phase = "awaiting_clarification"
     return RunReportData(
+        prior_run_id=record.prior_run_id,
+        followed_by=tuple(followed_by),
         run_id=record.run_id,
         request=None if message is None else _text(message.body, "content") or None,
         mode=record.requested_mode,

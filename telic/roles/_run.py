@@ -353,7 +353,12 @@ class RunActor(Actor[RunMessage]):
         """
         deps = self._deps
         payload = self._payload(message.payload)
-        state = await deps.controller.load(self._run_id)
+        loaded = await deps.controller.load(self._run_id)
+        # A linked run's submission is judged with the prior-run artifacts it cites, read (and
+        # re-verified) now; the state the controller commits against stays the loaded one.
+        state = await deps.controller.linked(
+            loaded, payload.get("body"), tuple(payload.get("sourceRefs", ()))
+        )
         spec = PHASES.get(state.run.phase)
         role = deps.roles.get(spec.role) if spec is not None else None
         now = deps.clock()
@@ -383,7 +388,7 @@ class RunActor(Actor[RunMessage]):
                 now,
             )
             outcome = step(state, submission)
-        result = await deps.controller.settle(self._run_id, state, outcome, now)
+        result = await deps.controller.settle(self._run_id, loaded, outcome, now)
         body = payload.get("body")
         decision = None
         if message.artifact_type in DECISION_TYPES and isinstance(body, Mapping):

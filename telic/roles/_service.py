@@ -389,12 +389,17 @@ class Service:
         active_files: Sequence[str] = (),
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
         protected_paths_granted: Sequence[str] = (),
+        prior_run_id: str | None = None,
     ) -> StepResult:
         """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
+
+        ``prior_run_id`` links it to an ended run of this repository (see
+        ``Controller.start_run``).
 
         Raises:
             SchemaViolation: a malformed request or cast-type entry.
             RuleViolation: the authority inputs break an ``SR-*`` rule.
+            LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
         entries = parse_cast_types(cast_types or ())
         payload = {
@@ -413,6 +418,7 @@ class Service:
                 "network_read_domains": list(network_read_domains),
                 "active_files": list(active_files),
                 "protected_paths_granted": list(protected_paths_granted),
+                "prior_run_id": prior_run_id,
             },
             "castTypes": [entry.to_wire() for entry in entries],
         }

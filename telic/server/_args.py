@@ -136,6 +136,14 @@ class CastTypeEntry(ToolArgs):
     """Needs this type serves."""
 
 
+PRIOR_RUN_ID_PATTERN: Final = (
+    r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-"
+    r"[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-"
+    r"[fF]{12})$"
+)
+"""A UUID as the original accepts it: version nibble 1-8, variant 8, 9, a or b; nil and max."""
+
+
 class StartRunArgs(ToolArgs):
     """telic_start_run."""
 
@@ -170,6 +178,9 @@ class StartRunArgs(ToolArgs):
         Field(max_length=64),
     ] = []
     """Protected paths (.git, .github, .env*) the user lets writes and deletes reach."""
+    prior_run_id: Annotated[str, StringConstraints(pattern=PRIOR_RUN_ID_PATTERN)] | None = None
+    """An ended run (completed, partial, blocked, cancelled) of this repository to follow up;
+    its Evidence may then be cited."""
 
 
 class Budget(ToolArgs):

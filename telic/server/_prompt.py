@@ -55,7 +55,8 @@ clarification_response.
 7. Submit short rationale summaries only; never include hidden chain-of-thought.
 8. Resume an earlier run only when the user asks (telic_list_runs, then telic_get_run); cancel \
 with telic_cancel_run; use body_json instead of body only if your client drops empty arrays \
-from nested objects.
+from nested objects. To follow up an ended run (a new_run choice, a blocked report), start \
+the new run with prior_run_id set to the ended run's id.
 
 Two postures drive the same run. Ask which one this host is before telic_start_run.
 
@@ -89,7 +90,8 @@ fix that, or let the cast lapse; never rewrite a child's claim yourself.
 later cast's packet_refs) names its pk_ token. The digest (telic_get_digest) and the report \
 show which packets were consumed and which were not; a packet is verified only when every \
 quote checked out, so weigh its verdict, not its claim.
-15. References: each names an artifact of this run that exists, of the type its field names; \
+15. References: each names an artifact of this run that exists, of the type its field names \
+(in a run started with prior_run_id, also Evidence of that prior run); \
 a trace:// reference an existing event; artifact://system/ references only where the schema \
 asks for one; repo:// only for sources the ContextManifest selected; a permission_checked \
 event is never evidence. After an answered clarification, the next artifact's source_refs \

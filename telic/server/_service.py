@@ -44,6 +44,7 @@ class Service(Protocol):
         network_read_domains: Sequence[str] = ...,
         cast_types: Sequence[Mapping[str, object]] | None = ...,
         protected_paths_granted: Sequence[str] = ...,
+        prior_run_id: str | None = ...,
     ) -> StepResult:
         """Start a run; returns (run, action)."""
 

@@ -313,6 +313,7 @@ async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> Pay
             else tuple(entry.model_dump() for entry in args.cast_types)
         ),
         protected_paths_granted=tuple(args.protected_paths_granted),
+        prior_run_id=args.prior_run_id,
     )
     return _step(result)
 

@@ -1,11 +1,11 @@
 """The run row is sealed by its hash (issue 28, item 5).
 
 Changing any field of a run row behind the ledger's back — its status, mode, phase, repository
-root, controller state, version or counters, or clearing its hash — fails ``verify_run`` at
-the run, and so does altering its last record or chain head. A run that does not verify
-refuses every write (a phase step, a supporting artifact, trace events, the ``telic hook``
-command's direct write) with a ``LedgerError`` (code ``ledger_error``) naming the run and what
-does not check out, and the store is left exactly as it was.
+root, prior run, controller state, version or counters, or clearing its hash — fails
+``verify_run`` at the run, and so does altering its last record or chain head. A run that does
+not verify refuses every write (a phase step, a supporting artifact, trace events, the ``telic
+hook`` command's direct write) with a ``LedgerError`` (code ``ledger_error``) naming the run and
+what does not check out, and the store is left exactly as it was.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ ROW_CHANGES: list[Any] = [
         id="controller-state",
     ),
     pytest.param("UPDATE runs SET version = ? WHERE run_id = 'run-1'", 7, id="version"),
+    pytest.param(
+        "UPDATE runs SET prior_run_id = ? WHERE run_id = 'run-1'", "run-0", id="prior-run"
+    ),
     pytest.param(
         "UPDATE runs SET updated_at = ? WHERE run_id = 'run-1'",
         "2031-01-01T00:00:00.000Z",
@@ -170,7 +173,8 @@ async def test_a_store_from_before_the_seal_is_sealed_once_when_opened(
     database = state_dir / "ledger.sqlite3"
     with sqlite3.connect(database) as connection:  # back to schema 2: no hash column
         connection.execute("ALTER TABLE runs DROP COLUMN run_hash")
-        connection.execute("DELETE FROM schema_migrations WHERE version = 3")
+        connection.execute("ALTER TABLE runs DROP COLUMN prior_run_id")  # schema 5's
+        connection.execute("DELETE FROM schema_migrations WHERE version >= 3")
     async with open_ledger(ledger_url) as ledger:
         assert (await ledger.verify_run("run-1")).ok
         await step(ledger, "run-1", 2, [artifact("a-2")], [event()])

@@ -260,3 +260,18 @@ async def test_the_html_report_lists_every_step_and_names_a_changed_one(tmp_path
     assert [s.digest_status for s in data.steps].count("ok") == len(artifacts) - 1
     assert '<section id="steps"><h2>Steps (replay)</h2>' in html
     assert html.count('<span class="pill bad">mismatch</span>') == 1
+
+
+async def test_a_report_links_the_run_it_follows_and_the_runs_that_follow_it() -> None:
+    async with open_ledger("memory://") as ledger:
+        run_id = await completed(ledger)
+        data = await load_run_report(ledger, run_id, clock=fixed_clock())
+    assert (data.prior_run_id, data.followed_by) == (None, ())
+    assert "Follows" not in render_html(data)
+    linked = dataclasses.replace(data, prior_run_id="run-0", followed_by=("run-2", "run-3"))
+    page = render_html(linked)
+    assert '<a class="prior-run" href="run-0"><code>run-0</code></a>' in page
+    assert '<a class="followed-by" href="run-3"><code>run-3</code></a>' in page
+    text = render_markdown(linked)
+    assert "Follows run `run-0`, whose Evidence it may cite." in text
+    assert "Followed by run `run-2`, `run-3`." in text

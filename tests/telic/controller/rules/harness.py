@@ -117,9 +117,11 @@ def fix_result(
 # ------------------------------------------------------------------ reaching a phase
 
 
-async def framed(ledger: Ledger, mode: str = "analyze_only", documents: int = 1) -> Flow:
-    """A grounded run waiting for its ProblemFrame."""
-    flow = await Flow.start(ledger, mode)
+async def framed(
+    ledger: Ledger, mode: str = "analyze_only", documents: int = 1, **start: Any
+) -> Flow:
+    """A grounded run waiting for its ProblemFrame (``start``: more ``Flow.start`` arguments)."""
+    flow = await Flow.start(ledger, mode, **start)
     flow.b.permissions = FIX if mode in ("fix_only", "analyze_and_fix") else READ
     flow.b.verifications = [VR]
     if mode in ("report_only", "plan_only"):
@@ -132,16 +134,16 @@ async def framed(ledger: Ledger, mode: str = "analyze_only", documents: int = 1)
     return flow
 
 
-async def compiling(ledger: Ledger, mode: str = "analyze_only") -> Flow:
+async def compiling(ledger: Ledger, mode: str = "analyze_only", **start: Any) -> Flow:
     """A run waiting for its v1 TaskContract."""
-    flow = await framed(ledger, mode)
+    flow = await framed(ledger, mode, **start)
     await flow.submit("ProblemFrame", flow.b.frame())
     return flow
 
 
-async def reviewing(ledger: Ledger, mode: str = "analyze_only") -> Flow:
+async def reviewing(ledger: Ledger, mode: str = "analyze_only", **start: Any) -> Flow:
     """A run waiting for its PromptReview."""
-    flow = await compiling(ledger, mode)
+    flow = await compiling(ledger, mode, **start)
     await flow.submit("TaskContract", flow.b.contract())
     return flow
 
@@ -153,9 +155,9 @@ async def revising(ledger: Ledger) -> Flow:
     return flow
 
 
-async def planning(ledger: Ledger, mode: str = "analyze_only") -> Flow:
+async def planning(ledger: Ledger, mode: str = "analyze_only", **start: Any) -> Flow:
     """A run waiting for its first WorkPlan."""
-    flow = await reviewing(ledger, mode)
+    flow = await reviewing(ledger, mode, **start)
     await flow.submit("PromptReview", flow.b.prompt_review())
     return flow
 
@@ -172,9 +174,11 @@ def first_plan(flow: Flow) -> JSON:
     return b.plan(nodes=[b.node(tools=["repository.read"])])
 
 
-async def executing(ledger: Ledger, mode: str = "analyze_only", kind: str = "repository") -> Flow:
+async def executing(
+    ledger: Ledger, mode: str = "analyze_only", kind: str = "repository", **start: Any
+) -> Flow:
     """A run executing its first plan, with evidence-1 already captured."""
-    flow = await planning(ledger, mode)
+    flow = await planning(ledger, mode, **start)
     await flow.submit("WorkPlan", first_plan(flow))
     await flow.submit("Evidence", flow.b.evidence(kind="diff" if mode == "fix_only" else kind))
     return flow
