@@ -96,8 +96,16 @@ def run_hash(stored: StoredRun) -> str:
     changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
     """
     r = stored.record
+    # The topology columns (beyond Telic 1.0) are sealed only when they differ from what every
+    # row written before them holds: such a row keeps its hash, and changing either fails.
+    topology: dict[str, object] = {}
+    if r.topology != "standard":
+        topology["topology"] = r.topology
+    if r.escalation_count != 0:
+        topology["escalationCount"] = r.escalation_count
     return canonical_sha256(
         {
+            **topology,
             "kind": "run",
             "runId": r.run_id,
             "schemaVersion": r.schema_version,
@@ -128,8 +136,8 @@ def _row_problem(stored: StoredRun) -> str | None:
         sealed = False
     if not sealed:
         return (
-            "the run row does not match its hash (its status, mode, phase, repository root, "
-            "controller state, version or counters were changed outside Telic)"
+            "the run row does not match its hash (its status, mode, phase, topology, repository "
+            "root, controller state, version or counters were changed outside Telic)"
         )
     return None
 

@@ -133,6 +133,7 @@ class _View:
                 outcome_hint=r.outcome_hint,
                 created_at=r.created_at,
                 updated_at=r.updated_at,
+                topology=r.topology,
             )
             for r in records[:limit]
         ]

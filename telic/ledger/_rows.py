@@ -36,15 +36,16 @@ __all__ = [
 
 Row = Sequence[Any]
 
-RUN_COLUMNS: Final = (
+_SEALED_COLUMNS: Final = (
     "run_id, schema_version, repository_root, requested_mode, status, phase, resume_phase, "
     "version, prompt_revisions_remaining, remediations_remaining, outcome_hint, created_at, "
     "updated_at, controller_state_json, artifact_count, event_count, chain_length, chain_head, "
     "run_hash"
 )
+RUN_COLUMNS: Final = f"{_SEALED_COLUMNS}, topology, escalation_count"
 SUMMARY_COLUMNS: Final = (
     "run_id, schema_version, requested_mode, status, phase, resume_phase, version, "
-    "outcome_hint, created_at, updated_at"
+    "outcome_hint, created_at, updated_at, topology"
 )
 ARTIFACT_COLUMNS: Final = (
     "run_id, artifact_id, type, schema_version, producer, sha256, size_bytes, source_refs_json, "
@@ -57,7 +58,8 @@ EVENT_COLUMNS: Final = (
 )
 
 
-UNSEALED_RUNS: Final = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_hash IS NULL"
+# The columns the sealing migration finds (later migrations add the topology ones).
+UNSEALED_RUNS: Final = f"SELECT {_SEALED_COLUMNS} FROM runs WHERE run_hash IS NULL"
 SEAL_RUN: Final = "UPDATE runs SET run_hash = ? WHERE run_id = ?"
 SEALING_MIGRATION: Final = "run_hash"
 """The migration that adds ``run_hash``: applying it seals the rows written before it
@@ -101,6 +103,8 @@ def run_params(stored: StoredRun) -> tuple[Any, ...]:
         stored.chain_length,
         stored.chain_head,
         stored.run_hash,
+        r.topology,
+        r.escalation_count,
     )
 
 
@@ -121,6 +125,9 @@ def run_from_row(row: Row) -> StoredRun:
         created_at=row[11],
         updated_at=row[12],
         controller_state=decode_object(row[13], what="controller state"),
+        # A row read by the sealing migration predates the topology columns.
+        topology=row[19] if len(row) > 19 else "standard",
+        escalation_count=row[20] if len(row) > 20 else 0,
     )
     return StoredRun(
         record=record,
@@ -145,6 +152,7 @@ def summary_from_row(row: Row) -> RunSummary:
         outcome_hint=row[7],
         created_at=row[8],
         updated_at=row[9],
+        topology=row[10],
     )
 
 

@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
         ClaimEvidenceEntry as ClaimEvidenceEntry,
         ClaimSupport as ClaimSupport,
         ModeCompliance as ModeCompliance,
+        ReceiptAudit as ReceiptAudit,
         ReleaseAudit as ReleaseAudit,
         RemediationDefect as RemediationDefect,
     )
@@ -213,6 +214,7 @@ if typing.TYPE_CHECKING:
         MAX_IDENTIFIER as MAX_IDENTIFIER,
         MAX_ITEMS as MAX_ITEMS,
         MAX_REFERENCE_URI as MAX_REFERENCE_URI,
+        TOPOLOGIES as TOPOLOGIES,
         MAX_RELATIVE_PATH as MAX_RELATIVE_PATH,
         MAX_SUMMARY as MAX_SUMMARY,
         PHASES as PHASES,
@@ -249,6 +251,7 @@ if typing.TYPE_CHECKING:
         Redaction as Redaction,
         ReferenceUri as ReferenceUri,
         RelativePath as RelativePath,
+        ReviewKind as ReviewKind,
         RepositoryPermissions as RepositoryPermissions,
         RepositoryUri as RepositoryUri,
         RunStatus as RunStatus,
@@ -265,6 +268,7 @@ if typing.TYPE_CHECKING:
         Summary as Summary,
         TaskContractField as TaskContractField,
         Timestamp as Timestamp,
+        Topology as Topology,
         TraceUri as TraceUri,
     )
     from telic.protocol._vocabulary import (

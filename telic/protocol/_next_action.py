@@ -61,6 +61,7 @@ ActionPhase = Literal[
     "agent_4_execute",
     "diagnosis_review",
     "agent_3_quality_review",
+    "agent_3_evidence_reverify",
     "remediation_plan",
     "agent_4_remediation",
     "agent_5_release_audit",

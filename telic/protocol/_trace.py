@@ -56,6 +56,9 @@ EventType = Literal[
     "clarification_requested",
     "redaction_applied",
     "run_terminated",
+    "topology_classified",
+    "topology_escalated",
+    "digest_verified",
 ]
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 

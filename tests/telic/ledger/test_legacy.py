@@ -63,7 +63,7 @@ def schema_1_store(state_dir: Path, state: _State) -> None:
             "INSERT INTO schema_migrations VALUES (?, ?, ?)",
             (first.version, first.name, "2026-05-20T10:00:00.000Z"),
         )
-        schema_1_columns = RUN_COLUMNS.removesuffix(", run_hash")  # schema 3 added it
+        schema_1_columns = RUN_COLUMNS.split(", run_hash")[0]  # schema 3 added it and more
         for stored in state.runs.values():
             connection.execute(
                 f"INSERT INTO runs ({schema_1_columns}) VALUES ({'?, ' * 17}?)",
@@ -104,7 +104,7 @@ async def test_a_schema_1_store_opens_and_its_file_bodies_read_and_verify(
 ) -> None:
     schema_1_store(state_dir, await _records())
     async with open_ledger(ledger_url) as ledger:
-        assert schema_version(state_dir) == 3  # bodies in the database; run rows sealed
+        assert schema_version(state_dir) == 4  # bodies in the database; rows sealed; topology
         stored = await ledger.read_artifact("run-1", "a-2")
         assert stored.body["id"] == "a-2"
         changes = await ledger.read_changes("run-1")
@@ -213,4 +213,4 @@ async def test_a_new_store_keeps_every_body_in_the_database(
         await step(ledger, "run-1", 1, [artifact("a-1")], [event()])
         assert (await ledger.read_artifact("run-1", "a-1")).body["id"] == "a-1"
     assert not (state_dir / "blobs").exists()
-    assert schema_version(state_dir) == 3
+    assert schema_version(state_dir) == 4
