@@ -65,6 +65,7 @@ from telic.protocol import (
     NativeSubagents,
     PhaseAction,
     TerminalAction,
+    Topology,
     TraceEvent,
     parse_artifact,
 )
@@ -151,6 +152,8 @@ def run_record(run: Run) -> RunRecord:
         created_at=run.created_at,
         updated_at=run.updated_at,
         controller_state=run.controller_state,
+        topology=run.topology,
+        escalation_count=run.escalation_count,
     )
 
 
@@ -170,6 +173,8 @@ def run_from_record(record: RunRecord) -> Run:
         created_at=record.created_at,
         updated_at=record.updated_at,
         controller_state=record.controller_state,
+        topology=record.topology,  # type: ignore[arg-type]
+        escalation_count=record.escalation_count,
     )
 
 
@@ -325,11 +330,13 @@ class Controller:
         network_read_domains: Sequence[str] = (),
         active_files: Sequence[str] = (),
         protected_paths_granted: Sequence[str] = (),
+        topology_override: Topology | None = None,
     ) -> StepResult:
         """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
         ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
-        protected paths; nothing else can.
+        protected paths; nothing else can. ``topology_override`` (beyond Telic 1.0, §3.5) asks
+        for a micro, standard or forensic run; without it the run follows 1.0 exactly.
         """
         now = self._clock()
         state, notes = open_run(
@@ -348,6 +355,7 @@ class Controller:
             network_read_domains=network_read_domains,
             active_files=active_files,
             protected_paths_granted=protected_paths_granted,
+            topology_override=topology_override,
         )
         request, envelope = (_new_artifact(a) for a in state.artifacts)
         action = next_action(state)
@@ -472,6 +480,8 @@ class Controller:
             events,
         )
         after = None if base is None else self._committed(run_id, base, new, commit)
+        if outcome.escalated is not None:
+            raise outcome.escalated  # the run moved up a topology; the artifact was not stored
         return StepResult(commit.run, action, state=after, draft=draft_for(new))
 
     async def _record_of(

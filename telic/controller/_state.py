@@ -20,6 +20,7 @@ from telic.protocol import (
     InternalRunStatus,
     Mode,
     RunEnvelope,
+    Topology,
 )
 
 __all__ = [
@@ -172,6 +173,10 @@ class Run:
     updated_at: str
     controller_state: Mapping[str, Any] = field(default_factory=dict)
     """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
+    topology: Topology = "standard"
+    """The live topology (docs/protocol.md §3.5); ``standard`` for a run that asked for none."""
+    escalation_count: int = 0
+    """How many times the topology escalated (at most ``MAX_ESCALATIONS``)."""
 
     @property
     def terminal(self) -> bool:

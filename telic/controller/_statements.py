@@ -374,7 +374,10 @@ def role_of(uri: str) -> str | None:
     name = uri.removeprefix(ROLE_PREFIX)
     if name == uri or not name.endswith("-v1"):
         return None
-    role = name.removesuffix("-v1").replace("-", "_")
+    role = name.removesuffix("-v1")
+    for variant in ("-micro", "-spot", "-reverify"):  # a topology's variant (§3.5)
+        role = role.removesuffix(variant)
+    role = role.replace("-", "_")
     return role if role in ACTION_ROLES else None
 
 

@@ -155,6 +155,8 @@ class RunSummary:
     run_id: str
     schema_version: str
     requested_mode: str
+    topology: str = "standard"
+    """The run's live topology (beyond Telic 1.0; where the original lists it)."""
     status: str
     phase: str
     resume_phase: str | None
@@ -162,8 +164,6 @@ class RunSummary:
     outcome_hint: str | None
     created_at: str
     updated_at: str
-    topology: str = "standard"
-    """The run's live topology (beyond Telic 1.0)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

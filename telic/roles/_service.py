@@ -50,7 +50,7 @@ from telic.ledger import (
     utc_now,
 )
 from telic.permissions import Decision
-from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents
+from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents, Topology
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import (
     MAX_MESSAGE_BYTES,
@@ -372,12 +372,17 @@ class Service:
         active_files: Sequence[str] = (),
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
         protected_paths_granted: Sequence[str] = (),
+        topology_override: Topology | None = None,
     ) -> StepResult:
         """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
 
+        ``topology_override`` asks for a micro, standard or forensic run (§3.5); without it the
+        run follows Telic 1.0 exactly.
+
         Raises:
             SchemaViolation: a malformed request or cast-type entry.
-            RuleViolation: the authority inputs break an ``SR-*`` rule.
+            RuleViolation: the authority inputs break an ``SR-*`` rule, or the request does not
+                fit the topology asked for (``TP-OVERRIDE-*``).
         """
         entries = parse_cast_types(cast_types or ())
         payload = {
@@ -396,6 +401,7 @@ class Service:
                 "network_read_domains": list(network_read_domains),
                 "active_files": list(active_files),
                 "protected_paths_granted": list(protected_paths_granted),
+                "topology_override": topology_override,
             },
             "castTypes": [entry.to_wire() for entry in entries],
         }

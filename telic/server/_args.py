@@ -33,6 +33,7 @@ from telic.protocol import (
     HostArtifactType,
     Mode,
     NativeSubagents,
+    Topology,
 )
 from telic.server._schemas import compact_schema, inline
 from telic_packets import PacketRefusal
@@ -170,6 +171,9 @@ class StartRunArgs(ToolArgs):
         Field(max_length=64),
     ] = []
     """Protected paths (.git, .github, .env*) the user lets writes and deletes reach."""
+    topology_override: Topology | None = None
+    """micro: a short report_only question needing no change (frame, spot review, report);
+    standard: the full path; forensic: adds an evidence re-verifying review. Omit: the 1.0 path."""
 
 
 class Budget(ToolArgs):

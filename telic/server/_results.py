@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+_Topology = Literal["micro", "standard", "forensic"]
+
 __all__ = [
     "ArtifactOut",
     "CastProgressResultOut",
@@ -61,12 +63,16 @@ class RunOut(_Object):
     schemaVersion: str
     repositoryRoot: str
     requestedMode: str
+    topology: _Topology
+    """Beyond Telic 1.0: the live topology (micro, standard or forensic)."""
     status: str
     phase: str
     resumePhase: str | None
     version: int
     budgets: RunBudgetsOut
     outcomeHint: str | None
+    escalationCount: int
+    """Beyond Telic 1.0: how many times the topology escalated (at most 2)."""
     createdAt: str
     updatedAt: str
 
@@ -77,6 +83,8 @@ class RunSummaryOut(_Object):
     runId: str
     schemaVersion: str
     requestedMode: str
+    topology: _Topology
+    """Beyond Telic 1.0: the live topology."""
     status: str
     phase: str
     resumePhase: str | None

@@ -292,6 +292,7 @@ async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> Pay
             else tuple(entry.model_dump() for entry in args.cast_types)
         ),
         protected_paths_granted=tuple(args.protected_paths_granted),
+        **({} if args.topology_override is None else {"topology_override": args.topology_override}),
     )
     return _step(result)
 
