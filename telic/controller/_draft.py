@@ -1253,7 +1253,7 @@ _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocke
 
 def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
     """A micro report's status, the review it cites and its claims: the receipt's supported
-    claims when the receipt of the latest review verified (docs/protocol.md §3.5)."""
+    claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
     review = state.latest("QualityReview")
     receipt = state.by_id(RECEIPT)
     certified = (

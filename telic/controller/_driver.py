@@ -335,7 +335,7 @@ class Controller:
         """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
         ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
-        protected paths; nothing else can. ``topology_override`` (beyond Telic 1.0, §3.5) asks
+        protected paths; nothing else can. ``topology_override`` (beyond Telic 1.0, §3.7) asks
         for a micro, standard or forensic run; without it the run follows 1.0 exactly.
         """
         now = self._clock()

@@ -114,7 +114,7 @@ class Accepted:
     """False when the run is returned unchanged (cancel of a terminal run, a replay)."""
     escalated: TelicError | None = None
     """Set when the submission was not stored but moved the run up a topology (a
-    pre-escalation, docs/protocol.md §3.5): the driver commits the move, then raises this."""
+    pre-escalation, docs/protocol.md §3.7): the driver commits the move, then raises this."""
 
 
 @dataclass(frozen=True, slots=True)

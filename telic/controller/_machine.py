@@ -369,7 +369,7 @@ def _companions(
 ) -> tuple[tuple[StoredArtifact, TraceNote | None], ...]:
     """What the controller stores with an accepted artifact in a run that asked for a topology:
     the micro bootstrap contract and plan with the frame, the receipt with the first passing
-    review (docs/protocol.md §3.5). They are listed in the same ``phase_submitted`` commit."""
+    review (docs/protocol.md §3.7). They are listed in the same ``phase_submitted`` commit."""
     run = state.run
     if asked_topology(state) is None:
         return ()

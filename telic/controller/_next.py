@@ -40,7 +40,7 @@ _TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
     ("micro", "agent_3_review"): f"{_ROLES}quality_controller-spot-v1",
     ("forensic", "agent_3_evidence_reverify"): f"{_ROLES}quality_controller-reverify-v1",
 }
-"""The instructionRef of a phase whose instructions differ by topology (docs/protocol.md §3.5)."""
+"""The instructionRef of a phase whose instructions differ by topology (docs/protocol.md §3.7)."""
 
 
 def next_action(state: RunState) -> PhaseAction | ClarificationAction | TerminalAction:

@@ -178,7 +178,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
         ),
     )
 }
-"""The working phases, in protocol order (the reverify phase only in forensic runs, §3.5)."""
+"""The working phases, in protocol order (the reverify phase only in forensic runs, §3.7)."""
 
 CONTROLLER_OWNED: Final = frozenset(CONTROLLER_ARTIFACT_TYPES)
 """Types only the controller produces; a host can never submit them."""

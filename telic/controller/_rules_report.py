@@ -60,7 +60,7 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
     elif status == "completed" and hint in ("blocked", "partial"):
         yield Violation("terminalStatus", f"The run's outcome is {hint}; it cannot be completed")
     elif audit is None and c.state.run.topology == "micro":
-        return  # a micro run has no audit: TP-MICRO-REPORT-* judge its report (§3.5)
+        return  # a micro run has no audit: TP-MICRO-REPORT-* judge its report (§3.7)
     elif audit is None and (hint != "blocked" or status != "blocked"):
         yield Violation("terminalStatus", "Without an audit only a blocked report is legal")
     elif audit is not None and status not in _fits(audit.body.decision, c.body):

@@ -1,4 +1,4 @@
-"""Invariants of runs that asked for a topology (beyond Telic 1.0; docs/protocol.md §3.5).
+"""Invariants of runs that asked for a topology (beyond Telic 1.0; docs/protocol.md §3.7).
 
 A micro frame is small enough to need no contract review (one criterion, at most three facts,
 no clarification); a micro run never proceeds to fix; a forensic run's second review says it
@@ -125,7 +125,7 @@ def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-_S = "§3.5 Topologies"
+_S = "§3.7 Topologies"
 _PF = ("ProblemFrame",)
 _QR = ("QualityReview",)
 _UR = ("UserReport",)

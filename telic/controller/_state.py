@@ -174,7 +174,7 @@ class Run:
     controller_state: Mapping[str, Any] = field(default_factory=dict)
     """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
     topology: Topology = "standard"
-    """The live topology (docs/protocol.md §3.5); ``standard`` for a run that asked for none."""
+    """The live topology (docs/protocol.md §3.7); ``standard`` for a run that asked for none."""
     escalation_count: int = 0
     """How many times the topology escalated (at most ``MAX_ESCALATIONS``)."""
 

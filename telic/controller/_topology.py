@@ -1,4 +1,4 @@
-"""Run topologies on request (beyond Telic 1.0; docs/protocol.md §3.5), purely.
+"""Run topologies on request (beyond Telic 1.0; docs/protocol.md §3.7), purely.
 
 A host may ask ``telic_start_run`` for a topology: ``micro`` (frame → spot review → report,
 with a controller-made contract and plan), ``standard`` (the 1.0 path) or ``forensic`` (the
@@ -158,7 +158,7 @@ def classify(
     network_read_domains: Sequence[str],
     override: Topology | None,
 ) -> Classification:
-    """Classify a run as the original Telic does (docs/protocol.md §3.5 "Classification").
+    """Classify a run as the original Telic does (docs/protocol.md §3.7 "Classification").
 
     With ``override`` None this is the original's automatic classification; ``open_run`` only
     calls it with the topology the host asked for.

@@ -120,7 +120,7 @@ def _after_quality_review(run: Run, review: QualityReview) -> Run:
 
 
 def _after_spot_review(run: Run, review: QualityReview) -> Run:
-    """A micro run's spot review (docs/protocol.md §3.5): report, or escalate to standard."""
+    """A micro run's spot review (docs/protocol.md §3.7): report, or escalate to standard."""
     match review.decision:
         case "pass":
             return _to_report(run, run.outcome_hint)

@@ -182,7 +182,7 @@ DigestStatus = Literal["verified", "failed"]
 
 
 class ReceiptAudit(ArtifactBody):
-    """The controller's receipt of a passing review (beyond Telic 1.0, docs/protocol.md §3.5).
+    """The controller's receipt of a passing review (beyond Telic 1.0, docs/protocol.md §3.7).
 
     Made once per run that asked for a micro or standard topology, when its first passing
     QualityReview is accepted: every artifact the review cites is read back and re-hashed.

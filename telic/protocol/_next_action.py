@@ -93,7 +93,7 @@ INSTRUCTION_REF_PATTERN: Final = (
 )
 """``artifact://system/roles/<role>-v1``; the role may be spelled with dashes. A run that asked
 for a topology may name a variant of a role's instructions (``-micro``, ``-spot``,
-``-reverify``, docs/protocol.md §3.5)."""
+``-reverify``, docs/protocol.md §3.7)."""
 _INSTRUCTION_REF_RE: Final = re.compile(INSTRUCTION_REF_PATTERN)
 
 STOP_CONDITIONS: Final[tuple[str, str, str]] = (

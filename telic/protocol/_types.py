@@ -241,7 +241,7 @@ Phase = Literal[
 PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
 Topology = Literal["micro", "standard", "forensic"]
-"""The shape of a run's phase graph a host may ask for at start (docs/protocol.md §3.5):
+"""The shape of a run's phase graph a host may ask for at start (docs/protocol.md §3.7):
 ``micro`` (frame, spot review, report), ``standard`` (the 1.0 path) or ``forensic`` (the 1.0
 path plus an evidence re-verifying review)."""
 TOPOLOGIES: Final[tuple[Topology, ...]] = get_args(Topology)

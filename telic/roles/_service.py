@@ -376,7 +376,7 @@ class Service:
     ) -> StepResult:
         """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
 
-        ``topology_override`` asks for a micro, standard or forensic run (§3.5); without it the
+        ``topology_override`` asks for a micro, standard or forensic run (§3.7); without it the
         run follows Telic 1.0 exactly.
 
         Raises:
