@@ -435,7 +435,10 @@ def _pre_escalate(
     )
     expected = {"actionId": f"action:{run.run_id}:{version}", "expectedRunVersion": version}
     issue = Issue(
-        path="", code="tp-pre-escalation", message=message, rule="TP-PRE-ESCALATION",
+        path="",
+        code="tp-pre-escalation",
+        message=message,
+        rule="TP-PRE-ESCALATION",
         expected=expected,
     )
     error = InvalidTransition(message, issues=(issue,))

@@ -330,7 +330,9 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
     "TP-MICRO-REPORT-RECEIPT": _s(
         "UserReport:terminalStatus", "micro completed: receipt-01 verified the latest review."
     ),
-    "TP-MICRO-REPORT-CITE": _s("UserReport:findingRefs", "micro, not completed: the latest review."),
+    "TP-MICRO-REPORT-CITE": _s(
+        "UserReport:findingRefs", "micro, not completed: the latest review."
+    ),
 }
 """Rule id → its statements, each on the schema location it constrains."""
 

@@ -169,9 +169,7 @@ def classify(
             (``TP-OVERRIDE-STANDARD``); ``expected`` names the topology that would pass.
     """
     text = request.strip()
-    forensic = _forensic_signals(
-        text, mode, granted, shell_execute_allowlist, network_read_domains
-    )
+    forensic = _forensic_signals(text, mode, granted, shell_execute_allowlist, network_read_domains)
     fix = _micro_fix(text, mode, granted)
     report = _micro_report(text, mode, granted)
     if override == "micro":
@@ -296,7 +294,9 @@ def bootstrap(
         "acceptanceCriteria": [
             c.model_dump(mode="json", by_alias=True) for c in body.draft_acceptance_criteria
         ],
-        "requiredOutputs": ["Evidence-backed work result" if executes else "Evidence-backed answer"],
+        "requiredOutputs": [
+            "Evidence-backed work result" if executes else "Evidence-backed answer"
+        ],
         "verificationRequirements": [
             {
                 "id": "VR-MICRO",
@@ -316,7 +316,9 @@ def bootstrap(
     }
     sources = (frame.uri, *(() if manifest is None else (manifest.uri,)))
     stored_contract = _companion(state, "TaskContract", "task_compiler", contract, sources, now)
-    tools = ["repository.read", "repository.write"] if run.mode == "fix_only" else ["repository.read"]
+    tools = (
+        ["repository.read", "repository.write"] if run.mode == "fix_only" else ["repository.read"]
+    )
     calls = 0 if run.mode in ("report_only", "plan_only") else 8 if run.mode == "fix_only" else 32
     criteria = [c.id for c in body.draft_acceptance_criteria]
     plan = {
@@ -351,9 +353,7 @@ def bootstrap(
         "planValidation": "valid",
         "rationaleSummary": "Controller bootstrap serial plan for micro topology.",
     }
-    stored_plan = _companion(
-        state, "WorkPlan", "quality_controller", plan, (contract_uri,), now
-    )
+    stored_plan = _companion(state, "WorkPlan", "quality_controller", plan, (contract_uri,), now)
     return stored_contract, stored_plan
 
 
@@ -435,10 +435,18 @@ def pre_escalation(state: RunState, kind: str, body: object) -> tuple[Topology, 
     if asked_topology(state) is None:
         return None
     topology = state.run.topology
-    if kind == "UserReport" and topology == "micro" and isinstance(body, UserReport):
-        if any(claim.status == "user_reported" for claim in body.completion_claims):
-            return "standard", "MICRO_USER_REPORTED"
-    if kind == "ReleaseAudit" and topology == "standard" and isinstance(body, ReleaseAudit):
-        if any(entry.basis == "user_reported" for entry in body.claim_evidence_matrix):
-            return "forensic", "STANDARD_USER_REPORTED_CLAIMS"
+    if (
+        kind == "UserReport"
+        and topology == "micro"
+        and isinstance(body, UserReport)
+        and any(claim.status == "user_reported" for claim in body.completion_claims)
+    ):
+        return "standard", "MICRO_USER_REPORTED"
+    if (
+        kind == "ReleaseAudit"
+        and topology == "standard"
+        and isinstance(body, ReleaseAudit)
+        and any(entry.basis == "user_reported" for entry in body.claim_evidence_matrix)
+    ):
+        return "forensic", "STANDARD_USER_REPORTED_CLAIMS"
     return None

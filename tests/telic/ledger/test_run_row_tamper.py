@@ -1,11 +1,12 @@
 """The run row is sealed by its hash (issue 28, item 5).
 
-Changing any field of a run row behind the ledger's back — its status, mode, phase, repository
-root, controller state, version or counters, or clearing its hash — fails ``verify_run`` at
-the run, and so does altering its last record or chain head. A run that does not verify
-refuses every write (a phase step, a supporting artifact, trace events, the ``telic hook``
-command's direct write) with a ``LedgerError`` (code ``ledger_error``) naming the run and what
-does not check out, and the store is left exactly as it was.
+Changing any field of a run row behind the ledger's back — its status, mode, phase, topology,
+escalation count, repository root, controller state, version or counters, or clearing its
+hash — fails ``verify_run`` at the run, and so does altering its last record or chain head. A
+run that does not verify refuses every write (a phase step, a supporting artifact, trace
+events, the ``telic hook`` command's direct write) with a ``LedgerError`` (code
+``ledger_error``) naming the run and what does not check out, and the store is left exactly as
+it was.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ ROW_CHANGES: list[Any] = [
         id="controller-state",
     ),
     pytest.param("UPDATE runs SET version = ? WHERE run_id = 'run-1'", 7, id="version"),
+    pytest.param("UPDATE runs SET topology = ? WHERE run_id = 'run-1'", "micro", id="topology"),
+    pytest.param(
+        "UPDATE runs SET escalation_count = ? WHERE run_id = 'run-1'", 1, id="escalation-count"
+    ),
     pytest.param(
         "UPDATE runs SET updated_at = ? WHERE run_id = 'run-1'",
         "2031-01-01T00:00:00.000Z",

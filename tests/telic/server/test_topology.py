@@ -74,9 +74,12 @@ class Recording(TelicTools):
         seen: list[str] = []
         for _, _, envelope in self.envelopes:
             action = envelope.get("nextAction")
-            if isinstance(action, dict) and action.get("runId") == run_id:
-                if not seen or seen[-1] != action["phase"]:
-                    seen.append(action["phase"])
+            if (
+                isinstance(action, dict)
+                and action.get("runId") == run_id
+                and (not seen or seen[-1] != action["phase"])
+            ):
+                seen.append(action["phase"])
         return seen
 
 
@@ -100,7 +103,11 @@ async def _micro(host: DraftHost, tools: Recording) -> list[str]:
     run_id = action["runId"]
     assert action["status"] == "completed"
     assert submitted == ["ProblemFrame", "QualityReview", "UserReport"]
-    versions = [e["run"]["version"] for _, a, e in tools.envelopes if e.get("run", {}).get("runId") == run_id]
+    versions = [
+        e["run"]["version"]
+        for _, a, e in tools.envelopes
+        if e.get("run", {}).get("runId") == run_id
+    ]
     assert versions == [1, 2, 3, 4, 5]  # the original's phase count: ground, frame, review, report
     assert tools.phases(run_id) == [
         "context_discovery",
@@ -109,11 +116,19 @@ async def _micro(host: DraftHost, tools: Recording) -> list[str]:
         "user_report",
         "completed",
     ]
-    calls = [(t, e) for t, a, e in tools.envelopes if a.get("run_id") == run_id or t == "telic_start_run" and e.get("run", {}).get("runId") == run_id]
+    calls = [
+        (t, e)
+        for t, a, e in tools.envelopes
+        if a.get("run_id") == run_id
+        or (t == "telic_start_run" and e.get("run", {}).get("runId") == run_id)
+    ]
     submits = [e for t, e in calls if t == "telic_submit_artifact"]
     problems = _problems("micro start", calls[0][1])
     problems += _problems("micro ground", next(e for t, e in calls if t == "telic_ground_context"))
-    for name, envelope in zip(("micro frame", "micro spot review", "micro report"), submits):
+    assert len(submits) == 3
+    for name, envelope in zip(
+        ("micro frame", "micro spot review", "micro report"), submits, strict=True
+    ):
         problems += _problems(name, envelope)
     get = tools.attempt
     for artifact in ("contract-01", "plan-01", "receipt-01"):
@@ -122,7 +137,9 @@ async def _micro(host: DraftHost, tools: Recording) -> list[str]:
     receipt = (await get("telic_get_artifact", run_id=run_id, artifact_id="receipt-01"))["artifact"]
     assert receipt["type"] == "ReceiptAudit"
     assert receipt["body"]["digestStatus"] == "verified"
-    problems += _problems("micro get_next_action", await get("telic_get_next_action", run_id=run_id))
+    problems += _problems(
+        "micro get_next_action", await get("telic_get_next_action", run_id=run_id)
+    )
     details = await get("telic_get_run", run_id=run_id)
     problems += _problems("micro get_run", details)
     assert [a["id"] for a in details["artifacts"]][3:6] == ["frame-1", "contract-01", "plan-01"]
@@ -138,7 +155,9 @@ async def _micro(host: DraftHost, tools: Recording) -> list[str]:
 
 async def _escalation(host: DraftHost, tools: Recording) -> list[str]:
     """micro → standard by a partial spot review, then standard → forensic by an audit."""
-    action, _ = await host.run("report_only", pick("pass", "partial"), topology="micro", request=SHORT)
+    action, _ = await host.run(
+        "report_only", pick("pass", "partial"), topology="micro", request=SHORT
+    )
     run_id = action["runId"]
     partial = next(
         e
@@ -157,6 +176,8 @@ async def _escalation(host: DraftHost, tools: Recording) -> list[str]:
     details = await tools.attempt("telic_get_run", run_id=run_id)
     assert (details["run"]["topology"], details["run"]["escalationCount"]) == ("standard", 1)
     assert "receipt-01" in [a["id"] for a in details["artifacts"]]  # the standard review passed
+    verified = await tools.attempt("telic_verify_run", run_id=run_id)
+    assert verified["intact"] is True  # the sealed row covers the changed topology
     return problems
 
 
@@ -170,7 +191,11 @@ async def _pre_escalation(host: DraftHost, tools: Recording) -> list[str]:
     last = start
     for _ in range(12):
         action = last["nextAction"]
-        token = {"run_id": run_id, "action_id": action["id"], "expected_run_version": last["run"]["version"]}
+        token = {
+            "run_id": run_id,
+            "action_id": action["id"],
+            "expected_run_version": last["run"]["version"],
+        }
         draft = last.get("draft")
         if draft is None:
             last = await tools.attempt("telic_ground_context", **token)
@@ -211,7 +236,9 @@ async def _pre_escalation(host: DraftHost, tools: Recording) -> list[str]:
             assert again["ok"], again
             trace = (await tools.attempt("telic_get_trace", run_id=run_id, limit=100))["events"]
             row = next(e for e in trace if e["eventType"] == "topology_escalated")
-            problems += _problems("trace topology_escalated (refused ReleaseAudit, pre-escalation)", row)
+            problems += _problems(
+                "trace topology_escalated (refused ReleaseAudit, pre-escalation)", row
+            )
             assert row["outputRefs"] == []
             return problems
         last = await tools.attempt(
@@ -228,7 +255,7 @@ def _authored(draft: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def _forensic(host: DraftHost, tools: Recording) -> list[str]:
-    action, submitted = await host.run("analyze_only", topology="forensic")
+    action, _ = await host.run("analyze_only", topology="forensic")
     run_id = action["runId"]
     assert action["status"] == "completed"
     phases = tools.phases(run_id)

@@ -64,7 +64,12 @@ WRITE = ("repository.read", "repository.write")
         ("Fix typo in src/a.ts and src/b.ts", "fix_only", WRITE, ("micro", "MICRO_SHORT_FIX_ONLY")),
         ("Fix the typo", "fix_only", WRITE, ("forensic", "ELEVATED_CAPABILITY")),
         ("Fix it", "fix_only", READ_ONLY, ("standard", "FIX_ONLY")),
-        ("Find it", "analyze_only", ("repository.read", "shell.inspect"), ("standard", "INVESTIGATIVE_MODE")),
+        (
+            "Find it",
+            "analyze_only",
+            ("repository.read", "shell.inspect"),
+            ("standard", "INVESTIGATIVE_MODE"),
+        ),
         ("Find it", "analyze_only", READ_ONLY, ("standard", "DEFAULT_STANDARD")),
         ("Plan it", "plan_only", READ_ONLY, ("standard", "PLAN_ONLY")),
         ("Fix it", "analyze_and_fix", READ_ONLY, ("forensic", "ANALYZE_AND_FIX")),
@@ -169,7 +174,11 @@ async def test_a_micro_run_takes_five_versions_and_rests_on_its_receipt() -> Non
         assert (flow.version, flow.last.run.phase) == (3, "agent_3_review")
         assert flow.action.instruction_ref.endswith("/quality_controller-spot-v1")
         details = await flow.controller.get_run(flow.b.run_id)
-        assert [a.artifact_id for a in details.artifacts][-3:] == ["frame-1", "contract-01", "plan-01"]
+        assert [a.artifact_id for a in details.artifacts][-3:] == [
+            "frame-1",
+            "contract-01",
+            "plan-01",
+        ]
         await flow.submit("QualityReview", _spot_review(flow))
         receipt = await flow.controller.get_artifact(flow.b.run_id, "receipt-01")
         assert receipt.body["digestStatus"] == "verified"
@@ -272,7 +281,9 @@ async def test_a_user_reported_micro_claim_moves_the_run_to_standard_and_stores_
         with pytest.raises(InvalidTransition) as caught:
             await flow.submit("UserReport", report)
         assert caught.value.rules == ("TP-PRE-ESCALATION",)
-        assert caught.value.message.startswith("Topology escalated to standard (MICRO_USER_REPORTED)")
+        assert caught.value.message.startswith(
+            "Topology escalated to standard (MICRO_USER_REPORTED)"
+        )
         after = await snapshot(flow)
         assert after.version == before.version + 1
         assert after.artifacts == before.artifacts  # the report was not stored
@@ -346,7 +357,9 @@ async def test_a_third_escalation_is_refused() -> None:
             trace=state.trace,
         )
         token = Token(*flow.token())
-        outcome = step(spent, SubmitArtifact(token, "ReleaseAudit", audit, (), "2026-01-01T00:00:00.000Z"))
+        outcome = step(
+            spent, SubmitArtifact(token, "ReleaseAudit", audit, (), "2026-01-01T00:00:00.000Z")
+        )
         assert isinstance(outcome, Rejection)
         assert outcome.error.rules == ("TP-ESCALATION-LIMIT",)
         assert "budget exhausted" in outcome.error.message
@@ -363,7 +376,13 @@ async def test_a_receipt_fails_when_a_cited_artifact_no_longer_matches_its_diges
         changed = RunState(run=state.run, artifacts=tampered, trace=state.trace)
         review = step(
             changed,
-            SubmitArtifact(Token(*flow.token()), "QualityReview", _spot_review(flow), (), "2026-01-01T00:00:00.000Z"),
+            SubmitArtifact(
+                Token(*flow.token()),
+                "QualityReview",
+                _spot_review(flow),
+                (),
+                "2026-01-01T00:00:00.000Z",
+            ),
         )
         assert not isinstance(review, Rejection)
         record = next(a for a in review.artifacts if a.type == "QualityReview")
