@@ -18,8 +18,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-_Topology = Literal["micro", "standard", "forensic"]
-
 __all__ = [
     "ArtifactOut",
     "CastProgressResultOut",
@@ -63,8 +61,8 @@ class RunOut(_Object):
     schemaVersion: str
     repositoryRoot: str
     requestedMode: str
-    topology: _Topology
-    """Beyond Telic 1.0: the live topology (micro, standard or forensic)."""
+    topology: str
+    """Beyond Telic 1.0: the live topology: micro, standard or forensic."""
     status: str
     phase: str
     resumePhase: str | None
@@ -83,7 +81,7 @@ class RunSummaryOut(_Object):
     runId: str
     schemaVersion: str
     requestedMode: str
-    topology: _Topology
+    topology: str
     """Beyond Telic 1.0: the live topology."""
     status: str
     phase: str
