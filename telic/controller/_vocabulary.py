@@ -47,7 +47,7 @@ PHASE_LABELS: Final[dict[str, str]] = {
     "agent_4_execute": "Doing the work",
     "diagnosis_review": "Reviewing the diagnosis",
     "agent_3_quality_review": "Quality review",
-    "agent_3_evidence_reverify": "Evidence re-verification",
+    "agent_3_evidence_reverify": "Evidence recheck",
     "remediation_plan": "Planning a remediation",
     "agent_4_remediation": "Remediating",
     "agent_5_release_audit": "Release audit",
