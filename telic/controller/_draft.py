@@ -1265,7 +1265,8 @@ def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSO
         and state.run.outcome_hint not in ("blocked", "partial")
     )
     if not certified or receipt is None:
-        return state.run.outcome_hint or "blocked", review, []
+        cited = review or state.latest("ClarificationRequest")
+        return state.run.outcome_hint or "blocked", cited, []
     claims: list[JSON] = [
         {
             "id": entry.claim_id,

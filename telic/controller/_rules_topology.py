@@ -111,10 +111,13 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
 
 
 def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
-    """A micro report that is not completed cites the latest QualityReview in findingRefs."""
+    """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
+    without one, the ClarificationRequest that ended the run)."""
     if not _micro(c) or c.body.terminal_status == "completed":
         return
-    review = latest_uri(c, "QualityReview")
+    # A micro run a second clarification ended before its review cites that clarification
+    # (as a 1.0 early block does): the original refuses every report there, a dead end.
+    review = latest_uri(c, "QualityReview") or latest_uri(c, "ClarificationRequest")
     if review is None:
         yield Violation("findingRefs", "Run is missing required QualityReview artifact")
     elif review not in c.body.finding_refs:

@@ -390,3 +390,24 @@ async def test_a_receipt_fails_when_a_cited_artifact_no_longer_matches_its_diges
         assert (receipt.wire["digestStatus"], verified) == ("failed", ())
         assert receipt.wire["claimEvidenceMatrix"][0]["status"] == "unverified"
         assert [e.event_type for e in review.events] == ["phase_submitted"]  # no digest_verified
+
+
+async def test_a_micro_run_ended_by_a_second_clarification_reports_blocked_citing_it() -> None:
+    async with open_ledger("memory://") as ledger:
+        flow = await _started(ledger, "report_only", "micro")
+        await flow.submit("ClarificationRequest", flow.b.clarification())
+        await flow.answer("keep")
+        clar = flow.b.uri("clar-1")
+        answer = next(
+            a.artifact_id
+            for a in (await flow.controller.get_run(flow.b.run_id)).artifacts
+            if a.type == "UserMessage" and clar in a.source_refs
+        )
+        await flow.submit(
+            "ClarificationRequest", flow.b.clarification("clar-2"), [clar, flow.b.uri(answer)]
+        )
+        assert (flow.last.run.phase, flow.last.run.outcome_hint) == ("agent_5_report", "blocked")
+        assert flow.last.draft is not None
+        assert flow.last.draft.body["findingRefs"] == [flow.b.uri("clar-2")]
+        await flow.submit("UserReport", dict(flow.b.report(status="blocked", findings=("clar-2",))))
+        assert flow.last.run.status == "blocked"
