@@ -134,7 +134,8 @@ def render() -> str:
         "names every failed rule with the JSON path of the offending value and a one-line "
         "explanation (messages ≤ 800 characters, ≤ 32 issues) and changes nothing — except that "
         "every target of a rejected WorkResult that a permission layer refuses is persisted as a "
-        "DENY `permission_checked` decision, once each (docs/protocol.md §2). Every rule has a "
+        "DENY `permission_checked` decision, once each (docs/protocol.md §2), and that a "
+        "`TP-PRE-ESCALATION` moves a run that asked for a topology up one (§3.7). Every rule has a "
         "negative test through the driver (`tests/telic/controller/rules/`).",
         "",
         *_rules_section(tests),

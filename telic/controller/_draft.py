@@ -51,6 +51,7 @@ from telic.controller._phases import EXECUTING_MODES, PHASES
 from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
+from telic.controller._topology import RECEIPT, asked_topology
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol import CAPABILITIES, PermissionSet
 
@@ -431,6 +432,8 @@ def _criteria(state: RunState) -> list[JSON]:
 def _frame(state: RunState) -> Draft:
     request = state.request.uri
     criteria = _criteria(state)
+    if state.run.topology == "micro":  # exactly one criterion (TP-MICRO-FRAME-CRITERIA)
+        criteria = criteria[-1:]
     body = _base(state, _fresh_id(state, "frame")) | {
         "originalRequestRef": request,
         "intentMode": state.run.mode,
@@ -1035,8 +1038,11 @@ def _quality_review(state: RunState) -> Draft | None:
         "remediationWorkOrder": None,
         "rationaleSummary": "",
     }
+    reverify = state.run.phase == "agent_3_evidence_reverify"
+    if asked_topology(state) is not None:  # stored with it anyway; the reverify phase needs it
+        body["reviewKind"] = "evidence_reverify" if reverify else "spot"
     choices: list[JSON] = []
-    if all_pass and gated:
+    if all_pass and gated and not reverify:
         body["decision"] = "proceed_to_fix"
         body["diagnosisGate"] = _gate(state, contract.body, gate_refs)
         choices.append(
@@ -1050,16 +1056,18 @@ def _quality_review(state: RunState) -> Draft | None:
             }
         )
     elif all_pass:
-        choices.append({"value": "pass", "what": "It meets the contract; the audit follows."})
+        choices.append({"value": "pass", "what": _PASS_LEADS.get(state.run.topology, _PASS)})
     else:
         body["decision"] = "partial"
-    undo = {"/diagnosisGate": None} if gated and all_pass else {}
+    undo = {"/diagnosisGate": None} if gated and all_pass and not reverify else {}
     partial: JSON = {
         "value": "partial",
         "what": "Only part is done: audit, then a partial report.",
     }
+    if state.run.topology == "micro":
+        partial["what"] = "Only part is shown; the run continues on the standard path."
     choices.append(partial | ({"set": undo} if undo else {}))
-    if state.run.remediations_remaining == 1:
+    if state.run.remediations_remaining == 1 and not reverify:
         choices.append(
             {
                 "value": "remediate",
@@ -1085,6 +1093,13 @@ def _quality_review(state: RunState) -> Draft | None:
         _SUMMARY,
     )
     return Draft("QualityReview", body, fill)
+
+
+_PASS: Final = "It meets the contract; the audit follows."
+_PASS_LEADS: Final = {
+    "micro": "The answer meets its criterion; the report follows (with the controller's receipt).",
+    "forensic": "The work meets the contract; a second, evidence re-verifying review follows.",
+}
 
 
 def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
@@ -1243,12 +1258,47 @@ def _defect(state: RunState, review: StoredArtifact) -> JSON:
 _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
 
 
+def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
+    """A micro report's status, the review it cites and its claims: the receipt's supported
+    claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
+    review = state.latest("QualityReview")
+    receipt = state.by_id(RECEIPT)
+    certified = (
+        review is not None
+        and receipt is not None
+        and receipt.type == "ReceiptAudit"
+        and receipt.body.digest_status == "verified"
+        and receipt.body.controlling_review_ref == review.uri
+        and state.run.outcome_hint not in ("blocked", "partial")
+    )
+    if not certified or receipt is None:
+        cited = review or state.latest("ClarificationRequest")
+        return state.run.outcome_hint or "blocked", cited, []
+    claims: list[JSON] = [
+        {
+            "id": entry.claim_id,
+            "text": entry.claim,
+            "status": "observed",
+            "evidenceRefs": list(entry.evidence_refs),
+            "confidence": 1,
+        }
+        for entry in receipt.body.claim_evidence_matrix
+    ]
+    return "completed", None, claims
+
+
 def _report(state: RunState) -> Draft:
     audit = state.latest("ReleaseAudit")
-    if audit is None:
+    claims: list[JSON]
+    findings: StoredArtifact | None
+    if audit is None and state.run.topology == "micro":
+        report_id = _fresh_id(state, "report")
+        status, findings, claims = _micro_report(state)
+        honored = not breaches(state)
+    elif audit is None:
         anchor = state.latest("PromptReview") or state.latest("ClarificationRequest")
         report_id, status, findings = _fresh_id(state, "report"), "blocked", anchor
-        claims: list[JSON] = []
+        claims = []
         honored = True
     else:
         report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or _fresh_id(

@@ -76,6 +76,7 @@ from telic.protocol import (
     NativeSubagents,
     PhaseAction,
     TerminalAction,
+    Topology,
     TraceEvent,
     parse_artifact,
 )
@@ -163,6 +164,8 @@ def run_record(run: Run) -> RunRecord:
         updated_at=run.updated_at,
         controller_state=run.controller_state,
         prior_run_id=run.prior_run_id,
+        topology=run.topology,
+        escalation_count=run.escalation_count,
     )
 
 
@@ -183,6 +186,8 @@ def run_from_record(record: RunRecord) -> Run:
         updated_at=record.updated_at,
         controller_state=record.controller_state,
         prior_run_id=record.prior_run_id,
+        topology=record.topology,  # type: ignore[arg-type]
+        escalation_count=record.escalation_count,
     )
 
 
@@ -339,13 +344,16 @@ class Controller:
         active_files: Sequence[str] = (),
         protected_paths_granted: Sequence[str] = (),
         prior_run_id: str | None = None,
+        topology_override: Topology | None = None,
     ) -> StepResult:
         """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
         ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
-        protected paths; nothing else can. ``prior_run_id`` links the run to a terminal run of
-        this ledger and repository whose every record verifies (read and checked before
-        anything is stored), whose Evidence the new run may then cite.
+        protected paths; nothing else can. ``topology_override`` (beyond Telic 1.0, §3.7) asks
+        for a micro, standard or forensic run; without it the run follows 1.0 exactly.
+        ``prior_run_id`` links the run to a terminal run of this ledger and repository whose
+        every record verifies (read and checked before anything is stored), whose Evidence the
+        new run may then cite.
 
         Raises:
             LineageRefused: ``prior_run_id`` names no run this one may follow (``RUN-PRIOR-*``).
@@ -368,6 +376,7 @@ class Controller:
             active_files=active_files,
             protected_paths_granted=protected_paths_granted,
             prior_run_id=prior_run_id,
+            topology_override=topology_override,
         )
         if prior_run_id is not None:
             await self._check_prior(prior_run_id, state.run.repository_root)
@@ -537,6 +546,8 @@ class Controller:
             events,
         )
         after = None if base is None else self._committed(run_id, base, new, commit)
+        if outcome.escalated is not None:
+            raise outcome.escalated  # the run moved up a topology; the artifact was not stored
         return StepResult(commit.run, action, state=after, draft=draft_for(new))
 
     async def _record_of(

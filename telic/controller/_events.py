@@ -112,6 +112,9 @@ class Accepted:
     """The id of the stored artifact an identical replay repeats (its metadata is returned)."""
     changed: bool = field(default=True)
     """False when the run is returned unchanged (cancel of a terminal run, a replay)."""
+    escalated: TelicError | None = None
+    """Set when the submission was not stored but moved the run up a topology (a
+    pre-escalation, docs/protocol.md §3.7): the driver commits the move, then raises this."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,30 @@ GATES: Final[tuple[Gate, ...]] = (
         "repository root) holding a likely secret; refused before anything is written.",
     ),
     Gate(
+        "TP-OVERRIDE-MICRO",
+        "§3.7 Topologies",
+        "telic_start_run asking for topology_override micro for a request that is not a short "
+        "report_only question granted at most repository.read, or that shows a forensic signal.",
+    ),
+    Gate(
+        "TP-OVERRIDE-STANDARD",
+        "§3.7 Topologies",
+        "telic_start_run asking for topology_override standard for a request with a forensic "
+        "signal (analyze_and_fix, an elevated grant, network or shell allowlists, a long or "
+        "complex request).",
+    ),
+    Gate(
+        "TP-PRE-ESCALATION",
+        "§3.7 Topologies",
+        "A micro UserReport with a user_reported claim, or a standard ReleaseAudit with a "
+        "user_reported claim basis: not stored; the run moves up a topology instead.",
+    ),
+    Gate(
+        "TP-ESCALATION-LIMIT",
+        "§3.7 Topologies",
+        "An escalation past two per run, down from forensic, or to the topology the run is on.",
+    ),
+    Gate(
         "EV-NO-SECRETS",
         "§3.1 Evidence; §4 item 10.8",
         "Evidence holding a likely secret in any string, its decoded content or its sourceRefs "

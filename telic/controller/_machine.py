@@ -54,11 +54,27 @@ from telic.controller._state import (
     artifact_uri,
     body_refs,
 )
+from telic.controller._topology import (
+    MAX_ESCALATIONS,
+    RECEIPT,
+    asked_topology,
+    bootstrap,
+    certify,
+    pre_escalation,
+    receipt_summary,
+)
 from telic.controller._transitions import transition
 from telic.controller._vocabulary import ELICITED_EVENT, ELICITED_SUMMARY
 from telic.controller._work import deny_notes, permission_notes
 from telic.ledger import CanonicalBody
-from telic.protocol import Evidence, UserMessage, WireModel, WorkResult, parse_artifact
+from telic.protocol import (
+    Evidence,
+    QualityReview,
+    UserMessage,
+    WireModel,
+    WorkResult,
+    parse_artifact,
+)
 
 __all__ = ["step", "stored"]
 
@@ -238,6 +254,8 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     body = parse_artifact(kind, submission.body)
     if isinstance(body, Evidence):
         scan_content(body)
+    if isinstance(body, QualityReview) and body.review_kind is None and asked_topology(state):
+        body = body.model_copy(update={"review_kind": "spot"})  # stored as the original does
     wire = body.to_wire()
     found = body_refs(wire)
     refs = merge_source_refs(state, submission.source_refs, found)
@@ -255,6 +273,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             )
         message = "Artifact already exists in this run"
         raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
+    escalation = pre_escalation(state, kind, body)
+    if escalation is not None:
+        return _pre_escalate(state, record, *escalation, submission.now)
     check = Check(
         state, kind, artifact_id, record.uri, body, dict(record.wire), found, refs, run.phase
     )
@@ -284,8 +305,144 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         "pause": "clarification_requested",
         "second_clarification": "budget_consumed",
     }[route]
-    notes.append(TraceNote(event, actor, run.phase, input_refs=refs, output_refs=(record.uri,)))
-    return Accepted(_advance(state, moved, (record,), submission.now), (record,), tuple(notes))
+    escalated = moved.topology != run.topology
+    reason = _spot_reason(body) if escalated else None
+    if reason is not None:
+        _check_escalation(run, moved.topology)
+    companions = _companions(state, record, moved, submission.now)
+    notes.append(
+        TraceNote(
+            event,
+            actor,
+            run.phase,
+            input_refs=refs,
+            output_refs=(record.uri,),
+            summary=""
+            if reason is None
+            else f"{reason}: the micro spot review did not pass; the run continues on the "
+            "standard path at contract review",
+        )
+    )
+    if reason is not None:
+        notes.append(
+            TraceNote(
+                "topology_escalated",
+                "controller",
+                run.phase,
+                input_refs=(record.uri,),
+                output_refs=(record.uri,),
+                summary=reason,
+            )
+        )
+    artifacts = (record, *(artifact for artifact, _ in companions))
+    notes.extend(note for _, note in companions if note is not None)
+    new_state = _advance(state, moved, artifacts, submission.now)
+    return Accepted(new_state, artifacts, tuple(notes))
+
+
+def _spot_reason(body: object) -> str | None:
+    if isinstance(body, QualityReview):
+        return {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}.get(
+            body.decision
+        )
+    return None
+
+
+def _check_escalation(run: Run, target: str) -> None:
+    """Refuse an escalation past the limit or down from forensic (``TP-ESCALATION-LIMIT``)."""
+    message = None
+    if run.topology == "forensic":
+        message = "Forensic topology cannot be downgraded"
+    elif run.topology == target:
+        message = f"Run is already on {target} topology"
+    elif run.escalation_count >= MAX_ESCALATIONS:
+        message = (
+            f"Topology escalation budget exhausted: the run escalated {run.escalation_count} "
+            f"times, the most allowed ({MAX_ESCALATIONS})"
+        )
+    if message is not None:
+        raise RuleViolation(message, issues=_rule("", "TP-ESCALATION-LIMIT", message))
+
+
+def _companions(
+    state: RunState, record: StoredArtifact, moved: Run, now: str
+) -> tuple[tuple[StoredArtifact, TraceNote | None], ...]:
+    """What the controller stores with an accepted artifact in a run that asked for a topology:
+    the micro bootstrap contract and plan with the frame, the receipt with the first passing
+    review (docs/protocol.md §3.7). They are listed in the same ``phase_submitted`` commit."""
+    run = state.run
+    if asked_topology(state) is None:
+        return ()
+    if record.type == "ProblemFrame" and run.topology == "micro":
+        contract, plan = bootstrap(state, record, now)
+        return ((contract, None), (plan, None))
+    review = record.body
+    if (
+        isinstance(review, QualityReview)
+        and run.phase == "agent_3_review"
+        and run.topology in ("micro", "standard")
+        and review.decision == "pass"
+        and state.by_id(RECEIPT) is None
+    ):
+        receipt, verified = certify(state, record, now)
+        note = None
+        if verified:
+            note = TraceNote(
+                "digest_verified",
+                "controller",
+                run.phase,
+                input_refs=verified,
+                output_refs=(record.uri,),
+                summary=receipt_summary(verified),
+            )
+        return ((receipt, note),)
+    del moved
+    return ()
+
+
+def _pre_escalate(
+    state: RunState, record: StoredArtifact, target: str, reason: str, now: str
+) -> Accepted:
+    """Move the run up a topology without storing ``record``, and report it as an error.
+
+    The original Telic changes the run and answers with an error; so do we, and the move is an
+    ordinary committed step (version +1, one ``topology_escalated`` event, hash-chained). The
+    submission itself is not stored: the host reads the new action and submits again.
+    """
+    run = state.run
+    _check_escalation(run, target)
+    phase = "agent_1_review" if target == "standard" else run.phase
+    moved = replace(
+        run,
+        topology=target,  # type: ignore[arg-type]
+        phase=phase,
+        status="running",
+        resume_phase=None,
+        escalation_count=run.escalation_count + 1,
+    )
+    note = TraceNote(
+        "topology_escalated",
+        "controller",
+        run.phase,
+        input_refs=(record.uri,),
+        summary=reason,
+    )
+    version = run.version + 1
+    message = (
+        f"Topology escalated to {target} ({reason}); {record.type} {record.id} was not stored. "
+        f"The run is now at version {version} in {PHASES[phase].protocol}: read the next action "
+        "and submit again"
+    )
+    expected = {"actionId": f"action:{run.run_id}:{version}", "expectedRunVersion": version}
+    issue = Issue(
+        path="",
+        code="tp-pre-escalation",
+        message=message,
+        rule="TP-PRE-ESCALATION",
+        expected=expected,
+    )
+    error = InvalidTransition(message, issues=(issue,))
+    return Accepted(_advance(state, moved, (), now), (), (note,), escalated=error)
 
 
 def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDetected) -> Rejection:

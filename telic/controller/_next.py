@@ -15,6 +15,7 @@ from telic.controller._closure import input_refs
 from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
+from telic.controller._topology import asked_topology
 from telic.protocol import (
     STOP_CONDITIONS,
     ClarificationAction,
@@ -53,6 +54,15 @@ def _asks_follow_up(state: RunState) -> bool:
         return False
     chosen = str(answer.body.content)
     return any(c.id == chosen and c.run_effect == "new_run" for c in request.body.response_choices)
+
+
+_ROLES: Final = "artifact://system/roles/"
+_TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
+    ("micro", "agent_1_frame"): f"{_ROLES}scenario_author-micro-v1",
+    ("micro", "agent_3_review"): f"{_ROLES}quality_controller-spot-v1",
+    ("forensic", "agent_3_evidence_reverify"): f"{_ROLES}quality_controller-reverify-v1",
+}
+"""The instructionRef of a phase whose instructions differ by topology (docs/protocol.md §3.7)."""
 
 
 def next_action(state: RunState) -> PhaseAction | ClarificationAction | TerminalAction:
@@ -98,16 +108,23 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
     spec = PHASES[run.phase]
     manifest = state.latest("ContextManifest")
     node = pending_node(state) if run.phase == "agent_4_execute" else None
+    summary, instructions = spec.summary, instruction_ref(spec.role)
+    if asked_topology(state) is not None:  # the original's words; a 1.0 run keeps ours
+        summary = (
+            f"Controller selected {spec.protocol} for {run.topology} topology from immutable "
+            "run state."
+        )
+        instructions = _TOPOLOGY_INSTRUCTIONS.get((run.topology, run.phase), instructions)
     return PhaseAction(
         schema_version="1.0",
         id=run.action_id,
         run_id=run.run_id,
         created_at=run.updated_at,
-        rationale_summary=spec.summary,
+        rationale_summary=summary,
         kind="phase",
         phase=spec.protocol,
         logical_role=spec.role,
-        instruction_ref=instruction_ref(spec.role),
+        instruction_ref=instructions,
         input_refs=list(input_refs(state, spec)),
         context_manifest_ref=None if manifest is None else manifest.uri,
         required_output_type=spec.primary,  # type: ignore[arg-type]

@@ -150,6 +150,15 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             "Review the work against the contract's criteria and verifications.",
         ),
         _spec(
+            "agent_3_evidence_reverify",
+            "agent_3_evidence_reverify",
+            "quality_controller",
+            "QualityReview",
+            (_CR,),
+            _CONTRACT | _WORK,
+            "Re-verify the reviewed evidence in a second review (forensic runs only).",
+        ),
+        _spec(
             "agent_5_audit",
             "agent_5_release_audit",
             "release_auditor",
@@ -169,7 +178,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
         ),
     )
 }
-"""The ten working phases, in protocol order."""
+"""The working phases, in protocol order (the reverify phase only in forensic runs, §3.7)."""
 
 CONTROLLER_OWNED: Final = frozenset(CONTROLLER_ARTIFACT_TYPES)
 """Types only the controller produces; a host can never submit them."""

@@ -45,6 +45,15 @@ _ROLES: Final = (
 SYSTEM_REFS: Final = frozenset(
     {f"artifact://system/roles/{r}-v1" for r in _ROLES}
     | {f"artifact://system/roles/{r.replace('_', '-')}-v1" for r in _ROLES}
+    | {
+        f"artifact://system/roles/{role}-{variant}-v1"
+        for role, variant in (
+            ("scenario_author", "micro"),
+            ("quality_controller", "spot"),
+            ("quality_controller", "reverify"),
+        )
+        for role in (role, role.replace("_", "-"))
+    }
     | {"artifact://system/rubrics/contract-readiness-v1"}
 )
 TYPED_FIELDS: Final[dict[str, str]] = {

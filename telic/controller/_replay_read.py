@@ -9,7 +9,7 @@ index and says so (``chain.traceReadable: false``) rather than refusing to show 
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 from telic._errors import IntegrityError, NotFound
 from telic.controller._replay import (
@@ -27,13 +27,9 @@ _PAGE: Final = 500
 
 
 def run_topology(run: RunRecord) -> Topology:
-    """The run's live topology: the one place replay learns it.
-
-    Every run is ``standard`` until the run record carries its topology (micro and forensic
-    runs); then this returns that field, and nothing else in replay changes.
-    """
-    del run  # read run.topology here once the record has it
-    return "standard"
+    """The run's live topology (an escalated micro run replays in full): the one place replay
+    learns it."""
+    return cast(Topology, run.topology)
 
 
 async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:

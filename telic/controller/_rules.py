@@ -27,6 +27,7 @@ from telic.controller import (
     _rules_result as result,
     _rules_revision as revision,
     _rules_stage as stage,
+    _rules_topology as topology,
 )
 from telic.controller._check import ANY, Rule
 from telic.controller._gates import GATES
@@ -34,6 +35,7 @@ from telic.controller._gates import GATES
 __all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids", "rules_for"]
 
 RULES: Final[tuple[Rule, ...]] = (
+    *topology.RULES[:1],
     *refs.RULES,
     *proof_fields.RULES,
     *frame.RULES,
@@ -51,6 +53,7 @@ RULES: Final[tuple[Rule, ...]] = (
     *audit.RULES,
     *orders.RULES[3:],
     *report.RULES,
+    *topology.RULES[1:],
 )
 """Every controller invariant, in evaluation order."""
 

@@ -59,6 +59,8 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", "A report cannot claim cancelled; cancel the run")
     elif status == "completed" and hint in ("blocked", "partial"):
         yield Violation("terminalStatus", f"The run's outcome is {hint}; it cannot be completed")
+    elif audit is None and c.state.run.topology == "micro":
+        return  # a micro run has no audit: TP-MICRO-REPORT-* judge its report (§3.7)
     elif audit is None and (hint != "blocked" or status != "blocked"):
         yield Violation("terminalStatus", "Without an audit only a blocked report is legal")
     elif audit is not None and status not in _fits(audit.body.decision, c.body):
@@ -102,7 +104,7 @@ def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
     Its ``permissionsHonored`` is never true while an action is on record as unauthorized (a
     second clarification can block a run mid-execution); ``false`` is always accepted.
     """
-    if c.state.latest("ReleaseAudit") is not None:
+    if c.state.latest("ReleaseAudit") is not None or c.state.run.topology == "micro":
         return
     anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
     if anchor is not None and anchor.uri not in c.body.finding_refs:
@@ -168,6 +170,8 @@ def _supported(c: Check[Any]) -> dict[str, Any]:
 
 def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
     """Each completion claim copies a supported matrix entry: id, text, evidence and basis."""
+    if c.state.run.topology == "micro":
+        return  # no audit matrix: the micro report rests on the receipt (TP-MICRO-REPORT-*)
     matrix = _supported(c)
     for index, claim in enumerate(c.body.completion_claims):
         entry = matrix.get(claim.id)

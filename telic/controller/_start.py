@@ -18,6 +18,7 @@ from telic.controller._lineage import lineage_note
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
 from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
@@ -30,6 +31,7 @@ from telic.protocol import (
     NativeSubagents,
     RunBudgets,
     RunEnvelope,
+    Topology,
     UserMessage,
     WireModel,
     WorkingContext,
@@ -85,6 +87,7 @@ def open_run(
     active_files: Sequence[str] = (),
     protected_paths_granted: Sequence[str] = (),
     prior_run_id: str | None = None,
+    topology_override: Topology | None = None,
 ) -> tuple[RunState, tuple[TraceNote, ...]]:
     """Return the state of a new run and its first trace events.
 
@@ -94,7 +97,8 @@ def open_run(
     Raises:
         SchemaViolation: the request is empty, blank or longer than 32,768 characters.
         SecretDetected: an argument holds a likely secret (``RUN-NO-SECRETS``).
-        RuleViolation: the authority inputs break an ``SR-*`` rule.
+        RuleViolation: the authority inputs break an ``SR-*`` rule, or the request does not
+            fit ``topology_override`` (``TP-OVERRIDE-*``, checked after the 1.0 start checks).
     """
     if not original_request.strip() or len(original_request) > MAX_REQUEST:
         message = "original_request must be 1–32,768 characters and not blank"
@@ -121,6 +125,16 @@ def open_run(
         network_read_domains=network_read_domains,
         protected_paths_granted=protected_paths_granted,
     )
+    classified = None
+    if topology_override is not None:
+        classified = classify(
+            request=original_request,
+            mode=mode,
+            granted=authority.granted,
+            shell_execute_allowlist=shell_execute_allowlist,
+            network_read_domains=network_read_domains,
+            override=topology_override,
+        )
     budgets = default_budgets(native_subagents)
     request = UserMessage(
         schema_version="1.0", id=message_id, run_id=run_id, content=original_request
@@ -157,6 +171,7 @@ def open_run(
             maximum_subagent_depth=budgets.maximum_subagent_depth,
         ),
         policy_refs=[],
+        topology=None if classified is None else classified.topology,
     )
     run = Run(
         run_id=run_id,
@@ -172,6 +187,7 @@ def open_run(
         created_at=now,
         updated_at=now,
         prior_run_id=prior_run_id,
+        topology="standard" if classified is None else classified.topology,
     )
     artifacts = (
         _record(run_id, "UserMessage", request, message_id, (), now),
@@ -184,7 +200,18 @@ def open_run(
         output_refs=tuple(a.uri for a in artifacts),
         summary=f"Run started in {mode}",
     )
-    notes = (note,) if prior_run_id is None else (note, lineage_note(prior_run_id))
+    notes: tuple[TraceNote, ...] = (note,)
+    if classified is not None:  # only a run that asked: a 1.0 run's trace stays 1.0's
+        notes += (
+            TraceNote(
+                "topology_classified",
+                "controller",
+                "context_grounding",
+                summary=classified.rationale,
+            ),
+        )
+    if prior_run_id is not None:
+        notes += (lineage_note(prior_run_id),)
     return RunState(run=run, artifacts=artifacts), notes
 
 

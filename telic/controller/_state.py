@@ -20,6 +20,7 @@ from telic.protocol import (
     InternalRunStatus,
     Mode,
     RunEnvelope,
+    Topology,
 )
 
 __all__ = [
@@ -175,6 +176,10 @@ class Run:
     """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
     prior_run_id: str | None = None
     """The terminal run this one follows (``telic_start_run`` ``prior_run_id``), or None."""
+    topology: Topology = "standard"
+    """The live topology (docs/protocol.md §3.7); ``standard`` for a run that asked for none."""
+    escalation_count: int = 0
+    """How many times the topology escalated (at most ``MAX_ESCALATIONS``)."""
 
     @property
     def terminal(self) -> bool:

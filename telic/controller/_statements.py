@@ -315,6 +315,24 @@ STATEMENTS: Final[Mapping[str, tuple[Statement, ...]]] = {
         "UserReport:completionClaims", "Copies of supported audit claims (id, text, evidence,"
     ),
     "UR-RELEASE-CLAIMS": _s("UserReport:completionClaims", "basis); all after a release."),
+    "TP-MICRO-FRAME-CRITERIA": _s("ProblemFrame:draftAcceptanceCriteria", "micro: exactly 1."),
+    "TP-MICRO-FRAME-FACTS": _s("ProblemFrame:knownFacts", "micro: at most 3."),
+    "TP-MICRO-FRAME-CLARIFICATION": _s("ProblemFrame:clarification", "micro: required false."),
+    "TP-MICRO-NO-FIX": _s(
+        "QualityReview:decision", "micro: never proceed_to_fix (partial, remediate: standard path)."
+    ),
+    "TP-REVERIFY-KIND": _s(
+        "QualityReview:reviewKind", "agent_3_evidence_reverify: evidence_reverify."
+    ),
+    "TP-REVERIFY-DECISION": _s(
+        "QualityReview:decision", "agent_3_evidence_reverify: pass, partial or block."
+    ),
+    "TP-MICRO-REPORT-RECEIPT": _s(
+        "UserReport:terminalStatus", "micro completed: receipt-01 verified the latest review."
+    ),
+    "TP-MICRO-REPORT-CITE": _s(
+        "UserReport:findingRefs", "micro, not completed: the latest review."
+    ),
 }
 """Rule id → its statements, each on the schema location it constrains."""
 
@@ -328,6 +346,7 @@ GENERAL: Final[Mapping[str, str]] = {
     "REF-REPO-SELECTED": "repo:// only for sources the ContextManifest selected",
     "REF-PERMISSION-NOT-EVIDENCE": "a permission_checked event is never evidence",
     "RUN-RESUME-LINEAGE": "source_refs cite the ClarificationRequest and its answer",
+    "TP-RESERVED-ID": "ids contract-01, plan-01 and receipt-01 stay the controller's",
 }
 """Rules true of every reference or of a tool argument: the prompt states them once, in
 these words (a test checks that it does)."""
@@ -375,7 +394,10 @@ def role_of(uri: str) -> str | None:
     name = uri.removeprefix(ROLE_PREFIX)
     if name == uri or not name.endswith("-v1"):
         return None
-    role = name.removesuffix("-v1").replace("-", "_")
+    role = name.removesuffix("-v1")
+    for variant in ("-micro", "-spot", "-reverify"):  # a topology's variant (§3.7)
+        role = role.removesuffix(variant)
+    role = role.replace("-", "_")
     return role if role in ACTION_ROLES else None
 
 

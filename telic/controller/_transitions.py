@@ -34,6 +34,11 @@ def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
         case "ContextManifest":
             return replace(run, phase="agent_1_frame"), "advance"
         case "ProblemFrame":
+            if run.topology == "micro":  # the controller stored contract-01 and plan-01 with it
+                executes = run.mode not in ("report_only", "plan_only")
+                return replace(
+                    run, phase="agent_4_execute" if executes else "agent_3_review"
+                ), "advance"
             return replace(run, phase="agent_2_compile"), "advance"
         case "TaskContract":
             return replace(run, phase="agent_1_review"), "advance"
@@ -46,7 +51,14 @@ def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
         case "WorkResult":
             return _after_work_result(state, artifact), "advance"
         case "QualityReview":
-            return _after_quality_review(run, artifact.body), "advance"
+            if run.topology == "micro":
+                return _after_spot_review(run, artifact.body), "advance"
+            if run.phase == "agent_3_evidence_reverify":
+                return _after_reverify(run, artifact.body), "advance"
+            moved = _after_quality_review(run, artifact.body)
+            if run.topology == "forensic" and moved.phase == "agent_5_audit":
+                return replace(moved, phase="agent_3_evidence_reverify"), "advance"
+            return moved, "advance"
         case "ReleaseAudit":
             return _after_audit(run, artifact.body), "advance"
         case "UserReport":
@@ -103,6 +115,42 @@ def _after_quality_review(run: Run, review: QualityReview) -> Run:
                     run, phase="agent_3_plan", remediations_remaining=run.remediations_remaining - 1
                 )
             return replace(audit, outcome_hint="blocked")
+        case _:
+            assert_never(review.decision)
+
+
+def _after_spot_review(run: Run, review: QualityReview) -> Run:
+    """A micro run's spot review (docs/protocol.md §3.7): report, or escalate to standard."""
+    match review.decision:
+        case "pass":
+            return _to_report(run, run.outcome_hint)
+        case "block":
+            return _to_report(run, "blocked")
+        case "partial" | "remediate":
+            # Escalation to the standard path at contract review; no remediation is spent.
+            return replace(
+                run,
+                phase="agent_1_review",
+                topology="standard",
+                escalation_count=run.escalation_count + 1,
+            )
+        case "proceed_to_fix":
+            raise AssertionError("proceed_to_fix is refused in a micro run (TP-MICRO-NO-FIX)")
+        case _:
+            assert_never(review.decision)
+
+
+def _after_reverify(run: Run, review: QualityReview) -> Run:
+    """A forensic run's re-verifying review leads to the audit, the hint set as a review's."""
+    match review.decision:
+        case "pass":
+            return replace(run, phase="agent_5_audit")
+        case "partial":
+            return replace(run, phase="agent_5_audit", outcome_hint="partial")
+        case "block":
+            return replace(run, phase="agent_5_audit", outcome_hint="blocked")
+        case "remediate" | "proceed_to_fix":
+            raise AssertionError("refused in the reverify phase (TP-REVERIFY-DECISION)")
         case _:
             assert_never(review.decision)
 

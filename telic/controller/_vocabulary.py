@@ -47,6 +47,7 @@ PHASE_LABELS: Final[dict[str, str]] = {
     "agent_4_execute": "Doing the work",
     "diagnosis_review": "Reviewing the diagnosis",
     "agent_3_quality_review": "Quality review",
+    "agent_3_evidence_reverify": "Evidence recheck",
     "remediation_plan": "Planning a remediation",
     "agent_4_remediation": "Remediating",
     "agent_5_release_audit": "Release audit",
@@ -67,6 +68,7 @@ PROTOCOL_PHASES: Final[dict[str, str]] = {
     "agent_3_plan": "agent_3_plan",
     "agent_4_execute": "agent_4_execute",
     "agent_3_review": "agent_3_quality_review",
+    "agent_3_evidence_reverify": "agent_3_evidence_reverify",
     "agent_5_audit": "agent_5_release_audit",
     "agent_5_report": "user_report",
 }

@@ -96,32 +96,39 @@ def run_hash(stored: StoredRun) -> str:
     changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
     """
     r = stored.record
-    sealed: dict[str, Any] = {
-        "kind": "run",
-        "runId": r.run_id,
-        "schemaVersion": r.schema_version,
-        "repositoryRoot": r.repository_root,
-        "requestedMode": r.requested_mode,
-        "status": r.status,
-        "phase": r.phase,
-        "resumePhase": r.resume_phase,
-        "version": r.version,
-        "promptRevisionsRemaining": r.prompt_revisions_remaining,
-        "remediationsRemaining": r.remediations_remaining,
-        "outcomeHint": r.outcome_hint,
-        "createdAt": r.created_at,
-        "updatedAt": r.updated_at,
-        "controllerState": dict(r.controller_state),
-        "artifactCount": stored.artifact_count,
-        "eventCount": stored.event_count,
-        "chainLength": stored.chain_length,
-        "chainHead": stored.chain_head,
-    }
-    # Added after the seal was introduced: present only when set, so every row sealed before
-    # (and every unlinked run) keeps its hash, and setting or clearing the link breaks it.
+    # Columns added after the seal was introduced are sealed only when they differ from what
+    # every row written before them holds: such a row keeps its hash, and changing one fails.
+    later: dict[str, object] = {}
+    if r.topology != "standard":
+        later["topology"] = r.topology
+    if r.escalation_count != 0:
+        later["escalationCount"] = r.escalation_count
     if r.prior_run_id is not None:
-        sealed["priorRunId"] = r.prior_run_id
-    return canonical_sha256(sealed)
+        later["priorRunId"] = r.prior_run_id
+    return canonical_sha256(
+        {
+            **later,
+            "kind": "run",
+            "runId": r.run_id,
+            "schemaVersion": r.schema_version,
+            "repositoryRoot": r.repository_root,
+            "requestedMode": r.requested_mode,
+            "status": r.status,
+            "phase": r.phase,
+            "resumePhase": r.resume_phase,
+            "version": r.version,
+            "promptRevisionsRemaining": r.prompt_revisions_remaining,
+            "remediationsRemaining": r.remediations_remaining,
+            "outcomeHint": r.outcome_hint,
+            "createdAt": r.created_at,
+            "updatedAt": r.updated_at,
+            "controllerState": dict(r.controller_state),
+            "artifactCount": stored.artifact_count,
+            "eventCount": stored.event_count,
+            "chainLength": stored.chain_length,
+            "chainHead": stored.chain_head,
+        }
+    )
 
 
 def _row_problem(stored: StoredRun) -> str | None:
@@ -131,8 +138,8 @@ def _row_problem(stored: StoredRun) -> str | None:
         sealed = False
     if not sealed:
         return (
-            "the run row does not match its hash (its status, mode, phase, repository root, "
-            "prior run, controller state, version or counters were changed outside Telic)"
+            "the run row does not match its hash (its status, mode, phase, topology, repository "
+            "root, prior run, controller state, version or counters were changed outside Telic)"
         )
     return None
 

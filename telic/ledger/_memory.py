@@ -134,6 +134,7 @@ class _View:
                 created_at=r.created_at,
                 updated_at=r.updated_at,
                 prior_run_id=r.prior_run_id,
+                topology=r.topology,
             )
             for r in records[:limit]
         ]

@@ -101,6 +101,11 @@ class RunRecord:
     created_at: str
     updated_at: str
     controller_state: Mapping[str, JSON] = field(default_factory=dict)
+    topology: str = "standard"
+    """``micro``, ``standard`` or ``forensic`` (beyond Telic 1.0): the live value, which an
+    escalation changes; a run that never asked for one is ``standard``."""
+    escalation_count: int = 0
+    """How many times the run's topology escalated (at most 2)."""
     prior_run_id: str | None = None
     """The terminal run this one was started to follow (``prior_run_id`` of
     ``telic_start_run``), or None; set when the run is created and never changed."""
@@ -109,6 +114,10 @@ class RunRecord:
         check_id("run_id", self.run_id)
         if self.prior_run_id is not None:
             check_id("prior_run_id", self.prior_run_id)
+        if self.topology not in ("micro", "standard", "forensic"):
+            raise UsageError("topology must be micro, standard or forensic")
+        if self.escalation_count < 0:
+            raise UsageError("escalation_count cannot be negative")
         check_timestamp("created_at", self.created_at)
         check_timestamp("updated_at", self.updated_at)
         if self.version < 1:
@@ -120,13 +129,15 @@ class RunRecord:
         """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
 
         This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
-        shapes"); ``controller_state`` is storage, never on the wire.
+        shapes"); ``controller_state`` is storage, never on the wire. ``topology`` and
+        ``escalationCount`` are additions, where the original's later releases put them.
         """
         return {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
+            "topology": self.topology,
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -137,6 +148,7 @@ class RunRecord:
             },
             "outcomeHint": self.outcome_hint,
             "priorRunId": self.prior_run_id,
+            "escalationCount": self.escalation_count,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
         }
@@ -149,6 +161,8 @@ class RunSummary:
     run_id: str
     schema_version: str
     requested_mode: str
+    topology: str = "standard"
+    """The run's live topology (beyond Telic 1.0; where the original lists it)."""
     status: str
     phase: str
     resume_phase: str | None

@@ -43,10 +43,10 @@ _SEALED_COLUMNS: Final = (
     "run_hash"
 )
 """The run columns as the sealing migration finds them (later schemas add columns after them)."""
-RUN_COLUMNS: Final = f"{_SEALED_COLUMNS}, prior_run_id"
+RUN_COLUMNS: Final = f"{_SEALED_COLUMNS}, topology, escalation_count, prior_run_id"
 SUMMARY_COLUMNS: Final = (
     "run_id, schema_version, requested_mode, status, phase, resume_phase, version, "
-    "outcome_hint, created_at, updated_at, prior_run_id"
+    "outcome_hint, created_at, updated_at, topology, prior_run_id"
 )
 ARTIFACT_COLUMNS: Final = (
     "run_id, artifact_id, type, schema_version, producer, sha256, size_bytes, source_refs_json, "
@@ -103,6 +103,8 @@ def run_params(stored: StoredRun) -> tuple[Any, ...]:
         stored.chain_length,
         stored.chain_head,
         stored.run_hash,
+        r.topology,
+        r.escalation_count,
         r.prior_run_id,
     )
 
@@ -125,7 +127,10 @@ def run_from_row(row: Row) -> StoredRun:
         created_at=row[11],
         updated_at=row[12],
         controller_state=decode_object(row[13], what="controller state"),
-        prior_run_id=row[19] if len(row) > 19 else None,
+        # A row read by the sealing migration predates the later columns.
+        topology=row[19] if len(row) > 19 else "standard",
+        escalation_count=row[20] if len(row) > 20 else 0,
+        prior_run_id=row[21] if len(row) > 21 else None,
     )
     return StoredRun(
         record=record,
@@ -150,7 +155,8 @@ def summary_from_row(row: Row) -> RunSummary:
         outcome_hint=row[7],
         created_at=row[8],
         updated_at=row[9],
-        prior_run_id=row[10],
+        topology=row[10],
+        prior_run_id=row[11],
     )
 
 

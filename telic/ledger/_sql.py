@@ -314,9 +314,10 @@ def plan_writes(dialect: Dialect, plan: Plan) -> list[Write]:
                 "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
                 "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
                 "updated_at = ?, controller_state_json = ?, artifact_count = ?, "
-                "event_count = ?, chain_length = ?, chain_head = ?, run_hash = ? "
+                "event_count = ?, chain_length = ?, chain_head = ?, run_hash = ?, "
+                "topology = ?, escalation_count = ? "
                 "WHERE run_id = ? AND version = ?",
-                (*p[4:11], *p[12:19], p[0], plan.expected_version),
+                (*p[4:11], *p[12:21], p[0], plan.expected_version),
                 plan.conflict,
             )
         )

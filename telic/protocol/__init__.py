@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
         ClaimEvidenceEntry as ClaimEvidenceEntry,
         ClaimSupport as ClaimSupport,
         ModeCompliance as ModeCompliance,
+        ReceiptAudit as ReceiptAudit,
         ReleaseAudit as ReleaseAudit,
         RemediationDefect as RemediationDefect,
     )
@@ -220,6 +221,7 @@ if typing.TYPE_CHECKING:
         REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
         RUN_STATUSES as RUN_STATUSES,
         SHA256_PATTERN as SHA256_PATTERN,
+        TOPOLOGIES as TOPOLOGIES,
         TRACE_URI_PATTERN as TRACE_URI_PATTERN,
         AcceptanceCriterion as AcceptanceCriterion,
         ArtifactType as ArtifactType,
@@ -251,6 +253,7 @@ if typing.TYPE_CHECKING:
         RelativePath as RelativePath,
         RepositoryPermissions as RepositoryPermissions,
         RepositoryUri as RepositoryUri,
+        ReviewKind as ReviewKind,
         RunStatus as RunStatus,
         RuntimePermissions as RuntimePermissions,
         RuntimeTarget as RuntimeTarget,
@@ -265,6 +268,7 @@ if typing.TYPE_CHECKING:
         Summary as Summary,
         TaskContractField as TaskContractField,
         Timestamp as Timestamp,
+        Topology as Topology,
         TraceUri as TraceUri,
     )
     from telic.protocol._vocabulary import (

@@ -25,6 +25,7 @@ from telic.protocol._types import (
     PermissionSet,
     ReferenceUri,
     Summary,
+    Timestamp,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "ClaimEvidenceEntry",
     "ClaimSupport",
     "ModeCompliance",
+    "ReceiptAudit",
     "ReleaseAudit",
     "RemediationDefect",
 ]
@@ -173,3 +175,40 @@ def _release_failures(audit: ReleaseAudit) -> list[str]:
         if finding.severity == "blocking"
     ]
     return failures[:6]
+
+
+DigestStatus = Literal["verified", "failed"]
+"""Whether every reference a passing review cited re-hashed to its stored digest."""
+
+
+class ReceiptAudit(ArtifactBody):
+    """The controller's receipt of a passing review (beyond Telic 1.0, docs/protocol.md §3.7).
+
+    Made once per run that asked for a micro or standard topology, when its first passing
+    QualityReview is accepted: every artifact the review cites is read back and re-hashed.
+    Controller-owned: a host can read it, never submit it.
+    """
+
+    id: Identifier
+    run_id: Identifier
+    controlling_review_ref: ArtifactUri
+    """The QualityReview this receipt certifies."""
+    claim_evidence_matrix: Items[ClaimEvidenceEntry]
+    """One claim per acceptance result of the review."""
+    digest_status: DigestStatus
+    """``verified`` when every cited reference re-hashed and every claim is supported."""
+    verified_at: Timestamp
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Self:
+        if not unique([entry.claim_id for entry in self.claim_evidence_matrix]):
+            raise PydanticCustomError(
+                "duplicate_claim_id", "Receipt-audit claim identifiers must be unique"
+            )
+        if self.digest_status == "verified" and any(
+            entry.status != "supported" for entry in self.claim_evidence_matrix
+        ):
+            raise PydanticCustomError(
+                "unsupported_verified_claim", "Verified receipts require supported claim evidence"
+            )
+        return self

@@ -61,6 +61,7 @@ ActionPhase = Literal[
     "agent_4_execute",
     "diagnosis_review",
     "agent_3_quality_review",
+    "agent_3_evidence_reverify",
     "remediation_plan",
     "agent_4_remediation",
     "agent_5_release_audit",
@@ -87,8 +88,12 @@ TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed
 TERMINAL_STATUSES: Final[tuple[TerminalStatus, ...]] = get_args(TerminalStatus)
 
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
-INSTRUCTION_REF_PATTERN: Final = rf"^artifact://system/roles/({_ROLE_ALTERNATION})-v1$"
-"""``artifact://system/roles/<role>-v1``; the role may be spelled with dashes."""
+INSTRUCTION_REF_PATTERN: Final = (
+    rf"^artifact://system/roles/({_ROLE_ALTERNATION})(-(micro|spot|reverify))?-v1$"
+)
+"""``artifact://system/roles/<role>-v1``; the role may be spelled with dashes. A run that asked
+for a topology may name a variant of a role's instructions (``-micro``, ``-spot``,
+``-reverify``, docs/protocol.md §3.7)."""
 _INSTRUCTION_REF_RE: Final = re.compile(INSTRUCTION_REF_PATTERN)
 
 STOP_CONDITIONS: Final[tuple[str, str, str]] = (

@@ -25,6 +25,7 @@ from telic.protocol._types import (
     Items,
     PermissionSet,
     ReferenceUri,
+    ReviewKind,
     Score,
     Summary,
 )
@@ -165,6 +166,9 @@ class QualityReview(ArtifactBody):
     remediation_work_order: RemediationWorkOrder | None
     """Present exactly when the decision is remediate."""
     rationale_summary: Summary
+    review_kind: ReviewKind | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Beyond Telic 1.0: ``spot`` (the ordinary review, the default in a run that asked for a
+    topology) or ``evidence_reverify`` (a forensic run's second review, docs/protocol.md §3.7)."""
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:

@@ -20,7 +20,7 @@ from typing import Any, Final, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from telic._errors import Issue, SchemaViolation
-from telic.protocol._audit import ReleaseAudit
+from telic.protocol._audit import ReceiptAudit, ReleaseAudit
 from telic.protocol._canonical import CanonicalJsonError, canonical_json
 from telic.protocol._clarification import ClarificationRequest
 from telic.protocol._context import ContextDocument, ContextManifest
@@ -64,6 +64,7 @@ Artifact = (
     | UserReport
     | TraceEvent
     | Evidence
+    | ReceiptAudit
     | UserMessage
     | ContextDocument
     | Packet
@@ -88,13 +89,14 @@ ARTIFACT_MODELS: Final[dict[str, Any]] = {
     "UserReport": UserReport,
     "TraceEvent": TraceEvent,
     "Evidence": Evidence,
+    "ReceiptAudit": ReceiptAudit,
     "UserMessage": UserMessage,
     "ContextDocument": ContextDocument,
     "EvidencePacket": Packet,
     "CastRecord": Cast,
     "CastPolicy": CastTypeRegistry,
 }
-"""Every schema by artifact type: the 15 protocol types and the 5 internal ones."""
+"""Every schema by artifact type: the 16 protocol types and the 5 internal ones."""
 
 assert set(ARTIFACT_MODELS) == set(get_args(ArtifactType)) | set(get_args(InternalArtifactType))
 

@@ -35,6 +35,7 @@ from telic.protocol._types import (
     RelativePath,
     RunStatus,
     Timestamp,
+    Topology,
 )
 
 __all__ = [
@@ -154,6 +155,9 @@ class RunEnvelope(ArtifactBody):
     """Revision, remediation and parallelism budgets."""
     policy_refs: Items[ReferenceUri]
     """Policies that bound the run."""
+    topology: Topology | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The topology the run asked for at start (beyond Telic 1.0); absent on a run that did
+    not ask, which follows the 1.0 path. Never updated: an escalation changes the run row."""
 
 
 class UserMessage(ArtifactBody):

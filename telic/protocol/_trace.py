@@ -58,6 +58,9 @@ EventType = Literal[
     "run_terminated",
     "broker_decision",
     "lineage_linked",
+    "topology_classified",
+    "topology_escalated",
+    "digest_verified",
 ]
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 

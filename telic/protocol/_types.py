@@ -176,6 +176,7 @@ ArtifactType = Literal[
     "UserReport",
     "TraceEvent",
     "Evidence",
+    "ReceiptAudit",
 ]
 ARTIFACT_TYPES: Final[tuple[ArtifactType, ...]] = get_args(ArtifactType)
 
@@ -195,7 +196,9 @@ HostArtifactType = Literal[
 """The eleven types a host may submit."""
 HOST_ARTIFACT_TYPES: Final[tuple[HostArtifactType, ...]] = get_args(HostArtifactType)
 
-ControllerArtifactType = Literal["RunEnvelope", "ContextManifest", "NextAction", "TraceEvent"]
+ControllerArtifactType = Literal[
+    "RunEnvelope", "ContextManifest", "NextAction", "TraceEvent", "ReceiptAudit"
+]
 CONTROLLER_ARTIFACT_TYPES: Final[tuple[ControllerArtifactType, ...]] = get_args(
     ControllerArtifactType
 )
@@ -225,6 +228,7 @@ Phase = Literal[
     "agent_4_execute",
     "diagnosis_review",
     "agent_3_quality_review",
+    "agent_3_evidence_reverify",
     "remediation_plan",
     "agent_4_remediation",
     "agent_5_release_audit",
@@ -236,6 +240,15 @@ Phase = Literal[
 ]
 PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
+Topology = Literal["micro", "standard", "forensic"]
+"""The shape of a run's phase graph a host may ask for at start (docs/protocol.md §3.7):
+``micro`` (frame, spot review, report), ``standard`` (the 1.0 path) or ``forensic`` (the 1.0
+path plus an evidence re-verifying review)."""
+TOPOLOGIES: Final[tuple[Topology, ...]] = get_args(Topology)
+
+ReviewKind = Literal["spot", "evidence_reverify"]
+"""Which review a QualityReview is: the ordinary one, or a forensic run's re-verifying one."""
+
 InternalPhase = Literal[
     "context_grounding",
     "agent_1_frame",
@@ -245,6 +258,7 @@ InternalPhase = Literal[
     "agent_3_plan",
     "agent_4_execute",
     "agent_3_review",
+    "agent_3_evidence_reverify",
     "agent_5_audit",
     "agent_5_report",
 ]

@@ -60,7 +60,7 @@ from telic.ledger import (
     utc_now,
 )
 from telic.permissions import BrokerDecision, Decision
-from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents
+from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents, Topology
 from telic.roles._blobs import BlobStage
 from telic.roles._messages import (
     MAX_MESSAGE_BYTES,
@@ -390,15 +390,18 @@ class Service:
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
         protected_paths_granted: Sequence[str] = (),
         prior_run_id: str | None = None,
+        topology_override: Topology | None = None,
     ) -> StepResult:
         """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
 
         ``prior_run_id`` links it to an ended run of this repository (see
-        ``Controller.start_run``).
+        ``Controller.start_run``); ``topology_override`` asks for a micro, standard or forensic
+        run (§3.7), without which the run follows Telic 1.0 exactly.
 
         Raises:
             SchemaViolation: a malformed request or cast-type entry.
-            RuleViolation: the authority inputs break an ``SR-*`` rule.
+            RuleViolation: the authority inputs break an ``SR-*`` rule, or the request does not
+                fit the topology asked for (``TP-OVERRIDE-*``).
             LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
         entries = parse_cast_types(cast_types or ())
@@ -419,6 +422,7 @@ class Service:
                 "active_files": list(active_files),
                 "protected_paths_granted": list(protected_paths_granted),
                 "prior_run_id": prior_run_id,
+                "topology_override": topology_override,
             },
             "castTypes": [entry.to_wire() for entry in entries],
         }

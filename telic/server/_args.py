@@ -33,6 +33,7 @@ from telic.protocol import (
     HostArtifactType,
     Mode,
     NativeSubagents,
+    Topology,
 )
 from telic.server._schemas import compact_schema, inline
 from telic_packets import PacketRefusal
@@ -181,6 +182,9 @@ class StartRunArgs(ToolArgs):
     prior_run_id: Annotated[str, StringConstraints(pattern=PRIOR_RUN_ID_PATTERN)] | None = None
     """An ended run (completed, partial, blocked, cancelled) of this repository to follow up;
     its Evidence may then be cited."""
+    topology_override: Topology | None = None
+    """micro: a short report_only question needing no change (frame, spot review, report);
+    standard: the full path; forensic: adds an evidence re-verifying review. Omit: the 1.0 path."""
 
 
 class Budget(ToolArgs):

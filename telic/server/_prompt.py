@@ -18,6 +18,12 @@ do the thinking, Telic checks, stores and tells you the single legal next step.
 1. Call telic_start_run with the request verbatim and the mode. Report the capabilities this \
 host really has in host_capabilities, and put in authorization_granted only what the user \
 actually granted.
+1a. Topology (optional): a short report_only question that needs no change (at most 200 \
+characters and 5 lines, nothing granted beyond repository.read) may pass topology_override \
+micro: frame, spot review, report, with the contract and plan written by Telic. forensic adds \
+a second, evidence re-verifying review before the audit; standard is the full path. Without \
+topology_override the run takes the full path. In a run that asked for one, the \
+ids contract-01, plan-01 and receipt-01 stay the controller's.
 2. Call telic_ground_context with the action_id and expected_run_version from the returned \
 nextAction.
 3. For every phase: read the artifacts named in nextAction.inputRefs (telic_get_artifact), \

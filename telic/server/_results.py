@@ -62,12 +62,16 @@ class RunOut(_Object):
     schemaVersion: str
     repositoryRoot: str
     requestedMode: str
+    topology: str
+    """Beyond Telic 1.0: the live topology: micro, standard or forensic."""
     status: str
     phase: str
     resumePhase: str | None
     version: int
     budgets: RunBudgetsOut
     outcomeHint: str | None
+    escalationCount: int
+    """Beyond Telic 1.0: how many times the topology escalated (at most 2)."""
     createdAt: str
     updatedAt: str
 
@@ -78,6 +82,8 @@ class RunSummaryOut(_Object):
     runId: str
     schemaVersion: str
     requestedMode: str
+    topology: str
+    """Beyond Telic 1.0: the live topology."""
     status: str
     phase: str
     resumePhase: str | None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from telic.grounding import GroundingProgress
     from telic.ledger import ArtifactBody, RunSummary, VerifyReport
     from telic.permissions import BrokerDecision, Decision
-    from telic.protocol import Mode, NativeSubagents
+    from telic.protocol import Mode, NativeSubagents, Topology
     from telic.roles import GroundResult
     from telic_packets import DigestView, Packet
 
@@ -45,6 +45,7 @@ class Service(Protocol):
         cast_types: Sequence[Mapping[str, object]] | None = ...,
         protected_paths_granted: Sequence[str] = ...,
         prior_run_id: str | None = ...,
+        topology_override: Topology | None = ...,
     ) -> StepResult:
         """Start a run; returns (run, action)."""
 

@@ -314,6 +314,7 @@ async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> Pay
         ),
         protected_paths_granted=tuple(args.protected_paths_granted),
         prior_run_id=args.prior_run_id,
+        **({} if args.topology_override is None else {"topology_override": args.topology_override}),
     )
     return _step(result)
 

@@ -63,8 +63,7 @@ def schema_1_store(state_dir: Path, state: _State) -> None:
             "INSERT INTO schema_migrations VALUES (?, ?, ?)",
             (first.version, first.name, "2026-05-20T10:00:00.000Z"),
         )
-        # schema 3 added run_hash, schema 5 prior_run_id
-        schema_1_columns = RUN_COLUMNS.removesuffix(", run_hash, prior_run_id")
+        schema_1_columns = RUN_COLUMNS.split(", run_hash")[0]  # schema 3 added it and more
         for stored in state.runs.values():
             connection.execute(
                 f"INSERT INTO runs ({schema_1_columns}) VALUES ({'?, ' * 17}?)",
@@ -105,7 +104,9 @@ async def test_a_schema_1_store_opens_and_its_file_bodies_read_and_verify(
 ) -> None:
     schema_1_store(state_dir, await _records())
     async with open_ledger(ledger_url) as ledger:
-        assert schema_version(state_dir) == 5  # bodies in the database; run rows sealed
+        assert (
+            schema_version(state_dir) == 5
+        )  # bodies in the database; rows sealed; topology; lineage
         stored = await ledger.read_artifact("run-1", "a-2")
         assert stored.body["id"] == "a-2"
         changes = await ledger.read_changes("run-1")

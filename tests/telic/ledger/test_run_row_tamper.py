@@ -1,11 +1,12 @@
 """The run row is sealed by its hash (issue 28, item 5).
 
-Changing any field of a run row behind the ledger's back — its status, mode, phase, repository
-root, prior run, controller state, version or counters, or clearing its hash — fails
-``verify_run`` at the run, and so does altering its last record or chain head. A run that does
-not verify refuses every write (a phase step, a supporting artifact, trace events, the ``telic
-hook`` command's direct write) with a ``LedgerError`` (code ``ledger_error``) naming the run and
-what does not check out, and the store is left exactly as it was.
+Changing any field of a run row behind the ledger's back — its status, mode, phase, topology,
+escalation count, repository root, prior run, controller state, version or counters, or
+clearing its hash — fails ``verify_run`` at the run, and so does altering its last record or
+chain head. A run that does not verify refuses every write (a phase step, a supporting
+artifact, trace events, the ``telic hook`` command's direct write) with a ``LedgerError`` (code
+``ledger_error``) naming the run and what does not check out, and the store is left exactly as
+it was.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ ROW_CHANGES: list[Any] = [
         id="controller-state",
     ),
     pytest.param("UPDATE runs SET version = ? WHERE run_id = 'run-1'", 7, id="version"),
+    pytest.param("UPDATE runs SET topology = ? WHERE run_id = 'run-1'", "micro", id="topology"),
+    pytest.param(
+        "UPDATE runs SET escalation_count = ? WHERE run_id = 'run-1'", 1, id="escalation-count"
+    ),
     pytest.param(
         "UPDATE runs SET prior_run_id = ? WHERE run_id = 'run-1'", "run-0", id="prior-run"
     ),
@@ -172,6 +177,8 @@ async def test_a_store_from_before_the_seal_is_sealed_once_when_opened(
         await _populated(ledger)
     database = state_dir / "ledger.sqlite3"
     with sqlite3.connect(database) as connection:  # back to schema 2: no hash column
+        connection.execute("ALTER TABLE runs DROP COLUMN escalation_count")  # schema 4's
+        connection.execute("ALTER TABLE runs DROP COLUMN topology")
         connection.execute("ALTER TABLE runs DROP COLUMN run_hash")
         connection.execute("ALTER TABLE runs DROP COLUMN prior_run_id")  # schema 5's
         connection.execute("DELETE FROM schema_migrations WHERE version >= 3")

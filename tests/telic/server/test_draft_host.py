@@ -58,12 +58,17 @@ class DraftHost:
         *,
         clarify: bool = False,
         grow: frozenset[str] = frozenset(),
+        topology: str | None = None,
+        request: str = REQUEST,
     ) -> tuple[dict[str, Any], list[str]]:
         """One run from start to its terminal action; returns it and what was submitted.
 
         ``grow``: fill paths where the host appends one entry written from the line's ``item``.
+        ``topology``: the ``topology_override`` to ask for (none: the 1.0 path).
         """
-        start: dict[str, Any] = {"original_request": REQUEST, "mode": mode}
+        start: dict[str, Any] = {"original_request": request, "mode": mode}
+        if topology is not None:
+            start["topology_override"] = topology
         if mode in FIXING:  # the user's grant, as an installing user would give it
             start["host_capabilities"] = ["repository.read", "repository.write"]
         last = await self.call("telic_start_run", **start)
@@ -174,6 +179,45 @@ async def test_a_draft_following_host_completes_every_mode_and_flow_without_a_re
             assert action["status"] == "completed"
 
     assert len(host.calls) > 100
+    assert [call for call in host.calls if not call[1]] == []
+
+
+SHORT = "Summarise what this repository does."
+
+
+async def test_a_draft_following_host_completes_micro_escalated_and_forensic_runs(
+    repo: DemoRepository, state: Path
+) -> None:
+    with anyio.fail_after(120):
+        async with Client(stdio_parameters(repo.root, state)) as client:
+            host = DraftHost(client)
+            # Micro: frame, spot review, report; the controller stores contract, plan, receipt.
+            action, submitted = await host.run("report_only", topology="micro", request=SHORT)
+            assert action["status"] == "completed"
+            assert submitted == ["ProblemFrame", "QualityReview", "UserReport"]
+            run = (await host.call("telic_get_run", run_id=action["runId"]))["run"]
+            assert (run["topology"], run["escalationCount"], run["version"]) == ("micro", 0, 5)
+
+            # A spot review that is not a pass escalates to the standard path, which completes.
+            action, submitted = await host.run(
+                "report_only", pick("pass", "partial"), topology="micro", request=SHORT
+            )
+            assert submitted[:3] == ["ProblemFrame", "QualityReview", "PromptReview"]
+            assert submitted[-2:] == ["ReleaseAudit", "UserReport"]
+            run = (await host.call("telic_get_run", run_id=action["runId"]))["run"]
+            assert (run["topology"], run["escalationCount"]) == ("standard", 1)
+
+            # Forensic: a second, evidence re-verifying review before the audit.
+            for mode in ("analyze_only", "fix_only"):
+                action, submitted = await host.run(mode, topology="forensic")
+                assert action["status"] == "completed", mode
+                assert submitted.count("QualityReview") == 2, mode
+
+            # Standard asked for: the 1.0 path, with a receipt of the passing review.
+            action, submitted = await host.run("analyze_only", topology="standard")
+            assert action["status"] == "completed"
+            assert submitted.count("QualityReview") == 1
+
     assert [call for call in host.calls if not call[1]] == []
 
 

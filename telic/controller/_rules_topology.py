@@ -1,0 +1,200 @@
+"""Invariants of runs that asked for a topology (beyond Telic 1.0; docs/protocol.md §3.7).
+
+A micro frame is small enough to need no contract review (one criterion, at most three facts,
+no clarification); a micro run never proceeds to fix; a forensic run's second review says it
+re-verifies and decides pass, partial or block; a micro report rests on the receipt of the
+latest review, or cites that review. The ids the controller will store itself are reserved.
+None of these rules judge a run that asked for no topology.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from telic.controller._check import ANY, Check, Rule, Violation
+from telic.controller._rules_frame import latest_uri
+from telic.controller._topology import RECEIPT, reserved_ids
+from telic.protocol import ProblemFrame, QualityReview, UserReport
+
+__all__ = ["RULES"]
+
+MICRO_CRITERIA: Final = 1
+MICRO_FACTS: Final = 3
+
+
+def _micro(c: Check[object]) -> bool:
+    return c.state.run.topology == "micro"
+
+
+def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
+    """A host artifact does not take an id the controller will store later in this run."""
+    if c.artifact_id in reserved_ids(c.state):
+        yield Violation(
+            "id",
+            f"{c.artifact_id} is reserved for the controller in this run; choose another id",
+        )
+
+
+def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
+    """A micro frame has exactly one draft acceptance criterion."""
+    if _micro(c) and len(c.body.draft_acceptance_criteria) != MICRO_CRITERIA:
+        yield Violation(
+            "draftAcceptanceCriteria",
+            "Micro topology requires exactly one draft acceptance criterion",
+        )
+
+
+def tp_micro_frame_facts(c: Check[ProblemFrame]) -> Iterator[Violation]:
+    """A micro frame has at most three known facts."""
+    if _micro(c) and len(c.body.known_facts) > MICRO_FACTS:
+        yield Violation("knownFacts", "Micro topology allows at most three known facts")
+
+
+def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
+    """A micro frame never requires clarification."""
+    if _micro(c) and c.body.clarification.required:
+        yield Violation(
+            "clarification.required",
+            "Micro topology cannot require clarification in ProblemFrame",
+            False,
+        )
+
+
+def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
+    """A micro spot review never proceeds to fix."""
+    if _micro(c) and c.body.decision == "proceed_to_fix":
+        yield Violation(
+            "decision",
+            "Micro topology does not support proceed_to_fix",
+            ["pass", "partial", "block", "remediate"],
+        )
+
+
+def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
+    """The review in the reverify phase says it re-verifies the evidence."""
+    if c.phase == "agent_3_evidence_reverify" and c.body.review_kind != "evidence_reverify":
+        yield Violation(
+            "reviewKind",
+            "Forensic evidence reverify requires reviewKind evidence_reverify",
+            "evidence_reverify",
+        )
+
+
+def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
+    """The reverify review decides pass, partial or block."""
+    decision = c.body.decision
+    if c.phase == "agent_3_evidence_reverify" and decision not in ("pass", "partial", "block"):
+        yield Violation(
+            "decision",
+            f"Unsupported forensic evidence reverify decision: {decision}",
+            ["pass", "partial", "block"],
+        )
+
+
+def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
+    """A completed micro report rests on a verified receipt of the latest QualityReview."""
+    if not _micro(c) or c.body.terminal_status != "completed":
+        return
+    receipt = c.state.by_id(RECEIPT)
+    review = latest_uri(c, "QualityReview")
+    if receipt is None or receipt.type != "ReceiptAudit":
+        yield Violation(
+            "terminalStatus", "Completed micro UserReport requires a ReceiptAudit companion"
+        )
+    elif receipt.body.digest_status != "verified":
+        yield Violation(
+            "terminalStatus", "Completed micro UserReport requires a verified ReceiptAudit"
+        )
+    elif receipt.body.controlling_review_ref != review:
+        yield Violation("terminalStatus", "ReceiptAudit must cite the controlling QualityReview")
+
+
+def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
+    """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
+    without one, the ClarificationRequest that ended the run)."""
+    if not _micro(c) or c.body.terminal_status == "completed":
+        return
+    # A micro run a second clarification ended before its review cites that clarification
+    # (as a 1.0 early block does): the original refuses every report there, a dead end.
+    review = latest_uri(c, "QualityReview") or latest_uri(c, "ClarificationRequest")
+    if review is None:
+        yield Violation("findingRefs", "Run is missing required QualityReview artifact")
+    elif review not in c.body.finding_refs:
+        yield Violation(
+            "findingRefs",
+            "Micro UserReport must cite the controlling QualityReview",
+            [*c.body.finding_refs, review],
+        )
+
+
+_S = "§3.7 Topologies"
+_PF = ("ProblemFrame",)
+_QR = ("QualityReview",)
+_UR = ("UserReport",)
+
+RULES: Final = (
+    Rule(
+        "TP-RESERVED-ID",
+        (ANY,),
+        tp_reserved_id,
+        _S,
+        "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
+    ),
+    Rule(
+        "TP-MICRO-FRAME-CRITERIA",
+        _PF,
+        tp_micro_frame_criteria,
+        _S,
+        "A micro frame with other than exactly one draft acceptance criterion.",
+    ),
+    Rule(
+        "TP-MICRO-FRAME-FACTS",
+        _PF,
+        tp_micro_frame_facts,
+        _S,
+        "A micro frame with more than three known facts.",
+    ),
+    Rule(
+        "TP-MICRO-FRAME-CLARIFICATION",
+        _PF,
+        tp_micro_frame_clarification,
+        _S,
+        "A micro frame that requires clarification.",
+    ),
+    Rule(
+        "TP-MICRO-NO-FIX",
+        _QR,
+        tp_micro_no_fix,
+        _S,
+        "A micro spot review deciding proceed_to_fix.",
+    ),
+    Rule(
+        "TP-REVERIFY-KIND",
+        _QR,
+        tp_reverify_kind,
+        _S,
+        "A reverify-phase review whose reviewKind is not evidence_reverify.",
+    ),
+    Rule(
+        "TP-REVERIFY-DECISION",
+        _QR,
+        tp_reverify_decision,
+        _S,
+        "A reverify-phase review deciding remediate or proceed_to_fix.",
+    ),
+    Rule(
+        "TP-MICRO-REPORT-RECEIPT",
+        _UR,
+        tp_micro_report_receipt,
+        _S,
+        "A completed micro report without a verified receipt of the latest review.",
+    ),
+    Rule(
+        "TP-MICRO-REPORT-CITE",
+        _UR,
+        tp_micro_report_cite,
+        _S,
+        "A micro report that is not completed and does not cite the latest review.",
+    ),
+)
