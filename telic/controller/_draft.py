@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
@@ -101,10 +101,14 @@ class Draft:
     """The ``source_refs`` argument the submission must carry (a resumed clarification)."""
     before: tuple[Draft, ...] = ()
     instead: tuple[Draft, ...] = ()
+    topology_rules: bool = field(default=True, repr=False)
+    """Whether the fill lines state the ``TP-*`` rules: only a run that asked for a topology
+    meets them, so a 1.0 run's drafts leave them out."""
 
     def __post_init__(self) -> None:
         fill = _complete(self.fill, self.body)
-        object.__setattr__(self, "fill", tuple(_stated(self.type, f) for f in fill))
+        stated = (_stated(self.type, f, self.topology_rules) for f in fill)
+        object.__setattr__(self, "fill", tuple(stated))
 
     @property
     def covered(self) -> frozenset[str]:
@@ -308,10 +312,11 @@ def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]
     return where, node
 
 
-def fill_statements(artifact_type: str, pointer: str) -> str:
-    """Every rule statement on the field at ``pointer`` ("" when none): the type text's words."""
+def fill_statements(artifact_type: str, pointer: str, topology_rules: bool = True) -> str:
+    """Every rule statement on the field at ``pointer`` ("" when none): the type text's words
+    (without the ``TP-*`` rules' unless ``topology_rules``)."""
     where, _ = _located(artifact_type, pointer)
-    return "" if where is None else _statements().get((artifact_type, where), "")
+    return "" if where is None else field_statements(topology_rules).get((artifact_type, where), "")
 
 
 def _template(schema: JSON, node: JSON) -> Any:
@@ -376,32 +381,35 @@ _ITEM_STATUS: Final = {
 
 
 @functools.lru_cache(maxsize=4096)
-def _line(artifact_type: str, path: str, what: str, extend: bool = False) -> tuple[str, Any]:
+def _line(
+    artifact_type: str, path: str, what: str, extend: bool = False, topology_rules: bool = True
+) -> tuple[str, Any]:
     """A fill line's ``what`` with the statements on its path (and, for an array the model may
     extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
     item, item_said = _item(artifact_type, path) if extend else (None, "")
     narrowed = _ITEM_STATUS.get((artifact_type, path))
     if narrowed is not None and isinstance(item, dict):
         item = {**item, "status": narrowed}
-    said = [what, fill_statements(artifact_type, path), item_said]
+    said = [what, fill_statements(artifact_type, path, topology_rules), item_said]
     return " ".join(text for text in said if text), item
 
 
-def _stated(artifact_type: str, entry: Fill) -> Fill:
+def _stated(artifact_type: str, entry: Fill, topology_rules: bool = True) -> Fill:
     """``entry`` with the statements on its path (and its choices' fill paths) appended, and
     its ``item`` when it asks for one."""
     choices = tuple(
         {
             **choice,
             "fill": [
-                {**f, "what": _line(artifact_type, f["path"], f["what"])[0]} for f in choice["fill"]
+                {**f, "what": _line(artifact_type, f["path"], f["what"], False, topology_rules)[0]}
+                for f in choice["fill"]
             ],
         }
         if choice.get("fill")
         else choice
         for choice in entry.choices
     )
-    what, item = _line(artifact_type, entry.path, entry.what, entry.extend)
+    what, item = _line(artifact_type, entry.path, entry.what, entry.extend, topology_rules)
     return Fill(entry.path, what, choices, item)
 
 
@@ -477,6 +485,7 @@ def _frame(state: RunState) -> Draft:
         tuple(fill),
         source_refs=lineage,
         instead=(_clarification(state),) if pausable else (),
+        topology_rules=asked_topology(state) is not None,
     )
 
 
@@ -1056,7 +1065,9 @@ def _quality_review(state: RunState) -> Draft | None:
             }
         )
     elif all_pass:
-        choices.append({"value": "pass", "what": _PASS_LEADS.get(state.run.topology, _PASS)})
+        choices.append(
+            {"value": "pass", "what": _PASS_LEADS.get(state.run.topology or "standard", _PASS)}
+        )
     else:
         body["decision"] = "partial"
     undo = {"/diagnosisGate": None} if gated and all_pass and not reverify else {}
@@ -1092,7 +1103,7 @@ def _quality_review(state: RunState) -> Draft | None:
         Fill("/decision", "Your verdict.", tuple(choices)),
         _SUMMARY,
     )
-    return Draft("QualityReview", body, fill)
+    return Draft("QualityReview", body, fill, topology_rules=asked_topology(state) is not None)
 
 
 _PASS: Final = "It meets the contract; the audit follows."
@@ -1339,7 +1350,7 @@ def _report(state: RunState) -> Draft:
         Fill("/unresolvedRisks", "What the user should still know or check."),
         _SUMMARY,
     )
-    return Draft("UserReport", body, fill)
+    return Draft("UserReport", body, fill, topology_rules=asked_topology(state) is not None)
 
 
 _BUILDERS: Final[dict[str, Callable[[RunState], Draft | None]]] = {

@@ -307,7 +307,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     }[route]
     escalated = moved.topology != run.topology
     reason = _spot_reason(body) if escalated else None
-    if reason is not None:
+    if reason is not None and moved.topology is not None:
         _check_escalation(run, moved.topology)
     companions = _companions(state, record, moved, submission.now)
     notes.append(

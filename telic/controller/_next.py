@@ -15,7 +15,6 @@ from telic.controller._closure import input_refs
 from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
-from telic.controller._topology import asked_topology
 from telic.protocol import (
     STOP_CONDITIONS,
     ClarificationAction,
@@ -109,7 +108,7 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
     manifest = state.latest("ContextManifest")
     node = pending_node(state) if run.phase == "agent_4_execute" else None
     summary, instructions = spec.summary, instruction_ref(spec.role)
-    if asked_topology(state) is not None:  # the original's words; a 1.0 run keeps ours
+    if run.topology is not None:  # the original's words; a 1.0 run keeps ours
         summary = (
             f"Controller selected {spec.protocol} for {run.topology} topology from immutable "
             "run state."

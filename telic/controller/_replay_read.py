@@ -29,7 +29,7 @@ _PAGE: Final = 500
 def run_topology(run: RunRecord) -> Topology:
     """The run's live topology (an escalated micro run replays in full): the one place replay
     learns it."""
-    return cast(Topology, run.topology)
+    return cast(Topology, run.topology or "standard")
 
 
 async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:

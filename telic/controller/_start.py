@@ -187,7 +187,7 @@ def open_run(
         created_at=now,
         updated_at=now,
         prior_run_id=prior_run_id,
-        topology="standard" if classified is None else classified.topology,
+        topology=None if classified is None else classified.topology,
     )
     artifacts = (
         _record(run_id, "UserMessage", request, message_id, (), now),

@@ -176,8 +176,9 @@ class Run:
     """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
     prior_run_id: str | None = None
     """The terminal run this one follows (``telic_start_run`` ``prior_run_id``), or None."""
-    topology: Topology = "standard"
-    """The live topology (docs/protocol.md §3.7); ``standard`` for a run that asked for none."""
+    topology: Topology | None = None
+    """The live topology (docs/protocol.md §3.7); ``None`` for a run that asked for none, which
+    follows Telic 1.0 (the standard path)."""
     escalation_count: int = 0
     """How many times the topology escalated (at most ``MAX_ESCALATIONS``)."""
 

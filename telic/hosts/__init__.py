@@ -25,11 +25,9 @@ if typing.TYPE_CHECKING:
         read_event as read_event,
     )
     from telic.hosts._hook import (
-        READS_CLOSE_AT as READS_CLOSE_AT,
         LiveRun as LiveRun,
         claude_code_hook as claude_code_hook,
         host_hook as host_hook,
-        reopens_read as reopens_read,
         select_run as select_run,
     )
     from telic.hosts._kits import (

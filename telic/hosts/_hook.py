@@ -68,7 +68,6 @@ from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_n
 from telic.ledger._plans import fix_events, plan_events, probe_for
 from telic.ledger._sqlite_sync import connect, transaction
 from telic.permissions import (
-    READS_CLOSE_AT,
     Decision,
     Layer,
     authorize_action,
@@ -76,11 +75,9 @@ from telic.permissions import (
 )
 
 __all__ = [
-    "READS_CLOSE_AT",
     "LiveRun",
     "claude_code_hook",
     "host_hook",
-    "reopens_read",
     "select_run",
     "uuid4_text",
 ]

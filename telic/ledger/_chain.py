@@ -99,7 +99,7 @@ def run_hash(stored: StoredRun) -> str:
     # Columns added after the seal was introduced are sealed only when they differ from what
     # every row written before them holds: such a row keeps its hash, and changing one fails.
     later: dict[str, object] = {}
-    if r.topology != "standard":
+    if r.topology is not None:
         later["topology"] = r.topology
     if r.escalation_count != 0:
         later["escalationCount"] = r.escalation_count

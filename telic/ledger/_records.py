@@ -101,9 +101,9 @@ class RunRecord:
     created_at: str
     updated_at: str
     controller_state: Mapping[str, JSON] = field(default_factory=dict)
-    topology: str = "standard"
+    topology: str | None = None
     """``micro``, ``standard`` or ``forensic`` (beyond Telic 1.0): the live value, which an
-    escalation changes; a run that never asked for one is ``standard``."""
+    escalation changes; ``None`` for a run that asked for none (it follows 1.0, as standard)."""
     escalation_count: int = 0
     """How many times the run's topology escalated (at most 2)."""
     prior_run_id: str | None = None
@@ -114,7 +114,7 @@ class RunRecord:
         check_id("run_id", self.run_id)
         if self.prior_run_id is not None:
             check_id("prior_run_id", self.prior_run_id)
-        if self.topology not in ("micro", "standard", "forensic"):
+        if self.topology not in (None, "micro", "standard", "forensic"):
             raise UsageError("topology must be micro, standard or forensic")
         if self.escalation_count < 0:
             raise UsageError("escalation_count cannot be negative")
@@ -129,15 +129,21 @@ class RunRecord:
         """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
 
         This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
-        shapes"); ``controller_state`` is storage, never on the wire. ``topology`` and
-        ``escalationCount`` are additions, where the original's later releases put them.
+        shapes"); ``controller_state`` is storage, never on the wire. A run started with
+        ``topology_override`` or ``prior_run_id`` (beyond Telic 1.0) also carries ``topology``,
+        ``priorRunId`` and ``escalationCount``, where the original's later releases put them;
+        a run that asked for neither is exactly 1.0's.
         """
-        return {
+        wire: dict[str, JSON] = {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
-            "topology": self.topology,
+        }
+        later = self.later_keys()
+        if later:
+            wire["topology"] = self.topology or "standard"
+        wire |= {
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -147,11 +153,15 @@ class RunRecord:
                 "postExecutionRemediationsRemaining": self.remediations_remaining,
             },
             "outcomeHint": self.outcome_hint,
-            "priorRunId": self.prior_run_id,
-            "escalationCount": self.escalation_count,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
         }
+        if later:
+            wire |= {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
+        return wire | {"createdAt": self.created_at, "updatedAt": self.updated_at}
+
+    def later_keys(self) -> bool:
+        """Whether the run asked for what the original added after 1.0 (a topology, a prior
+        run), and so carries its keys on the wire."""
+        return self.topology is not None or self.prior_run_id is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,8 +171,9 @@ class RunSummary:
     run_id: str
     schema_version: str
     requested_mode: str
-    topology: str = "standard"
-    """The run's live topology (beyond Telic 1.0; where the original lists it)."""
+    topology: str | None = None
+    """The run's live topology (beyond Telic 1.0; where the original lists it); ``None`` for a
+    run that asked for none."""
     status: str
     phase: str
     resume_phase: str | None
@@ -171,7 +182,32 @@ class RunSummary:
     created_at: str
     updated_at: str
     prior_run_id: str | None = None
-    """The run this one follows (``telic runs`` shows the chain); not on the list_runs wire."""
+    """The run this one follows (``telic runs`` shows the chain)."""
+
+    def to_wire(self) -> dict[str, JSON]:
+        """A ``telic_list_runs`` entry: 1.0's keys, and for a run that asked for a topology or a
+        prior run, ``topology`` after ``requestedMode`` (the original's) and ``priorRunId``
+        last (ours)."""
+        wire: dict[str, JSON] = {
+            "runId": self.run_id,
+            "schemaVersion": self.schema_version,
+            "requestedMode": self.requested_mode,
+        }
+        later = self.topology is not None or self.prior_run_id is not None
+        if later:
+            wire["topology"] = self.topology or "standard"
+        wire |= {
+            "status": self.status,
+            "phase": self.phase,
+            "resumePhase": self.resume_phase,
+            "version": self.version,
+            "outcomeHint": self.outcome_hint,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+        if later:
+            wire["priorRunId"] = self.prior_run_id
+        return wire
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -128,7 +128,7 @@ def run_from_row(row: Row) -> StoredRun:
         updated_at=row[12],
         controller_state=decode_object(row[13], what="controller state"),
         # A row read by the sealing migration predates the later columns.
-        topology=row[19] if len(row) > 19 else "standard",
+        topology=row[19] if len(row) > 19 else None,
         escalation_count=row[20] if len(row) > 20 else 0,
         prior_run_id=row[21] if len(row) > 21 else None,
     )

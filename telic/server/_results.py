@@ -62,16 +62,19 @@ class RunOut(_Object):
     schemaVersion: str
     repositoryRoot: str
     requestedMode: str
-    topology: str
-    """Beyond Telic 1.0: the live topology: micro, standard or forensic."""
+    topology: str = "standard"
+    """Beyond Telic 1.0, in a run started with topology_override or prior_run_id: the live
+    topology: micro, standard or forensic."""
     status: str
     phase: str
     resumePhase: str | None
     version: int
     budgets: RunBudgetsOut
     outcomeHint: str | None
-    escalationCount: int
-    """Beyond Telic 1.0: how many times the topology escalated (at most 2)."""
+    priorRunId: str | None = None
+    """Beyond Telic 1.0, in the same runs: the ended run this one follows, or null."""
+    escalationCount: int = 0
+    """Beyond Telic 1.0, in the same runs: how many times the topology escalated (at most 2)."""
     createdAt: str
     updatedAt: str
 
@@ -82,8 +85,9 @@ class RunSummaryOut(_Object):
     runId: str
     schemaVersion: str
     requestedMode: str
-    topology: str
-    """Beyond Telic 1.0: the live topology."""
+    topology: str = "standard"
+    """Beyond Telic 1.0, in a run started with topology_override or prior_run_id: the live
+    topology."""
     status: str
     phase: str
     resumePhase: str | None
@@ -91,6 +95,8 @@ class RunSummaryOut(_Object):
     outcomeHint: str | None
     createdAt: str
     updatedAt: str
+    priorRunId: str | None = None
+    """Beyond Telic 1.0 (ours), in the same runs: the run this one follows."""
 
 
 class ArtifactOut(_Object):

@@ -210,11 +210,13 @@ def _lines(draft: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("mode", ["analyze_and_fix", "analyze_only"])
 def test_every_statement_on_a_fill_path_reaches_its_fill_line(mode: str) -> None:
-    """The draft says what the withheld type text said about each field the model writes."""
-    statements = field_statements()
+    """The draft says what the withheld type text said about each field the model writes,
+    but for the rules of a topology the run did not ask for (a 1.0 run never meets them)."""
+    statements = field_statements(topology_rules=False)
     stated = 0
     for draft in _drafts(mode):
         for line in _lines(draft):
+            assert "micro" not in line["what"], (draft["type"], line)
             where, _ = _where(draft["type"], line["path"])
             text = statements.get((draft["type"], where))
             if text:

@@ -22,13 +22,12 @@ from telic.hosts._hook import (
     LiveRun,
     _other_ledger,
     _shown,
-    reopens_read,
     select_run,
     uuid4_text,
 )
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
 from telic.ledger import Ledger, open_ledger
-from telic.permissions import Decision
+from telic.permissions import Decision, reopens_read
 from telic.roles import Service, open_service
 
 from ..controller.builders import perms  # noqa: TID252

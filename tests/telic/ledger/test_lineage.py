@@ -48,12 +48,14 @@ async def test_a_step_cannot_change_the_link(ledger_url: str) -> None:
         assert (await ledger.get_run("run-1")).prior_run_id == PRIOR
 
 
-async def test_an_unlinked_run_shows_a_null_prior_on_the_wire(ledger_url: str) -> None:
+async def test_a_run_that_asked_for_no_addition_has_1_0_keys_only(ledger_url: str) -> None:
     async with open_ledger(ledger_url) as ledger:
         await start(ledger)
-        assert (await ledger.get_run("run-1")).to_wire()["priorRunId"] is None
+        wire = (await ledger.get_run("run-1")).to_wire()
+        assert not {"priorRunId", "topology", "escalationCount"} & set(wire)
         (summary,) = await ledger.list_runs()
         assert summary.prior_run_id is None
+        assert not {"priorRunId", "topology"} & set(summary.to_wire())
 
 
 @only("sqlite", "postgres")

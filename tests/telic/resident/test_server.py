@@ -18,7 +18,6 @@ from telic.cli import DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.hosts import claude_code_hook
 from telic.resident._places import places_for, private_dir
 from telic.resident._shim import ask_hook, ensure_server, parse_serve
-from telic.server._schemas import NOTATION_KEY
 from tests.telic.hosts.test_hook import event, executing_fix, project
 from tests.telic.resident.kit import fake_server, server_pids, stop_servers
 from tests.telic.server.test_stdio import REQUEST, SNAPSHOT, _listing
@@ -54,7 +53,7 @@ async def test_a_full_run_through_a_resident_session_has_the_wire_of_telic_serve
         assert repo.run_tests()[0] == 0
 
 
-async def test_each_session_of_one_server_gets_each_schema_once(
+async def test_one_server_points_each_session_at_schemas_its_drafts_replace(
     repo: DemoRepository, state: Path, runtime: Path
 ) -> None:
     firsts = []
@@ -74,16 +73,16 @@ async def test_each_session_of_one_server_gets_each_schema_once(
                 )
                 firsts.append((started["nextAction"], again["nextAction"], grounded))
     assert len(server_pids(runtime)) == 1  # both sessions were served by one process
+    reference = {"$ref": "telic://schemas/ClarificationRequest"}
     for first, later, grounded in firsts:
-        # Each session's first ClarificationRequest schema (offered before grounding) is the
-        # full one, in Telic type notation; the same session's later one is only the reference.
-        first_schema = first["additionalOutputSchemas"]["ClarificationRequest"]
-        assert set(first_schema) == {"$ref", NOTATION_KEY}
-        assert first_schema[NOTATION_KEY].startswith("{")
-        reference = {"$ref": "telic://schemas/ClarificationRequest"}
+        # Grounding is Telic's step: each session is pointed at the clarification's schema,
+        # whose draft (under `instead`) comes with the framing result, beside the ProblemFrame
+        # draft that replaces that type's text. (Which types a session was sent is kept per
+        # session: tests/telic/server/test_app.py.)
+        assert first["additionalOutputSchemas"]["ClarificationRequest"] == reference
         assert later["additionalOutputSchemas"]["ClarificationRequest"] == reference
-        # A drafted type's text is withheld: the draft carries what it said.
         assert grounded["draft"]["type"] == "ProblemFrame"
+        assert [d["type"] for d in grounded["draft"]["instead"]] == ["ClarificationRequest"]
         assert grounded["nextAction"]["requiredOutputSchema"] == {
             "$ref": "telic://schemas/ProblemFrame"
         }

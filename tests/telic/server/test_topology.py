@@ -292,8 +292,25 @@ async def _forensic(host: DraftHost, tools: Recording) -> list[str]:
     return problems
 
 
+ONE_ZERO_RUN_KEYS = [
+    "runId",
+    "schemaVersion",
+    "repositoryRoot",
+    "requestedMode",
+    "status",
+    "phase",
+    "resumePhase",
+    "version",
+    "budgets",
+    "outcomeHint",
+    "createdAt",
+    "updatedAt",
+]
+"""A Telic 1.0 RunRecord's keys, in order."""
+
+
 async def _one_zero(host: DraftHost, tools: Recording) -> None:
-    """A host that asks for no topology: 1.0's phases and trace, a standard run row."""
+    """A host that asks for no topology: 1.0's phases, trace and RunRecord keys."""
     for mode in MODES:
         action, _ = await host.run(mode)
         run_id = action["runId"]
@@ -302,7 +319,9 @@ async def _one_zero(host: DraftHost, tools: Recording) -> None:
         kinds = {e["eventType"] for e in trace}
         assert not kinds & {"topology_classified", "topology_escalated", "digest_verified"}
         details = await tools.attempt("telic_get_run", run_id=run_id)
-        assert (details["run"]["topology"], details["run"]["escalationCount"]) == ("standard", 0)
+        assert list(details["run"]) == ONE_ZERO_RUN_KEYS  # 1.0's, in 1.0's order
+        listed = (await tools.attempt("telic_list_runs", limit=1))["runs"][0]
+        assert (listed["runId"], "topology" in listed) == (run_id, False)
         assert "receipt-01" not in [a["id"] for a in details["artifacts"]]
 
 
