@@ -17,10 +17,12 @@ do the thinking, Telic checks, stores and tells you the single legal next step.
 
 1. Call telic_start_run with the request verbatim and the mode. Report the capabilities this \
 host really has in host_capabilities, and put in authorization_granted only what the user \
-actually granted.
-1a. Topology (optional): a short report_only question that needs no change (at most 200 \
-characters and 5 lines, nothing granted beyond repository.read) may pass topology_override \
-micro: frame, spot review, report, with the contract and plan written by Telic. forensic adds \
+actually granted. A mode bounds every grant: report_only reads no repository file (it answers \
+from the request alone), so a question about the code or its tests needs analyze_only (reads; \
+a test run only if the user grants that exact command).
+1a. Topology (optional): a short report_only question that needs no change and no repository \
+read (at most 200 characters and 5 lines) may pass topology_override micro: frame, spot \
+review, report, with the contract and plan written by Telic. forensic adds \
 a second, evidence re-verifying review before the audit; standard is the full path. Without \
 topology_override the run takes the full path. In a run that asked for one, the \
 ids contract-01, plan-01 and receipt-01 stay the controller's.
@@ -46,7 +48,7 @@ of the schema under requiredOutputSchema["x-telic-failing"].
 3a. Where a result carries a draft beside nextAction, start from it: submit the Evidence \
 drafts in draft.before first, then take draft.body, write only the fields its draft.fill \
 paths name (for a choice, also apply that choice's set and fill), and submit it with \
-draft.sourceRefs as source_refs. With a draft, the schemas of the types it covers come as the \
+draft.sourceRefs as source_refs when it has them. With a draft, the schemas of the types it covers come as the \
 bare {"$ref": "telic://schemas/<type>"}: the draft is enough. Each fill line's what ends with \
 the rules on that field; a fill line with an item may take more entries of that shape ("" is \
 yours to write, a|b lists the allowed values: pick one). Read telic://schemas/<type> only to \

@@ -54,7 +54,8 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
             "pass the request verbatim, the intent mode, the capabilities this host really has "
             "and only the authority the user granted (authorization_granted; omitted, the "
             "mode's defaults apply). Returns the run record and its first nextAction "
-            "(ground the repository context). Optional topology_override: micro for a short "
+            "(ground the repository context). report_only reads no repository file; a question "
+            "about the code needs analyze_only. Optional topology_override: micro for a short "
             "report_only question that needs no change (frame, spot review, report); forensic "
             "adds an evidence re-verifying review; omitted, the full 1.0 path."
         ),
