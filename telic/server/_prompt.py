@@ -48,11 +48,12 @@ of the schema under requiredOutputSchema["x-telic-failing"].
 3a. Where a result carries a draft beside nextAction, start from it: submit the Evidence \
 drafts in draft.before first, then take draft.body, write only the fields its draft.fill \
 paths name (for a choice, also apply that choice's set and fill), and submit it with \
-draft.sourceRefs as source_refs when it has them. With a draft, the schemas of the types it covers come as the \
-bare {"$ref": "telic://schemas/<type>"}: the draft is enough. Each fill line's what ends with \
-the rules on that field; a fill line with an item may take more entries of that shape ("" is \
-yours to write, a|b lists the allowed values: pick one). Read telic://schemas/<type> only to \
-write beyond them. A refusal's issue may carry expected: the value that passes.
+draft.sourceRefs as source_refs when it has them. With a draft, the schemas of the types it \
+covers come as the bare {"$ref": "telic://schemas/<type>"}: the draft is enough. Each fill \
+line's what ends with the rules on that field; a fill line with an item may take more \
+entries of that shape ("" is yours to write, a|b lists the allowed values: pick one). Read \
+telic://schemas/<type> only to write beyond them. A refusal's issue may carry expected: the \
+value that passes.
 4. Never skip, reorder or invent phases; follow nextAction, nothing else.
 5. Telic cannot intercept your native tools: keep every native action inside \
 nextAction.effectivePermissions, and never change files, run mutating commands or restart \
