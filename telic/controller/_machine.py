@@ -51,8 +51,8 @@ from telic.controller._state import (
     Run,
     RunState,
     StoredArtifact,
-    artifact_uri,
     body_refs,
+    stored_artifact,
 )
 from telic.controller._topology import (
     MAX_ESCALATIONS,
@@ -66,7 +66,6 @@ from telic.controller._topology import (
 from telic.controller._transitions import transition
 from telic.controller._vocabulary import ELICITED_EVENT, ELICITED_SUMMARY
 from telic.controller._work import deny_notes, permission_notes
-from telic.ledger import CanonicalBody
 from telic.protocol import (
     Evidence,
     QualityReview,
@@ -141,21 +140,8 @@ def stored(
 
     ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them.
     """
-    if wire is None:
-        wire = body.to_wire()
-    artifact_id = state.run.run_id if artifact_type == "RunEnvelope" else str(wire["id"])
-    canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
-    artifact = StoredArtifact(
-        id=artifact_id,
-        type=artifact_type,
-        producer=producer,
-        uri=artifact_uri(state.run.run_id, artifact_id),
-        source_refs=source_refs,
-        created_at=now,
-        body=body,
-        wire=wire,
-        sha256=canonical.sha256,
-        canonical=canonical,
+    artifact = stored_artifact(
+        state.run.run_id, artifact_type, body, producer, source_refs, now, wire=wire
     )
     if found is not None:
         artifact.remember_refs(found)

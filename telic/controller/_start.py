@@ -17,10 +17,9 @@ from telic.controller._events import TraceNote
 from telic.controller._lineage import lineage_note
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
-from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri
+from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
-from telic.ledger import CanonicalBody
 from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
     EVENT_TYPES,
@@ -53,20 +52,8 @@ _CANONICAL: Final[dict[str, str]] = {
 def _record(
     run_id: str, kind: str, body: WireModel, artifact_id: str, refs: tuple[str, ...], now: str
 ) -> StoredArtifact:
-    wire = body.to_wire()
-    canonical = CanonicalBody(wire)
-    return StoredArtifact(
-        id=artifact_id,
-        type=kind,
-        producer="user" if kind == "UserMessage" else "controller",
-        uri=artifact_uri(run_id, artifact_id),
-        source_refs=refs,
-        created_at=now,
-        body=body,
-        wire=wire,
-        sha256=canonical.sha256,
-        canonical=canonical,
-    )
+    producer = "user" if kind == "UserMessage" else "controller"
+    return stored_artifact(run_id, kind, body, producer, refs, now, artifact_id=artifact_id)
 
 
 def open_run(

@@ -21,6 +21,7 @@ from telic.protocol import (
     Mode,
     RunEnvelope,
     Topology,
+    WireModel,
 )
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "artifact_uri",
     "body_refs",
     "parse_artifact_uri",
+    "stored_artifact",
 ]
 
 OutcomeHint = Literal["completed", "partial", "blocked"]
@@ -141,6 +143,41 @@ class StoredArtifact:
     def remember_refs(self, found: Iterable[BodyRef]) -> None:
         """Keep ``refs`` from ``found``, the ``body_refs`` of ``wire`` a caller already has."""
         object.__setattr__(self, "_refs", (*(uri for _, _, uri in found), *self.source_refs))
+
+
+def stored_artifact(
+    run_id: str,
+    artifact_type: str,
+    body: WireModel,
+    producer: str,
+    source_refs: tuple[str, ...],
+    now: str,
+    *,
+    wire: Mapping[str, Any] | None = None,
+    artifact_id: str | None = None,
+) -> StoredArtifact:
+    """The artifact record of a typed body: its wire form serialised once, hashed, addressed.
+
+    ``wire`` is ``body.to_wire()`` when the caller has it; ``artifact_id`` defaults to the
+    body's ``id`` (a RunEnvelope's is its run's id).
+    """
+    if wire is None:
+        wire = body.to_wire()
+    if artifact_id is None:
+        artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
+    canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
+    return StoredArtifact(
+        id=artifact_id,
+        type=artifact_type,
+        producer=producer,
+        uri=artifact_uri(run_id, artifact_id),
+        source_refs=source_refs,
+        created_at=now,
+        body=body,
+        wire=wire,
+        sha256=canonical.sha256,
+        canonical=canonical,
+    )
 
 
 @dataclass(frozen=True, slots=True)

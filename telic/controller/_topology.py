@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation
-from telic.controller._state import RunState, StoredArtifact, artifact_uri
+from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.ledger import CanonicalBody
 from telic.protocol import (
     Mode,
@@ -239,21 +239,7 @@ def _companion(
     now: str,
 ) -> StoredArtifact:
     body = parse_artifact(kind, wire)  # schema-checked like any artifact
-    wire = body.to_wire()
-    canonical = CanonicalBody(wire)
-    artifact_id = str(wire["id"])
-    return StoredArtifact(
-        id=artifact_id,
-        type=kind,
-        producer=producer,
-        uri=artifact_uri(state.run.run_id, artifact_id),
-        source_refs=source_refs,
-        created_at=now,
-        body=body,
-        wire=wire,
-        sha256=canonical.sha256,
-        canonical=canonical,
-    )
+    return stored_artifact(state.run.run_id, kind, body, producer, source_refs, now)
 
 
 def bootstrap(
