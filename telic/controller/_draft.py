@@ -557,13 +557,15 @@ def _verifications(state: RunState) -> list[JSON]:
     if mode not in EXECUTING_MODES:
         return []
     stages = ("diagnosis", "completion") if mode == "analyze_and_fix" else ("completion",)
+    # A granted test command verifies by running it; without one, by reading the repository.
+    ran = bool(run_authorization(state).shell.execute_allowlist)
     return [
         {
             "id": f"VR-{i}",
             "stage": stage,
             "description": "",
             "required": True,
-            "capability": "repository.read",
+            "capability": "shell.execute" if ran else "repository.read",
             "fallback": None,
         }
         for i, stage in enumerate(stages, start=1)
@@ -870,11 +872,13 @@ def _result(state: RunState) -> Draft | None:
             else f"What {capability} showed you ({_SHOWN.get(capability, 'its output')})."
         )
         evidence.append(_evidence(state, ev_id, kind, what))
-        target = (
-            _example_path(write if mutating else read)
-            if capability.startswith("repository.")
-            else ""
-        )
+        commands = tuple(node.permissions.shell.execute_allowlist)
+        if capability.startswith("repository."):
+            target = _example_path(write if mutating else read)
+        elif capability == "shell.execute" and commands:
+            target = commands[0]  # a command runs only as granted, exactly
+        else:
+            target = ""
         actions.append(
             {
                 "id": f"A-{index + 1}",
@@ -886,7 +890,11 @@ def _result(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         )
-        fill.append(Fill(f"/actions/{index}/target", f"What the {capability} action acted on."))
+        if capability == "shell.execute" and commands:
+            ran = tuple({"value": c, "what": "A granted command, exactly."} for c in commands)
+            fill.append(Fill(f"/actions/{index}/target", "The command you ran.", ran))
+        else:
+            fill.append(Fill(f"/actions/{index}/target", f"What the {capability} action acted on."))
         fill.append(Fill(f"/actions/{index}/rationaleSummary", "What it did and found."))
         if mutating and capability == "repository.write":
             files.append(
@@ -1116,8 +1124,17 @@ _PASS_LEADS: Final = {
 def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     completion = [c.id for c in contract.acceptance_criteria if c.stage == "completion"]
     permissions = _no_children(contract.permissions)
+    # The fix reads and writes, and runs the completion's required verifications (a granted
+    # test command): QR-CORRECTION-ORDER asks the order to allow what the next plan must run.
+    verifying = {
+        v.capability
+        for v in contract.verification_requirements
+        if v.required and v.stage == "completion" and capability_backed(v.capability, permissions)
+    }
     capabilities = sorted(
-        {"repository.read"} | ({"repository.write"} if permissions.repository.write else set())
+        {"repository.read"}
+        | ({"repository.write"} if permissions.repository.write else set())
+        | verifying
     )
     return {
         "id": "GATE-1",

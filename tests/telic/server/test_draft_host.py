@@ -60,17 +60,26 @@ class DraftHost:
         grow: frozenset[str] = frozenset(),
         topology: str | None = None,
         request: str = REQUEST,
+        command: str | None = None,
     ) -> tuple[dict[str, Any], list[str]]:
         """One run from start to its terminal action; returns it and what was submitted.
 
         ``grow``: fill paths where the host appends one entry written from the line's ``item``.
         ``topology``: the ``topology_override`` to ask for (none: the 1.0 path).
+        ``command``: a test command the user grants exactly (``shell.execute``).
         """
         start: dict[str, Any] = {"original_request": request, "mode": mode}
         if topology is not None:
             start["topology_override"] = topology
         if mode in FIXING:  # the user's grant, as an installing user would give it
             start["host_capabilities"] = ["repository.read", "repository.write"]
+        if command is not None:
+            capabilities = ["repository.read", "shell.execute"]
+            if mode in FIXING:
+                capabilities.append("repository.write")
+            start["host_capabilities"] = capabilities
+            start["authorization_granted"] = capabilities
+            start["shell_execute_allowlist"] = [command]
         last = await self.call("telic_start_run", **start)
         run_id = last["run"]["runId"]
         submitted: list[str] = []
@@ -172,6 +181,11 @@ async def test_a_draft_following_host_completes_every_mode_and_flow_without_a_re
             action, _ = await host.run("analyze_only", grow=GROWN)
             assert action["status"] == "completed"
             assert host.grown == ["TaskContract/assumptions"]
+
+            # A granted test command: the contract verifies by running it, the drafts follow.
+            for mode in ("analyze_only", "analyze_and_fix"):
+                action, submitted = await host.run(mode, command="python -m pytest -q")
+                assert action["status"] == "completed", mode
 
             # A revised contract after the prompt review asks for a correction.
             action, submitted = await host.run("plan_only", pick("revise", "revise"))
