@@ -25,7 +25,7 @@ from typing import Any
 
 from mcp_types import TextContent
 
-from telic.cli import Change, DemoRepository, TelicTools, drive_mode, find_demo_repo
+from telic.demo import Change, DemoRepository, TelicTools, drive_mode, find_demo_repo
 
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause and fix it"
 GOAL = "Fix paginate"

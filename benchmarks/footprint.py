@@ -36,7 +36,7 @@ import anyio
 from _mcp import FastWorkspace, draft_run, emit
 from mcp import Client
 
-from telic.cli import MODES, TelicTools, stdio_parameters
+from telic.demo import MODES, TelicTools, stdio_parameters
 
 
 def _compact(value: Any) -> int:

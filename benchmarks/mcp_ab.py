@@ -38,7 +38,7 @@ import anyio
 from _mcp import FastWorkspace, TimedTools, children_of, cpu_seconds, emit, full_run, stats
 from mcp import Client
 
-from telic.cli import MODES, stdio_parameters
+from telic.demo import MODES, stdio_parameters
 
 SIDES = ("ours", "theirs")
 

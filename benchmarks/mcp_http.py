@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 from _mcp import FastWorkspace, TimedTools, cpu_seconds, emit, full_run, server_pid, stats
 
-from telic.cli import MODES, http_client, http_server
+from telic.demo import MODES, http_client, http_server
 
 SECTIONS = ("start", "runs", "throughput")
 

@@ -29,7 +29,7 @@ import anyio
 from _mcp import FastWorkspace, TimedTools, cpu_seconds, emit, full_run, server_pid, stats
 from mcp import Client
 
-from telic.cli import MODES, stdio_parameters
+from telic.demo import MODES, stdio_parameters
 
 
 async def _start(root: Path, state: Path) -> tuple[float, float]:

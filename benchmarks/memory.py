@@ -24,7 +24,7 @@ import anyio
 from _mcp import REQUEST, FastWorkspace, children_of, emit, full_run, rss_kib
 from mcp import Client
 
-from telic.cli import RunDriver, TelicTools, stdio_parameters
+from telic.demo import RunDriver, TelicTools, stdio_parameters
 
 
 def _server_pid() -> int:

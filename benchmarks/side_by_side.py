@@ -47,7 +47,7 @@ from _common import append_rows, commit, machine, today
 from _mcp import FastWorkspace, TimedTools, emit, full_run, stats, stop_residents
 from mcp import Client, StdioServerParameters
 
-from telic.cli import MODES, TelicTools, stdio_parameters
+from telic.demo import MODES, TelicTools, stdio_parameters
 
 ORIGINAL_ENV = "TELIC_ORIGINAL_CMD"
 FIRST = MODES[0]

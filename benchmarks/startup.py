@@ -54,7 +54,7 @@ from _mcp import (  # type: ignore[import-not-found]
 )
 from mcp import Client
 
-from telic.cli import TelicTools, stdio_parameters
+from telic.demo import TelicTools, stdio_parameters
 
 
 async def _session(

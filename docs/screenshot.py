@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from telic.cli import run_demo
+from telic.demo import run_demo
 from telic.ledger import open_ledger
 from telic.reports import write_report
 

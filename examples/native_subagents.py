@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from telic.cli import (
+from telic.demo import (
     DemoRepository,
     RunDriver,
     TelicTools,

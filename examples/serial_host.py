@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from telic.cli import (
+from telic.demo import (
     MODES,
     DemoRepository,
     TelicTools,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from telic.cli import DemoRepository, TelicTools, find_demo_repo, http_client, http_server
+from telic.demo import DemoRepository, TelicTools, find_demo_repo, http_client, http_server
 
 SKIPPED = 77
 

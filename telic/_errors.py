@@ -21,7 +21,7 @@ that the MCP adapter puts into the error envelope::
     │   └── StoreVersionError   the store was written by a newer, incompatible version
     └── (elsewhere in telic)
         ├── telic.protocol.CanonicalJsonError  a SchemaViolation: a value has no canonical JSON
-        └── telic.cli.TelicCallError           a tool answered an error envelope (its ``code``)
+        └── telic.demo.TelicCallError          a tool answered an error envelope (its ``code``)
 
 The ``telic_packets`` and ``telic_actors`` distributions stand alone (they do not depend on
 ``telic``), so their errors keep their own roots and are told apart **by type**, never by module

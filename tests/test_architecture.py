@@ -43,6 +43,7 @@ TELIC_LAYERS = {
     "telemetry": 5,
     "server": 6,
     "hosts": 6,
+    "demo": 6,
     "cli": 7,
     "resident": 7,
     "__main__": 8,

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-__all__ = ["Progress", "print_json", "table"]
+__all__ = ["print_json", "table"]
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
@@ -34,37 +34,3 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]])
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
     )
     return "\n".join(lines)
-
-
-class Progress:
-    """A single self-overwriting status line on stderr, shown only when stderr is a terminal."""
-
-    def __init__(self, total: int | None = None, stream: TextIO | None = None) -> None:
-        self._stream = stream or sys.stderr
-        self._total = total
-        self._done = 0
-        self._enabled = self._stream.isatty()
-        self._width = 0
-
-    @property
-    def done(self) -> int:
-        """How many steps were counted."""
-        return self._done
-
-    def step(self, message: str) -> None:
-        """Count one step and show ``message``."""
-        self._done += 1
-        if not self._enabled:
-            return
-        count = f"{self._done}/{self._total}" if self._total else str(self._done)
-        line = f"[{count}] {message}"[:100]
-        self._stream.write("\r" + line.ljust(self._width))
-        self._stream.flush()
-        self._width = len(line)
-
-    def close(self) -> None:
-        """Erase the status line."""
-        if self._enabled and self._width:
-            self._stream.write("\r" + " " * self._width + "\r")
-            self._stream.flush()
-        self._width = 0

@@ -408,7 +408,7 @@ async def _replay(config: ServerConfig, args: argparse.Namespace) -> int:
 
 async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
     # The demo's client side is not needed to serve.
-    from telic.cli._demo import print_demo, run_demo
+    from telic.demo import print_demo, run_demo
 
     workdir = _demo_workdir(args.workdir) if args.workdir else None
     outcome = await run_demo(workdir=workdir)
@@ -682,7 +682,7 @@ def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseExc
     if isinstance(exc, TelicError):
         where = "" if config is None else f" (ledger {locate_ledger(config).describe()})"
         return _fail(args, EXIT_FAILURE, exc.message + where, exc.code)
-    from telic.cli._host import TelicCallError
+    from telic.demo import TelicCallError
 
     if isinstance(exc, TelicCallError):
         code = str(exc.envelope.get("code"))

@@ -64,13 +64,21 @@ def ledger_file_problem(
     Checked before any connection is made, so that a broken store fails with one clear line
     instead of an SQLite error from deep inside a worker thread: the file, when it exists and
     is not empty, must start with SQLite's header, and it and an existing state directory
-    must be writable (SQLite writes its journal beside the file). ``writable`` is the access
-    seam (``os.access(path, W_OK)``; tests inject a read-only answer, which root never gets).
+    must be writable (SQLite writes its journal beside the file). A state directory holding body
+    files (``blobs/sha256/…``, Telic 1.0's layout) is refused: this ledger keeps every body in the
+    database and would never read them. ``writable`` is the access seam (``os.access(path,
+    W_OK)``; tests inject a read-only answer, which root never gets).
     """
     writable = writable or _writable
     folder, file = os.fspath(state_dir), os.fspath(db_path)
     if os.path.isdir(folder) and not writable(folder):
         return f"the state directory {folder} is read-only; Telic must write its ledger there"
+    if os.path.lexists(os.path.join(folder, "blobs")):
+        return (
+            f"the state directory {folder} holds body files in 'blobs' (Telic 1.0's layout), "
+            "which this ledger does not read: it keeps every body in the database; use an "
+            "empty state directory (TELIC_STATE_DIR) or move 'blobs' away"
+        )
     try:
         with open(file, "rb") as handle:
             head = handle.read(len(SQLITE_HEADER))

@@ -4,13 +4,12 @@ that answer a ``Probe`` and store a ``Plan``.
 A backend supplies a ``Dialect`` with the few fragments that differ. Every ``Reader`` call hands
 its ``Session`` all of its queries at once, and a mutation's probe and writes are plain lists of
 statements, so a backend that pays per round trip (SQLite's worker thread) can run each of them
-in one. Bodies are read in the same queries, from the ``blobs`` table; a backend whose older
-bodies live elsewhere passes a ``MissingBodies`` reader for those.
+in one. Bodies are read in the same queries, from the ``blobs`` table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -34,7 +33,6 @@ from ._rows import (
 __all__ = [
     "Dialect",
     "FollowUps",
-    "MissingBodies",
     "Query",
     "Session",
     "SqlReader",
@@ -51,7 +49,6 @@ Write: TypeAlias = tuple[str, tuple[Any, ...], str | None]
 """A statement, its parameters, and the ``LedgerConflict`` message it raises unless it changes
 exactly one row (``None``: any row count is fine)."""
 
-MissingBodies: TypeAlias = Callable[[Sequence[str]], Awaitable[Mapping[str, bytes]]]
 """Read bodies that are not in the ``blobs`` table (by digest); absent digests stay absent."""
 
 
@@ -116,29 +113,18 @@ class Dialect:
 class SqlReader:
     """``Reader`` over a SQL session: each call hands the session all of its queries at once."""
 
-    def __init__(
-        self, session: Session, dialect: Dialect, missing: MissingBodies | None = None
-    ) -> None:
+    def __init__(self, session: Session, dialect: Dialect) -> None:
         self._session = session
         self._d = dialect
-        self._missing = missing
 
     async def _fetch(self, sql: str, *params: Any) -> list[Row]:
         return (await self._session.fetch((self._d.placeholders(sql), params)))[0]
 
-    async def _bodies(self, rows: Sequence[Row]) -> dict[str, bytes]:
-        """Digest → bytes of artifact rows selected with ``_BODY``, reading missing ones."""
-        bodies: dict[str, bytes] = {}
-        absent: list[str] = []
-        for row in rows:
-            digest, data = row[_SHA256], row[_BODY_COLUMN]
-            if data is None:
-                absent.append(digest)
-            else:
-                bodies[digest] = bytes(data)
-        if absent and self._missing is not None:
-            bodies.update(await self._missing(absent))
-        return bodies
+    def _bodies(self, rows: Sequence[Row]) -> dict[str, bytes]:
+        """Digest → bytes of artifact rows selected with ``_BODY`` (a body not stored is absent)."""
+        return {
+            row[_SHA256]: bytes(row[_BODY_COLUMN]) for row in rows if row[_BODY_COLUMN] is not None
+        }
 
     # ------------------------------------------------------------------ Reader
 
@@ -174,7 +160,7 @@ class SqlReader:
         if not rows:
             return None
         record = artifact_from_row(rows[0])
-        return record, (await self._bodies(rows)).get(record.sha256)
+        return record, self._bodies(rows).get(record.sha256)
 
     async def read_bodies(self, digests: Sequence[str]) -> dict[str, bytes]:
         if not digests:
@@ -184,9 +170,6 @@ class SqlReader:
         for chunk in _chunks(unique):
             sql = f"SELECT sha256, data FROM blobs WHERE sha256 IN ({_marks(len(chunk))})"
             bodies.update((row[0], bytes(row[1])) for row in await self._fetch(sql, *chunk))
-        absent = [digest for digest in unique if digest not in bodies]
-        if absent and self._missing is not None:
-            bodies.update(await self._missing(absent))
         return bodies
 
     async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
@@ -201,7 +184,7 @@ class SqlReader:
             rows = next(rest)
             artifacts = [artifact_from_row(row) for row in rows]
             if selection.bodies:
-                bodies = await self._bodies(rows)
+                bodies = self._bodies(rows)
         events = [event_from_row(row) for row in next(rest)] if read.events else []
         return RunRows(run=read.run, artifacts=artifacts, bodies=bodies, events=events)
 

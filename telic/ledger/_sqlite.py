@@ -17,8 +17,8 @@ transaction or snapshot spans two hops, so tasks cannot interleave inside one.
 
 Bodies live in the ``blobs`` table (schema 2), written in the transaction that refers to them,
 so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL. A
-store created before schema 2 keeps its older bodies in files (``_legacy.LegacyBlobs``), read
-whenever a body is not in the table.
+state directory that holds body files (``blobs/``, Telic 1.0's layout) is refused before anything
+is opened: this store never reads them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar, cast
@@ -40,12 +40,11 @@ from telic._errors import ContextSecurityError, LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
-from ._legacy import LegacyBlobs
 from ._migrations import check_not_newer, load_migrations, split_sqlite_script
 from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
 from ._rows import SEAL_RUN, SEALING_MIGRATION, UNSEALED_RUNS, Row, seal_params
-from ._sql import FollowUps, MissingBodies, Query, SqlReader
+from ._sql import FollowUps, Query, SqlReader
 from ._sqlite_sync import (
     BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS,
     DIALECT as _DIALECT,
@@ -199,17 +198,18 @@ def _translate(exc: sqlite3.Error) -> Exception:
 class SqliteBackend:
     """The SQLite ``Backend``."""
 
-    def __init__(self, connection: _Connection, legacy: LegacyBlobs | None) -> None:
+    def __init__(self, connection: _Connection) -> None:
         self._connection = connection
-        self._legacy = legacy
-        self._missing: MissingBodies | None = None if legacy is None else self._read_legacy
 
     @classmethod
     async def open(cls, state_dir: Path, db_path: Path) -> SqliteBackend:
         """Open (creating and migrating if needed) the store in an already checked state dir.
 
-        No ``blobs`` directory is created: bodies are kept in the database. One left by a
-        store created before schema 2 is opened, read-only, for the bodies it holds.
+        No ``blobs`` directory is created: bodies are kept in the database.
+
+        Raises:
+            LedgerError: ``ledger_file_problem`` names a problem (one is a state directory that
+                holds body files, ``blobs``, which this store never reads); nothing is changed.
         """
         problem = ledger_file_problem(state_dir, db_path)
         if problem is not None:
@@ -221,33 +221,23 @@ class SqliteBackend:
             raise LedgerError(message) from None
         for suffix in ("-wal", "-shm"):
             refuse_symlink(db_path.with_name(db_path.name + suffix))
-        legacy = LegacyBlobs.open(state_dir)
+        connection: _Connection
         try:
-            connection: _Connection
-            try:
-                if sniffio.current_async_library() == "asyncio":
-                    connection = await _AioConnection.open(db_path)
-                else:
-                    connection = await _ThreadConnection.open(db_path)
-            except sqlite3.Error as exc:
-                raise LedgerError(f"the ledger {db_path} cannot be opened: {exc}") from None
-            try:
-                await connection.run(_migrate)
-            except BaseException as exc:
-                with anyio.CancelScope(shield=True):
-                    await connection.close()
-                if isinstance(exc, sqlite3.Error):
-                    raise LedgerError(f"the ledger {db_path} cannot be read: {exc}") from None
-                raise
-        except BaseException:
-            if legacy is not None:
-                legacy.close()
+            if sniffio.current_async_library() == "asyncio":
+                connection = await _AioConnection.open(db_path)
+            else:
+                connection = await _ThreadConnection.open(db_path)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"the ledger {db_path} cannot be opened: {exc}") from None
+        try:
+            await connection.run(_migrate)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+            if isinstance(exc, sqlite3.Error):
+                raise LedgerError(f"the ledger {db_path} cannot be read: {exc}") from None
             raise
-        return cls(connection, legacy)
-
-    async def _read_legacy(self, digests: Sequence[str]) -> Mapping[str, bytes]:
-        assert self._legacy is not None
-        return await anyio.to_thread.run_sync(self._legacy.read_many, list(digests))
+        return cls(connection)
 
     async def mutate(self, run_id: str, probe: Probe, plan: Callable[[Probed], Plan]) -> Plan:
         try:
@@ -259,9 +249,7 @@ class SqliteBackend:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Reader]:
-        yield SqlReader(_Snapshots(self._connection), _DIALECT, self._missing)
+        yield SqlReader(_Snapshots(self._connection), _DIALECT)
 
     async def aclose(self) -> None:
         await self._connection.close()
-        if self._legacy is not None:
-            self._legacy.close()

@@ -1,11 +1,13 @@
-"""Telic type notation: a JSON Schema as TypeScript-like text, with an exact decoder.
+"""Telic type notation: a JSON Schema as TypeScript-like text, written exactly.
 
 A model reads ``score: number(0..100) // 80 or more to progress.`` more easily, in fewer bytes,
 than the JSON Schema object it stands for. This module writes a schema in that notation
-(``encode``) and reads it back (``decode``), exactly: ``decode(encode(schema).text) ==
-schema`` for every schema the encoder accepts, and the encoder accepts a schema only after
-checking that equality itself. A construct the notation has no form for is written as
-``json{…}``, the node's own JSON Schema, so nothing is ever approximated.
+(``encode``); a host reads it back exactly: ``decode(encode(schema).text) == schema`` for every
+schema the encoder accepts. The encoder writes a form only for a node whose every key the form
+carries, so the equality holds by construction; the reader lives with the tests
+(``tests/telic/server/notation_decoder.py``), which prove it for every artifact schema and for
+generated ones. A construct the notation has no form for is written as ``json{…}``, the node's
+own JSON Schema, so nothing is ever approximated.
 
 The text (``docs/protocol.md`` §3.1, "Compact schemas over MCP"):
 
@@ -50,9 +52,6 @@ __all__ = [
     "DRAFT",
     "FIELD",
     "Encoded",
-    "Kinds",
-    "NotationError",
-    "decode",
     "encode",
     "expression_text",
     "field_key",
@@ -67,26 +66,11 @@ _WORDS: Final = frozenset(
     {"string", "integer", "number", "boolean", "null", "object", "json", "oneOf"}
 )
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NUMBER: Final = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 # An enum member written without quotes: a lower-case word that no type or keyword spells.
 _BARE: Final = re.compile(r"[a-z][A-Za-z0-9_.:-]*")
 _NOT_BARE: Final = _WORDS | {"true", "false"}  # also never the name of a type or an alias
 _FORMAT: Final = re.compile(r"[a-z][a-z0-9-]*")
-_DECODER: Final = json.JSONDecoder()
 FIELD: Final = "field "
-
-
-class NotationError(ValueError):
-    """Text that is not Telic type notation; the message names what was expected, and where."""
-
-
-@dataclass(frozen=True)
-class Kinds:
-    """Named kinds a reader already holds: ``$defs`` types and aliases, by name."""
-
-    types: Mapping[str, Any] = field(default_factory=dict)
-    aliases: Mapping[str, Any] = field(default_factory=dict)
-    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,15 +92,6 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _copy(node: Any) -> Any:
-    """A copy of a JSON value (an alias's expansion must not share its table's objects)."""
-    if isinstance(node, dict):
-        return {key: _copy(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_copy(value) for value in node]
-    return node
-
-
 # ------------------------------------------------------------------------------------ encoding
 
 
@@ -126,23 +101,14 @@ class _Writer:
     alias_of: Mapping[str, str]  # node text -> alias name (empty while writing an alias)
     aliases: Mapping[str, Any]  # alias name -> node, for checking
     used: set[str]  # alias names written
-    checked: bool = True  # read every expression back, and write json{…} where it differs
     fields: Mapping[str, Any] = field(default_factory=dict)  # name -> declared property node
     fields_used: set[str] = field(default_factory=set)  # field names written by name
+    any_type: bool = False  # measuring only: a ``$ref`` to any name is written by its name
 
     def expr(self, node: object) -> tuple[str, bool]:
         """``node`` as an expression, and whether it is a union; ``json{…}`` if need be."""
         written = self._try(node)
-        if written is not None:
-            text, union = written
-            if not self.checked:
-                return text, union
-            try:
-                if _Reader(text, self.types, self.aliases).whole_expr() == node:
-                    return text, union
-            except NotationError:
-                pass
-        return "json" + _json(node), False
+        return ("json" + _json(node), False) if written is None else written
 
     def _try(self, node: object) -> tuple[str, bool] | None:
         if not isinstance(node, dict):
@@ -157,7 +123,12 @@ class _Writer:
             ref = node["$ref"]
             if isinstance(ref, str) and ref.startswith(_REF):
                 name = ref.removeprefix(_REF)
-                if _NAME.fullmatch(name) and name not in _NOT_BARE and name not in self.aliases:
+                if (
+                    (self.any_type or name in self.types)
+                    and _NAME.fullmatch(name)
+                    and name not in _NOT_BARE
+                    and name not in self.aliases
+                ):
                     return name, False
             return None
         if kind == "string":
@@ -165,7 +136,8 @@ class _Writer:
         if keys == {"type", "const"} and _literal_const(kind, node["const"]):
             return _json(node["const"]), False
         if kind in ("integer", "number") and keys <= {"type", "minimum", "maximum"}:
-            return str(kind) + _range(node.get("minimum"), node.get("maximum")), False
+            bounds = _range(node, "minimum", "maximum", integers=False)
+            return None if bounds is None else (str(kind) + bounds, False)
         if kind in ("boolean", "null", "object") and keys == {"type"}:
             return str(kind), False
         if (
@@ -173,8 +145,10 @@ class _Writer:
             and "items" in node
             and keys <= {"type", "items", "minItems", "maxItems"}
         ):
+            bounds = _range(node, "minItems", "maxItems", integers=True)
+            if bounds is None:
+                return None
             item, union = self.expr(node["items"])
-            bounds = _range(node.get("minItems"), node.get("maxItems"))
             return (f"({item})" if union else item) + (
                 f"[{bounds[1:-1]}]" if bounds else "[]"
             ), False
@@ -208,7 +182,10 @@ class _Writer:
             if not isinstance(form, str) or not _FORMAT.fullmatch(form):
                 return None
             text += f"<{form}>"
-        text += _range(node.get("minLength"), node.get("maxLength"))
+        bounds = _range(node, "minLength", "maxLength", integers=True)
+        if bounds is None:
+            return None
+        text += bounds
         pattern = node.get("pattern")
         if pattern is not None:
             if not isinstance(pattern, str) or not pattern:
@@ -231,12 +208,18 @@ def _member(value: str) -> str:
     return _json(value)
 
 
-def _range(low: object, high: object) -> str:
-    if low is None and high is None:
+def _range(node: dict[str, Any], low_key: str, high_key: str, *, integers: bool) -> str | None:
+    """``(low..high)`` of the bounds ``node`` has under these keys, ``""`` when it has neither;
+    ``None`` when one is not a number the reader reads back as itself (an integer where
+    ``integers``), so that the node is written as ``json{…}``."""
+    present = [key for key in (low_key, high_key) if key in node]
+    if not present:
         return ""
-    for bound in (low, high):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
-            return "(?)"  # not a number: the check in ``expr`` sends it to json{…}
+    for key in present:
+        bound = node[key]
+        if isinstance(bound, bool) or not isinstance(bound, int if integers else int | float):
+            return None
+    low, high = node.get(low_key), node.get(high_key)
     return (
         "("
         + ("" if low is None else _json(low))
@@ -324,7 +307,7 @@ def property_texts(
     """The line of each required property ``(name, schema)``, with ``aliases`` (for measuring)."""
     table = dict(aliases or {})
     alias_of = {node_text(body): name for name, body in table.items()}
-    writer = _Writer(frozenset(), alias_of, table, set(), checked=False)
+    writer = _Writer(frozenset(), alias_of, table, set(), any_type=True)
     return [_property(name, node, True, writer) for name, node in properties]
 
 
@@ -354,24 +337,42 @@ def encode(
     decodes to ``schema`` exactly, or ``None`` is returned. Every kind the text uses is defined
     in it; ``omit`` drops those a reader already holds.
     """
-    aliases = dict(aliases or {})
+    aliases = {
+        name: node
+        for name, node in (aliases or {}).items()
+        if _NAME.fullmatch(name) and name not in _NOT_BARE
+    }
     declared = {name: node for name, node in (fields or {}).items() if _NAME.fullmatch(name)}
     body = dict(schema)
     if not _block_able(body, root=True):
         return None
+    if "$defs" in body and not (isinstance(body["$defs"], dict) and body["$defs"]):
+        return None  # a reader writes ``$defs`` only when a reference reaches one
     defs: dict[str, Any] = dict(body.pop("$defs", None) or {})
     if not all(_NAME.fullmatch(n) and n not in _NOT_BARE and n not in aliases for n in defs):
         return None
-    # Unchecked first (the common case: every expression reads back as itself, which the whole
-    # text's check proves); if the whole differs, again with every expression checked.
-    for checked in (False, True):
-        encoded = _encode(body, defs, aliases, declared, checked=checked)
-        try:
-            if decode(encoded.text) == dict(schema):
-                return encoded
-        except NotationError:
-            pass
-    return None
+    if set(_reached(body, defs)) != set(defs):
+        return None  # a definition no reference reaches would not be read back
+    return _encode(body, defs, aliases, declared)
+
+
+def _reached(root: object, defs: Mapping[str, Any]) -> list[str]:
+    """Names of ``defs`` that ``root`` references, directly or through other definitions."""
+    seen: list[str] = []
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_REF):
+                name = ref.removeprefix(_REF)
+                if name in defs and name not in seen:
+                    seen.append(name)
+                    pending.append(defs[name])
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return seen
 
 
 def _encode(
@@ -379,15 +380,12 @@ def _encode(
     defs: dict[str, Any],
     aliases: dict[str, Any],
     fields: dict[str, Any],
-    *,
-    checked: bool,
 ) -> Encoded:
     writer = _Writer(
         types=frozenset(defs),
         alias_of={node_text(node): name for name, node in aliases.items()},
         aliases=aliases,
         used=set(),
-        checked=checked,
         fields=fields,
     )
     lines = _block("", body, writer)
@@ -396,12 +394,12 @@ def _encode(
         lines += _definition("type", name, node, writer)
         written[name] = node
     # A field's own line names no field; the aliases it uses are defined with the others.
-    by_value = _Writer(writer.types, writer.alias_of, aliases, writer.used, checked=checked)
+    by_value = _Writer(writer.types, writer.alias_of, aliases, writer.used)
     declared: dict[str, Any] = {}
     for name in sorted(writer.fields_used):
         lines.append("field " + _property(name, fields[name], True, by_value))
         declared[name] = fields[name]
-    plain = _Writer(writer.types, {}, {}, set(), checked=checked)
+    plain = _Writer(writer.types, {}, {}, set())
     defined: dict[str, Any] = {}
     for name in sorted(writer.used):
         lines += _definition("alias", name, aliases[name], plain)
@@ -441,350 +439,3 @@ def omit(text: str, names: Iterable[str]) -> str:
         else:
             kept.append(line)
     return "\n".join(kept)
-
-
-# ------------------------------------------------------------------------------------ decoding
-
-
-class _Reader:
-    """A cursor over one expression."""
-
-    def __init__(self, text: str, types: Iterable[str], aliases: Mapping[str, Any]) -> None:
-        self.text = text
-        self.at = 0
-        self.types = frozenset(types)
-        self.aliases = aliases
-
-    def fail(self, expected: str) -> NotationError:
-        return NotationError(f"expected {expected} at column {self.at + 1} of {self.text!r}")
-
-    def take(self, token: str) -> bool:
-        if self.text.startswith(token, self.at):
-            self.at += len(token)
-            return True
-        return False
-
-    def whole_expr(self) -> Any:
-        node = self.union()
-        if self.at != len(self.text):
-            raise self.fail("the end of the expression")
-        return node
-
-    def union(self) -> Any:
-        members = [self.postfix()]
-        while self.take(" | "):
-            members.append(self.postfix())
-        return members[0] if len(members) == 1 else {"anyOf": members}
-
-    def postfix(self) -> Any:
-        node = self.primary()
-        while self.take("["):
-            array: dict[str, Any] = {"items": node}
-            if not self.take("]"):
-                low, high = self.bounds(integers=True)
-                if not self.take("]"):
-                    raise self.fail("']'")
-                if low is not None:
-                    array["minItems"] = low
-                if high is not None:
-                    array["maxItems"] = high
-            node = {"type": "array", **array}
-        return node
-
-    def bounds(self, *, integers: bool) -> tuple[Any, Any]:
-        low, high = self.number(integers), None
-        if not self.take(".."):
-            raise self.fail("'..'")
-        high = self.number(integers)
-        if low is None and high is None:
-            raise self.fail("a bound")
-        return low, high
-
-    def number(self, integers: bool) -> Any:
-        found = _NUMBER.match(self.text, self.at)
-        if found is None:
-            return None
-        text = found.group()
-        exact = text.isdigit() or (text[0] == "-" and text[1:].isdigit())
-        value: int | float = int(text) if exact else float(text)
-        if integers and not exact:
-            raise self.fail("an integer")
-        self.at = found.end()
-        return value
-
-    def string_literal(self) -> str:
-        try:
-            value, end = _DECODER.raw_decode(self.text, self.at)
-        except json.JSONDecodeError:
-            raise self.fail("a JSON string") from None
-        if not isinstance(value, str):
-            raise self.fail("a JSON string")
-        self.at = end
-        return value
-
-    def member(self) -> str:
-        """One enum member: a JSON string, or a bare lower-case word."""
-        if self.text.startswith('"', self.at):
-            return self.string_literal()
-        found = _BARE.match(self.text, self.at)
-        if found is None or found.group() in _NOT_BARE:
-            raise self.fail("an enum member")
-        self.at = found.end()
-        return found.group()
-
-    def primary(self) -> Any:
-        if self.take("("):
-            inner = self.union()
-            if not self.take(")"):
-                raise self.fail("')'")
-            return inner
-        bare = _BARE.match(self.text, self.at)
-        if self.text.startswith('"', self.at) or (
-            bare is not None and self.text.startswith("|", bare.end())
-        ):
-            values = [self.member()]
-            while self.take("|"):
-                values.append(self.member())
-            if len(values) == 1:
-                return {"const": values[0], "type": "string"}
-            return {"enum": values, "type": "string"}
-        if _NUMBER.match(self.text, self.at):
-            return {"const": self.number(integers=True), "type": "integer"}
-        found = _NAME.match(self.text, self.at)
-        if found is None:
-            raise self.fail("a type")
-        word = found.group()
-        self.at = found.end()
-        if word in ("true", "false"):
-            return {"const": word == "true", "type": "boolean"}
-        if word == "oneOf":
-            if not self.take("("):
-                raise self.fail("'(' after 'oneOf'")
-            members = [self.union()]
-            while self.take(", "):
-                members.append(self.union())
-            if not self.take(")"):
-                raise self.fail("')'")
-            return {"oneOf": members}
-        if word == "json":
-            try:
-                value, self.at = _DECODER.raw_decode(self.text, self.at)
-            except json.JSONDecodeError:
-                raise self.fail("a JSON value after 'json'") from None
-            return value
-        if word == "string":
-            return self.string_type()
-        if word in ("integer", "number"):
-            node: dict[str, Any] = {"type": word}
-            if self.take("("):
-                low, high = self.bounds(integers=False)
-                if not self.take(")"):
-                    raise self.fail("')'")
-                if low is not None:
-                    node["minimum"] = low
-                if high is not None:
-                    node["maximum"] = high
-            return node
-        if word in _WORDS:
-            return {"type": word}
-        if word in self.aliases:
-            return _copy(self.aliases[word])
-        if word in self.types:
-            return {"$ref": _REF + word}
-        self.at = found.start()
-        raise self.fail(f"a known type or alias, not {word!r}")
-
-    def string_type(self) -> dict[str, Any]:
-        node: dict[str, Any] = {"type": "string"}
-        if self.take("<"):
-            form = _FORMAT.match(self.text, self.at)
-            if form is None:
-                raise self.fail("a format name")
-            self.at = form.end()
-            if not self.take(">"):
-                raise self.fail("'>'")
-            node["format"] = form.group()
-        if self.take("("):
-            low, high = self.bounds(integers=True)
-            if not self.take(")"):
-                raise self.fail("')'")
-            if low is not None:
-                node["minLength"] = low
-            if high is not None:
-                node["maxLength"] = high
-        if self.text.startswith(" /", self.at) and not self.text.startswith(" //", self.at):
-            start = self.at = self.at + 2
-            while self.at < len(self.text) and self.text[self.at] != "/":
-                self.at += 2 if self.text[self.at] == "\\" else 1
-            if self.at >= len(self.text):
-                raise self.fail("the '/' that ends the pattern")
-            try:
-                node["pattern"] = json.loads('"' + self.text[start : self.at] + '"')
-            except json.JSONDecodeError:
-                raise self.fail("a JSON-escaped pattern") from None
-            self.at += 1
-        return node
-
-
-def _split_line(line: str, reader: _Reader) -> tuple[Any, Any, str | None, bool]:
-    """An expression, `` = default`` and `` // description`` from ``reader``'s position."""
-    node = reader.union()
-    default: Any = None
-    has_default = False
-    if reader.take(" = "):
-        try:
-            default, reader.at = _DECODER.raw_decode(line, reader.at)
-        except json.JSONDecodeError:
-            raise reader.fail("a JSON default") from None
-        has_default = True
-    description: str | None = None
-    if reader.take(" // "):
-        description = line[reader.at :]
-        reader.at = len(line)
-    if reader.at != len(line):
-        raise reader.fail("' = ', ' // ' or the end of the line")
-    return node, default, description, has_default
-
-
-def _definitions(lines: list[str]) -> tuple[dict[str, str], set[str], list[str]]:
-    """The alias lines by name, every type name defined in ``lines``, and the field lines."""
-    aliases: dict[str, str] = {}
-    types: set[str] = set()
-    fields: list[str] = []
-    for line in lines:
-        if line.startswith(FIELD):
-            fields.append(line[len(FIELD) :])
-            continue
-        for word, into in (("alias ", None), ("type ", types)):
-            if line.startswith(word):
-                name, _, rest = line[len(word) :].partition(" = ")
-                if into is None:
-                    aliases[name] = rest
-                else:
-                    into.add(name)
-    return aliases, types, fields
-
-
-def decode(text: str, known: Kinds | None = None) -> dict[str, Any]:
-    """Read notation ``text`` back into the JSON Schema it stands for.
-
-    ``known`` supplies the kinds written earlier (types and aliases this text uses by name
-    without defining). Raises ``NotationError`` for text that is not the notation.
-    """
-    known = known or Kinds()
-    lines = text.split("\n")
-    alias_lines, local_types, field_lines = _definitions(lines)
-    types = local_types | set(known.types)
-    aliases: dict[str, Any] = dict(known.aliases)
-    for name, body in alias_lines.items():  # an alias body never names another alias
-        reader = _Reader(body, types, {})
-        node, _, description, _ = _split_line(body, reader)
-        aliases[name] = node if description is None else {**node, "description": description}
-    fields: dict[str, Any] = dict(known.fields)
-    for body in field_lines:  # a field's line names no other field
-        name, (node, required) = _property_line(body, types, aliases, {})
-        if not required:
-            raise NotationError(f"expected a field without '?': {FIELD + body!r}")
-        fields[name] = node
-    defs: dict[str, Any] = {}
-    at = 0
-
-    def block(head: str, comment: str) -> dict[str, Any]:
-        nonlocal at
-        node: dict[str, Any] = {"type": "object", "additionalProperties": False}
-        if comment:
-            if not comment.startswith(" // "):
-                raise NotationError(f"expected ' // ' after '{{' in line {at}: {head!r}")
-            node["description"] = comment[4:]
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        while True:
-            if at >= len(lines):
-                raise NotationError("expected '}' before the end of the text")
-            line = lines[at]
-            at += 1
-            if line == "}":
-                break
-            name, prop = _property_line(line, types, aliases, fields)
-            if name in properties:
-                raise NotationError(f"property {name!r} twice in line {at}")
-            properties[name] = prop[0]
-            if prop[1]:
-                required.append(name)
-        node["properties"] = properties
-        if required:
-            node["required"] = required
-        return node
-
-    first = lines[0] if lines else ""
-    if not first.startswith("{"):
-        raise NotationError("expected the root object's '{' in line 1")
-    at = 1
-    root = block(first, first[1:])
-    while at < len(lines):
-        line = lines[at]
-        at += 1
-        if line.startswith(("alias ", FIELD)):
-            continue
-        if not line.startswith("type "):
-            raise NotationError(f"expected 'type' or 'alias' in line {at}: {line!r}")
-        name, sep, rest = line[5:].partition(" = ")
-        if not sep or not _NAME.fullmatch(name):
-            raise NotationError(f"expected 'type Name = …' in line {at}: {line!r}")
-        if rest.startswith("{") and (rest == "{" or rest.startswith("{ // ")):
-            defs[name] = block(line, rest[1:])
-            continue
-        reader = _Reader(rest, types, aliases)
-        node, _, description, _ = _split_line(rest, reader)
-        defs[name] = node if description is None else {**node, "description": description}
-    every = {**known.types, **defs}
-    reached = _reached(root, every)
-    if reached:
-        root["$defs"] = {name: every[name] for name in reached}
-    return {"$schema": DRAFT, **root}
-
-
-def _property_line(
-    line: str, types: Iterable[str], aliases: Mapping[str, Any], fields: Mapping[str, Any]
-) -> tuple[str, tuple[Any, bool]]:
-    reader = _Reader(line, types, aliases)
-    if line.startswith('"'):
-        name = reader.string_literal()
-    else:
-        found = _NAME.match(line)
-        if found is None:
-            raise reader.fail("a property name")
-        name = found.group()
-        reader.at = found.end()
-    required = not reader.take("?")
-    if reader.at == len(line) and not line.startswith('"'):  # a field, written by name
-        if name not in fields:
-            raise reader.fail(f"a known field, not {name!r}")
-        return name, (_copy(fields[name]), required)
-    if not reader.take(": "):
-        raise reader.fail("': '")
-    node, default, description, has_default = _split_line(line, reader)
-    if has_default:
-        node = {**node, "default": default}
-    if description is not None:
-        node = {**node, "description": description}
-    return name, (node, required)
-
-
-def _reached(root: object, defs: Mapping[str, Any]) -> list[str]:
-    """Names of ``defs`` that ``root`` references, directly or through other definitions."""
-    seen: list[str] = []
-    pending = [root]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_REF):
-                name = ref.removeprefix(_REF)
-                if name in defs and name not in seen:
-                    seen.append(name)
-                    pending.append(defs[name])
-            pending.extend(node.values())
-        elif isinstance(node, list):
-            pending.extend(node)
-    return seen

@@ -6,7 +6,7 @@ import pytest
 
 import telic_packets
 from telic import SchemaViolation, TelicError
-from telic.cli import TelicCallError
+from telic.demo import TelicCallError
 from telic.protocol import CanonicalJsonError, canonical_json
 from telic.server._envelope import error_envelope
 from telic_packets import CastRefusal

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from telic.cli import _main as cli_main, main
-from telic.cli._demo import STEPS, DemoOutcome, print_demo
+from telic.demo import DemoOutcome, print_demo
+from telic.demo._demo import STEPS
 from telic.server import ServerConfig
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import DemoRepository, TelicTools, drive_mode, find_demo_repo, stdio_parameters
+from telic.demo import DemoRepository, TelicTools, drive_mode, find_demo_repo, stdio_parameters
 
 pytestmark = pytest.mark.anyio
 

@@ -33,9 +33,16 @@ import anyio.to_thread
 import pytest
 from mcp import Client, StdioServerParameters
 
-from telic.cli import DemoRepository, RunDriver, TelicTools, find_demo_repo
-from telic.cli._bodies import criterion, permissions, verification
-from telic.cli._host import Change
+from telic.demo import (
+    Change,
+    DemoRepository,
+    RunDriver,
+    TelicTools,
+    criterion,
+    find_demo_repo,
+    permissions,
+    verification,
+)
 from telic.ledger import open_ledger
 from tests.telic.resident.kit import private_runtime, server_pids
 

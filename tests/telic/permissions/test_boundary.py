@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from telic.cli._bodies import permissions
+from telic.demo import permissions
 from telic.permissions import TYPED_INSPECT_TARGETS, boundary
 from telic.protocol import PermissionSet
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from telic.cli import http_server
+from telic.demo import http_server
 from telic.ledger import open_ledger
 from tests.telic.reports.mirror import full_mirror, write_report
 from tests.telic.reports.recorded import completed

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from telic.cli import DemoRepository, find_demo_repo
+from telic.demo import DemoRepository, find_demo_repo
 from tests.telic.resident.kit import private_runtime
 
 

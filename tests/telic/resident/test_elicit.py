@@ -8,8 +8,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import DemoRepository, TelicTools, stdio_parameters
 from telic.controller import ELICITED_SUMMARY
+from telic.demo import DemoRepository, TelicTools, stdio_parameters
 from tests.telic.server.test_elicit import User, _ask, _to_framing
 
 pytestmark = pytest.mark.anyio

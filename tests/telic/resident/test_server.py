@@ -14,7 +14,7 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 
-from telic.cli import DemoRepository, TelicTools, drive_mode, stdio_parameters
+from telic.demo import DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.hosts import claude_code_hook
 from telic.resident._places import places_for, private_dir
 from telic.resident._shim import ask_hook, ensure_server, parse_serve

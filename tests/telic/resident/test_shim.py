@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from telic.cli import DemoRepository
+from telic.demo import DemoRepository
 from telic.resident._places import places_for
 from telic.resident._shim import (
     ResidentError,

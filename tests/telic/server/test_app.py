@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.client import ConnectMode
 from mcp.shared.exceptions import MCPError
 
-from telic.cli import DemoRepository, TelicTools
+from telic.demo import DemoRepository, TelicTools
 from telic.roles import Service, open_service
 from telic.server import build_server
 from telic.server._schemas import (

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 
 from telic.casting import WALL_GRACE_MS, cap_reached, stop_reason_of
-from telic.cli import TelicTools
+from telic.demo import TelicTools
 from telic.ledger import Ledger
 from telic.server import build_server
 from telic_packets import Cast

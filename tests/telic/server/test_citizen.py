@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from telic.cli import DemoRepository, TelicTools
+from telic.demo import DemoRepository, TelicTools
 from telic.ledger import open_ledger
 from telic.roles import open_service
 from telic.server import build_server

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 import pytest
 
-from telic.cli import DemoRepository, http_server
+from telic.demo import DemoRepository, http_server
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[3]

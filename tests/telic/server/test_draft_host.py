@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import MODES, DemoRepository, TelicTools, stdio_parameters
+from telic.demo import MODES, DemoRepository, TelicTools, stdio_parameters
 from telic.roles import open_service
 from telic.server import build_server
 from tests.telic.draft_host import Choose, first, follow

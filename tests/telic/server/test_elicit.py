@@ -24,8 +24,8 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from telic.cli import DemoRepository, RunDriver, TelicTools, http_server, stdio_parameters
 from telic.controller import ELICITED_SUMMARY
+from telic.demo import DemoRepository, RunDriver, TelicTools, http_server, stdio_parameters
 from telic.reports import ANSWER_SOURCES
 from telic.server._elicit import CHOICE_FIELD, Elicited, clarification_form, read_answer
 

@@ -21,7 +21,7 @@ from hypothesis import given, strategies as st
 from mcp import Client
 from pydantic import BaseModel
 
-from telic.cli import DemoRepository, TelicTools, drive_mode
+from telic.demo import DemoRepository, TelicTools, drive_mode
 from telic.protocol import PermissionSet, PhaseAction
 from telic.roles import open_service
 from telic.server import build_server, to_wire

@@ -12,7 +12,7 @@ from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCNotification
 
 from telic._errors import UsageError
-from telic.cli import DemoRepository, http_server
+from telic.demo import DemoRepository, http_server
 from telic.server._events import BoundedEventStore
 from telic.server._transport import SSE_RETRY_MS
 from tests.telic.server.raw import initialize

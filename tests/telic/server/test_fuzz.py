@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mcp import Client
 from mcp_types import CallToolResult
 
-from telic.cli import DemoRepository, find_demo_repo
+from telic.demo import DemoRepository, find_demo_repo
 from telic.protocol._types import ARTIFACT_TYPES, CAPABILITIES
 from telic.roles import open_service
 from telic.server import TOOL_NAMES, build_server

@@ -13,10 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from telic.cli import DemoRepository, TelicTools
-from telic.cli._bodies import criterion, permissions, verification
-from telic.cli._host import RunDriver
 from telic.controller import role_rules
+from telic.demo import DemoRepository, RunDriver, TelicTools, criterion, permissions, verification
 from telic.roles import open_service
 from telic.server import build_server
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from telic.cli import DemoRepository, TelicTools, drive_mode, http_client, http_server
+from telic.demo import DemoRepository, TelicTools, drive_mode, http_client, http_server
 from tests.telic.server.raw import initialize
 from tests.telic.server.wire import WireHost
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from telic.cli import DemoRepository, find_demo_repo, free_port
+from telic.demo import DemoRepository, find_demo_repo, free_port
 from tests.telic.server.raw import initialize
 
 TIMEOUT = 1.0

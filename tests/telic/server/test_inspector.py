@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from telic.cli import DemoRepository
+from telic.demo import DemoRepository
 from telic.server import TOOL_NAMES
 
 MODULES = Path(__file__).resolve().parents[3] / ".ci" / "node_modules"

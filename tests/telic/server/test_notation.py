@@ -15,9 +15,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from telic.server._notation import (
     DRAFT,
-    Kinds,
-    NotationError,
-    decode,
     encode,
     field_key,
     node_text,
@@ -34,6 +31,7 @@ from telic.server._schemas import (
     notation_fields,
     schema_uri,
 )
+from tests.telic.server.notation_decoder import Kinds, NotationError, decode
 
 HOST_TYPES = [kind for kind in SCHEMA_TYPES if kind != "ContextManifest"]
 
@@ -370,3 +368,67 @@ def test_any_schema_of_these_constructs_decodes_to_itself(
     assert "\nalias " not in shortened
     assert decode(shortened, known) == schema
     assert decode(shortened, known) == schema
+
+
+# What the encoder must refuse or write as ``json{…}``, since no form of the notation reads it
+# back: bounds that are null, booleans or (for lengths and item counts) fractions; references to
+# a type the schema does not define; a definition nothing reaches; alias names a reader takes
+# for a keyword.
+_hostile_leaves = st.one_of(
+    _leaves,
+    st.builds(
+        lambda kind, key, value: {"type": kind, key: value},
+        st.sampled_from(["string", "integer", "number"]),
+        st.sampled_from(["minLength", "maxLength", "minimum", "maximum"]),
+        st.sampled_from([None, True, False, 1.5, "3", -2]),
+    ),
+    st.builds(
+        lambda key, value: {"type": "array", "items": {"type": "null"}, key: value},
+        st.sampled_from(["minItems", "maxItems"]),
+        st.sampled_from([None, True, 2.5, 3]),
+    ),
+    st.sampled_from([{"$ref": "#/$defs/Gamma"}, {"$ref": "#/$defs/Word"}, {"$ref": "#/x"}]),
+)
+_hostile_nodes = st.recursive(_hostile_leaves, _extend, max_leaves=6)
+
+
+@st.composite
+def _hostile_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    properties = draw(st.dictionaries(_names, _hostile_nodes, min_size=1, max_size=4))
+    schema = _root(properties, draw(st.lists(st.sampled_from(sorted(properties)), unique=True)))
+    defs = draw(
+        st.dictionaries(st.sampled_from(["Alpha", "Beta", "Word", "string"]), _hostile_nodes)
+    )
+    if draw(st.booleans()):
+        schema["$defs"] = defs  # maybe empty, maybe never referenced
+    return schema
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_hostile_schemas(), st.booleans())
+def test_the_encoder_writes_text_that_reads_back_exactly_or_no_text(
+    schema: dict[str, Any], aliased: bool
+) -> None:
+    odd_aliases = {"string": {"type": "string"}, "true": {"type": "null"}}
+    aliases = {**_ALIASES, **odd_aliases} if aliased else None
+    encoded = encode(schema, aliases)
+    if encoded is not None:
+        assert decode(encoded.text) == schema
+
+
+def test_a_definition_no_reference_reaches_or_an_empty_defs_has_no_notation() -> None:
+    point = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    reached = _root({"p": {"$ref": "#/$defs/Point"}}, ["p"], defs={"Point": point})
+    assert encode(reached) is not None
+    unreached = _root({"p": {"type": "null"}}, ["p"], defs={"Point": point})
+    assert encode(unreached) is None
+    assert encode({**_root({"p": {"type": "null"}}, ["p"]), "$defs": {}}) is None
+    undefined = _root({"p": {"$ref": "#/$defs/Gone"}}, ["p"])
+    encoded = encode(undefined)
+    assert encoded is not None
+    assert 'p: json{"$ref":"#/$defs/Gone"}' in encoded.text
+    assert decode(encoded.text) == undefined

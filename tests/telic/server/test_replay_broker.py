@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import (
+from telic.demo import (
     DemoRepository,
     TelicTools,
     drive_mode,

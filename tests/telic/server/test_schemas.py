@@ -14,7 +14,6 @@ import pytest
 from telic.controller._phases import PHASES
 from telic.protocol import json_schema
 from telic.protocol._types import ARTIFACT_TYPES, HOST_ARTIFACT_TYPES, HostArtifactType
-from telic.server._notation import Kinds, decode
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
@@ -32,6 +31,7 @@ from telic.server._schemas import (
     schema_uri,
     with_rules,
 )
+from tests.telic.server.notation_decoder import Kinds, decode
 
 
 @pytest.mark.parametrize("artifact_type", get_args(HostArtifactType))

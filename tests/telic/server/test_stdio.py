@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import MODES, DemoRepository, TelicTools, drive_mode, stdio_parameters
+from telic.demo import MODES, DemoRepository, TelicTools, drive_mode, stdio_parameters
 from telic.server import TOOL_NAMES, WORKFLOW_INSTRUCTIONS
 from tests.telic.server.raw import INITIALIZED, initialize, spawn
 from tests.telic.server.wire import WireHost

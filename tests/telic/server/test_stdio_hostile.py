@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from telic.cli import DemoRepository, stdio_parameters
+from telic.demo import DemoRepository, stdio_parameters
 from tests.telic.server.raw import INITIALIZED, initialize, spawn
 
 INITIALIZE = initialize("init", client="hostile")

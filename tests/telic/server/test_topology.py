@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import MODES, DemoRepository, TelicTools, http_client, http_server, stdio_parameters
+from telic.demo import MODES, DemoRepository, TelicTools, http_client, http_server, stdio_parameters
 from tests.telic.server.test_draft_host import REQUEST, DraftHost, pick
 from tests.telic.server.wire import mismatches, shape
 

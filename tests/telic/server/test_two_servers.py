@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from telic.cli import DemoRepository, TelicTools, stdio_parameters
+from telic.demo import DemoRepository, TelicTools, stdio_parameters
 
 pytestmark = pytest.mark.anyio
 

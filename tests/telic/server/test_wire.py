@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from telic.cli import MODES, DemoRepository, drive_mode
+from telic.demo import MODES, DemoRepository, drive_mode
 from telic.roles import open_service
 from telic.server import build_server
 from tests.telic.server.wire import WireHost, fixture, mismatches, shape

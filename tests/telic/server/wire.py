@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp import Client
 
-from telic.cli import TelicTools
+from telic.demo import TelicTools
 
 __all__ = ["FIXTURE", "WireHost", "mismatches", "shape"]
 

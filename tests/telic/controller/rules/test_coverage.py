@@ -3,7 +3,7 @@
 ``docs/protocol.md`` is the document of record. These tests read it from the repository, so they
 run in every clone: every rule id appears in its §3.4 and no unknown id does, every rule cites a
 section the page has, and every MUST / MUST NOT sentence of the page is mapped in
-``telic.controller._conformance`` (and every mapped sentence is still on the page).
+``tests/telic/controller/rules/conformance.py`` (and every mapped sentence is still on the page).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from telic.controller import GATES, RULES, _machine as machine, all_rule_ids
-from telic.controller._conformance import SPEC_MUSTS
 from telic.permissions import START_RULES
 from tests.telic.controller import test_flows, test_happy_paths
 from tests.telic.controller.rules import (
@@ -29,6 +28,7 @@ from tests.telic.controller.rules import (
     test_plan,
     test_result,
 )
+from tests.telic.controller.rules.conformance import SPEC_MUSTS
 
 ROOT = Path(__file__).resolve().parents[4]
 SPEC = ROOT / "docs" / "protocol.md"

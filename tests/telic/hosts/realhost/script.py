@@ -1,6 +1,6 @@
 """The scripted model of a whole analyze_and_fix run, played through a real host binary.
 
-It follows ``telic.cli._host``'s analyze_and_fix run (the bodies of ``telic.cli._bodies``),
+It follows ``telic.demo._host``'s analyze_and_fix run (the bodies of ``telic.demo._bodies``),
 with a cast during the diagnosis and every tool call made *through the host*: Telic's MCP
 tools under the host's names for them, the host's own file tools for the native work, and the
 host's own subagent tool for the cast. Each call waits for the result the host sends back in
@@ -25,9 +25,15 @@ from typing import Any
 
 import anyio
 
-from telic.cli import RunDriver, TelicTools
-from telic.cli._bodies import criterion, permissions, verification
-from telic.cli._host import Change, TelicCallError
+from telic.demo import (
+    Change,
+    RunDriver,
+    TelicCallError,
+    TelicTools,
+    criterion,
+    permissions,
+    verification,
+)
 from tests.telic.hosts.realhost.standin import Conversation, Returned
 
 __all__ = [
@@ -262,7 +268,7 @@ async def drive(
     outcome: Outcome,
 ) -> RunDriver:
     """A complete analyze_and_fix run with one cast during the diagnosis, as
-    ``telic.cli._host`` drives it, with the host's shell reads allowed where it has them."""
+    ``telic.demo._host`` drives it, with the host's shell reads allowed where it has them."""
     names = tools.names
     shell = list(names.shell)
     grants = [*GRANTS, *(["shell.execute"] if shell else [])]

@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from telic.casting import children_of
-from telic.cli import DemoRepository, RunDriver, find_demo_repo
+from telic.demo import DemoRepository, RunDriver, find_demo_repo
 from telic.ledger import open_ledger
 from tests.telic.hosts.realhost.anthropic import MessagesStandIn
 from tests.telic.hosts.realhost.binaries import claude_code, host_environment, run_host

@@ -29,7 +29,7 @@ import anyio
 import pytest
 
 from telic.casting import children_of
-from telic.cli import DemoRepository, RunDriver, find_demo_repo
+from telic.demo import DemoRepository, RunDriver, find_demo_repo
 from telic.hosts._texts import AGENT_TEXT
 from telic.ledger import open_ledger
 from tests.telic.hosts.realhost.binaries import codex, host_environment, run_host

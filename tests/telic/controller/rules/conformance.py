@@ -4,9 +4,9 @@
 Each ``SpecMust`` quotes one of its MUST / MUST NOT sentences verbatim and says what enforces it:
 rule ids, a mechanism of the controller, or — where Telic cannot see the behaviour, because it
 never runs the model or the host's tools — an explicit host obligation with the reason.
-``tests/telic/controller/rules/test_coverage.py`` fails when a MUST of the page is not quoted here,
-when a quote is no longer on the page, or when a quote names an unknown rule; ``docs/rules.md`` is
-generated from this module and the rule registry.
+``test_coverage.py`` beside it fails when a MUST of the page is not quoted here, when a quote is
+no longer on the page, or when a quote names an unknown rule; ``docs/rules.md`` is generated from
+this module and the rule registry. Test data, not product: the server never reads it.
 """
 
 from __future__ import annotations

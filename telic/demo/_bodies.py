@@ -1,7 +1,7 @@
 """Artifact bodies a scripted host writes: the demo's and the examples' stand-in for a model.
 
 Each method returns one camelCase wire body that satisfies its schema and, used in the order of
-``telic.cli._host``, the controller's cross-artifact invariants. Nothing here decides anything:
+``telic.demo._host``, the controller's cross-artifact invariants. Nothing here decides anything:
 the controller still checks every body exactly as it checks a real host's.
 """
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from mcp import Client
 
 from telic._errors import TelicError
-from telic.cli._bodies import Bodies, criterion, permissions, verification
+from telic.demo._bodies import Bodies, criterion, permissions, verification
 
 __all__ = [
     "MODES",

@@ -5,7 +5,7 @@ as a subprocess over stdio with a fresh state directory, connects with the offic
 and plays the host: it grounds, frames, contracts, reviews, diagnoses (casting one native
 subagent whose packet the diagnosis cites), fixes the real bug, verifies, audits and reports.
 
-No model is called: a scripted stand-in (``_host``, ``_bodies``) writes what the host's model
+No model is called: the scripted host (``_host``, ``_bodies``) writes what the host's model
 would write, and the output says so first. Telic checks every one of its artifacts as it would
 check a model's.
 """
@@ -20,15 +20,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from mcp import Client
 
-from telic.cli._connect import stdio_parameters
-from telic.cli._console import Progress
-from telic.cli._host import Change, RunDriver, TelicTools, drive_mode
+from telic.demo._connect import stdio_parameters
+from telic.demo._host import Change, RunDriver, TelicTools, drive_mode
 
-__all__ = ["DemoOutcome", "DemoRepository", "find_demo_repo", "run_demo"]
+__all__ = ["DemoOutcome", "DemoRepository", "Progress", "find_demo_repo", "print_demo", "run_demo"]
 
 REQUEST: Final = (
     "paginate in src/pagination.py returns the wrong items: page 1 starts at the second page "
@@ -41,6 +40,40 @@ FIXED: Final = "    start = (page - 1) * per_page\n"
 STEPS: Final = 20
 """Progress steps of a demo run: the connection, the run's 15 tool calls, the cast and three
 closing reads (a test holds the count, so the progress line reaches its end)."""
+
+
+class Progress:
+    """A single self-overwriting status line on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, total: int | None = None, stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._total = total
+        self._done = 0
+        self._enabled = self._stream.isatty()
+        self._width = 0
+
+    @property
+    def done(self) -> int:
+        """How many steps were counted."""
+        return self._done
+
+    def step(self, message: str) -> None:
+        """Count one step and show ``message``."""
+        self._done += 1
+        if not self._enabled:
+            return
+        count = f"{self._done}/{self._total}" if self._total else str(self._done)
+        line = f"[{count}] {message}"[:100]
+        self._stream.write("\r" + line.ljust(self._width))
+        self._stream.flush()
+        self._width = len(line)
+
+    def close(self) -> None:
+        """Erase the status line."""
+        if self._enabled and self._width:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
+        self._width = 0
 
 
 def find_demo_repo() -> Path:
