@@ -7,6 +7,10 @@ listens on two Unix sockets in its private directory (``_places``):
   serve`` over stdio — the same server (``assemble``, so each session has its own schema
   bookkeeping), the same framing and hostile-input handling (``telic.server._stdio``'s
   ``serve_lines`` over ``PipeLines`` / ``PipeWriter`` on the connection's descriptor);
+* the answers: while it warms up it writes, atomically, the answers its own sessions give to
+  ``initialize`` (for each protocol version with a handshake) and to the listings of
+  ``ANSWERED_METHODS``, with the places key they hold for, so the next shim can answer a host
+  from them before this server's successor has imported anything (``_shim``);
 * the hook socket: each connection carries one ``telic hook <host>`` event, decided by the
   in-process hook's own code (``telic.hosts.host_hook``, in the host's dialect) in a worker
   thread.
@@ -39,7 +43,7 @@ import anyio.to_thread
 
 from telic._errors import TelicError
 from telic.hosts import HOOK_HOSTS
-from telic.resident._shim import MAX_HOOK_EVENT, connect
+from telic.resident._shim import ANSWERED_METHODS, ANSWERS_FORMAT, MAX_HOOK_EVENT, connect
 from telic.server import (
     OpeningBackend,
     PipeLines,
@@ -63,11 +67,14 @@ larger ones it decides in-process) and the header line naming the repository and
 
 @dataclass(frozen=True, slots=True)
 class Sockets:
-    """Where the server listens and the lock its starters hold."""
+    """Where the server listens, the lock its starters hold, and where it writes its answers
+    to the listings (``None``: nowhere) for the places key ``answers_key``."""
 
     mcp: Path
     hook: Path
     lock: Path
+    answers: Path | None = None
+    answers_key: str = ""
 
 
 def _listen(path: Path, *, required: bool) -> tuple[socket.socket, int] | None:
@@ -228,6 +235,96 @@ def _drain(listener: socket.socket, handle: Callable[[socket.socket], Any], tg: 
         tg.start_soon(handle, connection)
 
 
+async def _capture(make: Callable[[], Any], version: str) -> dict[str, str]:
+    """What a session of ``make()`` answers to ``initialize`` of ``version`` and then to each
+    listing: the JSON text of each result, exactly as the session wrote it."""
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        ours.setblocking(False)
+        theirs.setblocking(False)
+        asked = [
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "telic-answers", "version": "0"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            *(
+                {"jsonrpc": "2.0", "id": index, "method": method}
+                for index, method in enumerate(ANSWERED_METHODS)
+                if index
+            ),
+        ]
+        await _send_all(theirs, b"".join(json.dumps(m).encode() + b"\n" for m in asked))
+        answers: dict[str, str] = {}
+        async with anyio.create_task_group() as session:
+            fd = ours.fileno()
+            session.start_soon(serve_lines, make(), PipeLines(fd), PipeWriter(fd))
+            received = b""
+            while len(answers) < len(ANSWERED_METHODS):
+                try:
+                    chunk = theirs.recv(_CHUNK)
+                except BlockingIOError:
+                    await anyio.wait_readable(theirs)
+                    continue
+                if not chunk:
+                    raise ValueError("the session ended before it answered every listing")
+                received += chunk
+                *lines, rest = received.split(b"\n")
+                received = rest
+                for line in lines:
+                    answers.update(_result_text(line.decode("utf-8")))
+            session.cancel_scope.cancel()
+    return answers
+
+
+def _result_text(line: str) -> dict[str, str]:
+    """``{method: result text}`` for a session's answer to one of the ``_capture`` requests."""
+    message = json.loads(line)
+    index = message.get("id")
+    if not isinstance(index, int) or not 0 <= index < len(ANSWERED_METHODS):
+        return {}  # a notification (a log line): not an answer
+    prefix = f'{{"jsonrpc":"2.0","id":{index},"result":'
+    if not (line.startswith(prefix) and line.endswith("}")):
+        raise ValueError(f"the answer to {ANSWERED_METHODS[index]} is not a result: {line[:200]}")
+    return {ANSWERED_METHODS[index]: line[len(prefix) : -1]}
+
+
+async def write_answers(make: Callable[[], Any], path: Path, key: str) -> None:
+    """Write the answers of ``make()``'s sessions (``_capture``, for each protocol version with
+    a handshake) to ``path`` for the places key ``key``: to a private temporary file, then
+    renamed over ``path``, so a shim reads a whole file or none."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    versions = {version: await _capture(make, version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+    document = {"format": ANSWERS_FORMAT, "key": key, "answers": versions}
+    data = json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with open(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+async def _answers(make: Callable[[], Any], sockets: Sockets) -> None:
+    if sockets.answers is None:
+        return
+    try:
+        await write_answers(make, sockets.answers, sockets.answers_key)
+    except Exception as exc:  # no answers: the next shim relays as it did before them
+        say(f"telic: the resident server could not write its answers: {type(exc).__name__}: {exc}")
+
+
 def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
     if ready_fd is None:
         return
@@ -300,6 +397,7 @@ async def _serve(
             def start_hook(connection: socket.socket) -> Any:
                 return _hook(connection, root, activity, opening.ledger)
 
+            sessions.start_soon(_answers, make, sockets)
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(_accept, mcp[0], start_session, sessions)
                 if hook is not None:
