@@ -304,6 +304,11 @@ async def write_answers(make: Callable[[], Any], path: Path, key: str) -> None:
     versions = {version: await _capture(make, version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
     document = {"format": ANSWERS_FORMAT, "key": key, "answers": versions}
     data = json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    await anyio.to_thread.run_sync(_replace, path, data)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to a private temporary file beside ``path``, then rename it over ``path``."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -316,13 +321,20 @@ async def write_answers(make: Callable[[], Any], path: Path, key: str) -> None:
         raise
 
 
-async def _answers(make: Callable[[], Any], sockets: Sockets) -> None:
+async def _answers(make: Callable[[], Any], sockets: Sockets, activity: _Activity) -> None:
+    """Write the answers (``write_answers``), as a session would: the server does not go idle
+    before they are written."""
     if sockets.answers is None:
         return
+    activity.sessions += 1
+    activity.touch()
     try:
         await write_answers(make, sockets.answers, sockets.answers_key)
     except Exception as exc:  # no answers: the next shim relays as it did before them
         say(f"telic: the resident server could not write its answers: {type(exc).__name__}: {exc}")
+    finally:
+        activity.sessions -= 1
+        activity.touch()
 
 
 def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
@@ -397,7 +409,7 @@ async def _serve(
             def start_hook(connection: socket.socket) -> Any:
                 return _hook(connection, root, activity, opening.ledger)
 
-            sessions.start_soon(_answers, make, sockets)
+            sessions.start_soon(_answers, make, sockets, activity)
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(_accept, mcp[0], start_session, sessions)
                 if hook is not None:
