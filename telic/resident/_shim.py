@@ -57,8 +57,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWERED_METHODS",
     "ANSWERS_FORMAT",
+    "DISCOVER",
     "HOOK_DEADLINE",
     "HOOK_WAIT",
+    "LISTINGS",
     "MAX_HOOK_EVENT",
     "NO_SERVER",
     "Deadline",
@@ -96,16 +98,24 @@ before the sessions end, so only a server that ended a session while still openi
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
 ANSWERS_FORMAT: Final = 1
 """The version of the answers file's layout; a file of another layout is not read."""
-ANSWERED_METHODS: Final = (
-    "initialize",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
+LISTINGS: Final = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+ANSWERED_METHODS: Final = ("initialize", *LISTINGS)
+"""The requests a shim answers from the answers file while its server warms up, for a protocol
+version with a handshake: their answers depend only on the server's code and settings (the
+places key), never on the ledger or the caller. ``prompts/get`` is not among them: its text is
+made from the caller's arguments. For a protocol version without one (2026-07-28 on), whose
+every request carries its version in ``_meta``, ``server/discover`` stands for ``initialize``."""
+DISCOVER: Final = "server/discover"
+_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+_PLAIN_META: Final = frozenset(
+    {
+        _VERSION_META,
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/clientCapabilities",
+    }
 )
-"""The requests a shim answers from the answers file while its server warms up: their answers
-depend only on the server's code and settings (the places key), never on the ledger.
-``prompts/get`` is not among them: its text is made from the caller's arguments."""
+"""The ``_meta`` keys a request answered from the answers may carry (a progress token, say,
+is the server's to honour)."""
 
 
 class ServeOptions:
@@ -415,7 +425,9 @@ def read_answers(places: Places) -> dict[str, dict[str, str]] | None:
     if document.get("key") != places.key or not isinstance(versions, dict) or not versions:
         return None
     for answers in versions.values():
-        if not isinstance(answers, dict) or sorted(answers) != sorted(ANSWERED_METHODS):
+        if not isinstance(answers, dict):
+            return None
+        if sorted(answers) not in (sorted(ANSWERED_METHODS), sorted((DISCOVER, *LISTINGS))):
             return None
         if not all(isinstance(text, str) for text in answers.values()):
             return None
@@ -448,6 +460,7 @@ class _Answering:
         self.stdout = stdout
         self.answers: dict[str, str] | None = None
         self.initialize_id: object = None
+        self.handshake = False  # an ``initialize`` came: a session of the handshake era
         self.first = True
         self.pending: list[bytes] = []
         self.awaited = False  # a pending request only the server can answer
@@ -456,7 +469,7 @@ class _Answering:
         self.host_done = False
 
     def answer(self, line: bytes) -> bytes | None:
-        """The answer to ``line`` from the answers, if it has one."""
+        """The answer to ``line`` from the answers, if they hold one."""
         try:
             message = loads(line)
         except ValueError:
@@ -465,18 +478,22 @@ class _Answering:
             return None
         method, params = message.get("method"), message.get("params")
         ident = _id_text(message.get("id"))
-        if ident is None or method not in ANSWERED_METHODS:
+        if ident is None or not isinstance(method, str):
             return None
-        if method == "initialize":
-            if not self.first or not isinstance(params, dict):
-                return None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        self.handshake = self.handshake or method == "initialize"
+        stateless = isinstance(meta, dict) and list(params) == ["_meta"]
+        if stateless and not self.handshake and _PLAIN_META.issuperset(meta):
+            answers = self.versions.get(str(meta.get(_VERSION_META)))  # a stateless request
+        elif method == "initialize" and self.first and isinstance(params, dict):
             answers = self.versions.get(str(params.get("protocolVersion")))
-            if answers is None:
-                return None
-            self.answers, self.initialize_id = answers, message["id"]
-        elif self.answers is None or params not in (None, {}):
-            return None  # before an answered handshake, or a cursor / _meta: the server's
-        result = self.answers[method].encode("utf-8", "surrogatepass")
+            if answers is not None and method in answers:
+                self.answers, self.initialize_id = answers, message["id"]
+        else:  # a listing after an answered handshake; a cursor is the server's
+            answers = self.answers if params in (None, {}) else None
+        if answers is None or method not in answers or (method == "initialize" and meta):
+            return None
+        result = answers[method].encode("utf-8", "surrogatepass")
         return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result + b"}\n"
 
     def take(self, line: bytes) -> None:
@@ -486,17 +503,15 @@ class _Answering:
                 self.connection.sendall(line)
                 return
             first = self.first
-            if first or self.answers is not None:
-                reply = self.answer(line)
-                self.first = False
-                if reply is not None:
-                    _write_all(self.stdout, reply)
-                    if self.initialize_id is not None and first:
-                        self.pending.append(line)  # the server's session needs its handshake
-                    return
+            reply = self.answer(line)
             self.first = False
+            if reply is not None:
+                _write_all(self.stdout, reply)
+                if self.initialize_id is not None and first:
+                    self.pending.append(line)  # the server's session needs its handshake
+                return
             self.pending.append(line)
-            self.awaited = self.awaited or b'"id"' in line or self.answers is None
+            self.awaited = self.awaited or b'"id"' in line
 
     def end(self) -> bool:
         """The host closed stdin; ``True`` when nothing waits for the server (the shim may go)."""

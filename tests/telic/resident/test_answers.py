@@ -30,6 +30,15 @@ LISTINGS = [
     {"jsonrpc": "2.0", "id": index + 2, "method": method}
     for index, method in enumerate(ANSWERED_METHODS[1:])
 ]
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "answers-test", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN = [  # what the SDK's own client sends first (``mcp.Client``, mode "auto")
+    {"jsonrpc": "2.0", "id": index + 20, "method": method, "params": {"_meta": MODERN_META}}
+    for index, method in enumerate(("server/discover", *ANSWERED_METHODS[1:]))
+]
 CALL = {
     "jsonrpc": "2.0",
     "id": 9,
@@ -61,15 +70,27 @@ def _start_lock(places: Places) -> Iterator[None]:
         yield
 
 
-def _servers_own_answers(repo: DemoRepository, env: dict[str, str], runtime: Path) -> list[bytes]:
-    """A session with no answers written yet (relayed as is: the server's own bytes); the
-    server then goes idle and exits, which it does only once it has written its answers."""
+def _without_handshake(shim: Shim) -> list[bytes]:
+    """The raw lines the shim writes for each request of ``MODERN``."""
+    lines = []
+    for request in MODERN:
+        shim.send(request)
+        lines.append(shim.receive_line())
+    return lines
+
+
+def _servers_own_answers(
+    repo: DemoRepository, env: dict[str, str], runtime: Path
+) -> tuple[list[bytes], list[bytes]]:
+    """Sessions with no answers written yet (relayed as is: the server's own bytes), with and
+    without a handshake; the server then goes idle and exits, which it does only once it has
+    written its answers."""
     quick = {**env, "TELIC_RESIDENT_IDLE": "0.5"}
     places = _places(repo, quick)
     assert read_answers(places) is None
-    shim = Shim(repo.root, quick)
-    own = _handshake_and_listings(shim)
-    assert shim.close() == 0
+    shim, modern = Shim(repo.root, quick), Shim(repo.root, quick)
+    own = _handshake_and_listings(shim), _without_handshake(modern)
+    assert (shim.close(), modern.close()) == (0, 0)
     [pid] = server_pids(runtime)
     wait_exit(pid)
     assert not os.path.exists(places.socket)
@@ -79,7 +100,7 @@ def _servers_own_answers(repo: DemoRepository, env: dict[str, str], runtime: Pat
 def test_the_shim_answers_the_handshake_and_listings_with_the_servers_bytes_while_none_runs(
     repo: DemoRepository, runtime: Path, env: dict[str, str]
 ) -> None:
-    own = _servers_own_answers(repo, env, runtime)
+    own, _ = _servers_own_answers(repo, env, runtime)
     places = _places(repo, env)
     assert oct(os.stat(answers_path(places)).st_mode & 0o777) == "0o600"
     assert read_answers(places) is not None
@@ -96,10 +117,25 @@ def test_the_shim_answers_the_handshake_and_listings_with_the_servers_bytes_whil
     assert len(server_pids(runtime)) == 2  # the first one exited; the shim started another
 
 
+def test_a_host_without_a_handshake_is_answered_too(
+    repo: DemoRepository, runtime: Path, env: dict[str, str]
+) -> None:
+    """2026-07-28: no ``initialize``; each request carries its version in ``_meta``."""
+    _, own = _servers_own_answers(repo, env, runtime)
+    with _start_lock(_places(repo, env)):
+        shim = Shim(repo.root, env)
+        assert _without_handshake(shim) == own
+        shim.send({**CALL, "params": {**CALL["params"], "_meta": MODERN_META}})
+    answer = shim.receive()
+    assert answer["id"] == 9
+    assert answer["result"]["isError"] is False
+    assert shim.close() == 0
+
+
 def test_a_host_that_only_lists_is_answered_and_leaves_without_waiting(
     repo: DemoRepository, runtime: Path, env: dict[str, str]
 ) -> None:
-    own = _servers_own_answers(repo, env, runtime)
+    own, _ = _servers_own_answers(repo, env, runtime)
     with _start_lock(_places(repo, env)):
         shim = Shim(repo.root, env)
         assert _handshake_and_listings(shim) == own
@@ -182,12 +218,18 @@ def test_only_an_answered_handshake_opens_the_listings() -> None:
         {**LISTINGS[0], "id": 1.5},
         {**LISTINGS[0], "id": True},
         {**LISTINGS[0], "jsonrpc": "1.0"},
+        {**LISTINGS[0], "params": {"_meta": {"progressToken": 1}}},
         {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "telic"}},
         CALL,
     ],
-    ids=["cursor", "float-id", "bool-id", "not-2.0", "prompts-get", "tools-call"],
+    ids=["cursor", "float-id", "bool-id", "not-2.0", "progress", "prompts-get", "tools-call"],
 )
 def test_what_the_answers_do_not_hold_is_left_to_the_server(request_: dict[str, Any]) -> None:
+    """And a stateless request of a version they hold only for a handshake, or with more
+    ``_meta`` than a version and the client's name and capabilities."""
+    state = _answering()
+    stateless = {**LISTINGS[0], "params": {"_meta": MODERN_META}}
+    assert state.answer(_line(stateless)) is None  # the answers hold 2025-06-18 only
     state = _answering()
     assert state.answer(_line(initialize(1, version="2025-06-18"))) is not None
     assert state.answer(_line(request_)) is None
