@@ -482,8 +482,13 @@ class _Answering:
             return None
         meta = params.get("_meta") if isinstance(params, dict) else None
         self.handshake = self.handshake or method == "initialize"
-        stateless = isinstance(meta, dict) and list(params) == ["_meta"]
-        if stateless and not self.handshake and _PLAIN_META.issuperset(meta):
+        if (
+            isinstance(meta, dict)
+            and isinstance(params, dict)
+            and list(params) == ["_meta"]
+            and not self.handshake
+            and _PLAIN_META.issuperset(meta)
+        ):
             answers = self.versions.get(str(meta.get(_VERSION_META)))  # a stateless request
         elif method == "initialize" and self.first and isinstance(params, dict):
             answers = self.versions.get(str(params.get("protocolVersion")))
