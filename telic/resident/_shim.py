@@ -625,10 +625,11 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     try:
         fingerprint = code_fingerprint()
         places = places_for(options.repository_root, options.schemas, environ, fingerprint)
-        private = check_private(places.directory)
-        versions = read_answers(places) if private else None
+        # A listening server answers at once; the answers are for a server still to start.
+        attached = connect(places.socket) if check_private(places.directory) else None
+        versions = None if attached is not None else read_answers(places)
         answering = None if versions is None else _answering(versions)
-        connection = ensure_server(options, environ, fingerprint)
+        connection = attached or ensure_server(options, environ, fingerprint)
     except ResidentError as exc:
         print(f"telic: {exc}", file=sys.stderr)
         return 1
