@@ -4,8 +4,10 @@ Each sample is a new host session with the official MCP client over stdio, timed
 of the server command:
 
 * ``in-process`` — ``python -m telic serve``, a fresh process and state directory each time;
-* ``resident, cold`` — ``serve --resident`` with no resident server running (a fresh runtime
-  directory each time): the shim starts one, which pays the import floor;
+* ``resident, cold`` — ``serve --resident`` with no resident server running (the last one was
+  stopped; its runtime directory keeps what it wrote, as after an idle exit or a reboot of the
+  server): the shim starts one, which pays the import floor, and answers the handshake and
+  ``tools/list`` itself from the answers the last server wrote, where it can;
 * ``resident, warm`` — ``serve --resident`` while the repository's resident server runs: only
   the shim starts (standard library only) and attaches over the Unix socket.
 
@@ -117,21 +119,27 @@ async def measure(
                 samples[f"{label}resident, cold"] = []
             samples[f"{label}resident, warm"] = []
         floors: list[float] = []
-        for label, tree in trees.items():  # start each warm server
+        colds = {label: base / f"rc{n}" for n, label in enumerate(trees)}
+        for label, tree in trees.items():  # start each warm server; a cold one once, stopped
             await _session(root, base / f"warm-state{label}", workspace, runtimes[label], tree)
+            if not warm_only:
+                try:
+                    await _session(root, base / f"cold-state{label}", workspace, colds[label], tree)
+                finally:
+                    stop_residents(colds[label])
         for index in range(starts):  # interleaved, so load drifts hit every series alike
             floors.append(await _floor())
             if not warm_only:
                 samples["in-process"].append(
                     await _session(root, base / f"s{index}", workspace, None, think=think)
                 )
-            for n, (label, tree) in enumerate(trees.items()):
-                cold = base / f"rc{index}-{n}"
+            for label, tree in trees.items():
+                cold = colds[label]
                 if not warm_only:
                     try:
                         samples[f"{label}resident, cold"].append(
                             await _session(
-                                root, base / f"c{index}-{n}", workspace, cold, tree, think
+                                root, base / f"cold-state{label}", workspace, cold, tree, think
                             )
                         )
                     finally:

@@ -27,13 +27,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lock", required=True, type=Path)
     parser.add_argument("--ready-fd", type=int, default=None)
     parser.add_argument("--idle", type=float, required=True)
+    parser.add_argument("--answers", type=Path, default=None)
+    parser.add_argument("--answers-key", default="")
     args = parser.parse_args(argv)
     try:
         config = ServerConfig.from_env(repository_root=args.repository_root, schemas=args.schemas)
     except TelicError as error:
         print(f"telic: {error.message} ({error.code})", file=sys.stderr)
         return 2
-    sockets = Sockets(mcp=args.socket, hook=args.hook_socket, lock=args.lock)
+    sockets = Sockets(
+        mcp=args.socket,
+        hook=args.hook_socket,
+        lock=args.lock,
+        answers=args.answers,
+        answers_key=args.answers_key,
+    )
     return anyio.run(run_resident, config, sockets, args.idle, args.ready_fd)
 
 

@@ -7,6 +7,10 @@ listens on two Unix sockets in its private directory (``_places``):
   serve`` over stdio — the same server (``assemble``, so each session has its own schema
   bookkeeping), the same framing and hostile-input handling (``telic.server._stdio``'s
   ``serve_lines`` over ``PipeLines`` / ``PipeWriter`` on the connection's descriptor);
+* the answers: while it warms up it writes, atomically, the answers its own sessions give to
+  ``initialize`` (or ``server/discover``, for each protocol version the SDK serves) and to
+  the listings (``_shim.LISTINGS``), with the places key they hold for, so the next shim can
+  answer a host from them before this server's successor has imported anything (``_shim``);
 * the hook socket: each connection carries one ``telic hook <host>`` event, decided by the
   in-process hook's own code (``telic.hosts.host_hook``, in the host's dialect) in a worker
   thread.
@@ -39,7 +43,13 @@ import anyio.to_thread
 
 from telic._errors import TelicError
 from telic.hosts import HOOK_HOSTS
-from telic.resident._shim import MAX_HOOK_EVENT, connect
+from telic.resident._shim import (
+    ANSWERS_FORMAT,
+    DISCOVER,
+    LISTINGS,
+    MAX_HOOK_EVENT,
+    connect,
+)
 from telic.server import (
     OpeningBackend,
     PipeLines,
@@ -63,11 +73,14 @@ larger ones it decides in-process) and the header line naming the repository and
 
 @dataclass(frozen=True, slots=True)
 class Sockets:
-    """Where the server listens and the lock its starters hold."""
+    """Where the server listens, the lock its starters hold, and where it writes its answers
+    to the listings (``None``: nowhere) for the places key ``answers_key``."""
 
     mcp: Path
     hook: Path
     lock: Path
+    answers: Path | None = None
+    answers_key: str = ""
 
 
 def _listen(path: Path, *, required: bool) -> tuple[socket.socket, int] | None:
@@ -228,6 +241,116 @@ def _drain(listener: socket.socket, handle: Callable[[socket.socket], Any], tg: 
         tg.start_soon(handle, connection)
 
 
+def _asked(version: str, modern: bool) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    """The requests ``_capture`` sends for ``version``, and their methods by id."""
+    client = {"name": "telic-answers", "version": "0"}
+    if modern:  # no handshake: each request carries its version (``_shim._PLAIN_META``)
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": client,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        methods = (DISCOVER, *LISTINGS)
+        asked = [
+            {"jsonrpc": "2.0", "id": index, "method": method, "params": {"_meta": meta}}
+            for index, method in enumerate(methods)
+        ]
+        return asked, methods
+    methods = ("initialize", *LISTINGS)
+    handshake = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    asked = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": handshake},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": i + 1, "method": m} for i, m in enumerate(LISTINGS)),
+    ]
+    return asked, methods
+
+
+async def _capture(make: Callable[[], Any], version: str, modern: bool) -> dict[str, str]:
+    """What a session of ``make()`` answers at ``version`` to ``initialize`` (or, ``modern``,
+    ``server/discover``) and then to each listing: the JSON text of each result, exactly as the
+    session wrote it."""
+    asked, methods = _asked(version, modern)
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        ours.setblocking(False)
+        theirs.setblocking(False)
+        await _send_all(theirs, b"".join(json.dumps(m).encode() + b"\n" for m in asked))
+        answers: dict[str, str] = {}
+        async with anyio.create_task_group() as session:
+            fd = ours.fileno()
+            session.start_soon(serve_lines, make(), PipeLines(fd), PipeWriter(fd))
+            received = b""
+            while len(answers) < len(methods):
+                try:
+                    chunk = theirs.recv(_CHUNK)
+                except BlockingIOError:
+                    await anyio.wait_readable(theirs)
+                    continue
+                if not chunk:
+                    raise ValueError("the session ended before it answered every listing")
+                *lines, received = (received + chunk).split(b"\n")
+                for line in lines:
+                    answers.update(_result_text(line.decode("utf-8"), methods))
+            session.cancel_scope.cancel()
+    return answers
+
+
+def _result_text(line: str, methods: tuple[str, ...]) -> dict[str, str]:
+    """``{method: result text}`` for a session's answer to one of the ``_capture`` requests."""
+    message = json.loads(line)
+    index = message.get("id")
+    if not isinstance(index, int) or not 0 <= index < len(methods) or "method" in message:
+        return {}  # a notification (a log line): not an answer
+    prefix = f'{{"jsonrpc":"2.0","id":{index},"result":'
+    if not (line.startswith(prefix) and line.endswith("}")):
+        raise ValueError(f"the answer to {methods[index]} is not a result: {line[:200]}")
+    return {methods[index]: line[len(prefix) : -1]}
+
+
+async def write_answers(make: Callable[[], Any], path: Path, key: str) -> None:
+    """Write the answers of ``make()``'s sessions (``_capture``, for each protocol version the
+    SDK serves) to ``path`` for the places key ``key``: to a private temporary file, then
+    renamed over ``path``, so a shim reads a whole file or none."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    versions = {v: await _capture(make, v, False) for v in HANDSHAKE_PROTOCOL_VERSIONS}
+    versions |= {v: await _capture(make, v, True) for v in MODERN_PROTOCOL_VERSIONS}
+    document = {"format": ANSWERS_FORMAT, "key": key, "answers": versions}
+    data = json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    await anyio.to_thread.run_sync(_replace, path, data)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to a private temporary file beside ``path``, then rename it over ``path``."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with open(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+async def _answers(make: Callable[[], Any], sockets: Sockets, activity: _Activity) -> None:
+    """Write the answers (``write_answers``), as a session would: the server does not go idle
+    before they are written."""
+    if sockets.answers is None:
+        return
+    activity.sessions += 1
+    activity.touch()
+    try:
+        await write_answers(make, sockets.answers, sockets.answers_key)
+    except Exception as exc:  # no answers: the next shim relays as it did before them
+        say(f"telic: the resident server could not write its answers: {type(exc).__name__}: {exc}")
+    finally:
+        activity.sessions -= 1
+        activity.touch()
+
+
 def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
     if ready_fd is None:
         return
@@ -300,6 +423,7 @@ async def _serve(
             def start_hook(connection: socket.socket) -> Any:
                 return _hook(connection, root, activity, opening.ledger)
 
+            sessions.start_soon(_answers, make, sockets, activity)
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(_accept, mcp[0], start_session, sessions)
                 if hook is not None:

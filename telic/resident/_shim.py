@@ -15,6 +15,14 @@ Standard library only, imported by ``telic.cli._entry`` before anything heavy. T
    session because its backend could not open, the shim prints that one line instead (the
    server's ``error …`` on the pipe) and exits 1.
 
+While it waits for the server, the shim answers a host's handshake and listings itself, from
+the answers a server of the same key wrote (``answers_path``; ``read_answers``): ``initialize``
+and then ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list``
+(without a cursor), byte for byte what that server answers. Everything else waits for the
+server; the ``initialize`` it answered is forwarded too (the server's session needs its
+handshake), and the server's answer to it is dropped. No answers, answers of another key, or a
+first line that is not an ``initialize`` of a protocol version they hold: today's relay.
+
 ``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
 returns its answer; ``None`` when no server listens, so the caller decides in-process.
 ``run_hook`` is the whole hook (``telic hook <host>``): the resident server's answer, else the
@@ -34,6 +42,7 @@ from telic.resident._places import (
     Places,
     ResidentError,
     check_private,
+    code_fingerprint,
     env_seconds,
     idle_seconds,
     places_for,
@@ -46,18 +55,24 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
+    "ANSWERED_METHODS",
+    "ANSWERS_FORMAT",
+    "DISCOVER",
     "HOOK_DEADLINE",
     "HOOK_WAIT",
+    "LISTINGS",
     "MAX_HOOK_EVENT",
     "NO_SERVER",
     "Deadline",
     "HookReply",
     "ServeOptions",
+    "answers_path",
     "ask_hook",
     "connect",
     "ensure_server",
     "loads",
     "parse_serve",
+    "read_answers",
     "run_hook",
     "serve_resident",
 ]
@@ -81,6 +96,26 @@ _FAILURE_WAIT: Final = 2.0
 """Seconds a shim whose session ended waits for its server's ``error …`` line (it is written
 before the sessions end, so only a server that ended a session while still opening waits)."""
 _REFUSED: Final = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK)
+ANSWERS_FORMAT: Final = 1
+"""The version of the answers file's layout; a file of another layout is not read."""
+LISTINGS: Final = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+ANSWERED_METHODS: Final = ("initialize", *LISTINGS)
+"""The requests a shim answers from the answers file while its server warms up, for a protocol
+version with a handshake: their answers depend only on the server's code and settings (the
+places key), never on the ledger or the caller. ``prompts/get`` is not among them: its text is
+made from the caller's arguments. For a protocol version without one (2026-07-28 on), whose
+every request carries its version in ``_meta``, ``server/discover`` stands for ``initialize``."""
+DISCOVER: Final = "server/discover"
+_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+_PLAIN_META: Final = frozenset(
+    {
+        _VERSION_META,
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/clientCapabilities",
+    }
+)
+"""The ``_meta`` keys a request answered from the answers may carry (a progress token, say,
+is the server's to honour)."""
 
 
 class ServeOptions:
@@ -229,6 +264,10 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
         str(writing),
         "--idle",
         str(idle),
+        "--answers",
+        answers_path(places),
+        "--answers-key",
+        places.key,
     ]
     try:
         log = os.open(places.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -364,6 +403,217 @@ def relay(connection: _socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
     return bool(host_done)
 
 
+def answers_path(places: Places) -> str:
+    """The file where the server of ``places`` writes its answers to the listings."""
+    return os.path.join(places.directory, f"{places.key}.answers.json")
+
+
+def read_answers(places: Places) -> dict[str, dict[str, str]] | None:
+    """The answers the server of ``places`` wrote: for each protocol version, each method of
+    ``ANSWERED_METHODS`` and the JSON text of its result; ``None`` when there are none to trust
+    (no file, another layout, another key: another version of the code or other settings).
+    """
+    try:
+        with open(answers_path(places), "rb") as file:
+            data = file.read()
+        document = loads(data)
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(document, dict) or document.get("format") != ANSWERS_FORMAT:
+        return None
+    versions = document.get("answers")
+    if document.get("key") != places.key or not isinstance(versions, dict) or not versions:
+        return None
+    for answers in versions.values():
+        if not isinstance(answers, dict):
+            return None
+        if sorted(answers) not in (sorted(ANSWERED_METHODS), sorted((DISCOVER, *LISTINGS))):
+            return None
+        if not all(isinstance(text, str) for text in answers.values()):
+            return None
+    return versions
+
+
+def _id_text(value: object) -> bytes | None:
+    """A request id as the server writes it back; ``None`` for an id the shim leaves to it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value).encode()
+    if isinstance(value, str):
+        return _json.encode_basestring(value).encode("utf-8", "surrogatepass")
+    return None
+
+
+class _Answering:
+    """The host's side of a session whose server is not attached yet (``serve_resident``).
+
+    The upstream thread hands it each line. Before the connection, a line it can answer from
+    the answers file is answered on ``stdout``; the rest (and the answered ``initialize``) wait
+    in ``pending``; once attached, every line goes to the server. ``lock`` orders the two: an
+    answer is written whole before the relay of the server's bytes begins.
+    """
+
+    def __init__(self, versions: dict[str, dict[str, str]], stdout: int) -> None:
+        import _thread
+
+        self.lock = _thread.allocate_lock()
+        self.versions = versions
+        self.stdout = stdout
+        self.answers: dict[str, str] | None = None
+        self.initialize_id: object = None
+        self.handshake = False  # an ``initialize`` came: a session of the handshake era
+        self.first = True
+        self.pending: list[bytes] = []
+        self.awaited = False  # a pending request only the server can answer
+        self.connection: _socket.socket | None = None
+        self.ended = False
+        self.host_done = False
+
+    def answer(self, line: bytes) -> bytes | None:
+        """The answer to ``line`` from the answers, if they hold one."""
+        try:
+            message = loads(line)
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return None
+        method, params = message.get("method"), message.get("params")
+        ident = _id_text(message.get("id"))
+        if ident is None or not isinstance(method, str):
+            return None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        self.handshake = self.handshake or method == "initialize"
+        if (
+            isinstance(meta, dict)
+            and isinstance(params, dict)
+            and list(params) == ["_meta"]
+            and not self.handshake
+            and _PLAIN_META.issuperset(meta)
+        ):
+            answers = self.versions.get(str(meta.get(_VERSION_META)))  # a stateless request
+        elif method == "initialize" and self.first and isinstance(params, dict):
+            answers = self.versions.get(str(params.get("protocolVersion")))
+            if answers is not None and method in answers:
+                self.answers, self.initialize_id = answers, message["id"]
+        else:  # a listing after an answered handshake; a cursor is the server's
+            answers = self.answers if params in (None, {}) else None
+        if answers is None or method not in answers or (method == "initialize" and meta):
+            return None
+        result = answers[method].encode("utf-8", "surrogatepass")
+        return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result + b"}\n"
+
+    def take(self, line: bytes) -> None:
+        """One line from the host (with its newline, unless the host ended without one)."""
+        with self.lock:
+            if self.connection is not None:
+                self.connection.sendall(line)
+                return
+            first = self.first
+            reply = self.answer(line)
+            self.first = False
+            if reply is not None:
+                _write_all(self.stdout, reply)
+                if self.initialize_id is not None and first:
+                    self.pending.append(line)  # the server's session needs its handshake
+                return
+            self.pending.append(line)
+            self.awaited = self.awaited or b'"id"' in line
+
+    def end(self) -> bool:
+        """The host closed stdin; ``True`` when nothing waits for the server (the shim may go)."""
+        with self.lock:
+            self.ended = True
+            if self.connection is not None:
+                _shut(self.connection)
+                return False
+            return not self.awaited
+
+    def attach(self, connection: _socket.socket) -> None:
+        """The server listens: send it what waited, then let every line through."""
+        with self.lock:
+            for line in self.pending:
+                connection.sendall(line)
+            self.pending.clear()
+            self.connection = connection
+            if self.ended:
+                _shut(connection)
+
+
+def _shut(connection: _socket.socket) -> None:
+    try:  # noqa: SIM105  # contextlib is a Python-source import the warm path avoids
+        connection.shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def _drop_answer(connection: _socket.socket, ident: object, stdout: int) -> bool:
+    """Relay the server's lines until its answer to request ``ident`` (dropped: the shim gave
+    the host its own); ``False`` when the session ended first."""
+    buffered = b""
+    while True:
+        newline = buffered.find(b"\n")
+        if newline < 0:
+            chunk = connection.recv(_CHUNK)
+            if not chunk:
+                _write_all(stdout, buffered)
+                return False
+            buffered += chunk
+            continue
+        line, buffered = buffered[: newline + 1], buffered[newline + 1 :]
+        try:
+            message = loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and "method" not in message and message.get("id") == ident:
+            _write_all(stdout, buffered)
+            return True
+        _write_all(stdout, line)
+
+
+def _answering(versions: dict[str, dict[str, str]], stdin: int = 0, stdout: int = 1) -> _Answering:
+    """Start reading the host's lines, answering from ``versions`` until ``relay_answering``."""
+    import _thread
+
+    state = _Answering(versions, stdout)
+
+    def upstream() -> None:
+        buffered = b""
+        try:
+            while chunk := os.read(stdin, _CHUNK):
+                buffered += chunk
+                *lines, buffered = buffered.split(b"\n")
+                for line in lines:
+                    state.take(line + b"\n")
+            if buffered:
+                state.take(buffered)
+        except OSError:
+            pass
+        finally:
+            state.host_done = True
+            if state.end():
+                os._exit(0)  # all the host asked is answered; the server starts on its own
+
+    _thread.start_new_thread(upstream, ())
+    return state
+
+
+def relay_answering(state: _Answering, connection: _socket.socket) -> bool:
+    """``relay`` for a session that ``state`` began: send what waited, drop the server's answer
+    to the ``initialize`` already answered, then copy the server to the host."""
+    try:
+        state.attach(connection)
+        if state.initialize_id is not None and not _drop_answer(
+            connection, state.initialize_id, state.stdout
+        ):
+            return state.host_done
+        while chunk := connection.recv(_CHUNK):
+            _write_all(state.stdout, chunk)
+    except BrokenPipeError:
+        return True  # the host stopped reading: it is going away
+    except OSError:
+        pass
+    return state.host_done
+
+
 def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     """Run ``telic serve --resident``; return the exit code."""
     environ = os.environ
@@ -373,13 +623,19 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
         print(f"telic: {exc}", file=sys.stderr)
         return 2
     try:
-        connection = ensure_server(options, environ)
+        fingerprint = code_fingerprint()
+        places = places_for(options.repository_root, options.schemas, environ, fingerprint)
+        # A listening server answers at once; the answers are for a server still to start.
+        attached = connect(places.socket) if check_private(places.directory) else None
+        versions = None if attached is not None else read_answers(places)
+        answering = None if versions is None else _answering(versions)
+        connection = attached or ensure_server(options, environ, fingerprint)
     except ResidentError as exc:
         print(f"telic: {exc}", file=sys.stderr)
         return 1
     try:
         with connection:
-            if relay(connection):
+            if relay(connection) if answering is None else relay_answering(answering, connection):
                 return 0
             failure = connection.backend_failure()
     except KeyboardInterrupt:
@@ -387,7 +643,6 @@ def serve_resident(words: Sequence[str], root_option: str | None) -> int:
     if failure is not None:  # the server it started could not open the backend: one line
         print(f"telic: resident.start: {failure}", file=sys.stderr)
         return 1
-    places = places_for(options.repository_root, options.schemas, environ)
     print(
         f"telic: resident.ended: the resident server for {options.repository_root} ended the "
         f"session (log: {places.log})",

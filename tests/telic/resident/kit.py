@@ -116,6 +116,11 @@ class Shim:
 
     def receive(self, timeout: float = 60.0) -> dict[str, Any]:
         """The next message on the shim's stdout, within ``timeout`` seconds."""
+        message: dict[str, Any] = json.loads(self.receive_line(timeout))
+        return message
+
+    def receive_line(self, timeout: float = 60.0) -> bytes:
+        """The next line on the shim's stdout, without its newline, as the bytes it wrote."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         while b"\n" not in self._pending:
@@ -127,8 +132,7 @@ class Shim:
                 raise AssertionError(f"the shim closed stdout (exit {code}): {self.stderr()}")
             self._pending += chunk
         line, self._pending = self._pending.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        return line
 
     def initialize(self) -> dict[str, Any]:
         """The MCP handshake; returns the initialize result."""

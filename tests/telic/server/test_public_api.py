@@ -17,6 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 OURS = [ROOT / "telic", ROOT / "actors" / "telic_actors", ROOT / "packets" / "telic_packets"]
 _PRIVATE = re.compile(r"^_[A-Za-z0-9]\w*$")
+WIRE_KEYS = frozenset({"_meta"})
+"""Field names of the MCP wire itself (the specification's, not the SDK's): the resident shim
+reads JSON-RPC with the standard library only and must spell them; no getattr reads them."""
 
 
 def _package_dir(name: str) -> Path:
@@ -88,6 +91,7 @@ def _violations() -> Iterator[str]:
                 and isinstance(node.value, str)
                 and node.value in sdk
                 and node.value not in ours
+                and node.value not in WIRE_KEYS
             ):
                 yield f"{where}:{node.lineno} names the SDK's private {node.value} (getattr?)"
 
