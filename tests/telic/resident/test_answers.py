@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from telic.cli import DemoRepository
+from telic.demo import DemoRepository
 from telic.resident._places import Places, places_for
 from telic.resident._shim import (
     ANSWERED_METHODS,
