@@ -264,11 +264,6 @@ _SUMMARY: Final = Fill("/rationaleSummary", "Why.")
 # ------------------------------------------------------------------ what the type text says
 
 
-@functools.cache
-def _statements() -> dict[tuple[str, str], str]:
-    return field_statements()
-
-
 def _resolved(schema: JSON, node: JSON) -> tuple[JSON, str | None]:
     """``node`` with its ``$ref`` and nullable ``anyOf`` resolved, and the ``$defs`` name."""
     name = None
@@ -361,9 +356,9 @@ def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
     items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
     item = _template(schema, items)
     said = [
-        f"{field}: {_statements()[(artifact_type, f'{name}.{field}')]}"
+        f"{field}: {field_statements()[(artifact_type, f'{name}.{field}')]}"
         for field in items.get("properties") or {}
-        if (artifact_type, f"{name}.{field}") in _statements()
+        if (artifact_type, f"{name}.{field}") in field_statements()
     ]
     return item, " ".join(said)
 

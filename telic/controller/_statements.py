@@ -366,7 +366,7 @@ def field_statements(topology_rules: bool = True) -> dict[tuple[str, str], str]:
 
     Ordered by the registry so that a location's sentences read in the order the rules run.
     ``topology_rules=False`` leaves out the ``TP-*`` rules: a draft of a run that asked for no
-    topology (the 1.0 path) never meets them.
+    topology (the 1.0 path) never meets them. Cached and shared: callers must not change it.
     """
     from telic.controller._rules import rule_ids  # the registry imports the rule modules
 

@@ -140,7 +140,7 @@ class RunRecord:
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
         }
-        later = self.later_keys()
+        later = asks_later(self.topology, self.prior_run_id)
         if later:
             wire["topology"] = self.topology or "standard"
         wire |= {
@@ -158,10 +158,11 @@ class RunRecord:
             wire |= {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
         return wire | {"createdAt": self.created_at, "updatedAt": self.updated_at}
 
-    def later_keys(self) -> bool:
-        """Whether the run asked for what the original added after 1.0 (a topology, a prior
-        run), and so carries its keys on the wire."""
-        return self.topology is not None or self.prior_run_id is not None
+
+def asks_later(topology: str | None, prior_run_id: str | None) -> bool:
+    """Whether a run asked for what the original added after 1.0 (a topology, a prior run),
+    and so carries its keys on the wire (``RunRecord`` and ``RunSummary`` alike)."""
+    return topology is not None or prior_run_id is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,7 +194,7 @@ class RunSummary:
             "schemaVersion": self.schema_version,
             "requestedMode": self.requested_mode,
         }
-        later = self.topology is not None or self.prior_run_id is not None
+        later = asks_later(self.topology, self.prior_run_id)
         if later:
             wire["topology"] = self.topology or "standard"
         wire |= {
