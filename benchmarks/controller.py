@@ -91,10 +91,12 @@ async def _split_run(ledger: Ledger, parts: dict[str, list[float]]) -> None:
         assert isinstance(outcome, Accepted), outcome
         next_action(outcome.state)
         t4 = clock()
-        flow.last = await controller.commit(run_id, state, outcome, now)
+        settled = await controller.settle(run_id, state, outcome, now)
         t5 = clock()
+        assert not isinstance(settled, Exception), settled
+        flow.last = settled
         if counted:
-            # commit() computes the next action again before its ledger transaction.
+            # settle() computes the next action again before its ledger transaction.
             for name, seconds in (
                 ("load", t1 - t0),
                 ("schema", t2 - t1),

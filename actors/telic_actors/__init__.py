@@ -33,13 +33,14 @@ from ._errors import (
     SupervisionEscalated as SupervisionEscalated,
     UsageError as UsageError,
 )
-from ._mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
-from ._ref import ActorRef as ActorRef
-from ._runtime import open_runtime as open_runtime
-from ._supervisor import (
+from ._runtime import (
+    ActorRef as ActorRef,
+    Mailbox as Mailbox,
+    MailboxStatistics as MailboxStatistics,
     RestartPolicy as RestartPolicy,
     Strategy as Strategy,
     Supervisor as Supervisor,
+    open_runtime as open_runtime,
 )
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from ._errors import UsageError
 
 if TYPE_CHECKING:
-    from ._ref import ActorRef
+    from ._runtime import ActorRef
 
 M = TypeVar("M")
 R_co = TypeVar("R_co", covariant=True)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from telic._errors import IntegrityError, NotFound
+from telic._errors import IntegrityError, NotFound, TelicError
 from telic.controller._draft import Draft, draft_for
 from telic.controller._events import (
     Accepted,
@@ -483,38 +483,44 @@ class Controller:
         state = cached.state
         if isinstance(submission, SubmitArtifact) and state.run.prior_run_id is not None:
             state = await self.linked(state, submission.body, submission.source_refs)
-        outcome = step(state, submission)
-        if isinstance(outcome, Accepted):
-            return await self._commit(run_id, state, cached, outcome, submission.now)
-        return await self.settle(run_id, state, outcome, submission.now)
+        result = await self._settle(run_id, state, cached, step(state, submission), submission.now)
+        if isinstance(result, TelicError):
+            raise result
+        return result
 
     async def settle(
         self, run_id: str, state: RunState, outcome: Accepted | Rejection, now: str
-    ) -> StepResult:
-        """Commit what ``step(state, …)`` accepted, or persist what a rejection must and raise.
+    ) -> StepResult | TelicError:
+        """Commit what ``step(state, …)`` accepted, or persist what a rejection must.
+
+        For a caller that ran ``step`` itself on a ``state`` that ``load`` returned (the run
+        actor, whose role actor stepped it): the submission is not validated a second time, and
+        the state is not read again. A phase step is fenced by ``state.run.version``.
 
         A rejection leaves one trace only: the DENY ``permission_checked`` decisions for
-        mutations a read-only WorkResult attempted (already de-duplicated by ``step``). Then its
-        error is raised. For callers that ran ``step`` themselves, such as a role actor.
-        """
-        if isinstance(outcome, Accepted):
-            return await self.commit(run_id, state, outcome, now)
-        if outcome.events:
-            await self._ledger.record_events(run_id, self._events(state.run, outcome.events, now))
-        raise outcome.error
-
-    async def commit(self, run_id: str, state: RunState, outcome: Accepted, now: str) -> StepResult:
-        """Commit what ``step(state, …)`` accepted, for a ``state`` that ``load`` returned.
-
-        For a caller that ran ``step`` itself (a role actor): the submission is not validated a
-        second time. A phase step is fenced by ``state.run.version`` like any other.
+        mutations a read-only WorkResult attempted (already de-duplicated by ``step``); its
+        error is returned, for the caller to reply with or raise.
 
         Raises:
             LedgerConflict: the run moved on since ``state`` was loaded.
         """
         cached = self._runs.get(run_id)
         base = cached if cached is not None and cached.state is state else None
-        return await self._commit(run_id, state, base, outcome, now)
+        return await self._settle(run_id, state, base, outcome, now)
+
+    async def _settle(
+        self,
+        run_id: str,
+        state: RunState,
+        base: _Cached | None,
+        outcome: Accepted | Rejection,
+        now: str,
+    ) -> StepResult | TelicError:
+        if isinstance(outcome, Accepted):
+            return await self._commit(run_id, state, base, outcome, now)
+        if outcome.events:
+            await self._ledger.record_events(run_id, self._events(state.run, outcome.events, now))
+        return outcome.error
 
     async def _commit(
         self, run_id: str, state: RunState, base: _Cached | None, outcome: Accepted, now: str

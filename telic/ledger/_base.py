@@ -1,6 +1,6 @@
 """The ``Ledger`` interface the controller uses, and the narrower seam each backend fills in.
 
-``Ledger`` states what a run store promises. ``LedgerEngine`` (in ``_engine``) keeps every one of
+``Ledger`` states what a run store promises. ``LedgerEngine`` (in ``_plans``) keeps every one of
 those promises once, over ``Backend``: a mutation is a ``Probe`` (what the engine must know of the
 run) and a pure function from its answer to a ``Plan`` (what to write), which the backend runs in
 one transaction holding the run's write lock; a read is one ``Reader`` call. Memory, SQLite and

@@ -13,7 +13,6 @@ import sniffio
 from telic._errors import UsageError
 
 from ._base import Backend, Ledger
-from ._engine import LedgerEngine, utc_now
 from ._locate import (
     DATABASE_URL_ENV as DATABASE_URL_ENV,
     STATE_DIR_ENV as STATE_DIR_ENV,
@@ -22,6 +21,7 @@ from ._locate import (
 )
 from ._memory import MemoryBackend
 from ._paths import prepare_state_dir
+from ._plans import LedgerEngine, utc_now
 from ._records import Limits
 
 __all__ = ["DATABASE_URL_ENV", "STATE_DIR_ENV", "open_ledger", "resolve_url"]

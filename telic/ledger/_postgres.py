@@ -27,7 +27,7 @@ from asyncpg.pool import PoolConnectionProxy
 from telic._errors import LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
-from ._engine import utc_now
+from ._clock import utc_now
 from ._migrations import check_not_newer, load_migrations
 from ._retry import OutcomeUnknownError, TransientError
 from ._rows import (

@@ -6,17 +6,16 @@ for a serialization failure or deadlock, or the connection dropped before COMMIT
 A connection lost *during* COMMIT is different: the step may or may not have landed, so the
 backend raises ``OutcomeUnknownError`` and the engine reads the state back before deciding anything.
 Logical outcomes (a stale version, a duplicate id, a quota) are never retried.
+
+random, anyio and tenacity are imported after a first failed attempt only: the engine's module
+imports this one, and the ``telic hook`` command imports that module's plans in a fresh process
+per call.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
-
-import anyio
-from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_random_exponential
 
 from telic._errors import LedgerError
 
@@ -49,6 +48,12 @@ async def retrying(attempt: Callable[[], Awaitable[T]], *, what: str) -> T:
         return await attempt()
     except TransientError:
         pass
+    import random
+
+    import anyio
+    from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt
+    from tenacity.wait import wait_random_exponential
+
     # The wait after failed attempt n is what tenacity's ``wait_random_exponential`` gives for n:
     # after the first, uniform in [0, multiplier]; the loop below numbers its attempts from the
     # second, so its multiplier is doubled to keep every later wait where it was.

@@ -4,9 +4,9 @@
 (scenario_author, task_compiler, quality_controller, executor, release_auditor), a launcher for
 new runs, and one ``RunActor`` per active run — started on demand, stopped when idle, the single
 writer of its run. Every state change (start, ground, submit, clarification answer, cancel,
-cast, progress, packet return, traced permission checks) travels as a bounded message of at
-most 8 KiB of canonical JSON; large bodies wait in the content-addressed ``BlobStage`` and the
-message carries their digest. A submission is checked by the role actor that owns the run's
+cast, progress, packet return, traced permission checks) travels as a typed message whose
+fields are bounded by their types (ids of at most 128 characters); the body and the run state
+travel by reference. A submission is checked by the role actor that owns the run's
 phase, through the pure controller core, before the run actor commits it through the
 ``Controller``. Reads go straight to the controller and the ledger.
 
@@ -20,14 +20,13 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
-    from telic.roles._blobs import BlobStage as BlobStage, StageStatistics as StageStatistics
-    from telic.roles._messages import (
-        MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES,
+    from telic.roles._run import (
+        ROLES as ROLES,
         Outcome as Outcome,
-        message_size as message_size,
+        Role as Role,
+        RoleActor as RoleActor,
+        RunActor as RunActor,
     )
-    from telic.roles._role import ROLES as ROLES, Role as Role, RoleActor as RoleActor
-    from telic.roles._run import RunActor as RunActor
     from telic.roles._service import (
         Grounder as Grounder,
         GroundingOutput as GroundingOutput,

@@ -1,4 +1,11 @@
-"""The run actor: the single writer of one run, and the launcher that starts runs.
+"""The actors of a run and the typed messages they take: the run actor (the single writer of one
+run), the five role actors that check a phase's submissions, and the launcher that starts runs.
+
+Messages are frozen dataclasses of typed values: ids (at most 128 characters, checked by the
+service), tokens, counters, and the parsed arguments, the submitted body and the run state by
+reference (one process: nothing is copied or serialised to cross a mailbox). Replies are
+``Outcome`` values: a refusal is a reply, not an actor failure, so a refused submission never
+restarts anything, and the service raises it once.
 
 Every state change of a run — ground, submit, answer, cancel, cast, progress, packet return, and
 the permission checks host hooks record — is a message in its run actor's mailbox, handled one at
@@ -17,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Final, Generic, Literal, TypeVar, cast
 
 import anyio
 
-from telic._errors import TelicError
+from telic._errors import InvalidTransition, Issue, TelicError
 from telic._secrets import redact
 from telic.casting import (
     CHILD_EVENTS,
@@ -59,13 +66,13 @@ from telic.casting import (
 )
 from telic.controller import (
     PHASES,
+    Accepted,
     Controller,
+    Rejection,
     RunState,
     StepResult,
-    StoredArtifact,
     SubmitArtifact,
     Token,
-    TraceEntry,
     check_broker_token,
     envelope_ref,
     pending_node,
@@ -75,25 +82,9 @@ from telic.controller import (
 )
 from telic.ledger import Ledger, NewArtifact, TraceRecord
 from telic.permissions import BrokerDecision, Layer, broker_decision, policy_names, reopens_read
-from telic.protocol import canonical_json, parse_artifact
-from telic.roles._blobs import BlobStage
+from telic.protocol import parse_artifact
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record_plan
-from telic.roles._messages import (
-    Answer,
-    CancelRun,
-    CastChild,
-    CheckTool,
-    Expire,
-    GroundRun,
-    Outcome,
-    Progress,
-    ReturnPacket,
-    RunMessage,
-    StartRun,
-    Submit,
-    Validate,
-)
-from telic_actors import Actor, ActorRef
+from telic_actors import Actor, ActorRef, Ask
 from telic_packets import (
     CastType,
     CastTypeRegistry,
@@ -103,7 +94,219 @@ from telic_packets import (
     StopReason,
 )
 
-__all__ = ["Launcher", "RunActor", "RunDeps", "RunSlot", "parse_time"]
+__all__ = [
+    "ROLES",
+    "Answer",
+    "CancelRun",
+    "CastChild",
+    "CheckTool",
+    "Expire",
+    "GroundRun",
+    "Launcher",
+    "Outcome",
+    "Progress",
+    "ReturnPacket",
+    "Role",
+    "RoleActor",
+    "RunActor",
+    "RunDeps",
+    "RunMessage",
+    "RunSlot",
+    "StartRun",
+    "Submit",
+    "Validate",
+    "parse_time",
+]
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[T]):
+    """A reply: the value, or the error the run refused the call with."""
+
+    value: T | None = None
+    error: Exception | None = None
+
+    def unwrap(self) -> T:
+        """Return the value or raise the error (the one place a refusal is raised)."""
+        if self.error is not None:
+            raise self.error
+        return cast(T, self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun(Ask[Outcome[StepResult]]):
+    """Start a run: ``Controller.start_run``'s keyword arguments and the enabled cast types."""
+
+    arguments: Mapping[str, Any]
+    cast_types: tuple[Mapping[str, Any], ...]
+    """Wire form of the cast-type entries the user enabled."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroundRun(Ask[Outcome[StepResult]]):
+    """Accept a grounding: the manifest and its documents in wire form."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    manifest: Mapping[str, object]
+    documents: tuple[Mapping[str, object], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Submit(Ask[Outcome[StepResult]]):
+    """Submit an artifact: the decoded body, by reference, and its sourceRefs."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    artifact_type: str
+    body: object
+    source_refs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Ask[Outcome[StepResult]]):
+    """Answer the pending clarification with one choice id."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+    response: str
+    elicited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRun(Ask[Outcome[StepResult]]):
+    """Cancel the run."""
+
+    run_id: str
+    action_id: str
+    expected_run_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class CastChild(Ask[Outcome[Admission]]):
+    """Cast a child: the cast request as the parent sent it (wire names)."""
+
+    run_id: str
+    request: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress(Ask[Outcome[ProgressStatus]]):
+    """A child's cumulative progress report."""
+
+    run_id: str
+    cast_id: str
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnPacket(Ask[Outcome[Packet]]):
+    """A child's raw return (a mapping, or any other value, which is not a packet)."""
+
+    run_id: str
+    cast_id: str
+    raw: object
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTool(Ask[Outcome[BrokerDecision]]):
+    """A host hook's pre-action permission question; ``token`` in the original's dialect."""
+
+    run_id: str
+    capability: str
+    target: str | None
+    token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expire(Ask[Outcome[None]]):
+    """The deadline keeper's nudge: a cast's wall budget or its grace ran out (``_expire`` runs
+    before every message, so the message itself carries nothing)."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Validate(Ask[Accepted | Rejection]):
+    """Ask a role actor to check a submission against the run state the run actor loaded.
+
+    The reply is the step's outcome, which the run actor settles as it is: an accepted step is
+    committed, a rejection persists its DENY records and is the reply's error. The submission is
+    validated once.
+    """
+
+    role: str
+    state: RunState
+    submission: SubmitArtifact
+
+
+RunMessage = (
+    GroundRun
+    | Submit
+    | Answer
+    | CancelRun
+    | CastChild
+    | Progress
+    | ReturnPacket
+    | CheckTool
+    | Expire
+)
+"""What a run actor's mailbox accepts."""
+
+
+# ---------------------------------------------------------------------- roles
+
+Role = Literal[
+    "scenario_author", "task_compiler", "quality_controller", "executor", "release_auditor"
+]
+"""The five logical roles the host's model plays."""
+
+ROLES: Final[tuple[Role, ...]] = (
+    "scenario_author",
+    "task_compiler",
+    "quality_controller",
+    "executor",
+    "release_auditor",
+)
+
+
+class RoleActor(Actor[Validate]):
+    """One logical role: checks the submissions of the phases it owns through the pure core.
+
+    A role actor holds no run state and never writes: it refuses a submission of a phase it does
+    not own and runs ``step`` (schema, cross-artifact invariants, permissions) on the state it
+    is handed; the run actor commits exactly the step it accepted.
+    """
+
+    def __init__(self, role: Role) -> None:
+        self.role = role
+        self.validated = 0
+        """Submissions this incarnation checked."""
+
+    async def on_message(self, message: Validate) -> Accepted | Rejection:
+        """Check one submission; a refusal is the reply (``step`` never raises one)."""
+        self.validated += 1
+        phase = message.state.run.phase
+        spec = PHASES.get(phase)
+        if spec is None or spec.role != self.role or message.role != self.role:
+            text = f"the {self.role} role does not own phase {phase}"
+            issue = Issue("", "role", text, "RUN-PHASE-TYPE")
+            return Rejection(InvalidTransition(text, issues=(issue,)))
+        return step(message.state, message.submission)
+
+
+# ---------------------------------------------------------------------- the run actor
 
 _CAST_MESSAGES = (CastChild, Progress, ReturnPacket, Expire)
 """The messages that act on open casts: each checks the copy against the ledger first."""
@@ -151,7 +354,6 @@ class RunDeps:
 
     ledger: Ledger
     controller: Controller
-    stage: BlobStage
     roles: Mapping[str, ActorRef[Validate]]
     server_cast_types: tuple[CastType, ...]
     clock: Callable[[], str]
@@ -186,79 +388,6 @@ class RunSlot:
         return self.busy == 0 and not self.casts and self.ref.statistics().current_buffer_used == 0
 
 
-@dataclass(slots=True)
-class StateTally:
-    """What ``state_bytes`` counted last: a prefix of the run it can count on from.
-
-    ``artifact`` and ``entry`` are the last records counted, compared by identity: a state
-    extended from the last one shares them (``Log``), and a state read anew does not.
-    """
-
-    artifacts: int = 0
-    entries: int = 0
-    total: int = 0
-    artifact: object = None
-    entry: object = None
-
-
-def state_bytes(state: RunState, known: dict[str, int], tally: StateTally | None = None) -> int:
-    """The canonical JSON bytes of a run state's artifacts and trace entries.
-
-    What staging the state for a role actor holds, counted against the stage's byte limit.
-    ``known`` remembers each record's size by id (records never change), so a run actor
-    measures each artifact once, not on every submission. With ``tally``, a state that extends
-    the one counted last is counted from there: O(appended), not O(run length).
-    """
-    artifacts, trace = state.artifacts, state.trace
-    first_artifact = first_entry = total = 0
-    if tally is not None and _extends(tally, artifacts, trace):
-        first_artifact, first_entry, total = tally.artifacts, tally.entries, tally.total
-    for artifact in artifacts[first_artifact:]:
-        size = known.get(artifact.id)
-        if size is None:
-            data = artifact.canonical.data if artifact.canonical is not None else None
-            size = len(data if data is not None else canonical_json(artifact.wire))
-            known[artifact.id] = size
-        total += size
-    for entry in trace[first_entry:]:
-        size = known.get(entry.id)
-        if size is None:
-            size = len(
-                canonical_json(
-                    {
-                        "id": entry.id,
-                        "sequence": entry.sequence,
-                        "eventType": entry.event_type,
-                        "permissionDecision": entry.permission_decision,
-                        "actor": entry.actor,
-                    }
-                )
-            )
-            known[entry.id] = size
-        total += size
-    if tally is not None:
-        tally.artifacts, tally.entries, tally.total = len(artifacts), len(trace), total
-        tally.artifact = artifacts[-1] if artifacts else None
-        tally.entry = trace[-1] if trace else None
-    return total
-
-
-def _extends(
-    tally: StateTally, artifacts: Sequence[StoredArtifact], trace: Sequence[TraceEntry]
-) -> bool:
-    """Whether the records ``tally`` counted are a prefix of these, the very same objects."""
-    if tally.artifacts > len(artifacts) or tally.entries > len(trace):
-        return False
-    same_artifact = tally.artifacts == 0 or artifacts[tally.artifacts - 1] is tally.artifact
-    return same_artifact and (tally.entries == 0 or trace[tally.entries - 1] is tally.entry)
-
-
-def _projection_key(state: RunState) -> str:
-    # The ledger only appends, so a run's id, version and record counts name one state of it.
-    run = state.run
-    return f"projection:{run.run_id}:{run.version}:{len(state.artifacts)}:{len(state.trace)}"
-
-
 class RunActor(Actor[RunMessage]):
     """The single writer of one run."""
 
@@ -266,8 +395,6 @@ class RunActor(Actor[RunMessage]):
         self._slot = slot
         self._deps = deps
         self._run_id = slot.run_id
-        self._sizes: dict[str, int] = {}
-        self._tally = StateTally()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -297,7 +424,7 @@ class RunActor(Actor[RunMessage]):
             if isinstance(message, _CAST_MESSAGES):
                 await self._sync_casts()
             await self._expire()
-            return Outcome(value=await self._handle(message))
+            value = await self._handle(message)
         except (TelicError, PacketRefusal) as error:
             return Outcome(error=error)
         finally:
@@ -305,6 +432,8 @@ class RunActor(Actor[RunMessage]):
             self._slot.last_active = anyio.current_time()
             if next_deadline(self._slot.casts.values()) != before:
                 self._deps.bell.ring()
+        # A refused submission is settled, not raised: its error is the reply.
+        return Outcome(error=value) if isinstance(value, TelicError) else Outcome(value=value)
 
     async def _handle(self, message: RunMessage) -> object:
         match message:
@@ -313,13 +442,12 @@ class RunActor(Actor[RunMessage]):
             case GroundRun():
                 return await self._ground(message)
             case Answer():
-                payload = self._payload(message.payload)
                 result = await self._deps.controller.answer_clarification(
                     self._run_id,
                     message.action_id,
                     message.expected_run_version,
-                    str(payload.get("response", "")),
-                    elicited=payload.get("elicited") is True,
+                    message.response,
+                    elicited=message.elicited,
                 )
                 return await self._after(result)
             case CancelRun():
@@ -340,65 +468,42 @@ class RunActor(Actor[RunMessage]):
 
     # ------------------------------------------------------------------ controller steps
 
-    def _payload(self, key: str) -> dict[str, Any]:
-        return cast(dict[str, Any], self._deps.stage.get(key))
-
-    async def _submit(self, message: Submit) -> StepResult:
+    async def _submit(self, message: Submit) -> StepResult | TelicError:
         """One path for every submission: load, ``step`` in the phase's role actor, settle.
 
-        The role actor that owns the phase runs the pure ``step`` on this state; a phase no
-        role owns (grounding, or a run that has ended) is stepped here, by the same function,
-        and refused by it. Either way the controller commits exactly what ``step`` accepted, or
-        persists what its rejection must (the DENY records) and raises its error.
+        The run is loaded once; the role actor that owns the phase runs the pure ``step`` on
+        that state. A phase no role owns (grounding, or a run that has ended) is stepped here,
+        by the same function, and refused by it. Either way the controller commits exactly
+        what ``step`` accepted, or persists what its rejection must (the DENY records) and
+        returns its error, which is this call's reply.
         """
         deps = self._deps
-        payload = self._payload(message.payload)
         loaded = await deps.controller.load(self._run_id)
         # A linked run's submission is judged with the prior-run artifacts it cites, read (and
         # re-verified) now; the state the controller commits against stays the loaded one.
-        state = await deps.controller.linked(
-            loaded, payload.get("body"), tuple(payload.get("sourceRefs", ()))
+        state = await deps.controller.linked(loaded, message.body, message.source_refs)
+        token = Token(message.action_id, message.expected_run_version)
+        now = deps.clock()
+        submission = SubmitArtifact(
+            token, message.artifact_type, message.body, message.source_refs, now
         )
         spec = PHASES.get(state.run.phase)
         role = deps.roles.get(spec.role) if spec is not None else None
-        now = deps.clock()
-        if role is not None and state.run.status == "running":
-            key = _projection_key(state)
-            # The state counts against the stage's byte limit like any staged body: a run too
-            # large to stage is refused (LimitExceeded) before the role sees it.
-            with deps.stage.staged(key, state, size=state_bytes(state, self._sizes, self._tally)):
-                verdict = await role.ask(
-                    Validate(
-                        role=spec.role if spec is not None else "",
-                        action_id=message.action_id,
-                        expected_run_version=message.expected_run_version,
-                        artifact_type=message.artifact_type,
-                        projection=key,
-                        payload=message.payload,
-                        now=now,
-                    )
-                )
-            outcome = verdict.unwrap()
+        if role is not None and spec is not None and state.run.status == "running":
+            outcome = await role.ask(Validate(spec.role, state, submission))
         else:
-            submission = SubmitArtifact(
-                Token(message.action_id, message.expected_run_version),
-                message.artifact_type,
-                payload.get("body"),
-                tuple(payload.get("sourceRefs", ())),
-                now,
-            )
             outcome = step(state, submission)
         result = await deps.controller.settle(self._run_id, loaded, outcome, now)
-        body = payload.get("body")
+        if isinstance(result, TelicError):
+            return result
         decision = None
-        if message.artifact_type in DECISION_TYPES and isinstance(body, Mapping):
-            decision = str(body.get("id", ""))
+        if message.artifact_type in DECISION_TYPES and isinstance(message.body, Mapping):
+            decision = str(message.body.get("id", ""))
         return await self._after(result, decision)
 
     async def _ground(self, message: GroundRun) -> StepResult:
-        payload = self._payload(message.payload)
-        manifest = parse_artifact("ContextManifest", payload.get("manifest"))
-        documents = [parse_artifact("ContextDocument", d) for d in payload.get("documents", ())]
+        manifest = parse_artifact("ContextManifest", message.manifest)
+        documents = [parse_artifact("ContextDocument", d) for d in message.documents]
         result = await self._deps.controller.ground(
             self._run_id, message.action_id, message.expected_run_version, manifest, documents
         )
@@ -513,7 +618,7 @@ class RunActor(Actor[RunMessage]):
 
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
-        payload = self._payload(message.payload)
+        payload = message.request
         refuse_secrets("The cast request", payload, tuple(payload))  # brief, pointers are stored
         request = CastRequest(
             cast_type=str(payload.get("castType", "")),
@@ -632,13 +737,12 @@ class RunActor(Actor[RunMessage]):
 
     async def _return(self, message: ReturnPacket) -> Packet:
         open_cast = self._open(message.cast_id)
-        payload = self._payload(message.payload)
-        refuse_secrets("The child's return", payload.get("raw"))  # the cast stays open
+        refuse_secrets("The child's return", message.raw)  # the cast stays open
         state = await self._deps.controller.load(self._run_id)
         now, at = self._stamp()
         packet = seal_return(
             open_cast,
-            payload.get("raw"),
+            message.raw,
             verifier=run_verifier(state),
             now=parse_time(now),
             clock=lambda: at,
@@ -761,21 +865,17 @@ class RunActor(Actor[RunMessage]):
         and the decision is recorded as ``broker_decision``; without it, as
         ``permission_checked``. Both dialects decide with the same three layers."""
         deps = self._deps
-        payload = self._payload(message.payload)
-        capability = str(payload.get("capability", ""))
-        target = payload.get("target")
-        token = payload.get("token")
+        capability, target, token = message.capability, message.target, message.token
         state = await deps.controller.load(self._run_id)
         if token is not None:
-            action_id, expected = token
-            check_broker_token(state, Token(str(action_id), int(expected)))
+            check_broker_token(state, token)
         layers = tool_layers(state)
         granted = state.envelope.authorization
 
         def decide(asked: Sequence[Layer]) -> BrokerDecision:
             return broker_decision(
                 cast(Any, capability),
-                target if isinstance(target, str) else None,
+                target,
                 asked,
                 names=policy_names(state.run.mode),
                 policy_ref=envelope_ref(state),
@@ -845,10 +945,8 @@ class Launcher(Actor[StartRun]):
         """Start one run and store the cast types its user enabled."""
         deps = self._deps
         try:
-            payload = cast(dict[str, Any], deps.stage.get(message.payload))
-            arguments = dict(payload["arguments"])
-            result = await deps.controller.start_run(**arguments)
-            cast_types = payload.get("castTypes") or []
+            result = await deps.controller.start_run(**message.arguments)
+            cast_types = list(message.cast_types)
             if cast_types:
                 now = deps.clock()
                 policy = NewArtifact(

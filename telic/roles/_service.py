@@ -1,9 +1,9 @@
 """The service: the actor system behind the MCP server, and the one API it codes against.
 
 ``open_service`` owns a ledger (or borrows one), an actor runtime, the five role actors, the
-launcher and one run actor per active run. Each state-changing method stages what is large in
-the ``BlobStage``, sends a bounded message to the run's actor and unwraps its reply; reads go
-straight to the controller and the ledger.
+launcher and one run actor per active run. Each state-changing method checks the ids it is given
+(at most 128 characters), sends one typed message to the run's actor and raises the refusal its
+reply carries, if any; reads go straight to the controller and the ledger.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import anyio
 
-from telic._errors import LimitExceeded, NotFound, TelicError, UsageError
+from telic._errors import Issue, LimitExceeded, NotFound, TelicError, UsageError
 from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
@@ -45,6 +45,7 @@ from telic.controller import (
     ReplayReport,
     RunDetails,
     StepResult,
+    Token,
     TraceView,
     read_replay,
 )
@@ -61,25 +62,26 @@ from telic.ledger import (
 )
 from telic.permissions import BrokerDecision, Decision
 from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents, Topology
-from telic.roles._blobs import BlobStage
-from telic.roles._messages import (
-    MAX_MESSAGE_BYTES,
+from telic.roles._run import (
+    ROLES,
     Answer,
     CancelRun,
     CastChild,
     CheckTool,
     Expire,
     GroundRun,
+    Launcher,
     Outcome,
     Progress,
     ReturnPacket,
+    RoleActor,
+    RunActor,
+    RunDeps,
+    RunSlot,
     StartRun,
     Submit,
     Validate,
-    message_size,
 )
-from telic.roles._role import ROLES, RoleActor
-from telic.roles._run import Launcher, RunActor, RunDeps, RunSlot
 from telic_actors import (
     ActorRef,
     Ask,
@@ -108,6 +110,16 @@ DEFAULT_IDLE_SECONDS: Final = 300.0
 """How long a run actor with nothing in flight stays up after its last message."""
 RECOVERED_RUNS: Final = 1_000
 """How many of the newest runs a starting service looks through for casts left open."""
+MAX_ID: Final = 128
+"""The longest id a message carries (the wire's bound on every id)."""
+
+
+def _id(value: str, name: str) -> str:
+    """Return ``value`` if it is short enough to be an id; refuse it as a limit otherwise."""
+    if len(value) > MAX_ID:
+        message = f"{name} is {len(value)} characters; an id is at most {MAX_ID}"
+        raise LimitExceeded(message, issues=(Issue(name, "too_long", message),))
+    return value
 
 
 class GroundingOutput(Protocol):
@@ -173,7 +185,6 @@ class Service:
         *,
         ledger: Ledger,
         controller: Controller,
-        stage: BlobStage,
         runs: Supervisor,
         launcher: Any,
         deps: RunDeps,
@@ -185,7 +196,6 @@ class Service:
         self._repository_root = repository_root
         self._ledger = ledger
         self._controller = controller
-        self._stage = stage
         self._runs = runs
         self._launcher = launcher
         self._deps = deps
@@ -196,11 +206,6 @@ class Service:
         self._spawned = 0
         self._last_reap = anyio.current_time()
         self._recovering = anyio.Lock()
-
-    @property
-    def stage(self) -> BlobStage:
-        """The blob stage (for statistics)."""
-        return self._stage
 
     @property
     def server_cast_types(self) -> tuple[CastType, ...]:
@@ -231,8 +236,6 @@ class Service:
             slot.ref = self._runs.spawn(
                 lambda: RunActor(captured, self._deps),
                 name=f"run:{run_id}:{self._spawned}",
-                max_message_bytes=MAX_MESSAGE_BYTES,
-                size_of=message_size,
             )
         return slot
 
@@ -247,11 +250,6 @@ class Service:
             try:
                 outcome = await slot.ref.ask(message)
             except MessageRefused as refused:
-                if refused.reason == "too_large":
-                    raise LimitExceeded(
-                        f"the call is {refused.size} bytes as a message; the limit is "
-                        f"{MAX_MESSAGE_BYTES} (large values travel staged, ids must be short)"
-                    ) from None
                 if refused.reason != "closed":
                     raise
                 continue  # the actor was reaped between lookup and send: never enqueued
@@ -405,29 +403,26 @@ class Service:
             LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
         entries = parse_cast_types(cast_types or ())
-        payload = {
-            "arguments": {
-                "original_request": original_request,
-                "mode": mode,
-                "repository_root": str(self._repository_root),
-                "host_name": host_name,
-                "native_subagents": native_subagents,
-                "host_capabilities": list(host_capabilities),
-                "authorization_granted": None
-                if authorization_granted is None
-                else list(authorization_granted),
-                "authorization_denied": list(authorization_denied),
-                "shell_execute_allowlist": list(shell_execute_allowlist),
-                "network_read_domains": list(network_read_domains),
-                "active_files": list(active_files),
-                "protected_paths_granted": list(protected_paths_granted),
-                "prior_run_id": prior_run_id,
-                "topology_override": topology_override,
-            },
-            "castTypes": [entry.to_wire() for entry in entries],
+        arguments = {
+            "original_request": original_request,
+            "mode": mode,
+            "repository_root": str(self._repository_root),
+            "host_name": host_name,
+            "native_subagents": native_subagents,
+            "host_capabilities": list(host_capabilities),
+            "authorization_granted": None
+            if authorization_granted is None
+            else list(authorization_granted),
+            "authorization_denied": list(authorization_denied),
+            "shell_execute_allowlist": list(shell_execute_allowlist),
+            "network_read_domains": list(network_read_domains),
+            "active_files": list(active_files),
+            "protected_paths_granted": list(protected_paths_granted),
+            "prior_run_id": prior_run_id,
+            "topology_override": topology_override,
         }
-        with self._stage.staged_json(payload) as key:
-            outcome = await self._launcher.ask(StartRun(key))
+        cast_wire = tuple(entry.to_wire() for entry in entries)
+        outcome = await self._launcher.ask(StartRun(arguments, cast_wire))
         result: StepResult = outcome.unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
         # neither the existence check nor the actor's recovery pass (two reads of the ledger).
@@ -460,14 +455,11 @@ class Service:
             progress=progress,
         )
         manifest_wire = grounded.manifest.to_wire()
-        payload = {
-            "manifest": manifest_wire,
-            "documents": [document.to_wire() for document in grounded.documents],
-        }
-        with self._stage.staged_json(payload) as key:
-            result = await self._ask(
-                run_id, GroundRun(run_id, action_id, expected_run_version, key)
-            )
+        documents = tuple(document.to_wire() for document in grounded.documents)
+        message = GroundRun(
+            run_id, _id(action_id, "action_id"), expected_run_version, manifest_wire, documents
+        )
+        result = await self._ask(run_id, message)
         return GroundResult(result.run, result.next_action, manifest_wire, result.draft)
 
     async def submit_artifact(
@@ -480,12 +472,9 @@ class Service:
         source_refs: Sequence[str] = (),
     ) -> StepResult:
         """Submit a host artifact; ``StepResult.artifact`` holds a stored Evidence/ScenarioSpec."""
-        payload = {"body": body, "sourceRefs": list(source_refs)}
-        with self._stage.staged_json(payload) as key:
-            return await self._ask(
-                run_id,
-                Submit(run_id, action_id, expected_run_version, artifact_type[:128], key),
-            )
+        token = _id(action_id, "action_id"), expected_run_version
+        message = Submit(run_id, *token, artifact_type[:MAX_ID], body, tuple(source_refs))
+        return await self._ask(run_id, message)
 
     async def answer_clarification(
         self,
@@ -498,14 +487,15 @@ class Service:
     ) -> StepResult:
         """Answer the pending clarification with one choice id (``elicited``: the user chose it
         in the client's form, MCP elicitation)."""
-        with self._stage.staged_json({"response": response, "elicited": elicited}) as key:
-            return await self._ask(run_id, Answer(run_id, action_id, expected_run_version, key))
+        token = _id(action_id, "action_id"), expected_run_version
+        return await self._ask(run_id, Answer(run_id, *token, response, elicited))
 
     async def cancel_run(
         self, run_id: str, action_id: str, expected_run_version: int
     ) -> StepResult:
         """Cancel the run; casts in flight are sealed as cancelled packets."""
-        return await self._ask(run_id, CancelRun(run_id, action_id, expected_run_version))
+        token = _id(action_id, "action_id"), expected_run_version
+        return await self._ask(run_id, CancelRun(run_id, *token))
 
     async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether the host may act now (pre-action hook); the decision is traced."""
@@ -532,11 +522,10 @@ class Service:
         """
         if (action_id is None) != (expected_run_version is None):
             raise UsageError("action_id and expected_run_version go together")
-        payload: dict[str, object] = {"capability": capability, "target": target}
-        if action_id is not None:
-            payload["token"] = [action_id, expected_run_version]
-        with self._stage.staged_json(payload) as key:
-            return await self._ask(run_id, CheckTool(run_id, key))
+        token = None
+        if action_id is not None and expected_run_version is not None:
+            token = Token(_id(action_id, "action_id"), expected_run_version)
+        return await self._ask(run_id, CheckTool(run_id, capability, target, token))
 
     # ------------------------------------------------------------------ casting
 
@@ -562,7 +551,7 @@ class Service:
             CastRefusal: one of the contract's cast refusal codes.
             PacketRefusal: ``unknown_field`` in the handoff.
         """
-        payload = {
+        request = {
             "castType": cast_type,
             "routing": _wire(routing),
             "budget": _wire(budget),
@@ -571,8 +560,7 @@ class Service:
             "packetRefs": list(packet_refs),
             "parentCastId": parent_cast_id,
         }
-        with self._stage.staged_json(payload) as key:
-            return await self._ask(run_id, CastChild(run_id, key))
+        return await self._ask(run_id, CastChild(run_id, request))
 
     async def cast_progress(
         self,
@@ -590,7 +578,7 @@ class Service:
             PacketRefusal: ``cast_not_open``, or ``budget_exhausted_requires_partial`` once the
                 cast is exhausted.
         """
-        message = Progress(run_id, cast_id[:128], turns, tool_calls, input_tokens, output_tokens)
+        message = Progress(run_id, cast_id[:MAX_ID], turns, tool_calls, input_tokens, output_tokens)
         return await self._ask(run_id, message)
 
     async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
@@ -609,11 +597,9 @@ class Service:
                 raise PacketRefusal(
                     "packet_too_large", f"the return is {size} bytes; a packet is at most 8192"
                 )
-            staged: object = {"raw": raw}
         else:
-            staged = {"raw": "prose"}  # only its type matters: it is not a packet
-        with self._stage.staged_json(staged) as key:
-            return await self._ask(run_id, ReturnPacket(run_id, cast_id[:128], key))
+            raw = "prose"  # only its type matters: it is not a packet
+        return await self._ask(run_id, ReturnPacket(run_id, cast_id[:MAX_ID], raw))
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
@@ -750,39 +736,29 @@ async def open_service(
                 open_ledger(database_url, repository_root=root)
             )
         controller = Controller(ledger, clock=run_clock, new_id=run_ids)
-        stage = BlobStage()
         runtime = await stack.enter_async_context(open_runtime(name="telic"))
         roles: dict[str, ActorRef[Validate]] = {
             role: runtime.spawn(
-                lambda role=role: RoleActor(role, stage),  # type: ignore[misc]
+                lambda role=role: RoleActor(role),  # type: ignore[misc]
                 name=f"role:{role}",
-                max_message_bytes=MAX_MESSAGE_BYTES,
-                size_of=message_size,
             )
             for role in ROLES
         }
         deps = RunDeps(
             ledger=ledger,
             controller=controller,
-            stage=stage,
             roles=roles,
             server_cast_types=server_types,
             clock=run_clock,
             new_id=run_ids,
         )
-        launcher = runtime.spawn(
-            lambda: Launcher(deps),
-            name="launcher",
-            max_message_bytes=MAX_MESSAGE_BYTES,
-            size_of=message_size,
-        )
+        launcher = runtime.spawn(lambda: Launcher(deps), name="launcher")
         runs = runtime.spawn_supervisor(
             name="runs", policy=RestartPolicy(max_restarts=10, within=60.0)
         )
         service = Service(
             ledger=ledger,
             controller=controller,
-            stage=stage,
             runs=runs,
             launcher=launcher,
             deps=deps,

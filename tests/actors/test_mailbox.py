@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from telic_actors import ActorStopped, Mailbox, MailboxFull, MessageRefused, UsageError
-from telic_actors._mailbox import _Reply
+from telic_actors._runtime import _Reply
 
 
 @dataclass(frozen=True)

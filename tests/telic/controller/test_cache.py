@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from telic._errors import IntegrityError
-from telic.controller import Accepted, Controller, RunState, SubmitArtifact, Token, step
+from telic.controller import Accepted, Controller, RunState, StepResult, SubmitArtifact, Token, step
 from telic.ledger import ArtifactBody, Ledger, NewArtifact, open_ledger
 from telic.protocol._canonical import canonical_json
 
@@ -85,7 +85,8 @@ async def test_a_supporting_artifact_stored_between_load_and_commit_is_not_lost(
         )
         outcome = step(state, submission)
         assert isinstance(outcome, Accepted)
-        stored = await mine.commit(b.run_id, state, outcome, submission.now)
+        stored = await mine.settle(b.run_id, state, outcome, submission.now)
+        assert isinstance(stored, StepResult)
         assert stored.artifact is not None
         assert stored.artifact.position == len(state.artifacts) + 2  # after the other's
 
@@ -238,7 +239,8 @@ async def test_a_step_carries_no_state_when_another_writer_came_first(tmp_path: 
         )
         outcome = step(state, submission)
         assert isinstance(outcome, Accepted)
-        stored = await mine.commit(b.run_id, state, outcome, submission.now)
+        stored = await mine.settle(b.run_id, state, outcome, submission.now)
+        assert isinstance(stored, StepResult)
         assert stored.state is None  # the caller must load: the other's Evidence is not in it
         assert [a.id for a in (await mine.load(b.run_id)).all("Evidence")] == [
             "evidence-1",

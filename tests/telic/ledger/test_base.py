@@ -13,9 +13,9 @@ from ledgerkit import artifact, event, start, step
 from telic._errors import LedgerConflict, LimitExceeded
 from telic.ledger import Commit
 from telic.ledger._base import Backend, Plan, Probe, Probed, Selection
-from telic.ledger._engine import LedgerEngine
 from telic.ledger._memory import MemoryBackend
 from telic.ledger._paths import prepare_state_dir
+from telic.ledger._plans import LedgerEngine
 
 pytestmark = pytest.mark.anyio
 

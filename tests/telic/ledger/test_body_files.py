@@ -17,9 +17,9 @@ from ledgerkit import artifact, event, only, start, step
 
 from telic._errors import LedgerError
 from telic.ledger import ledger_file_problem, open_ledger
-from telic.ledger._engine import LedgerEngine
 from telic.ledger._memory import MemoryBackend, _State
 from telic.ledger._migrations import load_migrations, split_sqlite_script
+from telic.ledger._plans import LedgerEngine
 from telic.ledger._rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,

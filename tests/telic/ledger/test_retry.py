@@ -14,8 +14,8 @@ from ledgerkit import artifact, event, only, start, step
 from telic._errors import LedgerConflict, LedgerError
 from telic.ledger import Commit, open_ledger
 from telic.ledger._base import Plan, Probe, Probed, Reader
-from telic.ledger._engine import LedgerEngine
 from telic.ledger._memory import MemoryBackend
+from telic.ledger._plans import LedgerEngine
 from telic.ledger._postgres import PostgresBackend
 from telic.ledger._retry import MAX_ATTEMPTS, OutcomeUnknownError, TransientError
 
@@ -188,7 +188,7 @@ async def test_the_waits_between_attempts_grow_exponentially_up_to_a_cap(
     async def sleep(seconds: float) -> None:
         waits.append(round(seconds, 6))
 
-    monkeypatch.setattr("telic.ledger._retry.random.uniform", lambda low, high: high)
+    monkeypatch.setattr("random.uniform", lambda low, high: high)
     monkeypatch.setattr("anyio.sleep", sleep)
     flaky.script = ["busy"] * MAX_ATTEMPTS
     with pytest.raises(LedgerError, match=f"after {MAX_ATTEMPTS} attempts"):

@@ -20,8 +20,8 @@ from telic._errors import LedgerConflict, LimitExceeded
 from telic.ledger import Commit, _sqlite as sqlite_backend, open_ledger
 from telic.ledger._base import Plan, Probe, Probed
 from telic.ledger._chain import run_hash
-from telic.ledger._engine import LedgerEngine
 from telic.ledger._paths import prepare_state_dir
+from telic.ledger._plans import LedgerEngine
 
 pytestmark = pytest.mark.anyio
 

@@ -14,13 +14,10 @@ from typing import Any
 
 import pytest
 
-from telic._errors import LimitExceeded, SecretDetected
+from telic._errors import SecretDetected
 from telic._secrets import marker
-from telic.controller import Run, RunState, StoredArtifact, TraceEntry
 from telic.ledger import Ledger
-from telic.protocol import canonical_json
 from telic.reports import render_report
-from telic.roles._run import StateTally, state_bytes
 from tests.telic.secret_corpus import Planted, corpus, git_credentials, npmrc
 
 from .kit import EXPLORE, ServiceFlow, good_return, serving
@@ -137,112 +134,3 @@ async def test_a_cast_brief_or_a_childs_return_holding_a_secret_is_refused_stori
         packet = await service.return_packet(run_id, child.cast_id, good_return())
         assert packet.verdict == "verified"  # the cast stayed open for a clean return
         assert planted.secret not in await _everything(ledger, run_id)
-
-
-async def test_a_run_state_too_large_for_the_stage_is_refused_without_change(
-    tmp_path: Path,
-) -> None:
-    async with serving(tmp_path) as (service, ledger):
-        flow = await ServiceFlow.start(service)
-        await flow.ground()
-        run_id = flow.b.run_id
-        before = await ledger.get_run(run_id)
-        stored = sum(record.size_bytes for record in await ledger.list_artifacts(run_id))
-        frame = flow.b.frame()
-        payload = len(canonical_json({"body": frame, "sourceRefs": []}))
-        # Leave room for the submission's own body, but not for the run state it is checked on
-        # (at least the canonical bytes of its stored artifacts).
-        stage = service.stage
-        filler = stage.statistics().max_bytes - payload - stored + 1
-        stage.put("test:filler", None, size=filler)
-        with pytest.raises(LimitExceeded, match="blob stage is full"):
-            await flow.submit("ProblemFrame", frame)
-        assert await ledger.get_run(run_id) == before
-        assert stage.statistics().entries == 1
-        assert stage.statistics().bytes == filler
-        stage.release("test:filler")
-        accepted = await flow.submit("ProblemFrame", frame)
-        assert accepted.run.version == before.version + 1
-
-
-RUN = Run(
-    run_id="r",
-    repository_root="/repository",
-    mode="analyze_only",
-    status="running",
-    phase="problem_framing",
-    resume_phase=None,
-    version=1,
-    prompt_revisions_remaining=2,
-    remediations_remaining=1,
-    outcome_hint=None,
-    created_at="2026-01-01T00:00:00Z",
-    updated_at="2026-01-01T00:00:00Z",
-)
-
-
-def test_a_run_states_bytes_are_its_records_canonical_json_measured_once() -> None:
-    artifact = StoredArtifact(
-        id="artifact-1",
-        type="UserMessage",
-        producer="host",
-        uri="artifact://runs/r/artifacts/artifact-1",
-        source_refs=(),
-        created_at="2026-01-01T00:00:00Z",
-        body=None,
-        wire={"content": "x" * 100},
-        sha256="sha256:" + "0" * 64,
-    )
-    entry = TraceEntry(id="event-1", sequence=1, event_type="run_started", actor="host")
-    state = RunState(run=RUN, artifacts=(artifact,), trace=(entry,))
-    known: dict[str, int] = {}
-    artifact_bytes = len(canonical_json({"content": "x" * 100}))
-    entry_bytes = len(
-        canonical_json(
-            {
-                "id": "event-1",
-                "sequence": 1,
-                "eventType": "run_started",
-                "permissionDecision": None,
-                "actor": "host",
-            }
-        )
-    )
-    assert state_bytes(state, known) == artifact_bytes + entry_bytes
-    assert known == {"artifact-1": artifact_bytes, "event-1": entry_bytes}
-    known["artifact-1"] = 7  # a record's size is remembered, not measured again
-    assert state_bytes(state, known) == 7 + entry_bytes
-
-
-def _artifact(number: int, size: int) -> StoredArtifact:
-    return StoredArtifact(
-        id=f"artifact-{number}",
-        type="UserMessage",
-        producer="host",
-        uri=f"artifact://runs/r/artifacts/artifact-{number}",
-        source_refs=(),
-        created_at="2026-01-01T00:00:00Z",
-        body=None,
-        wire={"content": "x" * size},
-        sha256="sha256:" + "0" * 64,
-    )
-
-
-def test_a_tallied_state_that_extends_the_last_one_is_counted_from_where_it_left_off() -> None:
-    first = RunState(run=RUN, artifacts=(_artifact(1, 10),))
-    tally, known = StateTally(), {}
-    assert state_bytes(first, known, tally) == state_bytes(first, {})
-    longer = first.extended((_artifact(2, 20), _artifact(3, 30)))
-    known["artifact-1"] = 1  # a counted prefix is not looked at again
-    assert state_bytes(longer, known, tally) == state_bytes(first, {}) + state_bytes(
-        RunState(run=RUN, artifacts=(_artifact(2, 20), _artifact(3, 30))), {}
-    )
-
-
-def test_a_tallied_state_read_anew_is_counted_whole() -> None:
-    tally = StateTally()
-    state_bytes(RunState(run=RUN, artifacts=(_artifact(1, 10), _artifact(2, 20))), {}, tally)
-    reread = RunState(run=RUN, artifacts=(_artifact(1, 10), _artifact(2, 20), _artifact(3, 5)))
-    shorter = RunState(run=RUN, artifacts=(_artifact(1, 10),))
-    assert state_bytes(reread, {}, tally) == state_bytes(reread, {})
-    assert state_bytes(shorter, {}, tally) == state_bytes(shorter, {})

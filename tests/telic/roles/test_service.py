@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from telic import ContextSecurityError, LimitExceeded, NotFound, StaleToken
-from telic.roles import MAX_MESSAGE_BYTES, open_service
+from telic import ContextSecurityError, LimitExceeded, NotFound, SchemaViolation, StaleToken
+from telic.roles import open_service
 
 from .kit import EXPLORE, VERIFY_READ, ServiceFlow, serving, spawn_perms
 
@@ -47,22 +47,36 @@ async def test_a_clarification_answer_travels_through_the_run_actor(tmp_path: Pa
         assert flow.last.next_action.phase == "agent_1_frame"
 
 
-async def test_a_body_far_over_the_message_bound_travels_staged(tmp_path: Path) -> None:
-    async with serving(tmp_path) as (service, _):
+async def test_a_large_body_travels_to_the_role_actor_by_reference(tmp_path: Path) -> None:
+    async with serving(tmp_path) as (service, ledger):
         flow = await ServiceFlow.start(service)
         await flow.ground()
         goal = "Find the retry limit. " * 1_000
         await flow.submit("ProblemFrame", flow.b.frame(goal=goal))
-        assert len(goal) > MAX_MESSAGE_BYTES
         assert flow.version == 3
-        assert service.stage.statistics().entries == 0  # released once answered
+        stored = await ledger.list_artifacts(flow.b.run_id)
+        frame = next(a for a in stored if a.type == "ProblemFrame")
+        assert frame.size_bytes > 20_000
+
+
+async def test_a_body_over_the_artifact_limit_is_refused_by_type_without_change(
+    tmp_path: Path,
+) -> None:
+    async with serving(tmp_path) as (service, ledger):
+        flow = await ServiceFlow.start(service)
+        await flow.ground()
+        before = await ledger.get_run(flow.b.run_id)
+        with pytest.raises(SchemaViolation) as refused:
+            await flow.submit("ProblemFrame", flow.b.frame(goal="x" * (2 * 1024 * 1024)))
+        assert refused.value.issues[0].code == "artifact_too_large"
+        assert await ledger.get_run(flow.b.run_id) == before
 
 
 async def test_an_oversized_call_is_refused_as_a_limit_without_change(tmp_path: Path) -> None:
     async with serving(tmp_path) as (service, _):
         flow = await ServiceFlow.start(service)
         with pytest.raises(LimitExceeded):
-            await service.cancel_run(flow.b.run_id, "a" * (MAX_MESSAGE_BYTES + 1), 1)
+            await service.cancel_run(flow.b.run_id, "a" * 129, 1)
         assert (await service.get_run(flow.b.run_id)).run.version == 1
 
 
