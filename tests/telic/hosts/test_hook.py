@@ -426,27 +426,6 @@ async def test_the_console_command_answers_on_stdout_with_exit_0(tmp_path: Path)
     assert b"hook.host" in unknown.stderr
 
 
-def _loaded(work: str, packages: set[str]) -> str:
-    """Which of ``packages`` a fresh interpreter has loaded after ``work``, as a sorted list."""
-    listed = f"sorted(m for m in sys.modules if m.split('.')[0] in {sorted(packages)!r})"
-    probe = f"import sys; {work}; print({listed})"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-def test_the_hook_imports_neither_pydantic_nor_the_mcp_sdk_nor_anyio() -> None:
-    work = "import telic.cli._entry, telic.hosts._hook"
-    assert _loaded(work, {"pydantic", "mcp", "anyio", "aiosqlite", "telic_actors"}) == "[]"
-
-
-def test_the_warm_path_imports_neither_uuid_nor_detect_secrets_for_an_ordinary_command() -> None:
-    work = (
-        "import telic.cli._entry, telic.hosts._hook as h; "
-        "assert h._shown('shell.execute', 'pytest -q tests') == 'pytest -q tests'"
-    )
-    assert _loaded(work, {"uuid", "platform", "detect_secrets"}) == "[]"
-
-
 def test_a_command_that_may_hold_a_secret_still_goes_to_the_detector() -> None:
     command = "deploy --pass" + "word=Abc" + "123456789x"  # assembled: the repository holds none
     assert _shown("shell.execute", command) == (
