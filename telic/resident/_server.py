@@ -43,6 +43,7 @@ import anyio.to_thread
 
 from telic._errors import TelicError
 from telic.hosts import HOOK_HOSTS
+from telic.resident._rehearsal import rehearse_quietly
 from telic.resident._shim import (
     ANSWERS_FORMAT,
     DISCOVER,
@@ -55,6 +56,7 @@ from telic.server import (
     PipeLines,
     PipeWriter,
     ServerConfig,
+    Service,
     assemble,
     has_reports,
     say,
@@ -351,6 +353,19 @@ async def _answers(make: Callable[[], Any], sockets: Sockets, activity: _Activit
         activity.touch()
 
 
+async def _rehearse(
+    opening: OpeningBackend, config: ServerConfig, scope: anyio.CancelScope
+) -> None:
+    """Once the backend is open, play the rehearsal (``_rehearsal``) while the host thinks;
+    ``scope`` is cancelled by the first tool call of a host, which never waits for it."""
+    with scope:
+        try:
+            await opening.backend()
+        except TelicError:
+            return  # said already; no session can be served
+        await rehearse_quietly(config)
+
+
 def _tell(ready_fd: int | None, line: str, *, last: bool = True) -> None:
     if ready_fd is None:
         return
@@ -407,8 +422,14 @@ async def _serve(
     version = server_version()
     reports = opening.ledger if has_reports() else None
 
+    rehearsal = anyio.CancelScope()
+
+    async def service() -> Service:
+        rehearsal.cancel()  # a host's call: the rehearsal has done what it could
+        return await opening.service()
+
     def make() -> Any:
-        return assemble(opening.service, version=version, ledger=reports, schemas=config.schemas)
+        return assemble(service, version=version, ledger=reports, schemas=config.schemas)
 
     root = str(config.repository_root)
     mcp, hook = listening
@@ -424,6 +445,7 @@ async def _serve(
                 return _hook(connection, root, activity, opening.ledger)
 
             sessions.start_soon(_answers, make, sockets, activity)
+            sessions.start_soon(_rehearse, opening, config, rehearsal)
             async with anyio.create_task_group() as accepting:
                 accepting.start_soon(_accept, mcp[0], start_session, sessions)
                 if hook is not None:
