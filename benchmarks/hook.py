@@ -55,8 +55,7 @@ from typing import Any
 import anyio
 from _common import COLUMNS, append_rows, row, summary  # type: ignore[import-not-found]
 
-from telic.ledger import open_ledger, resolve_url, sqlite_paths
-from telic.ledger._sqlite_sync import connect
+from telic.ledger import DirectLedger, open_ledger, resolve_url, sqlite_paths
 from telic.roles import open_service
 from tests.telic.controller.builders import perms
 from tests.telic.roles.kit import VERIFY_READ, ServiceFlow, fake_grounder
@@ -308,9 +307,9 @@ def main() -> int:
             floor.append(spawn([sys.executable, "-c", "pass"], env))
             imports.append(spawn([sys.executable, "-c", IMPORTS], env))
             for held in (False, True):
-                server = connect(database) if held else None
+                server = DirectLedger(database) if held else None
                 if server is not None:
-                    server.execute("SELECT count(*) FROM runs").fetchall()
+                    server.live_runs(str(repo))
                 try:
                     for kind in KINDS:
                         key = f"{kind}, held" if held else kind

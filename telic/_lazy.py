@@ -5,7 +5,9 @@ all of them builds every pydantic model (most of a second). Code that needs one 
 the ``telic hook`` command reads the ledger and decides a permission in a fresh process per tool
 call — would pay that price only because Python runs a package's ``__init__`` before any of its
 modules. A lazy facade keeps the names (``from telic.protocol import Evidence`` still works, and
-``dir()`` lists them all) but loads each one's module only when it is first asked for.
+``dir()`` lists them all) but loads each one's module only when it is first asked for. Only the
+facades on such a process's path are lazy; docs/performance.md names the benchmark row each is
+kept for, and every other facade imports its names plainly.
 
 Each facade lists its names once, as ordinary re-exports under ``typing.TYPE_CHECKING``::
 
@@ -20,8 +22,8 @@ Each facade lists its names once, as ordinary re-exports under ``typing.TYPE_CHE
 
 Type checkers read those lines; at run time ``lazy_facade`` reads the same lines from the
 facade's source (a regular-expression scan, far cheaper than parsing the file) and derives the
-lazy table and ``__all__`` from them. ``tests/test_lazy.py`` checks that the scan agrees with
-Python's own parser for every facade, so the one list cannot drift from what is loaded.
+lazy table and ``__all__`` from them. ``tests/telic/test_lazy.py`` checks that the scan agrees
+with Python's own parser for every lazy facade, so the one list cannot drift from what is loaded.
 """
 
 from __future__ import annotations

@@ -51,24 +51,7 @@ TELIC_LAYERS = {
 # Subpackages of one rank that must not import each other.
 SIBLINGS_APART = {("permissions", "ledger"), ("grounding", "ledger"), ("permissions", "grounding")}
 # (importing module, a sibling's private module) → why the facade is not the door here.
-PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
-    ("telic.hosts._hook", "telic.ledger._sqlite_sync"): (
-        "the hook runs in a fresh process per tool call and reads the ledger synchronously, "
-        "without anyio; this blocking SQLite door is for that one caller and must not look like "
-        "a second public ledger API next to the async `Ledger` seam"
-    ),
-    ("telic.hosts._hook", "telic.ledger._plans"): (
-        "the hook writes its trace event through the same statement plans the async SQLite "
-        "backend runs, over the blocking connection above; the plans are the backends' shared "
-        "internals, not an API"
-    ),
-    ("telic.cli._entry", "telic.resident._shim"): (
-        "the console script's hook and `serve --resident` paths run in a fresh process per call "
-        "and import only the standard library's built-in and C modules; the `telic.resident` "
-        "facade's first use scans its source with `re`, which with `enum` and `functools` is "
-        "most of that process's own time"
-    ),
-}
+PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _modules(package: str) -> Iterator[tuple[str, Path]]:

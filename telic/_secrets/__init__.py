@@ -26,28 +26,22 @@ without loading detect-secrets, that a text holds nothing the detector flags (a 
 
 from __future__ import annotations
 
-import typing
+from telic._secrets._paths import is_secret_like_path as is_secret_like_path
+from telic._secrets._rules import rule_sources as rule_sources, warm as warm
+from telic._secrets._scan import (
+    CLEAN_MEMO as CLEAN_MEMO,
+    SecretFinding as SecretFinding,
+    contains_secret as contains_secret,
+    find_secrets as find_secrets,
+    first_secret as first_secret,
+    first_secret_in as first_secret_in,
+    iter_strings as iter_strings,
+    marker as marker,
+    redact as redact,
+)
+from telic._secrets._triggers import (
+    MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
+    cannot_hold_secret as cannot_hold_secret,
+)
 
-from telic._lazy import lazy_facade as _lazy_facade
-
-if typing.TYPE_CHECKING:
-    from telic._secrets._paths import is_secret_like_path as is_secret_like_path
-    from telic._secrets._rules import rule_sources as rule_sources, warm as warm
-    from telic._secrets._scan import (
-        CLEAN_MEMO as CLEAN_MEMO,
-        SecretFinding as SecretFinding,
-        contains_secret as contains_secret,
-        find_secrets as find_secrets,
-        first_secret as first_secret,
-        first_secret_in as first_secret_in,
-        iter_strings as iter_strings,
-        marker as marker,
-        redact as redact,
-    )
-    from telic._secrets._triggers import (
-        MAX_DECODE_DEPTH as MAX_DECODE_DEPTH,
-        cannot_hold_secret as cannot_hold_secret,
-    )
-
-if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

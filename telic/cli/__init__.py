@@ -6,13 +6,6 @@
 
 from __future__ import annotations
 
-from telic._lazy import lazy_facade as _lazy_facade
+from telic.cli._entry import main as main
 
-TYPE_CHECKING = False  # not ``typing``'s: the resident shim's path imports no ``typing``
-
-if TYPE_CHECKING:
-    from telic.cli._entry import main as main
-
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
-del TYPE_CHECKING  # not an export
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

@@ -77,7 +77,7 @@ def hook_command(host: str, repository_root: str | None, watched: bool = False) 
         return 2
     import os
 
-    from telic.resident._shim import Deadline, run_hook  # not the facade: it loads ``re``
+    from telic.resident import Deadline, run_hook
 
     raw = sys.stdin.buffer.read()
     deadline = Deadline(host, raw) if watched else None
@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _exit_now(code)
         return code
     if command == "serve" and "--resident" in rest:
-        from telic.resident._shim import serve_resident
+        from telic.resident import serve_resident
 
         return serve_resident(rest, root)
     from telic.cli._main import main as full

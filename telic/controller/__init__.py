@@ -9,109 +9,103 @@ steps it, and commits the result in one version-fenced transaction; a rejection 
 
 from __future__ import annotations
 
-import typing
+from telic.controller._check import (
+    Check as Check,
+    Gate as Gate,
+    Rule as Rule,
+    Violation as Violation,
+)
+from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS, input_refs as input_refs
+from telic.controller._derive import (
+    MAX_RUN_TOOL_CALLS as MAX_RUN_TOOL_CALLS,
+    is_unlocked as is_unlocked,
+    pending_node as pending_node,
+)
+from telic.controller._draft import (
+    Draft as Draft,
+    Fill as Fill,
+    draft_for as draft_for,
+)
+from telic.controller._driver import (
+    Action as Action,
+    Controller as Controller,
+    RunDetails as RunDetails,
+    StepResult as StepResult,
+    TraceView as TraceView,
+)
+from telic.controller._events import (
+    Accepted as Accepted,
+    AnswerClarification as AnswerClarification,
+    Cancel as Cancel,
+    Ground as Ground,
+    Rejection as Rejection,
+    Submission as Submission,
+    SubmitArtifact as SubmitArtifact,
+    Token as Token,
+    TraceNote as TraceNote,
+)
+from telic.controller._gates import GATES as GATES
+from telic.controller._machine import step as step
+from telic.controller._next import next_action as next_action
+from telic.controller._phases import (
+    PHASES as PHASES,
+    PhaseSpec as PhaseSpec,
+    expected_producer as expected_producer,
+)
+from telic.controller._replay import (
+    DIGEST_STATUSES as DIGEST_STATUSES,
+    TOPOLOGIES as TOPOLOGIES,
+    DigestStatus as DigestStatus,
+    ReplayReport as ReplayReport,
+    ReplayStep as ReplayStep,
+    Topology as Topology,
+    digest_status as digest_status,
+    replay_report as replay_report,
+)
+from telic.controller._replay_read import (
+    read_replay as read_replay,
+    run_topology as run_topology,
+)
+from telic.controller._rules import (
+    RULES as RULES,
+    all_rule_ids as all_rule_ids,
+    rule_ids as rule_ids,
+)
+from telic.controller._scan import refuse_secrets as refuse_secrets
+from telic.controller._start import open_run as open_run
+from telic.controller._state import (
+    LinkedArtifact as LinkedArtifact,
+    Run as Run,
+    RunState as RunState,
+    StoredArtifact as StoredArtifact,
+    TraceEntry as TraceEntry,
+)
+from telic.controller._statements import (
+    GENERAL as GENERAL,
+    ROLE_PREFIX as ROLE_PREFIX,
+    STATEMENTS as STATEMENTS,
+    UNSTATED as UNSTATED,
+    Statement as Statement,
+    field_statements as field_statements,
+    role_instructions as role_instructions,
+    role_of as role_of,
+    role_rules as role_rules,
+)
+from telic.controller._tool import (
+    check_broker_token as check_broker_token,
+    envelope_ref as envelope_ref,
+    tool_layers as tool_layers,
+)
+from telic.controller._vocabulary import (
+    ELICITED_EVENT as ELICITED_EVENT,
+    ELICITED_SUMMARY as ELICITED_SUMMARY,
+    TERMINAL_STATUSES as TERMINAL_STATUSES,
+    event_summary as event_summary,
+    human_time as human_time,
+    phase_label as phase_label,
+    protocol_phase as protocol_phase,
+    run_phase as run_phase,
+    status_label as status_label,
+)
 
-from telic._lazy import lazy_facade as _lazy_facade
-
-if typing.TYPE_CHECKING:
-    from telic.controller._check import (
-        Check as Check,
-        Gate as Gate,
-        Rule as Rule,
-        Violation as Violation,
-    )
-    from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS, input_refs as input_refs
-    from telic.controller._derive import (
-        MAX_RUN_TOOL_CALLS as MAX_RUN_TOOL_CALLS,
-        is_unlocked as is_unlocked,
-        pending_node as pending_node,
-    )
-    from telic.controller._draft import (
-        Draft as Draft,
-        Fill as Fill,
-        draft_for as draft_for,
-    )
-    from telic.controller._driver import (
-        Action as Action,
-        Controller as Controller,
-        RunDetails as RunDetails,
-        StepResult as StepResult,
-        TraceView as TraceView,
-    )
-    from telic.controller._events import (
-        Accepted as Accepted,
-        AnswerClarification as AnswerClarification,
-        Cancel as Cancel,
-        Ground as Ground,
-        Rejection as Rejection,
-        Submission as Submission,
-        SubmitArtifact as SubmitArtifact,
-        Token as Token,
-        TraceNote as TraceNote,
-    )
-    from telic.controller._gates import GATES as GATES
-    from telic.controller._machine import step as step
-    from telic.controller._next import next_action as next_action
-    from telic.controller._phases import (
-        PHASES as PHASES,
-        PhaseSpec as PhaseSpec,
-        expected_producer as expected_producer,
-    )
-    from telic.controller._replay import (
-        DIGEST_STATUSES as DIGEST_STATUSES,
-        TOPOLOGIES as TOPOLOGIES,
-        DigestStatus as DigestStatus,
-        ReplayReport as ReplayReport,
-        ReplayStep as ReplayStep,
-        Topology as Topology,
-        digest_status as digest_status,
-        replay_report as replay_report,
-    )
-    from telic.controller._replay_read import (
-        read_replay as read_replay,
-        run_topology as run_topology,
-    )
-    from telic.controller._rules import (
-        RULES as RULES,
-        all_rule_ids as all_rule_ids,
-        rule_ids as rule_ids,
-    )
-    from telic.controller._scan import refuse_secrets as refuse_secrets
-    from telic.controller._start import open_run as open_run
-    from telic.controller._state import (
-        LinkedArtifact as LinkedArtifact,
-        Run as Run,
-        RunState as RunState,
-        StoredArtifact as StoredArtifact,
-        TraceEntry as TraceEntry,
-    )
-    from telic.controller._statements import (
-        GENERAL as GENERAL,
-        ROLE_PREFIX as ROLE_PREFIX,
-        STATEMENTS as STATEMENTS,
-        UNSTATED as UNSTATED,
-        Statement as Statement,
-        field_statements as field_statements,
-        role_instructions as role_instructions,
-        role_of as role_of,
-        role_rules as role_rules,
-    )
-    from telic.controller._tool import (
-        check_broker_token as check_broker_token,
-        envelope_ref as envelope_ref,
-        tool_layers as tool_layers,
-    )
-    from telic.controller._vocabulary import (
-        ELICITED_EVENT as ELICITED_EVENT,
-        ELICITED_SUMMARY as ELICITED_SUMMARY,
-        TERMINAL_STATUSES as TERMINAL_STATUSES,
-        event_summary as event_summary,
-        human_time as human_time,
-        phase_label as phase_label,
-        protocol_phase as protocol_phase,
-        run_phase as run_phase,
-        status_label as status_label,
-    )
-
-if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

@@ -10,40 +10,33 @@ examples, the benchmarks and the tests share one host.
 
 from __future__ import annotations
 
-from telic._lazy import lazy_facade as _lazy_facade
+from telic.demo._bodies import (
+    Bodies as Bodies,
+    criterion as criterion,
+    permissions as permissions,
+    verification as verification,
+)
+from telic.demo._connect import (
+    free_port as free_port,
+    http_client as http_client,
+    http_server as http_server,
+    stdio_parameters as stdio_parameters,
+)
+from telic.demo._demo import (
+    DemoOutcome as DemoOutcome,
+    DemoRepository as DemoRepository,
+    find_demo_repo as find_demo_repo,
+    print_demo as print_demo,
+    run_demo as run_demo,
+)
+from telic.demo._host import (
+    MODES as MODES,
+    Change as Change,
+    RunDriver as RunDriver,
+    TelicCallError as TelicCallError,
+    TelicTools as TelicTools,
+    Workspace as Workspace,
+    drive_mode as drive_mode,
+)
 
-TYPE_CHECKING = False  # as in ``telic.cli``: the facade is read, not imported, until first use
-
-if TYPE_CHECKING:
-    from telic.demo._bodies import (
-        Bodies as Bodies,
-        criterion as criterion,
-        permissions as permissions,
-        verification as verification,
-    )
-    from telic.demo._connect import (
-        free_port as free_port,
-        http_client as http_client,
-        http_server as http_server,
-        stdio_parameters as stdio_parameters,
-    )
-    from telic.demo._demo import (
-        DemoOutcome as DemoOutcome,
-        DemoRepository as DemoRepository,
-        find_demo_repo as find_demo_repo,
-        print_demo as print_demo,
-        run_demo as run_demo,
-    )
-    from telic.demo._host import (
-        MODES as MODES,
-        Change as Change,
-        RunDriver as RunDriver,
-        TelicCallError as TelicCallError,
-        TelicTools as TelicTools,
-        Workspace as Workspace,
-        drive_mode as drive_mode,
-    )
-
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
-del TYPE_CHECKING  # not an export
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

@@ -15,28 +15,22 @@ subprocesses that never see a shell.
 
 from __future__ import annotations
 
-import typing
+from telic.grounding._budget import (
+    GroundingBudget as GroundingBudget,
+    GroundingProgress as GroundingProgress,
+    GroundingStage as GroundingStage,
+)
+from telic.grounding._ground import (
+    REPORT_ONLY_WARNING as REPORT_ONLY_WARNING,
+    GroundingResult as GroundingResult,
+    ground_repository as ground_repository,
+)
+from telic.grounding._paths import (
+    EXCLUDED_DIRECTORIES as EXCLUDED_DIRECTORIES,
+    PINNED_INSTRUCTION_FILES as PINNED_INSTRUCTION_FILES,
+    is_instruction_path as is_instruction_path,
+)
+from telic.grounding._rank import STOP_WORDS as STOP_WORDS, tokenize as tokenize
+from telic.grounding._select import ZERO_RELEVANCE_WARNING as ZERO_RELEVANCE_WARNING
 
-from telic._lazy import lazy_facade as _lazy_facade
-
-if typing.TYPE_CHECKING:
-    from telic.grounding._budget import (
-        GroundingBudget as GroundingBudget,
-        GroundingProgress as GroundingProgress,
-        GroundingStage as GroundingStage,
-    )
-    from telic.grounding._ground import (
-        REPORT_ONLY_WARNING as REPORT_ONLY_WARNING,
-        GroundingResult as GroundingResult,
-        ground_repository as ground_repository,
-    )
-    from telic.grounding._paths import (
-        EXCLUDED_DIRECTORIES as EXCLUDED_DIRECTORIES,
-        PINNED_INSTRUCTION_FILES as PINNED_INSTRUCTION_FILES,
-        is_instruction_path as is_instruction_path,
-    )
-    from telic.grounding._rank import STOP_WORDS as STOP_WORDS, tokenize as tokenize
-    from telic.grounding._select import ZERO_RELEVANCE_WARNING as ZERO_RELEVANCE_WARNING
-
-if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -41,6 +40,7 @@ from telic.casting import (
 )
 from telic.hosts._dialects import Call, Verdict
 from telic.hosts._layers import Authority
+from telic.ledger import DirectLedger
 
 __all__ = [
     "SCOPES_DIR",
@@ -60,10 +60,6 @@ SCOPES_DIR: Final = "hook-casts"
 _FORMAT: Final = "telic.hook-cast/1"
 _EXHAUSTED: Final = "cast_exhausted"  # ``telic.casting.EXHAUSTED_EVENT``, not imported: pydantic
 _EVENTS: Final = (*sorted(CHILD_EVENTS), _EXHAUSTED, "cast_started", "packet_sealed")
-_TRACE: Final = (
-    "SELECT event_type, decision_summary, input_refs_json, output_refs_json FROM trace_events "
-    f"WHERE run_id = ? AND event_type IN ({', '.join('?' for _ in _EVENTS)}) ORDER BY sequence"
-)
 
 
 class CastFacts(NamedTuple):
@@ -82,9 +78,9 @@ class Decided(NamedTuple):
     """The normalised target of a judged call (what the trace names), when one was decided."""
 
 
-def read_cast_facts(connection: sqlite3.Connection, run_id: str) -> CastFacts:
+def read_cast_facts(ledger: DirectLedger, run_id: str) -> CastFacts:
     """Read ``run_id``'s cast events from the ledger (one query, in sequence order)."""
-    rows = connection.execute(_TRACE, (run_id, *_EVENTS)).fetchall()
+    rows = ledger.events_of(run_id, _EVENTS)
     refs = [(str(r[0]), json.loads(r[2]), json.loads(r[3])) for r in rows]
     return CastFacts(open_casts_of(refs), children_of((str(r[0]), str(r[1])) for r in rows))
 

@@ -5,7 +5,7 @@ PreToolUse event on stdin. The command:
 
 1. finds the ledger exactly as ``telic serve`` does for the repository (``--repository-root``,
    else ``$TELIC_REPOSITORY_ROOT``, else the event's ``cwd``), reading it with the standard
-   library's ``sqlite3`` through the ledger's own synchronous SQL (``telic.ledger._sqlite_sync``);
+   library's ``sqlite3`` through the ledger's ``DirectLedger``;
 2. takes the repository's live runs (status running or awaiting clarification). None: it prints
    nothing and exits 0, so the host proceeds as if no hook were set;
 3. picks the run this session drives: the run id the session last passed to one of Telic's own
@@ -15,8 +15,8 @@ PreToolUse event on stdin. The command:
    ``telic.permissions.authorize_action`` over the run's three layers
    (``telic.controller.tool_layers``, through the snapshot of ``_layers``) and the run's
    explicit protected-path grants, the very decision ``telic_check_tool_action`` makes;
-5. appends the decision to the run's trace as a ``permission_checked`` event through the
-   ledger's pure plan (``plan_events``) and transaction, so the hash chain stays valid;
+5. appends the decision to the run's trace as a ``permission_checked`` event with
+   ``DirectLedger.record_events``, the async backend's own plan and transaction;
 6. answers in Claude Code's JSON (allow or deny, with the reason the model sees).
 
 While a run is live, anything that prevents a decision — unreadable input, an unknown tool, a
@@ -32,10 +32,9 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 from urllib.parse import urlsplit
 
 from telic.hosts._children import (
@@ -64,9 +63,15 @@ from telic.hosts._layers import (
     read_layers,
     write_layers,
 )
-from telic.ledger import Limits, NewTraceEvent, resolve_url, sqlite_paths, utc_now
-from telic.ledger._plans import fix_events, plan_events, probe_for
-from telic.ledger._sqlite_sync import connect, transaction
+from telic.ledger import (
+    LIVE_STATUSES,
+    DirectLedger,
+    LiveRun,
+    NewTraceEvent,
+    resolve_url,
+    sqlite_paths,
+    utc_now,
+)
 from telic.permissions import (
     Decision,
     Layer,
@@ -75,7 +80,6 @@ from telic.permissions import (
 )
 
 __all__ = [
-    "LiveRun",
     "claude_code_hook",
     "host_hook",
     "select_run",
@@ -83,25 +87,6 @@ __all__ = [
 ]
 
 REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
-_LIVE: Final = ("running", "awaiting_clarification")
-_LIVE_RUNS: Final = (
-    "SELECT run_id, requested_mode, phase, version, artifact_count, "
-    "prompt_revisions_remaining, remediations_remaining FROM runs "
-    "WHERE repository_root = ? AND status IN (?, ?) ORDER BY updated_at DESC, run_id"
-)
-_RUN_KEY: Final = "SELECT version, artifact_count FROM runs WHERE run_id = ?"
-
-
-class LiveRun(NamedTuple):
-    """A live run of the repository, as its ledger row says."""
-
-    run_id: str
-    mode: str
-    phase: str
-    version: int
-    artifact_count: int
-    prompt_revisions: int
-    remediations: int
 
 
 def uuid4_text(random: bytes) -> str:
@@ -173,11 +158,6 @@ def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
     )
 
 
-def _live_runs(connection: sqlite3.Connection, root: str) -> list[LiveRun]:
-    rows = connection.execute(_LIVE_RUNS, (root, *_LIVE)).fetchall()
-    return [LiveRun(*row) for row in rows]
-
-
 def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str) -> NewTraceEvent:
     """The trace event ``telic_check_tool_action`` records for the same decision."""
     known = decision is not None and decision.code != "unknown_capability"
@@ -206,37 +186,23 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     )
 
 
-def _record(connection: sqlite3.Connection, run_id: str, *events: NewTraceEvent) -> None:
-    limits = Limits()
-    fixed = fix_events(list(events), utc_now)
-    probe = probe_for([], fixed, limits)
-    transaction(connection, run_id, probe, lambda probed: plan_events(probed, fixed, limits))
-
-
-def _key(connection: sqlite3.Connection, run_id: str) -> Key | None:
-    row = connection.execute(_RUN_KEY, (run_id,)).fetchone()
-    return None if row is None else Key(run_id, int(row[0]), int(row[1]))
-
-
-def _layers(
-    connection: sqlite3.Connection, state_dir: Path, url: str, root: str, run: LiveRun
-) -> Authority:
+def _layers(ledger: DirectLedger, state_dir: Path, url: str, root: str, run: LiveRun) -> Authority:
     before = Key(run.run_id, run.version, run.artifact_count)
     stored = read_layers(state_dir, before)
     if stored is not None:
         return stored
     authority = compute_layers(url, root, run.run_id)
-    if _key(connection, run.run_id) == before:  # nothing moved while computing: keep them
+    if ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved: keep
         # A snapshot that cannot be stored costs the next call time, not this decision.
         with contextlib.suppress(OSError):
             write_layers(state_dir, before, authority)
     return authority
 
 
-def _refresh(connection: sqlite3.Connection, state_dir: Path, url: str, root: str) -> None:
+def _refresh(ledger: DirectLedger, state_dir: Path, url: str, root: str) -> None:
     """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
-    for run in _live_runs(connection, root):
-        _layers(connection, state_dir, url, root, run)
+    for run in ledger.live_runs(root):
+        _layers(ledger, state_dir, url, root, run)
 
 
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
@@ -317,7 +283,7 @@ def _authorize(
 
 
 def _decide(
-    connection: sqlite3.Connection,
+    ledger: DirectLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -331,9 +297,9 @@ def _decide(
             f"{where}: Telic cannot map the tool {call.tool} to a capability, so it may "
             "not run while the run is live"
         )
-        _record(connection, run.run_id, _event(run, None, "unmapped", reason))
+        ledger.record_events(run.run_id, [_event(run, None, "unmapped", reason)])
         return Verdict("deny", reason)
-    authority = _layers(connection, state_dir, url, root, run)
+    authority = _layers(ledger, state_dir, url, root, run)
     reasons: list[str] = []
     for mapped in call.asks:  # every target of the call must be allowed (an apply_patch's files)
         decision, reopened = _authorize(
@@ -355,16 +321,16 @@ def _decide(
         summary = f"{label} {call.tool}: {reason}"
         if not (decision.allowed and mapped.capability == "subagent.spawn"):
             # An allowed spawn is not decided yet: its handoff is, and one record says both.
-            _record(connection, run.run_id, _event(run, decision, mapped.capability, summary))
+            ledger.record_events(run.run_id, [_event(run, decision, mapped.capability, summary)])
         if not decision.allowed:
             return Verdict("deny", reason)
         reasons.append(reason)
     if any(mapped.capability == "subagent.spawn" for mapped in call.asks):
-        decided = spawn_handoff(call, read_cast_facts(connection, run.run_id), where)
+        decided = spawn_handoff(call, read_cast_facts(ledger, run.run_id), where)
         if decided.verdict.decision == "allow":
             both = "; ".join([*reasons, decided.verdict.reason])
             decided = decided._replace(verdict=Verdict("allow", both))
-        _record_cast(connection, run, label, call, decided)
+        _record_cast(ledger, run, label, call, decided)
         return decided.verdict
     return Verdict("allow", "; ".join(reasons))
 
@@ -387,7 +353,7 @@ def _cast_event(run: LiveRun, event_type: str, summary: str) -> NewTraceEvent:
 
 
 def _record_cast(
-    connection: sqlite3.Connection, run: LiveRun, label: str, call: Call, decided: Decided
+    ledger: DirectLedger, run: LiveRun, label: str, call: Call, decided: Decided
 ) -> None:
     """Append a child decision: its cast events and, for a tool call, the decision itself
     (allowed or denied, with its reason) as ``telic_check_tool_action`` traces one — all in one
@@ -408,11 +374,11 @@ def _record_cast(
         }
         events.append(dataclasses.replace(checked, permission_decision=permission))
     if events:
-        _record(connection, run.run_id, *events)
+        ledger.record_events(run.run_id, events)
 
 
 def _child(
-    connection: sqlite3.Connection,
+    ledger: DirectLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -422,15 +388,15 @@ def _child(
 ) -> Verdict:
     """A subagent's start, stop or tool call, decided against the cast it serves."""
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
-    facts: CastFacts = read_cast_facts(connection, run.run_id)
+    facts: CastFacts = read_cast_facts(ledger, run.run_id)
     if call.what == "start":
         decided = child_start(call, facts, where, state_dir, url, root, run.run_id)
     elif call.what == "stop":
         decided = child_stop(call, facts, where)
     else:
-        authority = _layers(connection, state_dir, url, root, run)
+        authority = _layers(ledger, state_dir, url, root, run)
         decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
-    _record_cast(connection, run, label, call, decided)
+    _record_cast(ledger, run, label, call, decided)
     return decided.verdict
 
 
@@ -484,18 +450,18 @@ def decide_raw(
         state_dir, db_path = sqlite_paths(url)
         if not db_path.is_file():
             return _pre_allowed(call), reply  # no ledger yet, so no live run
-        connection = connect(db_path)
+        ledger = DirectLedger(db_path)
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
         return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
     try:
-        verdict = _with_ledger(connection, state_dir, url, root, call, problem, dialect.label)
+        verdict = _with_ledger(ledger, state_dir, url, root, call, problem, dialect.label)
         return verdict, reply
     finally:
-        connection.close()
+        ledger.close()
 
 
 def _with_ledger(
-    connection: sqlite3.Connection,
+    ledger: DirectLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -504,7 +470,7 @@ def _with_ledger(
     label: str,
 ) -> Verdict | None:
     try:
-        live = _live_runs(connection, root)
+        live = ledger.live_runs(root)
     except Exception as exc:  # cannot tell whether a run is live: fail closed
         return Verdict("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
     if not live:
@@ -513,7 +479,7 @@ def _with_ledger(
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
         if call.what == "refresh":
-            _refresh(connection, state_dir, url, root)
+            _refresh(ledger, state_dir, url, root)
             return None
         if call.what == "ignore":
             return None
@@ -523,8 +489,8 @@ def _with_ledger(
         if isinstance(chosen, str):
             raise _Refused(chosen)
         if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
-            return _child(connection, state_dir, url, root, chosen, call, label)
-        return _decide(connection, state_dir, url, root, chosen, call, label)
+            return _child(ledger, state_dir, url, root, chosen, call, label)
+        return _decide(ledger, state_dir, url, root, chosen, call, label)
     except _Refused as refused:
         return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny
@@ -552,7 +518,8 @@ def _through_service(url: str, root: str, call: Call | None, problem: str) -> Ve
     async def decide() -> Verdict | None:
         async with open_ledger(url, repository_root=root) as ledger:
             summaries = await ledger.list_runs(100)
-            records = [await ledger.get_run(s.run_id) for s in summaries if s.status in _LIVE]
+            live_ids = [s.run_id for s in summaries if s.status in LIVE_STATUSES]
+            records = [await ledger.get_run(run_id) for run_id in live_ids]
             live = [r for r in records if r.repository_root == root]
             if not live:
                 return None

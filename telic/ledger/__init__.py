@@ -2,10 +2,12 @@
 
 One narrow async interface, ``Ledger``, with three backends chosen by URL in ``open_ledger``:
 ``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
-``postgresql://…`` (several servers sharing one database). Bodies are canonical JSON addressed by
-sha256 and re-verified on every read; each run's artifact records and trace events form one hash
-chain that ``verify_run`` walks. Every mutation is one transaction, fenced by the run version,
-with quotas checked inside it: it is stored entirely or not at all.
+``postgresql://…`` (several servers sharing one database). ``DirectLedger`` reads and appends
+to an SQLite ledger synchronously, for a process that lives for one decision (``telic hook``).
+Bodies are canonical JSON addressed by sha256 and re-verified on every read; each run's artifact
+records and trace events form one hash chain that ``verify_run`` walks. Every mutation is one
+transaction, fenced by the run version, with quotas checked inside it: it is stored entirely or
+not at all.
 
 Errors (from ``telic._errors``): ``LedgerConflict`` (a concurrent writer won, or an id was reused
 with other content), ``IntegrityError`` (stored bytes or records no longer match their hashes),
@@ -22,6 +24,11 @@ from telic._lazy import lazy_facade as _lazy_facade
 if typing.TYPE_CHECKING:
     from telic.ledger._base import Ledger as Ledger
     from telic.ledger._clock import utc_now as utc_now
+    from telic.ledger._direct import (
+        LIVE_STATUSES as LIVE_STATUSES,
+        DirectLedger as DirectLedger,
+        LiveRun as LiveRun,
+    )
     from telic.ledger._locate import (
         DATABASE_URL_ENV as DATABASE_URL_ENV,
         STATE_DIR_ENV as STATE_DIR_ENV,

@@ -5,19 +5,15 @@ Unix socket instead of paying Python's import floor on every start (docs/design.
 server"). ``_places`` and ``_shim`` use the standard library only: they run in the fresh
 process a host spawns, before anything heavy is imported. ``_server`` is the resident process
 itself (``python -m telic.resident``).
-
-The facade is lazy (``telic._lazy``), so importing it costs nothing until a name is used.
 """
 
 from __future__ import annotations
 
-from telic._lazy import lazy_facade as _lazy_facade
+from telic.resident._shim import (
+    Deadline as Deadline,
+    ask_hook as ask_hook,
+    run_hook as run_hook,
+    serve_resident as serve_resident,
+)
 
-TYPE_CHECKING = False  # not ``typing``'s: the resident shim's path imports no ``typing``
-
-if TYPE_CHECKING:
-    from telic.resident._shim import ask_hook as ask_hook, serve_resident as serve_resident
-
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
-del TYPE_CHECKING  # not an export
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

@@ -15,25 +15,19 @@ Errors are the ``telic`` error tree and ``telic_packets.CastRefusal``/``PacketRe
 
 from __future__ import annotations
 
-import typing
+from telic.roles._run import (
+    ROLES as ROLES,
+    Outcome as Outcome,
+    Role as Role,
+    RoleActor as RoleActor,
+    RunActor as RunActor,
+)
+from telic.roles._service import (
+    Grounder as Grounder,
+    GroundingOutput as GroundingOutput,
+    GroundResult as GroundResult,
+    Service as Service,
+    open_service as open_service,
+)
 
-from telic._lazy import lazy_facade as _lazy_facade
-
-if typing.TYPE_CHECKING:
-    from telic.roles._run import (
-        ROLES as ROLES,
-        Outcome as Outcome,
-        Role as Role,
-        RoleActor as RoleActor,
-        RunActor as RunActor,
-    )
-    from telic.roles._service import (
-        Grounder as Grounder,
-        GroundingOutput as GroundingOutput,
-        GroundResult as GroundResult,
-        Service as Service,
-        open_service as open_service,
-    )
-
-if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

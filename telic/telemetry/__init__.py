@@ -16,24 +16,18 @@ summary, path or target text. Importing this package never requires ``openteleme
 
 from __future__ import annotations
 
-import typing
+from telic.telemetry._config import (
+    OTEL_ENV as OTEL_ENV,
+    telemetry_from_env as telemetry_from_env,
+)
+from telic.telemetry._facts import (
+    artifact_facts as artifact_facts,
+    packet_facts as packet_facts,
+)
+from telic.telemetry._observer import (
+    TelemetryObserver as TelemetryObserver,
+    export_run as export_run,
+    otel_available as otel_available,
+)
 
-from telic._lazy import lazy_facade as _lazy_facade
-
-if typing.TYPE_CHECKING:
-    from telic.telemetry._config import (
-        OTEL_ENV as OTEL_ENV,
-        telemetry_from_env as telemetry_from_env,
-    )
-    from telic.telemetry._facts import (
-        artifact_facts as artifact_facts,
-        packet_facts as packet_facts,
-    )
-    from telic.telemetry._observer import (
-        TelemetryObserver as TelemetryObserver,
-        export_run as export_run,
-        otel_available as otel_available,
-    )
-
-if not typing.TYPE_CHECKING:
-    __getattr__, __dir__ = _lazy_facade(globals())
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

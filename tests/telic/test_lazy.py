@@ -47,11 +47,6 @@ def test_a_facade_exports_exactly_the_names_of_its_block(path: Path) -> None:
         assert getattr(facade, name) is getattr(importlib.import_module(module), name), name
 
 
-def test_every_telic_subpackage_has_a_lazy_facade() -> None:
-    packages = sorted(path.parent.name for path in ROOT.glob("*/__init__.py"))
-    assert packages == [path.parent.name for path in FACADES]
-
-
 def test_a_renamed_reexport_is_refused_by_rule() -> None:
     source = "if typing.TYPE_CHECKING:\n    from telic.x._a import (\n        A as B,\n    )\n"
     with pytest.raises(UsageError, match=r"facade\.reexport: telic\.x imports 'A as B'"):

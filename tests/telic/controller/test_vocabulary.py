@@ -29,15 +29,6 @@ def test_the_spelled_out_protocol_names_are_those_of_the_phase_table() -> None:
     assert {name: spec.protocol for name, spec in PHASES.items()} == SPELLED_OUT
 
 
-def test_the_words_load_without_the_protocol_models() -> None:
-    import subprocess
-    import sys
-
-    probe = "import sys, telic.cli._words; print('pydantic' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
-
-
 def test_every_run_status_on_the_wire_and_in_the_ledger_has_a_label() -> None:
     assert set(STATUS_LABELS) == set(RUN_STATUSES) | set(INTERNAL_RUN_STATUSES)
 

@@ -99,7 +99,7 @@ def _call(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
-async def test_quiet_calls_keep_the_bearer_check_and_the_rebinding_protection(
+async def test_stateless_calls_keep_the_bearer_check_and_the_rebinding_protection(
     repo: DemoRepository, state: Path
 ) -> None:
     quiet = MODERN | {"Mcp-Name": "telic_list_runs"}
@@ -124,7 +124,9 @@ async def test_quiet_calls_keep_the_bearer_check_and_the_rebinding_protection(
     assert foreign.status_code == 403
 
 
-async def test_a_refused_quiet_start_run_writes_nothing(repo: DemoRepository, state: Path) -> None:
+async def test_a_refused_stateless_start_run_writes_nothing(
+    repo: DemoRepository, state: Path
+) -> None:
     quiet = MODERN | {"Mcp-Name": "telic_start_run"}
     start = _call("telic_start_run", {"original_request": REQUEST, "mode": "report_only"})
     authorized = quiet | {"Authorization": "Bearer s3cret"}

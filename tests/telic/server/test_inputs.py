@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import get_args
 
 from telic.protocol._types import Mode
@@ -27,17 +25,3 @@ def test_every_tool_has_an_argument_model_and_a_committed_schema() -> None:
 
 def test_the_prompt_modes_are_the_protocol_modes() -> None:
     assert get_args(PromptMode) == get_args(Mode)
-
-
-def test_the_command_line_imports_neither_the_protocol_nor_the_service() -> None:
-    probe = (
-        "import sys, telic.__main__, telic.server._transport;"
-        "heavy = [m for m in sys.modules if m.split('.')[:2] in ("
-        "['telic', 'protocol'], ['telic', 'ledger'], ['telic', 'roles'], ['telic', 'controller'])"
-        " or m == 'telic.server._args'];"
-        "print(heavy); sys.exit(bool(heavy))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
