@@ -1,9 +1,11 @@
-"""The documents a person follows name only commands that exist."""
+"""The documents a person follows name only commands that exist, and tools that are declared."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from telic.server._tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -32,3 +34,9 @@ def test_no_document_sends_people_to_a_virtualenv_path_as_the_command() -> None:
     for document in DOCUMENTS:
         text = document.read_text(encoding="utf-8")
         assert "/path/to/.venv/bin/telic" not in text, document.name
+
+
+def test_the_tool_table_lists_the_declared_tools_in_order_with_their_kinds() -> None:
+    text = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(telic_\w+)` \| ([a-z-]+) \|", text, flags=re.MULTILINE)
+    assert rows == [(t.name, "read-only" if t.read_only else "writes") for t in TOOLS]

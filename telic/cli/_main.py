@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
     from types import ModuleType
 
-    from telic.server import Backend, ServerConfig, Service
+    from telic.roles import Service
+    from telic.server import Backend, ServerConfig
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 

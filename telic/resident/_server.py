@@ -35,7 +35,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -56,7 +56,6 @@ from telic.server import (
     PipeLines,
     PipeWriter,
     ServerConfig,
-    Service,
     assemble,
     has_reports,
     say,
@@ -64,6 +63,9 @@ from telic.server import (
     server_version,
     serving_gc,
 )
+
+if TYPE_CHECKING:
+    from telic.roles import Service
 
 __all__ = ["Sockets", "run_resident"]
 

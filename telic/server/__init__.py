@@ -45,13 +45,12 @@ if typing.TYPE_CHECKING:
         WORKFLOW_INSTRUCTIONS as WORKFLOW_INSTRUCTIONS,
         workflow_message as workflow_message,
     )
-    from telic.server._service import ProgressFn as ProgressFn, Service as Service
     from telic.server._stdio import (
         PipeLines as PipeLines,
         PipeWriter as PipeWriter,
         serve_lines as serve_lines,
     )
-    from telic.server._tools import TOOL_NAMES as TOOL_NAMES
+    from telic.server._tools import TOOL_NAMES as TOOL_NAMES, ProgressFn as ProgressFn
     from telic.server._transport import (
         BearerTokenMiddleware as BearerTokenMiddleware,
         http_app as http_app,

@@ -1,6 +1,6 @@
 """Assemble the MCP server on the SDK's low-level ``Server``: every handler is ours.
 
-The tools (``_table``/``_tools``), the ``telic_workflow`` prompt, the artifact schema and run
+The tools (``_tools``), the ``telic_workflow`` prompt, the artifact schema and run
 report resources, completions for their arguments, and the ``logging`` capability are the
 handlers given to ``mcp.server.lowlevel.Server``, the SDK's documented way to own a server's
 requests. A client mistake (an unknown tool, prompt or resource, a bad prompt argument) is a
@@ -36,11 +36,11 @@ from telic.server._schemas import (
     schema_text,
     session_of,
 )
-from telic.server._service import Service
 from telic.server._tools import ServiceSource, call_tool, list_tools
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
+    from telic.roles import Service
 
 __all__ = ["SERVER_NAME", "PromptMode", "assemble", "build_server", "has_reports", "reports_module"]
 

@@ -24,10 +24,10 @@ import anyio.to_thread
 from telic._errors import LedgerError, TelicError
 from telic.server._config import ServerConfig
 from telic.server._schemas import prepare_schemas
-from telic.server._service import Service
 
 if TYPE_CHECKING:
     from telic.ledger import Ledger
+    from telic.roles import Service
 
 __all__ = [
     "REPORTED",

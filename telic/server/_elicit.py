@@ -25,7 +25,7 @@ from telic._errors import TelicError, UsageError
 
 if TYPE_CHECKING:
     from telic.controller import StepResult
-    from telic.server._service import Service
+    from telic.roles import Service
 
 __all__ = [
     "CHOICE_FIELD",

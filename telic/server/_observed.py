@@ -13,16 +13,25 @@ from typing import Any, Final
 
 from telic._errors import TelicError
 from telic.ledger import Ledger
-from telic.server._table import TOOLS
 from telic.telemetry import TelemetryObserver
 
 __all__ = ["ObservedService", "observed"]
 
 _STATE_CHANGES: Final = frozenset(
-    method for spec in TOOLS if spec.changes_state for method in spec.methods
+    {
+        "ground",
+        "submit_artifact",
+        "answer_clarification",
+        "cancel_run",
+        "cast",
+        "cast_progress",
+        "return_packet",
+        "broker_check",
+    }
 )
-"""Service methods whose first argument is a run id and which may append to that run's ledger
-(the methods of the table's rows that change state)."""
+"""The service's methods (``telic.roles.Service``) whose first argument is a run id and which
+may append to that run's ledger (a message to the run's actor); ``start_run`` is observed by
+its result."""
 
 
 class ObservedService:

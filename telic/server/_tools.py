@@ -1,13 +1,25 @@
-"""The tools' handlers, and the two MCP requests they answer: ``tools/list`` and ``tools/call``.
+"""Every MCP tool, declared once, and the two MCP requests they answer: ``tools/list`` and
+``tools/call``.
 
-Everything about a tool but its handler is a row of the table (``_table.TOOLS``). ``list_tools``
-builds the listing from the rows and the committed schemas (``telic.server.inputs``), so listing
-needs neither the argument models nor the protocol. ``call_tool`` validates the arguments with
-the row's model (unknown arguments are refused by name), makes the handler's one service call,
-and wraps the answer in a Telic result envelope. Argument errors, domain errors and crashes all
-become error envelopes (``isError``); only cancellation propagates, as it must. An unknown tool
-is a JSON-RPC invalid-params error. Each result's NextAction carries the schemas its MCP session
-has not had yet in full, and references to the others (``SentSchemas``).
+A tool is its handler with ``@tool(...)`` on it: the decorator carries its name, title,
+description (what it does, when to call it, what it returns) and annotations; the handler's
+``args`` annotation is its argument model and its return annotation (``Annotated[Payload,
+Model]``) its result model, the tool's ``outputSchema``. ``tools/list``, argument validation,
+dispatch, the committed schemas (``telic.server.inputs``) and the tool table of
+``docs/tools.md`` all read ``TOOLS``; nothing else lists tools.
+
+Listing needs neither the models nor the protocol: the annotations stay text until the first
+call (``models``), and the schemas come from the committed ``tools.json``. ``call_tool``
+validates the arguments with the handler's model (unknown arguments are refused by name),
+makes the handler's one service call, and wraps the answer in a Telic result envelope.
+Argument errors, domain errors and crashes all become error envelopes (``isError``); only
+cancellation propagates, as it must. An unknown tool is a JSON-RPC invalid-params error. Each
+result's NextAction carries the schemas its MCP session has not had yet in full, and
+references to the others (``SentSchemas``).
+
+Adding a tool: one decorated handler here calling one service method, its argument and result
+models in ``_args.py`` and ``_results.py``, ``python -m telic.server.inputs --write``, and its
+tests.
 """
 
 from __future__ import annotations
@@ -15,9 +27,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -25,22 +38,17 @@ from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
 from telic._errors import NotFound, SchemaViolation, UsageError
 from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
-from telic.server._envelope import (
-    ToolResult,
-    error_envelope,
-    error_result,
-    success,
-    with_schema,
-)
+from telic.server._envelope import ToolResult, error_envelope, error_result, success, with_schema
 from telic.server._json import decode_body_json
 from telic.server._schemas import SCHEMA_TYPES, WRITTEN_BY_TELIC, SentSchemas
-from telic.server._service import ProgressFn, Service
-from telic.server._table import TOOLS, ToolSpec, spec_of
 from telic.server.inputs import tool_schemas
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from telic.controller import StepResult
     from telic.grounding import GroundingProgress
+    from telic.roles import Service
     from telic.server._args import (
         CancelArgs,
         CastArgs,
@@ -56,32 +64,128 @@ if TYPE_CHECKING:
         SubmitArgs,
         ToolArgs,
     )
+    from telic.server._results import (
+        CastProgressResultOut,
+        CastResultOut,
+        CheckResultOut,
+        DigestResultOut,
+        GetArtifactResultOut,
+        GetRunResultOut,
+        GetTraceResultOut,
+        GroundResultOut,
+        ListRunsResultOut,
+        NextActionResultOut,
+        ReplayResultOut,
+        ReturnPacketResultOut,
+        StepResultOut,
+        VerifyResultOut,
+    )
 
-__all__ = ["TOOL_ARGS", "TOOL_NAMES", "ServiceSource", "call_tool", "list_tools"]
+__all__ = [
+    "TOOLS",
+    "TOOL_NAMES",
+    "Call",
+    "Declared",
+    "ProgressFn",
+    "ServiceSource",
+    "call_tool",
+    "declared",
+    "list_tools",
+    "models",
+    "tool",
+]
 
 logger = logging.getLogger("telic.server")
 
 Payload = dict[str, object]
 """A tool's answer before wire conversion: envelope key → record, model or plain value."""
 
-A = TypeVar("A", bound="ToolArgs")
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+"""An async progress callback: (done, total or None, message or None)."""
 
-ServiceSource = Callable[[], Awaitable[Service]]
+ServiceSource = Callable[[], Awaitable["Service"]]
 """Returns the service, waiting for it to open if it is still opening."""
 
-TOOL_NAMES: Final = tuple(spec.name for spec in TOOLS)
-"""Every tool's name, in listing order."""
 
-TOOL_ARGS: Final = {spec.name: spec.args for spec in TOOLS}
-"""Every tool's name → the name of its argument model in ``telic.server._args``."""
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a handler may use of its caller besides the arguments."""
+
+    progress: ProgressFn
+    """Reports progress to the caller (a no-op unless it asked)."""
+    ask: Ask | None
+    """Puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``)."""
 
 
-def _args_model(name: str) -> type[ToolArgs]:
-    """The argument model called ``name`` (the models need the protocol: loaded on first use)."""
-    from telic.server import _args
+Handler = Callable[["Service", Any, Call], Awaitable[Payload]]
+"""A handler with its argument type erased; ``models`` reads it back from the annotation."""
 
-    model: type[ToolArgs] = getattr(_args, name)
-    return model
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Declared:
+    """One MCP tool: what ``tools/list`` says of it, and its handler."""
+
+    name: str
+    title: str
+    description: str
+    read_only: bool
+    """Never changes any state (no ledger record, no run change)."""
+    idempotent: bool = False
+    """Repeating the call with the same arguments has no further effect."""
+    destructive: bool = False
+    """May end or undo something (a run's cancellation)."""
+    handler: Handler
+
+
+TOOLS: Final[list[Declared]] = []
+"""Every tool, in listing order (the order of the handlers below)."""
+
+
+def tool(
+    name: str,
+    *,
+    title: str,
+    description: str,
+    read_only: bool,
+    idempotent: bool = False,
+    destructive: bool = False,
+) -> Callable[[Handler], Handler]:
+    """Declare the decorated handler as the tool ``name`` (appended to ``TOOLS``)."""
+
+    def declare(handler: Handler) -> Handler:
+        TOOLS.append(
+            Declared(
+                name=name,
+                title=title,
+                description=description,
+                read_only=read_only,
+                idempotent=idempotent,
+                destructive=destructive,
+                handler=handler,
+            )
+        )
+        return handler
+
+    return declare
+
+
+def declared(name: str) -> Declared | None:
+    """The tool called ``name``, or None."""
+    return next((spec for spec in TOOLS if spec.name == name), None)
+
+
+@functools.cache
+def models(name: str) -> tuple[type[ToolArgs], type[BaseModel]]:
+    """The argument and result models of the tool ``name``, read from its handler's annotations
+    (the models need the protocol: resolved on first use)."""
+    from telic.roles import Service
+    from telic.server import _args, _results
+
+    spec = declared(name)
+    assert spec is not None, name
+    names = vars(_args) | vars(_results) | {"Service": Service}
+    hints = typing.get_type_hints(spec.handler, localns=names, include_extras=True)
+    return hints["args"], typing.get_args(hints["return"])[1]
 
 
 def list_tools() -> list[Tool]:
@@ -123,12 +227,14 @@ async def call_tool(
     puts a form to the caller's user (``None``: the client cannot take one; ``_elicit``);
     ``resumed`` is a 2026-07-28 client's repeated call with the user's answer to the form.
     """
-    spec = spec_of(name)
+    spec = declared(name)
     if spec is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
     if resumed is not None and name != _ASKING:
         raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
-    return await _run(spec, source, sent, dict(arguments or {}), progress, session, ask, resumed)
+    return await _run(
+        spec, source, sent, dict(arguments or {}), Call(progress, ask), session, resumed
+    )
 
 
 _ASKING: Final = "telic_submit_artifact"
@@ -136,13 +242,12 @@ _ASKING: Final = "telic_submit_artifact"
 
 
 async def _run(
-    spec: ToolSpec,
+    spec: Declared,
     source: ServiceSource,
     sent: SentSchemas,
     arguments: dict[str, object],
-    progress: ProgressFn,
+    call: Call,
     session: object | None,
-    ask: Ask | None,
     resumed: tuple[Pending, Elicited] | None,
 ) -> ToolResult:
     try:
@@ -150,7 +255,8 @@ async def _run(
         service = await source()
         _refuse_system_read(spec.name, arguments)
         if resumed is None:
-            payload = await _handlers()[spec.name](service, arguments, progress, ask)
+            args = models(spec.name)[0].model_validate(arguments)  # unknown ones refused by name
+            payload = await spec.handler(service, args, call)
         else:
             payload = await _resume(service, arguments, *resumed)
         action = payload.get("nextAction")
@@ -205,56 +311,6 @@ def _leaf(exc: Exception) -> Exception:
     return exc
 
 
-class _Call(Protocol):
-    """A tool with its types erased at the table: raw arguments in, payload out."""
-
-    async def __call__(
-        self,
-        service: Service,
-        arguments: Mapping[str, object],
-        progress: ProgressFn,
-        ask: Ask | None,
-    ) -> Payload:
-        """Validate ``arguments`` and make the tool's one service call."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Bound(Generic[A]):
-    """A handler bound to its argument model: the checker sees the model's type reach it."""
-
-    model: type[A]
-    handler: Callable[[Service, A, ProgressFn], Awaitable[Payload]]
-
-    async def __call__(
-        self,
-        service: Service,
-        arguments: Mapping[str, object],
-        progress: ProgressFn,
-        ask: Ask | None,
-    ) -> Payload:
-        """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
-        return await self.handler(service, self.model.model_validate(arguments), progress)
-
-
-@dataclass(frozen=True, slots=True)
-class _Asking(Generic[A]):
-    """A handler that may put a form to the caller's user (``_elicit``), bound to its model."""
-
-    model: type[A]
-    handler: Callable[[Service, A, Ask | None], Awaitable[Payload]]
-
-    async def __call__(
-        self,
-        service: Service,
-        arguments: Mapping[str, object],
-        progress: ProgressFn,
-        ask: Ask | None,
-    ) -> Payload:
-        """Validate ``arguments`` (unknown ones refused by name) and run the handler."""
-        return await self.handler(service, self.model.model_validate(arguments), ask)
-
-
 def _step(result: StepResult) -> Payload:
     payload: Payload = {"run": result.run, "nextAction": result.next_action}
     if result.artifact is not None:
@@ -294,7 +350,24 @@ def _with_draft(payload: Payload, draft: object) -> Payload:
 # ------------------------------------------------------------------ the nine Telic 1.0 tools
 
 
-async def _start_run(service: Service, args: StartRunArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_start_run",
+    title="Start a Telic run",
+    description=(
+        "Start a run for the user's request. Call once per request, before any other tool: "
+        "pass the request verbatim, the intent mode, the capabilities this host really has "
+        "and only the authority the user granted (authorization_granted; omitted, the "
+        "mode's defaults apply). Returns the run record and its first nextAction "
+        "(ground the repository context). report_only reads no repository file; a question "
+        "about the code needs analyze_only. Optional topology_override: micro for a short "
+        "report_only question that needs no change (frame, spot review, report); forensic "
+        "adds an evidence re-verifying review; omitted, the full 1.0 path."
+    ),
+    read_only=False,
+)
+async def _start_run(
+    service: Service, args: StartRunArgs, _: Call
+) -> Annotated[Payload, StepResultOut]:
     result = await service.start_run(
         args.original_request,
         args.mode,
@@ -323,7 +396,21 @@ _GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
 """Grounding's progress is its stage, out of three: it only ever increases, as MCP requires."""
 
 
-async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Payload:
+@tool(
+    "telic_ground_context",
+    title="Ground repository context",
+    description=(
+        "Select and store the repository files this run may rely on (deterministic and "
+        "bounded; report_only grounds nothing). Call when nextAction.phase is "
+        "context_discovery, with its action_id and expected_run_version; active_paths pins "
+        "files the request names. Sends progress notifications. Returns the run, the next "
+        "action and the context manifest."
+    ),
+    read_only=False,
+)
+async def _ground(
+    service: Service, args: GroundArgs, call: Call
+) -> Annotated[Payload, GroundResultOut]:
     budget = None if args.budget is None else args.budget.model_dump(exclude_none=True)
     # Grounding reports synchronously (from its worker thread too); the client hears about it
     # through a small buffer drained by one task. Progress is best effort: a full buffer drops.
@@ -345,7 +432,7 @@ async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Pay
             async for step, message in receive:
                 if step > sent:  # a stage reports once: later reports of it would not increase
                     sent = step
-                    await report(step, total, message)
+                    await call.progress(step, total, message)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(forward)
@@ -366,19 +453,47 @@ async def _ground(service: Service, args: GroundArgs, report: ProgressFn) -> Pay
     return _with_draft(payload, result.draft)
 
 
-async def _next(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_get_next_action",
+    title="Get the next step",
+    description=(
+        "Return the run's single legal next step: the phase, the artifact type to write "
+        "and its JSON Schema, the input artifacts to read, and the permissions and budgets "
+        "in force. Read-only: call it whenever you are unsure what to do next."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _next(
+    service: Service, args: RunArgs, _: Call
+) -> Annotated[Payload, NextActionResultOut]:
     action, draft = await service.get_next(args.run_id)
     return _with_draft({"nextAction": action}, draft)
 
 
-async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payload:
+@tool(
+    "telic_submit_artifact",
+    title="Submit an artifact",
+    description=(
+        "Submit the artifact nextAction asks for (artifact_type with body, or body_json if "
+        "your client drops empty arrays), or answer a pending clarification "
+        "(clarification_response), with the current action_id and expected_run_version. "
+        "Evidence and ScenarioSpec may be added during their phase without changing the "
+        "version. Returns the run and the next action, plus the stored artifact's metadata "
+        "for Evidence and ScenarioSpec; a refusal names the failed rules and changes nothing."
+    ),
+    read_only=False,
+)
+async def _submit(
+    service: Service, args: SubmitArgs, call: Call
+) -> Annotated[Payload, StepResultOut]:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
         )
         return _step(result)
     assert args.artifact_type is not None  # the argument model guarantees it
-    body: object = args.body if args.body is not None else _decode(args.body_json or "")
+    body: object = args.body if args.body is not None else decode_body_json(args.body_json or "")
     result = await service.submit_artifact(
         args.run_id,
         args.action_id,
@@ -388,9 +503,9 @@ async def _submit(service: Service, args: SubmitArgs, ask: Ask | None) -> Payloa
         tuple(args.source_refs),
     )
     asked = args.artifact_type == "ClarificationRequest"
-    if ask is not None and asked and result.next_action.kind == "clarification":
+    if call.ask is not None and asked and result.next_action.kind == "clarification":
         # An accepted ClarificationRequest, and a client that can put a form to its user.
-        return await elicit_answer(service, ask, args.run_id, result, _step(result))
+        return await elicit_answer(service, call.ask, args.run_id, result, _step(result))
     return _step(result)
 
 
@@ -408,19 +523,48 @@ async def _resume(
     return await resume_answer(service, pending, answer)
 
 
-def _decode(text: str) -> object:
-    return decode_body_json(text)  # refuses duplicate keys too
-
-
-async def _cancel(service: Service, args: CancelArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_cancel_run",
+    title="Cancel a run",
+    description=(
+        "Cancel a live run when the user asks to stop; it ends with status cancelled and "
+        "no report. A finished run is returned unchanged. Returns the run and its terminal "
+        "nextAction."
+    ),
+    read_only=False,
+    destructive=True,
+)
+async def _cancel(service: Service, args: CancelArgs, _: Call) -> Annotated[Payload, StepResultOut]:
     return _step(await service.cancel_run(args.run_id, args.action_id, args.expected_run_version))
 
 
-async def _list_runs(service: Service, args: ListRunsArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_list_runs",
+    title="List runs",
+    description=(
+        "List the runs in this repository's ledger, newest first: metadata only, without "
+        "request text or bodies. Use it to find a run to resume when the user asks."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _list_runs(
+    service: Service, args: ListRunsArgs, _: Call
+) -> Annotated[Payload, ListRunsResultOut]:
     return {"runs": await service.list_runs(args.limit)}
 
 
-async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_get_run",
+    title="Get a run",
+    description=(
+        "Return a run's record, every artifact's metadata (id, type, producer, digest, "
+        "sources) and its next action. Use it to resume a run or to find an artifact id."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _get_run(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, GetRunResultOut]:
     details = await service.get_run(args.run_id)
     payload: Payload = {
         "run": details.run,
@@ -430,12 +574,38 @@ async def _get_run(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     return _with_draft(payload, details.draft)
 
 
-async def _get_artifact(service: Service, args: GetArtifactArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_get_artifact",
+    title="Read an artifact",
+    description=(
+        "Return one artifact of a run, its metadata with its body, after re-verifying its "
+        "digest. Use it to read a nextAction's inputRefs: for artifact://<run>/<id> pass "
+        "that run id and artifact id."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _get_artifact(
+    service: Service, args: GetArtifactArgs, _: Call
+) -> Annotated[Payload, GetArtifactResultOut]:
     # Telic 1.0 nests the body in the artifact: {artifact: {id, …metadata, body}}.
     return {"artifact": await service.get_artifact(args.run_id, args.artifact_id)}
 
 
-async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_get_trace",
+    title="Read a run's trace",
+    description=(
+        "Return a page of the run's canonical trace in sequence order (artifacts recorded, "
+        "permission decisions, phase changes), and whether more follow (page with "
+        "after_sequence)."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _get_trace(
+    service: Service, args: GetTraceArgs, _: Call
+) -> Annotated[Payload, GetTraceResultOut]:
     page = await service.get_trace(args.run_id, args.after_sequence, args.limit)
     return {"events": page.events, "hasMore": page.has_more}
 
@@ -443,32 +613,20 @@ async def _get_trace(service: Service, args: GetTraceArgs, _: ProgressFn) -> Pay
 # ------------------------------------------------------------------ beyond the original
 
 
-async def _verify(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
-    report = await service.verify_run(args.run_id)
-    return {
-        "runId": args.run_id,
-        "intact": report.ok,
-        "recordsChecked": report.records_checked,
-        "firstBroken": report.first_broken,
-    }
-
-
-async def _replay(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
-    return {"report": await service.replay_run(args.run_id)}
-
-
-async def _check(service: Service, args: CheckToolActionArgs, _: ProgressFn) -> Payload:
-    decision = await service.broker_check(
-        args.run_id,
-        args.capability,
-        args.target,
-        action_id=args.action_id,
-        expected_run_version=args.expected_run_version,
-    )
-    return {"decision": decision}
-
-
-async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_cast",
+    title="Cast a subagent",
+    description=(
+        "For hosts that start child agents, while nextAction is an executing work node: "
+        "open one cast with a routing reason (a need code and why) and a turn and token "
+        "budget. Returns the handoff to give the child (cast id, brief, pointers, "
+        "permissions, budget; never your transcript). The child must answer with one "
+        "evidence packet through telic_return_packet. Refusals carry the packet "
+        "contract's code."
+    ),
+    read_only=False,
+)
+async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload, CastResultOut]:
     handoff = await service.cast(
         args.run_id,
         cast_type=args.cast_type,
@@ -482,7 +640,19 @@ async def _cast(service: Service, args: CastArgs, _: ProgressFn) -> Payload:
     return {"cast": handoff}
 
 
-async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_cast_progress",
+    title="Report a child's spend",
+    description=(
+        "Report a cast child's spend so far: turns, tool calls and tokens, as the host "
+        "counts them (Telic cannot observe them, so they are recorded as self-reported). "
+        "Returns the cast's state; past a cap the child may only return a typed partial."
+    ),
+    read_only=False,
+)
+async def _cast_progress(
+    service: Service, args: CastProgressArgs, _: Call
+) -> Annotated[Payload, CastProgressResultOut]:
     state = await service.cast_progress(
         args.run_id,
         args.cast_id,
@@ -494,11 +664,35 @@ async def _cast_progress(service: Service, args: CastProgressArgs, _: ProgressFn
     return {"castId": args.cast_id} | ({} if state is None else {"cast": state})
 
 
-async def _return_packet(service: Service, args: ReturnPacketArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_return_packet",
+    title="Return a child's evidence packet",
+    description=(
+        "Return the evidence packet a cast child produced. Telic checks its bounds, "
+        "verifies its quotes against the ledger and seals it. Returns the sealed packet "
+        "with its pk_... token: cite that token in your next phase artifact."
+    ),
+    read_only=False,
+)
+async def _return_packet(
+    service: Service, args: ReturnPacketArgs, _: Call
+) -> Annotated[Payload, ReturnPacketResultOut]:
     return {"packet": await service.return_packet(args.run_id, args.cast_id, args.packet)}
 
 
-async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
+@tool(
+    "telic_get_digest",
+    title="Read the packet digest",
+    description=(
+        "Return the run's packet-consumption digest: one line per evidence packet with "
+        "its verdict and its spend in the packet contract's line format, and beside each "
+        "line its marks: whether the parent's next decision cited it, that the tokens are "
+        "self-reported, and what Telic observed the child spend."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, DigestResultOut]:
     view = await service.get_digest_view(args.run_id)
     return {
         "runId": args.run_id,
@@ -508,26 +702,68 @@ async def _digest(service: Service, args: RunArgs, _: ProgressFn) -> Payload:
     }
 
 
-@functools.cache
-def _handlers() -> dict[str, _Call]:
-    """Each tool's handler bound to its argument model (loaded on the first call)."""
-    from telic.server import _args
+@tool(
+    "telic_check_tool_action",
+    title="Check a native tool action",
+    description=(
+        "Before each native action (a serial host asks itself; a hook asks for it): decide "
+        "whether the capability may act on the target under the run's permissions now "
+        "(mode, authorization, work node). "
+        "Returns the decision (allow or deny, with the deciding reason) and records it in "
+        "the run's trace. A host written for the original Telic may also pass action_id "
+        "and expected_run_version (then target is optional)."
+    ),
+    read_only=False,
+    idempotent=True,  # an identical decision is recorded once
+)
+async def _check(
+    service: Service, args: CheckToolActionArgs, _: Call
+) -> Annotated[Payload, CheckResultOut]:
+    decision = await service.broker_check(
+        args.run_id,
+        args.capability,
+        args.target,
+        action_id=args.action_id,
+        expected_run_version=args.expected_run_version,
+    )
+    return {"decision": decision}
 
+
+@tool(
+    "telic_replay_run",
+    title="Replay a run",
+    description=(
+        "Replay a run step by step: one step per stored artifact, in trace order, with the "
+        "phase that produced it and whether it still matches its digest (ok, mismatch, "
+        "missing); highlights name topology escalations and denied tool-action checks. "
+        "Read-only. Returns the report (and the run's hash-chain walk)."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _replay(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, ReplayResultOut]:
+    return {"report": await service.replay_run(args.run_id)}
+
+
+@tool(
+    "telic_verify_run",
+    title="Verify a run's hash chain",
+    description=(
+        "Re-hash every artifact and trace record of a run and walk its hash chain. Returns "
+        "whether the run is intact, how many records were checked and the first broken one."
+    ),
+    read_only=True,
+    idempotent=True,
+)
+async def _verify(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, VerifyResultOut]:
+    report = await service.verify_run(args.run_id)
     return {
-        "telic_start_run": _Bound(_args.StartRunArgs, _start_run),
-        "telic_ground_context": _Bound(_args.GroundArgs, _ground),
-        "telic_get_next_action": _Bound(_args.RunArgs, _next),
-        "telic_submit_artifact": _Asking(_args.SubmitArgs, _submit),
-        "telic_cancel_run": _Bound(_args.CancelArgs, _cancel),
-        "telic_list_runs": _Bound(_args.ListRunsArgs, _list_runs),
-        "telic_get_run": _Bound(_args.RunArgs, _get_run),
-        "telic_get_artifact": _Bound(_args.GetArtifactArgs, _get_artifact),
-        "telic_get_trace": _Bound(_args.GetTraceArgs, _get_trace),
-        "telic_cast": _Bound(_args.CastArgs, _cast),
-        "telic_cast_progress": _Bound(_args.CastProgressArgs, _cast_progress),
-        "telic_return_packet": _Bound(_args.ReturnPacketArgs, _return_packet),
-        "telic_get_digest": _Bound(_args.RunArgs, _digest),
-        "telic_check_tool_action": _Bound(_args.CheckToolActionArgs, _check),
-        "telic_replay_run": _Bound(_args.RunArgs, _replay),
-        "telic_verify_run": _Bound(_args.RunArgs, _verify),
+        "runId": args.run_id,
+        "intact": report.ok,
+        "recordsChecked": report.records_checked,
+        "firstBroken": report.first_broken,
     }
+
+
+TOOL_NAMES: Final = tuple(spec.name for spec in TOOLS)
+"""Every tool's name, in listing order."""

@@ -41,16 +41,11 @@ def input_schemas() -> dict[str, dict[str, typing.Any]]:
 
 def expected_text() -> str:
     """Return the exact text the committed file should hold, generated from the models."""
-    from telic.server import _results
     from telic.server._args import input_schema, output_schema
-    from telic.server._table import TOOLS
-    from telic.server._tools import _args_model
+    from telic.server._tools import TOOL_NAMES, models
 
     schemas = {
-        spec.name: {
-            "input": input_schema(_args_model(spec.args)),
-            "output": output_schema(getattr(_results, spec.result)),
-        }
-        for spec in TOOLS
+        name: {"input": input_schema(models(name)[0]), "output": output_schema(models(name)[1])}
+        for name in TOOL_NAMES
     }
     return json.dumps(schemas, indent=2, ensure_ascii=False) + "\n"

@@ -23,7 +23,7 @@ from telic.cli._entry import HOSTS_WITH_HOOKS
 from telic.hosts import DIALECTS, HOOK_HOSTS, host_hook
 from telic.hosts._dialects import TELIC_TOOLS, patch_targets, read_event
 from telic.resident._shim import _deny
-from telic.server._table import TOOLS as TOOL_TABLE
+from telic.server import TOOL_NAMES
 
 from .test_hook import executing_fix, project
 
@@ -415,7 +415,7 @@ def test_a_codex_patch_names_each_file_and_what_it_does_to_it() -> None:
 
 
 def test_telics_tool_names_are_the_servers_tool_table() -> None:
-    assert {row.name for row in TOOL_TABLE} == TELIC_TOOLS
+    assert set(TOOL_NAMES) == TELIC_TOOLS
 
 
 def test_the_console_script_knows_every_dialect() -> None:

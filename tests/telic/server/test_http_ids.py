@@ -18,9 +18,9 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from telic.ledger import open_ledger
+from telic.roles import Service
 from telic.server._app import assemble
 from telic.server._config import HttpBinding, ServerConfig
-from telic.server._service import Service
 from telic.server._transport import RequestIdGuard, http_app
 
 pytestmark = pytest.mark.anyio

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import get_args
 
+from pydantic import BaseModel
+
 from telic.protocol._types import Mode
 from telic.server._app import PromptMode
 from telic.server._args import ToolArgs
-from telic.server._tools import TOOL_ARGS, TOOL_NAMES, _args_model
+from telic.server._tools import TOOL_NAMES, models
 from telic.server.inputs import expected_text, input_schemas, schema_file
 
 
@@ -18,9 +20,10 @@ def test_the_committed_input_schemas_have_not_drifted_from_the_models() -> None:
 
 
 def test_every_tool_has_an_argument_model_and_a_committed_schema() -> None:
-    assert list(input_schemas()) == list(TOOL_NAMES) == list(TOOL_ARGS)
-    for name in TOOL_ARGS.values():
-        assert issubclass(_args_model(name), ToolArgs)
+    assert list(input_schemas()) == list(TOOL_NAMES)
+    for name in TOOL_NAMES:
+        assert issubclass(models(name)[0], ToolArgs)
+        assert issubclass(models(name)[1], BaseModel)
 
 
 def test_the_prompt_modes_are_the_protocol_modes() -> None:

@@ -9,9 +9,9 @@ import httpx2
 import pytest
 
 from telic.ledger import Ledger, open_ledger
+from telic.roles import Service
 from telic.server._app import assemble
 from telic.server._config import HttpBinding, ServerConfig
-from telic.server._service import Service
 from telic.server._transport import http_app
 from tests.telic.reports.recorded import completed
 

@@ -17,8 +17,7 @@ import pytest
 from agents.exceptions import UserError
 from agents.strict_schema import ensure_strict_json_schema
 
-from telic.server._table import TOOLS
-from telic.server._tools import list_tools
+from telic.server._tools import TOOL_NAMES, list_tools
 from telic.server.inputs import input_schemas
 
 SCHEMAS = input_schemas()
@@ -45,14 +44,14 @@ def _objects(node: Any) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize("tool", [spec.name for spec in TOOLS])
+@pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_no_input_schema_holds_a_reference(tool: str) -> None:
     text = json.dumps(SCHEMAS[tool])
     assert "$ref" not in text
     assert "$defs" not in text
 
 
-@pytest.mark.parametrize("tool", [spec.name for spec in TOOLS])
+@pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_every_declared_object_is_closed_but_the_free_form_one(tool: str) -> None:
     schema = SCHEMAS[tool]
     free = schema["properties"].get(FREE_FORM.get(tool, ""))
@@ -63,7 +62,7 @@ def test_every_declared_object_is_closed_but_the_free_form_one(tool: str) -> Non
             assert node.get("additionalProperties") is False, node
 
 
-@pytest.mark.parametrize("tool", [spec.name for spec in TOOLS if spec.name not in FREE_FORM])
+@pytest.mark.parametrize("tool", [name for name in TOOL_NAMES if name not in FREE_FORM])
 def test_the_agents_sdk_converts_the_tool_to_strict_mode(tool: str) -> None:
     strict = _strict(SCHEMAS[tool])
     assert strict["additionalProperties"] is False

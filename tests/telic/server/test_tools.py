@@ -1,19 +1,22 @@
-"""Each tool's handler is bound to the argument model its table row names."""
+"""Each tool is declared once, on its handler: its models are its handler's annotations."""
 
 from __future__ import annotations
 
-from telic.server._table import TOOLS
-from telic.server._tools import _args_model, _Asking, _Bound, _handlers
+from telic.server._args import GroundArgs, RunArgs, SubmitArgs
+from telic.server._results import GroundResultOut, StepResultOut, VerifyResultOut
+from telic.server._tools import TOOL_NAMES, TOOLS, list_tools, models
 
 
-def test_every_row_has_a_handler_and_every_handler_a_row() -> None:
-    assert set(_handlers()) == {spec.name for spec in TOOLS}
+def test_every_tool_is_declared_once_and_listed_in_declaration_order() -> None:
+    assert len(set(TOOL_NAMES)) == len(TOOLS) == 16
+    assert [tool.name for tool in list_tools()] == list(TOOL_NAMES)
 
 
-def test_each_handler_validates_with_the_model_its_row_names() -> None:
-    for spec in TOOLS:
-        bound = _handlers()[spec.name]
-        # Only telic_submit_artifact may put a form to the user (an accepted clarification).
-        kind = _Asking if spec.name == "telic_submit_artifact" else _Bound
-        assert isinstance(bound, kind), spec.name
-        assert bound.model is _args_model(spec.args), spec.name
+def test_a_tool_s_models_are_its_handler_s_argument_and_return_annotations() -> None:
+    assert models("telic_submit_artifact") == (SubmitArgs, StepResultOut)
+    assert models("telic_ground_context") == (GroundArgs, GroundResultOut)
+    assert models("telic_verify_run") == (RunArgs, VerifyResultOut)
+
+
+def test_only_cancelling_is_destructive() -> None:
+    assert [t.name for t in TOOLS if t.destructive] == ["telic_cancel_run"]
