@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from telic.server._table import TOOLS
-from telic.server._tools import _args_model, _Asking, _Bound, _handlers
+from telic.server._tools import _args_model, _Asking, _Bound, _handlers, _leaf
 
 
 def test_every_row_has_a_handler_and_every_handler_a_row() -> None:
@@ -17,3 +17,11 @@ def test_each_handler_validates_with_the_model_its_row_names() -> None:
         kind = _Asking if spec.name == "telic_submit_artifact" else _Bound
         assert isinstance(bound, kind), spec.name
         assert bound.model is _args_model(spec.args), spec.name
+
+
+def test_an_error_is_unwrapped_from_task_groups_only_when_it_is_alone() -> None:
+    alone = ValueError("the one error")
+    assert _leaf(ExceptionGroup("outer", [ExceptionGroup("inner", [alone])])) is alone
+    two = ExceptionGroup("two", [ValueError("a"), KeyError("b")])
+    assert _leaf(two) is two
+    assert _leaf(alone) is alone
