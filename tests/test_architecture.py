@@ -15,8 +15,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
     "telic": ROOT / "telic",
@@ -133,32 +131,49 @@ def _layer(module: str) -> str:
 ALL_MODULES = [(pkg, mod, path) for pkg in SOURCES for mod, path in _modules(pkg)]
 
 
-@pytest.mark.parametrize(
-    ("package", "module", "path"), ALL_MODULES, ids=[m for _, m, _ in ALL_MODULES]
-)
-def test_module_imports_respect_the_layering(package: str, module: str, path: Path) -> None:
+def _layering_violations(package: str, module: str, path: Path) -> Iterator[str]:
+    """A message for each import of ``module`` that breaks the layering."""
     for imported in _imports(module, path):
         top = imported.split(".")[0]
-        assert top not in {"asyncio", "trio"}, f"{module} imports {top}; library code uses anyio"
+        if top in {"asyncio", "trio"}:
+            yield f"{module} imports {top}; library code uses anyio"
+            continue
         if top in sys.stdlib_module_names or top == "__future__":
             continue
         if package in THIRD_PARTY_ALLOWED:
             allowed = THIRD_PARTY_ALLOWED[package] | {package}
-            assert top in allowed, f"{module} imports {imported}; {package} may use only {allowed}"
+            if top not in allowed:
+                yield f"{module} imports {imported}; {package} may use only {sorted(allowed)}"
             continue
         if top != "telic":
             continue
         source, target = _layer(module), _layer(imported)
         if source in {"__init__", target}:
             continue
-        assert target != "__init__", f"{module} imports the telic facade; import the module itself"
-        assert target in TELIC_LAYERS, f"{imported} is in no layer; add it to TELIC_LAYERS"
-        assert source in TELIC_LAYERS, f"{module} is in no layer; add it to TELIC_LAYERS"
-        assert TELIC_LAYERS[target] <= TELIC_LAYERS[source], (
-            f"{module} (layer {source}) imports {imported} (layer {target}), an upward dependency"
-        )
-        assert (source, target) not in SIBLINGS_APART, f"{module} imports sibling {target}"
-        assert (target, source) not in SIBLINGS_APART, f"{module} imports sibling {target}"
+        if target == "__init__":
+            yield f"{module} imports the telic facade; import the module itself"
+        elif target not in TELIC_LAYERS:
+            yield f"{imported} is in no layer; add it to TELIC_LAYERS"
+        elif source not in TELIC_LAYERS:
+            yield f"{module} is in no layer; add it to TELIC_LAYERS"
+        elif TELIC_LAYERS[target] > TELIC_LAYERS[source]:
+            yield (
+                f"{module} (layer {source}) imports {imported} (layer {target}), "
+                "an upward dependency"
+            )
+        elif (source, target) in SIBLINGS_APART or (target, source) in SIBLINGS_APART:
+            yield f"{module} imports sibling {target}"
+
+
+def test_module_imports_respect_the_layering() -> None:
+    """Every module of the three packages at once; the message lists every violation."""
+    assert len(ALL_MODULES) > 100
+    problems = [
+        p
+        for package, module, path in ALL_MODULES
+        for p in _layering_violations(package, module, path)
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_the_layer_table_names_every_telic_subpackage() -> None:
@@ -175,15 +190,32 @@ def test_the_checker_sees_a_violation_when_there_is_one(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from telic.controller import step\nimport asyncio\n", encoding="utf-8")
     assert list(_imports("telic.protocol.bad", bad)) == ["telic.controller", "asyncio"]
-    assert TELIC_LAYERS[_layer("telic.controller")] > TELIC_LAYERS[_layer("telic.protocol.bad")]
+    assert list(_layering_violations("telic", "telic.protocol.bad", bad)) == [
+        "telic.protocol.bad (layer protocol) imports telic.controller (layer controller), "
+        "an upward dependency",
+        "telic.protocol.bad imports asyncio; library code uses anyio",
+    ]
+    worse = tmp_path / "worse.py"
+    worse.write_text(
+        "import telic\nimport httpx\nfrom telic.ledger import Ledger\n", encoding="utf-8"
+    )
+    assert list(_layering_violations("telic", "telic.permissions.worse", worse)) == [
+        "telic.permissions.worse imports the telic facade; import the module itself",
+        "telic.permissions.worse imports sibling ledger",
+    ]
+    assert list(_layering_violations("telic_packets", "telic_packets.worse", worse)) == [
+        f"telic_packets.worse imports {name}; telic_packets may use only "
+        f"{sorted(THIRD_PARTY_ALLOWED['telic_packets'] | {'telic_packets'})}"
+        for name in ("telic", "httpx", "telic.ledger")
+    ]
 
 
 TELIC_MODULES = [(mod, path) for pkg, mod, path in ALL_MODULES if pkg == "telic"]
 
 
-@pytest.mark.parametrize(("module", "path"), TELIC_MODULES, ids=[m for m, _ in TELIC_MODULES])
-def test_siblings_import_each_others_facades_not_private_modules(module: str, path: Path) -> None:
-    problems = list(_sibling_private_imports(module, path))
+def test_siblings_import_each_others_facades_not_private_modules() -> None:
+    """Every telic module at once; the message lists every private sibling import."""
+    problems = [p for module, path in TELIC_MODULES for p in _sibling_private_imports(module, path)]
     assert not problems, "\n".join(problems)
 
 

@@ -205,3 +205,15 @@ def git_credentials() -> Planted:
     token = "gh" + "p_" + fake(ALNUM, 36, 42)
     text = "https://octocat:" + token + "@github.com\n"
     return Planted("git-credentials", text, "basic-auth-credentials", token)
+
+
+AT_ENTRY_POINTS: Final = ("pem-rsa", "url-credentials")
+"""The kinds an entry point other than the detector is tried with: a multi-line private key and
+a password inside a URL. ``tests/telic/test_secrets.py`` proves the detector finds and redacts
+every kind; an entry point only has to show that what it stores passes through the detector."""
+
+
+def at_entry_points() -> tuple[Planted, ...]:
+    """The planted secrets of ``AT_ENTRY_POINTS``, in that order."""
+    planted = {p.name: p for p in corpus()}
+    return tuple(planted[name] for name in AT_ENTRY_POINTS)

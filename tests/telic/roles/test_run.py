@@ -18,13 +18,13 @@ from telic._errors import SecretDetected
 from telic._secrets import marker
 from telic.ledger import Ledger
 from telic.reports import render_report
-from tests.telic.secret_corpus import Planted, corpus, git_credentials, npmrc
+from tests.telic.secret_corpus import Planted, at_entry_points
 
 from .kit import EXPLORE, ServiceFlow, good_return, serving
 
 pytestmark = pytest.mark.anyio
 
-PLANTED = (*corpus(), npmrc(), git_credentials())
+PLANTED = at_entry_points()  # every kind is the detector's test (tests/telic/test_secrets.py)
 IDS = [p.name for p in PLANTED]
 
 

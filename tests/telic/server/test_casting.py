@@ -1,10 +1,14 @@
-"""The casting contract at the MCP boundary: every boundary row of the conformance table, over MCP.
+"""The casting contract at the MCP boundary: each refusal family of the conformance table.
 
-Each test drives a real server through the official MCP client in process. The run is brought
-to an executing node through the service (the phase artifacts are not what is under test);
-every cast, progress report and return goes through ``telic_cast``, ``telic_cast_progress`` and
-``telic_return_packet``, and every refusal must reach the host with the contract's code as the
-envelope's ``code`` and leave the ledger as it was.
+Every row of the table is proven once where it is decided, by the pure runner
+(``tests/packets/test_conformance.py``); the seal rows also through the casting layer
+(``tests/telic/casting/test_conformance.py``). Here one row of each outcome per tool (each refusal
+code, each kind of admitted packet) is played over MCP. Each test drives a real server through
+the official MCP client in process. The run is brought to an executing node through the service
+(the phase artifacts are not what is under test); every cast, progress report and return goes
+through ``telic_cast``, ``telic_cast_progress`` and ``telic_return_packet``, and every refusal
+must reach the host with the contract's code as the envelope's ``code`` and leave the ledger as
+it was.
 """
 
 from __future__ import annotations
@@ -43,16 +47,41 @@ from ..roles.kit import (  # noqa: TID252
 pytestmark = pytest.mark.anyio
 
 ROWS = load_table()["rows"]
-# One row per cast refusal code (and the admitted ones) is played over MCP; the precedence and
-# parallel-children rows are proven by the pure runner, and each family once over MCP below.
-CAST_ROWS = [
-    row
-    for row in ROWS
-    if row["input"]["op"] == "check_cast"
-    and not row["id"].startswith(("refusal.cast.precedence.", "bounds."))
-]
+
+
+def one_per_family(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first row of each outcome: each refusal code once, and the first admitted row of each
+    kind of packet (outcome, stop reason, with or without remaining items)."""
+    families: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        spec, expected = row["input"], row["expected"]
+        raw = spec.get("raw")
+        family = (
+            (
+                "valid",
+                spec.get("outcome"),
+                spec.get("stopReason"),
+                bool(isinstance(raw, dict) and raw.get("remaining")),
+            )
+            if expected["valid"]
+            else (expected["errorCode"],)
+        )
+        families.setdefault(family, row)
+    return list(families.values())
+
+
+# The precedence and parallel-children rows are proven by the pure runner, and each such family
+# once over MCP below.
+CAST_ROWS = one_per_family(
+    [
+        row
+        for row in ROWS
+        if row["input"]["op"] == "check_cast"
+        and not row["id"].startswith(("refusal.cast.precedence.", "bounds."))
+    ]
+)
 SEAL_ROWS = [row for row in ROWS if row["input"]["op"] == "seal"]
-RETURN_ROWS = [row for row in ROWS if row["input"]["op"] == "parse_child_return"]
+RETURN_ROWS = one_per_family([row for row in ROWS if row["input"]["op"] == "parse_child_return"])
 BRIEF = "Find where the retry limit is defined; see the pointers."
 
 
@@ -154,7 +183,7 @@ def _setup(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("row", CAST_ROWS, ids=[row["id"] for row in CAST_ROWS])
-async def test_every_cast_row_gets_its_contract_code_over_mcp(
+async def test_each_cast_refusal_family_gets_its_contract_code_over_mcp(
     tmp_path: Path, row: dict[str, Any]
 ) -> None:
     spec, expected = row["input"], row["expected"]
@@ -493,10 +522,11 @@ def _played(spec: dict[str, Any]) -> tuple[dict[str, int], int]:
 
 
 PLAYABLE = [row for row in SEAL_ROWS if _seal_applicability(row) is None]
+PLAYED = one_per_family(PLAYABLE)
 
 
-@pytest.mark.parametrize("row", PLAYABLE, ids=[row["id"] for row in PLAYABLE])
-async def test_every_return_row_gets_its_result_over_mcp(
+@pytest.mark.parametrize("row", PLAYED, ids=[row["id"] for row in PLAYED])
+async def test_each_seal_family_gets_its_result_over_mcp(
     tmp_path: Path, row: dict[str, Any]
 ) -> None:
     spec, expected = row["input"], row["expected"]
@@ -533,7 +563,7 @@ async def test_every_return_row_gets_its_result_over_mcp(
 
 
 @pytest.mark.parametrize("row", RETURN_ROWS, ids=[row["id"] for row in RETURN_ROWS])
-async def test_every_child_return_row_gets_its_result_over_mcp(
+async def test_each_child_return_family_gets_its_result_over_mcp(
     tmp_path: Path, row: dict[str, Any]
 ) -> None:
     raw, expected = row["input"]["raw"], row["expected"]

@@ -20,6 +20,7 @@ from telic.demo import DemoRepository, TelicTools
 from telic.ledger import open_ledger
 from telic.roles import open_service
 from telic.server import build_server
+from telic.server._logs import ClientLogs
 
 pytestmark = pytest.mark.anyio
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
@@ -137,3 +138,34 @@ async def test_a_client_that_sets_a_log_level_receives_the_servers_log_lines(
         await tools.call("telic_list_runs")  # the line travels ahead of this answer's request
     assert [(p.level, p.logger) for p in received] == [("info", "telic.server")]
     assert received[0].data == "telic_get_run refused: not_found"
+
+
+def test_a_second_subscriber_at_a_higher_level_leaves_the_logger_where_the_first_set_it() -> None:
+    name = "telic.tests.second-subscriber"
+    logs = ClientLogs(name)
+    logging.getLogger(name).setLevel(logging.WARNING)
+    logs.subscribe(None, object(), "info")
+    assert logging.getLogger(name).level == logging.INFO
+    logs.subscribe(None, object(), "error")  # a record at info is still made for the first
+    assert logging.getLogger(name).level == logging.INFO
+
+
+async def test_a_run_verifies_and_replays_in_process_and_an_unknown_one_is_not_found(
+    repo: DemoRepository, state: Path
+) -> None:
+    async with _client(repo, state) as client:
+        tools = TelicTools(client)
+        started = await tools.call(
+            "telic_start_run",
+            original_request="Fix paginate in src/pagination.py",
+            mode="analyze_only",
+        )
+        run_id = started["run"]["runId"]
+        verified = await tools.call("telic_verify_run", run_id=run_id)
+        replayed = (await tools.call("telic_replay_run", run_id=run_id))["report"]
+        unknown = await tools.attempt("telic_replay_run", run_id="no-such-run")
+    assert (verified["runId"], verified["intact"], verified["firstBroken"]) == (run_id, True, None)
+    assert verified["recordsChecked"] > 0
+    assert replayed["runId"] == run_id
+    assert (unknown["ok"], unknown["code"]) == (False, "not_found")
+    assert unknown["error"] == "Run not found: no-such-run"

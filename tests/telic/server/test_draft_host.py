@@ -279,7 +279,6 @@ async def test_a_refusal_names_what_would_pass(repo: DemoRepository, state: Path
     assert following["draft"] == draft
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_in_process_the_draft_host_keeps_every_result_in_the_1_0_shape(
     repo: DemoRepository, state: Path
 ) -> None:

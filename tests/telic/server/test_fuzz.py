@@ -2,7 +2,8 @@
 
 Every call must come back as a well-formed envelope — never a transport error or a traceback —
 and a rejected call must leave the ledger exactly as it was (runs, versions, trace lengths).
-``TELIC_FUZZ_EXAMPLES`` sets the number of examples per backend (``make fuzz`` raises it).
+``TELIC_FUZZ_EXAMPLES`` sets the number of examples (``make fuzz`` raises it). The server runs
+on asyncio, as ``telic serve`` does: the tools' answers do not depend on the backend.
 """
 
 from __future__ import annotations
@@ -88,13 +89,11 @@ class Target:
         return self.portal.call(take)
 
 
-@pytest.fixture(scope="module", params=["asyncio", "trio"])
-def target(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Target]:
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     base = tmp_path_factory.mktemp("fuzz")
     repo = DemoRepository.create(find_demo_repo(), base / "repo")
-    with start_blocking_portal(str(request.param)) as portal, ExitStack() as stack:
+    with start_blocking_portal("asyncio") as portal, ExitStack() as stack:
         service = stack.enter_context(
             portal.wrap_async_context_manager(
                 open_service(

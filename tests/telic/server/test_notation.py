@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from telic.server._notation import (
     DRAFT,
     encode,
+    expression_text,
     field_key,
     node_text,
     omit,
@@ -432,3 +433,8 @@ def test_a_definition_no_reference_reaches_or_an_empty_defs_has_no_notation() ->
     assert encoded is not None
     assert 'p: json{"$ref":"#/$defs/Gone"}' in encoded.text
     assert decode(encoded.text) == undefined
+
+
+def test_a_union_of_string_constants_is_written_as_json_never_as_an_enum() -> None:
+    node = {"anyOf": [{"type": "string", "const": "a"}, {"type": "string", "const": "b"}]}
+    assert expression_text(node) == "json" + json.dumps(node, separators=(",", ":"))
