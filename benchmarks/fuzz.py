@@ -1,18 +1,18 @@
 """The tool fuzz target at full size: at least 100,000 examples, with its result and duration.
 
 ``tests/telic/server/test_fuzz.py`` throws hostile and valid-looking arguments at every MCP tool
-in process, on asyncio and on trio, and checks that every call returns a well-formed envelope and
-that every refusal leaves the ledger as it was. The test suite runs it at 1,100 examples per
-backend; this script runs it in chunks of ``--chunk`` examples per backend, each chunk with its
-own Hypothesis seed (``--seed``, ``--seed + 1``, …), until ``--examples`` examples ran on the two
-backends together, and stops at the first failing chunk. The figure (examples, failures, wall
-time, examples per second) is appended to ``benchmarks/README.md`` only when the whole run ended,
-passed or failed; a failing chunk's seed reproduces it::
+in process, on asyncio (as ``telic serve`` runs), and checks that every call returns a
+well-formed envelope and that every refusal leaves the ledger as it was. The test suite runs it
+at 1,100 examples; this script runs it in chunks of ``--chunk`` examples, each chunk with its own
+Hypothesis seed (``--seed``, ``--seed + 1``, …), until ``--examples`` examples ran, and stops at
+the first failing chunk. The figure (examples, failures, wall time, examples per second) is
+appended to ``benchmarks/README.md`` only when the whole run ended, passed or failed; a failing
+chunk's seed reproduces it::
 
     TELIC_FUZZ_EXAMPLES=<chunk> pytest tests/telic/server/test_fuzz.py --hypothesis-seed=<seed>
 
 Run it with ``make fuzz-bench`` (or ``python benchmarks/fuzz.py --examples 100000``). It is not
-part of CI: CI runs the suite's 1,100 examples per backend.
+part of CI: CI runs the suite's 1,100 examples.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import time
 
 from _common import ROOT, append_rows, commit, machine, today
 
-BACKENDS = 2
-"""The fuzz test runs every example on asyncio and on trio."""
+BACKENDS = 1
+"""The fuzz test runs every example on asyncio only (the tools' answers do not depend on it)."""
 
 COLUMNS = (
     "date",
