@@ -290,6 +290,31 @@ class Bodies:
 
     # ------------------------------------------------------------------ judgement
 
+    def diagnosis_gate(
+        self, evidence: str, capabilities: Sequence[str], permissions: JSON, rationale: str
+    ) -> JSON:
+        """The demo bug's diagnosis gate: supported by ``evidence``, with the one-line correction
+        work order (``capabilities`` and ``permissions``) a fix plan must then follow."""
+        return {
+            "id": "GATE-1",
+            "status": "supported",
+            "rootCause": "paginate treats its 1-based page number as 0-based",
+            "directEvidenceRefs": [self.uri(evidence)],
+            "correctionWorkOrder": {
+                "id": "CWO-1",
+                "targetCriterionIds": ["AC-2"],
+                "objective": "Compute the start index from a 1-based page",
+                "allowedCapabilities": list(capabilities),
+                "permissions": permissions,
+                "sourceRefs": [self.uri(evidence)],
+                "maximumToolCalls": 20,
+                "rationaleSummary": "A one-line fix inside src/.",
+            },
+            "withinApprovedScope": True,
+            "permissionsSufficient": True,
+            "rationaleSummary": rationale,
+        }
+
     def quality_review(
         self,
         qid: str,

@@ -405,25 +405,12 @@ async def _analyze_and_fix(
             note=note,
         ),
     )
-    gate = {
-        "id": "GATE-1",
-        "status": "supported",
-        "rootCause": "paginate treats its 1-based page number as 0-based",
-        "directEvidenceRefs": [b.uri("evidence-01")],
-        "correctionWorkOrder": {
-            "id": "CWO-1",
-            "targetCriterionIds": ["AC-2"],
-            "objective": "Compute the start index from a 1-based page",
-            "allowedCapabilities": ["repository.read", "repository.write"],
-            "permissions": fix_perms,
-            "sourceRefs": [b.uri("evidence-01")],
-            "maximumToolCalls": 20,
-            "rationaleSummary": "A one-line fix inside src/.",
-        },
-        "withinApprovedScope": True,
-        "permissionsSufficient": True,
-        "rationaleSummary": "The failing test and the code agree on the cause.",
-    }
+    gate = b.diagnosis_gate(
+        "evidence-01",
+        ["repository.read", "repository.write"],
+        fix_perms,
+        "The failing test and the code agree on the cause.",
+    )
     diag_ok = ("AC-1", ["evidence-01"])
     await driver.submit(
         "QualityReview",

@@ -334,25 +334,12 @@ async def drive(
             note=note,
         ),
     )
-    gate = {
-        "id": "GATE-1",
-        "status": "supported",
-        "rootCause": "paginate treats its 1-based page number as 0-based",
-        "directEvidenceRefs": [b.uri("evidence-01")],
-        "correctionWorkOrder": {
-            "id": "CWO-1",
-            "targetCriterionIds": ["AC-2"],
-            "objective": "Compute the start index from a 1-based page",
-            "allowedCapabilities": ["repository.read", "repository.write", *reading[1:]],
-            "permissions": fix_perms,
-            "sourceRefs": [b.uri("evidence-01")],
-            "maximumToolCalls": 20,
-            "rationaleSummary": "A one-line fix inside src/.",
-        },
-        "withinApprovedScope": True,
-        "permissionsSufficient": True,
-        "rationaleSummary": "The packet and the code agree on the cause.",
-    }
+    gate = b.diagnosis_gate(
+        "evidence-01",
+        ["repository.read", "repository.write", *reading[1:]],
+        fix_perms,
+        "The packet and the code agree on the cause.",
+    )
     diag_ok = ("AC-1", ["evidence-01"])
     await driver.submit(
         "QualityReview",
