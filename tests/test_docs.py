@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -36,7 +37,16 @@ def test_no_document_sends_people_to_a_virtualenv_path_as_the_command() -> None:
         assert "/path/to/.venv/bin/telic" not in text, document.name
 
 
-def test_the_tool_table_lists_the_declared_tools_in_order_with_their_kinds() -> None:
+def test_the_tool_table_is_the_one_the_declarations_write() -> None:
+    spec = importlib.util.spec_from_file_location("tools_doc", ROOT / "docs" / "tools_doc.py")
+    assert spec is not None
+    assert spec.loader is not None
+    tools_doc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tools_doc)
     text = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    assert tools_doc.written(text) == text, "stale: run python docs/tools_doc.py --write"
     rows = re.findall(r"^\| `(telic_\w+)` \| ([a-z-]+) \|", text, flags=re.MULTILINE)
     assert rows == [(t.name, "read-only" if t.read_only else "writes") for t in TOOLS]
+    stale = text.replace("| `telic_cancel_run` | writes |", "| `telic_cancel_run` | read-only |")
+    assert stale != text
+    assert tools_doc.written(stale) == text

@@ -128,6 +128,8 @@ class Declared:
     name: str
     title: str
     description: str
+    summary: str
+    """One line for the tool table of ``docs/tools.md`` (``docs/tools_doc.py`` writes it)."""
     read_only: bool
     """Never changes any state (no ledger record, no run change)."""
     idempotent: bool = False
@@ -146,6 +148,7 @@ def tool(
     *,
     title: str,
     description: str,
+    summary: str,
     read_only: bool,
     idempotent: bool = False,
     destructive: bool = False,
@@ -158,6 +161,7 @@ def tool(
                 name=name,
                 title=title,
                 description=description,
+                summary=summary,
                 read_only=read_only,
                 idempotent=idempotent,
                 destructive=destructive,
@@ -363,6 +367,10 @@ def _with_draft(payload: Payload, draft: object) -> Payload:
         "report_only question that needs no change (frame, spot review, report); forensic "
         "adds an evidence re-verifying review; omitted, the full 1.0 path."
     ),
+    summary=(
+        "Start a run: request, mode, host capabilities, grants (and enabled cast types, a "
+        "topology; `prior_run_id` to follow an ended run)."
+    ),
     read_only=False,
 )
 async def _start_run(
@@ -406,6 +414,7 @@ _GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
         "files the request names. Sends progress notifications. Returns the run, the next "
         "action and the context manifest."
     ),
+    summary="Ground repository context with the current tokens (progress notifications).",
     read_only=False,
 )
 async def _ground(
@@ -461,6 +470,7 @@ async def _ground(
         "and its JSON Schema, the input artifacts to read, and the permissions and budgets "
         "in force. Read-only: call it whenever you are unsure what to do next."
     ),
+    summary="The single legal next step and the schema to produce.",
     read_only=True,
     idempotent=True,
 )
@@ -482,6 +492,7 @@ async def _next(
         "version. Returns the run and the next action, plus the stored artifact's metadata "
         "for Evidence and ScenarioSpec; a refusal names the failed rules and changes nothing."
     ),
+    summary="Submit one artifact (`body` or `body_json`) or answer the clarification.",
     read_only=False,
 )
 async def _submit(
@@ -531,6 +542,7 @@ async def _resume(
         "no report. A finished run is returned unchanged. Returns the run and its terminal "
         "nextAction."
     ),
+    summary="Cancel a run.",
     read_only=False,
     destructive=True,
 )
@@ -545,6 +557,7 @@ async def _cancel(service: Service, args: CancelArgs, _: Call) -> Annotated[Payl
         "List the runs in this repository's ledger, newest first: metadata only, without "
         "request text or bodies. Use it to find a run to resume when the user asks."
     ),
+    summary="Runs, newest first (metadata only).",
     read_only=True,
     idempotent=True,
 )
@@ -561,6 +574,7 @@ async def _list_runs(
         "Return a run's record, every artifact's metadata (id, type, producer, digest, "
         "sources) and its next action. Use it to resume a run or to find an artifact id."
     ),
+    summary="Run record, artifact metadata, next action.",
     read_only=True,
     idempotent=True,
 )
@@ -582,6 +596,10 @@ async def _get_run(service: Service, args: RunArgs, _: Call) -> Annotated[Payloa
         "digest. Use it to read a nextAction's inputRefs: for artifact://<run>/<id> pass "
         "that run id and artifact id."
     ),
+    summary=(
+        "One artifact, digest re-verified (a role's `instructionRef` is a resource: the refusal "
+        "says so)."
+    ),
     read_only=True,
     idempotent=True,
 )
@@ -600,6 +618,7 @@ async def _get_artifact(
         "permission decisions, phase changes), and whether more follow (page with "
         "after_sequence)."
     ),
+    summary="A page of the canonical trace.",
     read_only=True,
     idempotent=True,
 )
@@ -624,6 +643,7 @@ async def _get_trace(
         "evidence packet through telic_return_packet. Refusals carry the packet "
         "contract's code."
     ),
+    summary="Cast a native subagent for the executing node (routing reason + budget).",
     read_only=False,
 )
 async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload, CastResultOut]:
@@ -648,6 +668,7 @@ async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload,
         "counts them (Telic cannot observe them, so they are recorded as self-reported). "
         "Returns the cast's state; past a cap the child may only return a typed partial."
     ),
+    summary="Report a child's spend.",
     read_only=False,
 )
 async def _cast_progress(
@@ -672,6 +693,7 @@ async def _cast_progress(
         "verifies its quotes against the ledger and seals it. Returns the sealed packet "
         "with its pk_... token: cite that token in your next phase artifact."
     ),
+    summary="Return a child's evidence packet; quotes are verified against the ledger.",
     read_only=False,
 )
 async def _return_packet(
@@ -688,6 +710,10 @@ async def _return_packet(
         "its verdict and its spend in the packet contract's line format, and beside each "
         "line its marks: whether the parent's next decision cited it, that the tokens are "
         "self-reported, and what Telic observed the child spend."
+    ),
+    summary=(
+        "The run's packet digest in the contract's line format, and beside each line its marks "
+        "(consumption, self-reported tokens, observed spend)."
     ),
     read_only=True,
     idempotent=True,
@@ -712,6 +738,10 @@ async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
         "Returns the decision (allow or deny, with the deciding reason) and records it in "
         "the run's trace. A host written for the original Telic may also pass action_id "
         "and expected_run_version (then target is optional)."
+    ),
+    summary=(
+        "Pre-action permission decision, asked by a hook or by a serial host before each native "
+        "action (traced); also takes the original's `action_id`, `expected_run_version`."
     ),
     read_only=False,
     idempotent=True,  # an identical decision is recorded once
@@ -738,6 +768,10 @@ async def _check(
         "missing); highlights name topology escalations and denied tool-action checks. "
         "Read-only. Returns the report (and the run's hash-chain walk)."
     ),
+    summary=(
+        "The run step by step: one step per artifact, its phase, its digest status, highlights "
+        "(the original's, after 1.0)."
+    ),
     read_only=True,
     idempotent=True,
 )
@@ -752,6 +786,7 @@ async def _replay(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
         "Re-hash every artifact and trace record of a run and walk its hash chain. Returns "
         "whether the run is intact, how many records were checked and the first broken one."
     ),
+    summary="Re-hash and walk the run's hash chain.",
     read_only=True,
     idempotent=True,
 )
