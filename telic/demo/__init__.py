@@ -36,6 +36,7 @@ from telic.demo._host import (
     TelicCallError as TelicCallError,
     TelicTools as TelicTools,
     Workspace as Workspace,
+    close_fix as close_fix,
     drive_mode as drive_mode,
 )
 

@@ -24,6 +24,7 @@ __all__ = [
     "TelicCallError",
     "TelicTools",
     "Workspace",
+    "close_fix",
     "drive_mode",
 ]
 
@@ -431,6 +432,19 @@ async def _analyze_and_fix(
     await driver.submit(
         "WorkResult", _fix_result(driver, "result-02", "plan-02", "fix", change, ["AC-2"])
     )
+    await close_fix(
+        driver,
+        "The root cause is fixed inside src/ and the tests pass",
+        "Located the off-by-one in paginate, fixed it in src/, and the tests pass.",
+    )
+    return driver
+
+
+async def close_fix(driver: RunDriver, claim: str, summary: str) -> None:
+    """The demo bug's last three steps, once the fix plan's WorkResult (``result-02`` of
+    ``plan-02``) and its Evidence (``evidence-diff``, ``evidence-verify``) are in: the passing
+    QualityReview, the ReleaseAudit of ``claim`` and the UserReport with ``summary``."""
+    b = driver.bodies
     both = ["evidence-diff", "evidence-verify"]
     await driver.submit(
         "QualityReview",
@@ -439,25 +453,22 @@ async def _analyze_and_fix(
             "plan-02",
             ["result-02"],
             "pass",
-            [diag_ok, ("AC-2", both)],
+            [("AC-1", ["evidence-01"]), ("AC-2", both)],
             [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
         ),
     )
-    claim = "The root cause is fixed inside src/ and the tests pass"
-    all_evidence = ["evidence-01", *both]
+    evidence = ["evidence-01", *both]
     await driver.submit(
         "ReleaseAudit",
-        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], all_evidence, claim),
+        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], evidence, claim),
     )
-    summary = "Located the off-by-one in paginate, fixed it in src/, and the tests pass."
     await driver.submit(
         "UserReport",
         b.report(
             summary,
             claim,
-            all_evidence,
+            evidence,
             changes=["evidence-diff"],
             verifications=["evidence-01", "evidence-verify"],
         ),
     )
-    return driver

@@ -38,6 +38,7 @@ from telic.demo import (
     DemoRepository,
     RunDriver,
     TelicTools,
+    close_fix,
     criterion,
     find_demo_repo,
     permissions,
@@ -439,33 +440,10 @@ async def drive(host: ClaudeCodeLike, repo: DemoRepository) -> dict[str, Any]:
             note="Fixed the start index.",
         )
         await driver.submit("WorkResult", result)
-        both = ["evidence-diff", "evidence-verify"]
-        await driver.submit(
-            "QualityReview",
-            b.quality_review(
-                "QR-02",
-                "plan-02",
-                ["result-02"],
-                "pass",
-                [diag_ok, ("AC-2", both)],
-                [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
-            ),
-        )
-        claim = "The root cause is fixed inside src/ and the tests pass"
-        evidence = ["evidence-01", *both]
-        await driver.submit(
-            "ReleaseAudit",
-            b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], evidence, claim),
-        )
-        await driver.submit(
-            "UserReport",
-            b.report(
-                "Fixed the off-by-one in paginate inside src/; the tests pass.",
-                claim,
-                evidence,
-                changes=["evidence-diff"],
-                verifications=["evidence-01", "evidence-verify"],
-            ),
+        await close_fix(
+            driver,
+            "The root cause is fixed inside src/ and the tests pass",
+            "Fixed the off-by-one in paginate inside src/; the tests pass.",
         )
         run = (await tools.call("telic_get_run", run_id=driver.run_id))["run"]
         report = await tools.call(

@@ -30,6 +30,7 @@ from telic.demo import (
     RunDriver,
     TelicCallError,
     TelicTools,
+    close_fix,
     criterion,
     permissions,
     verification,
@@ -395,32 +396,10 @@ async def drive(
             note="Fixed the start index.",
         ),
     )
-    await driver.submit(
-        "QualityReview",
-        b.quality_review(
-            "QR-02",
-            "plan-02",
-            ["result-02"],
-            "pass",
-            [diag_ok, ("AC-2", both)],
-            [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
-        ),
-    )
-    claim = "The root cause is fixed inside src/ and the fix reads back"
-    evidence = ["evidence-01", *both]
-    await driver.submit(
-        "ReleaseAudit",
-        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], evidence, claim),
-    )
-    await driver.submit(
-        "UserReport",
-        b.report(
-            "Fixed the off-by-one in paginate inside src/.",
-            claim,
-            evidence,
-            changes=["evidence-diff"],
-            verifications=["evidence-01", "evidence-verify"],
-        ),
+    await close_fix(
+        driver,
+        "The root cause is fixed inside src/ and the fix reads back",
+        "Fixed the off-by-one in paginate inside src/.",
     )
     return driver
 
