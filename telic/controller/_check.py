@@ -21,7 +21,7 @@ from telic._errors import Issue
 from telic.controller._state import BodyRef, RunState, StoredArtifact
 from telic.protocol import InternalPhase, Mode
 
-__all__ = ["ANY", "Check", "Gate", "Rule", "Violation", "evaluate", "wire_value"]
+__all__ = ["ANY", "Check", "Gate", "Rule", "Rules", "Violation", "evaluate", "wire_value"]
 
 B_co = TypeVar("B_co", covariant=True)
 
@@ -95,6 +95,47 @@ class Rule:
     def applies_to(self, artifact_type: str) -> bool:
         """Whether this rule judges submissions of ``artifact_type``."""
         return ANY in self.types or artifact_type in self.types
+
+
+F = TypeVar("F", bound=RuleFn)
+
+
+class Rules:
+    """A module's invariants, each declared on its function: ``@rule(id, forbids)``.
+
+    ``rule = Rules(types, section)`` gives the module's usual types and section; a rule that
+    differs says so (``types=``, ``section=``). A function another module declared is
+    registered by calling ``rule(id, forbids)(function)``. Registration order is evaluation
+    order; ``registered`` is the module's ``RULES``.
+    """
+
+    def __init__(self, types: tuple[str, ...], section: str) -> None:
+        self._types = types
+        self._section = section
+        self._rules: list[Rule] = []
+
+    def __call__(
+        self,
+        rule_id: str,
+        forbids: str,
+        *,
+        types: tuple[str, ...] | None = None,
+        section: str | None = None,
+    ) -> Callable[[F], F]:
+        """Return the decorator that registers its function as rule ``rule_id``."""
+
+        def register(check: F) -> F:
+            self._rules.append(
+                Rule(rule_id, types or self._types, check, section or self._section, forbids)
+            )
+            return check
+
+        return register
+
+    @property
+    def registered(self) -> tuple[Rule, ...]:
+        """The rules declared so far, in order."""
+        return tuple(self._rules)
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,11 +174,6 @@ def _base(state: RunState, artifact_id: str) -> JSON:
     return {"schemaVersion": "1.0", "id": artifact_id, "runId": state.run.run_id}
 
 
-def _latest_uri(state: RunState, artifact_type: str) -> str | None:
-    latest = state.latest(artifact_type)
-    return None if latest is None else latest.uri
-
-
 def _no_children(permissions: PermissionSet) -> PermissionSet:
     sub = permissions.subagents.model_copy(
         update={"spawn": False, "maximum_children": 0, "maximum_depth": 0}

@@ -14,14 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.protocol import Evidence, decode_evidence_content
 
 __all__ = ["MAX_EVIDENCE_PER_PLAN", "RULES"]
 
+_EV = ("Evidence",)
+
+rule = Rules(_EV, "§3.1 Evidence (service rules)")
+
 MAX_EVIDENCE_PER_PLAN: Final = 128
 
 
+@rule("EV-CONTENT-CANONICAL", "Non-canonical base64 content, or content above 2 MiB once decoded.")
 def ev_content_canonical(c: Check[Evidence]) -> Iterator[Violation]:
     """Content is canonical base64 (or UTF-8 text) and at most 2 MiB once decoded."""
     try:
@@ -30,6 +35,7 @@ def ev_content_canonical(c: Check[Evidence]) -> Iterator[Violation]:
         yield Violation("content", str(error))
 
 
+@rule("EV-QUOTA", "A 129th Evidence artifact after the current WorkPlan.", section="§3.3 Evidence")
 def ev_quota(c: Check[Evidence]) -> Iterator[Violation]:
     """At most 128 Evidence artifacts per current WorkPlan."""
     since = c.state.all_after(c.state.latest("WorkPlan"), "Evidence")
@@ -37,21 +43,4 @@ def ev_quota(c: Check[Evidence]) -> Iterator[Violation]:
         yield Violation("", "The current plan already has 128 Evidence artifacts")
 
 
-_EV = ("Evidence",)
-
-RULES: Final = (
-    Rule(
-        "EV-CONTENT-CANONICAL",
-        _EV,
-        ev_content_canonical,
-        "§3.1 Evidence (service rules)",
-        "Non-canonical base64 content, or content above 2 MiB once decoded.",
-    ),
-    Rule(
-        "EV-QUOTA",
-        _EV,
-        ev_quota,
-        "§3.3 Evidence",
-        "A 129th Evidence artifact after the current WorkPlan.",
-    ),
-)
+RULES: Final = rule.registered

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
-from telic.controller._check import ANY, Check, Rule, Violation
+from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
 from telic.protocol import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
@@ -28,6 +28,10 @@ __all__ = [
     "ref_typed_target",
     "resume_lineage",
 ]
+
+_S = "§3.4 every submission"
+
+rule = Rules((ANY,), _S)
 
 MAX_SOURCE_REFS: Final = 256
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
@@ -119,6 +123,7 @@ def _is_forward(c: Check[Any], field: str) -> bool:
     return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
 
 
+@rule("REF-SAME-RUN", "Referencing an artifact or trace of another run.")
 def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
     """Artifact and trace references stay inside the run, except a linked run's references to
     its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
@@ -150,6 +155,12 @@ def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Trace references must name this run")
 
 
+@rule(
+    "REF-LINKED-EVIDENCE",
+    "A linked run citing a prior-run artifact that does not exist, is not Evidence, or "
+    "fails its digest check when read.",
+    section="§3.4 every submission",
+)
 def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
     """A linked run's reference into its prior run names an Evidence artifact that exists there
     and passed its digest check when read for this submission."""
@@ -181,6 +192,10 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "REF-EXISTS",
+    "Citing a same-run artifact that does not exist (or a userReportRef that already does).",
+)
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
     """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
     run_id = c.state.run.run_id
@@ -196,6 +211,10 @@ def ref_exists(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Referenced artifact does not exist in this run")
 
 
+@rule(
+    "REF-TYPED-TARGET",
+    "A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type.",
+)
 def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
     """Typed reference fields point at artifacts of their type."""
     for path, field, uri in c.refs:
@@ -207,6 +226,9 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, f"{field} must reference a {expected} of this run")
 
 
+@rule(
+    "REF-SYSTEM", "System references outside system fields, or naming an unknown system artifact."
+)
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
     """System references appear only in system fields and name a known system artifact."""
     for path, field, uri in _all_refs(c):
@@ -226,6 +248,10 @@ def _selected(state: RunState) -> frozenset[str]:
     return frozenset(refs | set(manifest.body.pinned_refs))
 
 
+@rule(
+    "REF-REPO-SELECTED",
+    "Citing a repo:// source the current ContextManifest did not select or pin.",
+)
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
     """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
     selected = _selected(c.state)
@@ -250,6 +276,11 @@ def pending_answer(state: RunState) -> StoredArtifact | None:
     return None
 
 
+@rule(
+    "RUN-RESUME-LINEAGE",
+    "Resuming after a clarification without citing both the request and the answer.",
+    section="§3.2 clarification",
+)
 def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
     """After a resumed clarification, the next primary artifact cites the request and answer."""
     if c.artifact_type != PHASES[c.phase].primary:
@@ -266,57 +297,4 @@ def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
         )
 
 
-_S = "§3.4 every submission"
-
-RULES: Final = (
-    Rule(
-        "REF-SAME-RUN",
-        (ANY,),
-        ref_same_run,
-        _S,
-        "Referencing an artifact or trace of another run.",
-    ),
-    Rule(
-        "REF-LINKED-EVIDENCE",
-        (ANY,),
-        ref_linked_evidence,
-        "§3.4 every submission",
-        "A linked run citing a prior-run artifact that does not exist, is not Evidence, or "
-        "fails its digest check when read.",
-    ),
-    Rule(
-        "REF-EXISTS",
-        (ANY,),
-        ref_exists,
-        _S,
-        "Citing a same-run artifact that does not exist (or a userReportRef that already does).",
-    ),
-    Rule(
-        "REF-TYPED-TARGET",
-        (ANY,),
-        ref_typed_target,
-        _S,
-        "A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type.",
-    ),
-    Rule(
-        "REF-SYSTEM",
-        (ANY,),
-        ref_system,
-        _S,
-        "System references outside system fields, or naming an unknown system artifact.",
-    ),
-    Rule(
-        "REF-REPO-SELECTED",
-        (ANY,),
-        ref_repo_selected,
-        _S,
-        "Citing a repo:// source the current ContextManifest did not select or pin.",
-    ),
-    Rule(
-        "RUN-RESUME-LINEAGE",
-        (ANY,),
-        resume_lineage,
-        "§3.2 clarification",
-        "Resuming after a clarification without citing both the request and the answer.",
-    ),
-)
+RULES: Final = rule.registered

@@ -14,12 +14,18 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._authority import decide
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._work import GATED, action_decisions, node_of
 from telic.permissions import TYPED_INSPECT_TARGETS, capability_is_mutating
 from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
+
+_WR = ("WorkResult",)
+_S = "§3.4 WorkResult"
+_FC = "§3.4 WorkResult (FileChange ↔ action, every status)"
+
+rule = Rules(_WR, _S)
 
 _WRITES: Final = frozenset({"repository.write", "repository.delete"})
 _REPORTED_ELSEWHERE: Final = frozenset({"untyped_inspect_target", GATED})
@@ -30,6 +36,10 @@ def _capability(change: FileChange) -> Capability:
     return "repository.delete" if change.change_type == "deleted" else "repository.write"
 
 
+@rule(
+    "WR-ACTION-ALLOWED-TOOL",
+    "An attempted action with a capability outside its node's allowedTools.",
+)
 def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every attempted action uses a capability among its node's allowedTools.
 
@@ -48,6 +58,10 @@ def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WR-SHELL-INSPECT-TARGET",
+    "shell.inspect with free shell text instead of one of the six typed targets.",
+)
 def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
     """An attempted shell.inspect names one of the six typed read-only targets."""
     for index, action, _ in action_decisions(c.state, c.body):
@@ -59,6 +73,11 @@ def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WR-ACTION-AUTHORIZED",
+    "A completed or failed action on a target that mode, run authorization or node deny.",
+    section="§3.4 WorkResult; §3.5",
+)
 def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed and failed actions are authorized by mode ∩ run authorization ∩ node."""
     for index, action, decision in action_decisions(c.state, c.body):
@@ -72,6 +91,11 @@ def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WR-UNAUTHORIZED-REAL",
+    "Recording as unauthorized an action that mode, run authorization, node permissions and "
+    "allowedTools allowed.",
+)
 def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
     """An action recorded as ``unauthorized`` really was outside what its node allowed: its
     permissions (and the layers above them) or its allowedTools, which WR-ACTION-ALLOWED-TOOL
@@ -88,6 +112,7 @@ def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule("WR-FALSE-DENIAL", "Reporting as denied an action that was in fact authorized.")
 def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
     """A ``denied`` action really was unauthorized."""
     for index, action, decision in action_decisions(c.state, c.body):
@@ -97,6 +122,7 @@ def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule("WR-MUTATING-FLAG", "A mutating flag that contradicts the capability's class.")
 def wr_mutating_flag(c: Check[WorkResult]) -> Iterator[Violation]:
     """The mutating flag matches the capability's class (shell.execute may be either)."""
     for index, action in enumerate(c.body.actions):
@@ -105,6 +131,10 @@ def wr_mutating_flag(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"actions.{index}.mutating", "Flag does not match the capability")
 
 
+@rule(
+    "WR-SPAWN-COUNT",
+    "More completed subagent.spawn actions than min(node child budget, permitted children).",
+)
 def wr_spawn_count(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed subagent.spawn actions fit the node's child budget and permission."""
     node = node_of(c.state, c.body)
@@ -130,6 +160,11 @@ def _done(c: Check[WorkResult]) -> set[tuple[str, str]]:
     }
 
 
+@rule(
+    "WR-FILE-CHANGES",
+    "A FileChange without a completed write/delete action on the same path.",
+    section=_FC,
+)
 def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every FileChange has a completed mutating write/delete action on the same path."""
     done = _done(c)
@@ -138,6 +173,11 @@ def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"filesChanged.{index}", "No completed action made this change")
 
 
+@rule(
+    "WR-WRITE-FILE-CHANGE",
+    "A completed write/delete action without its exact FileChange.",
+    section=_FC,
+)
 def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every completed write/delete action has the exact FileChange for its target."""
     changes = {(_capability(f), f.path) for f in c.body.files_changed}
@@ -147,6 +187,11 @@ def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
 
 
+@rule(
+    "WR-FILE-CHANGE-AUTHORIZED",
+    "A FileChange on a path not authorized for its write or delete.",
+    section=_FC,
+)
 def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every FileChange path is authorized for write (created/modified) or delete (deleted)."""
     node = node_of(c.state, c.body)
@@ -158,80 +203,4 @@ def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"filesChanged.{index}.path", f"Unauthorized: {decision.reason}")
 
 
-_WR = ("WorkResult",)
-_S = "§3.4 WorkResult"
-_FC = "§3.4 WorkResult (FileChange ↔ action, every status)"
-
-RULES: Final = (
-    Rule(
-        "WR-ACTION-ALLOWED-TOOL",
-        _WR,
-        wr_allowed_tool,
-        _S,
-        "An attempted action with a capability outside its node's allowedTools.",
-    ),
-    Rule(
-        "WR-SHELL-INSPECT-TARGET",
-        _WR,
-        wr_shell_inspect_target,
-        _S,
-        "shell.inspect with free shell text instead of one of the six typed targets.",
-    ),
-    Rule(
-        "WR-ACTION-AUTHORIZED",
-        _WR,
-        wr_action_authorized,
-        "§3.4 WorkResult; §3.5",
-        "A completed or failed action on a target that mode, run authorization or node deny.",
-    ),
-    Rule(
-        "WR-UNAUTHORIZED-REAL",
-        _WR,
-        wr_unauthorized_real,
-        _S,
-        "Recording as unauthorized an action that mode, run authorization, node permissions and "
-        "allowedTools allowed.",
-    ),
-    Rule(
-        "WR-FALSE-DENIAL",
-        _WR,
-        wr_false_denial,
-        _S,
-        "Reporting as denied an action that was in fact authorized.",
-    ),
-    Rule(
-        "WR-MUTATING-FLAG",
-        _WR,
-        wr_mutating_flag,
-        _S,
-        "A mutating flag that contradicts the capability's class.",
-    ),
-    Rule(
-        "WR-SPAWN-COUNT",
-        _WR,
-        wr_spawn_count,
-        _S,
-        "More completed subagent.spawn actions than min(node child budget, permitted children).",
-    ),
-    Rule(
-        "WR-FILE-CHANGES",
-        _WR,
-        wr_file_changes,
-        _FC,
-        "A FileChange without a completed write/delete action on the same path.",
-    ),
-    Rule(
-        "WR-WRITE-FILE-CHANGE",
-        _WR,
-        wr_write_file_change,
-        _FC,
-        "A completed write/delete action without its exact FileChange.",
-    ),
-    Rule(
-        "WR-FILE-CHANGE-AUTHORIZED",
-        _WR,
-        wr_file_change_authorized,
-        _FC,
-        "A FileChange on a path not authorized for its write or delete.",
-    ),
-)
+RULES: Final = rule.registered

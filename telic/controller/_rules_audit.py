@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import breaches, every_uri
 from telic.controller._rules_frame import latest_uri, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
@@ -18,7 +18,28 @@ from telic.protocol import ReleaseAudit
 
 __all__ = ["RULES"]
 
+_RA = ("ReleaseAudit",)
+_S = "§3.4 ReleaseAudit"
 
+rule = Rules(_RA, _S)
+
+
+rule(
+    "RA-REMAINING-REMEDIATIONS",
+    "A remainingRemediations other than the run's shared counter.",
+    section="§3.3 remediations",
+)(remaining_remediations)
+
+rule("RA-ORIGINAL-REQUEST", "Auditing against anything but the run's immutable original request.")(
+    original_request
+)
+
+rule("RA-CONTRACT-LATEST", "Auditing against anything but the latest TaskContract.")(
+    contract_latest
+)
+
+
+@rule("RA-LINEAGE", "Skipping the latest QualityReview, or any plan or result of the run.")
 def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """The audit names the latest review and every plan and result of the run."""
     if c.body.quality_review_ref != latest_uri(c, "QualityReview"):
@@ -38,6 +59,7 @@ def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         )
 
 
+@rule("RA-USER-FIDELITY", "Fidelity checks whose subject is anything but the original request.")
 def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """userFidelity subjects are exactly the original request."""
     for index, check in enumerate(c.body.user_fidelity):
@@ -49,6 +71,9 @@ def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "RA-DECISION", "Releasing despite a mode-compliance failure, or downgrading a blocked review."
+)
 def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """A mode-compliance failure is never released, and a review block is never downgraded."""
     review = c.state.latest("QualityReview")
@@ -58,6 +83,11 @@ def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("decision", "A blocked QualityReview forces the audit to block")
 
 
+@rule(
+    "RA-PERMISSIONS-BREACH",
+    "Passing mode compliance while a WorkResult records an action taken outside the "
+    "permissions (status unauthorized).",
+)
 def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """An action recorded as unauthorized means mode compliance failed."""
     found = breaches(c.state)
@@ -70,6 +100,9 @@ def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "RA-RELEASE", "Releasing without a passing latest QualityReview or with an empty claim matrix."
+)
 def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """release needs a passing latest QualityReview and a non-empty claim matrix."""
     review = c.state.latest("QualityReview")
@@ -81,6 +114,7 @@ def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("claimEvidenceMatrix", "release needs at least one claim")
 
 
+@rule("RA-CRITERIA", "Matrix claims about criteria the contract lacks.")
 def ra_criteria(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """Matrix criterionIds exist in the contract."""
     contract = c.state.latest("TaskContract")
@@ -92,6 +126,7 @@ def ra_criteria(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             yield Violation(f"claimEvidenceMatrix.{index}.criterionIds", "Unknown criterion")
 
 
+@rule("RA-RELEASE-COVERAGE", "Releasing a criterion that no supported direct claim covers.")
 def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """A release covers every criterion with a supported direct claim (report_only: or user)."""
     contract = c.state.latest("TaskContract")
@@ -114,73 +149,4 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             )
 
 
-_RA = ("ReleaseAudit",)
-_S = "§3.4 ReleaseAudit"
-
-RULES: Final = (
-    Rule(
-        "RA-REMAINING-REMEDIATIONS",
-        _RA,
-        remaining_remediations,
-        "§3.3 remediations",
-        "A remainingRemediations other than the run's shared counter.",
-    ),
-    Rule(
-        "RA-ORIGINAL-REQUEST",
-        _RA,
-        original_request,
-        _S,
-        "Auditing against anything but the run's immutable original request.",
-    ),
-    Rule(
-        "RA-CONTRACT-LATEST",
-        _RA,
-        contract_latest,
-        _S,
-        "Auditing against anything but the latest TaskContract.",
-    ),
-    Rule(
-        "RA-LINEAGE",
-        _RA,
-        ra_lineage,
-        _S,
-        "Skipping the latest QualityReview, or any plan or result of the run.",
-    ),
-    Rule(
-        "RA-USER-FIDELITY",
-        _RA,
-        ra_user_fidelity,
-        _S,
-        "Fidelity checks whose subject is anything but the original request.",
-    ),
-    Rule(
-        "RA-DECISION",
-        _RA,
-        ra_decision,
-        _S,
-        "Releasing despite a mode-compliance failure, or downgrading a blocked review.",
-    ),
-    Rule(
-        "RA-PERMISSIONS-BREACH",
-        _RA,
-        ra_permissions_breach,
-        _S,
-        "Passing mode compliance while a WorkResult records an action taken outside the "
-        "permissions (status unauthorized).",
-    ),
-    Rule(
-        "RA-RELEASE",
-        _RA,
-        ra_release,
-        _S,
-        "Releasing without a passing latest QualityReview or with an empty claim matrix.",
-    ),
-    Rule("RA-CRITERIA", _RA, ra_criteria, _S, "Matrix claims about criteria the contract lacks."),
-    Rule(
-        "RA-RELEASE-COVERAGE",
-        _RA,
-        ra_release_coverage,
-        _S,
-        "Releasing a criterion that no supported direct claim covers.",
-    ),
-)
+RULES: Final = rule.registered

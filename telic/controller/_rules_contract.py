@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
-from telic.controller._check import Check, Rule, Violation, wire_value
+from telic.controller._check import Check, Rules, Violation, wire_value
 from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
     criteria_stage_problem,
@@ -24,7 +24,22 @@ from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, TaskContract
 
 __all__: list[str] = []
 
+_TC = ("TaskContract",)
+_S = "§3.4 TaskContract"
 
+rule = Rules(_TC, _S)
+
+
+rule("TC-INTENT-MODE", "A contract in a mode other than the run's (a silent mode upgrade).")(
+    intent_mode
+)
+
+rule("TC-ORIGINAL-REQUEST", "A contract that does not name the run's own original request.")(
+    original_request
+)
+
+
+@rule("TC-PROBLEM-FRAME-LATEST", "Compiling from anything but the latest ProblemFrame.")
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
     if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
@@ -40,6 +55,10 @@ def _frame(c: Check[Any]) -> ProblemFrame | None:
     return None if latest is None else latest.body
 
 
+@rule(
+    "TC-CONTEXT-REFS",
+    "Dropping a non-user fact source or an inference source of the frame from contextRefs.",
+)
 def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     """contextRefs include every non-user fact source and every inference source of the frame."""
     frame = _frame(c)
@@ -56,6 +75,7 @@ def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
+@rule("TC-RULE-REFS", "ruleRefs that differ from the frame's applicableRuleRefs or repeat one.")
 def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     """ruleRefs equal the frame's applicableRuleRefs, each exactly once."""
     frame = _frame(c)
@@ -70,6 +90,7 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
+@rule("TC-COMPILE-V1", "Compiling a contract other than the first one, version 1.")
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
     """In compile, no contract exists yet and this one is version 1."""
     if c.phase != "agent_2_compile":
@@ -78,6 +99,10 @@ def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("version", "The compiled contract must be the first one, version 1")
 
 
+@rule(
+    "TC-FRAME-COPY",
+    "A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's.",
+)
 def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
     """A v1 contract's scope, constraints, nonGoals and criteria equal the frame's exactly."""
     frame = _frame(c)
@@ -98,6 +123,10 @@ def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "TC-VERIFICATION-BACKED",
+    "A required verification whose capability the contract permissions do not back.",
+)
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
     """Each required verification's capability is backed by the contract permissions."""
     for index, requirement in enumerate(c.body.verification_requirements):
@@ -109,6 +138,7 @@ def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
+@rule("TC-SHELL-ALLOWLIST", "Compound, globbed or wildcard commands in the shell allowlist.")
 def tc_shell_allowlist(c: Check[TaskContract]) -> Iterator[Violation]:
     """The shell allowlist holds exact, non-compound commands."""
     for index, command in enumerate(c.body.permissions.shell.execute_allowlist):
@@ -116,6 +146,7 @@ def tc_shell_allowlist(c: Check[TaskContract]) -> Iterator[Violation]:
             yield Violation(f"permissions.shell.executeAllowlist.{index}", "Not an exact command")
 
 
+@rule("TC-PERMISSIONS-AUTHORIZED", "Contract permissions beyond mode ceiling ∩ granted ∖ denied.")
 def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
     """Contract permissions lie inside the effective run authorization."""
     beyond = exceeding(c.body.permissions, run_authorization(c.state))
@@ -127,6 +158,11 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "TC-STAGE-CRITERIA",
+    "Criteria no run of the mode can complete: no completion criterion outside "
+    "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
+)
 def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
     """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
     criteria = c.body.acceptance_criteria
@@ -137,6 +173,11 @@ def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation(f"acceptanceCriteria{where}", message)
 
 
+@rule(
+    "TC-VERIFICATION-REACHABLE",
+    "A required verification whose capability no node of its stage can ever be given "
+    "under the mode, the stage's plan ceiling and the run authorization.",
+)
 def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
     """Each required verification's capability can be given to a node of its stage.
 
@@ -165,6 +206,7 @@ def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
+@rule("TC-ASSUMPTIONS", "Two assumptions sharing one id.", section="§3.4 TaskContract")
 def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
     """Assumption ids are unique, so each assumption is addressable within the run."""
     seen: set[str] = set()
@@ -174,101 +216,4 @@ def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
         seen.add(assumption.id)
 
 
-_TC = ("TaskContract",)
-_S = "§3.4 TaskContract"
-
-RULES: Final = (
-    Rule(
-        "TC-INTENT-MODE",
-        _TC,
-        intent_mode,
-        _S,
-        "A contract in a mode other than the run's (a silent mode upgrade).",
-    ),
-    Rule(
-        "TC-ORIGINAL-REQUEST",
-        _TC,
-        original_request,
-        _S,
-        "A contract that does not name the run's own original request.",
-    ),
-    Rule(
-        "TC-PROBLEM-FRAME-LATEST",
-        _TC,
-        tc_frame_latest,
-        _S,
-        "Compiling from anything but the latest ProblemFrame.",
-    ),
-    Rule(
-        "TC-CONTEXT-REFS",
-        _TC,
-        tc_context_refs,
-        _S,
-        "Dropping a non-user fact source or an inference source of the frame from contextRefs.",
-    ),
-    Rule(
-        "TC-RULE-REFS",
-        _TC,
-        tc_rule_refs,
-        _S,
-        "ruleRefs that differ from the frame's applicableRuleRefs or repeat one.",
-    ),
-    Rule(
-        "TC-COMPILE-V1",
-        _TC,
-        tc_compile_v1,
-        _S,
-        "Compiling a contract other than the first one, version 1.",
-    ),
-    Rule(
-        "TC-FRAME-COPY",
-        _TC,
-        tc_frame_copy,
-        _S,
-        "A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's.",
-    ),
-    Rule(
-        "TC-VERIFICATION-BACKED",
-        _TC,
-        tc_verification_backed,
-        _S,
-        "A required verification whose capability the contract permissions do not back.",
-    ),
-    Rule(
-        "TC-SHELL-ALLOWLIST",
-        _TC,
-        tc_shell_allowlist,
-        _S,
-        "Compound, globbed or wildcard commands in the shell allowlist.",
-    ),
-    Rule(
-        "TC-PERMISSIONS-AUTHORIZED",
-        _TC,
-        tc_permissions_authorized,
-        _S,
-        "Contract permissions beyond mode ceiling ∩ granted ∖ denied.",
-    ),
-    Rule(
-        "TC-STAGE-CRITERIA",
-        _TC,
-        tc_stage_criteria,
-        _S,
-        "Criteria no run of the mode can complete: no completion criterion outside "
-        "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
-    ),
-    Rule(
-        "TC-VERIFICATION-REACHABLE",
-        _TC,
-        tc_verification_reachable,
-        _S,
-        "A required verification whose capability no node of its stage can ever be given "
-        "under the mode, the stage's plan ceiling and the run authorization.",
-    ),
-    Rule(
-        "TC-ASSUMPTIONS",
-        _TC,
-        tc_assumptions,
-        "§3.4 TaskContract",
-        "Two assumptions sharing one id.",
-    ),
-)
+RULES: Final = rule.registered

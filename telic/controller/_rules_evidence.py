@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._check import ANY, Check, Rule, Violation
+from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._direct import DirectRef, direct_refs, evidence_fields
 
 __all__ = ["RULES"]
 
+
 _PLAN_DELIVERABLE: Final = frozenset({"plan_only", "report_only"})
 _S = "§3.4 every submission"
+
+rule = Rules((ANY,), _S)
 
 
 def _accepts(c: Check[Any], ref: DirectRef) -> bool:
@@ -87,6 +90,9 @@ def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(ref.path, message)
 
 
+@rule(
+    "REF-TRACE-EVENT", "Citing a trace event (by id or event-NNNN) that does not exist in the run."
+)
 def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
     """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
     prefix = f"trace://{c.state.run.run_id}/"
@@ -96,6 +102,24 @@ def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "The referenced trace event does not exist in this run")
 
 
+rule(
+    "REF-DIRECT-EVIDENCE",
+    "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
+    "references, other artifact types, or a user-reported claim without the user's message.",
+    types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
+)(direct_evidence)
+
+rule(
+    "REF-EVIDENCE-KIND",
+    "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
+    types=("WorkResult", "QualityReview"),
+)(evidence_kind)
+
+
+@rule(
+    "REF-PERMISSION-NOT-EVIDENCE",
+    "Citing a permission_checked trace event as acceptance, verification or release evidence.",
+)
 def permission_not_evidence(c: Check[Any]) -> Iterator[Violation]:
     """A permission_checked event never serves as acceptance, verification or release evidence."""
     for path, uri in evidence_fields(c.wire):
@@ -104,34 +128,4 @@ def permission_not_evidence(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "A permission decision is not evidence of an outcome")
 
 
-RULES: Final = (
-    Rule(
-        "REF-TRACE-EVENT",
-        (ANY,),
-        trace_event_exists,
-        _S,
-        "Citing a trace event (by id or event-NNNN) that does not exist in the run.",
-    ),
-    Rule(
-        "REF-DIRECT-EVIDENCE",
-        ("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
-        direct_evidence,
-        _S,
-        "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
-        "references, other artifact types, or a user-reported claim without the user's message.",
-    ),
-    Rule(
-        "REF-EVIDENCE-KIND",
-        ("WorkResult", "QualityReview"),
-        evidence_kind,
-        _S,
-        "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
-    ),
-    Rule(
-        "REF-PERMISSION-NOT-EVIDENCE",
-        (ANY,),
-        permission_not_evidence,
-        _S,
-        "Citing a permission_checked trace event as acceptance, verification or release evidence.",
-    ),
-)
+RULES: Final = rule.registered

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.protocol import Mode, ProblemFrame, ScenarioSpec, Stage, TaskContract
 
 __all__ = ["RULES", "criteria_stage_problem", "intent_mode", "latest_uri", "original_request"]
+
 
 _FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "runtime": frozenset({"runtime", "log"}),
@@ -24,6 +25,8 @@ _FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
 }
 _PF, _SS = "§3.4 ProblemFrame", "§3.1 ScenarioSpec"
 
+rule = Rules(("ProblemFrame",), _PF)
+
 
 def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
     """Return the URI of the run's latest ``artifact_type``, or None."""
@@ -31,12 +34,20 @@ def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
     return None if latest is None else latest.uri
 
 
+@rule(
+    "PF-INTENT-MODE",
+    "Framing the request in a mode other than the run's (silently upgrading the mode).",
+)
 def intent_mode(c: Check[ProblemFrame | TaskContract]) -> Iterator[Violation]:
     """ProblemFrame and TaskContract intentMode equal the run's mode."""
     if c.body.intent_mode != c.mode:
         yield Violation("intentMode", "intentMode must equal the run's mode", c.mode)
 
 
+@rule(
+    "PF-ORIGINAL-REQUEST",
+    "A frame that replaces or points away from the run's immutable original request.",
+)
 def original_request(c: Check[Any]) -> Iterator[Violation]:
     """originalRequestRef is the run's original request."""
     if c.body.original_request_ref != c.state.request.uri:
@@ -57,6 +68,11 @@ def _answered(c: Check[Any], request_uri: str) -> bool:
     )
 
 
+@rule(
+    "PF-CLARIFICATION-NOT-REQUIRED",
+    "A frame that requires clarification without citing a ClarificationRequest the user "
+    "has answered.",
+)
 def pf_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A frame requires clarification only by citing a request the user already answered."""
     clarification = c.body.clarification
@@ -102,6 +118,11 @@ def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | N
     return None
 
 
+@rule(
+    "PF-STAGE-CRITERIA",
+    "Draft criteria no run of the mode can complete: none at all, no completion criterion "
+    "outside analyze_and_fix, or analyze_and_fix without both stages.",
+)
 def pf_stage_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """The draft criteria fit the stages of the run's mode (the contract copies them)."""
     criteria = c.body.draft_acceptance_criteria
@@ -112,6 +133,11 @@ def pf_stage_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
         yield Violation(f"draftAcceptanceCriteria{where}", message)
 
 
+@rule(
+    "PF-FACT-PROVENANCE",
+    "A fact whose source does not match its provenance (user message, selected repo:// "
+    "source, or Evidence of a runtime/browser/tool kind).",
+)
 def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """Each fact cites a source of its provenance (user → UserMessage, repository → repo://)."""
     for index, fact in enumerate(c.body.known_facts):
@@ -128,12 +154,24 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
             yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")
 
 
+@rule(
+    "SS-PROBLEM-FRAME-LATEST",
+    "A scenario presenting anything but the latest, authoritative ProblemFrame.",
+    types=("ScenarioSpec",),
+    section=_SS,
+)
 def ss_frame_latest(c: Check[ScenarioSpec]) -> Iterator[Violation]:
     """A ScenarioSpec presents the latest ProblemFrame."""
     if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
         yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
 
 
+@rule(
+    "SS-ONE-PER-FRAME",
+    "A second ScenarioSpec for the same ProblemFrame.",
+    types=("ScenarioSpec",),
+    section="§3.3 ScenarioSpec",
+)
 def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
     """At most one ScenarioSpec per ProblemFrame."""
     if any(
@@ -142,57 +180,4 @@ def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
         yield Violation("problemFrameRef", "This ProblemFrame already has a ScenarioSpec")
 
 
-RULES: Final = (
-    Rule(
-        "PF-INTENT-MODE",
-        ("ProblemFrame",),
-        intent_mode,
-        _PF,
-        "Framing the request in a mode other than the run's (silently upgrading the mode).",
-    ),
-    Rule(
-        "PF-ORIGINAL-REQUEST",
-        ("ProblemFrame",),
-        original_request,
-        _PF,
-        "A frame that replaces or points away from the run's immutable original request.",
-    ),
-    Rule(
-        "PF-CLARIFICATION-NOT-REQUIRED",
-        ("ProblemFrame",),
-        pf_clarification,
-        _PF,
-        "A frame that requires clarification without citing a ClarificationRequest the user "
-        "has answered.",
-    ),
-    Rule(
-        "PF-STAGE-CRITERIA",
-        ("ProblemFrame",),
-        pf_stage_criteria,
-        _PF,
-        "Draft criteria no run of the mode can complete: none at all, no completion criterion "
-        "outside analyze_and_fix, or analyze_and_fix without both stages.",
-    ),
-    Rule(
-        "PF-FACT-PROVENANCE",
-        ("ProblemFrame",),
-        pf_fact_provenance,
-        _PF,
-        "A fact whose source does not match its provenance (user message, selected repo:// "
-        "source, or Evidence of a runtime/browser/tool kind).",
-    ),
-    Rule(
-        "SS-PROBLEM-FRAME-LATEST",
-        ("ScenarioSpec",),
-        ss_frame_latest,
-        _SS,
-        "A scenario presenting anything but the latest, authoritative ProblemFrame.",
-    ),
-    Rule(
-        "SS-ONE-PER-FRAME",
-        ("ScenarioSpec",),
-        ss_one_per_frame,
-        "§3.3 ScenarioSpec",
-        "A second ScenarioSpec for the same ProblemFrame.",
-    ),
-)
+RULES: Final = rule.registered

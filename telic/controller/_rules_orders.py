@@ -13,13 +13,17 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization, subset
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import fix_minimum, is_unlocked, results_of, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol import Capability, PermissionSet, QualityReview, ReleaseAudit
 
 __all__ = ["RULES"]
+
+_QR, _RA = ("QualityReview",), ("ReleaseAudit",)
+
+rule = Rules(_QR, "§3.4 QualityReview (remediate)")
 
 _CHANGES: Final[frozenset[Capability]] = frozenset(
     {"repository.write", "repository.delete", "shell.execute"}
@@ -82,6 +86,13 @@ def _replan_reach(
             )
 
 
+@rule(
+    "QR-CORRECTION-ORDER",
+    "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
+    "authorization, names an unbacked capability, or leaves the fix plan unable to change "
+    "the repository, run a required completion verification or afford both.",
+    section="§3.4 QualityReview (proceed_to_fix)",
+)
 def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
     """A correction order targets every completion criterion within contract ∩ authorization."""
     gate = c.body.diagnosis_gate
@@ -122,6 +133,12 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "QR-REMEDIATION-ORDER",
+    "A remediation order outside the stage's criteria, the contract, the analyze-only "
+    "projection before unlock, without backed capabilities, or leaving the replan unable "
+    "to run a required verification of its stage.",
+)
 def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
     """A remediation order names stage criteria and backed capabilities inside its ceiling."""
     order, contract = c.body.remediation_work_order, c.state.latest("TaskContract")
@@ -158,6 +175,10 @@ def _evidence_uris(c: Check[Any]) -> set[str]:
     return {e.uri for e in c.state.all("Evidence")}
 
 
+@rule(
+    "QR-REMEDIATION-SOURCES",
+    "A remediation order that cites neither the latest plan, its results nor any Evidence.",
+)
 def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
     """A remediation order cites the latest plan, one of its results, or some Evidence."""
     order, plan = c.body.remediation_work_order, c.state.latest("WorkPlan")
@@ -172,6 +193,14 @@ def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "RA-DEFECT-SCOPE",
+    "A defect naming unknown criteria, exceeding contract ∩ authorization, without backed "
+    "capabilities, or leaving the replan unable to run a required verification of its "
+    "stage.",
+    types=_RA,
+    section="§3.4 ReleaseAudit (remediate)",
+)
 def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """A defect names known criteria and backed capabilities inside contract ∩ authorization."""
     defect, contract, ceiling = (
@@ -203,6 +232,12 @@ def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     )
 
 
+@rule(
+    "RA-DEFECT-SOURCES",
+    "A defect that cites neither the latest QualityReview, a WorkResult nor any Evidence.",
+    types=_RA,
+    section="§3.4 ReleaseAudit (remediate)",
+)
 def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """A defect cites the latest QualityReview, a WorkResult, or some Evidence."""
     defect, review = c.body.remediation_defect, c.state.latest("QualityReview")
@@ -217,48 +252,4 @@ def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         )
 
 
-_QR, _RA = ("QualityReview",), ("ReleaseAudit",)
-
-RULES: Final = (
-    Rule(
-        "QR-CORRECTION-ORDER",
-        _QR,
-        qr_correction_order,
-        "§3.4 QualityReview (proceed_to_fix)",
-        "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
-        "authorization, names an unbacked capability, or leaves the fix plan unable to change "
-        "the repository, run a required completion verification or afford both.",
-    ),
-    Rule(
-        "QR-REMEDIATION-ORDER",
-        _QR,
-        qr_remediation_order,
-        "§3.4 QualityReview (remediate)",
-        "A remediation order outside the stage's criteria, the contract, the analyze-only "
-        "projection before unlock, without backed capabilities, or leaving the replan unable "
-        "to run a required verification of its stage.",
-    ),
-    Rule(
-        "QR-REMEDIATION-SOURCES",
-        _QR,
-        qr_remediation_sources,
-        "§3.4 QualityReview (remediate)",
-        "A remediation order that cites neither the latest plan, its results nor any Evidence.",
-    ),
-    Rule(
-        "RA-DEFECT-SCOPE",
-        _RA,
-        ra_defect_scope,
-        "§3.4 ReleaseAudit (remediate)",
-        "A defect naming unknown criteria, exceeding contract ∩ authorization, without backed "
-        "capabilities, or leaving the replan unable to run a required verification of its "
-        "stage.",
-    ),
-    Rule(
-        "RA-DEFECT-SOURCES",
-        _RA,
-        ra_defect_sources,
-        "§3.4 ReleaseAudit (remediate)",
-        "A defect that cites neither the latest QualityReview, a WorkResult nor any Evidence.",
-    ),
-)
+RULES: Final = rule.registered

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._authority import subset
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     MAX_RUN_TOOL_CALLS,
     controlling_order,
@@ -24,6 +24,11 @@ from telic.permissions import capability_backed, exceeding, plan_ceiling
 from telic.protocol import TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
+
+_WP = ("WorkPlan",)
+_S = "§3.4 WorkPlan"
+
+rule = Rules(_WP, _S)
 
 
 def _contract(c: Check[Any]) -> TaskContract | None:
@@ -43,6 +48,7 @@ def unlocks(c: Check[WorkPlan]) -> bool:
     )
 
 
+@rule("WP-CONTRACT-LATEST", "Planning against anything but the latest TaskContract.")
 def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
     latest = c.state.latest("TaskContract")
@@ -54,6 +60,7 @@ def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
+@rule("WP-PLAN-VALID", "Submitting a plan that is not declared valid.")
 def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A submitted plan declares itself valid."""
     if c.body.plan_validation != "valid":
@@ -62,12 +69,23 @@ def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WP-PLAN-TOOL-CALLS",
+    "Node tool-call budgets that add up to more than the plan's global budget.",
+    section="§3.3 per plan",
+)
 def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Σ node maximumToolCalls ≤ the plan's global maximumToolCalls."""
     if plan_reservation(c.body) > c.body.global_budgets.maximum_tool_calls:
         yield Violation("globalBudgets.maximumToolCalls", "Node budgets exceed the plan budget")
 
 
+@rule(
+    "WP-CUMULATIVE-TOOL-CALLS",
+    "Reserving more than 4,000 tool calls across all plans of the run (before the "
+    "analyze_and_fix unlock, more than leaves the fix plan its minimum).",
+    section="§3.3 per run",
+)
 def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     """All plans of the run together reserve at most 4,000 tool calls.
 
@@ -87,6 +105,9 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WP-ENVELOPE-BUDGETS", "Plan parallelism or subagent depth beyond the run envelope's budgets."
+)
 def wp_envelope_budgets(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Global parallelism and depth stay within the run envelope's budgets."""
     envelope, plan = c.state.envelope.budgets, c.body.global_budgets
@@ -96,6 +117,7 @@ def wp_envelope_budgets(c: Check[WorkPlan]) -> Iterator[Violation]:
         yield Violation("globalBudgets.maximumSubagentDepth", "Exceeds the run's subagent depth")
 
 
+@rule("WP-NODE-PERMISSIONS-CONTRACT", "A node broader than the TaskContract's permissions.")
 def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Every node's permissions lie inside the contract's."""
     contract = _contract(c)
@@ -104,6 +126,11 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
             yield Violation(f"nodes.{index}.permissions", "Node permissions exceed the contract")
 
 
+@rule(
+    "WP-NODE-PERMISSIONS-CEILING",
+    "A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the "
+    "analyze_only projection before the diagnosis review gate.",
+)
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
     fix_unlocked = unlocks(c)
@@ -125,6 +152,10 @@ def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WP-NODE-CHILDREN",
+    "A node child budget above its subagent permission, or a depth the plan does not allow.",
+)
 def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Child budgets fit the node's subagent permissions and the plan's depth."""
     depth = c.body.global_budgets.maximum_subagent_depth
@@ -136,6 +167,11 @@ def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
             yield Violation(f"nodes.{index}.permissions.subagents", "Exceeds the plan's depth")
 
 
+@rule(
+    "WP-NODE-CAPABILITIES",
+    "Unbacked tools, repeated or unallowed required capabilities, an executed node without "
+    "one, or fewer tool calls than required capabilities.",
+)
 def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Tools are permission-backed; required capabilities are unique, allowed and affordable."""
     needs_capability = c.state.run.mode not in ("report_only", "plan_only")
@@ -155,6 +191,10 @@ def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WP-NODE-CRITERIA",
+    "Unknown criteria, or completion criteria in the initial analyze_and_fix plan.",
+)
 def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node criteria exist in the contract; the initial analyze_and_fix plan is diagnosis-only."""
     contract = _contract(c)
@@ -174,75 +214,4 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
                 )
 
 
-_WP = ("WorkPlan",)
-_S = "§3.4 WorkPlan"
-
-RULES: Final = (
-    Rule(
-        "WP-CONTRACT-LATEST",
-        _WP,
-        wp_contract_latest,
-        _S,
-        "Planning against anything but the latest TaskContract.",
-    ),
-    Rule("WP-PLAN-VALID", _WP, wp_valid, _S, "Submitting a plan that is not declared valid."),
-    Rule(
-        "WP-PLAN-TOOL-CALLS",
-        _WP,
-        wp_plan_tool_calls,
-        "§3.3 per plan",
-        "Node tool-call budgets that add up to more than the plan's global budget.",
-    ),
-    Rule(
-        "WP-CUMULATIVE-TOOL-CALLS",
-        _WP,
-        wp_cumulative_tool_calls,
-        "§3.3 per run",
-        "Reserving more than 4,000 tool calls across all plans of the run (before the "
-        "analyze_and_fix unlock, more than leaves the fix plan its minimum).",
-    ),
-    Rule(
-        "WP-ENVELOPE-BUDGETS",
-        _WP,
-        wp_envelope_budgets,
-        _S,
-        "Plan parallelism or subagent depth beyond the run envelope's budgets.",
-    ),
-    Rule(
-        "WP-NODE-PERMISSIONS-CONTRACT",
-        _WP,
-        wp_node_permissions_contract,
-        _S,
-        "A node broader than the TaskContract's permissions.",
-    ),
-    Rule(
-        "WP-NODE-PERMISSIONS-CEILING",
-        _WP,
-        wp_node_permissions_ceiling,
-        _S,
-        "A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the "
-        "analyze_only projection before the diagnosis review gate.",
-    ),
-    Rule(
-        "WP-NODE-CHILDREN",
-        _WP,
-        wp_node_children,
-        _S,
-        "A node child budget above its subagent permission, or a depth the plan does not allow.",
-    ),
-    Rule(
-        "WP-NODE-CAPABILITIES",
-        _WP,
-        wp_node_capabilities,
-        _S,
-        "Unbacked tools, repeated or unallowed required capabilities, an executed node without "
-        "one, or fewer tool calls than required capabilities.",
-    ),
-    Rule(
-        "WP-NODE-CRITERIA",
-        _WP,
-        wp_node_criteria,
-        _S,
-        "Unknown criteria, or completion criteria in the initial analyze_and_fix plan.",
-    ),
-)
+RULES: Final = rule.registered

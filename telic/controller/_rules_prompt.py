@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import prompt_coverage
 from telic.protocol import PromptReview
 
 __all__ = ["RULES"]
 
+_PR = ("PromptReview",)
+_S = "§3.4 PromptReview"
 
+rule = Rules(_PR, _S)
+
+
+@rule("PR-TARGET-LATEST", "Reviewing anything but the latest TaskContract.")
 def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
     """targetRef is the latest contract."""
     latest = c.state.latest("TaskContract")
@@ -23,6 +29,7 @@ def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
         )
 
 
+@rule("PR-REVISION-NUMBER", "A revisionNumber other than the reviewed contract's version − 1.")
 def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
     """revisionNumber is the latest contract's version − 1."""
     latest = c.state.latest("TaskContract")
@@ -34,6 +41,11 @@ def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "PR-COVERAGE",
+    "Coverage other than request → {objective, intentMode}, frame → its five fields and "
+    "contract → its seven fields, exactly three entries.",
+)
 def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
     """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
     wanted = prompt_coverage(c.state)
@@ -48,30 +60,4 @@ def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
         )
 
 
-_PR = ("PromptReview",)
-_S = "§3.4 PromptReview"
-
-RULES: Final = (
-    Rule(
-        "PR-TARGET-LATEST",
-        _PR,
-        pr_target_latest,
-        _S,
-        "Reviewing anything but the latest TaskContract.",
-    ),
-    Rule(
-        "PR-REVISION-NUMBER",
-        _PR,
-        pr_revision_number,
-        _S,
-        "A revisionNumber other than the reviewed contract's version − 1.",
-    ),
-    Rule(
-        "PR-COVERAGE",
-        _PR,
-        pr_coverage,
-        _S,
-        "Coverage other than request → {objective, intentMode}, frame → its five fields and "
-        "contract → its seven fields, exactly three entries.",
-    ),
-)
+RULES: Final = rule.registered

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     backing_actions,
     is_unlocked,
@@ -25,6 +25,11 @@ from telic.controller._state import StoredArtifact
 from telic.protocol import QualityReview, VerificationResult
 
 __all__ = ["RULES"]
+
+_QR = ("QualityReview",)
+_S = "§3.4 QualityReview"
+
+rule = Rules(_QR, _S)
 
 
 def _current(c: Check[Any]) -> tuple[StoredArtifact | None, tuple[StoredArtifact, ...]]:
@@ -41,6 +46,11 @@ def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
     ]
 
 
+@rule(
+    "QR-PASS-EXACT-COVERAGE-EVIDENCE",
+    "Passing a criterion on an evidence set no current passing coverage entry reported "
+    "(or, when unassigned, no earlier passing review used).",
+)
 def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
     """Each passing acceptance result repeats the exact evidence set of matching coverage."""
     plan, results = _current(c)
@@ -88,6 +98,11 @@ def _retained(c: Check[Any], verification: VerificationResult) -> bool:
     )
 
 
+@rule(
+    "QR-VERIFICATION-BACKED",
+    "Passing a verification without a completed read-only action of its capability that "
+    "shares its evidence (after the last mutation, for completion).",
+)
 def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
     """Each passing verification is backed by a matching read-only action (or retained)."""
     contract = c.state.latest("TaskContract")
@@ -111,6 +126,10 @@ def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "QR-RULE-COMPLIANCE",
+    "Rule-compliance checks whose subjects differ from the contract's ruleRefs.",
+)
 def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
     """ruleCompliance subjectRefs are set-equal to the contract's ruleRefs."""
     contract = c.state.latest("TaskContract")
@@ -125,31 +144,4 @@ def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-_QR = ("QualityReview",)
-_S = "§3.4 QualityReview"
-
-RULES: Final = (
-    Rule(
-        "QR-PASS-EXACT-COVERAGE-EVIDENCE",
-        _QR,
-        qr_pass_exact_coverage_evidence,
-        _S,
-        "Passing a criterion on an evidence set no current passing coverage entry reported "
-        "(or, when unassigned, no earlier passing review used).",
-    ),
-    Rule(
-        "QR-VERIFICATION-BACKED",
-        _QR,
-        qr_verification_backed,
-        _S,
-        "Passing a verification without a completed read-only action of its capability that "
-        "shares its evidence (after the last mutation, for completion).",
-    ),
-    Rule(
-        "QR-RULE-COMPLIANCE",
-        _QR,
-        qr_rule_compliance,
-        _S,
-        "Rule-compliance checks whose subjects differ from the contract's ruleRefs.",
-    ),
-)
+RULES: Final = rule.registered

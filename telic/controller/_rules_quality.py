@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     current_results,
     is_unlocked,
@@ -26,7 +26,17 @@ from telic.protocol import QualityReview, ReleaseAudit
 
 __all__ = ["RULES", "contract_latest", "remaining_remediations"]
 
+_QR = ("QualityReview",)
+_S = "§3.4 QualityReview"
 
+rule = Rules(_QR, _S)
+
+
+@rule(
+    "QR-REMAINING-REMEDIATIONS",
+    "A remainingRemediations other than the run's shared counter.",
+    section="§3.3 remediations",
+)
 def remaining_remediations(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
     """remainingRemediations equals the controller's shared counter."""
     if c.body.remaining_remediations != c.state.run.remediations_remaining:
@@ -37,6 +47,7 @@ def remaining_remediations(c: Check[QualityReview | ReleaseAudit]) -> Iterator[V
         )
 
 
+@rule("QR-CONTRACT-LATEST", "Reviewing against anything but the latest TaskContract.")
 def contract_latest(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
     if c.body.task_contract_ref != latest_uri(c, "TaskContract"):
@@ -47,6 +58,9 @@ def contract_latest(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violatio
         )
 
 
+@rule(
+    "QR-CURRENT-WORK", "Omitting the latest plan, or naming other results than exactly that plan's."
+)
 def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
     """The review names the latest plan and exactly that plan's results."""
     plan = c.state.latest("WorkPlan")
@@ -61,6 +75,7 @@ def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule("QR-PROGRESSION", "pass or proceed_to_fix while some planned node has not completed.")
 def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
     """In executing modes, pass and proceed_to_fix need every planned node completed."""
     plan = c.state.latest("WorkPlan")
@@ -73,6 +88,10 @@ def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation("decision", "Every planned node must have completed")
 
 
+@rule(
+    "QR-PROCEED-BEFORE-UNLOCK",
+    "proceed_to_fix outside analyze_and_fix, or after the fix was unlocked.",
+)
 def qr_proceed_before_unlock(c: Check[QualityReview]) -> Iterator[Violation]:
     """proceed_to_fix is legal only in analyze_and_fix, before the fix is unlocked."""
     if c.body.decision == "proceed_to_fix" and (
@@ -81,6 +100,10 @@ def qr_proceed_before_unlock(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation("decision", "proceed_to_fix is legal only in analyze_and_fix before unlock")
 
 
+@rule(
+    "QR-GATE-BEFORE-PASS",
+    "Passing an analyze_and_fix run without going through the diagnosis gate.",
+)
 def qr_gate_before_pass(c: Check[QualityReview]) -> Iterator[Violation]:
     """In analyze_and_fix before unlock, the review goes through proceed_to_fix, never pass."""
     if c.body.decision == "pass" and c.mode == "analyze_and_fix" and not is_unlocked(c.state):
@@ -95,6 +118,7 @@ def _any_mutation(c: Check[Any]) -> bool:
     )
 
 
+@rule("QR-PASS-NEEDS-MUTATION", "Passing a fix that never completed a mutating action.")
 def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
     """A passing fix (fix_only, or analyze_and_fix after unlock) needs a completed mutation."""
     fixing = c.mode == "fix_only" or (c.mode == "analyze_and_fix" and is_unlocked(c.state))
@@ -102,6 +126,10 @@ def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation("decision", "A passing fix needs a completed mutating action in the run")
 
 
+@rule(
+    "QR-STAGE-COVERAGE",
+    "Acceptance results that miss, repeat or exceed the active stage's criteria.",
+)
 def qr_stage_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
     """acceptanceResults cover the active stage's criteria exactly once each."""
     criteria = [r.criterion_id for r in c.body.acceptance_results]
@@ -120,6 +148,10 @@ def _requirements(c: Check[QualityReview]) -> dict[str, Any]:
     return {} if contract is None else {v.id: v for v in contract.body.verification_requirements}
 
 
+@rule(
+    "QR-VERIFICATION-COVERAGE",
+    "Verification results that miss or repeat a requirement, or change its capability.",
+)
 def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
     """verificationResults cover the stage's requirements once each, with their capability."""
     ids = [v.requirement_id for v in c.body.verification_results]
@@ -142,6 +174,10 @@ def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "QR-REQUIRED-VERIFICATION-PASS",
+    "pass or proceed_to_fix with a required verification that did not pass.",
+)
 def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation]:
     """pass and proceed_to_fix need every required verification of the stage to pass."""
     if c.body.decision not in ("pass", "proceed_to_fix"):
@@ -156,78 +192,4 @@ def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation
             )
 
 
-_QR = ("QualityReview",)
-_S = "§3.4 QualityReview"
-
-RULES: Final = (
-    Rule(
-        "QR-REMAINING-REMEDIATIONS",
-        _QR,
-        remaining_remediations,
-        "§3.3 remediations",
-        "A remainingRemediations other than the run's shared counter.",
-    ),
-    Rule(
-        "QR-CONTRACT-LATEST",
-        _QR,
-        contract_latest,
-        _S,
-        "Reviewing against anything but the latest TaskContract.",
-    ),
-    Rule(
-        "QR-CURRENT-WORK",
-        _QR,
-        qr_current_work,
-        _S,
-        "Omitting the latest plan, or naming other results than exactly that plan's.",
-    ),
-    Rule(
-        "QR-PROGRESSION",
-        _QR,
-        qr_progression,
-        _S,
-        "pass or proceed_to_fix while some planned node has not completed.",
-    ),
-    Rule(
-        "QR-PROCEED-BEFORE-UNLOCK",
-        _QR,
-        qr_proceed_before_unlock,
-        _S,
-        "proceed_to_fix outside analyze_and_fix, or after the fix was unlocked.",
-    ),
-    Rule(
-        "QR-GATE-BEFORE-PASS",
-        _QR,
-        qr_gate_before_pass,
-        _S,
-        "Passing an analyze_and_fix run without going through the diagnosis gate.",
-    ),
-    Rule(
-        "QR-PASS-NEEDS-MUTATION",
-        _QR,
-        qr_pass_needs_mutation,
-        _S,
-        "Passing a fix that never completed a mutating action.",
-    ),
-    Rule(
-        "QR-STAGE-COVERAGE",
-        _QR,
-        qr_stage_coverage,
-        _S,
-        "Acceptance results that miss, repeat or exceed the active stage's criteria.",
-    ),
-    Rule(
-        "QR-VERIFICATION-COVERAGE",
-        _QR,
-        qr_verification_coverage,
-        _S,
-        "Verification results that miss or repeat a requirement, or change its capability.",
-    ),
-    Rule(
-        "QR-REQUIRED-VERIFICATION-PASS",
-        _QR,
-        qr_required_verification_pass,
-        _S,
-        "pass or proceed_to_fix with a required verification that did not pass.",
-    ),
-)
+RULES: Final = rule.registered

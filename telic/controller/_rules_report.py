@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     breaches,
     report_change_refs,
@@ -25,6 +25,11 @@ from telic.controller._rules_frame import latest_uri
 from telic.protocol import UserReport
 
 __all__ = ["RULES"]
+
+_UR = ("UserReport",)
+_S = "§3.4 UserReport"
+
+rule = Rules(_UR, _S)
 
 _FITS: Final[dict[str, frozenset[str]]] = {
     "release": frozenset({"completed"}),
@@ -45,12 +50,18 @@ def _fits(decision: str, report: UserReport) -> frozenset[str]:
     return _FITS[decision]
 
 
+@rule("UR-TRACE-REF", "A traceRef other than trace://<runId>.")
 def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
     """traceRef is ``trace://<runId>``."""
     if c.body.trace_ref != trace_ref(c.state):
         yield Violation("traceRef", "traceRef must be trace://<runId>", trace_ref(c.state))
 
 
+@rule(
+    "UR-STATUS",
+    "A status that contradicts the outcome or the audit (including claiming cancelled).",
+    section="§3.2; §3.4 UserReport",
+)
 def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
     """The status fits the outcome hint and the audit; cancelled is never reported."""
     status, hint = c.body.terminal_status, c.state.run.outcome_hint
@@ -67,6 +78,11 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", "The status must fit the audit's decision")
 
 
+@rule(
+    "UR-AUDIT-LINK",
+    "A report the audit did not announce, or permissionsHonored true despite a failed mode "
+    "compliance or an action on record as unauthorized.",
+)
 def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
     """The audit forward-references this report; permissionsHonored is never true untruly.
 
@@ -98,6 +114,11 @@ def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "UR-EARLY-BLOCK",
+    "An unaudited report that claims something, does not cite the blocking review, or says "
+    "the permissions were honoured despite an action on record as unauthorized.",
+)
 def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
     """Without an audit the report cites the review (or clarification) and claims nothing.
 
@@ -118,6 +139,7 @@ def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
+@rule("UR-FINDINGS", "A non-completed report that does not cite its controlling review or audit.")
 def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
     """A non-completed audited report cites the latest QualityReview or ReleaseAudit."""
     if c.state.latest("ReleaseAudit") is None or c.body.terminal_status == "completed":
@@ -127,6 +149,7 @@ def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("findingRefs", "Cite the latest QualityReview or ReleaseAudit")
 
 
+@rule("UR-CHANGE-REFS", "changeRefs that drop or add to the diffRefs of the run's WorkResults.")
 def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
     """changeRefs equal the distinct diffRefs of every WorkResult."""
     diffs = report_change_refs(c.state)
@@ -140,6 +163,10 @@ def _required_results(c: Check[Any]) -> tuple[Any, ...]:
     return required_verification_results(c.state)
 
 
+@rule(
+    "UR-VERIFICATION-REFS",
+    "Completing despite a failed required verification, or citing other verification proof.",
+)
 def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed report rests on passing required verifications and cites exactly their proof."""
     if c.state.latest("ReleaseAudit") is None or c.body.terminal_status != "completed":
@@ -156,6 +183,10 @@ def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "UR-FAILED-VERIFICATION",
+    "Reporting failed_verification when every required verification passed.",
+)
 def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
     """failed_verification needs some required verification that did not pass."""
     if c.body.terminal_status != "failed_verification":
@@ -168,6 +199,10 @@ def _supported(c: Check[Any]) -> dict[str, Any]:
     return supported_claims(c.state)
 
 
+@rule(
+    "UR-CLAIM-MATCHES-AUDIT-MATRIX",
+    "A completion claim that is not a verbatim copy of a supported audit claim.",
+)
 def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
     """Each completion claim copies a supported matrix entry: id, text, evidence and basis."""
     if c.state.run.topology == "micro":
@@ -189,6 +224,7 @@ def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
             )
 
 
+@rule("UR-RELEASE-CLAIMS", "After a release, dropping a supported claim or adding another.")
 def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
     """After a release, the claims are exactly the supported matrix claims."""
     audit = c.state.latest("ReleaseAudit")
@@ -202,74 +238,4 @@ def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-_UR = ("UserReport",)
-_S = "§3.4 UserReport"
-
-RULES: Final = (
-    Rule("UR-TRACE-REF", _UR, ur_trace_ref, _S, "A traceRef other than trace://<runId>."),
-    Rule(
-        "UR-STATUS",
-        _UR,
-        ur_status,
-        "§3.2; §3.4 UserReport",
-        "A status that contradicts the outcome or the audit (including claiming cancelled).",
-    ),
-    Rule(
-        "UR-AUDIT-LINK",
-        _UR,
-        ur_audit_link,
-        _S,
-        "A report the audit did not announce, or permissionsHonored true despite a failed mode "
-        "compliance or an action on record as unauthorized.",
-    ),
-    Rule(
-        "UR-EARLY-BLOCK",
-        _UR,
-        ur_early_block,
-        _S,
-        "An unaudited report that claims something, does not cite the blocking review, or says "
-        "the permissions were honoured despite an action on record as unauthorized.",
-    ),
-    Rule(
-        "UR-FINDINGS",
-        _UR,
-        ur_findings,
-        _S,
-        "A non-completed report that does not cite its controlling review or audit.",
-    ),
-    Rule(
-        "UR-CHANGE-REFS",
-        _UR,
-        ur_change_refs,
-        _S,
-        "changeRefs that drop or add to the diffRefs of the run's WorkResults.",
-    ),
-    Rule(
-        "UR-VERIFICATION-REFS",
-        _UR,
-        ur_verification_refs,
-        _S,
-        "Completing despite a failed required verification, or citing other verification proof.",
-    ),
-    Rule(
-        "UR-FAILED-VERIFICATION",
-        _UR,
-        ur_failed_verification,
-        _S,
-        "Reporting failed_verification when every required verification passed.",
-    ),
-    Rule(
-        "UR-CLAIM-MATCHES-AUDIT-MATRIX",
-        _UR,
-        ur_claim_matches_audit_matrix,
-        _S,
-        "A completion claim that is not a verbatim copy of a supported audit claim.",
-    ),
-    Rule(
-        "UR-RELEASE-CLAIMS",
-        _UR,
-        ur_release_claims,
-        _S,
-        "After a release, dropping a supported claim or adding another.",
-    ),
-)
+RULES: Final = rule.registered

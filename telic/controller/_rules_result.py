@@ -12,14 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import pending_node
 from telic.controller._work import mutation_allowed, node_of
 from telic.protocol import WorkResult
 
 __all__ = ["RULES"]
 
+_WR = ("WorkResult",)
+_S = "§3.4 WorkResult"
 
+rule = Rules(_WR, _S)
+
+
+@rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
     latest = c.state.latest("WorkPlan")
@@ -31,6 +37,10 @@ def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WR-NODE-FIRST-READY",
+    "Reporting a node out of order, twice, or before its dependencies completed.",
+)
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
     """nodeId is the first dependency-ready node without a result, in plan order."""
     node = pending_node(c.state)
@@ -42,6 +52,7 @@ def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
+@rule("WR-ACTION-BUDGET", "More actions or tool events than the node's maximumToolCalls.")
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
     """Actions and tool events each fit the node's maximumToolCalls.
 
@@ -58,6 +69,11 @@ def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")
 
 
+@rule(
+    "WR-NO-MUTATION",
+    "File changes or completed/failed mutating actions in a read-only mode or before the "
+    "analyze_and_fix gate (also persisted as DENY permission decisions).",
+)
 def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
     """Read-only situations report no file changes and no attempted mutating action."""
     if mutation_allowed(c.state):
@@ -73,6 +89,11 @@ def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule(
+    "WR-COMPLETED-FAILED-TEST",
+    "A completed result with a failed test where the run fixes (a diagnosis may keep its "
+    "reproduced failure).",
+)
 def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
     """A completed result lists a failed test only in a diagnosis, where it is the finding.
 
@@ -91,6 +112,7 @@ def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
+@rule("WR-COVERAGE", "Coverage of a criterion the node does not own, or of one criterion twice.")
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
     """Coverage names the node's criteria, each at most once."""
     node = node_of(c.state, c.body)
@@ -107,6 +129,7 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         seen.add(entry.criterion_id)
 
 
+@rule("WR-COMPLETED-COVERAGE", "Completed work that leaves one of its node's criteria uncovered.")
 def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed work covers every criterion of its node."""
     node = node_of(c.state, c.body)
@@ -121,6 +144,10 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WR-COMPLETED-CAPABILITIES",
+    "Completed work without a completed action for each required capability.",
+)
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed work has a completed action for every required capability of its node."""
     node = node_of(c.state, c.body)
@@ -151,6 +178,11 @@ def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:
     return criteria, verified
 
 
+@rule(
+    "WR-VERIFY-AFTER-MUTATION",
+    "Completed mutating work whose completion verification does not follow its last mutation.",
+    section="§3.4 WorkResult",
+)
 def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed mutating work verifies each required completion capability after the mutation."""
     node = node_of(c.state, c.body)
@@ -173,73 +205,4 @@ def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-_WR = ("WorkResult",)
-_S = "§3.4 WorkResult"
-
-RULES: Final = (
-    Rule(
-        "WR-PLAN-LATEST",
-        _WR,
-        wr_plan_latest,
-        _S,
-        "Reporting against anything but the latest WorkPlan.",
-    ),
-    Rule(
-        "WR-NODE-FIRST-READY",
-        _WR,
-        wr_node_first_ready,
-        _S,
-        "Reporting a node out of order, twice, or before its dependencies completed.",
-    ),
-    Rule(
-        "WR-ACTION-BUDGET",
-        _WR,
-        wr_action_budget,
-        _S,
-        "More actions or tool events than the node's maximumToolCalls.",
-    ),
-    Rule(
-        "WR-NO-MUTATION",
-        _WR,
-        wr_no_mutation,
-        _S,
-        "File changes or completed/failed mutating actions in a read-only mode or before the "
-        "analyze_and_fix gate (also persisted as DENY permission decisions).",
-    ),
-    Rule(
-        "WR-COMPLETED-FAILED-TEST",
-        _WR,
-        wr_completed_failed_test,
-        _S,
-        "A completed result with a failed test where the run fixes (a diagnosis may keep its "
-        "reproduced failure).",
-    ),
-    Rule(
-        "WR-COVERAGE",
-        _WR,
-        wr_coverage,
-        _S,
-        "Coverage of a criterion the node does not own, or of one criterion twice.",
-    ),
-    Rule(
-        "WR-COMPLETED-COVERAGE",
-        _WR,
-        wr_completed_coverage,
-        _S,
-        "Completed work that leaves one of its node's criteria uncovered.",
-    ),
-    Rule(
-        "WR-COMPLETED-CAPABILITIES",
-        _WR,
-        wr_completed_capabilities,
-        _S,
-        "Completed work without a completed action for each required capability.",
-    ),
-    Rule(
-        "WR-VERIFY-AFTER-MUTATION",
-        _WR,
-        wr_verify_after_mutation,
-        "§3.4 WorkResult",
-        "Completed mutating work whose completion verification does not follow its last mutation.",
-    ),
-)
+RULES: Final = rule.registered

@@ -11,13 +11,16 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._authority import subset
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.protocol import PromptReview, TaskContract
 
 __all__ = ["RULES"]
 
+
 _TC = ("TaskContract",)
 _S = "§3.4 TaskContract (revise)"
+
+rule = Rules(_TC, _S)
 
 
 def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
@@ -27,6 +30,9 @@ def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
     return previous, review
 
 
+@rule(
+    "TC-REVISE-V2", "A revision that is not version 2 after a revise review with revisionNumber 0."
+)
 def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision is version 2, after a revise review with revisionNumber 0."""
     if c.phase != "agent_2_revise":
@@ -40,6 +46,7 @@ def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
 
 
+@rule("TC-REVISE-CITES", "A revision that does not cite the previous contract and the review.")
 def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision's sourceRefs cite both the previous contract and the review."""
     pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
@@ -47,6 +54,7 @@ def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
 
 
+@rule("TC-REVISE-PERMISSIONS", "A revision that widens the previous contract's permissions.")
 def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision's permissions lie inside the previous contract's."""
     pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
@@ -54,6 +62,10 @@ def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("permissions", "A revision may not widen the contract's permissions")
 
 
+@rule(
+    "TC-REVISE-FIELDS",
+    "Changing a field no blocking finding corrects, or leaving a corrected field unchanged.",
+)
 def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
     """The changed fields are exactly the corrections the blocking findings ask for."""
     pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
@@ -71,6 +83,7 @@ def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation(field, f"{field} {what}; change exactly the corrected fields")
 
 
+@rule("TC-REVISE-PRESERVE", "Changing a preserved field, or both preserving and correcting one.")
 def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
     """No field is both corrected and preserved, and every preserved field is unchanged."""
     pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
@@ -86,40 +99,4 @@ def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
             yield Violation(field, "A preserved field was changed")
 
 
-RULES: Final = (
-    Rule(
-        "TC-REVISE-V2",
-        _TC,
-        tc_revise,
-        _S,
-        "A revision that is not version 2 after a revise review with revisionNumber 0.",
-    ),
-    Rule(
-        "TC-REVISE-CITES",
-        _TC,
-        tc_revise_cites,
-        _S,
-        "A revision that does not cite the previous contract and the review.",
-    ),
-    Rule(
-        "TC-REVISE-PERMISSIONS",
-        _TC,
-        tc_revise_permissions,
-        _S,
-        "A revision that widens the previous contract's permissions.",
-    ),
-    Rule(
-        "TC-REVISE-FIELDS",
-        _TC,
-        tc_revise_fields,
-        _S,
-        "Changing a field no blocking finding corrects, or leaving a corrected field unchanged.",
-    ),
-    Rule(
-        "TC-REVISE-PRESERVE",
-        _TC,
-        tc_revise_preserve,
-        _S,
-        "Changing a preserved field, or both preserving and correcting one.",
-    ),
-)
+RULES: Final = rule.registered

@@ -12,12 +12,17 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._authority import subset
-from telic.controller._check import Check, Rule, Violation
+from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import controlling_order, stage_criteria
 from telic.controller._rules_plan import unlocks
 from telic.protocol import WorkNode, WorkPlan
 
 __all__ = ["RULES"]
+
+_WP = ("WorkPlan",)
+_S = "§3.4 WorkPlan"
+
+rule = Rules(_WP, _S)
 
 _MAY_MUTATE: Final = frozenset(
     {
@@ -136,6 +141,7 @@ def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
                 )
 
 
+@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
 def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A node that requires subagent.spawn reserves at least one child."""
     for index, node in enumerate(c.body.nodes):
@@ -145,44 +151,25 @@ def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
-_WP = ("WorkPlan",)
-_S = "§3.4 WorkPlan"
+rule(
+    "WP-COVERAGE",
+    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
+)(wp_coverage)
+rule(
+    "WP-SCOPED-ORDER",
+    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
+    "or criteria than the order grants.",
+    section="§3.4 WorkPlan (scoped replanning)",
+)(wp_scoped)
+rule(
+    "WP-VERIFICATION-PREFLIGHT",
+    "A plan in which some required verification of the active stage can never run.",
+    section="§3.4 WorkPlan (verification preflight)",
+)(wp_verification_preflight)
+rule(
+    "WP-VERIFIER-AFTER-MUTATION",
+    "A completion verifier node that does not depend on every potentially-mutating node.",
+    section="§3.4 WorkPlan (verification preflight)",
+)(wp_verifier_after_mutation)
 
-RULES: Final = (
-    Rule(
-        "WP-NODE-SPAWN-CHILDREN",
-        _WP,
-        wp_node_spawn_children,
-        _S,
-        "Requiring subagent.spawn in a node that reserves no child.",
-    ),
-    Rule(
-        "WP-COVERAGE",
-        _WP,
-        wp_coverage,
-        _S,
-        "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
-    ),
-    Rule(
-        "WP-SCOPED-ORDER",
-        _WP,
-        wp_scoped,
-        "§3.4 WorkPlan (scoped replanning)",
-        "A replan that escapes its work order: uncited review, more calls, tools, permissions "
-        "or criteria than the order grants.",
-    ),
-    Rule(
-        "WP-VERIFICATION-PREFLIGHT",
-        _WP,
-        wp_verification_preflight,
-        "§3.4 WorkPlan (verification preflight)",
-        "A plan in which some required verification of the active stage can never run.",
-    ),
-    Rule(
-        "WP-VERIFIER-AFTER-MUTATION",
-        _WP,
-        wp_verifier_after_mutation,
-        "§3.4 WorkPlan (verification preflight)",
-        "A completion verifier node that does not depend on every potentially-mutating node.",
-    ),
-)
+RULES: Final = rule.registered

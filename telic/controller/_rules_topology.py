@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from telic.controller._check import ANY, Check, Rule, Violation
+from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._rules_frame import latest_uri
 from telic.controller._topology import RECEIPT, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
 __all__ = ["RULES"]
+
+_S = "§3.7 Topologies"
+_PF = ("ProblemFrame",)
+_QR = ("QualityReview",)
+_UR = ("UserReport",)
+
+rule = Rules(_PF, _S)
 
 MICRO_CRITERIA: Final = 1
 MICRO_FACTS: Final = 3
@@ -27,6 +34,11 @@ def _micro(c: Check[object]) -> bool:
     return c.state.run.topology == "micro"
 
 
+@rule(
+    "TP-RESERVED-ID",
+    "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
+    types=(ANY,),
+)
 def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
     """A host artifact does not take an id the controller will store later in this run."""
     if c.artifact_id in reserved_ids(c.state):
@@ -36,6 +48,10 @@ def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "TP-MICRO-FRAME-CRITERIA",
+    "A micro frame with other than exactly one draft acceptance criterion.",
+)
 def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A micro frame has exactly one draft acceptance criterion."""
     if _micro(c) and len(c.body.draft_acceptance_criteria) != MICRO_CRITERIA:
@@ -45,12 +61,14 @@ def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
+@rule("TP-MICRO-FRAME-FACTS", "A micro frame with more than three known facts.")
 def tp_micro_frame_facts(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A micro frame has at most three known facts."""
     if _micro(c) and len(c.body.known_facts) > MICRO_FACTS:
         yield Violation("knownFacts", "Micro topology allows at most three known facts")
 
 
+@rule("TP-MICRO-FRAME-CLARIFICATION", "A micro frame that requires clarification.")
 def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A micro frame never requires clarification."""
     if _micro(c) and c.body.clarification.required:
@@ -61,6 +79,7 @@ def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
+@rule("TP-MICRO-NO-FIX", "A micro spot review deciding proceed_to_fix.", types=_QR)
 def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
     """A micro spot review never proceeds to fix."""
     if _micro(c) and c.body.decision == "proceed_to_fix":
@@ -71,6 +90,11 @@ def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "TP-REVERIFY-KIND",
+    "A reverify-phase review whose reviewKind is not evidence_reverify.",
+    types=_QR,
+)
 def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
     """The review in the reverify phase says it re-verifies the evidence."""
     if c.phase == "agent_3_evidence_reverify" and c.body.review_kind != "evidence_reverify":
@@ -81,6 +105,11 @@ def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "TP-REVERIFY-DECISION",
+    "A reverify-phase review deciding remediate or proceed_to_fix.",
+    types=_QR,
+)
 def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
     """The reverify review decides pass, partial or block."""
     decision = c.body.decision
@@ -92,6 +121,11 @@ def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "TP-MICRO-REPORT-RECEIPT",
+    "A completed micro report without a verified receipt of the latest review.",
+    types=_UR,
+)
 def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed micro report rests on a verified receipt of the latest QualityReview."""
     if not _micro(c) or c.body.terminal_status != "completed":
@@ -110,6 +144,11 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", "ReceiptAudit must cite the controlling QualityReview")
 
 
+@rule(
+    "TP-MICRO-REPORT-CITE",
+    "A micro report that is not completed and does not cite the latest review.",
+    types=_UR,
+)
 def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
     """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
     without one, the ClarificationRequest that ended the run)."""
@@ -128,73 +167,4 @@ def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-_S = "§3.7 Topologies"
-_PF = ("ProblemFrame",)
-_QR = ("QualityReview",)
-_UR = ("UserReport",)
-
-RULES: Final = (
-    Rule(
-        "TP-RESERVED-ID",
-        (ANY,),
-        tp_reserved_id,
-        _S,
-        "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
-    ),
-    Rule(
-        "TP-MICRO-FRAME-CRITERIA",
-        _PF,
-        tp_micro_frame_criteria,
-        _S,
-        "A micro frame with other than exactly one draft acceptance criterion.",
-    ),
-    Rule(
-        "TP-MICRO-FRAME-FACTS",
-        _PF,
-        tp_micro_frame_facts,
-        _S,
-        "A micro frame with more than three known facts.",
-    ),
-    Rule(
-        "TP-MICRO-FRAME-CLARIFICATION",
-        _PF,
-        tp_micro_frame_clarification,
-        _S,
-        "A micro frame that requires clarification.",
-    ),
-    Rule(
-        "TP-MICRO-NO-FIX",
-        _QR,
-        tp_micro_no_fix,
-        _S,
-        "A micro spot review deciding proceed_to_fix.",
-    ),
-    Rule(
-        "TP-REVERIFY-KIND",
-        _QR,
-        tp_reverify_kind,
-        _S,
-        "A reverify-phase review whose reviewKind is not evidence_reverify.",
-    ),
-    Rule(
-        "TP-REVERIFY-DECISION",
-        _QR,
-        tp_reverify_decision,
-        _S,
-        "A reverify-phase review deciding remediate or proceed_to_fix.",
-    ),
-    Rule(
-        "TP-MICRO-REPORT-RECEIPT",
-        _UR,
-        tp_micro_report_receipt,
-        _S,
-        "A completed micro report without a verified receipt of the latest review.",
-    ),
-    Rule(
-        "TP-MICRO-REPORT-CITE",
-        _UR,
-        tp_micro_report_cite,
-        _S,
-        "A micro report that is not completed and does not cite the latest review.",
-    ),
-)
+RULES: Final = rule.registered

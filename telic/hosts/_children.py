@@ -40,7 +40,7 @@ from telic.casting import (
 )
 from telic.hosts._dialects import Call, Verdict
 from telic.hosts._layers import Authority
-from telic.ledger import DirectLedger
+from telic.ledger import BlockingLedger
 
 __all__ = [
     "SCOPES_DIR",
@@ -78,7 +78,7 @@ class Decided(NamedTuple):
     """The normalised target of a judged call (what the trace names), when one was decided."""
 
 
-def read_cast_facts(ledger: DirectLedger, run_id: str) -> CastFacts:
+def read_cast_facts(ledger: BlockingLedger, run_id: str) -> CastFacts:
     """Read ``run_id``'s cast events from the ledger (one query, in sequence order)."""
     rows = ledger.events_of(run_id, _EVENTS)
     refs = [(str(r[0]), json.loads(r[2]), json.loads(r[3])) for r in rows]

@@ -4,8 +4,9 @@ Claude Code runs the command before each matching tool call, in a fresh process,
 PreToolUse event on stdin. The command:
 
 1. finds the ledger exactly as ``telic serve`` does for the repository (``--repository-root``,
-   else ``$TELIC_REPOSITORY_ROOT``, else the event's ``cwd``), reading it with the standard
-   library's ``sqlite3`` through the ledger's ``DirectLedger``;
+   else ``$TELIC_REPOSITORY_ROOT``, else the event's ``cwd``), reading an SQLite ledger with
+   the standard library's ``sqlite3`` (``DirectLedger``) and any other store through the async
+   ledger on a private event loop (``PortalLedger``, slower): the same calls either way;
 2. takes the repository's live runs (status running or awaiting clarification). None: it prints
    nothing and exits 0, so the host proceeds as if no hook were set;
 3. picks the run this session drives: the run id the session last passed to one of Telic's own
@@ -16,14 +17,14 @@ PreToolUse event on stdin. The command:
    (``telic.controller.tool_layers``, through the snapshot of ``_layers``) and the run's
    explicit protected-path grants, the very decision ``telic_check_tool_action`` makes;
 5. appends the decision to the run's trace as a ``permission_checked`` event with
-   ``DirectLedger.record_events``, the async backend's own plan and transaction;
+   ``record_events``, the async backend's own plan and transaction;
 6. answers in Claude Code's JSON (allow or deny, with the reason the model sees).
 
 While a run is live, anything that prevents a decision — unreadable input, an unknown tool, a
 ledger error, a crash — is a deny with its reason: the hook fails closed. A ``PostToolUse``
 event for one of Telic's tools refreshes the layer snapshot (after a step the phase has
-moved) and never blocks. Only SQLite ledgers have this path; for any other ledger URL the
-command loads the run through the async ledger on every call (slower, same decision).
+moved) and never blocks. Session bindings, layer snapshots and cast scopes are files in the
+state directory, ``$TELIC_STATE_DIR`` or the repository's default, whatever the store.
 """
 
 from __future__ import annotations
@@ -64,10 +65,12 @@ from telic.hosts._layers import (
     write_layers,
 )
 from telic.ledger import (
-    LIVE_STATUSES,
+    STATE_DIR_ENV,
+    BlockingLedger,
     DirectLedger,
     LiveRun,
     NewTraceEvent,
+    default_state_dir,
     resolve_url,
     sqlite_paths,
     utc_now,
@@ -186,7 +189,9 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     )
 
 
-def _layers(ledger: DirectLedger, state_dir: Path, url: str, root: str, run: LiveRun) -> Authority:
+def _layers(
+    ledger: BlockingLedger, state_dir: Path, url: str, root: str, run: LiveRun
+) -> Authority:
     before = Key(run.run_id, run.version, run.artifact_count)
     stored = read_layers(state_dir, before)
     if stored is not None:
@@ -199,7 +204,7 @@ def _layers(ledger: DirectLedger, state_dir: Path, url: str, root: str, run: Liv
     return authority
 
 
-def _refresh(ledger: DirectLedger, state_dir: Path, url: str, root: str) -> None:
+def _refresh(ledger: BlockingLedger, state_dir: Path, url: str, root: str) -> None:
     """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
     for run in ledger.live_runs(root):
         _layers(ledger, state_dir, url, root, run)
@@ -283,7 +288,7 @@ def _authorize(
 
 
 def _decide(
-    ledger: DirectLedger,
+    ledger: BlockingLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -353,7 +358,7 @@ def _cast_event(run: LiveRun, event_type: str, summary: str) -> NewTraceEvent:
 
 
 def _record_cast(
-    ledger: DirectLedger, run: LiveRun, label: str, call: Call, decided: Decided
+    ledger: BlockingLedger, run: LiveRun, label: str, call: Call, decided: Decided
 ) -> None:
     """Append a child decision: its cast events and, for a tool call, the decision itself
     (allowed or denied, with its reason) as ``telic_check_tool_action`` traces one — all in one
@@ -378,7 +383,7 @@ def _record_cast(
 
 
 def _child(
-    ledger: DirectLedger,
+    ledger: BlockingLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -445,12 +450,19 @@ def decide_raw(
     root = _root(repository_root, env, call.cwd if call else None)
     try:
         url = resolve_url(None, root, env)
-        if urlsplit(url).scheme != "sqlite":
-            return _other_ledger(url, root, call, problem), reply
-        state_dir, db_path = sqlite_paths(url)
-        if not db_path.is_file():
-            return _pre_allowed(call), reply  # no ledger yet, so no live run
-        ledger = DirectLedger(db_path)
+        ledger: BlockingLedger
+        if urlsplit(url).scheme == "sqlite":
+            state_dir, db_path = sqlite_paths(url)
+            if not db_path.is_file():
+                return _pre_allowed(call), reply  # no ledger yet, so no live run
+            ledger = DirectLedger(db_path)
+        else:  # PostgreSQL (or memory): the same calls through the async ledger, slower
+            from telic.ledger import PortalLedger
+
+            configured = env.get(STATE_DIR_ENV)
+            state_dir = Path(configured) if configured else default_state_dir(root)
+            state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # bindings, snapshots
+            ledger = PortalLedger(url, root)
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
         return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
     try:
@@ -461,7 +473,7 @@ def decide_raw(
 
 
 def _with_ledger(
-    ledger: DirectLedger,
+    ledger: BlockingLedger,
     state_dir: Path,
     url: str,
     root: str,
@@ -497,74 +509,6 @@ def _with_ledger(
         return Verdict(
             "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"
         )
-
-
-def _other_ledger(url: str, root: str, call: Call | None, problem: str) -> Verdict | None:
-    """A PostgreSQL (or memory) ledger: the same decision through the async ledger, slower."""
-    try:
-        return _through_service(url, root, call, problem)
-    except Exception as exc:  # the hook boundary
-        return Verdict(
-            "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"
-        )
-
-
-def _through_service(url: str, root: str, call: Call | None, problem: str) -> Verdict | None:
-    import anyio
-
-    from telic.controller import Controller, tool_layers
-    from telic.ledger import open_ledger
-
-    async def decide() -> Verdict | None:
-        async with open_ledger(url, repository_root=root) as ledger:
-            summaries = await ledger.list_runs(100)
-            live_ids = [s.run_id for s in summaries if s.status in LIVE_STATUSES]
-            records = [await ledger.get_run(run_id) for run_id in live_ids]
-            live = [r for r in records if r.repository_root == root]
-            if not live:
-                return None
-            if call is None:
-                return Verdict("deny", f"Telic denies this tool call: {problem}")
-            if call.what != "decide":
-                return None
-            if call.asks == "telic":
-                return TELIC_CHECKS
-            if call.agent_id is not None:
-                return Verdict(
-                    "deny",
-                    "Telic judges a subagent's call against its cast only over an SQLite "
-                    "ledger; with this ledger it is denied while a run is live",
-                )
-            if call.asks is None:
-                return Verdict("deny", f"Telic cannot map the tool {call.tool}")
-            if len(live) != 1:
-                return Verdict("deny", "several live Telic runs; bindings need an SQLite ledger")
-            state = await Controller(ledger).load(live[0].run_id)
-            layers = tool_layers(state)
-            granted = state.envelope.authorization.protected_paths_granted
-            run = LiveRun(
-                state.run.run_id,
-                state.run.mode,
-                state.run.phase,
-                state.run.version,
-                0,
-                state.run.prompt_revisions_remaining,
-                state.run.remediations_remaining,
-            )
-            reasons: list[str] = []
-            for mapped in call.asks:
-                decision, _ = _authorize(root, run.phase, layers, granted, mapped)
-                decision = _redacted(decision, mapped.capability)
-                reason = f"Telic run {run.run_id}: {decision.reason} ({decision.code})"
-                await ledger.record_events(
-                    run.run_id, [_event(run, decision, mapped.capability, reason)]
-                )
-                if not decision.allowed:
-                    return Verdict("deny", reason)
-                reasons.append(reason)
-            return Verdict("allow", "; ".join(reasons))
-
-    return anyio.run(decide)
 
 
 def _say(exc: BaseException) -> str:

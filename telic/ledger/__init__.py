@@ -3,7 +3,8 @@
 One narrow async interface, ``Ledger``, with three backends chosen by URL in ``open_ledger``:
 ``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
 ``postgresql://…`` (several servers sharing one database). ``DirectLedger`` reads and appends
-to an SQLite ledger synchronously, for a process that lives for one decision (``telic hook``).
+to an SQLite ledger synchronously, for a process that lives for one decision (``telic hook``);
+``PortalLedger`` offers the same blocking calls (``BlockingLedger``) over any other store.
 Bodies are canonical JSON addressed by sha256 and re-verified on every read; each run's artifact
 records and trace events form one hash chain that ``verify_run`` walks. Every mutation is one
 transaction, fenced by the run version, with quotas checked inside it: it is stored entirely or
@@ -26,6 +27,7 @@ if typing.TYPE_CHECKING:
     from telic.ledger._clock import utc_now as utc_now
     from telic.ledger._direct import (
         LIVE_STATUSES as LIVE_STATUSES,
+        BlockingLedger as BlockingLedger,
         DirectLedger as DirectLedger,
         LiveRun as LiveRun,
     )
@@ -42,6 +44,9 @@ if typing.TYPE_CHECKING:
         DB_FILE_NAME as DB_FILE_NAME,
         default_state_dir as default_state_dir,
         ledger_file_problem as ledger_file_problem,
+    )
+    from telic.ledger._portal import (
+        PortalLedger as PortalLedger,
     )
     from telic.ledger._records import (
         JSON as JSON,

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, Protocol
 
 from ._clock import utc_now
 from ._plans import fix_events, plan_events, probe_for
 from ._records import Limits, NewTraceEvent, TraceRecord
 from ._sqlite_sync import connect, transaction
 
-__all__ = ["LIVE_STATUSES", "DirectLedger", "LiveRun"]
+__all__ = ["LIVE_STATUSES", "BlockingLedger", "DirectLedger", "LiveRun"]
 
 LIVE_STATUSES: Final = ("running", "awaiting_clarification")
 """The statuses of a live run: one the host may still act for."""
@@ -42,6 +42,29 @@ class LiveRun(NamedTuple):
     artifact_count: int
     prompt_revisions: int
     remediations: int
+
+
+class BlockingLedger(Protocol):
+    """What one hook decision reads and appends, through blocking calls: ``DirectLedger`` over
+    SQLite, ``PortalLedger`` (``_portal.py``) over any other store."""
+
+    def close(self) -> None:
+        """Release the store."""
+
+    def live_runs(self, repository_root: str) -> list[LiveRun]:
+        """The repository's live runs, the most recently updated first."""
+
+    def run_key(self, run_id: str) -> tuple[int, int] | None:
+        """The run's version and artifact count (``None``: no such run)."""
+
+    def events_of(self, run_id: str, event_types: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """The run's events of ``event_types`` in order: type, summary, input and output refs
+        (each a JSON array)."""
+
+    def record_events(
+        self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
+    ) -> tuple[TraceRecord, ...]:
+        """Append ``events`` to the run's trace in one transaction."""
 
 
 class DirectLedger:

@@ -3,7 +3,8 @@ unknown ``agent_id``s, with and without a live run, in Claude Code's and Codex's
 
 The payloads are the shapes real Claude Code 2.1.197 sent (``SubagentStart``/``SubagentStop``
 and a subagent's own ``PreToolUse`` carry ``agent_id``, ``agent_type`` and the parent's
-``session_id``); each test runs the hook as the command does, over the project's SQLite ledger.
+``session_id``); each test runs the hook as the command does, over the project's SQLite ledger
+(and the first also over PostgreSQL, which the hook reads through ``PortalLedger``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import pytest
 from telic.casting import children_of
 from telic.hosts import DIALECTS, HookInputError, Verdict, host_hook, read_event
 from telic.hosts._children import SCOPES_DIR
-from telic.hosts._hook import _other_ledger
 from telic.ledger import Ledger, open_ledger
 from telic.roles import Service, open_service
+from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
 
 from ..roles.kit import (  # noqa: TID252
     EXPLORE,
@@ -41,15 +42,18 @@ SESSION = "bfb57b30-a9a8-4ee0-94d9-c2c23e3ee1c3"
 
 
 @asynccontextmanager
-async def project(tmp_path: Path) -> AsyncIterator[tuple[Service, Ledger, Path, Path]]:
-    """A repository with ``src/retry.py`` and a README, its SQLite ledger outside it."""
+async def project(
+    tmp_path: Path, url: str | None = None
+) -> AsyncIterator[tuple[Service, Ledger, Path, Path]]:
+    """A repository with ``src/retry.py`` and a README, its ledger (SQLite unless ``url`` names
+    another store) outside it."""
     repo, state = tmp_path / "repo", tmp_path / "state"
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "retry.py").write_text("MAX_RETRIES = 5\n")
     (repo / "README.md").write_text("# retry\n")
     state.mkdir()
     async with (
-        open_ledger(f"sqlite://{state}", repository_root=repo) as ledger,
+        open_ledger(url or f"sqlite://{state}", repository_root=repo) as ledger,
         open_service(
             ledger=ledger,
             repository_root=str(repo),
@@ -65,8 +69,11 @@ async def project(tmp_path: Path) -> AsyncIterator[tuple[Service, Ledger, Path, 
 class Host:
     """One host's hook, run as the command runs it, with that host's payloads."""
 
-    def __init__(self, name: str, repo: Path, state: Path) -> None:
+    def __init__(self, name: str, repo: Path, state: Path, url: str | None = None) -> None:
         self.name, self.repo, self.state = name, repo, state
+        self.environ = {"TELIC_STATE_DIR": str(state)}
+        if url is not None:  # any other store is named by its URL, as ``telic init`` forwards it
+            self.environ["TELIC_DATABASE_URL"] = url
 
     async def send(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         raw = json.dumps({"session_id": SESSION, "cwd": str(self.repo), **payload}).encode()
@@ -76,7 +83,7 @@ class Host:
                 self.name,
                 raw,
                 repository_root=str(self.repo),
-                environ={"TELIC_STATE_DIR": str(self.state)},
+                environ=self.environ,
             )
 
         output = await anyio.to_thread.run_sync(call)
@@ -143,10 +150,21 @@ async def cast_events(ledger: Ledger, run_id: str) -> list[tuple[str, str]]:
 # ------------------------------------------------------------------ Claude Code, a live run
 
 
-async def test_claude_code_bound_unbound_and_unknown_agent_ids(tmp_path: Path) -> None:
-    async with project(tmp_path) as (service, ledger, repo, state):
+@pytest.mark.parametrize(
+    ("store", "anyio_backend"),
+    [
+        pytest.param("sqlite", "asyncio", id="sqlite"),
+        pytest.param("postgres", "asyncio", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+async def test_claude_code_bound_unbound_and_unknown_agent_ids(
+    tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
+    # Over PostgreSQL the hook reads through the async ledger (``PortalLedger``): same table.
+    url = None if store == "sqlite" else str(request.getfixturevalue("postgres_url"))
+    async with project(tmp_path, url) as (service, ledger, repo, state):
         flow, cast = await executing(service, maxTurns=3)
-        host = Host("claude-code", repo, state)
+        host = Host("claude-code", repo, state, url)
         handoff = json.dumps(cast.to_wire()["handoff"])
         read_file, read_other = str(repo / "src/retry.py"), str(repo / "README.md")
 
@@ -370,36 +388,6 @@ async def test_a_bound_childs_call_is_decided_in_a_fresh_process_once_its_scope_
         )
         done = await anyio.run_process([sys.executable, "-c", probe], check=True)
     assert done.stdout.decode().strip() == "allow"
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_over_any_other_ledger_a_childs_call_is_denied_and_its_start_says_nothing(
-    tmp_path: Path,
-) -> None:
-    # The slow path (PostgreSQL) cannot hold a child to its cast, so it fails closed.
-    async with project(tmp_path) as (service, _, repo, state):
-        await executing(service)
-        url = f"sqlite://{state}"
-
-        def decide(payload: dict[str, Any]) -> tuple[str, str] | None:
-            raw = json.dumps({"session_id": SESSION, "cwd": str(repo), **payload}).encode()
-            verdict = _other_ledger(url, str(repo), read_event(DIALECTS["claude-code"], raw), "")
-            return None if verdict is None else (verdict.decision, verdict.reason)
-
-        start = {"hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "telic-cast"}
-        read = {
-            "hook_event_name": "PreToolUse",
-            "agent_id": "a1",
-            "agent_type": "telic-cast",
-            "tool_name": "Read",
-            "tool_input": {"file_path": "src/retry.py"},
-        }
-        started = await anyio.to_thread.run_sync(decide, start)
-        called = await anyio.to_thread.run_sync(decide, read)
-    assert started is None
-    assert called is not None
-    assert called[0] == "deny"
-    assert "SQLite" in called[1]
 
 
 @pytest.mark.parametrize("host_name", ["claude-code", "codex"])

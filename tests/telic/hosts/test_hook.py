@@ -17,12 +17,13 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from telic.hosts import DIALECTS, claude_code_hook, read_event
-from telic.hosts._hook import _other_ledger, select_run, uuid4_text
+from telic.hosts import claude_code_hook
+from telic.hosts._hook import select_run, uuid4_text
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
-from telic.ledger import Ledger, LiveRun, open_ledger
+from telic.ledger import DB_FILE_NAME, DirectLedger, Ledger, LiveRun, PortalLedger, open_ledger
 from telic.permissions import Decision, reopens_read
 from telic.roles import Service, open_service
+from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
 
 from ..controller.builders import perms  # noqa: TID252
 from ..roles.kit import (  # noqa: TID252
@@ -38,15 +39,30 @@ pytestmark = pytest.mark.anyio
 WRITE_SRC = perms(read=["**"], write=["src/**"])
 
 
+STORES = [
+    pytest.param("sqlite", "asyncio", id="sqlite"),
+    pytest.param("postgres", "asyncio", id="postgres", marks=pytest.mark.postgres),
+]
+"""Where a decision is shown: SQLite (``DirectLedger``) and PostgreSQL (``PortalLedger``)."""
+
+
+def store_url(store: str, request: pytest.FixtureRequest) -> str | None:
+    """None for the project's SQLite ledger, else a fresh PostgreSQL schema's URL."""
+    return None if store == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+
 @asynccontextmanager
-async def project(tmp_path: Path) -> AsyncIterator[tuple[Service, Ledger, Path, Path]]:
-    """A repository with ``src/retry.py``, its SQLite ledger outside it, and a service."""
+async def project(
+    tmp_path: Path, url: str | None = None
+) -> AsyncIterator[tuple[Service, Ledger, Path, Path]]:
+    """A repository with ``src/retry.py``, its ledger (SQLite unless ``url`` names another
+    store) outside it, and a service."""
     repo, state = tmp_path / "repo", tmp_path / "state"
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "retry.py").write_text("MAX_RETRIES = 5\n")
     state.mkdir()
     async with (
-        open_ledger(f"sqlite://{state}", repository_root=repo) as ledger,
+        open_ledger(url or f"sqlite://{state}", repository_root=repo) as ledger,
         open_service(
             ledger=ledger,
             repository_root=str(repo),
@@ -73,10 +89,14 @@ def event(tool: str, session: str = "session-1", **tool_input: Any) -> bytes:
     ).encode()
 
 
-async def hook(raw: bytes, repo: Path, state: Path) -> dict[str, Any] | None:
+async def hook(
+    raw: bytes, repo: Path, state: Path, url: str | None = None
+) -> dict[str, Any] | None:
     """Run the hook as the command would, in a worker thread (it starts its own event loop when
-    it must load a run through the controller)."""
+    it must load a run through the controller); ``url`` names a store other than SQLite."""
     environ = {"TELIC_STATE_DIR": str(state)}
+    if url is not None:
+        environ["TELIC_DATABASE_URL"] = url
 
     def call() -> str | None:
         return claude_code_hook(raw, repository_root=str(repo), environ=environ)
@@ -107,14 +127,22 @@ async def executing_fix(
     return flow
 
 
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
 async def test_a_write_inside_the_node_scope_is_allowed_and_one_outside_it_denied(
-    tmp_path: Path,
+    tmp_path: Path, store: str, request: pytest.FixtureRequest
 ) -> None:
-    async with project(tmp_path) as (service, _, repo, state):
+    url = store_url(store, request)
+    async with project(tmp_path, url) as (service, ledger, repo, state):
         flow = await executing_fix(service)
         assert flow.last.next_action.phase == "agent_4_execute"
-        inside = await hook(event("Write", file_path=f"{repo}/src/retry.py"), repo, state)
-        outside = await hook(event("Edit", file_path=f"{repo}/README.md"), repo, state)
+        inside = await hook(event("Write", file_path=f"{repo}/src/retry.py"), repo, state, url)
+        outside = await hook(event("Edit", file_path=f"{repo}/README.md"), repo, state, url)
+        page = await ledger.page_trace(flow.b.run_id, 0, 1000)
+    checked = [e.permission_decision for e in page.events if e.event_type == "permission_checked"]
+    assert [(d["decision"], d["scope"]) for d in checked if d] == [
+        ("allow", "src/retry.py"),
+        ("deny", "README.md"),
+    ]
     assert inside is not None
     assert inside["permissionDecision"] == "allow"
     assert outside is not None
@@ -282,14 +310,20 @@ async def test_unreadable_input_is_denied_while_a_run_is_live(tmp_path: Path) ->
         assert "hook.input" in answer["permissionDecisionReason"]
 
 
-async def test_several_live_runs_need_the_session_to_name_one(tmp_path: Path) -> None:
-    async with project(tmp_path) as (service, _, repo, state):
+@pytest.mark.parametrize(("store", "anyio_backend"), STORES)
+async def test_several_live_runs_need_the_session_to_name_one(
+    tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
+    url = store_url(store, request)
+    async with project(tmp_path, url) as (service, _, repo, state):
         first = await executing_fix(service)
         await ServiceFlow.start(service)
-        unbound = await hook(event("Read", file_path="src/retry.py"), repo, state)
-        telic = await hook(event("mcp__telic__telic_get_run", run_id=first.b.run_id), repo, state)
-        bound = await hook(event("Write", file_path="src/retry.py"), repo, state)
-        other = await hook(event("Write", session="session-2", file_path="src/x.py"), repo, state)
+        unbound = await hook(event("Read", file_path="src/retry.py"), repo, state, url)
+        named = event("mcp__telic__telic_get_run", run_id=first.b.run_id)
+        telic = await hook(named, repo, state, url)
+        bound = await hook(event("Write", file_path="src/retry.py"), repo, state, url)
+        other = event("Write", session="session-2", file_path="src/x.py")
+        other = await hook(other, repo, state, url)
     assert unbound is not None
     assert unbound["permissionDecision"] == "deny"
     assert "2 live Telic runs" in unbound["permissionDecisionReason"]
@@ -377,23 +411,36 @@ async def test_a_ledger_that_cannot_be_read_is_a_deny(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_any_other_ledger_gets_the_same_decision_through_the_async_ledger(
-    tmp_path: Path,
-) -> None:
+async def test_the_portal_ledger_reads_what_the_direct_ledger_reads(tmp_path: Path) -> None:
+    # The hook's two handles on one SQLite file: any other store is read as the portal reads it.
     async with project(tmp_path) as (service, _, repo, state):
-        await executing_fix(service)
-        url = f"sqlite://{state}"
+        flow = await executing_fix(service)
+        await hook(event("Write", file_path="src/retry.py"), repo, state)
+        run_id = flow.b.run_id
 
-        def decide(path: str) -> dict[str, Any]:
-            raw = event("Write", file_path=path)
-            call = read_event(DIALECTS["claude-code"], raw)
-            verdict = _other_ledger(url, str(repo), call, "")
-            assert verdict is not None
-            return {"permissionDecision": verdict.decision}
+        def read(ledger: DirectLedger | PortalLedger) -> tuple[Any, ...]:
+            return (
+                ledger.live_runs(str(repo)),
+                ledger.run_key(run_id),
+                ledger.run_key("run-none"),
+                ledger.events_of(run_id, ["permission_checked", "artifact_accepted"]),
+            )
 
-        inside = await anyio.to_thread.run_sync(decide, "src/retry.py")
-        outside = await anyio.to_thread.run_sync(decide, "README.md")
-    assert (inside["permissionDecision"], outside["permissionDecision"]) == ("allow", "deny")
+        def both() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            with (
+                DirectLedger(state / DB_FILE_NAME) as direct,
+                PortalLedger(f"sqlite://{state}", repo) as portal,
+            ):
+                return read(direct), read(portal)
+
+        direct, portal = await anyio.to_thread.run_sync(both)
+    assert direct == portal
+    live, key, missing, events = direct
+    assert [run.run_id for run in live] == [run_id]
+    assert key is not None
+    assert key[0] == live[0].version
+    assert missing is None
+    assert "permission_checked" in [kind for kind, *_ in events]
 
 
 async def test_the_console_command_answers_on_stdout_with_exit_0(tmp_path: Path) -> None:

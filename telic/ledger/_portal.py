@@ -1,0 +1,125 @@
+"""``PortalLedger``: any ledger URL behind ``DirectLedger``'s blocking calls (``BlockingLedger``).
+
+``telic hook`` decides one host tool call per fresh process through blocking calls. Over SQLite
+those are ``DirectLedger``'s own connection; over any other store (PostgreSQL, several servers
+sharing one database) this class opens the async ``Ledger`` on an event loop of its own, in a
+thread (an anyio blocking portal), and answers the same five calls through its public API, so
+the hook runs one decision path whatever the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, ExitStack
+from pathlib import Path
+from typing import Final
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from ._base import Ledger
+from ._direct import LIVE_STATUSES, LiveRun
+from ._open import open_ledger
+from ._records import NewTraceEvent, TraceRecord
+
+__all__ = ["PortalLedger"]
+
+_RUNS_READ: Final = 10_000
+"""How many of the most recently updated runs ``live_runs`` reads (a live run is one the host
+is acting for now, so it is among the latest)."""
+_PAGE: Final = 1_000
+
+
+class PortalLedger:
+    """A blocking handle on the ledger at ``url``; close it (or use it as a context manager).
+
+    Raises (any method): what the async ``Ledger`` raises (``NotFound``, ``LedgerError``, …).
+    """
+
+    def __init__(self, url: str, repository_root: str | Path) -> None:
+        with ExitStack() as stack:
+            self._portal: BlockingPortal = stack.enter_context(start_blocking_portal())
+            opened: AbstractContextManager[Ledger] = self._portal.wrap_async_context_manager(
+                open_ledger(url, repository_root=repository_root)
+            )
+            self._ledger = stack.enter_context(opened)
+            self._stack = stack.pop_all()
+
+    def __enter__(self) -> PortalLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the ledger, then stop the portal's event loop."""
+        self._stack.close()
+
+    def live_runs(self, repository_root: str) -> list[LiveRun]:
+        """The repository's live runs, the most recently updated first."""
+        return self._portal.call(self._live_runs, repository_root)
+
+    def run_key(self, run_id: str) -> tuple[int, int] | None:
+        """The run's version and artifact count (``None``: no such run)."""
+        return self._portal.call(self._run_key, run_id)
+
+    def events_of(self, run_id: str, event_types: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """The run's events of ``event_types`` in order: type, summary, input and output refs
+        (each a JSON array, as ``DirectLedger`` gives them)."""
+        return self._portal.call(self._events_of, run_id, frozenset(event_types))
+
+    def record_events(
+        self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
+    ) -> tuple[TraceRecord, ...]:
+        """Append ``events`` to the run's trace in one transaction (``Ledger.record_events``)."""
+
+        async def record() -> tuple[TraceRecord, ...]:
+            return await self._ledger.record_events(run_id, events, once=once)
+
+        return self._portal.call(record)
+
+    async def _live_runs(self, repository_root: str) -> list[LiveRun]:
+        live: list[LiveRun] = []
+        for summary in await self._ledger.list_runs(_RUNS_READ):
+            if summary.status not in LIVE_STATUSES:
+                continue
+            record = await self._ledger.get_run(summary.run_id)
+            if record.repository_root != repository_root:
+                continue
+            artifacts = len(await self._ledger.list_artifacts(record.run_id))
+            live.append(
+                LiveRun(
+                    record.run_id,
+                    record.requested_mode,
+                    record.phase,
+                    record.version,
+                    artifacts,
+                    record.prompt_revisions_remaining,
+                    record.remediations_remaining,
+                )
+            )
+        return live
+
+    async def _run_key(self, run_id: str) -> tuple[int, int] | None:
+        from telic._errors import NotFound
+
+        try:
+            record = await self._ledger.get_run(run_id)
+        except NotFound:
+            return None
+        return record.version, len(await self._ledger.list_artifacts(run_id))
+
+    async def _events_of(
+        self, run_id: str, event_types: frozenset[str]
+    ) -> list[tuple[str, str, str, str]]:
+        found: list[tuple[str, str, str, str]] = []
+        after = 0
+        while True:
+            page = await self._ledger.page_trace(run_id, after, _PAGE)
+            for event in page.events:
+                if event.event_type in event_types:
+                    refs = json.dumps(list(event.input_refs)), json.dumps(list(event.output_refs))
+                    found.append((event.event_type, event.decision_summary, *refs))
+            if not page.has_more or not page.events:
+                return found
+            after = page.events[-1].sequence
