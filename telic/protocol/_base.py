@@ -15,9 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from telic.protocol._canonical import canonical_json, canonical_sha256
 
-__all__ = ["SCHEMA_VERSION", "UNDESCRIBED", "ArtifactBody", "WireModel"]
-
-SCHEMA_VERSION: Literal["1.0"] = "1.0"
+__all__ = ["UNDESCRIBED", "ArtifactBody", "WireModel"]
 
 
 def _drop_description(schema: dict[str, Any], cls: type[Any]) -> None:

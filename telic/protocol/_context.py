@@ -31,9 +31,7 @@ from telic.protocol._types import (
 
 __all__ = [
     "EXCLUSION_REASONS",
-    "INVENTORY_SOURCES",
     "MAX_CANDIDATES",
-    "TRUST_KINDS",
     "ContextBudget",
     "ContextCandidate",
     "ContextDocument",
@@ -94,10 +92,7 @@ ExclusionReason = Literal[
 EXCLUSION_REASONS: Final[tuple[ExclusionReason, ...]] = get_args(ExclusionReason)
 
 InventorySource = Literal["git", "ripgrep", "filesystem"]
-INVENTORY_SOURCES: Final[tuple[InventorySource, ...]] = get_args(InventorySource)
-
 TrustKind = Literal["applicable_instruction", "untrusted_repository_content"]
-TRUST_KINDS: Final[tuple[TrustKind, ...]] = get_args(TrustKind)
 
 
 # ----------------------------------------------------------------------------- ContextDocument

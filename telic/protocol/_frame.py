@@ -7,7 +7,7 @@ people; it adds nothing and the frame stays authoritative.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Final, Literal
 
 from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
 from pydantic_core import PydanticCustomError
@@ -31,8 +31,6 @@ from telic.protocol._types import (
 
 __all__ = [
     "DIVERGENT_CLASSIFICATIONS",
-    "FACT_PROVENANCES",
-    "UNKNOWN_CLASSIFICATIONS",
     "ClarificationNeeded",
     "ClarificationNotNeeded",
     "FactProvenance",
@@ -47,7 +45,6 @@ __all__ = [
 ]
 
 FactProvenance = Literal["user", "repository", "runtime", "browser", "tool"]
-FACT_PROVENANCES: Final[tuple[FactProvenance, ...]] = get_args(FactProvenance)
 
 UnknownClassification = Literal[
     "discoverable",
@@ -56,7 +53,6 @@ UnknownClassification = Literal[
     "permission_expanding",
     "irrelevant",
 ]
-UNKNOWN_CLASSIFICATIONS: Final[tuple[UnknownClassification, ...]] = get_args(UnknownClassification)
 DIVERGENT_CLASSIFICATIONS: Final[frozenset[UnknownClassification]] = frozenset(
     {"user_owned_materially_divergent", "permission_expanding"}
 )

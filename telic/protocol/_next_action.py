@@ -29,12 +29,9 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "ACTION_PHASES",
     "ACTION_ROLES",
     "INSTRUCTION_REF_PATTERN",
     "STOP_CONDITIONS",
-    "TERMINAL_PHASES",
-    "TERMINAL_STATUSES",
     "ActionPhase",
     "ActionRole",
     "ClarificationAction",
@@ -68,7 +65,6 @@ ActionPhase = Literal[
     "user_report",
 ]
 """Protocol phases a host can be asked to perform (neither paused nor terminal)."""
-ACTION_PHASES: Final[tuple[ActionPhase, ...]] = get_args(ActionPhase)
 
 ActionRole = Literal[
     "controller",
@@ -82,10 +78,9 @@ ActionRole = Literal[
 ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
 
 TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
-TERMINAL_PHASES: Final[tuple[TerminalPhase, ...]] = get_args(TerminalPhase)
 
 TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
-TERMINAL_STATUSES: Final[tuple[TerminalStatus, ...]] = get_args(TerminalStatus)
+"""How the run ended, as reported to the user."""
 
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
 INSTRUCTION_REF_PATTERN: Final = (

@@ -1,8 +1,8 @@
 """Common types of the Telic 1.0 protocol (docs/protocol.md §3.0).
 
 Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
-and its error. Closed sets are ``Literal`` aliases with their members also kept as tuples, so
-code can iterate them without re-spelling the values.
+and its error. Closed sets are ``Literal`` aliases; the ones code iterates also keep their
+members as tuples, so that code need not re-spell the values.
 """
 
 from __future__ import annotations
@@ -263,7 +263,6 @@ InternalPhase = Literal[
     "agent_5_report",
 ]
 """The controller's working phases (terminal runs keep the phase they ended in)."""
-INTERNAL_PHASES: Final[tuple[InternalPhase, ...]] = get_args(InternalPhase)
 
 LogicalRole = Literal[
     "controller",
@@ -295,7 +294,6 @@ InternalRunStatus = Literal[
 INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
-Redaction = Literal["none", "partial", "full"]
 Stage = Literal["diagnosis", "completion"]
 
 TaskContractField = Literal[
@@ -334,7 +332,6 @@ CorrectableField = Literal[
     "rationaleSummary",
 ]
 """The TaskContract fields a revision may correct."""
-CORRECTABLE_FIELDS: Final[tuple[CorrectableField, ...]] = get_args(CorrectableField)
 
 # ------------------------------------------------------------------------------ permissions
 
