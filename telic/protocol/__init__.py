@@ -111,7 +111,6 @@ if typing.TYPE_CHECKING:
         TerminalPhase as TerminalPhase,
         TerminalStatus as TerminalStatus,
         instruction_ref as instruction_ref,
-        next_action_from_wire as next_action_from_wire,
     )
     from telic.protocol._plan import (
         MAX_NODE_TOOL_CALLS as MAX_NODE_TOOL_CALLS,

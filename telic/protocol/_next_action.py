@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
@@ -42,7 +42,6 @@ __all__ = [
     "TerminalPhase",
     "TerminalStatus",
     "instruction_ref",
-    "next_action_from_wire",
 ]
 
 ActionPhase = Literal[
@@ -219,10 +218,3 @@ NextAction = Annotated[
     PhaseAction | ClarificationAction | TerminalAction, Field(discriminator="kind")
 ]
 """The next legal step of a run, told apart by ``kind``."""
-
-_NEXT_ACTION_ADAPTER: Final[TypeAdapter[NextAction]] = TypeAdapter(NextAction)
-
-
-def next_action_from_wire(data: object) -> NextAction:
-    """Validate a decoded JSON NextAction of any kind by its camelCase wire names only."""
-    return _NEXT_ACTION_ADAPTER.validate_python(data, by_alias=True, by_name=False)

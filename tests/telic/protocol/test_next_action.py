@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._next_action import (
@@ -13,16 +13,21 @@ from telic.protocol._next_action import (
     STOP_CONDITIONS,
     ActionRole,
     ClarificationAction,
+    NextAction,
     PhaseAction,
     TerminalAction,
     instruction_ref,
-    next_action_from_wire,
 )
 from tests.telic.protocol.bodies import DELETE, error_type, load_golden, with_change
 
 
 def golden(name: str) -> dict[str, Any]:
     return load_golden(name)
+
+
+def next_action_from_wire(data: object) -> NextAction:
+    """Validate a NextAction of any kind by its wire names only, as ``from_wire`` does."""
+    return TypeAdapter(NextAction).validate_python(data, by_alias=True, by_name=False)
 
 
 # --------------------------------------------------------------------------------- golden
