@@ -230,6 +230,7 @@ if typing.TYPE_CHECKING:
         LogicalRole as LogicalRole,
         NativeSubagents as NativeSubagents,
         NetworkPermissions as NetworkPermissions,
+        NonEmptyItems as NonEmptyItems,
         PermissionSet as PermissionSet,
         Phase as Phase,
         ReferenceUri as ReferenceUri,

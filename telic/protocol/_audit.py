@@ -22,6 +22,7 @@ from telic.protocol._types import (
     Finding,
     Identifier,
     Items,
+    NonEmptyItems,
     PermissionSet,
     ReferenceUri,
     Summary,
@@ -55,7 +56,7 @@ class ClaimEvidenceEntry(WireModel):
     claim_id: Identifier
     claim: BoundedText
     """Worded as the report will word it."""
-    criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    criterion_ids: NonEmptyItems[Identifier]
     basis: ClaimBasis
     status: ClaimSupport
     evidence_refs: Items[ReferenceUri]
@@ -66,11 +67,11 @@ class RemediationDefect(WireModel):
     """Returned to the quality controller for one scoped remediation."""
 
     id: Identifier
-    failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    failed_criterion_ids: NonEmptyItems[Identifier]
     description: BoundedText
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
-    source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    source_refs: NonEmptyItems[ReferenceUri]
     maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
     return_to_role: Literal["quality_controller"]
     rationale_summary: Summary
@@ -86,7 +87,7 @@ class ReleaseAudit(ArtifactBody):
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
     work_result_refs: Items[ArtifactUri]
     quality_review_ref: ArtifactUri
-    user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
+    user_fidelity: NonEmptyItems[ReviewCheck]
     mode_compliance: ModeCompliance
     claim_evidence_matrix: Items[ClaimEvidenceEntry]
     """Every claim to be reported."""

@@ -16,10 +16,10 @@ from pydantic_core import PydanticCustomError
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._helpers import unique
 from telic.protocol._types import (
-    MAX_ITEMS,
     BoundedText,
     Identifier,
     Label,
+    NonEmptyItems,
     ReferenceUri,
     Summary,
 )
@@ -72,7 +72,7 @@ class ClarificationRequest(ArtifactBody):
     reason: ClarificationReason
     divergence: BoundedText
     """How readings of the request diverge, or which boundary is in the way."""
-    evidence_inspected: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    evidence_inspected: NonEmptyItems[ReferenceUri]
     blocked_boundary: Label
     """The decision or permission that blocks progress."""
     response_constraints: Summary

@@ -21,6 +21,7 @@ from telic.protocol._types import (
     Identifier,
     Items,
     Mode,
+    NonEmptyItems,
     PermissionSet,
     ReferenceUri,
     Scope,
@@ -95,7 +96,7 @@ class TaskContract(ArtifactBody):
     context_refs: Items[ReferenceUri]
     rule_refs: Items[ReferenceUri]
     permissions: PermissionSet
-    acceptance_criteria: Annotated[Items[AcceptanceCriterion], Field(min_length=1)]
+    acceptance_criteria: NonEmptyItems[AcceptanceCriterion]
     required_outputs: Items[BoundedText]
     verification_requirements: Items[VerificationRequirement]
     stop_conditions: Items[BoundedText]

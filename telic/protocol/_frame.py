@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated, Final, Literal
 
-from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic import Discriminator, StringConstraints, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._helpers import unique
 from telic.protocol._types import (
-    MAX_ITEMS,
     AcceptanceCriterion,
     ArtifactUri,
     BoundedText,
@@ -24,6 +23,7 @@ from telic.protocol._types import (
     Items,
     Label,
     Mode,
+    NonEmptyItems,
     ReferenceUri,
     Scope,
     Summary,
@@ -87,7 +87,7 @@ class GroundedInference(WireModel):
 
     id: Identifier
     claim: BoundedText
-    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    source_refs: NonEmptyItems[ReferenceUri]
     confidence: Confidence
 
 
@@ -181,7 +181,7 @@ class SourceMapEntry(WireModel):
 
     field: Label
     """The scenario field."""
-    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    source_refs: NonEmptyItems[ReferenceUri]
     """Its sources (at least one)."""
 
 

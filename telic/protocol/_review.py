@@ -21,6 +21,7 @@ from telic.protocol._types import (
     Finding,
     Identifier,
     Items,
+    NonEmptyItems,
     ReferenceUri,
     Score,
     Summary,
@@ -54,7 +55,7 @@ class HardGate(WireModel):
     id: Identifier
     passed: bool
     description: BoundedText
-    evidence_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    evidence_refs: NonEmptyItems[ReferenceUri]
     rationale_summary: Summary
 
 
@@ -63,7 +64,7 @@ class ContractCoverage(WireModel):
 
     source_ref: ReferenceUri
     """The request, the frame or the contract."""
-    contract_fields: Annotated[Items[TaskContractField], Field(min_length=1)]
+    contract_fields: NonEmptyItems[TaskContractField]
     status: CoverageStatus
 
 
@@ -111,7 +112,7 @@ class PromptReview(ArtifactBody):
     dimension_scores: DimensionScores
     overall_score: Score
     """Weighted mean of the scores, to two decimals."""
-    hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
+    hard_gates: NonEmptyItems[HardGate]
     findings: Items[Finding]
     """Problems found; blocking ones may ask for corrections."""
     decision: PromptReviewDecision

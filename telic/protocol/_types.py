@@ -152,6 +152,9 @@ Label = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Items = Annotated[list[T], Field(max_length=MAX_ITEMS)]
 """A list of at most 256 items."""
 
+NonEmptyItems = Annotated[list[T], Field(min_length=1, max_length=MAX_ITEMS)]
+"""A list of 1–256 items."""
+
 Confidence = Annotated[float, Field(ge=0, le=1)]
 """A probability between 0 and 1."""
 
@@ -487,5 +490,5 @@ class AcceptanceCriterion(WireModel):
     id: Identifier
     stage: Stage
     requirement: BoundedText
-    evidence_required: Annotated[list[Label], Field(min_length=1, max_length=MAX_ITEMS)]
+    evidence_required: NonEmptyItems[Label]
     """Kinds of evidence that would prove it."""
