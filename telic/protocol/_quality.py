@@ -222,10 +222,9 @@ class QualityReview(ArtifactBody):
                 raise PydanticCustomError(
                     "proceed_without_gate", "proceed_to_fix needs a diagnosisGate"
                 )
+            # A supported gate has direct evidence and a correction order: DiagnosisGate's rules.
             if not (
                 gate.status == "supported"
-                and gate.direct_evidence_refs
-                and gate.correction_work_order is not None
                 and gate.within_approved_scope
                 and gate.permissions_sufficient
             ):
