@@ -135,7 +135,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._registry import (
         ARTIFACT_MODELS as ARTIFACT_MODELS,
-        Artifact as Artifact,
         json_schema as json_schema,
         parse_artifact as parse_artifact,
         shared_json_schema as shared_json_schema,

@@ -41,37 +41,12 @@ from telic_packets import Cast, CastTypeRegistry, Packet
 __all__ = [
     "ARTIFACT_MODELS",
     "UNKNOWN_KEY",
-    "Artifact",
     "issue_path",
     "json_schema",
     "parse_artifact",
     "shared_json_schema",
     "wire_names",
 ]
-
-Artifact = (
-    RunEnvelope
-    | ContextManifest
-    | ClarificationRequest
-    | ProblemFrame
-    | ScenarioSpec
-    | TaskContract
-    | PromptReview
-    | WorkPlan
-    | WorkResult
-    | QualityReview
-    | ReleaseAudit
-    | UserReport
-    | TraceEvent
-    | Evidence
-    | ReceiptAudit
-    | UserMessage
-    | ContextDocument
-    | Packet
-    | Cast
-    | CastTypeRegistry
-)
-"""Any stored artifact body (NextAction is computed, so it is not stored)."""
 
 ARTIFACT_MODELS: Final[dict[str, Any]] = {
     "RunEnvelope": RunEnvelope,
