@@ -14,7 +14,6 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     BoundedText,
     Identifier,
@@ -22,6 +21,7 @@ from telic.protocol._types import (
     NonEmptyItems,
     ReferenceUri,
     Summary,
+    unique,
 )
 
 __all__ = [

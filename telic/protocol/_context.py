@@ -17,7 +17,6 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     Identifier,
     Items,
@@ -26,6 +25,7 @@ from telic.protocol._types import (
     RepositoryUri,
     Sha256,
     Summary,
+    unique,
     utf8_at_most,
 )
 

@@ -13,7 +13,6 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     AcceptanceCriterion,
     ArtifactUri,
@@ -27,6 +26,7 @@ from telic.protocol._types import (
     Scope,
     Stage,
     Summary,
+    unique,
 )
 
 __all__ = [

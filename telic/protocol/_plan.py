@@ -14,7 +14,6 @@ from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -25,6 +24,7 @@ from telic.protocol._types import (
     PermissionSet,
     ReferenceUri,
     Summary,
+    unique,
 )
 
 __all__ = [

@@ -8,13 +8,13 @@ bit for bit on whether a score passes.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Final, Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import js_round2
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -83,6 +83,19 @@ class DimensionScores(WireModel):
     """Weight 10%."""
     context_efficiency: Score
     """Weight 5%."""
+
+
+def js_round2(value: float) -> float:
+    """Round to two decimals as ECMAScript's ``Math.round(value * 100) / 100`` does.
+
+    ``Math.round`` rounds halves toward +∞. It is not ``floor(x + 0.5)``, which errs when adding
+    0.5 itself rounds (for 0.49999999999999994, say); ``x - floor(x)`` is always exact.
+    """
+    scaled = value * 100
+    whole = math.floor(scaled)
+    if scaled - whole >= 0.5:
+        whole += 1
+    return whole / 100
 
 
 def weighted_score(scores: DimensionScores) -> float:

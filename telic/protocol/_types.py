@@ -64,6 +64,11 @@ def utf8_at_most(limit: int) -> AfterValidator:
     return AfterValidator(check)
 
 
+def unique(values: list[str]) -> bool:
+    """Return whether ``values`` holds no duplicates (every "ids must be unique" rule)."""
+    return len(set(values)) == len(values)
+
+
 def _check_timestamp(value: str) -> str:
     if not _TIMESTAMP_RE.match(value):
         raise PydanticCustomError(
