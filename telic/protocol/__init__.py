@@ -25,7 +25,6 @@ if typing.TYPE_CHECKING:
         RemediationDefect as RemediationDefect,
     )
     from telic.protocol._base import (
-        SCHEMA_VERSION as SCHEMA_VERSION,
         UNDESCRIBED as UNDESCRIBED,
         ArtifactBody as ArtifactBody,
         WireModel as WireModel,
@@ -38,11 +37,8 @@ if typing.TYPE_CHECKING:
         sha256_hex_digest as sha256_hex_digest,
     )
     from telic.protocol._clarification import (
-        AUTHORITY_EFFECTS as AUTHORITY_EFFECTS,
-        CLARIFICATION_REASONS as CLARIFICATION_REASONS,
         MAX_CHOICES as MAX_CHOICES,
         MIN_CHOICES as MIN_CHOICES,
-        RUN_EFFECTS as RUN_EFFECTS,
         AuthorityEffect as AuthorityEffect,
         ClarificationChoice as ClarificationChoice,
         ClarificationReason as ClarificationReason,
@@ -51,9 +47,7 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._context import (
         EXCLUSION_REASONS as EXCLUSION_REASONS,
-        INVENTORY_SOURCES as INVENTORY_SOURCES,
         MAX_CANDIDATES as MAX_CANDIDATES,
-        TRUST_KINDS as TRUST_KINDS,
         ContextBudget as ContextBudget,
         ContextCandidate as ContextCandidate,
         ContextDocument as ContextDocument,
@@ -82,7 +76,6 @@ if typing.TYPE_CHECKING:
         VerificationRequirement as VerificationRequirement,
     )
     from telic.protocol._evidence import (
-        ENCODINGS as ENCODINGS,
         EVIDENCE_KINDS as EVIDENCE_KINDS,
         MAX_EVIDENCE_CONTENT_BYTES as MAX_EVIDENCE_CONTENT_BYTES,
         Encoding as Encoding,
@@ -92,8 +85,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._frame import (
         DIVERGENT_CLASSIFICATIONS as DIVERGENT_CLASSIFICATIONS,
-        FACT_PROVENANCES as FACT_PROVENANCES,
-        UNKNOWN_CLASSIFICATIONS as UNKNOWN_CLASSIFICATIONS,
         ClarificationNeeded as ClarificationNeeded,
         ClarificationNotNeeded as ClarificationNotNeeded,
         FactProvenance as FactProvenance,
@@ -107,12 +98,9 @@ if typing.TYPE_CHECKING:
         UnknownClassification as UnknownClassification,
     )
     from telic.protocol._next_action import (
-        ACTION_PHASES as ACTION_PHASES,
         ACTION_ROLES as ACTION_ROLES,
         INSTRUCTION_REF_PATTERN as INSTRUCTION_REF_PATTERN,
         STOP_CONDITIONS as STOP_CONDITIONS,
-        TERMINAL_PHASES as TERMINAL_PHASES,
-        TERMINAL_STATUSES as TERMINAL_STATUSES,
         ActionPhase as ActionPhase,
         ActionRole as ActionRole,
         ClarificationAction as ClarificationAction,
@@ -123,7 +111,6 @@ if typing.TYPE_CHECKING:
         TerminalPhase as TerminalPhase,
         TerminalStatus as TerminalStatus,
         instruction_ref as instruction_ref,
-        next_action_from_wire as next_action_from_wire,
     )
     from telic.protocol._plan import (
         MAX_NODE_TOOL_CALLS as MAX_NODE_TOOL_CALLS,
@@ -148,7 +135,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._registry import (
         ARTIFACT_MODELS as ARTIFACT_MODELS,
-        Artifact as Artifact,
         json_schema as json_schema,
         parse_artifact as parse_artifact,
         shared_json_schema as shared_json_schema,
@@ -156,7 +142,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._report import NextUserAction as NextUserAction, UserReport as UserReport
     from telic.protocol._result import (
-        ACCEPTANCE_STATUSES as ACCEPTANCE_STATUSES,
         AcceptanceCoverage as AcceptanceCoverage,
         AcceptanceStatus as AcceptanceStatus,
         ActionStatus as ActionStatus,
@@ -202,11 +187,9 @@ if typing.TYPE_CHECKING:
         ARTIFACT_TYPES as ARTIFACT_TYPES,
         ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
-        CORRECTABLE_FIELDS as CORRECTABLE_FIELDS,
         HOST_ARTIFACT_TYPES as HOST_ARTIFACT_TYPES,
         IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
         INTERNAL_ARTIFACT_TYPES as INTERNAL_ARTIFACT_TYPES,
-        INTERNAL_PHASES as INTERNAL_PHASES,
         INTERNAL_RUN_STATUSES as INTERNAL_RUN_STATUSES,
         LOGICAL_ROLES as LOGICAL_ROLES,
         MAX_ARTIFACT_BYTES as MAX_ARTIFACT_BYTES,
@@ -246,9 +229,9 @@ if typing.TYPE_CHECKING:
         LogicalRole as LogicalRole,
         NativeSubagents as NativeSubagents,
         NetworkPermissions as NetworkPermissions,
+        NonEmptyItems as NonEmptyItems,
         PermissionSet as PermissionSet,
         Phase as Phase,
-        Redaction as Redaction,
         ReferenceUri as ReferenceUri,
         RelativePath as RelativePath,
         RepositoryPermissions as RepositoryPermissions,

@@ -13,7 +13,6 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._quality import ReviewCheck
 from telic.protocol._types import (
     ArtifactUri,
@@ -22,10 +21,12 @@ from telic.protocol._types import (
     Finding,
     Identifier,
     Items,
+    NonEmptyItems,
     PermissionSet,
     ReferenceUri,
     Summary,
     Timestamp,
+    unique,
 )
 
 __all__ = [
@@ -55,7 +56,7 @@ class ClaimEvidenceEntry(WireModel):
     claim_id: Identifier
     claim: BoundedText
     """Worded as the report will word it."""
-    criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    criterion_ids: NonEmptyItems[Identifier]
     basis: ClaimBasis
     status: ClaimSupport
     evidence_refs: Items[ReferenceUri]
@@ -66,11 +67,11 @@ class RemediationDefect(WireModel):
     """Returned to the quality controller for one scoped remediation."""
 
     id: Identifier
-    failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    failed_criterion_ids: NonEmptyItems[Identifier]
     description: BoundedText
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
-    source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    source_refs: NonEmptyItems[ReferenceUri]
     maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
     return_to_role: Literal["quality_controller"]
     rationale_summary: Summary
@@ -86,7 +87,7 @@ class ReleaseAudit(ArtifactBody):
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
     work_result_refs: Items[ArtifactUri]
     quality_review_ref: ArtifactUri
-    user_fidelity: Annotated[Items[ReviewCheck], Field(min_length=1)]
+    user_fidelity: NonEmptyItems[ReviewCheck]
     mode_compliance: ModeCompliance
     claim_evidence_matrix: Items[ClaimEvidenceEntry]
     """Every claim to be reported."""
@@ -109,17 +110,14 @@ class ReleaseAudit(ArtifactBody):
             raise PydanticCustomError(
                 "no_plan_or_result_ref", "An audit needs a workPlanRef or a workResultRef"
             )
-        mode_failed = self.mode_compliance == "fail"
-        unfaithful = any(check.status != "pass" for check in self.user_fidelity)
-        unsupported = any(e.status != "supported" for e in self.claim_evidence_matrix)
-        blocking = any(finding.severity == "blocking" for finding in self.findings)
+        failures = _release_failures(self)
         decision = self.decision
-        if decision == "release" and (mode_failed or unfaithful or unsupported or blocking):
+        if decision == "release" and failures:
             raise PydanticCustomError(
                 "release_with_failure",
                 "release needs {failed}; decide partial (or block), or move an unproven "
                 "statement out of the matrix into unresolved risks",
-                {"failed": "; ".join(_release_failures(self))},
+                {"failed": "; ".join(failures[:6])},
             )
         if decision == "remediate":
             if self.remaining_remediations != 1:
@@ -144,7 +142,7 @@ class ReleaseAudit(ArtifactBody):
                     "report_ref_missing", "Every decision but remediate needs a userReportRef"
                 )
         if decision in ("partial", "block") and not (
-            mode_failed or unfaithful or unsupported or self.findings or self.unresolved_risks
+            failures or self.findings or self.unresolved_risks
         ):
             raise PydanticCustomError(
                 "no_concrete_failure",
@@ -155,7 +153,8 @@ class ReleaseAudit(ArtifactBody):
 
 
 def _release_failures(audit: ReleaseAudit) -> list[str]:
-    """What stands between ``audit`` and a release, each with its path (release_with_failure)."""
+    """What stands between ``audit`` and a release, each with its path: a failed mode, fidelity
+    check or claim, or a blocking finding."""
     failures: list[str] = []
     if audit.mode_compliance == "fail":
         failures.append("modeCompliance pass (it is fail)")
@@ -174,7 +173,7 @@ def _release_failures(audit: ReleaseAudit) -> list[str]:
         for i, finding in enumerate(audit.findings)
         if finding.severity == "blocking"
     ]
-    return failures[:6]
+    return failures
 
 
 DigestStatus = Literal["verified", "failed"]

@@ -13,11 +13,7 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from telic.protocol._canonical import canonical_json, canonical_sha256
-
-__all__ = ["SCHEMA_VERSION", "UNDESCRIBED", "ArtifactBody", "WireModel"]
-
-SCHEMA_VERSION: Literal["1.0"] = "1.0"
+__all__ = ["UNDESCRIBED", "ArtifactBody", "WireModel"]
 
 
 def _drop_description(schema: dict[str, Any], cls: type[Any]) -> None:
@@ -53,14 +49,6 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON-ready camelCase form (nulls and defaults included)."""
         return self.model_dump(mode="json", by_alias=True)
-
-    def canonical_json(self) -> bytes:
-        """Return the canonical JSON bytes of the wire form."""
-        return canonical_json(self.to_wire())
-
-    def digest(self) -> str:
-        """Return the ``sha256:`` digest of the canonical wire form."""
-        return canonical_sha256(self.to_wire())
 
 
 class ArtifactBody(WireModel):

@@ -8,28 +8,25 @@ so that a new one can be started with explicit authority; it never widens the cu
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
-    MAX_ITEMS,
     BoundedText,
     Identifier,
     Label,
+    NonEmptyItems,
     ReferenceUri,
     Summary,
+    unique,
 )
 
 __all__ = [
-    "AUTHORITY_EFFECTS",
-    "CLARIFICATION_REASONS",
     "MAX_CHOICES",
     "MIN_CHOICES",
-    "RUN_EFFECTS",
     "AuthorityEffect",
     "ClarificationChoice",
     "ClarificationReason",
@@ -41,13 +38,8 @@ MIN_CHOICES: Final = 2
 MAX_CHOICES: Final = 8
 
 ClarificationReason = Literal["user_owned_materially_divergent", "permission_expanding"]
-CLARIFICATION_REASONS: Final[tuple[ClarificationReason, ...]] = get_args(ClarificationReason)
-
 AuthorityEffect = Literal["within_current_authority", "requires_new_run"]
-AUTHORITY_EFFECTS: Final[tuple[AuthorityEffect, ...]] = get_args(AuthorityEffect)
-
 RunEffect = Literal["resume", "cancel", "new_run"]
-RUN_EFFECTS: Final[tuple[RunEffect, ...]] = get_args(RunEffect)
 
 
 class ClarificationChoice(WireModel):
@@ -80,7 +72,7 @@ class ClarificationRequest(ArtifactBody):
     reason: ClarificationReason
     divergence: BoundedText
     """How readings of the request diverge, or which boundary is in the way."""
-    evidence_inspected: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    evidence_inspected: NonEmptyItems[ReferenceUri]
     blocked_boundary: Label
     """The decision or permission that blocks progress."""
     response_constraints: Summary

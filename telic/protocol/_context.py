@@ -17,7 +17,6 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     Identifier,
     Items,
@@ -26,14 +25,13 @@ from telic.protocol._types import (
     RepositoryUri,
     Sha256,
     Summary,
+    unique,
     utf8_at_most,
 )
 
 __all__ = [
     "EXCLUSION_REASONS",
-    "INVENTORY_SOURCES",
     "MAX_CANDIDATES",
-    "TRUST_KINDS",
     "ContextBudget",
     "ContextCandidate",
     "ContextDocument",
@@ -94,10 +92,7 @@ ExclusionReason = Literal[
 EXCLUSION_REASONS: Final[tuple[ExclusionReason, ...]] = get_args(ExclusionReason)
 
 InventorySource = Literal["git", "ripgrep", "filesystem"]
-INVENTORY_SOURCES: Final[tuple[InventorySource, ...]] = get_args(InventorySource)
-
 TrustKind = Literal["applicable_instruction", "untrusted_repository_content"]
-TRUST_KINDS: Final[tuple[TrustKind, ...]] = get_args(TrustKind)
 
 
 # ----------------------------------------------------------------------------- ContextDocument

@@ -13,7 +13,6 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     AcceptanceCriterion,
     ArtifactUri,
@@ -21,11 +20,13 @@ from telic.protocol._types import (
     Identifier,
     Items,
     Mode,
+    NonEmptyItems,
     PermissionSet,
     ReferenceUri,
     Scope,
     Stage,
     Summary,
+    unique,
 )
 
 __all__ = [
@@ -95,7 +96,7 @@ class TaskContract(ArtifactBody):
     context_refs: Items[ReferenceUri]
     rule_refs: Items[ReferenceUri]
     permissions: PermissionSet
-    acceptance_criteria: Annotated[Items[AcceptanceCriterion], Field(min_length=1)]
+    acceptance_criteria: NonEmptyItems[AcceptanceCriterion]
     required_outputs: Items[BoundedText]
     verification_requirements: Items[VerificationRequirement]
     stop_conditions: Items[BoundedText]

@@ -24,7 +24,6 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "ENCODINGS",
     "EVIDENCE_KINDS",
     "MAX_EVIDENCE_CONTENT_BYTES",
     "Encoding",
@@ -44,7 +43,6 @@ EVIDENCE_KINDS: Final[tuple[EvidenceKind, ...]] = get_args(EvidenceKind)
 
 Encoding = Literal["utf8", "base64"]
 """How ``content`` is written: plain text, or canonical base64 of raw bytes."""
-ENCODINGS: Final[tuple[Encoding, ...]] = get_args(Encoding)
 
 
 class Evidence(ArtifactBody):

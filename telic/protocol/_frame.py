@@ -7,15 +7,13 @@ people; it adds nothing and the frame stays authoritative.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Final, Literal
 
-from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic import Discriminator, StringConstraints, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
-    MAX_ITEMS,
     AcceptanceCriterion,
     ArtifactUri,
     BoundedText,
@@ -24,15 +22,15 @@ from telic.protocol._types import (
     Items,
     Label,
     Mode,
+    NonEmptyItems,
     ReferenceUri,
     Scope,
     Summary,
+    unique,
 )
 
 __all__ = [
     "DIVERGENT_CLASSIFICATIONS",
-    "FACT_PROVENANCES",
-    "UNKNOWN_CLASSIFICATIONS",
     "ClarificationNeeded",
     "ClarificationNotNeeded",
     "FactProvenance",
@@ -47,7 +45,6 @@ __all__ = [
 ]
 
 FactProvenance = Literal["user", "repository", "runtime", "browser", "tool"]
-FACT_PROVENANCES: Final[tuple[FactProvenance, ...]] = get_args(FactProvenance)
 
 UnknownClassification = Literal[
     "discoverable",
@@ -56,7 +53,6 @@ UnknownClassification = Literal[
     "permission_expanding",
     "irrelevant",
 ]
-UNKNOWN_CLASSIFICATIONS: Final[tuple[UnknownClassification, ...]] = get_args(UnknownClassification)
 DIVERGENT_CLASSIFICATIONS: Final[frozenset[UnknownClassification]] = frozenset(
     {"user_owned_materially_divergent", "permission_expanding"}
 )
@@ -91,7 +87,7 @@ class GroundedInference(WireModel):
 
     id: Identifier
     claim: BoundedText
-    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    source_refs: NonEmptyItems[ReferenceUri]
     confidence: Confidence
 
 
@@ -185,7 +181,7 @@ class SourceMapEntry(WireModel):
 
     field: Label
     """The scenario field."""
-    source_refs: Annotated[list[ReferenceUri], Field(min_length=1, max_length=MAX_ITEMS)]
+    source_refs: NonEmptyItems[ReferenceUri]
     """Its sources (at least one)."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
@@ -29,12 +29,9 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "ACTION_PHASES",
     "ACTION_ROLES",
     "INSTRUCTION_REF_PATTERN",
     "STOP_CONDITIONS",
-    "TERMINAL_PHASES",
-    "TERMINAL_STATUSES",
     "ActionPhase",
     "ActionRole",
     "ClarificationAction",
@@ -45,7 +42,6 @@ __all__ = [
     "TerminalPhase",
     "TerminalStatus",
     "instruction_ref",
-    "next_action_from_wire",
 ]
 
 ActionPhase = Literal[
@@ -68,7 +64,6 @@ ActionPhase = Literal[
     "user_report",
 ]
 """Protocol phases a host can be asked to perform (neither paused nor terminal)."""
-ACTION_PHASES: Final[tuple[ActionPhase, ...]] = get_args(ActionPhase)
 
 ActionRole = Literal[
     "controller",
@@ -82,10 +77,9 @@ ActionRole = Literal[
 ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
 
 TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
-TERMINAL_PHASES: Final[tuple[TerminalPhase, ...]] = get_args(TerminalPhase)
 
 TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
-TERMINAL_STATUSES: Final[tuple[TerminalStatus, ...]] = get_args(TerminalStatus)
+"""How the run ended, as reported to the user."""
 
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
 INSTRUCTION_REF_PATTERN: Final = (
@@ -224,10 +218,3 @@ NextAction = Annotated[
     PhaseAction | ClarificationAction | TerminalAction, Field(discriminator="kind")
 ]
 """The next legal step of a run, told apart by ``kind``."""
-
-_NEXT_ACTION_ADAPTER: Final[TypeAdapter[NextAction]] = TypeAdapter(NextAction)
-
-
-def next_action_from_wire(data: object) -> NextAction:
-    """Validate a decoded JSON NextAction of any kind by its camelCase wire names only."""
-    return _NEXT_ACTION_ADAPTER.validate_python(data, by_alias=True, by_name=False)

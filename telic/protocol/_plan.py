@@ -7,14 +7,13 @@ the contract and the run is the controller's business (§3.4).
 
 from __future__ import annotations
 
-from collections import deque
+import graphlib
 from typing import Annotated, Final, Literal, Self
 
 from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
-from telic.protocol._helpers import unique
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -25,6 +24,7 @@ from telic.protocol._types import (
     PermissionSet,
     ReferenceUri,
     Summary,
+    unique,
 )
 
 __all__ = [
@@ -123,27 +123,10 @@ class WorkPlan(ArtifactBody):
                 raise PydanticCustomError(
                     "unknown_dependency", "dependsOn names a node that is not in the plan"
                 )
-        if _has_cycle(self.nodes):
+        try:
+            graphlib.TopologicalSorter({node.id: node.depends_on for node in self.nodes}).prepare()
+        except graphlib.CycleError:
             raise PydanticCustomError(
                 "dependency_cycle", "Work nodes must form a directed acyclic graph"
-            )
+            ) from None
         return self
-
-
-def _has_cycle(nodes: list[WorkNode]) -> bool:
-    """Kahn's algorithm: a graph is acyclic iff repeatedly removing ready nodes removes all."""
-    waiting = {node.id: len(set(node.depends_on)) for node in nodes}
-    dependants: dict[str, list[str]] = {node.id: [] for node in nodes}
-    for node in nodes:
-        for dependency in set(node.depends_on):
-            dependants[dependency].append(node.id)
-    ready = deque(node_id for node_id, count in waiting.items() if count == 0)
-    removed = 0
-    while ready:
-        node_id = ready.popleft()
-        removed += 1
-        for dependant in dependants[node_id]:
-            waiting[dependant] -= 1
-            if waiting[dependant] == 0:
-                ready.append(dependant)
-    return removed != len(nodes)

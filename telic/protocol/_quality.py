@@ -23,6 +23,7 @@ from telic.protocol._types import (
     Finding,
     Identifier,
     Items,
+    NonEmptyItems,
     PermissionSet,
     ReferenceUri,
     ReviewKind,
@@ -78,11 +79,11 @@ class CorrectionWorkOrder(WireModel):
     """The bounded fix a supported diagnosis authorizes."""
 
     id: Identifier
-    target_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    target_criterion_ids: NonEmptyItems[Identifier]
     objective: BoundedText
-    allowed_capabilities: Annotated[Items[Capability], Field(min_length=1)]
+    allowed_capabilities: NonEmptyItems[Capability]
     permissions: PermissionSet
-    source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    source_refs: NonEmptyItems[ReferenceUri]
     """Includes every direct evidence ref of the gate."""
     maximum_tool_calls: _ToolCalls
     rationale_summary: Summary
@@ -132,11 +133,11 @@ class RemediationWorkOrder(WireModel):
     """The one scoped remediation a review may ask for."""
 
     id: Identifier
-    failed_criterion_ids: Annotated[Items[Identifier], Field(min_length=1)]
+    failed_criterion_ids: NonEmptyItems[Identifier]
     objective: BoundedText
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
-    source_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    source_refs: NonEmptyItems[ReferenceUri]
     maximum_tool_calls: _ToolCalls
     rationale_summary: Summary
 
@@ -150,12 +151,12 @@ class QualityReview(ArtifactBody):
     work_plan_refs: Items[ArtifactUri] = Field(default=[])
     work_result_refs: Items[ArtifactUri]
     rubric_id: Literal["execution-quality-v1"]
-    acceptance_results: Annotated[Items[AcceptanceCoverage], Field(min_length=1)]
+    acceptance_results: NonEmptyItems[AcceptanceCoverage]
     rule_compliance: Items[ReviewCheck]
     regression_checks: Items[ReviewCheck]
     verification_results: Items[VerificationResult]
     findings: Items[Finding]
-    hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
+    hard_gates: NonEmptyItems[HardGate]
     score: Score
     """80 or more to progress."""
     remaining_remediations: Annotated[int, Field(ge=0, le=1)]
@@ -221,10 +222,9 @@ class QualityReview(ArtifactBody):
                 raise PydanticCustomError(
                     "proceed_without_gate", "proceed_to_fix needs a diagnosisGate"
                 )
+            # A supported gate has direct evidence and a correction order: DiagnosisGate's rules.
             if not (
                 gate.status == "supported"
-                and gate.direct_evidence_refs
-                and gate.correction_work_order is not None
                 and gate.within_approved_scope
                 and gate.permissions_sufficient
             ):

@@ -41,37 +41,12 @@ from telic_packets import Cast, CastTypeRegistry, Packet
 __all__ = [
     "ARTIFACT_MODELS",
     "UNKNOWN_KEY",
-    "Artifact",
     "issue_path",
     "json_schema",
     "parse_artifact",
     "shared_json_schema",
     "wire_names",
 ]
-
-Artifact = (
-    RunEnvelope
-    | ContextManifest
-    | ClarificationRequest
-    | ProblemFrame
-    | ScenarioSpec
-    | TaskContract
-    | PromptReview
-    | WorkPlan
-    | WorkResult
-    | QualityReview
-    | ReleaseAudit
-    | UserReport
-    | TraceEvent
-    | Evidence
-    | ReceiptAudit
-    | UserMessage
-    | ContextDocument
-    | Packet
-    | Cast
-    | CastTypeRegistry
-)
-"""Any stored artifact body (NextAction is computed, so it is not stored)."""
 
 ARTIFACT_MODELS: Final[dict[str, Any]] = {
     "RunEnvelope": RunEnvelope,
@@ -194,13 +169,6 @@ def wire_names() -> frozenset[str]:
     return frozenset(names)
 
 
-@functools.cache
-def _schema_text(artifact_type: str) -> str:
-    schema = _adapter(artifact_type).json_schema(by_alias=True, mode="validation")
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
 def json_schema(artifact_type: str) -> dict[str, Any]:
     """Return (a fresh copy of) the JSON Schema of ``artifact_type``, with shared ``$defs``."""
     return copy.deepcopy(_schema_document(artifact_type))
@@ -208,8 +176,11 @@ def json_schema(artifact_type: str) -> dict[str, Any]:
 
 @functools.cache
 def _schema_document(artifact_type: str) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(_schema_text(artifact_type))
-    return document
+    schema = _adapter(artifact_type).json_schema(by_alias=True, mode="validation")
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    # Through JSON text and back: every object's keys sorted, no object shared by two places.
+    sorted_document: dict[str, Any] = json.loads(json.dumps(document, sort_keys=True))
+    return sorted_document
 
 
 def _refuse(self: object, *args: object, **kwargs: object) -> None:

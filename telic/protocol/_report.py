@@ -7,12 +7,13 @@ missing through a finding, a risk or a next action instead of dressing it up as 
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Self
 
 from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
+from telic.protocol._next_action import TerminalStatus
 from telic.protocol._types import (
     BoundedText,
     EvidenceClaim,
@@ -23,14 +24,7 @@ from telic.protocol._types import (
     TraceUri,
 )
 
-__all__ = [
-    "NextUserAction",
-    "TerminalStatus",
-    "UserReport",
-]
-
-TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
-"""How the run ended, as reported to the user."""
+__all__ = ["NextUserAction", "UserReport"]
 
 
 class NextUserAction(WireModel):

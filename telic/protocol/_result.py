@@ -8,7 +8,7 @@ has hashes that fit its type); matching actions to permissions and file changes 
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Final, Literal, Self, get_args
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
@@ -28,7 +28,6 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "ACCEPTANCE_STATUSES",
     "AcceptanceCoverage",
     "AcceptanceStatus",
     "ActionStatus",
@@ -51,7 +50,6 @@ TestStatus = Literal["passed", "failed", "skipped", "unavailable"]
 """How a test run ended."""
 AcceptanceStatus = Literal["pass", "fail", "unverified", "not_applicable"]
 """The verdict on one criterion or check."""
-ACCEPTANCE_STATUSES: Final[tuple[AcceptanceStatus, ...]] = get_args(AcceptanceStatus)
 WorkResultStatus = Literal["completed", "partial", "blocked", "failed"]
 """How the node's work ended."""
 

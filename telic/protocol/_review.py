@@ -8,19 +8,20 @@ bit for bit on whether a score passes.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Final, Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._helpers import js_round2
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
     Finding,
     Identifier,
     Items,
+    NonEmptyItems,
     ReferenceUri,
     Score,
     Summary,
@@ -54,7 +55,7 @@ class HardGate(WireModel):
     id: Identifier
     passed: bool
     description: BoundedText
-    evidence_refs: Annotated[Items[ReferenceUri], Field(min_length=1)]
+    evidence_refs: NonEmptyItems[ReferenceUri]
     rationale_summary: Summary
 
 
@@ -63,7 +64,7 @@ class ContractCoverage(WireModel):
 
     source_ref: ReferenceUri
     """The request, the frame or the contract."""
-    contract_fields: Annotated[Items[TaskContractField], Field(min_length=1)]
+    contract_fields: NonEmptyItems[TaskContractField]
     status: CoverageStatus
 
 
@@ -82,6 +83,19 @@ class DimensionScores(WireModel):
     """Weight 10%."""
     context_efficiency: Score
     """Weight 5%."""
+
+
+def js_round2(value: float) -> float:
+    """Round to two decimals as ECMAScript's ``Math.round(value * 100) / 100`` does.
+
+    ``Math.round`` rounds halves toward +∞. It is not ``floor(x + 0.5)``, which errs when adding
+    0.5 itself rounds (for 0.49999999999999994, say); ``x - floor(x)`` is always exact.
+    """
+    scaled = value * 100
+    whole = math.floor(scaled)
+    if scaled - whole >= 0.5:
+        whole += 1
+    return whole / 100
 
 
 def weighted_score(scores: DimensionScores) -> float:
@@ -111,7 +125,7 @@ class PromptReview(ArtifactBody):
     dimension_scores: DimensionScores
     overall_score: Score
     """Weighted mean of the scores, to two decimals."""
-    hard_gates: Annotated[Items[HardGate], Field(min_length=1)]
+    hard_gates: NonEmptyItems[HardGate]
     findings: Items[Finding]
     """Problems found; blocking ones may ask for corrections."""
     decision: PromptReviewDecision

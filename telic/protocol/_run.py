@@ -9,15 +9,9 @@ ledger stores the original request and each clarification answer as one.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    SerializerFunctionWrapHandler,
-    StringConstraints,
-    model_serializer,
-)
+from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
@@ -103,18 +97,9 @@ class Authorization(WireModel):
     protected_paths_granted: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
         Field(max_length=64),
-    ] = []
+    ] = Field(default=[], exclude_if=lambda value: not value)
     """Protected paths (git directories, ``.github``, env files) the user explicitly let writes
     and deletes reach, as repo-relative patterns; beyond Telic 1.0, so omitted when empty."""
-
-    @model_serializer(mode="wrap")
-    def _omit_empty_extension(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Keep a run without protected grants byte-identical to Telic 1.0's envelope."""
-        data = handler(self)
-        if not self.protected_paths_granted and isinstance(data, dict):
-            data.pop("protectedPathsGranted", None)
-            data.pop("protected_paths_granted", None)
-        return data
 
 
 class RunBudgets(WireModel):

@@ -1,8 +1,8 @@
 """Common types of the Telic 1.0 protocol (docs/protocol.md §3.0).
 
 Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
-and its error. Closed sets are ``Literal`` aliases with their members also kept as tuples, so
-code can iterate them without re-spelling the values.
+and its error. Closed sets are ``Literal`` aliases; the ones code iterates also keep their
+members as tuples, so that code need not re-spell the values.
 """
 
 from __future__ import annotations
@@ -62,6 +62,11 @@ def utf8_at_most(limit: int) -> AfterValidator:
         return value
 
     return AfterValidator(check)
+
+
+def unique(values: list[str]) -> bool:
+    """Return whether ``values`` holds no duplicates (every "ids must be unique" rule)."""
+    return len(set(values)) == len(values)
 
 
 def _check_timestamp(value: str) -> str:
@@ -151,6 +156,9 @@ Label = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 Items = Annotated[list[T], Field(max_length=MAX_ITEMS)]
 """A list of at most 256 items."""
+
+NonEmptyItems = Annotated[list[T], Field(min_length=1, max_length=MAX_ITEMS)]
+"""A list of 1–256 items."""
 
 Confidence = Annotated[float, Field(ge=0, le=1)]
 """A probability between 0 and 1."""
@@ -263,7 +271,6 @@ InternalPhase = Literal[
     "agent_5_report",
 ]
 """The controller's working phases (terminal runs keep the phase they ended in)."""
-INTERNAL_PHASES: Final[tuple[InternalPhase, ...]] = get_args(InternalPhase)
 
 LogicalRole = Literal[
     "controller",
@@ -295,7 +302,6 @@ InternalRunStatus = Literal[
 INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
-Redaction = Literal["none", "partial", "full"]
 Stage = Literal["diagnosis", "completion"]
 
 TaskContractField = Literal[
@@ -334,7 +340,6 @@ CorrectableField = Literal[
     "rationaleSummary",
 ]
 """The TaskContract fields a revision may correct."""
-CORRECTABLE_FIELDS: Final[tuple[CorrectableField, ...]] = get_args(CorrectableField)
 
 # ------------------------------------------------------------------------------ permissions
 
@@ -490,5 +495,5 @@ class AcceptanceCriterion(WireModel):
     id: Identifier
     stage: Stage
     requirement: BoundedText
-    evidence_required: Annotated[list[Label], Field(min_length=1, max_length=MAX_ITEMS)]
+    evidence_required: NonEmptyItems[Label]
     """Kinds of evidence that would prove it."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import telic.protocol
-from telic.protocol._helpers import js_round2, unique
+from telic.protocol._review import js_round2
+from telic.protocol._types import unique
 
 
 def test_unique_tells_distinct_values_from_repeated_ones() -> None:
