@@ -22,19 +22,29 @@ from telic.protocol import (
     SubagentPermissions,
 )
 
-__all__ = ["RunBudgets", "default_budgets", "denied_permissions", "permissions_from_capabilities"]
+__all__ = [
+    "RunBudgets",
+    "default_budgets",
+    "denied_permissions",
+    "permission_set",
+    "permissions_from_capabilities",
+]
 
 _EVERY = ("**",)
 
 
-def _build(
+def permission_set(
     capabilities: Iterable[Capability],
     *,
     allowlist: Sequence[str],
     domains: Sequence[str],
     runtime: Sequence[str],
     repository: Sequence[str],
+    children: int = 3,
+    depth: int = 1,
 ) -> PermissionSet:
+    """The set granting ``capabilities``: each list scope given, each flag set, and with
+    ``subagent.spawn`` up to ``children`` children at ``depth``."""
     caps = frozenset(capabilities)
 
     def scope(capability: Capability, value: Sequence[str]) -> list[str]:
@@ -61,7 +71,9 @@ def _build(
             read_domains=scope("network.read", domains), external_write="external.write" in caps
         ),
         subagents=SubagentPermissions(
-            spawn=spawn, maximum_children=3 if spawn else 0, maximum_depth=1 if spawn else 0
+            spawn=spawn,
+            maximum_children=children if spawn else 0,
+            maximum_depth=depth if spawn else 0,
         ),
     )
 
@@ -78,7 +90,7 @@ def permissions_from_capabilities(
     ``["local"]``; ``network.read`` → the domains; ``subagent.spawn`` → spawn with 3 children at
     depth 1; every other capability sets its flag.
     """
-    return _build(
+    return permission_set(
         capabilities,
         allowlist=shell_execute_allowlist,
         domains=network_read_domains,
@@ -89,7 +101,9 @@ def permissions_from_capabilities(
 
 def denied_permissions(capabilities: Iterable[Capability]) -> PermissionSet:
     """Build the denied set of a RunEnvelope: ``["**"]`` for every list scope, flags true."""
-    return _build(capabilities, allowlist=_EVERY, domains=_EVERY, runtime=_EVERY, repository=_EVERY)
+    return permission_set(
+        capabilities, allowlist=_EVERY, domains=_EVERY, runtime=_EVERY, repository=_EVERY
+    )
 
 
 @dataclass(frozen=True, slots=True)
