@@ -10,17 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from telic.protocol import (
-    BrowserPermissions,
-    Capability,
-    NativeSubagents,
-    NetworkPermissions,
-    PermissionSet,
-    RepositoryPermissions,
-    RuntimePermissions,
-    ShellPermissions,
-    SubagentPermissions,
-)
+from telic.permissions._sets import FIELDS, build
+from telic.protocol import Capability, NativeSubagents, PermissionSet, SubagentPermissions
 
 __all__ = [
     "RunBudgets",
@@ -46,31 +37,22 @@ def permission_set(
     """The set granting ``capabilities``: each list scope given, each flag set, and with
     ``subagent.spawn`` up to ``children`` children at ``depth``."""
     caps = frozenset(capabilities)
-
-    def scope(capability: Capability, value: Sequence[str]) -> list[str]:
-        return list(value) if capability in caps else []
-
+    scopes: dict[Capability, Sequence[str]] = {
+        "repository.read": repository,
+        "repository.write": repository,
+        "repository.delete": repository,
+        "shell.execute": allowlist,
+        "runtime.inspect": runtime,
+        "runtime.restart": runtime,
+        "network.read": domains,
+    }
+    values: dict[Capability, list[str] | bool] = {
+        c: (list(scopes[c]) if c in caps else []) if c in scopes else c in caps for c in FIELDS
+    }
     spawn = "subagent.spawn" in caps
-    return PermissionSet(
-        repository=RepositoryPermissions(
-            read=scope("repository.read", repository),
-            write=scope("repository.write", repository),
-            delete=scope("repository.delete", repository),
-        ),
-        shell=ShellPermissions(
-            inspect="shell.inspect" in caps,
-            execute_allowlist=scope("shell.execute", allowlist),
-        ),
-        runtime=RuntimePermissions(
-            inspect=scope("runtime.inspect", runtime), restart=scope("runtime.restart", runtime)
-        ),
-        browser=BrowserPermissions(
-            inspect="browser.inspect" in caps, mutate_state="browser.mutate" in caps
-        ),
-        network=NetworkPermissions(
-            read_domains=scope("network.read", domains), external_write="external.write" in caps
-        ),
-        subagents=SubagentPermissions(
+    return build(
+        values,
+        SubagentPermissions(
             spawn=spawn,
             maximum_children=children if spawn else 0,
             maximum_depth=depth if spawn else 0,
