@@ -366,18 +366,16 @@ def _answer(event: str, verdict: Verdict) -> str:
     return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
-def _claude_shaped(
-    event: Mapping[str, object],
-    classify: Callable[[str, Mapping[str, object]], tuple[Mapped, ...] | Literal["telic"] | None],
-    is_telic: Callable[[str], bool],
-) -> Call:
-    tool_name, tool_input = _tool(event)
+def _read_claude(event: Mapping[str, object]) -> Call:
     # VS Code's reference spells some common fields in camelCase: either spelling is read.
     name = _text(event, "hook_event_name") or _text(event, "hookEventName") or "PreToolUse"
-    asks = classify(tool_name, tool_input)
+    if name in _CHILD_EVENTS:
+        return _child_event(event, name)
+    tool_name, tool_input = _tool(event)
+    asks = claude_tool(tool_name, tool_input)
     what: Decide = "decide"
     if name == "PostToolUse":
-        what = "refresh" if is_telic(tool_name) else "ignore"
+        what = "refresh" if asks == "telic" else "ignore"
     return Call(
         what,
         "PreToolUse",
@@ -421,17 +419,6 @@ def _child_event(event: Mapping[str, object], name: str, *, spawn_seen: bool = T
         stop_active=event.get("stop_hook_active") is True,
         spawn_seen=spawn_seen,
     )
-
-
-def _read_claude(event: Mapping[str, object]) -> Call:
-    name = _text(event, "hook_event_name") or _text(event, "hookEventName")
-    if name is not None and name in _CHILD_EVENTS:
-        return _child_event(event, name)
-    return _claude_shaped(event, claude_tool, _is_telic)
-
-
-def _is_telic(tool_name: str) -> bool:
-    return tool_name.startswith(TELIC_TOOL_PREFIX) or _telic_name(tool_name)
 
 
 def _write_child(reply: str, verdict: Verdict) -> str | None:

@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from telic.hosts import DIALECTS, claude_code_hook, read_event
+from telic.hosts import DIALECTS, host_hook, read_event
 from telic.hosts._hook import _other_ledger, select_run, uuid4_text
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
 from telic.ledger import Ledger, LiveRun, open_ledger
@@ -79,7 +79,7 @@ async def hook(raw: bytes, repo: Path, state: Path) -> dict[str, Any] | None:
     environ = {"TELIC_STATE_DIR": str(state)}
 
     def call() -> str | None:
-        return claude_code_hook(raw, repository_root=str(repo), environ=environ)
+        return host_hook("claude-code", raw, repository_root=str(repo), environ=environ)
 
     output = await anyio.to_thread.run_sync(call)
     return None if output is None else json.loads(output)["hookSpecificOutput"]
