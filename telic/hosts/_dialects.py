@@ -243,10 +243,6 @@ def _tool(event: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
     return tool_name, tool_input
 
 
-def _run_id(tool_input: Mapping[str, object]) -> str | None:
-    return _text(tool_input, "run_id")
-
-
 # ------------------------------------------------------------------------------ tool tables
 
 _Table = Mapping[str, tuple[str, tuple[str, ...]]]
@@ -383,7 +379,7 @@ def _read_claude(event: Mapping[str, object]) -> Call:
         asks,
         _text(event, "session_id") or _text(event, "sessionId"),
         _text(event, "cwd"),
-        _run_id(tool_input) if asks == "telic" else None,
+        _text(tool_input, "run_id") if asks == "telic" else None,
         _text(event, "agent_id"),
         _text(event, "agent_type"),
         _spawn_text(asks, tool_input),
@@ -472,7 +468,7 @@ def _read_codex(event: Mapping[str, object]) -> Call:
         asks,
         _text(event, "session_id"),
         _text(event, "cwd"),
-        _run_id(tool_input) if asks == "telic" else None,
+        _text(tool_input, "run_id") if asks == "telic" else None,
         _text(event, "agent_id"),
         _text(event, "agent_type"),
     )
@@ -537,7 +533,7 @@ def _read_cursor(event: Mapping[str, object]) -> Call:
     what: Decide = "decide"
     if name in _CURSOR_REFRESH:
         what = "refresh" if asks == "telic" else "ignore"
-    run_id = _run_id(tool_input) if asks == "telic" else None
+    run_id = _text(tool_input, "run_id") if asks == "telic" else None
     return Call(what, name, tool_name, asks, session, cwd, run_id)
 
 
