@@ -35,12 +35,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from telic._errors import NotFound
+from telic.casting import read_trace
 from telic.ledger import Ledger, utc_now
 from telic.protocol import MODES
 from telic.reports._artifact import describe_report
 from telic.reports._files import ReportFormat, read_stored, render
 from telic.reports._html import CSP, STATUS_FILTERS, page, render_index, render_trace
-from telic.reports._load import load_index, load_run_report, load_trace
+from telic.reports._load import load_index, load_run_report
 from telic.reports._mirror import read_mirror
 from telic.reports._mirror_view import render_mirror_index, render_mirror_report
 from telic.reports._viewer import view_report
@@ -221,7 +222,7 @@ def reports_app(
         body = view_report(describe_report(data, text, path=name), text, fmt)
         if fmt == "md":
             return _markdown(body)
-        trace = render_trace(await load_trace(await ledger(), run_id))
+        trace = render_trace(await read_trace(await ledger(), run_id))
         return HTMLResponse(_before_body_end(body, trace), headers=_HEADERS)
 
     base = prefix.rstrip("/")
