@@ -73,12 +73,6 @@ class _CleanMemo:
                     del self._strings[oldest]
                     self._chars -= len(oldest)
 
-    def clear(self) -> None:
-        """Forget everything (for measurements of the first scan)."""
-        with self._lock:
-            self._strings.clear()
-            self._chars = 0
-
 
 CLEAN_MEMO: Final = _CleanMemo()
 

@@ -110,6 +110,7 @@ if typing.TYPE_CHECKING:
         observed_spend as observed_spend,
         packet_uri as packet_uri,
         parent_casts as parent_casts,
+        read_trace as read_trace,
         run_digest as run_digest,
         run_digest_view as run_digest_view,
         unobserved_packets as unobserved_packets,

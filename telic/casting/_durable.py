@@ -21,6 +21,7 @@ from telic.casting._admit import _max_depth, child_permissions
 from telic.casting._book import OpenCast
 from telic.casting._child import ChildScope, children_of, pointer_paths
 from telic.casting._config import effective_registry
+from telic.casting._observe import read_trace
 from telic.controller import Controller, RunState, StoredArtifact
 from telic.ledger import Ledger, TraceRecord
 from telic.permissions import Layer
@@ -220,14 +221,7 @@ async def load_child_scope(
         TelicError: the run cannot be loaded.
     """
     state = await Controller(ledger).load(run_id)
-    events: list[TraceRecord] = []
-    after = 0
-    while True:
-        page = await ledger.page_trace(run_id, after, 1000)
-        events.extend(page.events)
-        if not page.has_more or not page.events:
-            break
-        after = page.events[-1].sequence
+    events = await read_trace(ledger, run_id)
     policy = state.latest("CastPolicy")
     registry = effective_registry(
         server_cast_types, () if policy is None else tuple(policy.body.cast_types)

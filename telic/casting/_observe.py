@@ -49,6 +49,7 @@ __all__ = [
     "observed_spend",
     "packet_uri",
     "parent_casts",
+    "read_trace",
     "run_digest",
     "run_digest_view",
     "unobserved_packets",
@@ -112,6 +113,17 @@ def _records(events: Iterable[TraceRecord]) -> dict[str, ConsumptionRecord]:
     return found
 
 
+async def read_trace(ledger: Ledger, run_id: str, after: int = 0) -> list[TraceRecord]:
+    """Every trace event of ``run_id`` after sequence ``after``, in order. Raises ``NotFound``."""
+    events: list[TraceRecord] = []
+    while True:
+        page = await ledger.page_trace(run_id, after, 1000)
+        events.extend(page.events)
+        if not page.has_more or not page.events:
+            return events
+        after = page.events[-1].sequence
+
+
 async def consumption_records(ledger: Ledger, run_id: str) -> dict[str, ConsumptionRecord]:
     """Return packet id → its consumption record, read from the run's trace."""
     found: dict[str, ConsumptionRecord] = {}
@@ -122,15 +134,8 @@ async def consumption_records(ledger: Ledger, run_id: str) -> dict[str, Consumpt
 async def observed_spend(ledger: Ledger, run_id: str) -> dict[str, tuple[int, int]]:
     """Return cast id → the (turns, tool calls) Telic observed its native child spend, read
     from the run's ``cast_call`` events (only casts whose child the host's hook saw)."""
-    pairs: list[tuple[str, str]] = []
-    after = 0
-    while True:
-        page = await ledger.page_trace(run_id, after, 1000)
-        pairs.extend((e.event_type, e.decision_summary) for e in page.events)
-        if not page.has_more or not page.events:
-            break
-        after = page.events[-1].sequence
-    observed = children_of(pairs).observed
+    events = await read_trace(ledger, run_id)
+    observed = children_of((e.event_type, e.decision_summary) for e in events).observed
     return {cast_id: (spend.turns, spend.tool_calls) for cast_id, spend in observed.items()}
 
 
@@ -142,14 +147,10 @@ async def consumption_since(
     Returns:
         The last sequence read, where the next call may start (the trace only grows).
     """
-    while True:
-        page = await ledger.page_trace(run_id, after, 1000)
-        for packet_id, record in _records(page.events).items():
-            found.setdefault(packet_id, record)
-        if page.events:
-            after = page.events[-1].sequence
-        if not page.has_more or not page.events:
-            return after
+    events = await read_trace(ledger, run_id, after)
+    for packet_id, record in _records(events).items():
+        found.setdefault(packet_id, record)
+    return events[-1].sequence if events else after
 
 
 def parent_casts(state: RunState) -> dict[str, str | None]:

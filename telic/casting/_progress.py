@@ -24,15 +24,15 @@ class ProgressStatus:
     """The cap that was crossed, when exhausted."""
     newly_exhausted: bool
     """Whether this report crossed the cap."""
-    calls_through_telic: int = 0
+    calls_through_telic: int
     """Calls the child made through Telic for this cast: accepted progress reports and casts."""
-    reported_turns: int | None = None
-    """The turns the child reported (``None``: the same as ``counters.turns``)."""
-    reported_tool_calls: int | None = None
-    """The tool calls the child reported (``None``: the same as ``counters.tool_calls``)."""
-    observed_turns: int = 0
+    reported_turns: int
+    """The turns the child reported."""
+    reported_tool_calls: int
+    """The tool calls the child reported."""
+    observed_turns: int
     """Turns of a native child Telic observed through the host's hook."""
-    observed_tool_calls: int = 0
+    observed_tool_calls: int
     """Tool calls of a native child Telic observed through the host's hook."""
 
     def to_wire(self) -> dict[str, object]:
@@ -44,10 +44,6 @@ class ProgressStatus:
         which the child reported about itself (turns, tool calls, tokens).
         """
         counters = self.counters
-        turns = counters.turns if self.reported_turns is None else self.reported_turns
-        calls = (
-            counters.tool_calls if self.reported_tool_calls is None else self.reported_tool_calls
-        )
         return {
             "castId": self.cast_id,
             "counters": counters.to_wire(),
@@ -59,8 +55,8 @@ class ProgressStatus:
                     "toolCallsObserved": self.observed_tool_calls,
                 },
                 "selfReported": {
-                    "turns": turns,
-                    "toolCalls": calls,
+                    "turns": self.reported_turns,
+                    "toolCalls": self.reported_tool_calls,
                     "inputTokens": counters.input_tokens,
                     "outputTokens": counters.output_tokens,
                     "totalTokens": counters.total_tokens,

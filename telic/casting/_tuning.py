@@ -11,11 +11,18 @@ children's own reports (self-reported); wall time is what Telic measured.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+
+from pydantic.alias_generators import to_camel
 
 from telic_packets import ConsumptionRecord, Packet
 
 __all__ = ["PacketStats", "RouteStats", "VerdictSpend", "packet_stats", "render_stats"]
+
+
+def _wire(stats: RouteStats | VerdictSpend | PacketStats) -> dict[str, object]:
+    """The fields of ``stats`` in order, by their camelCase names."""
+    return {to_camel(f.name): getattr(stats, f.name) for f in fields(stats)}
 
 
 @dataclass(slots=True)
@@ -36,14 +43,7 @@ class RouteStats:
 
     def to_wire(self) -> dict[str, object]:
         """Return the camelCase form."""
-        return {
-            "castType": self.cast_type,
-            "needCode": self.need_code,
-            "consumed": self.consumed,
-            "unconsumed": self.unconsumed,
-            "pending": self.pending,
-            "unconsumedRate": self.unconsumed_rate,
-        }
+        return {**_wire(self), "unconsumedRate": self.unconsumed_rate}
 
 
 @dataclass(slots=True)
@@ -58,13 +58,7 @@ class VerdictSpend:
 
     def to_wire(self) -> dict[str, object]:
         """Return the camelCase form."""
-        return {
-            "verdict": self.verdict,
-            "packets": self.packets,
-            "selfReportedTokens": self.self_reported_tokens,
-            "selfReportedTurns": self.self_reported_turns,
-            "measuredWallMs": self.measured_wall_ms,
-        }
+        return _wire(self)
 
 
 @dataclass(slots=True)
@@ -79,8 +73,7 @@ class PacketStats:
     def to_wire(self) -> dict[str, object]:
         """Return the camelCase form."""
         return {
-            "runs": self.runs,
-            "packets": self.packets,
+            **_wire(self),
             "routes": [route.to_wire() for route in self.routes],
             "verdicts": [spend.to_wire() for spend in self.verdicts],
         }

@@ -132,10 +132,6 @@ class Scorer:
         self._tokens: dict[str, frozenset[str]] = {}
         self._score = self.scoring()
 
-    def is_pinned(self, path: str, *, instruction: bool) -> bool:
-        """Return whether a candidate is always included: an instruction or an active path."""
-        return instruction or path in self._active
-
     def _near_active(self, path: str) -> bool:
         if path in self._active_ancestors:
             return True

@@ -25,7 +25,6 @@ if typing.TYPE_CHECKING:
         read_event as read_event,
     )
     from telic.hosts._hook import (
-        claude_code_hook as claude_code_hook,
         host_hook as host_hook,
         select_run as select_run,
     )

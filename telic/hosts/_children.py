@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -39,7 +38,7 @@ from telic.casting import (
     stopped_summary,
 )
 from telic.hosts._dialects import Call, Verdict
-from telic.hosts._layers import Authority
+from telic.hosts._layers import Authority, write_private
 from telic.ledger import BlockingLedger
 
 __all__ = [
@@ -106,19 +105,8 @@ def read_scope(state_dir: Path, run_id: str, cast_id: str) -> ChildScope | None:
 
 def write_scope(state_dir: Path, run_id: str, scope: ChildScope) -> None:
     """Store a cast's scope (atomically, mode 0600; the last writer wins)."""
-    path = _path(state_dir, run_id, scope.cast_id)
-    path.parent.mkdir(mode=0o700, exist_ok=True)
     document = {"format": _FORMAT, "runId": run_id, "scope": scope.to_json()}
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(json.dumps(document, sort_keys=True).encode("utf-8"))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    write_private(_path(state_dir, run_id, scope.cast_id), document)
 
 
 def compute_scope(

@@ -243,10 +243,6 @@ def _tool(event: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
     return tool_name, tool_input
 
 
-def _run_id(tool_input: Mapping[str, object]) -> str | None:
-    return _text(tool_input, "run_id")
-
-
 # ------------------------------------------------------------------------------ tool tables
 
 _Table = Mapping[str, tuple[str, tuple[str, ...]]]
@@ -366,18 +362,16 @@ def _answer(event: str, verdict: Verdict) -> str:
     return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
-def _claude_shaped(
-    event: Mapping[str, object],
-    classify: Callable[[str, Mapping[str, object]], tuple[Mapped, ...] | Literal["telic"] | None],
-    is_telic: Callable[[str], bool],
-) -> Call:
-    tool_name, tool_input = _tool(event)
+def _read_claude(event: Mapping[str, object]) -> Call:
     # VS Code's reference spells some common fields in camelCase: either spelling is read.
     name = _text(event, "hook_event_name") or _text(event, "hookEventName") or "PreToolUse"
-    asks = classify(tool_name, tool_input)
+    if name in _CHILD_EVENTS:
+        return _child_event(event, name)
+    tool_name, tool_input = _tool(event)
+    asks = claude_tool(tool_name, tool_input)
     what: Decide = "decide"
     if name == "PostToolUse":
-        what = "refresh" if is_telic(tool_name) else "ignore"
+        what = "refresh" if asks == "telic" else "ignore"
     return Call(
         what,
         "PreToolUse",
@@ -385,7 +379,7 @@ def _claude_shaped(
         asks,
         _text(event, "session_id") or _text(event, "sessionId"),
         _text(event, "cwd"),
-        _run_id(tool_input) if asks == "telic" else None,
+        _text(tool_input, "run_id") if asks == "telic" else None,
         _text(event, "agent_id"),
         _text(event, "agent_type"),
         _spawn_text(asks, tool_input),
@@ -421,17 +415,6 @@ def _child_event(event: Mapping[str, object], name: str, *, spawn_seen: bool = T
         stop_active=event.get("stop_hook_active") is True,
         spawn_seen=spawn_seen,
     )
-
-
-def _read_claude(event: Mapping[str, object]) -> Call:
-    name = _text(event, "hook_event_name") or _text(event, "hookEventName")
-    if name is not None and name in _CHILD_EVENTS:
-        return _child_event(event, name)
-    return _claude_shaped(event, claude_tool, _is_telic)
-
-
-def _is_telic(tool_name: str) -> bool:
-    return tool_name.startswith(TELIC_TOOL_PREFIX) or _telic_name(tool_name)
 
 
 def _write_child(reply: str, verdict: Verdict) -> str | None:
@@ -485,7 +468,7 @@ def _read_codex(event: Mapping[str, object]) -> Call:
         asks,
         _text(event, "session_id"),
         _text(event, "cwd"),
-        _run_id(tool_input) if asks == "telic" else None,
+        _text(tool_input, "run_id") if asks == "telic" else None,
         _text(event, "agent_id"),
         _text(event, "agent_type"),
     )
@@ -550,7 +533,7 @@ def _read_cursor(event: Mapping[str, object]) -> Call:
     what: Decide = "decide"
     if name in _CURSOR_REFRESH:
         what = "refresh" if asks == "telic" else "ignore"
-    run_id = _run_id(tool_input) if asks == "telic" else None
+    run_id = _text(tool_input, "run_id") if asks == "telic" else None
     return Call(what, name, tool_name, asks, session, cwd, run_id)
 
 

@@ -65,6 +65,7 @@ from telic.hosts._layers import (
     write_layers,
 )
 from telic.ledger import (
+    JSON,
     STATE_DIR_ENV,
     BlockingLedger,
     DirectLedger,
@@ -83,7 +84,6 @@ from telic.permissions import (
 )
 
 __all__ = [
-    "claude_code_hook",
     "host_hook",
     "select_run",
     "uuid4_text",
@@ -163,30 +163,16 @@ def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
 
 def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str) -> NewTraceEvent:
     """The trace event ``telic_check_tool_action`` records for the same decision."""
-    known = decision is not None and decision.code != "unknown_capability"
-    permission = None
-    if known and decision is not None:
-        permission = {
-            "decision": decision.verdict,
-            "capability": capability,
-            "scope": (decision.scope or capability)[:2048],
-            "policyRefs": [],
-            "rationaleSummary": decision.reason[:4096],
-        }
-    return NewTraceEvent(
-        actor="host",
-        phase=run.phase,
-        event_type="permission_checked" if known else "tool_action_refused",
-        permission_decision=permission,
-        decision_summary=reason[:800],
-        budget_snapshot={
-            "promptRevisions": run.prompt_revisions,
-            "postExecutionRemediations": run.remediations,
-            "transportRetries": 0,
-        },
-        event_id=uuid4_text(os.urandom(16)),
-        timestamp=utc_now(),
-    )
+    if decision is None or decision.code == "unknown_capability":
+        return _host_event(run, "tool_action_refused", reason)
+    permission = {
+        "decision": decision.verdict,
+        "capability": capability,
+        "scope": (decision.scope or capability)[:2048],
+        "policyRefs": [],
+        "rationaleSummary": decision.reason[:4096],
+    }
+    return _host_event(run, "permission_checked", reason, permission)
 
 
 def _layers(
@@ -340,12 +326,16 @@ def _decide(
     return Verdict("allow", "; ".join(reasons))
 
 
-def _cast_event(run: LiveRun, event_type: str, summary: str) -> NewTraceEvent:
-    """A cast event the hook writes about a native child (``telic.casting._child``)."""
+def _host_event(
+    run: LiveRun, event_type: str, summary: str, permission: Mapping[str, JSON] | None = None
+) -> NewTraceEvent:
+    """An event the hook writes: a decision, or a cast event about a native child
+    (``telic.casting._child``)."""
     return NewTraceEvent(
         actor="host",
         phase=run.phase,
         event_type=event_type,
+        permission_decision=permission,
         decision_summary=summary[:800],
         budget_snapshot={
             "promptRevisions": run.prompt_revisions,
@@ -363,12 +353,11 @@ def _record_cast(
     """Append a child decision: its cast events and, for a tool call, the decision itself
     (allowed or denied, with its reason) as ``telic_check_tool_action`` traces one — all in one
     transaction."""
-    events = [_cast_event(run, kind, summary) for kind, summary in decided.events]
+    events = [_host_event(run, kind, summary) for kind, summary in decided.events]
     verdict = decided.verdict
     first = call.asks[0] if isinstance(call.asks, tuple) and call.asks else None
     if call.what == "decide" and first is not None:
-        checked = _cast_event(run, "permission_checked", f"{label} {call.tool}: {verdict.reason}")
-        permission = {
+        permission: dict[str, JSON] = {
             "decision": verdict.decision,
             "capability": first.capability,
             "scope": (
@@ -377,7 +366,8 @@ def _record_cast(
             "policyRefs": [],
             "rationaleSummary": verdict.reason[:4096],
         }
-        events.append(dataclasses.replace(checked, permission_decision=permission))
+        summary = f"{label} {call.tool}: {verdict.reason}"
+        events.append(_host_event(run, "permission_checked", summary, permission))
     if events:
         ledger.record_events(run.run_id, events)
 
@@ -403,13 +393,6 @@ def _child(
         decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
     _record_cast(ledger, run, label, call, decided)
     return decided.verdict
-
-
-def claude_code_hook(
-    raw: bytes, *, repository_root: str | None = None, environ: Mapping[str, str] | None = None
-) -> str | None:
-    """Decide one Claude Code hook event; return the stdout answer (``None``: say nothing)."""
-    return host_hook("claude-code", raw, repository_root=repository_root, environ=environ)
 
 
 def host_hook(

@@ -353,11 +353,11 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
 # ------------------------------------------------------------------------------------ plans
 
 _Reader = Callable[[str], str | None]
+_Files = dict[str, Callable[[str | None], str]]
+"""A kit: each file's path, and how its new text is made from its text now (``None``: none)."""
 
 
-def _claude_code(
-    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
-) -> list[FileChange]:
+def _claude_code(root: str, command: Sequence[str], resident: bool, cast_turns: int) -> _Files:
     from telic.hosts._texts import AGENT_TEXT, SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
     agent = _front_matter(
@@ -369,7 +369,7 @@ def _claude_code(
         ]
     )
     skill = _front_matter([("name", SKILL_NAME), ("description", SKILL_DESCRIPTION)])
-    files: dict[str, Callable[[str | None], str]] = {
+    return {
         ".mcp.json": lambda t: _with_server(".mcp.json", t, _server_entry(command, root, resident)),
         ".claude/settings.json": lambda t: _with_settings(
             ".claude/settings.json", t, hook_command(command, root)
@@ -377,12 +377,9 @@ def _claude_code(
         f".claude/agents/{AGENT_NAME}.md": lambda _: agent + AGENT_TEXT,
         f".claude/skills/{SKILL_NAME}/SKILL.md": lambda _: skill + SKILL_TEXT,
     }
-    return [FileChange(path, read(path), make(read(path))) for path, make in files.items()]
 
 
-def _codex(
-    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
-) -> list[FileChange]:
+def _codex(root: str, command: Sequence[str], resident: bool, cast_turns: int) -> _Files:
     from telic.hosts._texts import AGENT_TEXT, SKILL_TEXT  # the prompt: slow
 
     # required: Codex waits for the server before the first turn (and stops if it cannot
@@ -403,17 +400,15 @@ def _codex(
         'sandbox_mode = "read-only"\n'
         f"developer_instructions = {_toml_string(AGENT_TEXT)}\n"
     )
-    return [
-        FileChange(config, read(config), _with_codex_server(config, read(config), entry)),
-        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
-        FileChange(agent, read(agent), agent_text),
-        FileChange("AGENTS.md", read("AGENTS.md"), _section(read("AGENTS.md"), section)),
-    ]
+    return {
+        config: lambda t: _with_codex_server(config, t, entry),
+        hooks: lambda t: _with_hooks(hooks, t, wanted),
+        agent: lambda _: agent_text,
+        "AGENTS.md": lambda t: _section(t, section),
+    }
 
 
-def _cursor(
-    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
-) -> list[FileChange]:
+def _cursor(root: str, command: Sequence[str], resident: bool, cast_turns: int) -> _Files:
     from telic.hosts._texts import SKILL_DESCRIPTION, SKILL_TEXT  # the prompt: slow
 
     rule = _front_matter([("description", SKILL_DESCRIPTION), ("globs", "")])
@@ -434,25 +429,21 @@ def _cursor(
     def versioned(document: dict[str, Any]) -> None:
         document.setdefault("version", 1)
 
-    return [
-        FileChange(
-            mcp, read(mcp), _with_server(mcp, read(mcp), _server_entry(command, root, resident))
-        ),
-        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted, versioned)),
-        FileChange(rules, read(rules), rule + SKILL_TEXT),
-    ]
+    return {
+        mcp: lambda t: _with_server(mcp, t, _server_entry(command, root, resident)),
+        hooks: lambda t: _with_hooks(hooks, t, wanted, versioned),
+        rules: lambda _: rule + SKILL_TEXT,
+    }
 
 
-def _vscode(
-    root: str, command: Sequence[str], read: _Reader, resident: bool, cast_turns: int
-) -> list[FileChange]:
+def _vscode(root: str, command: Sequence[str], resident: bool, cast_turns: int) -> _Files:
     mcp, hooks = ".vscode/mcp.json", f".github/hooks/{SERVER_NAME}.json"
     entry = {"type": "stdio", **_server_entry(command, root, resident)}
     wanted = _claude_groups(hook_command(command, root, "vscode"), CLAUDE_MATCHER)
-    return [
-        FileChange(mcp, read(mcp), _with_server(mcp, read(mcp), entry, key="servers")),
-        FileChange(hooks, read(hooks), _with_hooks(hooks, read(hooks), wanted)),
-    ]
+    return {
+        mcp: lambda t: _with_server(mcp, t, entry, key="servers"),
+        hooks: lambda t: _with_hooks(hooks, t, wanted),
+    }
 
 
 _PLANS: Final = {
@@ -504,7 +495,9 @@ def plan_kit(
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
     if cast_turns < 1:
         raise UsageError(f"init.cast_turns: {cast_turns} is not a positive number of turns")
-    return plan(str(root), list(command or telic_command()), _reader(root), resident, cast_turns)
+    read = _reader(root)
+    files = plan(str(root), list(command or telic_command()), resident, cast_turns)
+    return [FileChange(path, (now := read(path)), make(now)) for path, make in files.items()]
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "compute_layers",
     "read_layers",
     "write_layers",
+    "write_private",
 ]
 
 LAYERS_DIR: Final = "hook-layers"
@@ -89,13 +90,19 @@ def read_layers(state_dir: Path, key: Key) -> Authority | None:
 def write_layers(state_dir: Path, key: Key, authority: Authority) -> None:
     """Store ``authority`` as computed at ``key`` (atomically; the last writer wins)."""
     path = _path(state_dir, key.run_id)
-    path.parent.mkdir(mode=0o700, exist_ok=True)
     document = {
         "format": _FORMAT,
         "key": [key.run_id, key.version, key.artifact_count],
         "layers": [layer.to_json() for layer in authority.layers],
         "protectedGranted": list(authority.protected_granted),
     }
+    write_private(path, document)
+
+
+def write_private(path: Path, document: object) -> None:
+    """Write ``document`` as JSON at ``path``: folder 0700, file 0600, atomically (temporary
+    file, ``fsync``, rename; the last writer wins)."""
+    path.parent.mkdir(mode=0o700, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:

@@ -49,9 +49,7 @@ if typing.TYPE_CHECKING:
         DEFAULT_GRANTS as DEFAULT_GRANTS,
         MODE_POLICIES as MODE_POLICIES,
         ModePolicy as ModePolicy,
-        default_grants as default_grants,
         mode_ceiling as mode_ceiling,
-        mode_policy as mode_policy,
         plan_ceiling as plan_ceiling,
     )
     from telic.permissions._native import (

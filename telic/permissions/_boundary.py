@@ -9,16 +9,10 @@ the server puts it beside every phase ``nextAction`` (``docs/protocol.md`` §3.2
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from telic.permissions._targets import TYPED_INSPECT_TARGETS
 from telic.protocol import PermissionSet
 
 __all__ = ["boundary"]
-
-
-def _listed(items: Sequence[str]) -> str:
-    return ", ".join(items)
 
 
 def boundary(permissions: PermissionSet) -> dict[str, str]:
@@ -38,12 +32,12 @@ def boundary(permissions: PermissionSet) -> dict[str, str]:
     shell = permissions.shell
     if shell.inspect:
         lines["shell.inspect"] = (
-            f"Only the typed reads {_listed(TYPED_INSPECT_TARGETS)}; running any command, "
+            f"Only the typed reads {', '.join(TYPED_INSPECT_TARGETS)}; running any command, "
             "a test included, is shell.execute."
         )
     if shell.execute_allowlist:
         lines["shell.execute"] = (
-            f"Only these exact commands: {_listed(shell.execute_allowlist)}. Report each run's "
+            f"Only these exact commands: {', '.join(shell.execute_allowlist)}. Report each run's "
             "mutating flag truly: before a fix may write (analyze_only, a diagnosis) only a run "
             "that changes no file is allowed, as mutating false."
         )

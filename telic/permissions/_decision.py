@@ -65,26 +65,19 @@ class Grant:
 
 
 def _grants(permissions: PermissionSet) -> tuple[Grant, ...]:
-    p = permissions
-    scoped: list[tuple[Capability, list[str]]] = [
-        ("repository.read", p.repository.read),
-        ("repository.write", p.repository.write),
-        ("repository.delete", p.repository.delete),
-        ("shell.execute", p.shell.execute_allowlist),
-        ("runtime.inspect", p.runtime.inspect),
-        ("runtime.restart", p.runtime.restart),
-        ("network.read", p.network.read_domains),
-    ]
-    flags: list[tuple[Capability, bool]] = [
-        ("shell.inspect", p.shell.inspect),
-        ("browser.inspect", p.browser.inspect),
-        ("browser.mutate", p.browser.mutate_state),
-        ("external.write", p.network.external_write),
-        ("subagent.spawn", p.subagents.spawn),
-    ]
-    grants = [Grant(c, tuple(s)) for c, s in scoped if s]
-    grants += [Grant(c) for c, on in flags if on]
-    return tuple(sorted(grants, key=lambda g: CAPABILITIES.index(g.capability)))
+    from telic.permissions._sets import grant_of  # with the models: off the hook's path
+
+    grants: list[Grant] = []
+    for capability in CAPABILITIES:
+        if capability == "subagent.spawn":
+            value: list[str] | bool = permissions.subagents.spawn
+        else:
+            value = grant_of(permissions, capability)
+        if isinstance(value, list) and value:
+            grants.append(Grant(capability, tuple(value)))
+        elif value is True:
+            grants.append(Grant(capability))
+    return tuple(grants)
 
 
 def _grants_from_json(value: object) -> tuple[Grant, ...]:

@@ -10,58 +10,52 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from telic.protocol import (
-    BrowserPermissions,
-    Capability,
-    NativeSubagents,
-    NetworkPermissions,
-    PermissionSet,
-    RepositoryPermissions,
-    RuntimePermissions,
-    ShellPermissions,
-    SubagentPermissions,
-)
+from telic.permissions._sets import FIELDS, build
+from telic.protocol import Capability, NativeSubagents, PermissionSet, SubagentPermissions
 
-__all__ = ["RunBudgets", "default_budgets", "denied_permissions", "permissions_from_capabilities"]
+__all__ = [
+    "RunBudgets",
+    "default_budgets",
+    "denied_permissions",
+    "permission_set",
+    "permissions_from_capabilities",
+]
 
 _EVERY = ("**",)
 
 
-def _build(
+def permission_set(
     capabilities: Iterable[Capability],
     *,
     allowlist: Sequence[str],
     domains: Sequence[str],
     runtime: Sequence[str],
     repository: Sequence[str],
+    children: int = 3,
+    depth: int = 1,
 ) -> PermissionSet:
+    """The set granting ``capabilities``: each list scope given, each flag set, and with
+    ``subagent.spawn`` up to ``children`` children at ``depth``."""
     caps = frozenset(capabilities)
-
-    def scope(capability: Capability, value: Sequence[str]) -> list[str]:
-        return list(value) if capability in caps else []
-
+    scopes: dict[Capability, Sequence[str]] = {
+        "repository.read": repository,
+        "repository.write": repository,
+        "repository.delete": repository,
+        "shell.execute": allowlist,
+        "runtime.inspect": runtime,
+        "runtime.restart": runtime,
+        "network.read": domains,
+    }
+    values: dict[Capability, list[str] | bool] = {
+        c: (list(scopes[c]) if c in caps else []) if c in scopes else c in caps for c in FIELDS
+    }
     spawn = "subagent.spawn" in caps
-    return PermissionSet(
-        repository=RepositoryPermissions(
-            read=scope("repository.read", repository),
-            write=scope("repository.write", repository),
-            delete=scope("repository.delete", repository),
-        ),
-        shell=ShellPermissions(
-            inspect="shell.inspect" in caps,
-            execute_allowlist=scope("shell.execute", allowlist),
-        ),
-        runtime=RuntimePermissions(
-            inspect=scope("runtime.inspect", runtime), restart=scope("runtime.restart", runtime)
-        ),
-        browser=BrowserPermissions(
-            inspect="browser.inspect" in caps, mutate_state="browser.mutate" in caps
-        ),
-        network=NetworkPermissions(
-            read_domains=scope("network.read", domains), external_write="external.write" in caps
-        ),
-        subagents=SubagentPermissions(
-            spawn=spawn, maximum_children=3 if spawn else 0, maximum_depth=1 if spawn else 0
+    return build(
+        values,
+        SubagentPermissions(
+            spawn=spawn,
+            maximum_children=children if spawn else 0,
+            maximum_depth=depth if spawn else 0,
         ),
     )
 
@@ -78,7 +72,7 @@ def permissions_from_capabilities(
     ``["local"]``; ``network.read`` → the domains; ``subagent.spawn`` → spawn with 3 children at
     depth 1; every other capability sets its flag.
     """
-    return _build(
+    return permission_set(
         capabilities,
         allowlist=shell_execute_allowlist,
         domains=network_read_domains,
@@ -89,7 +83,9 @@ def permissions_from_capabilities(
 
 def denied_permissions(capabilities: Iterable[Capability]) -> PermissionSet:
     """Build the denied set of a RunEnvelope: ``["**"]`` for every list scope, flags true."""
-    return _build(capabilities, allowlist=_EVERY, domains=_EVERY, runtime=_EVERY, repository=_EVERY)
+    return permission_set(
+        capabilities, allowlist=_EVERY, domains=_EVERY, runtime=_EVERY, repository=_EVERY
+    )
 
 
 @dataclass(frozen=True, slots=True)

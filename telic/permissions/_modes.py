@@ -23,9 +23,7 @@ __all__ = [
     "DEFAULT_GRANTS",
     "MODE_POLICIES",
     "ModePolicy",
-    "default_grants",
     "mode_ceiling",
-    "mode_policy",
     "plan_ceiling",
 ]
 
@@ -41,11 +39,6 @@ class ModePolicy:
     def allows(self, capability: Capability) -> bool:
         """Tell whether the mode allows ``capability`` (and does not deny it)."""
         return capability in self.allow and capability not in self.deny
-
-    @property
-    def is_mutating(self) -> bool:
-        """Whether the mode may ever change the repository (the fix modes)."""
-        return "repository.write" in self.allow
 
 
 _PLAN: Final[frozenset[Capability]] = frozenset({"repository.read", "subagent.spawn"})
@@ -100,16 +93,6 @@ DEFAULT_GRANTS: Final[dict[Mode, tuple[Capability, ...]]] = {
 """What start_run grants when ``authorization_granted`` is omitted (docs/protocol.md §2 tool 1)."""
 
 
-def mode_policy(mode: Mode) -> ModePolicy:
-    """Return the policy of ``mode``."""
-    return MODE_POLICIES[mode]
-
-
-def default_grants(mode: Mode) -> tuple[Capability, ...]:
-    """Return the capabilities start_run grants in ``mode`` when the host names none."""
-    return DEFAULT_GRANTS[mode]
-
-
 def mode_ceiling(mode: Mode) -> PermissionSet:
     """Return the widest permission set ``mode`` allows: ``**`` scopes and true flags.
 
@@ -118,44 +101,18 @@ def mode_ceiling(mode: Mode) -> PermissionSet:
     """
     # Imported here, not above: the policy table feeds the pure decision that ``telic hook``
     # runs in a fresh process per tool call, which must not pay for building the models.
-    from telic.protocol import (
-        BrowserPermissions,
-        NetworkPermissions,
-        PermissionSet,
-        RepositoryPermissions,
-        RuntimePermissions,
-        ShellPermissions,
-        SubagentPermissions,
-    )
+    from telic.permissions._envelope import permission_set
 
     policy = MODE_POLICIES[mode]
-    every = ["**"]
-
-    def scope(capability: Capability) -> list[str]:
-        return every if policy.allows(capability) else []
-
-    spawn = policy.allows("subagent.spawn")
-    return PermissionSet(
-        repository=RepositoryPermissions(
-            read=scope("repository.read"),
-            write=scope("repository.write"),
-            delete=scope("repository.delete"),
-        ),
-        shell=ShellPermissions(
-            inspect=policy.allows("shell.inspect"), execute_allowlist=scope("shell.execute")
-        ),
-        runtime=RuntimePermissions(
-            inspect=scope("runtime.inspect"), restart=scope("runtime.restart")
-        ),
-        browser=BrowserPermissions(
-            inspect=policy.allows("browser.inspect"), mutate_state=policy.allows("browser.mutate")
-        ),
-        network=NetworkPermissions(
-            read_domains=scope("network.read"), external_write=policy.allows("external.write")
-        ),
-        subagents=SubagentPermissions(
-            spawn=spawn, maximum_children=16 if spawn else 0, maximum_depth=4 if spawn else 0
-        ),
+    every = ("**",)
+    return permission_set(
+        policy.allow - policy.deny,
+        allowlist=every,
+        domains=every,
+        runtime=every,
+        repository=every,
+        children=16,
+        depth=4,
     )
 
 

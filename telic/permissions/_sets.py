@@ -12,31 +12,59 @@ subset of both operands by construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 from telic.permissions._modes import mode_ceiling
 from telic.permissions._targets import canonical_host
-from telic.protocol import (
-    BrowserPermissions,
-    Capability,
-    Mode,
-    NetworkPermissions,
-    PermissionSet,
-    RepositoryPermissions,
-    RuntimePermissions,
-    ShellPermissions,
-    SubagentPermissions,
-)
+from telic.protocol import Capability, Mode, PermissionSet, SubagentPermissions
 
 __all__ = [
+    "FIELDS",
+    "build",
     "capability_backed",
     "capability_is_mutating",
     "effective_authorization",
     "exceeding",
+    "grant_of",
     "intersect",
     "is_subset",
     "scope_covers",
 ]
+
+FIELDS: Final[dict[Capability, tuple[str, str]]] = {
+    "repository.read": ("repository", "read"),
+    "repository.write": ("repository", "write"),
+    "repository.delete": ("repository", "delete"),
+    "shell.inspect": ("shell", "inspect"),
+    "shell.execute": ("shell", "execute_allowlist"),
+    "runtime.inspect": ("runtime", "inspect"),
+    "runtime.restart": ("runtime", "restart"),
+    "browser.inspect": ("browser", "inspect"),
+    "browser.mutate": ("browser", "mutate_state"),
+    "network.read": ("network", "read_domains"),
+    "external.write": ("network", "external_write"),
+}
+"""Where each capability but ``subagent.spawn`` (the ``subagents`` part) lives in a
+``PermissionSet``: its part and field, a list of scopes or a flag, in ``CAPABILITIES`` order."""
+
+
+def grant_of(permissions: PermissionSet, capability: Capability) -> list[str] | bool:
+    """Return the scopes (or the flag) ``permissions`` holds for ``capability`` (not spawn)."""
+    part, name = FIELDS[capability]
+    value: list[str] | bool = getattr(getattr(permissions, part), name)
+    return value
+
+
+def build(
+    values: Mapping[Capability, list[str] | bool], subagents: SubagentPermissions
+) -> PermissionSet:
+    """Build the set holding ``values`` (every capability of ``FIELDS``) and ``subagents``."""
+    parts: dict[str, dict[str, object]] = {}
+    for capability, (part, name) in FIELDS.items():
+        parts.setdefault(part, {})[name] = values[capability]
+    return PermissionSet.model_validate({**parts, "subagents": subagents})
+
 
 _ALWAYS_MUTATING = frozenset(
     {"repository.write", "repository.delete", "runtime.restart", "browser.mutate", "external.write"}
@@ -70,37 +98,20 @@ def _covered(capability: Capability, child: Sequence[str], parent: Sequence[str]
 
 def intersect(left: PermissionSet, right: PermissionSet) -> PermissionSet:
     """Return the greatest set this algebra can prove is within both ``left`` and ``right``."""
-    lr, rr = left.repository, right.repository
-    return PermissionSet(
-        repository=RepositoryPermissions(
-            read=_meet("repository.read", lr.read, rr.read),
-            write=_meet("repository.write", lr.write, rr.write),
-            delete=_meet("repository.delete", lr.delete, rr.delete),
-        ),
-        shell=ShellPermissions(
-            inspect=left.shell.inspect and right.shell.inspect,
-            execute_allowlist=_meet(
-                "shell.execute", left.shell.execute_allowlist, right.shell.execute_allowlist
-            ),
-        ),
-        runtime=RuntimePermissions(
-            inspect=_meet("runtime.inspect", left.runtime.inspect, right.runtime.inspect),
-            restart=_meet("runtime.restart", left.runtime.restart, right.runtime.restart),
-        ),
-        browser=BrowserPermissions(
-            inspect=left.browser.inspect and right.browser.inspect,
-            mutate_state=left.browser.mutate_state and right.browser.mutate_state,
-        ),
-        network=NetworkPermissions(
-            read_domains=_meet(
-                "network.read", left.network.read_domains, right.network.read_domains
-            ),
-            external_write=left.network.external_write and right.network.external_write,
-        ),
-        subagents=SubagentPermissions(
-            spawn=left.subagents.spawn and right.subagents.spawn,
-            maximum_children=min(left.subagents.maximum_children, right.subagents.maximum_children),
-            maximum_depth=min(left.subagents.maximum_depth, right.subagents.maximum_depth),
+    values: dict[Capability, list[str] | bool] = {}
+    for capability in FIELDS:
+        mine, theirs = grant_of(left, capability), grant_of(right, capability)
+        if isinstance(mine, bool) or isinstance(theirs, bool):
+            values[capability] = bool(mine) and bool(theirs)
+        else:
+            values[capability] = _meet(capability, mine, theirs)
+    ls, rs = left.subagents, right.subagents
+    return build(
+        values,
+        SubagentPermissions(
+            spawn=ls.spawn and rs.spawn,
+            maximum_children=min(ls.maximum_children, rs.maximum_children),
+            maximum_depth=min(ls.maximum_depth, rs.maximum_depth),
         ),
     )
 
@@ -110,28 +121,23 @@ def exceeding(child: PermissionSet, parent: PermissionSet) -> tuple[Capability, 
 
     Subagent children and depth count as ``subagent.spawn``. Empty exactly when ``is_subset``.
     """
-    c, p = child, parent
-    within: dict[Capability, bool] = {
-        "repository.read": _covered("repository.read", c.repository.read, p.repository.read),
-        "repository.write": _covered("repository.write", c.repository.write, p.repository.write),
-        "repository.delete": _covered(
-            "repository.delete", c.repository.delete, p.repository.delete
-        ),
-        "shell.inspect": p.shell.inspect or not c.shell.inspect,
-        "shell.execute": _covered(
-            "shell.execute", c.shell.execute_allowlist, p.shell.execute_allowlist
-        ),
-        "runtime.inspect": _covered("runtime.inspect", c.runtime.inspect, p.runtime.inspect),
-        "runtime.restart": _covered("runtime.restart", c.runtime.restart, p.runtime.restart),
-        "browser.inspect": p.browser.inspect or not c.browser.inspect,
-        "browser.mutate": p.browser.mutate_state or not c.browser.mutate_state,
-        "network.read": _covered("network.read", c.network.read_domains, p.network.read_domains),
-        "external.write": p.network.external_write or not c.network.external_write,
-        "subagent.spawn": (p.subagents.spawn or not c.subagents.spawn)
-        and c.subagents.maximum_children <= p.subagents.maximum_children
-        and c.subagents.maximum_depth <= p.subagents.maximum_depth,
-    }
-    return tuple(capability for capability, ok in within.items() if not ok)
+    out: list[Capability] = []
+    for capability in FIELDS:
+        mine, theirs = grant_of(child, capability), grant_of(parent, capability)
+        if isinstance(mine, bool) or isinstance(theirs, bool):
+            within = bool(theirs) or not mine
+        else:
+            within = _covered(capability, mine, theirs)
+        if not within:
+            out.append(capability)
+    c, p = child.subagents, parent.subagents
+    if not (
+        (p.spawn or not c.spawn)
+        and c.maximum_children <= p.maximum_children
+        and c.maximum_depth <= p.maximum_depth
+    ):
+        out.append("subagent.spawn")
+    return tuple(out)
 
 
 def is_subset(child: PermissionSet, parent: PermissionSet) -> bool:
@@ -148,35 +154,18 @@ def effective_authorization(
     non-empty list or a true flag; for ``subagent.spawn``, any of spawn, children or depth.
     """
     meet = intersect(mode_ceiling(mode), granted)
-    d = denied
-
-    def keep(scopes: Sequence[str], denied_scopes: Sequence[str]) -> list[str]:
-        return [] if denied_scopes else list(scopes)
-
-    drop_children = d.subagents.spawn or d.subagents.maximum_children or d.subagents.maximum_depth
-    return PermissionSet(
-        repository=RepositoryPermissions(
-            read=keep(meet.repository.read, d.repository.read),
-            write=keep(meet.repository.write, d.repository.write),
-            delete=keep(meet.repository.delete, d.repository.delete),
-        ),
-        shell=ShellPermissions(
-            inspect=meet.shell.inspect and not d.shell.inspect,
-            execute_allowlist=keep(meet.shell.execute_allowlist, d.shell.execute_allowlist),
-        ),
-        runtime=RuntimePermissions(
-            inspect=keep(meet.runtime.inspect, d.runtime.inspect),
-            restart=keep(meet.runtime.restart, d.runtime.restart),
-        ),
-        browser=BrowserPermissions(
-            inspect=meet.browser.inspect and not d.browser.inspect,
-            mutate_state=meet.browser.mutate_state and not d.browser.mutate_state,
-        ),
-        network=NetworkPermissions(
-            read_domains=keep(meet.network.read_domains, d.network.read_domains),
-            external_write=meet.network.external_write and not d.network.external_write,
-        ),
-        subagents=SubagentPermissions(spawn=False, maximum_children=0, maximum_depth=0)
+    values: dict[Capability, list[str] | bool] = {}
+    for capability in FIELDS:
+        kept, refused = grant_of(meet, capability), grant_of(denied, capability)
+        if isinstance(kept, bool):
+            values[capability] = kept and not refused
+        else:
+            values[capability] = [] if refused else list(kept)
+    d = denied.subagents
+    drop_children = d.spawn or d.maximum_children or d.maximum_depth
+    return build(
+        values,
+        SubagentPermissions(spawn=False, maximum_children=0, maximum_depth=0)
         if drop_children
         else meet.subagents,
     )
@@ -191,19 +180,6 @@ def capability_is_mutating(capability: Capability) -> bool | None:
 
 def capability_backed(capability: Capability, permissions: PermissionSet) -> bool:
     """Tell whether ``permissions`` can back ``capability`` (TaskContract "backed", §3.4)."""
-    p = permissions
-    backing: dict[Capability, bool] = {
-        "repository.read": bool(p.repository.read),
-        "repository.write": bool(p.repository.write),
-        "repository.delete": bool(p.repository.delete),
-        "shell.inspect": p.shell.inspect,
-        "shell.execute": bool(p.shell.execute_allowlist),
-        "runtime.inspect": bool(p.runtime.inspect),
-        "runtime.restart": bool(p.runtime.restart),
-        "browser.inspect": p.browser.inspect,
-        "browser.mutate": p.browser.mutate_state,
-        "network.read": bool(p.network.read_domains),
-        "external.write": p.network.external_write,
-        "subagent.spawn": p.subagents.spawn and p.subagents.maximum_children > 0,
-    }
-    return backing[capability]
+    if capability == "subagent.spawn":
+        return permissions.subagents.spawn and permissions.subagents.maximum_children > 0
+    return bool(grant_of(permissions, capability))

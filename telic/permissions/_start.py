@@ -15,9 +15,8 @@ from typing import Final, TypeGuard
 
 from telic._errors import Issue, RuleViolation
 from telic.permissions._envelope import denied_permissions, permissions_from_capabilities
-from telic.permissions._modes import default_grants
+from telic.permissions._modes import DEFAULT_GRANTS
 from telic.permissions._protected import MUTATING_REPOSITORY, protected_grant_problem
-from telic.permissions._sets import effective_authorization
 from telic.permissions._targets import canonical_host, domain_problem, shell_command_problem
 from telic.protocol import CAPABILITIES, Capability, Mode, PermissionSet
 
@@ -192,12 +191,6 @@ class StartRunAuthority:
         """Return the envelope's ``authorization.denied`` set."""
         return denied_permissions(self.denied)
 
-    def effective(self) -> PermissionSet:
-        """Return the effective run authorization (mode ceiling ∩ granted ∖ denied)."""
-        return effective_authorization(
-            self.mode, self.granted_permissions(), self.denied_permissions()
-        )
-
 
 def start_run_authority(
     *,
@@ -215,7 +208,7 @@ def start_run_authority(
         RuleViolation: naming every failed ``SR-*`` rule, with the position of each problem.
     """
     issues = check_capabilities("host_capabilities", host_capabilities)
-    granted_in = default_grants(mode) if authorization_granted is None else authorization_granted
+    granted_in = DEFAULT_GRANTS[mode] if authorization_granted is None else authorization_granted
     issues += check_capabilities("authorization_granted", granted_in)
     issues += check_capabilities("authorization_denied", authorization_denied)
     host = tuple(dict.fromkeys(c for c in host_capabilities if is_capability(c)))

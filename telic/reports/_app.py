@@ -35,12 +35,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from telic._errors import NotFound
+from telic.casting import read_trace
 from telic.ledger import Ledger, utc_now
 from telic.protocol import MODES
 from telic.reports._artifact import describe_report
 from telic.reports._files import ReportFormat, read_stored, render
 from telic.reports._html import CSP, STATUS_FILTERS, page, render_index, render_trace
-from telic.reports._load import load_index, load_run_report, load_trace
+from telic.reports._load import load_index, load_run_report
 from telic.reports._mirror import read_mirror
 from telic.reports._mirror_view import render_mirror_index, render_mirror_report
 from telic.reports._viewer import view_report
@@ -81,12 +82,22 @@ class _BearerAuth:
         await self.app(scope, receive, send)
 
 
-def _not_found(run_id: str) -> HTMLResponse:
+def _missing(title: str, frame: str, state: str, detail: str) -> HTMLResponse:
+    """A 404 page: one frame saying what is not there (``detail`` is HTML)."""
     body = (
-        '<main><div class="frame" id="run-not-found"><p class="state">No such run</p>'
-        f"<p>This ledger has no run <code>{escape(run_id)}</code>.</p></div></main>"
+        f'<main><div class="frame" id="{frame}"><p class="state">{state}</p>'
+        f"<p>{detail}</p></div></main>"
     )
-    return HTMLResponse(page("Run not found", body), status_code=404, headers=_HEADERS)
+    return HTMLResponse(page(title, body), status_code=404, headers=_HEADERS)
+
+
+def _not_found(run_id: str) -> HTMLResponse:
+    detail = f"This ledger has no run <code>{escape(run_id)}</code>."
+    return _missing("Run not found", "run-not-found", "No such run", detail)
+
+
+def _markdown(text: str) -> PlainTextResponse:
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
 
 
 def _bad_request(why: str) -> PlainTextResponse:
@@ -129,18 +140,10 @@ def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Star
             return _mirror_missing(folder)
         entry = next((e for e in entries if e.name == name), None)
         if entry is None:
-            body = (
-                '<main><div class="frame" id="report-not-found"><p class="state">No such '
-                f"report</p><p>The mirror has no report <code>{escape(name)}</code>.</p>"
-                "</div></main>"
-            )
-            return HTMLResponse(page("Report not found", body), status_code=404, headers=_HEADERS)
+            detail = f"The mirror has no report <code>{escape(name)}</code>."
+            return _missing("Report not found", "report-not-found", "No such report", detail)
         if fmt_param == "md":
-            return PlainTextResponse(
-                render_mirror_report(entry, "md"),
-                media_type="text/markdown; charset=utf-8",
-                headers=_HEADERS,
-            )
+            return _markdown(render_mirror_report(entry, "md"))
         return HTMLResponse(render_mirror_report(entry, "html"), headers=_HEADERS)
 
     app = Starlette(
@@ -155,12 +158,12 @@ def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Star
 
 
 def _mirror_missing(folder: str | PathLike[str]) -> HTMLResponse:
-    body = (
-        '<main><div class="frame" id="mirror-absent"><p class="state">The report mirror is '
-        "not there</p><p>No folder can be read at the configured mirror path. Reports appear "
-        "here once the campaign harness mirrors them.</p></div></main>"
+    detail = (
+        "No folder can be read at the configured mirror path. Reports appear here once the "
+        "campaign harness mirrors them."
     )
-    return HTMLResponse(page("Report mirror absent", body), status_code=404, headers=_HEADERS)
+    state = "The report mirror is not there"
+    return _missing("Report mirror absent", "mirror-absent", state, detail)
 
 
 def reports_app(
@@ -211,19 +214,15 @@ def reports_app(
             data = await load_run_report(await ledger(), run_id, clock=clock)
         except NotFound:
             return _not_found(run_id)
+        name = f"{run_id}.{fmt}"
         if reports_dir is None:
             text: str | None = render(data, fmt)
-            name = f"{run_id}.{fmt}"
         else:
-            name = f"{run_id}.{fmt}"
             text = await read_stored(anyio.Path(reports_dir) / name)
-        artifact = describe_report(data, text, path=name)
-        body = view_report(artifact, text, fmt)
+        body = view_report(describe_report(data, text, path=name), text, fmt)
         if fmt == "md":
-            return PlainTextResponse(
-                body, media_type="text/markdown; charset=utf-8", headers=_HEADERS
-            )
-        trace = render_trace(await load_trace(await ledger(), run_id))
+            return _markdown(body)
+        trace = render_trace(await read_trace(await ledger(), run_id))
         return HTMLResponse(_before_body_end(body, trace), headers=_HEADERS)
 
     base = prefix.rstrip("/")

@@ -144,6 +144,18 @@ def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
 
+def _table_section(
+    section: str,
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    empty: str,
+    after: str = "",
+) -> str:
+    """A section holding one table (ids after ``section``), then ``after``."""
+    return _section(section, title, _table(section, header, rows, empty) + after)
+
+
 def _named(name: str, label: str, pill: bool = False) -> str:
     """A label for people, with the protocol name on hover."""
     if pill:
@@ -267,15 +279,12 @@ def render_html(data: RunReportData) -> str:
         for e in data.timeline
     ]
     parts.append(
-        _section(
+        _table_section(
             "timeline",
             "Timeline",
-            _table(
-                "timeline",
-                ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
-                timeline,
-                "No steps recorded.",
-            ),
+            ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
+            timeline,
+            "No steps recorded.",
         )
     )
     parts.append(
@@ -303,15 +312,12 @@ def render_html(data: RunReportData) -> str:
             for c in data.clarifications
         ]
         parts.append(
-            _section(
+            _table_section(
                 "clarifications",
                 "Clarifications",
-                _table(
-                    "clarifications",
-                    ["Request", "Question", "Choices offered", "Answer", "Answered by"],
-                    asked,
-                    "",
-                ),
+                ["Request", "Question", "Choices offered", "Answer", "Answered by"],
+                asked,
+                "",
             )
         )
     criteria = [
@@ -325,15 +331,12 @@ def render_html(data: RunReportData) -> str:
         for c in data.criteria
     ]
     parts.append(
-        _section(
+        _table_section(
             "criteria",
             "Acceptance criteria",
-            _table(
-                "criteria",
-                ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
-                criteria,
-                "No task contract yet.",
-            ),
+            ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
+            criteria,
+            "No task contract yet.",
         )
     )
     claims = [
@@ -349,15 +352,12 @@ def render_html(data: RunReportData) -> str:
         for c in data.claims
     ]
     parts.append(
-        _section(
+        _table_section(
             "claims",
             "Claim → evidence",
-            _table(
-                "claims",
-                ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
-                claims,
-                "No claims recorded.",
-            ),
+            ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
+            claims,
+            "No claims recorded.",
         )
     )
     evidence = "".join(_evidence_block(data.run_id, e) for e in data.evidence)
@@ -380,16 +380,13 @@ def render_html(data: RunReportData) -> str:
         for v in data.verifications
     ]
     parts.append(
-        _section(
+        _table_section(
             "verification",
             "Verification",
-            _table(
-                "verification",
-                ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
-                verifications,
-                "No verification requirements.",
-            )
-            + _host_word("verification", any(v.host_attested for v in data.verifications)),
+            ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
+            verifications,
+            "No verification requirements.",
+            _host_word("verification", any(v.host_attested for v in data.verifications)),
         )
     )
     permissions = [
@@ -405,16 +402,13 @@ def render_html(data: RunReportData) -> str:
         for p in data.permissions
     ]
     parts.append(
-        _section(
+        _table_section(
             "permissions",
             "Permission decisions",
-            _table(
-                "permissions",
-                ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
-                permissions,
-                "No permission decisions recorded.",
-            )
-            + _host_word("permissions", any(p.host_attested for p in data.permissions)),
+            ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
+            permissions,
+            "No permission decisions recorded.",
+            _host_word("permissions", any(p.host_attested for p in data.permissions)),
         )
     )
     budgets = [
@@ -428,10 +422,8 @@ def render_html(data: RunReportData) -> str:
         for b in data.budgets
     ]
     parts.append(
-        _section(
-            "budgets",
-            "Budgets",
-            _table("budgets", ["Budget", "Used", "Limit", ""], budgets, "No budgets."),
+        _table_section(
+            "budgets", "Budgets", ["Budget", "Used", "Limit", ""], budgets, "No budgets."
         )
     )
     packets = [
@@ -452,23 +444,20 @@ def render_html(data: RunReportData) -> str:
         else f'<h3>Digest</h3><pre class="digest" id="digest">{escape(data.digest)}</pre>'
     )
     parts.append(
-        _section(
+        _table_section(
             "packets",
             "Evidence packets",
-            _table(
-                "packets",
-                [
-                    "Packet",
-                    "Cast type",
-                    "Need",
-                    "Outcome / verdict",
-                    "Tokens (self-reported)",
-                    "Consumption",
-                ],
-                packets,
-                "No evidence packets in this run.",
-            )
-            + digest,
+            [
+                "Packet",
+                "Cast type",
+                "Need",
+                "Outcome / verdict",
+                "Tokens (self-reported)",
+                "Consumption",
+            ],
+            packets,
+            "No evidence packets in this run.",
+            digest,
         )
     )
     risks = "".join(f"<li>{escape(r)}</li>" for r in data.risks)
@@ -538,15 +527,15 @@ def _steps_section(data: RunReportData) -> str:
         ]
         for step in data.steps
     ]
-    table = _table(
+    notes = "".join(f"<li>{escape(h)}</li>" for h in data.highlights)
+    return _table_section(
         "steps",
+        "Steps (replay)",
         ["Seq", "Phase", "Artifact", "Type", "Digest", "Escalation"],
         rows,
         "No stored artifacts.",
+        f'<ul id="steps-highlights">{notes}</ul>' if notes else "",
     )
-    notes = "".join(f"<li>{escape(h)}</li>" for h in data.highlights)
-    highlights = f'<ul id="steps-highlights">{notes}</ul>' if notes else ""
-    return _section("steps", "Steps (replay)", table + highlights)
 
 
 def _options(

@@ -7,14 +7,14 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
 from telic._errors import IntegrityError, NotFound
+from telic.casting import read_trace
 from telic.controller import DigestStatus, digest_status, replay_report, run_phase, run_topology
-from telic.ledger import Ledger, TraceRecord, utc_now
+from telic.ledger import Ledger, utc_now
 from telic.reports._model import IndexEntry, RunReportData
 from telic.reports._project import Stored, artifact_id_of, project
 
-__all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report", "load_trace"]
+__all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report"]
 
-_PAGE = 500
 REQUEST_EXCERPT = 140
 """Characters of the request the index shows."""
 FOLLOWERS_LOOKED_AT = 100
@@ -60,18 +60,6 @@ async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]
     return tuple(entries)
 
 
-async def load_trace(ledger: Ledger, run_id: str) -> list[TraceRecord]:
-    """Every trace event of ``run_id`` in sequence order. Raises ``NotFound``."""
-    events: list[TraceRecord] = []
-    after = 0
-    while True:
-        page = await ledger.page_trace(run_id, after, _PAGE)
-        events.extend(page.events)
-        if not page.has_more or not page.events:
-            return events
-        after = page.events[-1].sequence
-
-
 def generator_version() -> str:
     """Return the installed ``telic`` distribution's version (the report generator's version)."""
     try:
@@ -110,7 +98,7 @@ async def load_run_report(
         else:
             digests[meta.artifact_id] = "ok"
         artifacts.append(Stored(meta, body))
-    events = await load_trace(ledger, run_id)
+    events = await read_trace(ledger, run_id)
     verify = await ledger.verify_run(run_id)
     newest = await ledger.list_runs(FOLLOWERS_LOOKED_AT)
     data = project(

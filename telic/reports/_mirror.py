@@ -61,11 +61,11 @@ class MirrorEntry:
     """The descriptor's name without ``.report.json`` (the page address), or the kind."""
     artifact: ReportArtifact
     """The report's honest state (judged from the disk, not taken from the descriptor)."""
-    campaign: str | None
-    spine_prefix: str | None
-    text: str | None
+    campaign: str | None = None
+    spine_prefix: str | None = None
+    text: str | None = None
     """The report's text when it is shown (``present`` or ``stale``)."""
-    problem: str | None
+    problem: str | None = None
     """Why an ``invalid`` or ``absent`` report is so, in words."""
 
 
@@ -80,22 +80,16 @@ def _invalid(name: str, kind: str, path: str, why: str, **provenance: str | None
     artifact = ReportArtifact(
         kind=kind, status="invalid", path=path, generator=_UNKNOWN, covers=name
     )
+    campaign, spine = provenance.get("campaign"), provenance.get("spine_prefix")
     return MirrorEntry(
-        name=name,
-        artifact=artifact,
-        campaign=provenance.get("campaign"),
-        spine_prefix=provenance.get("spine_prefix"),
-        text=None,
-        problem=why,
+        name=name, artifact=artifact, campaign=campaign, spine_prefix=spine, problem=why
     )
 
 
 def absent_entry(kind: str, why: str = "no report of this kind is in the mirror") -> MirrorEntry:
     """The entry of an expected report that the mirror does not hold."""
     artifact = ReportArtifact(kind=kind, status="absent", generator=_UNKNOWN, covers=kind)
-    return MirrorEntry(
-        name=kind, artifact=artifact, campaign=None, spine_prefix=None, text=None, problem=why
-    )
+    return MirrorEntry(name=kind, artifact=artifact, problem=why)
 
 
 def judge(name: str, descriptor: bytes, report: bytes | OSError | None) -> MirrorEntry:
@@ -144,12 +138,7 @@ def judge(name: str, descriptor: bytes, report: bytes | OSError | None) -> Mirro
             source_refs=declared.source_refs,
         )
         return MirrorEntry(
-            name=name,
-            artifact=artifact,
-            campaign=campaign,
-            spine_prefix=spine,
-            text=None,
-            problem=why,
+            name=name, artifact=artifact, campaign=campaign, spine_prefix=spine, problem=why
         )
     if declared.status == "invalid":
         return _invalid(name, kind, path, "the generator marked it invalid", **known)
@@ -164,12 +153,7 @@ def judge(name: str, descriptor: bytes, report: bytes | OSError | None) -> Mirro
     except UnicodeDecodeError:
         return _invalid(name, kind, path, "the file is not UTF-8 text", **known)
     return MirrorEntry(
-        name=name,
-        artifact=declared,
-        campaign=campaign,
-        spine_prefix=spine,
-        text=text,
-        problem=None,
+        name=name, artifact=declared, campaign=campaign, spine_prefix=spine, text=text
     )
 
 

@@ -263,20 +263,15 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
     if contract is None:
         return ()
     judged: dict[str, tuple[str, tuple[str, ...], str]] = {}
-    for result in run.all("WorkResult"):
-        for entry in _list(result.body, "acceptanceCoverage"):
-            judged[str(entry.get("criterionId"))] = (
-                str(entry.get("status", "")),
-                run.ids(_list(entry, "evidenceRefs")),
-                result.record.artifact_id,
-            )
     review = run.latest("QualityReview")
-    if review is not None:
-        for entry in _list(review.body, "acceptanceResults"):
+    sources = [(result, "acceptanceCoverage") for result in run.all("WorkResult")]
+    sources += [] if review is None else [(review, "acceptanceResults")]  # the review judges last
+    for judge, key in sources:
+        for entry in _list(judge.body, key):
             judged[str(entry.get("criterionId"))] = (
                 str(entry.get("status", "")),
                 run.ids(_list(entry, "evidenceRefs")),
-                review.record.artifact_id,
+                judge.record.artifact_id,
             )
     rows = []
     for criterion in _list(contract.body, "acceptanceCriteria"):

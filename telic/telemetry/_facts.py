@@ -143,25 +143,20 @@ def packet_facts(body: Mapping[str, Any]) -> Attributes:
     stop = body.get("stopReason")
     if isinstance(stop, str):
         facts["telic.packet.stop_reason"] = stop
-    for key, name in (
-        ("inputTokens", USAGE_INPUT),
-        ("outputTokens", USAGE_OUTPUT),
-        ("totalTokens", "telic.packet.total_tokens"),
-        ("turns", "telic.packet.turns"),
-        ("toolCalls", "telic.packet.tool_calls"),
-        ("wallMs", "telic.packet.wall_ms"),
-        ("evidenceProposed", "telic.packet.evidence_proposed"),
-        ("evidenceVerified", "telic.packet.evidence_verified"),
+    for source, key, name in (
+        (counters, "inputTokens", USAGE_INPUT),
+        (counters, "outputTokens", USAGE_OUTPUT),
+        (counters, "totalTokens", "telic.packet.total_tokens"),
+        (counters, "turns", "telic.packet.turns"),
+        (counters, "toolCalls", "telic.packet.tool_calls"),
+        (counters, "wallMs", "telic.packet.wall_ms"),
+        (counters, "evidenceProposed", "telic.packet.evidence_proposed"),
+        (counters, "evidenceVerified", "telic.packet.evidence_verified"),
+        (budget, "maxTurns", "telic.budget.cast.max_turns"),
+        (budget, "maxTotalTokens", "telic.budget.cast.max_total_tokens"),
+        (budget, "maxWallMs", "telic.budget.cast.max_wall_ms"),
     ):
-        value = counters.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            facts[name] = value
-    for key, name in (
-        ("maxTurns", "telic.budget.cast.max_turns"),
-        ("maxTotalTokens", "telic.budget.cast.max_total_tokens"),
-        ("maxWallMs", "telic.budget.cast.max_wall_ms"),
-    ):
-        value = budget.get(key)
+        value = source.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             facts[name] = value
     return facts

@@ -68,7 +68,6 @@ def _phase(internal: str) -> str:
 @dataclass
 class _RunTrack:
     span: Span
-    mode: str
     seen_chain: int = 0
     artifacts: int = 0
     """How many of the run's artifacts, and trace events, were observed (the ledger appends)."""
@@ -123,12 +122,7 @@ class TelemetryObserver:
             self._close(run_id, record)
 
     def on_rejection(
-        self,
-        run_id: str,
-        error: TelicError,
-        *,
-        artifact_type: str | None = None,
-        phase: str | None = None,
+        self, run_id: str, error: TelicError, *, artifact_type: str | None = None
     ) -> None:
         """Record a refused submission: its error code and rule ids (never its message)."""
         if self._tracer is None:
@@ -140,8 +134,6 @@ class TelemetryObserver:
         }
         if artifact_type is not None:
             attributes["telic.artifact.type"] = artifact_type
-        if phase is not None:
-            attributes["telic.phase"] = _phase(phase)
         track = self._runs.get(run_id)
         if track is not None:
             track.span.add_event("telic.rejection", attributes)
@@ -173,7 +165,7 @@ class TelemetryObserver:
                 "telic.run.mode": record.requested_mode,
             },
         )
-        track = _RunTrack(span=span, mode=record.requested_mode, boundary=record.created_at)
+        track = _RunTrack(span=span, boundary=record.created_at)
         self._runs[record.run_id] = track
         return track
 

@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from telic.hosts import claude_code_hook
+from telic.hosts import host_hook
 from telic.hosts._hook import select_run, uuid4_text
 from telic.hosts._layers import LAYERS_DIR, SESSIONS_DIR
 from telic.ledger import DB_FILE_NAME, DirectLedger, Ledger, LiveRun, PortalLedger, open_ledger
@@ -99,7 +99,7 @@ async def hook(
         environ["TELIC_DATABASE_URL"] = url
 
     def call() -> str | None:
-        return claude_code_hook(raw, repository_root=str(repo), environ=environ)
+        return host_hook("claude-code", raw, repository_root=str(repo), environ=environ)
 
     output = await anyio.to_thread.run_sync(call)
     return None if output is None else json.loads(output)["hookSpecificOutput"]

@@ -20,6 +20,7 @@ from telic.permissions import (
     Grant,
     Layer,
     authorize_action,
+    effective_authorization,
     start_run_authority,
 )
 from telic.protocol._types import CAPABILITIES, PermissionSet
@@ -60,7 +61,12 @@ def _layers() -> list[Layer]:
     wire["subagents"].update(spawn=True, maximum_children=2, maximum_depth=1)
     return [
         Layer.for_mode("analyze_and_fix"),
-        Layer.from_permissions("authorization", authority.effective()),
+        Layer.from_permissions(
+            "authorization",
+            effective_authorization(
+                authority.mode, authority.granted_permissions(), authority.denied_permissions()
+            ),
+        ),
         Layer.from_permissions("task_contract", PermissionSet.model_validate(wire)),
     ]
 

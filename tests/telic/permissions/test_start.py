@@ -11,6 +11,7 @@ from telic.permissions import (
     check_grants_on_host,
     check_network_domains,
     check_shell_allowlist,
+    effective_authorization,
     intersect_with_host,
     normalize_domains,
     start_run_authority,
@@ -269,7 +270,9 @@ def test_the_authority_builds_its_envelope_sets_and_effective_authorization() ->
     )
     assert authority.denied == ("network.read",)
     assert authority.denied_permissions().network.read_domains == ["**"]
-    effective = authority.effective()
+    effective = effective_authorization(
+        authority.mode, authority.granted_permissions(), authority.denied_permissions()
+    )
     assert effective.repository.read == ["**"]
     assert effective.repository.write == []  # analyze_only never writes
     assert effective.network.read_domains == []  # denied drops the whole capability

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from telic.demo import DemoRepository, TelicTools, drive_mode, stdio_parameters
-from telic.hosts import claude_code_hook
+from telic.hosts import host_hook
 from telic.resident._places import places_for, private_dir
 from telic.resident._shim import ask_hook, ensure_server, parse_serve
 from tests.telic.hosts.test_hook import event, executing_fix, project
@@ -109,8 +109,11 @@ async def test_hook_decisions_through_the_resident_server_equal_the_in_process_o
             for raw in events:
                 via = await anyio.to_thread.run_sync(ask_hook, raw, str(repo), env)
                 here = await anyio.to_thread.run_sync(
-                    lambda raw=raw: claude_code_hook(
-                        raw, repository_root=str(repo), environ={"TELIC_STATE_DIR": str(state)}
+                    lambda raw=raw: host_hook(
+                        "claude-code",
+                        raw,
+                        repository_root=str(repo),
+                        environ={"TELIC_STATE_DIR": str(state)},
                     )
                 )
                 assert via is not None, "the resident server did not answer"

@@ -19,7 +19,7 @@ import anyio.to_thread
 import pytest
 
 from telic._errors import SecretDetected
-from telic.hosts import claude_code_hook
+from telic.hosts import host_hook
 from telic.ledger import Ledger, open_ledger
 from telic.roles import Service, open_service
 from tests.telic.fresh_secrets import NAMES, fresh
@@ -121,7 +121,7 @@ async def test_the_hooks_direct_write_stores_a_secret_path_redacted(
         ).encode()
         environ = {"TELIC_STATE_DIR": str(tmp_path / "state")}
         output = await anyio.to_thread.run_sync(
-            lambda: claude_code_hook(raw, repository_root=str(repo), environ=environ)
+            lambda: host_hook("claude-code", raw, repository_root=str(repo), environ=environ)
         )
         stored = await _everything(ledger, flow.b.run_id)
     assert output is not None
