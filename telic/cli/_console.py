@@ -1,4 +1,4 @@
-"""Human output: aligned tables, JSON, and a one-line progress display on a terminal."""
+"""Human output: aligned tables and JSON."""
 
 from __future__ import annotations
 

@@ -39,11 +39,8 @@ from telic.cli._where import (
 )
 
 if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
-    from types import ModuleType
-
     from telic.roles import Service
-    from telic.server import Backend, ServerConfig
+    from telic.server import ServerConfig
 
 __all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -63,27 +60,6 @@ def to_wire(value: Any) -> Any:
     from telic.server import to_wire as convert
 
     return convert(value)
-
-
-def open_default_service(config: ServerConfig) -> AbstractAsyncContextManager[Service]:
-    """``telic.server.open_default_service``, imported on first use."""
-    from telic.server import open_default_service as opener
-
-    return opener(config)
-
-
-def open_backend(config: ServerConfig) -> AbstractAsyncContextManager[Backend]:
-    """``telic.server.open_backend``, imported on first use."""
-    from telic.server import open_backend as opener
-
-    return opener(config)
-
-
-def reports_module() -> ModuleType | None:
-    """``telic.server.reports_module``, imported on first use."""
-    from telic.server import reports_module as load
-
-    return load()
 
 
 async def serve(config: ServerConfig) -> None:
@@ -239,6 +215,8 @@ def _existing_ledger(config: ServerConfig, args: argparse.Namespace) -> LedgerLo
 
 @asynccontextmanager
 async def _service(config: ServerConfig, args: argparse.Namespace) -> AsyncIterator[Service]:
+    from telic.server import open_default_service
+
     _existing_ledger(config, args)
     async with open_default_service(config) as service:
         yield service
@@ -246,6 +224,7 @@ async def _service(config: ServerConfig, args: argparse.Namespace) -> AsyncItera
 
 async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.cli._words import human_time, phase_words, status_words
+    from telic.server import open_default_service
 
     where = find_ledger(config)
     runs: list[dict[str, Any]] = []
@@ -415,12 +394,14 @@ async def _demo(config: ServerConfig, args: argparse.Namespace) -> int:
     outcome = await run_demo(workdir=workdir)
     if args.json:
         print_json(outcome.to_json())
-        return EXIT_OK if outcome.status == "completed" and outcome.intact else EXIT_FAILURE
-    print_demo(outcome, command_name())
+    else:
+        print_demo(outcome, command_name())
     return EXIT_OK if outcome.status == "completed" and outcome.intact else EXIT_FAILURE
 
 
 async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
+    from telic.server import open_backend, reports_module
+
     reports = reports_module()
     assert reports is not None
     out = _output_file(args.out) if args.out else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from telic.cli._errors import CliError
+from telic.cli._errors import CliError, explain_os_error
 
 if typing.TYPE_CHECKING:
     from telic.server import ServerConfig
@@ -105,12 +105,7 @@ def check_port(host: str, port: int) -> None:
         except OSError as exc:
             shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
             if exc.errno == errno.EADDRINUSE:
-                raise CliError(
-                    1,
-                    "address_in_use",
-                    f"cannot serve HTTP on {shown}: the address is already in use",
-                    "stop the other server or pick another port with --http HOST:PORT",
-                ) from None
+                raise explain_os_error(exc, f"serve HTTP on {shown}") from None
             raise CliError(
                 2,
                 "bad_address",

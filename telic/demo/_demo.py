@@ -272,14 +272,11 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
             tools = TelicTools(client)
             progress.step("connected to telic serve over stdio")
 
-            async def cast(driver: RunDriver) -> str:
-                progress.step("casting an explore subagent")
-                return await _cast_explore(tools, driver, repo)
-
             packet: list[str] = []
 
-            async def cast_and_keep(driver: RunDriver) -> str:
-                packet.append(await cast(driver))
+            async def cast(driver: RunDriver) -> str:
+                progress.step("casting an explore subagent")
+                packet.append(await _cast_explore(tools, driver, repo))
                 return packet[-1]
 
             driver = await drive_mode(
@@ -289,7 +286,7 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
                 request=REQUEST,
                 goal=GOAL,
                 active_paths=[TARGET],
-                cast=cast_and_keep,
+                cast=cast,
                 start={
                     "host_name": "telic-demo",
                     "native_subagents": "available",

@@ -247,13 +247,9 @@ async def drive_mode(
         await driver.submit(
             "WorkPlan", b.plan("plan-1", [b.node("plan", ["AC-1"], [], b.permissions, calls=0)])
         )
-        plan = ("AC-1", ["plan-1"])
-        await driver.submit(
-            "QualityReview", b.quality_review("qr-1", "plan-1", [], "pass", [plan], [])
-        )
         claim = "A serial plan for the request is recorded"
-        await driver.submit("ReleaseAudit", b.audit("qr-1", ["plan-1"], [], ["plan-1"], claim))
-        await driver.submit("UserReport", b.report("Planned the work.", claim, ["plan-1"]))
+        met = [("AC-1", ["plan-1"])]
+        await _close(driver, "qr-1", ["plan-1"], [], met, [], claim, "Planned the work.")
         return driver
     if mode == "analyze_only":
         b.criteria = [criterion("AC-1", "completion", "The cause of the bug is identified")]
@@ -282,24 +278,10 @@ async def drive_mode(
                 criteria=["AC-1"],
             ),
         )
-        await driver.submit(
-            "QualityReview",
-            b.quality_review(
-                "qr-1",
-                "plan-1",
-                ["result-1"],
-                "pass",
-                [("AC-1", ["evidence-1"])],
-                [("VR-1", ["evidence-1"])],
-            ),
-        )
         claim = "The cause of the bug is identified"
-        await driver.submit(
-            "ReleaseAudit", b.audit("qr-1", ["plan-1"], ["result-1"], ["evidence-1"], claim)
-        )
-        await driver.submit(
-            "UserReport",
-            b.report("Diagnosed the bug.", claim, ["evidence-1"], verifications=["evidence-1"]),
+        met, checked = [("AC-1", ["evidence-1"])], [("VR-1", ["evidence-1"])]
+        await _close(
+            driver, "qr-1", ["plan-1"], ["result-1"], met, checked, claim, "Diagnosed the bug."
         )
         return driver
     fix_perms = permissions(read=["**"], write=["src/**"])
@@ -316,29 +298,11 @@ async def drive_mode(
         await driver.submit(
             "WorkResult", _fix_result(driver, "result-1", "plan-1", "fix", change, ["AC-1"])
         )
-        both = ["evidence-diff", "evidence-verify"]
-        await driver.submit(
-            "QualityReview",
-            b.quality_review(
-                "qr-1",
-                "plan-1",
-                ["result-1"],
-                "pass",
-                [("AC-1", both)],
-                [("VR-1", ["evidence-verify"])],
-            ),
-        )
         claim = "The fix is applied and the tests pass"
-        await driver.submit("ReleaseAudit", b.audit("qr-1", ["plan-1"], ["result-1"], both, claim))
-        await driver.submit(
-            "UserReport",
-            b.report(
-                "Fixed the bug.",
-                claim,
-                both,
-                changes=["evidence-diff"],
-                verifications=["evidence-verify"],
-            ),
+        met = [("AC-1", ["evidence-diff", "evidence-verify"])]
+        checked = [("VR-1", ["evidence-verify"])]
+        await _close(
+            driver, "qr-1", ["plan-1"], ["result-1"], met, checked, claim, "Fixed the bug."
         )
         return driver
     if mode != "analyze_and_fix":
@@ -444,31 +408,33 @@ async def close_fix(driver: RunDriver, claim: str, summary: str) -> None:
     """The demo bug's last three steps, once the fix plan's WorkResult (``result-02`` of
     ``plan-02``) and its Evidence (``evidence-diff``, ``evidence-verify``) are in: the passing
     QualityReview, the ReleaseAudit of ``claim`` and the UserReport with ``summary``."""
+    met = [("AC-1", ["evidence-01"]), ("AC-2", ["evidence-diff", "evidence-verify"])]
+    checked = [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])]
+    plans, results = ["plan-01", "plan-02"], ["result-01", "result-02"]
+    await _close(driver, "QR-02", plans, results, met, checked, claim, summary)
+
+
+async def _close(
+    driver: RunDriver,
+    review: str,
+    plans: Sequence[str],
+    results: Sequence[str],
+    met: Sequence[tuple[str, Sequence[str]]],
+    checked: Sequence[tuple[str, Sequence[str]]],
+    claim: str,
+    summary: str,
+) -> None:
+    """A run's last three steps: the passing QualityReview ``review`` of the last plan and its
+    result, with each criterion ``met`` and each verification ``checked`` by their Evidence ids;
+    the ReleaseAudit of ``claim`` over that Evidence; the UserReport with ``summary``, which
+    names the fix's diff (``evidence-diff``), if any, as its change."""
     b = driver.bodies
-    both = ["evidence-diff", "evidence-verify"]
+    evidence = list(dict.fromkeys(e for _, refs in met for e in refs))
+    verified = list(dict.fromkeys(e for _, refs in checked for e in refs))
+    changes = [e for e in evidence if e == "evidence-diff"]
     await driver.submit(
-        "QualityReview",
-        b.quality_review(
-            "QR-02",
-            "plan-02",
-            ["result-02"],
-            "pass",
-            [("AC-1", ["evidence-01"]), ("AC-2", both)],
-            [("VR-DIAG", ["evidence-01"]), ("VR-COMP", ["evidence-verify"])],
-        ),
+        "QualityReview", b.quality_review(review, plans[-1], results[-1:], "pass", met, checked)
     )
-    evidence = ["evidence-01", *both]
-    await driver.submit(
-        "ReleaseAudit",
-        b.audit("QR-02", ["plan-01", "plan-02"], ["result-01", "result-02"], evidence, claim),
-    )
-    await driver.submit(
-        "UserReport",
-        b.report(
-            summary,
-            claim,
-            evidence,
-            changes=["evidence-diff"],
-            verifications=["evidence-01", "evidence-verify"],
-        ),
-    )
+    await driver.submit("ReleaseAudit", b.audit(review, plans, results, evidence, claim))
+    report = b.report(summary, claim, evidence, changes=changes, verifications=verified)
+    await driver.submit("UserReport", report)

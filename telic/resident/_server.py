@@ -188,12 +188,6 @@ async def _send_all(connection: socket.socket, data: bytes) -> None:
             await anyio.wait_writable(connection)
 
 
-def _decide_hook(raw: bytes, root: str, host: str) -> str | None:
-    from telic.hosts import host_hook
-
-    return host_hook(host, raw, repository_root=root)
-
-
 async def _hook(
     connection: socket.socket, root: str, activity: _Activity, opened: Callable[[], Any]
 ) -> None:
@@ -214,7 +208,9 @@ async def _hook(
                 raise ValueError(f"this server decides for {root}, not {asked}")
             if host not in HOOK_HOSTS:
                 raise ValueError(f"no hook for host {host!r}")
-            decide = functools.partial(_decide_hook, raw, root, host)
+            from telic.hosts import host_hook
+
+            decide = functools.partial(host_hook, host, raw, repository_root=root)
             output = await anyio.to_thread.run_sync(decide)
             reply: dict[str, object] = {"output": output}
         except Exception as exc:  # the hook boundary: the client turns this into a deny

@@ -387,10 +387,7 @@ def relay(connection: _socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
             pass
         finally:
             host_done.append(True)
-            try:  # noqa: SIM105  # contextlib is a Python-source import the warm path avoids
-                connection.shutdown(_socket.SHUT_WR)
-            except OSError:
-                pass
+            _shut(connection)
 
     _thread.start_new_thread(upstream, ())
     try:

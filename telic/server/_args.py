@@ -121,8 +121,6 @@ NeedCode = Literal[
 class CastTypeEntry(ToolArgs):
     """A cast-type registry entry the user enables for a run (camelCase, as in the packets)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     castType: CastTypeName  # noqa: N815 - the packet contract's wire name
     """Registry key, e.g. explore."""
     enabled: bool = False
@@ -189,8 +187,6 @@ class StartRunArgs(ToolArgs):
 
 class Budget(ToolArgs):
     """The grounding budget; every limit is optional."""
-
-    model_config = ConfigDict(extra="forbid")
 
     max_files: Annotated[int, Field(ge=1, le=256)] | None = None
     """Files to select (default 48)."""
@@ -303,18 +299,7 @@ class CheckToolActionArgs(RunArgs):
 class Routing(ToolArgs):
     """Why a parent casts a child (camelCase, as in the packet contract)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    needCode: Literal[  # noqa: N815 - the packet contract's wire name
-        "locate",
-        "verify_claim",
-        "reproduce",
-        "measure",
-        "diagnose",
-        "review",
-        "synthesize",
-        "draft",
-    ]
+    needCode: NeedCode  # noqa: N815 - the packet contract's wire name
     """The need that justifies the child."""
     text: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\S")]
     """Why, in words."""
@@ -344,8 +329,6 @@ PacketRefs = Annotated[list[str], Field(max_length=8)]
 class CastBudgetArgs(ToolArgs):
     """The child's budget (camelCase, as in the packet contract)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     maxTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
     """Turns the child may take."""
     maxTotalTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
@@ -362,7 +345,6 @@ class CastToolArgs(RunArgs):
     argument with the contract's ``unknown_field`` instead of dropping it.
     """
 
-    model_config = ConfigDict(extra="forbid")
     tool: ClassVar[str] = "a casting tool"
 
     @model_validator(mode="wrap")

@@ -110,10 +110,6 @@ _SHARE_AT: Final = 48
 _REF_PREFIX: Final = "#/$defs/"
 
 
-def _text(node: object) -> str:
-    return json.dumps(node, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
 def _untitled(node: Any, *, names: bool = False) -> Any:
     """``node`` without ``title`` annotations (``names``: ``node`` maps names to schemas)."""
     if isinstance(node, dict):
@@ -155,7 +151,7 @@ def _shared(node: Any, refs: dict[str, str], *, names: bool = False, top: bool =
     """``node`` with every sub-schema named in ``refs`` replaced by its ``$ref``."""
     if isinstance(node, dict):
         if not top and not names:
-            name = refs.get(_text(node))
+            name = refs.get(node_text(node))
             if name is not None:
                 return {"$ref": _REF_PREFIX + name}
         if names:
@@ -173,14 +169,14 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Return ``schema`` without titles and with every repeated sub-schema shared once."""
     plain: dict[str, Any] = _untitled(schema)
     defs: dict[str, Any] = dict(plain.get("$defs") or {})
-    counts = Counter(_text(node) for node in _subschemas(plain) if "$ref" not in node)
+    counts = Counter(node_text(node) for node in _subschemas(plain) if "$ref" not in node)
     repeated = sorted(
         (text for text, n in counts.items() if n > 1 and len(text) >= _SHARE_AT),
         key=lambda text: (-len(text), text),
     )
     if not repeated:
         return plain
-    known = {_text(body): name for name, body in defs.items()}
+    known = {node_text(body): name for name, body in defs.items()}
     refs: dict[str, str] = {}
     for number, text in enumerate(repeated, 1):
         refs[text] = known.get(text) or f"Shared{number}"
@@ -553,16 +549,6 @@ def _notation(artifact_type: str, omitted: frozenset[str]) -> dict[str, Any]:
     if encoded is None:
         return emitted_schema(artifact_type)
     return {"$ref": schema_uri(artifact_type), NOTATION_KEY: omit(encoded[0], omitted)}
-
-
-def compact_object(artifact_type: str, known: dict[str, str] | None = None) -> dict[str, Any]:
-    """The schema object a ``once`` session gets the first time it needs ``artifact_type``.
-
-    ``{"$ref": <resource>, "x-telic-type": <notation>}``, whose text leaves out the kinds
-    ``known`` already holds with the same body; the JSON Schema itself when the schema has no
-    notation. Shared: callers must not change it.
-    """
-    return _compact(artifact_type, known or {})[0]
 
 
 def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:

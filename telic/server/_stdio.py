@@ -271,25 +271,15 @@ def error_reply(problem: Exception) -> JSONRPCError:
     errors = problem.errors() if isinstance(problem, ValidationError) else []
     kinds = {e["type"] for e in errors}
     if any(e.get("input") == _BAD_ID.strip()[1:-1] for e in errors):
-        return JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=ErrorData(
-                code=INVALID_REQUEST,
-                message="Invalid Request: a request id must be a string or an integer",
-            ),
+        error = ErrorData(
+            code=INVALID_REQUEST,
+            message="Invalid Request: a request id must be a string or an integer",
         )
-    if kinds and kinds != {"json_invalid"}:
-        return JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=ErrorData(
-                code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC message"
-            ),
-        )
-    return JSONRPCError(
-        jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error")
-    )
+    elif kinds and kinds != {"json_invalid"}:
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC message")
+    else:
+        error = ErrorData(code=PARSE_ERROR, message="Parse error")
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)
 
 
 class _Reads(Protocol):

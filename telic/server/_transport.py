@@ -46,6 +46,14 @@ if TYPE_CHECKING:
 __all__ = ["BearerTokenMiddleware", "RequestIdGuard", "http_app", "serve"]
 
 _LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_UNAUTHORIZED_BODY: Final = b'{"error":"unauthorized","error_description":"bearer token required"}'
+
+
+async def _answer(send: Send, status: int, body: bytes, header: tuple[bytes, bytes]) -> None:
+    """Answer a request with ``status`` and the JSON ``body``, without passing it on."""
+    headers = [(b"content-type", b"application/json"), header]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class BearerTokenMiddleware:
@@ -60,23 +68,8 @@ class BearerTokenMiddleware:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="telic"'),
-                        ],
-                    }
-                )
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": b'{"error":"unauthorized","error_description":"bearer token '
-                        b'required"}',
-                    }
-                )
+                challenge = (b"www-authenticate", b'Bearer realm="telic"')
+                await _answer(send, 401, _UNAUTHORIZED_BODY, challenge)
                 return
         await self._app(scope, receive, send)
 
@@ -98,8 +91,8 @@ SSE_RETRY_MS: Final = 1000
 """The ``retry`` an SSE stream's priming event suggests: reconnect after one second."""
 
 
-_INSPECTED_BODY: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 _log: Final = logging.getLogger("telic.server")
+_INSPECTED_BODY: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 """Bodies up to the SDK's own limit are looked at whole; a longer one is refused by the SDK."""
 _BAD_ID_BODY: Final = (
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
@@ -144,17 +137,8 @@ class RequestIdGuard:
         if not more and read and read[-1]["type"] == "http.request":
             body = b"".join(m.get("body", b"") for m in read)
             if bad_request_id(body.decode("utf-8", "replace")):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 400,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(_BAD_ID_BODY)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": _BAD_ID_BODY})
+                length = (b"content-length", str(len(_BAD_ID_BODY)).encode())
+                await _answer(send, 400, _BAD_ID_BODY, length)
                 return
         pending = iter(read)
 

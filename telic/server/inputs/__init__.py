@@ -15,7 +15,7 @@ import pathlib
 import typing
 from importlib import resources
 
-__all__ = ["expected_text", "input_schemas", "schema_file", "tool_schemas"]
+__all__ = ["expected_text", "schema_file", "tool_schemas"]
 
 
 def schema_file() -> pathlib.Path:
@@ -32,11 +32,6 @@ def tool_schemas() -> dict[str, dict[str, typing.Any]]:
     """Return a fresh copy of every tool's committed ``{input, output}`` schemas, by tool name."""
     schemas: dict[str, dict[str, typing.Any]] = json.loads(_loaded())
     return schemas
-
-
-def input_schemas() -> dict[str, dict[str, typing.Any]]:
-    """Return a fresh copy of every tool's committed input schema, by tool name."""
-    return {name: pair["input"] for name, pair in tool_schemas().items()}
 
 
 def expected_text() -> str:

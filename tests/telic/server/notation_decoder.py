@@ -25,8 +25,20 @@ from telic.server._notation import (
     FIELD,
     _reached,
 )
+from telic.server._schemas import _compact
 
-__all__ = ["Kinds", "NotationError", "decode"]
+__all__ = ["Kinds", "NotationError", "compact_object", "decode"]
+
+
+def compact_object(artifact_type: str, known: dict[str, str] | None = None) -> dict[str, Any]:
+    """The schema object a ``once`` session gets the first time it needs ``artifact_type``.
+
+    ``{"$ref": <resource>, "x-telic-type": <notation>}``, whose text leaves out the kinds
+    ``known`` already holds with the same body; the JSON Schema itself when the schema has no
+    notation. Shared: callers must not change it.
+    """
+    return _compact(artifact_type, known or {})[0]
+
 
 _NUMBER: Final = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _DECODER: Final = json.JSONDecoder()

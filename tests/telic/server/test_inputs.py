@@ -10,7 +10,7 @@ from telic.protocol._types import Mode
 from telic.server._app import PromptMode
 from telic.server._args import ToolArgs
 from telic.server._tools import TOOL_NAMES, models
-from telic.server.inputs import expected_text, input_schemas, schema_file
+from telic.server.inputs import expected_text, schema_file, tool_schemas
 
 
 def test_the_committed_input_schemas_have_not_drifted_from_the_models() -> None:
@@ -20,7 +20,7 @@ def test_the_committed_input_schemas_have_not_drifted_from_the_models() -> None:
 
 
 def test_every_tool_has_an_argument_model_and_a_committed_schema() -> None:
-    assert list(input_schemas()) == list(TOOL_NAMES)
+    assert list(tool_schemas()) == list(TOOL_NAMES)
     for name in TOOL_NAMES:
         assert issubclass(models(name)[0], ToolArgs)
         assert issubclass(models(name)[1], BaseModel)

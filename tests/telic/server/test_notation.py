@@ -24,7 +24,6 @@ from telic.server._notation import (
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
-    compact_object,
     emitted_schema,
     full_schema,
     inline,
@@ -32,7 +31,7 @@ from telic.server._schemas import (
     notation_fields,
     schema_uri,
 )
-from tests.telic.server.notation_decoder import Kinds, NotationError, decode
+from tests.telic.server.notation_decoder import Kinds, NotationError, compact_object, decode
 
 HOST_TYPES = [kind for kind in SCHEMA_TYPES if kind != "ContextManifest"]
 

@@ -14,10 +14,10 @@ from telic.server import WORKFLOW_INSTRUCTIONS
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
-    compact_object,
     emitted_schema,
     full_schema,
 )
+from tests.telic.server.notation_decoder import compact_object
 
 _HOST_TYPES = [kind for kind in SCHEMA_TYPES if kind != "ContextManifest"]
 

@@ -19,7 +19,6 @@ from telic.server._schemas import (
     SCHEMA_TYPES,
     SentSchemas,
     _untitled,
-    compact_object,
     compact_schema,
     emitted_schema,
     full_schema,
@@ -31,7 +30,7 @@ from telic.server._schemas import (
     schema_uri,
     with_rules,
 )
-from tests.telic.server.notation_decoder import Kinds, decode
+from tests.telic.server.notation_decoder import Kinds, compact_object, decode
 
 
 @pytest.mark.parametrize("artifact_type", get_args(HostArtifactType))

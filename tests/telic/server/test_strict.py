@@ -18,9 +18,9 @@ from agents.exceptions import UserError
 from agents.strict_schema import ensure_strict_json_schema
 
 from telic.server._tools import TOOL_NAMES, list_tools
-from telic.server.inputs import input_schemas
+from telic.server.inputs import tool_schemas
 
-SCHEMAS = input_schemas()
+SCHEMAS = {name: pair["input"] for name, pair in tool_schemas().items()}
 FREE_FORM = {"telic_submit_artifact": "body", "telic_return_packet": "packet"}
 """The tools whose one free-form object argument cannot be strict, and that argument."""
 OPEN_OBJECT = "permits undeclared properties"
