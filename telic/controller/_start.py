@@ -17,13 +17,15 @@ from telic.controller._events import TraceNote
 from telic.controller._lineage import lineage_note
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
-from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri, stored_artifact
+from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
+from telic.ledger import RunRecord
 from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
     EVENT_TYPES,
     LOGICAL_ROLES,
+    SCHEMA_VERSION,
     Authorization,
     HostDescriptor,
     Mode,
@@ -160,10 +162,11 @@ def open_run(
         policy_refs=[],
         topology=None if classified is None else classified.topology,
     )
-    run = Run(
+    run = RunRecord(
         run_id=run_id,
+        schema_version=SCHEMA_VERSION,
         repository_root=repository_root,
-        mode=mode,
+        requested_mode=mode,
         status="running",
         phase="context_grounding",
         resume_phase=None,
@@ -222,7 +225,7 @@ def canonical_actor(actor: str) -> str:
     return actor if actor in LOGICAL_ROLES else "host"
 
 
-def snapshot(run: Run) -> Mapping[str, Any]:
+def snapshot(run: RunRecord) -> Mapping[str, Any]:
     """Return the budget snapshot recorded with every trace event."""
     return {
         "promptRevisions": run.prompt_revisions_remaining,

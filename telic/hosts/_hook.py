@@ -544,7 +544,7 @@ def _through_service(url: str, root: str, call: Call | None, problem: str) -> Ve
             granted = state.envelope.authorization.protected_paths_granted
             run = LiveRun(
                 state.run.run_id,
-                state.run.mode,
+                state.run.requested_mode,
                 state.run.phase,
                 state.run.version,
                 0,

@@ -53,6 +53,7 @@ if typing.TYPE_CHECKING:
         Limits as Limits,
         NewArtifact as NewArtifact,
         NewTraceEvent as NewTraceEvent,
+        OutcomeHint as OutcomeHint,
         RunChanges as RunChanges,
         RunRecord as RunRecord,
         RunSummary as RunSummary,

@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from telic._errors import UsageError
 from telic.protocol import canonical_json, sha256_hex_digest
+
+if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger's imports
+    from telic.protocol import InternalPhase, InternalRunStatus, Mode, Topology
 
 __all__ = [
     "JSON",
@@ -25,6 +28,7 @@ __all__ = [
     "Limits",
     "NewArtifact",
     "NewTraceEvent",
+    "OutcomeHint",
     "RunRecord",
     "RunSummary",
     "TracePage",
@@ -34,6 +38,12 @@ __all__ = [
 
 JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
 """A JSON value as Python holds it."""
+
+OutcomeHint = Literal["completed", "partial", "blocked"]
+"""What the run is heading for, as reviews and audits have decided so far."""
+
+_TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
+"""The statuses of a run that has ended."""
 
 MAX_DECISION_SUMMARY_CHARS: Final = 800
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -81,27 +91,29 @@ class Limits:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunRecord:
-    """One row of the ``runs`` table: the run's mutable controller state.
+    """A run: one row of the ``runs`` table, the controller's run, and its wire form.
 
-    ``controller_state`` is an opaque JSON object the controller may use for anything that has no
-    column of its own; the ledger stores it verbatim and never looks inside.
+    The ledger stores it, the controller steps it (``dataclasses.replace``), and ``to_wire``
+    and ``summary_wire`` are what a host reads of it. ``controller_state`` is an opaque JSON
+    object the controller may use for anything that has no column of its own; the ledger stores
+    it verbatim and never looks inside.
     """
 
     run_id: str
     schema_version: str
     repository_root: str
-    requested_mode: str
-    status: str
-    phase: str
-    resume_phase: str | None
+    requested_mode: Mode
+    status: InternalRunStatus
+    phase: InternalPhase
+    resume_phase: InternalPhase | None
     version: int
     prompt_revisions_remaining: int
     remediations_remaining: int
-    outcome_hint: str | None
+    outcome_hint: OutcomeHint | None
     created_at: str
     updated_at: str
     controller_state: Mapping[str, JSON] = field(default_factory=dict)
-    topology: str | None = None
+    topology: Topology | None = None
     """``micro``, ``standard`` or ``forensic`` (beyond Telic 1.0): the live value, which an
     escalation changes; ``None`` for a run that asked for none (it follows 1.0, as standard)."""
     escalation_count: int = 0
@@ -124,6 +136,16 @@ class RunRecord:
             raise UsageError("a run version starts at 1")
         if self.prompt_revisions_remaining < 0 or self.remediations_remaining < 0:
             raise UsageError("remaining budgets cannot be negative")
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the run has ended (completed, partial, blocked or cancelled)."""
+        return self.status in _TERMINAL
+
+    @property
+    def action_id(self) -> str:
+        """The current NextAction id, ``action:<runId>:<version>``."""
+        return f"action:{self.run_id}:{self.version}"
 
     def to_wire(self) -> dict[str, JSON]:
         """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.

@@ -448,7 +448,7 @@ class Service:
             run_id=run_id,
             original_request=str(state.request.body.content),
             repository_root=state.run.repository_root,
-            mode=state.run.mode,
+            mode=state.run.requested_mode,
             active_paths=tuple(active_paths),
             budget=budget,
             excluded_roots=(self._state_dir,),
