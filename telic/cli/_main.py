@@ -251,7 +251,7 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
     runs: list[dict[str, Any]] = []
     if where.exists:
         async with open_default_service(config) as service:
-            runs = to_wire(await service.list_runs(args.limit))
+            runs = [run.summary_wire() for run in await service.list_runs(args.limit)]
     if args.json:
         print_json({"runs": runs})
     elif not runs:

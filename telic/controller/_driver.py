@@ -62,7 +62,6 @@ from telic.ledger import (
     NewTraceEvent,
     RunChanges,
     RunRecord,
-    RunSummary,
     TraceRecord,
     utc_now,
 )
@@ -561,8 +560,8 @@ class Controller:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""
         return await self._ledger.read_artifact(run_id, artifact_id)
 
-    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
-        """Return run metadata, newest first."""
+    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
+        """Return the runs' records, newest first (``RunRecord.summary_wire`` lists one)."""
         return await self._ledger.list_runs(limit)
 
     async def get_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TraceView:

@@ -56,7 +56,6 @@ if typing.TYPE_CHECKING:
         OutcomeHint as OutcomeHint,
         RunChanges as RunChanges,
         RunRecord as RunRecord,
-        RunSummary as RunSummary,
         TracePage as TracePage,
         TraceRecord as TraceRecord,
         VerifyReport as VerifyReport,

@@ -30,7 +30,6 @@ __all__ = [
     "NewTraceEvent",
     "OutcomeHint",
     "RunRecord",
-    "RunSummary",
     "TracePage",
     "TraceRecord",
     "VerifyReport",
@@ -162,7 +161,7 @@ class RunRecord:
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
         }
-        later = asks_later(self.topology, self.prior_run_id)
+        later = self._asks_later
         if later:
             wire["topology"] = self.topology or "standard"
         wire |= {
@@ -180,43 +179,18 @@ class RunRecord:
             wire |= {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
         return wire | {"createdAt": self.created_at, "updatedAt": self.updated_at}
 
+    def summary_wire(self) -> dict[str, JSON]:
+        """A ``telic_list_runs`` entry: metadata only, without the repository root or budgets.
 
-def asks_later(topology: str | None, prior_run_id: str | None) -> bool:
-    """Whether a run asked for what the original added after 1.0 (a topology, a prior run),
-    and so carries its keys on the wire (``RunRecord`` and ``RunSummary`` alike)."""
-    return topology is not None or prior_run_id is not None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunSummary:
-    """What ``list_runs`` shows of a run: metadata only, no request, repository root or bodies."""
-
-    run_id: str
-    schema_version: str
-    requested_mode: str
-    topology: str | None = None
-    """The run's live topology (beyond Telic 1.0; where the original lists it); ``None`` for a
-    run that asked for none."""
-    status: str
-    phase: str
-    resume_phase: str | None
-    version: int
-    outcome_hint: str | None
-    created_at: str
-    updated_at: str
-    prior_run_id: str | None = None
-    """The run this one follows (``telic runs`` shows the chain)."""
-
-    def to_wire(self) -> dict[str, JSON]:
-        """A ``telic_list_runs`` entry: 1.0's keys, and for a run that asked for a topology or a
-        prior run, ``topology`` after ``requestedMode`` (the original's) and ``priorRunId``
-        last (ours)."""
+        1.0's keys, and for a run that asked for a topology or a prior run, ``topology`` after
+        ``requestedMode`` (the original's) and ``priorRunId`` last (ours).
+        """
         wire: dict[str, JSON] = {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "requestedMode": self.requested_mode,
         }
-        later = asks_later(self.topology, self.prior_run_id)
+        later = self._asks_later
         if later:
             wire["topology"] = self.topology or "standard"
         wire |= {
@@ -231,6 +205,12 @@ class RunSummary:
         if later:
             wire["priorRunId"] = self.prior_run_id
         return wire
+
+    @property
+    def _asks_later(self) -> bool:
+        """Whether the run asked for what the original added after 1.0 (a topology, a prior
+        run), and so carries its keys on the wire (``to_wire`` and ``summary_wire`` alike)."""
+        return self.topology is not None or self.prior_run_id is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
