@@ -17,7 +17,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -248,7 +248,7 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.cli._words import human_time, phase_words, status_words
 
     where = find_ledger(config)
-    runs: list[dict[str, Any]] = []
+    runs: list[Mapping[str, Any]] = []
     if where.exists:
         async with open_default_service(config) as service:
             runs = [run.summary_wire() for run in await service.list_runs(args.limit)]

@@ -60,6 +60,10 @@ if typing.TYPE_CHECKING:
         TraceRecord as TraceRecord,
         VerifyReport as VerifyReport,
     )
+    from telic.ledger._wire import (
+        RunSummaryWire as RunSummaryWire,
+        RunWire as RunWire,
+    )
 
 if not typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_facade(globals())

@@ -18,6 +18,8 @@ from telic.protocol import canonical_json, sha256_hex_digest
 if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger's imports
     from telic.protocol import InternalPhase, InternalRunStatus, Mode, Topology
 
+    from ._wire import RunSummaryWire, RunWire, _Lineage, _Prior, _Topology
+
 __all__ = [
     "JSON",
     "ArtifactBody",
@@ -146,7 +148,7 @@ class RunRecord:
         """The current NextAction id, ``action:<runId>:<version>``."""
         return f"action:{self.run_id}:{self.version}"
 
-    def to_wire(self) -> dict[str, JSON]:
+    def to_wire(self) -> RunWire:
         """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
 
         This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
@@ -155,16 +157,17 @@ class RunRecord:
         ``priorRunId`` and ``escalationCount``, where the original's later releases put them;
         a run that asked for neither is exactly 1.0's.
         """
-        wire: dict[str, JSON] = {
+        topology: _Topology = {}
+        lineage: _Lineage = {}
+        if self._asks_later:
+            topology = {"topology": self.topology or "standard"}
+            lineage = {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
+        return {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
-        }
-        later = self._asks_later
-        if later:
-            wire["topology"] = self.topology or "standard"
-        wire |= {
+            **topology,
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -174,26 +177,27 @@ class RunRecord:
                 "postExecutionRemediationsRemaining": self.remediations_remaining,
             },
             "outcomeHint": self.outcome_hint,
+            **lineage,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
         }
-        if later:
-            wire |= {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
-        return wire | {"createdAt": self.created_at, "updatedAt": self.updated_at}
 
-    def summary_wire(self) -> dict[str, JSON]:
+    def summary_wire(self) -> RunSummaryWire:
         """A ``telic_list_runs`` entry: metadata only, without the repository root or budgets.
 
         1.0's keys, and for a run that asked for a topology or a prior run, ``topology`` after
         ``requestedMode`` (the original's) and ``priorRunId`` last (ours).
         """
-        wire: dict[str, JSON] = {
+        topology: _Topology = {}
+        prior: _Prior = {}
+        if self._asks_later:
+            topology = {"topology": self.topology or "standard"}
+            prior = {"priorRunId": self.prior_run_id}
+        return {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "requestedMode": self.requested_mode,
-        }
-        later = self._asks_later
-        if later:
-            wire["topology"] = self.topology or "standard"
-        wire |= {
+            **topology,
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -201,10 +205,8 @@ class RunRecord:
             "outcomeHint": self.outcome_hint,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
+            **prior,
         }
-        if later:
-            wire["priorRunId"] = self.prior_run_id
-        return wire
 
     @property
     def _asks_later(self) -> bool:
