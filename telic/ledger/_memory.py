@@ -121,7 +121,7 @@ class _View:
         records = [stored.record for stored in self._state.runs.values()]
         records.sort(key=lambda r: r.run_id)
         records.sort(key=lambda r: r.updated_at, reverse=True)
-        return records[:limit]
+        return [_freeze_run(r) for r in records[:limit]]
 
     def probe(self, run_id: str, probe: Probe) -> Probed:
         artifacts = self._state.artifacts.get(run_id, {})
