@@ -59,6 +59,7 @@ if typing.TYPE_CHECKING:
         TracePage as TracePage,
         TraceRecord as TraceRecord,
         VerifyReport as VerifyReport,
+        check_id as check_id,
     )
     from telic.ledger._wire import (
         RunSummaryWire as RunSummaryWire,

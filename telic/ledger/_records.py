@@ -35,6 +35,7 @@ __all__ = [
     "TracePage",
     "TraceRecord",
     "VerifyReport",
+    "check_id",
 ]
 
 JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
