@@ -165,12 +165,14 @@ def child_permissions(
 
 def _authorization(state: RunState) -> PermissionSet:
     authorization = state.envelope.authorization
-    return effective_authorization(state.run.mode, authorization.granted, authorization.denied)
+    return effective_authorization(
+        state.run.requested_mode, authorization.granted, authorization.denied
+    )
 
 
 def _layers(state: RunState, caller: PermissionSet, name: str = "caller") -> tuple[Layer, ...]:
     return (
-        Layer.for_mode(state.run.mode),
+        Layer.for_mode(state.run.requested_mode),
         Layer.from_permissions("authorization", _authorization(state)),
         Layer.from_permissions(name, caller),
     )

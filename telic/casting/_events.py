@@ -7,7 +7,6 @@ from typing import Any
 
 from telic.casting._book import OpenCast
 from telic.casting._observe import CONSUMED_EVENT, packet_uri
-from telic.controller import Run
 from telic.ledger import NewArtifact, NewTraceEvent, RunRecord
 from telic_packets import ConsumptionRecord, Packet, canonical_json
 
@@ -26,7 +25,7 @@ def cast_uri(run_id: str, cast_id: str) -> str:
 
 
 def event(
-    run: Run | RunRecord,
+    run: RunRecord,
     event_type: str,
     *,
     actor: str,
@@ -89,7 +88,7 @@ def packet_artifact(packet: Packet, created_at: str) -> NewArtifact:
 
 
 def consumed_event(
-    run: Run, record: ConsumptionRecord, packet: Packet, *, event_id: str, timestamp: str
+    run: RunRecord, record: ConsumptionRecord, packet: Packet, *, event_id: str, timestamp: str
 ) -> NewTraceEvent:
     """Return the ``packet_consumed`` event holding ``record`` as canonical JSON."""
     return event(

@@ -17,7 +17,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -227,10 +227,10 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
     from telic.server import open_default_service
 
     where = find_ledger(config)
-    runs: list[dict[str, Any]] = []
+    runs: list[Mapping[str, Any]] = []
     if where.exists:
         async with open_default_service(config) as service:
-            runs = to_wire(await service.list_runs(args.limit))
+            runs = [run.summary_wire() for run in await service.list_runs(args.limit)]
     if args.json:
         print_json({"runs": runs})
     elif not runs:

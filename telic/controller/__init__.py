@@ -75,7 +75,6 @@ from telic.controller._scan import refuse_secrets as refuse_secrets
 from telic.controller._start import open_run as open_run
 from telic.controller._state import (
     LinkedArtifact as LinkedArtifact,
-    Run as Run,
     RunState as RunState,
     StoredArtifact as StoredArtifact,
     TraceEntry as TraceEntry,

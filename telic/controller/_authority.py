@@ -40,7 +40,7 @@ def run_authorization(state: RunState) -> PermissionSet:
     identity cannot be reused while the entry exists.
     """
     authorization = state.envelope.authorization
-    mode = state.run.mode
+    mode = state.run.requested_mode
     remembered = _authorizations.get(id(authorization))
     if remembered is not None and remembered[0] is authorization and remembered[1] == mode:
         return remembered[2]
@@ -65,7 +65,7 @@ def decide(
 ) -> Decision:
     """Decide an attempted action against the mode policy, the run authorization and the node."""
     layers = (
-        Layer.for_mode(state.run.mode),
+        Layer.for_mode(state.run.requested_mode),
         Layer.from_permissions("authorization", run_authorization(state)),
         Layer.from_permissions("node", node_permissions),
     )

@@ -70,7 +70,7 @@ class Check(Generic[B_co]):
     @property
     def mode(self) -> Mode:
         """The run's intent mode."""
-        return self.state.run.mode
+        return self.state.run.requested_mode
 
     def resolve(self, uri: str) -> StoredArtifact | None:
         """Return the same-run artifact ``uri`` names, or None."""

@@ -197,7 +197,7 @@ def stage_criteria(state: RunState) -> tuple[str, ...]:
     contract = _contract(state)
     if contract is None:
         return ()
-    diagnosis_only = state.run.mode == "analyze_and_fix" and not is_unlocked(state)
+    diagnosis_only = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     return tuple(
         c.id for c in contract.acceptance_criteria if not diagnosis_only or c.stage == "diagnosis"
     )
@@ -208,7 +208,7 @@ def stage_verifications(state: RunState) -> tuple[str, ...]:
     contract = _contract(state)
     if contract is None:
         return ()
-    diagnosis_only = state.run.mode == "analyze_and_fix" and not is_unlocked(state)
+    diagnosis_only = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     return tuple(
         v.id
         for v in contract.verification_requirements

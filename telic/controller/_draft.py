@@ -420,7 +420,11 @@ _SHOWN: Final = {
 
 
 def _criteria(state: RunState) -> list[JSON]:
-    stages = ("diagnosis", "completion") if state.run.mode == "analyze_and_fix" else ("completion",)
+    stages = (
+        ("diagnosis", "completion")
+        if state.run.requested_mode == "analyze_and_fix"
+        else ("completion",)
+    )
     return [
         {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
         for i, stage in enumerate(stages, start=1)
@@ -434,7 +438,7 @@ def _frame(state: RunState) -> Draft:
         criteria = criteria[-1:]
     body = _base(state, _fresh_id(state, "frame")) | {
         "originalRequestRef": request,
-        "intentMode": state.run.mode,
+        "intentMode": state.run.requested_mode,
         "goal": "",
         "knownFacts": [{"id": "F-1", "claim": "", "provenance": "user", "sourceRef": request}],
         "inferences": [],
@@ -543,7 +547,7 @@ def _contract_permissions(state: RunState) -> PermissionSet:
 
 
 def _verifications(state: RunState) -> list[JSON]:
-    mode = state.run.mode
+    mode = state.run.requested_mode
     if mode not in EXECUTING_MODES:
         return []
     stages = ("diagnosis", "completion") if mode == "analyze_and_fix" else ("completion",)
@@ -572,7 +576,7 @@ def _contract(state: RunState) -> Draft | None:
         "version": 1,
         "originalRequestRef": state.request.uri,
         "problemFrameRef": frame.uri,
-        "intentMode": state.run.mode,
+        "intentMode": state.run.requested_mode,
         "objective": body_frame.goal,
         "scope": _wire(body_frame.scope),
         "constraints": list(body_frame.constraints),
@@ -733,7 +737,7 @@ def _plan_scope(state: RunState) -> tuple[tuple[str, ...], str | None, Permissio
     else:
         criteria = tuple(stages)
         ceiling, permissions = _NODE_CALLS, None
-        if state.run.mode == "analyze_and_fix" and not is_unlocked(state):
+        if state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state):
             criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
     stage = {stages[c] for c in criteria if c in stages}
     return criteria, (stage.pop() if len(stage) == 1 else None), permissions, ceiling
@@ -743,7 +747,7 @@ def _plan(state: RunState) -> Draft | None:
     contract = state.latest("TaskContract")
     if contract is None:
         return None
-    mode = state.run.mode
+    mode = state.run.requested_mode
     criteria, stage, order_permissions, ceiling = _plan_scope(state)
     order = controlling_order(state)
     gate = None if order is None else order.source.uri
@@ -981,7 +985,7 @@ def _quality_review(state: RunState) -> Draft | None:
     contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
     if contract is None or plan is None:
         return None
-    executing = state.run.mode in EXECUTING_MODES
+    executing = state.run.requested_mode in EXECUTING_MODES
     acceptance: list[JSON] = []
     for criterion in stage_criteria(state):
         refs = _coverage_evidence(state, criterion) if executing else [plan.uri]
@@ -1015,7 +1019,7 @@ def _quality_review(state: RunState) -> Draft | None:
         and all(c["status"] == "pass" for c in checks)
         and (not executing or done == {node.id for node in plan.body.nodes})
     )
-    gated = state.run.mode == "analyze_and_fix" and not is_unlocked(state)
+    gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
     seen = [ref for r in results_of(state, plan) for ref in r.body.evidence_refs]
     first_ref = (gate_refs or seen or [plan.uri])[0]

@@ -46,9 +46,7 @@ from telic.controller._start import (
     snapshot,
 )
 from telic.controller._state import (
-    TERMINAL,
     LinkedArtifact,
-    Run,
     RunState,
     StoredArtifact,
     TraceEntry,
@@ -64,7 +62,6 @@ from telic.ledger import (
     NewTraceEvent,
     RunChanges,
     RunRecord,
-    RunSummary,
     TraceRecord,
     utc_now,
 )
@@ -146,51 +143,6 @@ def _new_uuid() -> str:
     return str(uuid.uuid4())
 
 
-def run_record(run: Run) -> RunRecord:
-    """Return the ledger row of ``run``."""
-    return RunRecord(
-        run_id=run.run_id,
-        schema_version="1.0",
-        repository_root=run.repository_root,
-        requested_mode=run.mode,
-        status=run.status,
-        phase=run.phase,
-        resume_phase=run.resume_phase,
-        version=run.version,
-        prompt_revisions_remaining=run.prompt_revisions_remaining,
-        remediations_remaining=run.remediations_remaining,
-        outcome_hint=run.outcome_hint,
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        controller_state=run.controller_state,
-        prior_run_id=run.prior_run_id,
-        topology=run.topology,
-        escalation_count=run.escalation_count,
-    )
-
-
-def run_from_record(record: RunRecord) -> Run:
-    """Return the controller's view of a ledger row."""
-    return Run(
-        run_id=record.run_id,
-        repository_root=record.repository_root,
-        mode=record.requested_mode,  # type: ignore[arg-type]
-        status=record.status,  # type: ignore[arg-type]
-        phase=record.phase,  # type: ignore[arg-type]
-        resume_phase=record.resume_phase,  # type: ignore[arg-type]
-        version=record.version,
-        prompt_revisions_remaining=record.prompt_revisions_remaining,
-        remediations_remaining=record.remediations_remaining,
-        outcome_hint=record.outcome_hint,  # type: ignore[arg-type]
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        controller_state=record.controller_state,
-        prior_run_id=record.prior_run_id,
-        topology=record.topology,  # type: ignore[arg-type]
-        escalation_count=record.escalation_count,
-    )
-
-
 def _new_artifact(artifact: StoredArtifact) -> NewArtifact:
     quota = artifact.body.problem_frame_ref if artifact.type == "ScenarioSpec" else None
     return NewArtifact(
@@ -251,7 +203,7 @@ class Controller:
     def _apply(run_id: str, cached: _Cached | None, changes: RunChanges) -> _Cached:
         """Return ``cached`` with what the ledger appended after it (verified by the ledger)."""
         unchanged = cached is not None and not changes.artifacts and not changes.events
-        if unchanged and cached is not None and run_record(cached.state.run) == changes.run:
+        if unchanged and cached is not None and cached.state.run == changes.run:
             return cached
         added = tuple(
             StoredArtifact(
@@ -267,7 +219,7 @@ class Controller:
             )
             for item in changes.artifacts
         )
-        run = run_from_record(changes.run)
+        run = changes.run
         entries = tuple(_entry(e) for e in changes.events)
         records = tuple(item.record for item in changes.artifacts)
         if cached is None:
@@ -316,7 +268,7 @@ class Controller:
         # ``state`` came out of ``step`` (whose phase steps start an empty trace): the trace is the
         # base's, which the step was decided on, plus this commit's events.
         trace = entries if base is None else base.state.with_trace(entries)
-        new = state.extended((), run=run_from_record(commit.run), trace=trace)
+        new = state.extended((), run=commit.run, trace=trace)
         after = _Cached(
             new,
             artifacts + len(commit.artifacts),
@@ -383,7 +335,7 @@ class Controller:
         request, envelope = (_new_artifact(a) for a in state.artifacts)
         action = next_action(state)
         commit = await self._ledger.create_run(
-            run_record(state.run), request, envelope, self._events(state.run, notes, now)
+            state.run, request, envelope, self._events(state.run, notes, now)
         )
         # The run's first state is known: its first load need not read it back.
         started = self._committed(state.run.run_id, None, state, commit)
@@ -397,7 +349,7 @@ class Controller:
             prior = None
         report = None
         fits = prior is not None and prior.repository_root == repository_root
-        if fits and prior is not None and prior.status in TERMINAL:
+        if fits and prior is not None and prior.terminal:
             report = await self._ledger.verify_run(prior_run_id)
         check_prior(prior_run_id, repository_root, prior, report)
 
@@ -532,7 +484,7 @@ class Controller:
             if outcome.replay_of is not None:
                 replayed = await self._record_of(run_id, base, outcome.replay_of)
             draft = None if replayed is not None else draft_for(new)
-            return StepResult(run_record(state.run), action, replayed, state=state, draft=draft)
+            return StepResult(state.run, action, replayed, state=state, draft=draft)
         events = self._events(new.run, outcome.events, now)
         if outcome.supporting:
             commit = await self._ledger.store_supporting(
@@ -547,7 +499,7 @@ class Controller:
         commit = await self._ledger.commit_step(
             run_id,
             state.run.version,
-            run_record(new.run),
+            new.run,
             [_new_artifact(a) for a in outcome.artifacts],
             events,
         )
@@ -567,7 +519,7 @@ class Controller:
                     return record
         return (await self._ledger.read_artifact(run_id, artifact_id)).record
 
-    def _events(self, run: Run, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
+    def _events(self, run: RunRecord, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
         return [
             NewTraceEvent(
                 actor=note.actor,
@@ -597,9 +549,7 @@ class Controller:
         """
         cached = await self._load(run_id)
         state = cached.state
-        return RunDetails(
-            run_record(state.run), tuple(cached.records), next_action(state), draft_for(state)
-        )
+        return RunDetails(state.run, tuple(cached.records), next_action(state), draft_for(state))
 
     async def get_next(self, run_id: str) -> tuple[Action, Draft | None]:
         """Return the run's next action and its draft (read-only)."""
@@ -610,8 +560,8 @@ class Controller:
         """Return an artifact of the run with its verified body. Raises ``NotFound``."""
         return await self._ledger.read_artifact(run_id, artifact_id)
 
-    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
-        """Return run metadata, newest first."""
+    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
+        """Return the runs' records, newest first (``RunRecord.summary_wire`` lists one)."""
         return await self._ledger.list_runs(limit)
 
     async def get_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TraceView:

@@ -13,7 +13,7 @@ from typing import Final
 
 from telic._errors import Issue, LineageRefused
 from telic.controller._events import TraceNote
-from telic.controller._state import TERMINAL, RunState, body_refs, parse_artifact_uri
+from telic.controller._state import RunState, body_refs, parse_artifact_uri
 from telic.ledger import RunRecord, VerifyReport
 
 __all__ = ["LINKED_EVENT", "MAX_LINKED_READS", "check_prior", "lineage_note", "linked_uris"]
@@ -57,7 +57,7 @@ def check_prior(
             f"Prior run repository root mismatch: run {prior_run_id} worked in another "
             "repository; prior_run_id must name a run of this repository",
         )
-    if prior.status not in TERMINAL:
+    if not prior.terminal:
         raise _refuse(
             "RUN-PRIOR-TERMINAL",
             "prior_run_active",

@@ -48,7 +48,6 @@ from telic.controller._rules import rules_for
 from telic.controller._scan import scan_content, scan_submission
 from telic.controller._state import (
     BodyRef,
-    Run,
     RunState,
     StoredArtifact,
     body_refs,
@@ -66,6 +65,7 @@ from telic.controller._topology import (
 from telic.controller._transitions import transition
 from telic.controller._vocabulary import ELICITED_EVENT, ELICITED_SUMMARY
 from telic.controller._work import deny_notes, permission_notes
+from telic.ledger import RunRecord
 from telic.protocol import (
     Evidence,
     QualityReview,
@@ -149,7 +149,7 @@ def stored(
 
 
 def _advance(
-    state: RunState, moved: Run, artifacts: tuple[StoredArtifact, ...], now: str
+    state: RunState, moved: RunRecord, artifacts: tuple[StoredArtifact, ...], now: str
 ) -> RunState:
     run = replace(moved, version=moved.version + 1, updated_at=now)
     return state.extended(artifacts, run=run, trace=())
@@ -229,8 +229,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     spec = PHASES[run.phase]
     if kind != spec.primary and kind not in spec.additional:
         message = f"{kind} is not accepted in phase {spec.protocol}; submit {spec.primary}"
-        if kind == "Evidence" and run.mode in ("report_only", "plan_only"):
-            message += f" ({run.mode} executes nothing: cite the latest WorkPlan as its evidence)"
+        mode = run.requested_mode
+        if kind == "Evidence" and mode in ("report_only", "plan_only"):
+            message += f" ({mode} executes nothing: cite the latest WorkPlan as its evidence)"
         rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
         raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
     try:
@@ -334,7 +335,7 @@ def _spot_reason(body: object) -> str | None:
     return None
 
 
-def _check_escalation(run: Run, target: str) -> None:
+def _check_escalation(run: RunRecord, target: str) -> None:
     """Refuse an escalation past the limit or down from forensic (``TP-ESCALATION-LIMIT``)."""
     message = None
     if run.topology == "forensic":
@@ -351,7 +352,7 @@ def _check_escalation(run: Run, target: str) -> None:
 
 
 def _companions(
-    state: RunState, record: StoredArtifact, moved: Run, now: str
+    state: RunState, record: StoredArtifact, moved: RunRecord, now: str
 ) -> tuple[tuple[StoredArtifact, TraceNote | None], ...]:
     """What the controller stores with an accepted artifact in a run that asked for a topology:
     the micro bootstrap contract and plan with the frame, the receipt with the first passing

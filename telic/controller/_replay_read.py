@@ -9,7 +9,7 @@ index and says so (``chain.traceReadable: false``) rather than refusing to show 
 
 from __future__ import annotations
 
-from typing import Final, cast
+from typing import Final
 
 from telic._errors import IntegrityError, NotFound
 from telic.controller._replay import (
@@ -29,7 +29,7 @@ _PAGE: Final = 500
 def run_topology(run: RunRecord) -> Topology:
     """The run's live topology (an escalated micro run replays in full): the one place replay
     learns it."""
-    return cast(Topology, run.topology or "standard")
+    return run.topology or "standard"
 
 
 async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:

@@ -95,7 +95,7 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     total = reserved_tool_calls(c.state) + plan_reservation(c.body)
     contract = _contract(c)
     reserve = 0
-    if c.state.run.mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
+    if c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
         reserve = fix_minimum(contract)
     if total + reserve > MAX_RUN_TOOL_CALLS:
         kept = f" and keep {reserve} for the fix plan" if reserve else ""
@@ -134,14 +134,14 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
     fix_unlocked = unlocks(c)
-    ceiling = plan_ceiling(c.state.run.mode, fix_unlocked=fix_unlocked)
-    gated = c.state.run.mode == "analyze_and_fix" and not fix_unlocked
+    ceiling = plan_ceiling(c.state.run.requested_mode, fix_unlocked=fix_unlocked)
+    gated = c.state.run.requested_mode == "analyze_and_fix" and not fix_unlocked
     where = (
         "before the diagnosis gate (the analyze_only projection: reads, inspection and the "
         "user's exact shell.execute commands; writes belong in the fix plan that cites the "
         "proceed_to_fix QualityReview)"
         if gated
-        else f"in {c.state.run.mode}"
+        else f"in {c.state.run.requested_mode}"
     )
     for index, node in enumerate(c.body.nodes):
         beyond = exceeding(node.permissions, ceiling)
@@ -174,7 +174,7 @@ def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
 )
 def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Tools are permission-backed; required capabilities are unique, allowed and affordable."""
-    needs_capability = c.state.run.mode not in ("report_only", "plan_only")
+    needs_capability = c.state.run.requested_mode not in ("report_only", "plan_only")
     for index, node in enumerate(c.body.nodes):
         path = f"nodes.{index}"
         for tool in node.allowed_tools:
@@ -201,7 +201,7 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
     if contract is None:
         return
     stages = {criterion.id: criterion.stage for criterion in contract.acceptance_criteria}
-    diagnosis_only = c.state.run.mode == "analyze_and_fix" and not unlocks(c)
+    diagnosis_only = c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c)
     for index, node in enumerate(c.body.nodes):
         for criterion in node.acceptance_criteria:
             if criterion not in stages:

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from telic._errors import Issue, SchemaViolation
+from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
-from telic.controller._lineage import lineage_note
+from telic.controller._lineage import check_prior, lineage_note
 from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
-from telic.controller._state import Run, RunState, StoredArtifact, artifact_uri, stored_artifact
+from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
+from telic.ledger import RunRecord, check_id
 from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
     EVENT_TYPES,
@@ -86,6 +87,7 @@ def open_run(
         SecretDetected: an argument holds a likely secret (``RUN-NO-SECRETS``).
         RuleViolation: the authority inputs break an ``SR-*`` rule, or the request does not
             fit ``topology_override`` (``TP-OVERRIDE-*``, checked after the 1.0 start checks).
+        LineageRefused: ``prior_run_id`` is not a run id at all (``RUN-PRIOR-EXISTS``).
     """
     if not original_request.strip() or len(original_request) > MAX_REQUEST:
         message = "original_request must be 1–32,768 characters and not blank"
@@ -160,10 +162,16 @@ def open_run(
         policy_refs=[],
         topology=None if classified is None else classified.topology,
     )
-    run = Run(
+    if prior_run_id is not None:
+        try:
+            check_id("prior_run_id", prior_run_id)
+        except UsageError:  # no run has such an id: refused as a lookup of it would be
+            check_prior(prior_run_id, repository_root, None, None)
+    run = RunRecord(
         run_id=run_id,
+        schema_version="1.0",
         repository_root=repository_root,
-        mode=mode,
+        requested_mode=mode,
         status="running",
         phase="context_grounding",
         resume_phase=None,
@@ -222,7 +230,7 @@ def canonical_actor(actor: str) -> str:
     return actor if actor in LOGICAL_ROLES else "host"
 
 
-def snapshot(run: Run) -> Mapping[str, Any]:
+def snapshot(run: RunRecord) -> Mapping[str, Any]:
     """Return the budget snapshot recorded with every trace event."""
     return {
         "promptRevisions": run.prompt_revisions_remaining,

@@ -1,8 +1,8 @@
 """The run state the pure core works on: the run row plus the run's artifacts, frozen.
 
-``RunState`` is rebuilt by the driver from the ledger (the run record and every artifact with its
-parsed body) and returned, one step further, by ``step``. Nothing in it is ever mutated; every
-transition produces a new value with ``dataclasses.replace``.
+``RunState`` is rebuilt by the driver from the ledger (the run's ``RunRecord`` and every artifact
+with its parsed body) and returned, one step further, by ``step``. Nothing in it is ever mutated;
+every transition produces a new value with ``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -10,25 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from telic.controller._log import Log
-from telic.ledger import CanonicalBody
-from telic.protocol import (
-    REFERENCE_URI_PATTERN,
-    InternalPhase,
-    InternalRunStatus,
-    Mode,
-    RunEnvelope,
-    Topology,
-    WireModel,
-)
+from telic.ledger import CanonicalBody, RunRecord
+from telic.protocol import REFERENCE_URI_PATTERN, RunEnvelope, WireModel
 
 __all__ = [
     "BodyRef",
     "LinkedArtifact",
-    "OutcomeHint",
-    "Run",
     "RunState",
     "StoredArtifact",
     "TraceEntry",
@@ -38,13 +28,9 @@ __all__ = [
     "stored_artifact",
 ]
 
-OutcomeHint = Literal["completed", "partial", "blocked"]
-"""What the run is heading for, as reviews and audits have decided so far."""
-
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
 _SEQUENCE_RE: Final = re.compile(r"^event-(\d{4,})$")
-TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
 
 
 def artifact_uri(run_id: str, artifact_id: str) -> str:
@@ -194,43 +180,6 @@ class TraceEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
-    """The controller columns of the run row (docs/protocol.md §5 ``runs``)."""
-
-    run_id: str
-    repository_root: str
-    mode: Mode
-    status: InternalRunStatus
-    phase: InternalPhase
-    resume_phase: InternalPhase | None
-    version: int
-    prompt_revisions_remaining: int
-    remediations_remaining: int
-    outcome_hint: OutcomeHint | None
-    created_at: str
-    updated_at: str
-    controller_state: Mapping[str, Any] = field(default_factory=dict)
-    """Opaque JSON kept on the run row for other layers; the controller carries it unchanged."""
-    prior_run_id: str | None = None
-    """The terminal run this one follows (``telic_start_run`` ``prior_run_id``), or None."""
-    topology: Topology | None = None
-    """The live topology (docs/protocol.md §3.7); ``None`` for a run that asked for none, which
-    follows Telic 1.0 (the standard path)."""
-    escalation_count: int = 0
-    """How many times the topology escalated (at most ``MAX_ESCALATIONS``)."""
-
-    @property
-    def terminal(self) -> bool:
-        """Whether the run has ended (completed, partial, blocked or cancelled)."""
-        return self.status in TERMINAL
-
-    @property
-    def action_id(self) -> str:
-        """The current NextAction id, ``action:<runId>:<version>``."""
-        return f"action:{self.run_id}:{self.version}"
-
-
-@dataclass(frozen=True, slots=True)
 class LinkedArtifact:
     """An artifact of another run that a submission cites, as the driver read it just now.
 
@@ -285,7 +234,7 @@ class RunState:
     (immutable sequences, indexed by id and type) that later states extend without copying.
     """
 
-    run: Run
+    run: RunRecord
     artifacts: Sequence[StoredArtifact]
     trace: Sequence[TraceEntry] = ()
     """The run's trace events before the submission (what trace references may name)."""
@@ -313,7 +262,7 @@ class RunState:
         self,
         artifacts: Sequence[StoredArtifact],
         *,
-        run: Run | None = None,
+        run: RunRecord | None = None,
         trace: Sequence[TraceEntry] | None = None,
     ) -> RunState:
         """Return this state with ``artifacts`` appended (and ``run``/``trace`` replaced).

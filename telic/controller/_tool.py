@@ -31,10 +31,10 @@ def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
     phase = getattr(action, "effective_permissions", None) or PermissionSet.empty()
     granted = state.envelope.authorization
     return (
-        Layer.for_mode(state.run.mode),
+        Layer.for_mode(state.run.requested_mode),
         Layer.from_permissions(
             "authorization",
-            effective_authorization(state.run.mode, granted.granted, granted.denied),
+            effective_authorization(state.run.requested_mode, granted.granted, granted.denied),
         ),
         Layer.from_permissions("phase", phase),
     )

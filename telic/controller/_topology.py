@@ -260,7 +260,7 @@ def bootstrap(
         context.append(manifest.uri)
     context_refs = list(dict.fromkeys(context))
     granted = envelope.authorization.granted.model_dump(mode="json", by_alias=True)
-    executes = run.mode in ("fix_only", "analyze_only")
+    executes = run.requested_mode in ("fix_only", "analyze_only")
     contract_uri = artifact_uri(run.run_id, BOOTSTRAP_CONTRACT)
     contract = {
         "schemaVersion": "1.0",
@@ -269,7 +269,7 @@ def bootstrap(
         "version": 1,
         "originalRequestRef": envelope.original_request_ref,
         "problemFrameRef": frame.uri,
-        "intentMode": run.mode,
+        "intentMode": run.requested_mode,
         "objective": body.goal,
         "scope": body.scope.model_dump(mode="json", by_alias=True),
         "constraints": list(body.constraints),
@@ -303,9 +303,17 @@ def bootstrap(
     sources = (frame.uri, *(() if manifest is None else (manifest.uri,)))
     stored_contract = _companion(state, "TaskContract", "task_compiler", contract, sources, now)
     tools = (
-        ["repository.read", "repository.write"] if run.mode == "fix_only" else ["repository.read"]
+        ["repository.read", "repository.write"]
+        if run.requested_mode == "fix_only"
+        else ["repository.read"]
     )
-    calls = 0 if run.mode in ("report_only", "plan_only") else 8 if run.mode == "fix_only" else 32
+    calls = (
+        0
+        if run.requested_mode in ("report_only", "plan_only")
+        else 8
+        if run.requested_mode == "fix_only"
+        else 32
+    )
     criteria = [c.id for c in body.draft_acceptance_criteria]
     plan = {
         "schemaVersion": "1.0",

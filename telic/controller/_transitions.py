@@ -12,7 +12,8 @@ from typing import Literal, assert_never
 
 from telic.controller._derive import pending_node
 from telic.controller._phases import EXECUTING_MODES
-from telic.controller._state import OutcomeHint, Run, RunState, StoredArtifact
+from telic.controller._state import RunState, StoredArtifact
+from telic.ledger import OutcomeHint, RunRecord
 from telic.protocol import PromptReview, QualityReview, ReleaseAudit, UserReport, WorkResult
 
 __all__ = ["Route", "transition"]
@@ -21,7 +22,7 @@ Route = Literal["advance", "pause", "second_clarification"]
 """How the run moved: a normal step, a pause for the user, or a spent clarification budget."""
 
 
-def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
+def transition(state: RunState, artifact: StoredArtifact) -> tuple[RunRecord, Route]:
     """Return the run after ``artifact`` (already judged legal) is accepted, version unchanged."""
     run = state.run
     match artifact.type:
@@ -35,7 +36,7 @@ def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
             return replace(run, phase="agent_1_frame"), "advance"
         case "ProblemFrame":
             if run.topology == "micro":  # the controller stored contract-01 and plan-01 with it
-                executes = run.mode not in ("report_only", "plan_only")
+                executes = run.requested_mode not in ("report_only", "plan_only")
                 return replace(
                     run, phase="agent_4_execute" if executes else "agent_3_review"
                 ), "advance"
@@ -45,7 +46,7 @@ def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
         case "PromptReview":
             return _after_prompt_review(run, artifact.body), "advance"
         case "WorkPlan":
-            if run.mode in EXECUTING_MODES:
+            if run.requested_mode in EXECUTING_MODES:
                 return replace(run, phase="agent_4_execute"), "advance"
             return replace(run, phase="agent_3_review"), "advance"
         case "WorkResult":
@@ -66,11 +67,11 @@ def transition(state: RunState, artifact: StoredArtifact) -> tuple[Run, Route]:
     raise AssertionError(f"{artifact.type} is not a phase artifact")
 
 
-def _to_report(run: Run, hint: OutcomeHint | None) -> Run:
+def _to_report(run: RunRecord, hint: OutcomeHint | None) -> RunRecord:
     return replace(run, phase="agent_5_report", outcome_hint=hint)
 
 
-def _after_prompt_review(run: Run, review: PromptReview) -> Run:
+def _after_prompt_review(run: RunRecord, review: PromptReview) -> RunRecord:
     match review.decision:
         case "pass":
             return replace(run, phase="agent_3_plan")
@@ -88,7 +89,7 @@ def _after_prompt_review(run: Run, review: PromptReview) -> Run:
             assert_never(review.decision)
 
 
-def _after_work_result(state: RunState, artifact: StoredArtifact) -> Run:
+def _after_work_result(state: RunState, artifact: StoredArtifact) -> RunRecord:
     result: WorkResult = artifact.body
     if result.status != "completed":
         return replace(state.run, phase="agent_3_review")
@@ -98,7 +99,7 @@ def _after_work_result(state: RunState, artifact: StoredArtifact) -> Run:
     return state.run
 
 
-def _after_quality_review(run: Run, review: QualityReview) -> Run:
+def _after_quality_review(run: RunRecord, review: QualityReview) -> RunRecord:
     audit = replace(run, phase="agent_5_audit")
     match review.decision:
         case "proceed_to_fix":
@@ -119,7 +120,7 @@ def _after_quality_review(run: Run, review: QualityReview) -> Run:
             assert_never(review.decision)
 
 
-def _after_spot_review(run: Run, review: QualityReview) -> Run:
+def _after_spot_review(run: RunRecord, review: QualityReview) -> RunRecord:
     """A micro run's spot review (docs/protocol.md §3.7): report, or escalate to standard."""
     match review.decision:
         case "pass":
@@ -140,7 +141,7 @@ def _after_spot_review(run: Run, review: QualityReview) -> Run:
             assert_never(review.decision)
 
 
-def _after_reverify(run: Run, review: QualityReview) -> Run:
+def _after_reverify(run: RunRecord, review: QualityReview) -> RunRecord:
     """A forensic run's re-verifying review leads to the audit, the hint set as a review's."""
     match review.decision:
         case "pass":
@@ -155,7 +156,7 @@ def _after_reverify(run: Run, review: QualityReview) -> Run:
             assert_never(review.decision)
 
 
-def _after_audit(run: Run, audit: ReleaseAudit) -> Run:
+def _after_audit(run: RunRecord, audit: ReleaseAudit) -> RunRecord:
     match audit.decision:
         case "release":
             return _to_report(run, run.outcome_hint or "completed")
@@ -176,7 +177,7 @@ def _after_audit(run: Run, audit: ReleaseAudit) -> Run:
             assert_never(audit.decision)
 
 
-def _after_report(run: Run, report: UserReport) -> Run:
+def _after_report(run: RunRecord, report: UserReport) -> RunRecord:
     match report.terminal_status:
         case "completed":
             return replace(run, status="completed")

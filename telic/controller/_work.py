@@ -48,7 +48,7 @@ _MUTATING_MODES: Final = frozenset({"fix_only", "analyze_and_fix"})
 
 def mutation_allowed(state: RunState) -> bool:
     """Whether the run may mutate now: a fix mode, and in analyze_and_fix only after unlock."""
-    mode = state.run.mode
+    mode = state.run.requested_mode
     if mode not in _MUTATING_MODES:
         return False
     return mode != "analyze_and_fix" or is_unlocked(state)
@@ -64,9 +64,9 @@ def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
 
 def gate_reason(state: RunState) -> str:
     """Why a mutation is refused where the run may not mutate (the DENY's rationale)."""
-    if state.run.mode == "analyze_and_fix":
+    if state.run.requested_mode == "analyze_and_fix":
         return "Mutation attempted before the diagnosis review gate"
-    return f"Mutation is not allowed in {state.run.mode}"
+    return f"Mutation is not allowed in {state.run.requested_mode}"
 
 
 def decide_action(state: RunState, node: WorkNode, action: WorkAction) -> Decision:

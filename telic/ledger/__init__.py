@@ -58,12 +58,17 @@ if typing.TYPE_CHECKING:
         Limits as Limits,
         NewArtifact as NewArtifact,
         NewTraceEvent as NewTraceEvent,
+        OutcomeHint as OutcomeHint,
         RunChanges as RunChanges,
         RunRecord as RunRecord,
-        RunSummary as RunSummary,
         TracePage as TracePage,
         TraceRecord as TraceRecord,
         VerifyReport as VerifyReport,
+        check_id as check_id,
+    )
+    from telic.ledger._wire import (
+        RunSummaryWire as RunSummaryWire,
+        RunWire as RunWire,
     )
 
 if not typing.TYPE_CHECKING:

@@ -23,7 +23,6 @@ from ._records import (
     NewTraceEvent,
     RunChanges,
     RunRecord,
-    RunSummary,
     TracePage,
     TraceRecord,
     VerifyReport,
@@ -147,8 +146,8 @@ class Ledger(ABC):
         """Return up to ``limit`` trace events with a sequence above ``after_sequence``."""
 
     @abstractmethod
-    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
-        """Return run metadata, newest ``updated_at`` first, ties by run id ascending."""
+    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
+        """Return the runs' records, newest ``updated_at`` first, ties by run id ascending."""
 
     @abstractmethod
     async def verify_run(self, run_id: str) -> VerifyReport:
@@ -264,8 +263,8 @@ class Reader(Protocol):
         """Return the run row with the records ``selection`` asks for, or ``None``."""
         ...
 
-    async def runs(self, limit: int) -> list[RunSummary]:
-        """Return run summaries, newest ``updated_at`` first, ties by run id."""
+    async def runs(self, limit: int) -> list[RunRecord]:
+        """Return run records, newest ``updated_at`` first, ties by run id."""
         ...
 
 

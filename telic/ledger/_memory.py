@@ -20,7 +20,7 @@ from telic._errors import LedgerConflict
 
 from ._base import Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import decode_object, encode_json
-from ._records import ArtifactRecord, RunRecord, RunSummary, TraceRecord
+from ._records import ArtifactRecord, RunRecord, TraceRecord
 
 __all__ = ["MemoryBackend"]
 
@@ -117,27 +117,11 @@ class _View:
         bodies = await self.read_bodies([a.sha256 for a in artifacts]) if selection.bodies else {}
         return RunRows(run=stored, artifacts=artifacts, bodies=bodies, events=events)
 
-    async def runs(self, limit: int) -> list[RunSummary]:
+    async def runs(self, limit: int) -> list[RunRecord]:
         records = [stored.record for stored in self._state.runs.values()]
         records.sort(key=lambda r: r.run_id)
         records.sort(key=lambda r: r.updated_at, reverse=True)
-        return [
-            RunSummary(
-                run_id=r.run_id,
-                schema_version=r.schema_version,
-                requested_mode=r.requested_mode,
-                status=r.status,
-                phase=r.phase,
-                resume_phase=r.resume_phase,
-                version=r.version,
-                outcome_hint=r.outcome_hint,
-                created_at=r.created_at,
-                updated_at=r.updated_at,
-                prior_run_id=r.prior_run_id,
-                topology=r.topology,
-            )
-            for r in records[:limit]
-        ]
+        return [_freeze_run(r) for r in records[:limit]]
 
     def probe(self, run_id: str, probe: Probe) -> Probed:
         artifacts = self._state.artifacts.get(run_id, {})

@@ -56,7 +56,6 @@ from ._records import (
     NewTraceEvent,
     RunChanges,
     RunRecord,
-    RunSummary,
     TracePage,
     TraceRecord,
     VerifyReport,
@@ -566,7 +565,7 @@ class LedgerEngine(Ledger):
         _verify_events(rows)
         return TracePage(events=tuple(rows[:limit]), has_more=len(rows) > limit)
 
-    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
+    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
         if limit < 1:
             raise UsageError("limit must be >= 1")
         async with self._read() as reader:

@@ -80,11 +80,8 @@ class PortalLedger:
 
     async def _live_runs(self, repository_root: str) -> list[LiveRun]:
         live: list[LiveRun] = []
-        for summary in await self._ledger.list_runs(_RUNS_READ):
-            if summary.status not in LIVE_STATUSES:
-                continue
-            record = await self._ledger.get_run(summary.run_id)
-            if record.repository_root != repository_root:
+        for record in await self._ledger.list_runs(_RUNS_READ):
+            if record.status not in LIVE_STATUSES or record.repository_root != repository_root:
                 continue
             artifacts = len(await self._ledger.list_artifacts(record.run_id))
             live.append(

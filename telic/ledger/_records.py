@@ -10,10 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from telic._errors import UsageError
 from telic.protocol import canonical_json, sha256_hex_digest
+
+if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger's imports
+    from telic.protocol import InternalPhase, InternalRunStatus, Mode, Topology
+
+    from ._wire import RunSummaryWire, RunWire, _Lineage, _Prior, _Topology
 
 __all__ = [
     "JSON",
@@ -25,15 +30,22 @@ __all__ = [
     "Limits",
     "NewArtifact",
     "NewTraceEvent",
+    "OutcomeHint",
     "RunRecord",
-    "RunSummary",
     "TracePage",
     "TraceRecord",
     "VerifyReport",
+    "check_id",
 ]
 
 JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
 """A JSON value as Python holds it."""
+
+OutcomeHint = Literal["completed", "partial", "blocked"]
+"""What the run is heading for, as reviews and audits have decided so far."""
+
+_TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
+"""The statuses of a run that has ended."""
 
 MAX_DECISION_SUMMARY_CHARS: Final = 800
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -81,27 +93,29 @@ class Limits:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunRecord:
-    """One row of the ``runs`` table: the run's mutable controller state.
+    """A run: one row of the ``runs`` table, the controller's run, and its wire form.
 
-    ``controller_state`` is an opaque JSON object the controller may use for anything that has no
-    column of its own; the ledger stores it verbatim and never looks inside.
+    The ledger stores it, the controller steps it (``dataclasses.replace``), and ``to_wire``
+    and ``summary_wire`` are what a host reads of it. ``controller_state`` is an opaque JSON
+    object the controller may use for anything that has no column of its own; the ledger stores
+    it verbatim and never looks inside.
     """
 
     run_id: str
     schema_version: str
     repository_root: str
-    requested_mode: str
-    status: str
-    phase: str
-    resume_phase: str | None
+    requested_mode: Mode
+    status: InternalRunStatus
+    phase: InternalPhase
+    resume_phase: InternalPhase | None
     version: int
     prompt_revisions_remaining: int
     remediations_remaining: int
-    outcome_hint: str | None
+    outcome_hint: OutcomeHint | None
     created_at: str
     updated_at: str
     controller_state: Mapping[str, JSON] = field(default_factory=dict)
-    topology: str | None = None
+    topology: Topology | None = None
     """``micro``, ``standard`` or ``forensic`` (beyond Telic 1.0): the live value, which an
     escalation changes; ``None`` for a run that asked for none (it follows 1.0, as standard)."""
     escalation_count: int = 0
@@ -125,7 +139,17 @@ class RunRecord:
         if self.prompt_revisions_remaining < 0 or self.remediations_remaining < 0:
             raise UsageError("remaining budgets cannot be negative")
 
-    def to_wire(self) -> dict[str, JSON]:
+    @property
+    def terminal(self) -> bool:
+        """Whether the run has ended (completed, partial, blocked or cancelled)."""
+        return self.status in _TERMINAL
+
+    @property
+    def action_id(self) -> str:
+        """The current NextAction id, ``action:<runId>:<version>``."""
+        return f"action:{self.run_id}:{self.version}"
+
+    def to_wire(self) -> RunWire:
         """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
 
         This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
@@ -134,16 +158,17 @@ class RunRecord:
         ``priorRunId`` and ``escalationCount``, where the original's later releases put them;
         a run that asked for neither is exactly 1.0's.
         """
-        wire: dict[str, JSON] = {
+        topology: _Topology = {}
+        lineage: _Lineage = {}
+        if self._asks_later:
+            topology = {"topology": self.topology or "standard"}
+            lineage = {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
+        return {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "repositoryRoot": self.repository_root,
             "requestedMode": self.requested_mode,
-        }
-        later = asks_later(self.topology, self.prior_run_id)
-        if later:
-            wire["topology"] = self.topology or "standard"
-        wire |= {
+            **topology,
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -153,51 +178,27 @@ class RunRecord:
                 "postExecutionRemediationsRemaining": self.remediations_remaining,
             },
             "outcomeHint": self.outcome_hint,
+            **lineage,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
         }
-        if later:
-            wire |= {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
-        return wire | {"createdAt": self.created_at, "updatedAt": self.updated_at}
 
+    def summary_wire(self) -> RunSummaryWire:
+        """A ``telic_list_runs`` entry: metadata only, without the repository root or budgets.
 
-def asks_later(topology: str | None, prior_run_id: str | None) -> bool:
-    """Whether a run asked for what the original added after 1.0 (a topology, a prior run),
-    and so carries its keys on the wire (``RunRecord`` and ``RunSummary`` alike)."""
-    return topology is not None or prior_run_id is not None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunSummary:
-    """What ``list_runs`` shows of a run: metadata only, no request, repository root or bodies."""
-
-    run_id: str
-    schema_version: str
-    requested_mode: str
-    topology: str | None = None
-    """The run's live topology (beyond Telic 1.0; where the original lists it); ``None`` for a
-    run that asked for none."""
-    status: str
-    phase: str
-    resume_phase: str | None
-    version: int
-    outcome_hint: str | None
-    created_at: str
-    updated_at: str
-    prior_run_id: str | None = None
-    """The run this one follows (``telic runs`` shows the chain)."""
-
-    def to_wire(self) -> dict[str, JSON]:
-        """A ``telic_list_runs`` entry: 1.0's keys, and for a run that asked for a topology or a
-        prior run, ``topology`` after ``requestedMode`` (the original's) and ``priorRunId``
-        last (ours)."""
-        wire: dict[str, JSON] = {
+        1.0's keys, and for a run that asked for a topology or a prior run, ``topology`` after
+        ``requestedMode`` (the original's) and ``priorRunId`` last (ours).
+        """
+        topology: _Topology = {}
+        prior: _Prior = {}
+        if self._asks_later:
+            topology = {"topology": self.topology or "standard"}
+            prior = {"priorRunId": self.prior_run_id}
+        return {
             "runId": self.run_id,
             "schemaVersion": self.schema_version,
             "requestedMode": self.requested_mode,
-        }
-        later = asks_later(self.topology, self.prior_run_id)
-        if later:
-            wire["topology"] = self.topology or "standard"
-        wire |= {
+            **topology,
             "status": self.status,
             "phase": self.phase,
             "resumePhase": self.resume_phase,
@@ -205,10 +206,14 @@ class RunSummary:
             "outcomeHint": self.outcome_hint,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
+            **prior,
         }
-        if later:
-            wire["priorRunId"] = self.prior_run_id
-        return wire
+
+    @property
+    def _asks_later(self) -> bool:
+        """Whether the run asked for what the original added after 1.0 (a topology, a prior
+        run), and so carries its keys on the wire (``to_wire`` and ``summary_wire`` alike)."""
+        return self.topology is not None or self.prior_run_id is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

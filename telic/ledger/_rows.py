@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from ._base import StoredRun
 from ._chain import decode_object, decode_refs, encode_json
-from ._records import ArtifactRecord, RunRecord, RunSummary, TraceRecord
+from ._records import ArtifactRecord, RunRecord, TraceRecord
 
 __all__ = [
     "ARTIFACT_COLUMNS",
@@ -20,7 +20,6 @@ __all__ = [
     "RUN_COLUMNS",
     "SEALING_MIGRATION",
     "SEAL_RUN",
-    "SUMMARY_COLUMNS",
     "UNSEALED_RUNS",
     "Row",
     "artifact_from_row",
@@ -31,7 +30,6 @@ __all__ = [
     "run_from_row",
     "run_params",
     "seal_params",
-    "summary_from_row",
 ]
 
 Row = Sequence[Any]
@@ -44,10 +42,6 @@ _SEALED_COLUMNS: Final = (
 )
 """The run columns as the sealing migration finds them (later schemas add columns after them)."""
 RUN_COLUMNS: Final = f"{_SEALED_COLUMNS}, topology, escalation_count, prior_run_id"
-SUMMARY_COLUMNS: Final = (
-    "run_id, schema_version, requested_mode, status, phase, resume_phase, version, "
-    "outcome_hint, created_at, updated_at, topology, prior_run_id"
-)
 ARTIFACT_COLUMNS: Final = (
     "run_id, artifact_id, type, schema_version, producer, sha256, size_bytes, source_refs_json, "
     "redaction, quota_key, created_at, position, chain_index, previous_hash, record_hash"
@@ -139,24 +133,6 @@ def run_from_row(row: Row) -> StoredRun:
         chain_length=row[16],
         chain_head=row[17],
         run_hash=row[18],
-    )
-
-
-def summary_from_row(row: Row) -> RunSummary:
-    """Build a run summary from a row of ``SUMMARY_COLUMNS``."""
-    return RunSummary(
-        run_id=row[0],
-        schema_version=row[1],
-        requested_mode=row[2],
-        status=row[3],
-        phase=row[4],
-        resume_phase=row[5],
-        version=row[6],
-        outcome_hint=row[7],
-        created_at=row[8],
-        updated_at=row[9],
-        topology=row[10],
-        prior_run_id=row[11],
     )
 
 

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from ._base import Plan, Probe, Probed, RunRows, Selection, StoredRun
-from ._records import ArtifactRecord, RunSummary, TraceRecord
+from ._records import ArtifactRecord, RunRecord, TraceRecord
 from ._rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
     RUN_COLUMNS,
-    SUMMARY_COLUMNS,
     Row,
     artifact_from_row,
     artifact_params,
@@ -27,7 +26,6 @@ from ._rows import (
     event_params,
     run_from_row,
     run_params,
-    summary_from_row,
 )
 
 __all__ = [
@@ -188,11 +186,11 @@ class SqlReader:
         events = [event_from_row(row) for row in next(rest)] if read.events else []
         return RunRows(run=read.run, artifacts=artifacts, bodies=bodies, events=events)
 
-    async def runs(self, limit: int) -> list[RunSummary]:
+    async def runs(self, limit: int) -> list[RunRecord]:
         rows = await self._fetch(
-            f"SELECT {SUMMARY_COLUMNS} FROM runs ORDER BY {self._d.recency_order} LIMIT ?", limit
+            f"SELECT {RUN_COLUMNS} FROM runs ORDER BY {self._d.recency_order} LIMIT ?", limit
         )
-        return [summary_from_row(row) for row in rows]
+        return [run_from_row(row).record for row in rows]
 
 
 class _RunRead:

@@ -877,7 +877,7 @@ class RunActor(Actor[RunMessage]):
                 cast(Any, capability),
                 target,
                 asked,
-                names=policy_names(state.run.mode),
+                names=policy_names(state.run.requested_mode),
                 policy_ref=envelope_ref(state),
                 repository_root=state.run.repository_root,
                 protected_granted=granted.protected_paths_granted,

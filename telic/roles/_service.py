@@ -54,7 +54,6 @@ from telic.ledger import (
     ArtifactBody,
     Ledger,
     RunRecord,
-    RunSummary,
     VerifyReport,
     default_state_dir,
     open_ledger,
@@ -319,18 +318,18 @@ class Service:
     async def _recover_casts(self) -> int:
         root = str(self._repository_root)
         recovered = 0
-        for summary in await self._ledger.list_runs(RECOVERED_RUNS):
-            if summary.status != "running" or summary.phase != "agent_4_execute":
+        for run in await self._ledger.list_runs(RECOVERED_RUNS):
+            if run.status != "running" or run.phase != "agent_4_execute":
                 continue
-            if summary.run_id in self._slots:
+            if run.repository_root != root:
+                continue
+            if run.run_id in self._slots:
                 continue  # a host's message got there first: its actor reopened the casts
             try:
-                if (await self._ledger.get_run(summary.run_id)).repository_root != root:
-                    continue
-                await self._ask(summary.run_id, Expire(summary.run_id))
+                await self._ask(run.run_id, Expire(run.run_id))
             except (TelicError, PacketRefusal):
                 continue  # the run's next message tries again, as before the keeper existed
-            slot = self._slots.get(summary.run_id)
+            slot = self._slots.get(run.run_id)
             if slot is None:
                 continue
             if slot.casts:
@@ -448,7 +447,7 @@ class Service:
             run_id=run_id,
             original_request=str(state.request.body.content),
             repository_root=state.run.repository_root,
-            mode=state.run.mode,
+            mode=state.run.requested_mode,
             active_paths=tuple(active_paths),
             budget=budget,
             excluded_roots=(self._state_dir,),
@@ -621,15 +620,15 @@ class Service:
         """
         root = str(self._repository_root)
         runs: list[dict[str, tuple[Packet, ConsumptionRecord | None]]] = []
-        for summary in await self._ledger.list_runs(limit):
-            if (await self._ledger.get_run(summary.run_id)).repository_root != root:
+        for run in await self._ledger.list_runs(limit):
+            if run.repository_root != root:
                 continue
-            stored = await self._ledger.list_artifacts(summary.run_id)
+            stored = await self._ledger.list_artifacts(run.run_id)
             packets = [a for a in stored if a.type == "EvidencePacket"]
-            records = await consumption_records(self._ledger, summary.run_id) if packets else {}
+            records = await consumption_records(self._ledger, run.run_id) if packets else {}
             found: dict[str, tuple[Packet, ConsumptionRecord | None]] = {}
             for artifact in packets:
-                body = (await self._ledger.read_artifact(summary.run_id, artifact.artifact_id)).body
+                body = (await self._ledger.read_artifact(run.run_id, artifact.artifact_id)).body
                 packet = Packet.from_wire(dict(body))
                 found[packet.packet_id] = (packet, records.get(packet.packet_id))
             runs.append(found)
@@ -653,8 +652,8 @@ class Service:
         """Return one artifact of the run with its verified body."""
         return await self._controller.get_artifact(run_id, artifact_id)
 
-    async def list_runs(self, limit: int = 20) -> tuple[RunSummary, ...]:
-        """Return run metadata, newest first."""
+    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
+        """Return the runs' records, newest first (``RunRecord.summary_wire`` lists one)."""
         return await self._controller.list_runs(limit)
 
     async def get_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TraceView:

@@ -1,11 +1,12 @@
 """The result models of every tool: each tool's ``outputSchema`` is its model's JSON Schema.
 
 They describe the success envelope ``{ok: true, …}`` as it travels (camelCase, exactly the keys
-``docs/protocol.md`` §2 lists). Run records and artifact metadata are typed field by field: a
-Telic 1.0 host reads them by name. The large protocol objects (NextAction, the context
-manifest, trace events, packets) are typed as objects here and described in full by their own
-schemas (``telic://schemas/{artifact_type}``), so ``tools/list`` stays small. Every model allows
-extra keys: ours follow the original's, and an object may gain keys without breaking a host.
+``docs/protocol.md`` §2 lists). Artifact metadata is typed field by field, and a run by the
+ledger's ``RunWire`` and ``RunSummaryWire``, the types ``RunRecord``'s serialisers return: a
+Telic 1.0 host reads them by name. The large protocol objects (NextAction, the context manifest,
+trace events, packets) are typed as objects here and described in full by their own schemas
+(``telic://schemas/{artifact_type}``), so ``tools/list`` stays small. Every model allows extra
+keys: ours follow the original's, and an object may gain keys without breaking a host.
 The server never builds these models on the hot path; the official client validates each
 result against the listed schema, and so do the tests.
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from telic.ledger import RunSummaryWire, RunWire
 
 __all__ = [
     "ArtifactOut",
@@ -32,7 +35,6 @@ __all__ = [
     "NextActionResultOut",
     "ReplayResultOut",
     "ReturnPacketResultOut",
-    "RunOut",
     "StepResultOut",
     "VerifyResultOut",
 ]
@@ -46,57 +48,6 @@ class _Object(BaseModel):
 
 class _Ok(_Object):
     ok: Literal[True]
-
-
-class RunBudgetsOut(_Object):
-    """What is left of the run's revision budgets."""
-
-    promptRevisionsRemaining: int
-    postExecutionRemediationsRemaining: int
-
-
-class RunOut(_Object):
-    """The Telic 1.0 RunRecord."""
-
-    runId: str
-    schemaVersion: str
-    repositoryRoot: str
-    requestedMode: str
-    topology: str = "standard"
-    """Beyond Telic 1.0, in a run started with topology_override or prior_run_id: the live
-    topology: micro, standard or forensic."""
-    status: str
-    phase: str
-    resumePhase: str | None
-    version: int
-    budgets: RunBudgetsOut
-    outcomeHint: str | None
-    priorRunId: str | None = None
-    """Beyond Telic 1.0, in the same runs: the ended run this one follows, or null."""
-    escalationCount: int = 0
-    """Beyond Telic 1.0, in the same runs: how many times the topology escalated (at most 2)."""
-    createdAt: str
-    updatedAt: str
-
-
-class RunSummaryOut(_Object):
-    """A run in a list: metadata only."""
-
-    runId: str
-    schemaVersion: str
-    requestedMode: str
-    topology: str = "standard"
-    """Beyond Telic 1.0, in a run started with topology_override or prior_run_id: the live
-    topology."""
-    status: str
-    phase: str
-    resumePhase: str | None
-    version: int
-    outcomeHint: str | None
-    createdAt: str
-    updatedAt: str
-    priorRunId: str | None = None
-    """Beyond Telic 1.0 (ours), in the same runs: the run this one follows."""
 
 
 class ArtifactOut(_Object):
@@ -130,7 +81,7 @@ class StoredArtifactOut(ArtifactOut):
 class StepResultOut(_Ok):
     """A state change: the run after it and the next action."""
 
-    run: RunOut
+    run: RunWire
     nextAction: NextActionOut
     """The NextAction (schema: telic://schemas/NextAction)."""
     artifact: ArtifactOut | None = None
@@ -154,13 +105,13 @@ class NextActionResultOut(_Ok):
 class ListRunsResultOut(_Ok):
     """Runs, newest first."""
 
-    runs: list[RunSummaryOut]
+    runs: list[RunSummaryWire]
 
 
 class GetRunResultOut(_Ok):
     """A run with its artifacts' metadata and its next action."""
 
-    run: RunOut
+    run: RunWire
     artifacts: list[ArtifactOut]
     nextAction: NextActionOut
     """The NextAction (schema: telic://schemas/NextAction)."""

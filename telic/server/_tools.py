@@ -564,7 +564,7 @@ async def _cancel(service: Service, args: CancelArgs, _: Call) -> Annotated[Payl
 async def _list_runs(
     service: Service, args: ListRunsArgs, _: Call
 ) -> Annotated[Payload, ListRunsResultOut]:
-    return {"runs": await service.list_runs(args.limit)}
+    return {"runs": [run.summary_wire() for run in await service.list_runs(args.limit)]}
 
 
 @tool(

@@ -33,7 +33,7 @@ def _state(
 
 def _expected(state: RunState) -> object:
     grants = state.envelope.authorization
-    return effective_authorization(state.run.mode, grants.granted, grants.denied)
+    return effective_authorization(state.run.requested_mode, grants.granted, grants.denied)
 
 
 def test_the_run_authorization_is_the_algebras_answer_for_the_runs_grants() -> None:

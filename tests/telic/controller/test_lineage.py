@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from telic.controller import Run, RunState, StoredArtifact
+from telic.controller import RunState, StoredArtifact
 from telic.controller._refs import pending_answer
+from telic.ledger import RunRecord
 
 RUN = "9d7c1e52-3f0a-4b7e-9a51-2c8e5d7f6a10"
 
@@ -27,10 +28,11 @@ def _artifact(
 
 
 def _state(*tail: StoredArtifact) -> RunState:
-    run = Run(
+    run = RunRecord(
         run_id=RUN,
+        schema_version="1.0",
         repository_root="/srv/repo",
-        mode="analyze_only",
+        requested_mode="analyze_only",
         status="running",
         phase="agent_4_execute",
         resume_phase=None,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from telic.controller import Run, RunState, StoredArtifact, TraceEntry
+from telic.controller import RunState, StoredArtifact, TraceEntry
 from telic.controller._log import Log
+from telic.ledger import RunRecord
 
 RUN = "run-1"
 
@@ -26,10 +27,11 @@ def _artifact(artifact_id: str, artifact_type: str = "Evidence") -> StoredArtifa
 
 
 def _state() -> RunState:
-    run = Run(
+    run = RunRecord(
         run_id=RUN,
+        schema_version="1.0",
         repository_root="/srv/repo",
-        mode="analyze_only",
+        requested_mode="analyze_only",
         status="running",
         phase="agent_4_execute",
         resume_phase=None,

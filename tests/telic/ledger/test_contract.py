@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+from typing import Any, cast
 
 import pytest
 from ledgerkit import REQUEST_TEXT, artifact, event, only, run_record, start, step
@@ -225,11 +225,22 @@ async def test_list_runs_is_newest_first_and_carries_no_request_text(ledger_url:
         runs = await ledger.list_runs()
         assert [r.run_id for r in runs] == ["run-d", "run-a", "run-b", "run-c"]
         assert [r.run_id for r in await ledger.list_runs(limit=2)] == ["run-d", "run-a"]
-        names = {f.name for f in dataclasses.fields(runs[0])}
-        assert "repository_root" not in names
-        assert "controller_state" not in names
         assert REQUEST_TEXT not in repr(runs)
-        assert "/srv/checkout" not in repr(runs)
+        # The records are whole; what the list shows of one leaves out its root and state.
+        entries = [r.summary_wire() for r in runs]
+        assert not {"repositoryRoot", "budgets", "controllerState"} & set(entries[0])
+        assert "/srv/checkout" not in repr(entries)
+        assert "step" not in repr(entries)
+
+
+async def test_a_listed_run_is_its_whole_record_and_a_copy(ledger_url: str) -> None:
+    async with open_ledger(ledger_url) as ledger:
+        await start(ledger)
+        (listed,) = await ledger.list_runs()
+        assert listed == await ledger.get_run("run-1")
+        cast("dict[str, Any]", listed.controller_state)["step"] = 99
+        assert (await ledger.get_run("run-1")).controller_state == {"step": 1}
+        assert (await ledger.list_runs())[0].controller_state == {"step": 1}
 
 
 async def test_a_permission_denial_is_recorded_without_a_step(ledger_url: str) -> None:

@@ -335,7 +335,7 @@ async def start_wide_run(
         run_id=run.run_id,
         schema_version="1.0",
         repository_root=run.repository_root,
-        requested_mode=run.mode,
+        requested_mode=run.requested_mode,
         status=run.status,
         phase=run.phase,
         resume_phase=None,

@@ -100,7 +100,7 @@ def _refused(state: RunState, node: str, body: JSON) -> list[dict[str, Any]]:
     """The oracle: each attempted target some layer refuses, as its DENY decision, in order."""
     [permissions] = [n.permissions for n in state.latest("WorkPlan").body.nodes if n.id == node]
     layers = (
-        Layer.for_mode(state.run.mode),
+        Layer.for_mode(state.run.requested_mode),
         Layer.from_permissions("authorization", run_authorization(state)),
         Layer.from_permissions("node", permissions),
     )
@@ -121,8 +121,8 @@ def _refused(state: RunState, node: str, body: JSON) -> list[dict[str, Any]]:
         }
     gate = (
         "Mutation attempted before the diagnosis review gate"
-        if state.run.mode == "analyze_and_fix"
-        else f"Mutation is not allowed in {state.run.mode}"
+        if state.run.requested_mode == "analyze_and_fix"
+        else f"Mutation is not allowed in {state.run.requested_mode}"
     )
     expected: list[dict[str, Any]] = []
     for capability, target in attempted:

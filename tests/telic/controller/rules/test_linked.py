@@ -80,14 +80,17 @@ async def test_a_linked_run_cites_the_prior_runs_evidence_and_completes() -> Non
 
 
 @pytest.mark.rule("RUN-PRIOR-EXISTS")
-async def test_a_prior_run_that_does_not_exist_is_refused_and_nothing_is_stored() -> None:
+@pytest.mark.parametrize("prior", ["no-such-run", "not a run id"])
+async def test_a_prior_run_that_does_not_exist_is_refused_and_nothing_is_stored(
+    prior: str,
+) -> None:
     async with open_ledger("memory://") as ledger:
         with pytest.raises(LineageRefused) as caught:
-            await Flow.start(ledger, "analyze_only", prior_run_id="no-such-run")
+            await Flow.start(ledger, "analyze_only", prior_run_id=prior)
         assert await ledger.list_runs() == ()
     assert caught.value.rules == ("RUN-PRIOR-EXISTS",)
     assert caught.value.code == "lineage_refused"
-    assert caught.value.message.startswith("Prior run no-such-run does not exist")
+    assert caught.value.message.startswith(f"Prior run {prior} does not exist")
 
 
 @pytest.mark.rule("RUN-PRIOR-TERMINAL")
