@@ -156,15 +156,10 @@ class GroundResult:
     """What ``ground`` returns: the run row, the next action and the manifest in wire form."""
 
     run: RunRecord
-    action: Action
+    next_action: Action
     manifest_wire: Mapping[str, object]
     draft: Draft | None = None
     """The draft of the artifact the next action requires, or None."""
-
-    @property
-    def next_action(self) -> Action:
-        """The next action (the same as ``action``, named as in ``StepResult``)."""
-        return self.action
 
 
 async def _default_grounder(**arguments: Any) -> GroundingOutput:
@@ -183,8 +178,6 @@ class Service:
     def __init__(
         self,
         *,
-        ledger: Ledger,
-        controller: Controller,
         runs: Supervisor,
         launcher: Any,
         deps: RunDeps,
@@ -194,8 +187,8 @@ class Service:
         idle_seconds: float,
     ) -> None:
         self._repository_root = repository_root
-        self._ledger = ledger
-        self._controller = controller
+        self._ledger = deps.ledger
+        self._controller = deps.controller
         self._runs = runs
         self._launcher = launcher
         self._deps = deps
@@ -757,8 +750,6 @@ async def open_service(
             name="runs", policy=RestartPolicy(max_restarts=10, within=60.0)
         )
         service = Service(
-            ledger=ledger,
-            controller=controller,
             runs=runs,
             launcher=launcher,
             deps=deps,
