@@ -442,8 +442,7 @@ class LedgerEngine(Ledger):
             head, records, traces = link(empty, staged, events)
             return plan(Commit(run=run, artifacts=records, events=traces), staged, head)
 
-        probe = probe_for(staged, events, self._limits)
-        return await self._mutate(run.run_id, probe, decide, "create_run")
+        return await self._mutate(run.run_id, staged, events, decide, "create_run")
 
     async def commit_step(
         self,
@@ -476,8 +475,7 @@ class LedgerEngine(Ledger):
             stale = f"Stale run version {expected_version}"
             return plan(commit, staged, head, expected_version, stale)
 
-        probe = probe_for(staged, fixed, self._limits)
-        return await self._mutate(run_id, probe, decide, "commit_step")
+        return await self._mutate(run_id, staged, fixed, decide, "commit_step")
 
     async def store_supporting(
         self, run_id: str, artifact: NewArtifact, events: Sequence[NewTraceEvent]
@@ -500,22 +498,17 @@ class LedgerEngine(Ledger):
             commit = Commit(run=stored.record, artifacts=records, events=traces)
             return plan(commit, staged, head, stored.record.version, CHANGED)
 
-        probe = probe_for(staged, fixed, self._limits)
-        return await self._mutate(run_id, probe, decide, "store_supporting")
+        return await self._mutate(run_id, staged, fixed, decide, "store_supporting")
 
     async def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, self._clock)
-        limits = self._limits
-        probe = probe_for([], fixed, limits)
-        commit = await self._mutate(
-            run_id,
-            probe,
-            lambda probed: plan_events(probed, fixed, limits, once=once),
-            "record_events",
-        )
-        return commit.events
+
+        def decide(probed: Probed) -> Plan:
+            return plan_events(probed, fixed, self._limits, once=once)
+
+        return (await self._mutate(run_id, [], fixed, decide, "record_events")).events
 
     # ------------------------------------------------------------------ reads
 
@@ -618,10 +611,16 @@ class LedgerEngine(Ledger):
         return stage(artifact, self._limits, self._clock)
 
     async def _mutate(
-        self, run_id: str, probe: Probe, decide: Callable[[Probed], Plan], what: str
+        self,
+        run_id: str,
+        staged: Sequence[Staged],
+        events: Sequence[FixedEvent],
+        decide: Callable[[Probed], Plan],
+        what: str,
     ) -> Commit:
         if self._closed:
             raise UsageError("the ledger is closed")
+        probe = probe_for(staged, events, self._limits)
         planned: list[Commit] = []
 
         def remembered(probed: Probed) -> Plan:
