@@ -243,7 +243,6 @@ class Validate(Ask[Accepted | Rejection]):
     validated once.
     """
 
-    role: str
     state: RunState
     submission: SubmitArtifact
 
@@ -287,7 +286,7 @@ class RoleActor(Actor[Validate]):
         """Check one submission; a refusal is the reply (``step`` never raises one)."""
         phase = message.state.run.phase
         spec = PHASES.get(phase)
-        if spec is None or spec.role != self.role or message.role != self.role:
+        if spec is None or spec.role != self.role:
             text = f"the {self.role} role does not own phase {phase}"
             issue = Issue("", "role", text, "RUN-PHASE-TYPE")
             return Rejection(InvalidTransition(text, issues=(issue,)))
@@ -451,8 +450,8 @@ class RunActor(Actor[RunMessage]):
         )
         spec = PHASES.get(state.run.phase)
         role = deps.roles.get(spec.role) if spec is not None else None
-        if role is not None and spec is not None and state.run.status == "running":
-            outcome = await role.ask(Validate(spec.role, state, submission))
+        if role is not None and state.run.status == "running":
+            outcome = await role.ask(Validate(state, submission))
         else:
             outcome = step(state, submission)
         result = await deps.controller.settle(self._run_id, loaded, outcome, now)

@@ -306,30 +306,27 @@ class Service:
         Returns:
             How many runs came back with at least one open cast.
         """
-        async with self._recovering:
-            return await self._recover_casts()
-
-    async def _recover_casts(self) -> int:
         root = str(self._repository_root)
         recovered = 0
-        for summary in await self._ledger.list_runs(RECOVERED_RUNS):
-            if summary.status != "running" or summary.phase != "agent_4_execute":
-                continue
-            if summary.run_id in self._slots:
-                continue  # a host's message got there first: its actor reopened the casts
-            try:
-                if (await self._ledger.get_run(summary.run_id)).repository_root != root:
+        async with self._recovering:
+            for summary in await self._ledger.list_runs(RECOVERED_RUNS):
+                if summary.status != "running" or summary.phase != "agent_4_execute":
                     continue
-                await self._ask(summary.run_id, Expire(summary.run_id))
-            except (TelicError, PacketRefusal):
-                continue  # the run's next message tries again, as before the keeper existed
-            slot = self._slots.get(summary.run_id)
-            if slot is None:
-                continue
-            if slot.casts:
-                recovered += 1
-            elif slot.idle:
-                await self._stop(slot)
+                if summary.run_id in self._slots:
+                    continue  # a host's message got there first: its actor reopened the casts
+                try:
+                    if (await self._ledger.get_run(summary.run_id)).repository_root != root:
+                        continue
+                    await self._ask(summary.run_id, Expire(summary.run_id))
+                except (TelicError, PacketRefusal):
+                    continue  # the run's next message tries again, as before the keeper existed
+                slot = self._slots.get(summary.run_id)
+                if slot is None:
+                    continue
+                if slot.casts:
+                    recovered += 1
+                elif slot.idle:
+                    await self._stop(slot)
         return recovered
 
     async def _maybe_reap(self) -> None:
