@@ -75,7 +75,6 @@ __all__ = [
     "plan",
     "plan_events",
     "probe_for",
-    "refuse_broken",
     "same_artifact",
     "stage",
     "utc_now",
@@ -215,31 +214,24 @@ def check(
 
 
 def existing(probed: Probed) -> StoredRun:
-    """The run a mutation writes to, once it is known to be intact (``refuse_broken``), before
+    """The run a mutation writes to, once its row and last record are known to check out, before
     anything else about it is judged.
 
     Raises:
         NotFound: the run does not exist.
-        LedgerError: the run does not verify.
+        LedgerError: the run does not verify (naming what does not check out); nothing is
+            written to it.
     """
-    if probed.run is None:
+    stored = probed.run
+    if stored is None:
         raise NotFound("Run not found")
-    refuse_broken(probed.run, probed.tip)
-    return probed.run
-
-
-def refuse_broken(stored: StoredRun, tip: ArtifactRecord | TraceRecord | None) -> None:
-    """Refuse every write to a run whose row or last record no longer checks out.
-
-    Raises:
-        LedgerError: naming the run and what does not check out; nothing is written.
-    """
-    problem = broken_run(stored, tip)
+    problem = broken_run(stored, probed.tip)
     if problem is not None:
         raise LedgerError(
             f"Run {stored.record.run_id} does not verify: {problem}. Telic refuses every write "
             f"to it; `telic verify {stored.record.run_id}` names the first broken record"
         )
+    return stored
 
 
 def link(
@@ -410,11 +402,6 @@ class LedgerEngine(Ledger):
         self._limits = limits or Limits()
         self._clock = clock
         self._closed = False
-
-    @property
-    def limits(self) -> Limits:
-        """The quotas this ledger enforces."""
-        return self._limits
 
     # ------------------------------------------------------------------ mutations
 

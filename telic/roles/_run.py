@@ -350,7 +350,8 @@ class RunSlot:
 
 
 class RunActor(Actor[RunMessage]):
-    """The single writer of one run."""
+    """The single writer of one run. Stopping it seals nothing: an open cast's state is in the
+    ledger and outlives the actor."""
 
     def __init__(self, slot: RunSlot, deps: RunDeps) -> None:
         self._slot = slot
@@ -372,9 +373,6 @@ class RunActor(Actor[RunMessage]):
             self._slot.recovered = True
         except TelicError:
             return  # retried by the next incarnation
-
-    async def on_stop(self) -> None:
-        """Nothing to seal: an open cast's state is in the ledger and outlives this actor."""
 
     async def on_message(self, message: RunMessage) -> object:
         """Handle one state change; a refusal is the reply, never a failure."""
