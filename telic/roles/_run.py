@@ -145,46 +145,42 @@ class StartRun(Ask[Outcome[StepResult]]):
 
 
 @dataclass(frozen=True, slots=True)
-class GroundRun(Ask[Outcome[StepResult]]):
-    """Accept a grounding: the manifest and its documents in wire form."""
+class _Step(Ask[Outcome[StepResult]]):
+    """A step of the run, fenced by the token of its next action."""
 
     run_id: str
     action_id: str
     expected_run_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroundRun(_Step):
+    """Accept a grounding: the manifest and its documents in wire form."""
+
     manifest: Mapping[str, object]
     documents: tuple[Mapping[str, object], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Submit(Ask[Outcome[StepResult]]):
+class Submit(_Step):
     """Submit an artifact: the decoded body, by reference, and its sourceRefs."""
 
-    run_id: str
-    action_id: str
-    expected_run_version: int
     artifact_type: str
     body: object
     source_refs: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Answer(Ask[Outcome[StepResult]]):
+class Answer(_Step):
     """Answer the pending clarification with one choice id."""
 
-    run_id: str
-    action_id: str
-    expected_run_version: int
     response: str
     elicited: bool
 
 
 @dataclass(frozen=True, slots=True)
-class CancelRun(Ask[Outcome[StepResult]]):
+class CancelRun(_Step):
     """Cancel the run."""
-
-    run_id: str
-    action_id: str
-    expected_run_version: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -666,10 +666,6 @@ def _wire(value: object) -> object:
     return to_wire() if callable(to_wire) else value
 
 
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
-
-
 @asynccontextmanager
 async def open_service(
     *,
@@ -716,7 +712,7 @@ async def open_service(
         [*cast_types, *(load_cast_types(configured) if configured is not None else ())]
     )
     run_clock = clock or utc_now
-    run_ids = new_id or _new_uuid
+    run_ids = new_id or (lambda: str(uuid.uuid4()))
     # Import the detector now, off the event loop (it overlaps an MCP handshake under serve),
     # rather than during the first submission.
     await anyio.to_thread.run_sync(warm_secret_rules)
