@@ -194,32 +194,24 @@ def walk_chain(
                 problem = f"sequence is {record.sequence}, expected {sequences}"
             broken_id, kind = record.event_id, "event"
         if problem is not None:
-            return VerifyReport(
-                ok=False,
-                records_checked=index - 1,
-                first_broken=BrokenRecord(kind=kind, id=broken_id, reason=problem),
-            )
+            return _broken(index - 1, kind, broken_id, problem)
         head = record.record_hash
     counts = (stored.chain_length, stored.chain_head, stored.artifact_count, stored.event_count)
-    if counts != (len(records), head, positions, sequences):
-        return VerifyReport(
-            ok=False,
-            records_checked=len(records),
-            first_broken=BrokenRecord(
-                kind="run",
-                id=run_id,
-                reason="the run's chain head does not match its last record "
-                "(records were removed or added)",
-            ),
-        )
     problem = _row_problem(stored)
-    if problem is not None:
-        return VerifyReport(
-            ok=False,
-            records_checked=len(records),
-            first_broken=BrokenRecord(kind="run", id=run_id, reason=problem),
+    if counts != (len(records), head, positions, sequences):
+        problem = (
+            "the run's chain head does not match its last record (records were removed or added)"
         )
+    if problem is not None:
+        return _broken(len(records), "run", run_id, problem)
     return VerifyReport(ok=True, records_checked=len(records), first_broken=None)
+
+
+def _broken(
+    checked: int, kind: Literal["artifact", "event", "run"], broken_id: str, reason: str
+) -> VerifyReport:
+    broken = BrokenRecord(kind=kind, id=broken_id, reason=reason)
+    return VerifyReport(ok=False, records_checked=checked, first_broken=broken)
 
 
 def _link_problem(record: ArtifactRecord | TraceRecord, index: int, head: str) -> str | None:

@@ -69,13 +69,6 @@ class _View:
         stored = self._state.runs.get(run_id)
         return None if stored is None else replace(stored, record=_freeze_run(stored.record))
 
-    def _blob(self, sha256: str) -> bytes | None:
-        return self._state.blobs.get(sha256)
-
-    def _artifacts_after(self, run_id: str, after: int) -> list[ArtifactRecord]:
-        # Positions run 1, 2, 3… in insertion order, so ``after`` is also an index.
-        return self._state.artifact_order.get(run_id, [])[after:]
-
     def _events_after(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
         # Sequences run 1, 2, 3… in insertion order, so ``after`` is also an index.
         ordered = self._state.event_order.get(run_id, [])
@@ -96,11 +89,11 @@ class _View:
         self, run_id: str, artifact_id: str
     ) -> tuple[ArtifactRecord, bytes | None] | None:
         record = self._state.artifacts.get(run_id, {}).get(artifact_id)
-        return None if record is None else (record, self._blob(record.sha256))
+        return None if record is None else (record, self._state.blobs.get(record.sha256))
 
     async def read_bodies(self, digests: Sequence[str]) -> dict[str, bytes]:
-        found = {digest: self._blob(digest) for digest in digests}
-        return {digest: data for digest, data in found.items() if data is not None}
+        blobs = self._state.blobs
+        return {digest: blobs[digest] for digest in digests if digest in blobs}
 
     async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
         stored = self.run(run_id)
@@ -109,7 +102,8 @@ class _View:
         artifacts: list[ArtifactRecord] = []
         after, trust = selection.artifacts_after, selection.trust_counters
         if after is not None and (not trust or stored.artifact_count > after):
-            artifacts = self._artifacts_after(run_id, after)
+            # Positions run 1, 2, 3… in insertion order, so ``after`` is also an index.
+            artifacts = self._state.artifact_order.get(run_id, [])[after:]
         events: list[TraceRecord] = []
         after = selection.events_after
         if after is not None and (not trust or stored.event_count > after):
@@ -126,7 +120,8 @@ class _View:
     def probe(self, run_id: str, probe: Probe) -> Probed:
         artifacts = self._state.artifacts.get(run_id, {})
         events = self._state.events.get(run_id, {})
-        keys = frozenset(k for k in probe.quota_keys if self._quota_key_taken(run_id, *k))
+        taken = self._state.quota_keys.get(run_id, set())
+        keys = frozenset(k for k in probe.quota_keys if k in taken)
         evidence = (
             0 if probe.evidence is None else self._evidence_since_plan(run_id, *probe.evidence)
         )
@@ -154,9 +149,6 @@ class _View:
         start = plans[-1] if plans else 0  # the latest plan's position
         evidence = positions.get(evidence_type, [])
         return len(evidence) - bisect.bisect_right(evidence, start)
-
-    def _quota_key_taken(self, run_id: str, type_: str, key: str) -> bool:
-        return (type_, key) in self._state.quota_keys.get(run_id, ())
 
 
 def _apply(state: _State, plan: Plan) -> None:

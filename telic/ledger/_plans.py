@@ -74,7 +74,6 @@ __all__ = [
     "plan",
     "plan_events",
     "probe_for",
-    "refuse_broken",
     "same_artifact",
     "stage",
     "utc_now",
@@ -214,31 +213,24 @@ def check(
 
 
 def existing(probed: Probed) -> StoredRun:
-    """The run a mutation writes to, once it is known to be intact (``refuse_broken``), before
+    """The run a mutation writes to, once its row and last record are known to check out, before
     anything else about it is judged.
 
     Raises:
         NotFound: the run does not exist.
-        LedgerError: the run does not verify.
+        LedgerError: the run does not verify (naming what does not check out); nothing is
+            written to it.
     """
-    if probed.run is None:
+    stored = probed.run
+    if stored is None:
         raise NotFound("Run not found")
-    refuse_broken(probed.run, probed.tip)
-    return probed.run
-
-
-def refuse_broken(stored: StoredRun, tip: ArtifactRecord | TraceRecord | None) -> None:
-    """Refuse every write to a run whose row or last record no longer checks out.
-
-    Raises:
-        LedgerError: naming the run and what does not check out; nothing is written.
-    """
-    problem = broken_run(stored, tip)
+    problem = broken_run(stored, probed.tip)
     if problem is not None:
         raise LedgerError(
             f"Run {stored.record.run_id} does not verify: {problem}. Telic refuses every write "
             f"to it; `telic verify {stored.record.run_id}` names the first broken record"
         )
+    return stored
 
 
 def link(
@@ -410,11 +402,6 @@ class LedgerEngine(Ledger):
         self._clock = clock
         self._closed = False
 
-    @property
-    def limits(self) -> Limits:
-        """The quotas this ledger enforces."""
-        return self._limits
-
     # ------------------------------------------------------------------ mutations
 
     async def create_run(
@@ -441,8 +428,7 @@ class LedgerEngine(Ledger):
             head, records, traces = link(empty, staged, events)
             return plan(Commit(run=run, artifacts=records, events=traces), staged, head)
 
-        probe = probe_for(staged, events, self._limits)
-        return await self._mutate(run.run_id, probe, decide, "create_run")
+        return await self._mutate(run.run_id, staged, events, decide, "create_run")
 
     async def commit_step(
         self,
@@ -475,8 +461,7 @@ class LedgerEngine(Ledger):
             stale = f"Stale run version {expected_version}"
             return plan(commit, staged, head, expected_version, stale)
 
-        probe = probe_for(staged, fixed, self._limits)
-        return await self._mutate(run_id, probe, decide, "commit_step")
+        return await self._mutate(run_id, staged, fixed, decide, "commit_step")
 
     async def store_supporting(
         self, run_id: str, artifact: NewArtifact, events: Sequence[NewTraceEvent]
@@ -499,22 +484,17 @@ class LedgerEngine(Ledger):
             commit = Commit(run=stored.record, artifacts=records, events=traces)
             return plan(commit, staged, head, stored.record.version, CHANGED)
 
-        probe = probe_for(staged, fixed, self._limits)
-        return await self._mutate(run_id, probe, decide, "store_supporting")
+        return await self._mutate(run_id, staged, fixed, decide, "store_supporting")
 
     async def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, self._clock)
-        limits = self._limits
-        probe = probe_for([], fixed, limits)
-        commit = await self._mutate(
-            run_id,
-            probe,
-            lambda probed: plan_events(probed, fixed, limits, once=once),
-            "record_events",
-        )
-        return commit.events
+
+        def decide(probed: Probed) -> Plan:
+            return plan_events(probed, fixed, self._limits, once=once)
+
+        return (await self._mutate(run_id, [], fixed, decide, "record_events")).events
 
     # ------------------------------------------------------------------ reads
 
@@ -617,10 +597,16 @@ class LedgerEngine(Ledger):
         return stage(artifact, self._limits, self._clock)
 
     async def _mutate(
-        self, run_id: str, probe: Probe, decide: Callable[[Probed], Plan], what: str
+        self,
+        run_id: str,
+        staged: Sequence[Staged],
+        events: Sequence[FixedEvent],
+        decide: Callable[[Probed], Plan],
+        what: str,
     ) -> Commit:
         if self._closed:
             raise UsageError("the ledger is closed")
+        probe = probe_for(staged, events, self._limits)
         planned: list[Commit] = []
 
         def remembered(probed: Probed) -> Plan:

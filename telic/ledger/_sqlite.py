@@ -141,11 +141,8 @@ class _ThreadConnection:
         return cls(await anyio.to_thread.run_sync(_connect, path))
 
     async def run(self, function: Callable[[sqlite3.Connection], T]) -> T:
-        """Call ``function`` with the connection in the worker thread: one hop.
-
-        The call is never abandoned: a cancelled caller still waits for it to finish, so the
-        connection's state is always known to the next caller.
-        """
+        """Call ``function`` with the connection in the worker thread: one hop, never abandoned
+        (as ``_AioConnection.run``)."""
         return await anyio.to_thread.run_sync(function, self._connection, limiter=self._limiter)
 
     async def close(self) -> None:

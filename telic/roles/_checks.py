@@ -30,7 +30,6 @@ from telic.protocol import canonical_json
 
 __all__ = [
     "CHECK_ACTOR",
-    "CHECK_RULES",
     "MAX_CHECK_RECORDS",
     "CheckRecord",
     "check_event_id",
@@ -42,12 +41,6 @@ MAX_CHECK_RECORDS: Final = 1024
 
 CHECK_ACTOR: Final = "host"
 """The actor of every check record (WorkResult decisions are the executor's)."""
-
-CHECK_RULES: Final[dict[str, str]] = {
-    "CT-RUN-ACTIVE": "a finished run records no more tool-action checks",
-    "CT-CHECK-CAP": f"a run holds at most {MAX_CHECK_RECORDS} distinct tool-action check records",
-}
-"""Rule id → the bound it enforces."""
 
 _CHECK_EVENTS: Final = frozenset({"permission_checked", "tool_action_refused", "broker_decision"})
 

@@ -7,16 +7,14 @@ reference (one process: nothing is copied or serialised to cross a mailbox). Rep
 ``Outcome`` values: a refusal is a reply, not an actor failure, so a refused submission never
 restarts anything, and the service raises it once.
 
-Every state change of a run — ground, submit, answer, cancel, cast, progress, packet return, and
-the permission checks host hooks record — is a message in its run actor's mailbox, handled one at
-a time. A submission is first checked by the role actor that owns the run's phase, then committed
-through the ``Controller`` (whose ledger commit is fenced by the run version, so writers in other
-processes are kept out too). After each accepted decision the actor records packet consumption
-and seals casts whose node is no longer executing: no cast disappears. Open casts are kept in
-memory only as a copy of what the ledger holds, validated against it before every cast message:
-when another writer (a second server on the same PostgreSQL ledger) cast, reported, returned or
-sealed since this actor last looked, the copy is rebuilt from the ledger. A cast whose wall
-budget or grace runs out is handled on time: the service's deadline keeper sends ``Expire``.
+A run actor handles its messages one at a time, and the ``Controller``'s ledger commit is fenced
+by the run version, so writers in other processes are kept out too. After each accepted decision
+the actor records packet consumption and seals casts whose node is no longer executing: no cast
+disappears. Open casts are kept in memory only as a copy of what the ledger holds, validated
+against it before every cast message: when another writer (a second server on the same
+PostgreSQL ledger) cast, reported, returned or sealed since this actor last looked, the copy is
+rebuilt from the ledger. A cast whose wall budget or grace runs out is handled on time: the
+service's deadline keeper sends ``Expire``.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Final, Generic, Literal, TypeVar, cast
+from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
 
@@ -91,7 +89,6 @@ from telic_packets import (
     ConsumptionRecord,
     Packet,
     PacketRefusal,
-    StopReason,
 )
 
 __all__ = [
@@ -148,46 +145,42 @@ class StartRun(Ask[Outcome[StepResult]]):
 
 
 @dataclass(frozen=True, slots=True)
-class GroundRun(Ask[Outcome[StepResult]]):
-    """Accept a grounding: the manifest and its documents in wire form."""
+class _Step(Ask[Outcome[StepResult]]):
+    """A step of the run, fenced by the token of its next action."""
 
     run_id: str
     action_id: str
     expected_run_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroundRun(_Step):
+    """Accept a grounding: the manifest and its documents in wire form."""
+
     manifest: Mapping[str, object]
     documents: tuple[Mapping[str, object], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Submit(Ask[Outcome[StepResult]]):
+class Submit(_Step):
     """Submit an artifact: the decoded body, by reference, and its sourceRefs."""
 
-    run_id: str
-    action_id: str
-    expected_run_version: int
     artifact_type: str
     body: object
     source_refs: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Answer(Ask[Outcome[StepResult]]):
+class Answer(_Step):
     """Answer the pending clarification with one choice id."""
 
-    run_id: str
-    action_id: str
-    expected_run_version: int
     response: str
     elicited: bool
 
 
 @dataclass(frozen=True, slots=True)
-class CancelRun(Ask[Outcome[StepResult]]):
+class CancelRun(_Step):
     """Cancel the run."""
-
-    run_id: str
-    action_id: str
-    expected_run_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +239,6 @@ class Validate(Ask[Accepted | Rejection]):
     validated once.
     """
 
-    role: str
     state: RunState
     submission: SubmitArtifact
 
@@ -272,13 +264,7 @@ Role = Literal[
 ]
 """The five logical roles the host's model plays."""
 
-ROLES: Final[tuple[Role, ...]] = (
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
-)
+ROLES: Final[tuple[Role, ...]] = get_args(Role)
 
 
 class RoleActor(Actor[Validate]):
@@ -291,15 +277,12 @@ class RoleActor(Actor[Validate]):
 
     def __init__(self, role: Role) -> None:
         self.role = role
-        self.validated = 0
-        """Submissions this incarnation checked."""
 
     async def on_message(self, message: Validate) -> Accepted | Rejection:
         """Check one submission; a refusal is the reply (``step`` never raises one)."""
-        self.validated += 1
         phase = message.state.run.phase
         spec = PHASES.get(phase)
-        if spec is None or spec.role != self.role or message.role != self.role:
+        if spec is None or spec.role != self.role:
             text = f"the {self.role} role does not own phase {phase}"
             issue = Issue("", "role", text, "RUN-PHASE-TYPE")
             return Rejection(InvalidTransition(text, issues=(issue,)))
@@ -315,32 +298,6 @@ _CAST_EVENTS = frozenset(
     {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed", *CHILD_EVENTS}
 )
 """A native child's events (written by the host's hook) move a cast's observed spend too."""
-
-
-_Counts = tuple[int, int, int, int, int, StopReason | None]
-
-
-def _counts(open_cast: OpenCast) -> _Counts:
-    """What a progress report changes in an open cast, to put back if it is not recorded."""
-    return (
-        open_cast.turns,
-        open_cast.tool_calls,
-        open_cast.input_tokens,
-        open_cast.output_tokens,
-        open_cast.reports,
-        open_cast.stop_reason,
-    )
-
-
-def _restore(open_cast: OpenCast, counts: _Counts) -> None:
-    (
-        open_cast.turns,
-        open_cast.tool_calls,
-        open_cast.input_tokens,
-        open_cast.output_tokens,
-        open_cast.reports,
-        open_cast.stop_reason,
-    ) = counts
 
 
 def parse_time(timestamp: str) -> datetime:
@@ -389,7 +346,8 @@ class RunSlot:
 
 
 class RunActor(Actor[RunMessage]):
-    """The single writer of one run."""
+    """The single writer of one run. Stopping it seals nothing: an open cast's state is in the
+    ledger and outlives the actor."""
 
     def __init__(self, slot: RunSlot, deps: RunDeps) -> None:
         self._slot = slot
@@ -411,9 +369,6 @@ class RunActor(Actor[RunMessage]):
             self._slot.recovered = True
         except TelicError:
             return  # retried by the next incarnation
-
-    async def on_stop(self) -> None:
-        """Nothing to seal: an open cast's state is in the ledger and outlives this actor."""
 
     async def on_message(self, message: RunMessage) -> object:
         """Handle one state change; a refusal is the reply, never a failure."""
@@ -489,8 +444,8 @@ class RunActor(Actor[RunMessage]):
         )
         spec = PHASES.get(state.run.phase)
         role = deps.roles.get(spec.role) if spec is not None else None
-        if role is not None and spec is not None and state.run.status == "running":
-            outcome = await role.ask(Validate(spec.role, state, submission))
+        if role is not None and state.run.status == "running":
+            outcome = await role.ask(Validate(state, submission))
         else:
             outcome = step(state, submission)
         result = await deps.controller.settle(self._run_id, loaded, outcome, now)
@@ -690,38 +645,35 @@ class RunActor(Actor[RunMessage]):
         return open_cast
 
     async def _progress(self, message: Progress) -> ProgressStatus:
-        open_cast = self._open(message.cast_id)
+        # Counted on a copy, put in place once recorded: a failed write leaves the cast as it was.
+        open_cast = replace(self._open(message.cast_id))
         now, at = self._stamp()
-        before = _counts(open_cast)
-        try:
-            status = record_progress(
-                open_cast,
-                turns=message.turns,
-                tool_calls=message.tool_calls,
-                input_tokens=message.input_tokens,
-                output_tokens=message.output_tokens,
-                now=at,
+        status = record_progress(
+            open_cast,
+            turns=message.turns,
+            tool_calls=message.tool_calls,
+            input_tokens=message.input_tokens,
+            output_tokens=message.output_tokens,
+            now=at,
+        )
+        run = await self._deps.ledger.get_run(self._run_id)
+        uri = cast_uri(self._run_id, open_cast.cast_id)
+        events = [
+            event(
+                run,
+                PROGRESS_EVENT,
+                actor="executor",
+                event_id=self._deps.new_id(),
+                timestamp=now,
+                output_refs=(uri,),
+                summary=progress_summary(open_cast),
             )
-            run = await self._deps.ledger.get_run(self._run_id)
-            uri = cast_uri(self._run_id, open_cast.cast_id)
-            events = [
-                event(
-                    run,
-                    PROGRESS_EVENT,
-                    actor="executor",
-                    event_id=self._deps.new_id(),
-                    timestamp=now,
-                    output_refs=(uri,),
-                    summary=progress_summary(open_cast),
-                )
-            ]
-            if status.newly_exhausted:
-                events.append(self._exhausted_event(run, open_cast, now))
-            await self._deps.ledger.record_events(self._run_id, events)
-            self._wrote(*(e.event_id or "" for e in events))
-        except BaseException:
-            _restore(open_cast, before)  # nothing recorded: the cast is as it was
-            raise
+        ]
+        if status.newly_exhausted:
+            events.append(self._exhausted_event(run, open_cast, now))
+        await self._deps.ledger.record_events(self._run_id, events)
+        self._wrote(*(e.event_id or "" for e in events))
+        self._slot.casts[open_cast.cast_id] = open_cast
         return status
 
     def _exhausted_event(self, run: Any, open_cast: OpenCast, now: str) -> Any:
@@ -803,15 +755,12 @@ class RunActor(Actor[RunMessage]):
             if wall > limit + WALL_GRACE_MS:
                 await self._seal_unreturned(open_cast, "wall-clock budget and its grace ran out")
             elif wall > limit and not open_cast.exhausted:
-                open_cast.stop_reason = "wall_capped"
+                capped = replace(open_cast, stop_reason="wall_capped")  # in place once recorded
                 run = await self._deps.ledger.get_run(self._run_id)
-                exhausted = self._exhausted_event(run, open_cast, now)
-                try:
-                    await self._deps.ledger.record_events(self._run_id, [exhausted])
-                    self._wrote(exhausted.event_id or "")
-                except BaseException:
-                    open_cast.stop_reason = None
-                    raise
+                exhausted = self._exhausted_event(run, capped, now)
+                await self._deps.ledger.record_events(self._run_id, [exhausted])
+                self._wrote(exhausted.event_id or "")
+                self._slot.casts[capped.cast_id] = capped
 
     async def _observe(
         self,

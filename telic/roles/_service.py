@@ -155,15 +155,10 @@ class GroundResult:
     """What ``ground`` returns: the run row, the next action and the manifest in wire form."""
 
     run: RunRecord
-    action: Action
+    next_action: Action
     manifest_wire: Mapping[str, object]
     draft: Draft | None = None
     """The draft of the artifact the next action requires, or None."""
-
-    @property
-    def next_action(self) -> Action:
-        """The next action (the same as ``action``, named as in ``StepResult``)."""
-        return self.action
 
 
 async def _default_grounder(**arguments: Any) -> GroundingOutput:
@@ -182,8 +177,6 @@ class Service:
     def __init__(
         self,
         *,
-        ledger: Ledger,
-        controller: Controller,
         runs: Supervisor,
         launcher: Any,
         deps: RunDeps,
@@ -193,8 +186,8 @@ class Service:
         idle_seconds: float,
     ) -> None:
         self._repository_root = repository_root
-        self._ledger = ledger
-        self._controller = controller
+        self._ledger = deps.ledger
+        self._controller = deps.controller
         self._runs = runs
         self._launcher = launcher
         self._deps = deps
@@ -312,30 +305,27 @@ class Service:
         Returns:
             How many runs came back with at least one open cast.
         """
-        async with self._recovering:
-            return await self._recover_casts()
-
-    async def _recover_casts(self) -> int:
         root = str(self._repository_root)
         recovered = 0
-        for run in await self._ledger.list_runs(RECOVERED_RUNS):
-            if run.status != "running" or run.phase != "agent_4_execute":
-                continue
-            if run.repository_root != root:
-                continue
-            if run.run_id in self._slots:
-                continue  # a host's message got there first: its actor reopened the casts
-            try:
-                await self._ask(run.run_id, Expire(run.run_id))
-            except (TelicError, PacketRefusal):
-                continue  # the run's next message tries again, as before the keeper existed
-            slot = self._slots.get(run.run_id)
-            if slot is None:
-                continue
-            if slot.casts:
-                recovered += 1
-            elif slot.idle:
-                await self._stop(slot)
+        async with self._recovering:
+            for run in await self._ledger.list_runs(RECOVERED_RUNS):
+                if run.status != "running" or run.phase != "agent_4_execute":
+                    continue
+                if run.repository_root != root:
+                    continue
+                if run.run_id in self._slots:
+                    continue  # a host's message got there first: its actor reopened the casts
+                try:
+                    await self._ask(run.run_id, Expire(run.run_id))
+                except (TelicError, PacketRefusal):
+                    continue  # the run's next message tries again, as before the keeper existed
+                slot = self._slots.get(run.run_id)
+                if slot is None:
+                    continue
+                if slot.casts:
+                    recovered += 1
+                elif slot.idle:
+                    await self._stop(slot)
         return recovered
 
     async def _maybe_reap(self) -> None:
@@ -675,10 +665,6 @@ def _wire(value: object) -> object:
     return to_wire() if callable(to_wire) else value
 
 
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
-
-
 @asynccontextmanager
 async def open_service(
     *,
@@ -725,7 +711,7 @@ async def open_service(
         [*cast_types, *(load_cast_types(configured) if configured is not None else ())]
     )
     run_clock = clock or utc_now
-    run_ids = new_id or _new_uuid
+    run_ids = new_id or (lambda: str(uuid.uuid4()))
     # Import the detector now, off the event loop (it overlaps an MCP handshake under serve),
     # rather than during the first submission.
     await anyio.to_thread.run_sync(warm_secret_rules)
@@ -756,8 +742,6 @@ async def open_service(
             name="runs", policy=RestartPolicy(max_restarts=10, within=60.0)
         )
         service = Service(
-            ledger=ledger,
-            controller=controller,
             runs=runs,
             launcher=launcher,
             deps=deps,

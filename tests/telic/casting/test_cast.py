@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
+from telic._errors import LedgerError
 from telic.casting import parse_handoff
 from telic.permissions import is_subset
 from telic_packets import CastRefusal, PacketRefusal
@@ -230,3 +231,27 @@ def _return() -> dict[str, Any]:
         ],
         "completed": [0],
     }
+
+
+async def test_a_progress_report_the_ledger_fails_to_record_leaves_the_cast_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serving(tmp_path) as (service, ledger):
+        flow = await _executing(tmp_path, service)
+        child = await flow.cast()
+        run_id = flow.b.run_id
+
+        async def away(*_: Any, **__: Any) -> Any:
+            raise LedgerError("the store is away")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(ledger, "record_events", away)
+            with pytest.raises(LedgerError):  # past the turn cap, but not recorded
+                await service.cast_progress(
+                    run_id, child.cast_id, turns=9, tool_calls=9, input_tokens=9, output_tokens=9
+                )
+        status = await service.cast_progress(
+            run_id, child.cast_id, turns=1, tool_calls=1, input_tokens=0, output_tokens=0
+        )
+        assert status.stop_reason is None
+        assert (status.counters.turns, status.calls_through_telic) == (1, 1)
