@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from telic._errors import NotFound
 from telic.server._args import GroundArgs, RunArgs, SubmitArgs
 from telic.server._results import GroundResultOut, StepResultOut, VerifyResultOut
-from telic.server._tools import TOOL_NAMES, TOOLS, _leaf, list_tools, models
+from telic.server._schemas import SentSchemas
+from telic.server._tools import TOOL_NAMES, TOOLS, call_tool, list_tools, models
 
 
 def test_every_tool_is_declared_once_and_listed_in_declaration_order() -> None:
@@ -22,9 +26,33 @@ def test_only_cancelling_is_destructive() -> None:
     assert [t.name for t in TOOLS if t.destructive] == ["telic_cancel_run"]
 
 
-def test_an_error_is_unwrapped_from_task_groups_only_when_it_is_alone() -> None:
-    alone = ValueError("the one error")
-    assert _leaf(ExceptionGroup("outer", [ExceptionGroup("inner", [alone])])) is alone
-    two = ExceptionGroup("two", [ValueError("a"), KeyError("b")])
-    assert _leaf(two) is two
-    assert _leaf(alone) is alone
+async def _code_of(failure: BaseException) -> object:
+    """The envelope code a tool call answers when its service raises ``failure``."""
+
+    async def source() -> object:
+        raise failure
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        return None
+
+    result = await call_tool(
+        source,  # type: ignore[arg-type]
+        SentSchemas(),
+        "telic_get_run",
+        {"run_id": "run-1"},
+        progress,
+        None,
+    )
+    assert result["isError"] is True
+    return result["structuredContent"]["code"]
+
+
+@pytest.mark.anyio
+async def test_an_error_is_unwrapped_from_task_groups_only_when_it_is_alone() -> None:
+    alone = NotFound("Run not found")
+    assert await _code_of(ExceptionGroup("outer", [ExceptionGroup("inner", [alone])])) == (
+        "not_found"
+    )
+    assert await _code_of(alone) == "not_found"
+    two = ExceptionGroup("two", [NotFound("a"), NotFound("b")])
+    assert await _code_of(two) == "internal_error"
