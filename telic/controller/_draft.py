@@ -22,7 +22,7 @@ Pure: no I/O, no clock; the same state always gives the same draft. ``docs/proto
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -244,13 +244,10 @@ def _what(path: str) -> str:
 
 
 def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    seen: set[str] = set()
-    kept = []
+    first: dict[str, Mapping[str, Any]] = {}
     for entry in entries:
-        if entry["path"] not in seen:
-            seen.add(entry["path"])
-            kept.append(entry)
-    return kept
+        first.setdefault(entry["path"], entry)
+    return list(first.values())
 
 
 _SUMMARY: Final = Fill("/rationaleSummary", "Why.")
@@ -300,13 +297,6 @@ def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]
         where = f"{owner}.{part}" if owner else part
         node = properties[part]
     return where, node
-
-
-def fill_statements(artifact_type: str, pointer: str, topology_rules: bool = True) -> str:
-    """Every rule statement on the field at ``pointer`` ("" when none): the type text's words
-    (without the ``TP-*`` rules' unless ``topology_rules``)."""
-    where, _ = _located(artifact_type, pointer)
-    return "" if where is None else field_statements(topology_rules).get((artifact_type, where), "")
 
 
 def _template(schema: JSON, node: JSON) -> Any:
@@ -380,7 +370,9 @@ def _line(
     narrowed = _ITEM_STATUS.get((artifact_type, path))
     if narrowed is not None and isinstance(item, dict):
         item = {**item, "status": narrowed}
-    said = [what, fill_statements(artifact_type, path, topology_rules), item_said]
+    where, _ = _located(artifact_type, path)  # the type text's words, at the same location
+    stated = "" if where is None else field_statements(topology_rules).get((artifact_type, where))
+    said = [what, stated, item_said]
     return " ".join(text for text in said if text), item
 
 
@@ -538,10 +530,6 @@ def _clarification(state: RunState) -> Draft:
     return Draft("ClarificationRequest", body, fill)
 
 
-def _contract_permissions(state: RunState) -> PermissionSet:
-    return run_authorization(state)
-
-
 def _verifications(state: RunState) -> list[JSON]:
     mode = state.run.mode
     if mode not in EXECUTING_MODES:
@@ -579,7 +567,7 @@ def _contract(state: RunState) -> Draft | None:
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": _wire(_contract_permissions(state)),
+        "permissions": _wire(run_authorization(state)),
         "acceptanceCriteria": _wire(body_frame.draft_acceptance_criteria),
         "requiredOutputs": [],
         "verificationRequirements": verifications,
@@ -1081,7 +1069,8 @@ def _quality_review(state: RunState) -> Draft | None:
             {
                 "value": "remediate",
                 "what": "Redo the stage's work once, under an order.",
-                "set": undo | {"/remediationWorkOrder": _remediation(state, plan)},
+                "set": undo
+                | {"/remediationWorkOrder": _redo(state, "RWO-1", "objective", plan.uri)},
             }
         )
     choices.append(
@@ -1147,16 +1136,19 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     }
 
 
-def _remediation(state: RunState, plan: StoredArtifact) -> JSON:
-    node = plan.body.nodes[0]
+def _redo(state: RunState, order_id: str, text: str, source: str, **more: str) -> JSON:
+    """A review's remediation order or an audit's defect: the stage's work again, as planned."""
+    plan = state.latest("WorkPlan")
+    assert plan is not None
     return {
-        "id": "RWO-1",
+        "id": order_id,
         "failedCriterionIds": list(stage_criteria(state)),
-        "objective": "",
+        text: "",
         "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(node.permissions),
-        "sourceRefs": [plan.uri],
+        "permissions": _wire(plan.body.nodes[0].permissions),
+        "sourceRefs": [source],
         "maximumToolCalls": _NODE_CALLS,
+        **more,
         "rationaleSummary": "",
     }
 
@@ -1234,7 +1226,12 @@ def _audit(state: RunState) -> Draft | None:
             {
                 "value": "remediate",
                 "what": "Send the work back once to fix a defect.",
-                "set": {"/userReportRef": None, "/remediationDefect": _defect(state, review)},
+                "set": {
+                    "/userReportRef": None,
+                    "/remediationDefect": _redo(
+                        state, "DEF-1", "description", review.uri, returnToRole="quality_controller"
+                    ),
+                },
                 "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
             }
         )
@@ -1253,24 +1250,6 @@ def _audit(state: RunState) -> Draft | None:
         _SUMMARY,
     ]
     return Draft("ReleaseAudit", body, tuple(fill))
-
-
-def _defect(state: RunState, review: StoredArtifact) -> JSON:
-    plan = state.latest("WorkPlan")
-    assert plan is not None
-    contract = state.latest("TaskContract")
-    assert contract is not None
-    return {
-        "id": "DEF-1",
-        "failedCriterionIds": list(stage_criteria(state)),
-        "description": "",
-        "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(plan.body.nodes[0].permissions),
-        "sourceRefs": [review.uri],
-        "maximumToolCalls": _NODE_CALLS,
-        "returnToRole": "quality_controller",
-        "rationaleSummary": "",
-    }
 
 
 _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
@@ -1292,17 +1271,21 @@ def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSO
     if not certified or receipt is None:
         cited = review or state.latest("ClarificationRequest")
         return state.run.outcome_hint or "blocked", cited, []
-    claims: list[JSON] = [
+    return "completed", None, _claims(receipt.body.claim_evidence_matrix)
+
+
+def _claims(entries: Iterable[Any]) -> list[JSON]:
+    """A completed report's claims: one copy of each claim-matrix entry, as the rules compare."""
+    return [
         {
             "id": entry.claim_id,
             "text": entry.claim,
-            "status": "observed",
+            "status": "user_reported" if entry.basis == "user_reported" else "observed",
             "evidenceRefs": list(entry.evidence_refs),
             "confidence": 1,
         }
-        for entry in receipt.body.claim_evidence_matrix
+        for entry in entries
     ]
-    return "completed", None, claims
 
 
 def _report(state: RunState) -> Draft:
@@ -1324,20 +1307,7 @@ def _report(state: RunState) -> Draft:
         )
         status = _STATUS.get(audit.body.decision, "partial")
         findings = None if status == "completed" else audit
-        claims = (
-            [
-                {
-                    "id": entry.claim_id,
-                    "text": entry.claim,
-                    "status": "user_reported" if entry.basis == "user_reported" else "observed",
-                    "evidenceRefs": list(entry.evidence_refs),
-                    "confidence": 1,
-                }
-                for entry in supported_claims(state).values()
-            ]
-            if status == "completed"
-            else []
-        )
+        claims = _claims(supported_claims(state).values()) if status == "completed" else []
         honored = bool(permissions_honored(state))
     body = _base(state, report_id) | {
         "terminalStatus": status,
