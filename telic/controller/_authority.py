@@ -22,7 +22,7 @@ from telic.permissions import (
 )
 from telic.protocol import Authorization, Capability, Mode, PermissionSet
 
-__all__ = ["decide", "intersect", "run_authorization", "subset"]
+__all__ = ["decide", "intersect", "layers", "run_authorization", "subset"]
 
 
 _REMEMBERED: Final = 256
@@ -60,19 +60,23 @@ def _lexical(path: str) -> str:
     return path
 
 
+def layers(state: RunState, name: str, permissions: PermissionSet) -> tuple[Layer, Layer, Layer]:
+    """Return the mode policy, the run authorization and ``permissions`` (named ``name``)."""
+    return (
+        Layer.for_mode(state.run.mode),
+        Layer.from_permissions("authorization", run_authorization(state)),
+        Layer.from_permissions(name, permissions),
+    )
+
+
 def decide(
     state: RunState, node_permissions: PermissionSet, capability: Capability, target: str
 ) -> Decision:
     """Decide an attempted action against the mode policy, the run authorization and the node."""
-    layers = (
-        Layer.for_mode(state.run.mode),
-        Layer.from_permissions("authorization", run_authorization(state)),
-        Layer.from_permissions("node", node_permissions),
-    )
     return authorize_action(
         capability,
         target,
-        layers,
+        layers(state, "node", node_permissions),
         repository_root=state.run.repository_root,
         resolve=_lexical,
         protected_granted=state.envelope.authorization.protected_paths_granted,

@@ -233,13 +233,16 @@ def reserved_ids(state: RunState) -> frozenset[str]:
 def _companion(
     state: RunState,
     kind: str,
+    artifact_id: str,
     producer: str,
-    wire: dict[str, Any],
+    fields: dict[str, Any],
     source_refs: tuple[str, ...],
     now: str,
 ) -> StoredArtifact:
+    run_id = state.run.run_id
+    wire = {"schemaVersion": "1.0", "id": artifact_id, "runId": run_id, **fields}
     body = parse_artifact(kind, wire)  # schema-checked like any artifact
-    return stored_artifact(state.run.run_id, kind, body, producer, source_refs, now)
+    return stored_artifact(run_id, kind, body, producer, source_refs, now)
 
 
 def bootstrap(
@@ -263,9 +266,6 @@ def bootstrap(
     executes = run.mode in ("fix_only", "analyze_only")
     contract_uri = artifact_uri(run.run_id, BOOTSTRAP_CONTRACT)
     contract = {
-        "schemaVersion": "1.0",
-        "id": BOOTSTRAP_CONTRACT,
-        "runId": run.run_id,
         "version": 1,
         "originalRequestRef": envelope.original_request_ref,
         "problemFrameRef": frame.uri,
@@ -301,16 +301,15 @@ def bootstrap(
         "rationaleSummary": "Controller bootstrap contract for micro topology execution.",
     }
     sources = (frame.uri, *(() if manifest is None else (manifest.uri,)))
-    stored_contract = _companion(state, "TaskContract", "task_compiler", contract, sources, now)
+    stored_contract = _companion(
+        state, "TaskContract", BOOTSTRAP_CONTRACT, "task_compiler", contract, sources, now
+    )
     tools = (
         ["repository.read", "repository.write"] if run.mode == "fix_only" else ["repository.read"]
     )
     calls = 0 if run.mode in ("report_only", "plan_only") else 8 if run.mode == "fix_only" else 32
     criteria = [c.id for c in body.draft_acceptance_criteria]
     plan = {
-        "schemaVersion": "1.0",
-        "id": BOOTSTRAP_PLAN,
-        "runId": run.run_id,
         "taskContractRef": contract_uri,
         "executionMode": "serial",
         "nodes": [
@@ -339,7 +338,9 @@ def bootstrap(
         "planValidation": "valid",
         "rationaleSummary": "Controller bootstrap serial plan for micro topology.",
     }
-    stored_plan = _companion(state, "WorkPlan", "quality_controller", plan, (contract_uri,), now)
+    stored_plan = _companion(
+        state, "WorkPlan", BOOTSTRAP_PLAN, "quality_controller", plan, (contract_uri,), now
+    )
     return stored_contract, stored_plan
 
 
@@ -382,15 +383,12 @@ def certify(
     ]
     ok = len(verified) == len(refs) and all(entry["status"] == "supported" for entry in matrix)
     receipt = {
-        "schemaVersion": "1.0",
-        "id": RECEIPT,
-        "runId": state.run.run_id,
         "controllingReviewRef": review.uri,
         "claimEvidenceMatrix": matrix,
         "digestStatus": "verified" if ok else "failed",
         "verifiedAt": now,
     }
-    stored = _companion(state, "ReceiptAudit", "controller", receipt, (review.uri,), now)
+    stored = _companion(state, "ReceiptAudit", RECEIPT, "controller", receipt, (review.uri,), now)
     return stored, tuple(ref for ref in refs if ref in verified) if ok else ()
 
 
