@@ -110,12 +110,6 @@ class Draft:
         stated = (_stated(self.type, f, self.topology_rules) for f in fill)
         object.__setattr__(self, "fill", tuple(stated))
 
-    @property
-    def covered(self) -> frozenset[str]:
-        """The artifact types this draft writes out: its own, and those before and instead."""
-        nested = (d.covered for d in (*self.before, *self.instead))
-        return frozenset({self.type}).union(*nested)
-
     def to_wire(self) -> JSON:
         """Return ``{type, body, fill, sourceRefs?, before?, instead?}``."""
         wire: JSON = {

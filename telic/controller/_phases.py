@@ -52,11 +52,6 @@ class PhaseSpec:
         """Additional types whose schema NextAction advertises (never ScenarioSpec, §6)."""
         return tuple(cast(HostArtifactType, t) for t in self.additional if t != "ScenarioSpec")
 
-    @property
-    def pausable(self) -> bool:
-        """Whether a ClarificationRequest may be submitted in this phase."""
-        return "ClarificationRequest" in self.additional
-
 
 _CR = "ClarificationRequest"
 _DOCS = frozenset({"UserMessage", "ContextManifest", "ContextDocument", _CR})
