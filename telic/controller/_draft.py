@@ -106,9 +106,7 @@ class Draft:
     meets them, so a 1.0 run's drafts leave them out."""
 
     def __post_init__(self) -> None:
-        fill = _complete(self.fill, self.body)
-        stated = (_stated(self.type, f, self.topology_rules) for f in fill)
-        object.__setattr__(self, "fill", tuple(stated))
+        object.__setattr__(self, "fill", _complete(self))
 
     def to_wire(self) -> JSON:
         """Return ``{type, body, fill, sourceRefs?, before?, instead?}``."""
@@ -209,14 +207,20 @@ def _covered(path: str, listed: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in listed)
 
 
-def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]:
-    """``fill`` plus an entry for every empty string of ``body`` it does not list yet, and each
-    choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess."""
+def _complete(draft: Draft) -> tuple[Fill, ...]:
+    """``draft.fill`` plus an entry for every empty string of the body it does not list yet, and
+    each choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess.
+    Each line then states the rules on its path (``_line``)."""
+
+    def line(path: str, what: str, extend: bool = False) -> tuple[str, Any]:
+        return _line(draft.type, path, what, extend, draft.topology_rules)
+
+    fill = draft.fill
     listed = [f.path for f in fill]
     # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
     # choices that keep it, so no fill path ever points into a value a choice removed.
     replaced = [p for f in fill for c in f.choices for p in c.get("set") or {}]
-    empty = [p for p in _empty_paths(body) if not _covered(p, listed)]
+    empty = [p for p in _empty_paths(draft.body) if not _covered(p, listed)]
     extra = [Fill(p, _what(p)) for p in empty if not _covered(p, replaced)]
     kept = [p for p in empty if _covered(p, replaced)]
     done: list[Fill] = []
@@ -228,8 +232,10 @@ def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]
             own += [{"path": p, "what": _what(p)} for p in kept if not _covered(p, sets)]
             for pointer, value in (choice.get("set") or {}).items():
                 own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
-            choices.append({**choice, "fill": _unique(own)} if own else dict(choice))
-        done.append(Fill(entry.path, entry.what, tuple(choices), entry.item, entry.extend))
+            stated = [{**f, "what": line(f["path"], f["what"])[0]} for f in _unique(own)]
+            choices.append({**choice, "fill": stated} if own else dict(choice))
+        what, item = line(entry.path, entry.what, entry.extend)
+        done.append(Fill(entry.path, what, tuple(choices), item))
     return tuple(done)
 
 
@@ -368,25 +374,6 @@ def _line(
     stated = "" if where is None else field_statements(topology_rules).get((artifact_type, where))
     said = [what, stated, item_said]
     return " ".join(text for text in said if text), item
-
-
-def _stated(artifact_type: str, entry: Fill, topology_rules: bool = True) -> Fill:
-    """``entry`` with the statements on its path (and its choices' fill paths) appended, and
-    its ``item`` when it asks for one."""
-    choices = tuple(
-        {
-            **choice,
-            "fill": [
-                {**f, "what": _line(artifact_type, f["path"], f["what"], False, topology_rules)[0]}
-                for f in choice["fill"]
-            ],
-        }
-        if choice.get("fill")
-        else choice
-        for choice in entry.choices
-    )
-    what, item = _line(artifact_type, entry.path, entry.what, entry.extend, topology_rules)
-    return Fill(entry.path, what, choices, item)
 
 
 def _grow(path: str, what: str) -> Fill:
