@@ -97,10 +97,6 @@ def _units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _short(text: str) -> bool:
-    return _units(text) <= MICRO_TEXT_UNITS and len(text.split("\n")) <= MICRO_LINES
-
-
 def _forensic_signals(
     text: str,
     mode: Mode,
@@ -122,26 +118,6 @@ def _forensic_signals(
     if _COMPLEXITY.search(text):
         signals.append("COMPLEXITY_KEYWORD")
     return sorted(signals)
-
-
-def _micro_report(text: str, mode: Mode, granted: Sequence[str]) -> bool:
-    return (
-        mode == "report_only"
-        and _short(text)
-        and not _DIVERGENCE.search(text)
-        and all(capability == "repository.read" for capability in granted)
-    )
-
-
-def _micro_fix(text: str, mode: Mode, granted: Sequence[str]) -> bool:
-    return (
-        mode == "fix_only"
-        and _short(text)
-        and not _DIVERGENCE.search(text)
-        and not _COMPLEXITY.search(text)
-        and set(granted) == {"repository.read", "repository.write"}
-        and _FILE_PATH.search(text) is not None
-    )
 
 
 def _refused(rule: str, message: str, expected: object) -> RuleViolation:
@@ -170,8 +146,20 @@ def classify(
     """
     text = request.strip()
     forensic = _forensic_signals(text, mode, granted, shell_execute_allowlist, network_read_domains)
-    fix = _micro_fix(text, mode, granted)
-    report = _micro_report(text, mode, granted)
+    # micro fits a short, unambiguous request: a read-only report, or a fix naming its file
+    plain = (
+        _units(text) <= MICRO_TEXT_UNITS
+        and len(text.split("\n")) <= MICRO_LINES
+        and not _DIVERGENCE.search(text)
+    )
+    report = plain and mode == "report_only" and set(granted) <= {"repository.read"}
+    fix = (
+        plain
+        and mode == "fix_only"
+        and not _COMPLEXITY.search(text)
+        and set(granted) == {"repository.read", "repository.write"}
+        and _FILE_PATH.search(text) is not None
+    )
     if override == "micro":
         if forensic or not (fix or report):
             raise _refused(
