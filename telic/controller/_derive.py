@@ -25,6 +25,7 @@ __all__ = [
     "current_results",
     "every_uri",
     "fix_minimum",
+    "frame_context_refs",
     "is_unlocked",
     "node_of",
     "pending_node",
@@ -257,8 +258,11 @@ def contract_context_refs(state: RunState) -> tuple[str, ...]:
     """Return the refs a contract's contextRefs must include: the latest frame's non-user fact
     sources and every inference source, first occurrence first (TC-CONTEXT-REFS)."""
     frame = state.latest("ProblemFrame")
-    if frame is None:
-        return ()
+    return () if frame is None else frame_context_refs(frame)
+
+
+def frame_context_refs(frame: StoredArtifact) -> tuple[str, ...]:
+    """Return a ProblemFrame's non-user fact sources and every inference source, once each."""
     refs = [f.source_ref for f in frame.body.known_facts if f.provenance != "user"]
     refs += [ref for inference in frame.body.inferences for ref in inference.source_refs]
     return tuple(dict.fromkeys(refs))

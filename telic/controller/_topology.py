@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation
+from telic.controller._derive import frame_context_refs
 from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.ledger import CanonicalBody
 from telic.protocol import (
@@ -241,15 +242,8 @@ def bootstrap(
     body: ProblemFrame = frame.body
     envelope = state.envelope
     manifest = state.latest("ContextManifest")
-    context: list[str] = []
-    for fact in body.known_facts:
-        if fact.provenance != "user":
-            context.append(fact.source_ref)
-    for inference in body.inferences:
-        context.extend(inference.source_refs)
-    if manifest is not None:
-        context.append(manifest.uri)
-    context_refs = list(dict.fromkeys(context))
+    grounded = () if manifest is None else (manifest.uri,)
+    context_refs = list(dict.fromkeys((*frame_context_refs(frame), *grounded)))
     granted = envelope.authorization.granted.model_dump(mode="json", by_alias=True)
     executes = run.mode in ("fix_only", "analyze_only")
     contract_uri = artifact_uri(run.run_id, BOOTSTRAP_CONTRACT)
