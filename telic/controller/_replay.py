@@ -154,16 +154,9 @@ def replay_report(
         chain: the run's hash-chain walk, reported beside the original's keys.
         trace_readable: whether ``events`` is the verified trace (False: pass no events).
     """
-    if topology == "micro":
-        return ReplayReport(
-            run_id=run.run_id,
-            topology=topology,
-            steps=(),
-            trace_highlights=(),
-            degraded=True,
-            chain=chain,
-            trace_readable=trace_readable,
-        )
+    degraded = topology == "micro"
+    if degraded:  # the stub: no steps, no highlights
+        artifacts, events = (), ()
     prefix = f"artifact://{run.run_id}/"
     ids = {record.artifact_id for record in artifacts}
     ordered = sorted(events, key=lambda event: event.sequence)
@@ -184,6 +177,7 @@ def replay_report(
         topology=topology,
         steps=tuple(steps),
         trace_highlights=(*escalations, *denials),
+        degraded=degraded,
         chain=chain,
         trace_readable=trace_readable,
     )
