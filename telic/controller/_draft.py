@@ -689,39 +689,28 @@ def _revision(state: RunState) -> Draft | None:
 # ------------------------------------------------------------------ planning
 
 
-def _plan_scope(state: RunState) -> tuple[tuple[str, ...], str | None, PermissionSet | None, int]:
-    """(criterion ids, the stage to verify, the order's permissions, the call ceiling)."""
-    contract = state.latest("TaskContract")
-    assert contract is not None
-    stages = {c.id: c.stage for c in contract.body.acceptance_criteria}
-    order = controlling_order(state)
-    if order is not None:
-        criteria = order.criterion_ids
-        ceiling = order.maximum_tool_calls
-        permissions: PermissionSet | None = order.permissions
-    else:
-        criteria = tuple(stages)
-        ceiling, permissions = _NODE_CALLS, None
-        if state.run.mode == "analyze_and_fix" and not is_unlocked(state):
-            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
-    stage = {stages[c] for c in criteria if c in stages}
-    return criteria, (stage.pop() if len(stage) == 1 else None), permissions, ceiling
-
-
 def _plan(state: RunState) -> Draft | None:
     contract = state.latest("TaskContract")
     if contract is None:
         return None
     mode = state.run.mode
-    criteria, stage, order_permissions, ceiling = _plan_scope(state)
+    stages = {c.id: c.stage for c in contract.body.acceptance_criteria}
     order = controlling_order(state)
+    if order is not None:  # a replan: the order's criteria, within its call ceiling
+        criteria, ceiling = order.criterion_ids, order.maximum_tool_calls
+    else:
+        criteria, ceiling = tuple(stages), _NODE_CALLS
+        if mode == "analyze_and_fix" and not is_unlocked(state):
+            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
+    staged = {stages[c] for c in criteria if c in stages}
+    stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
     fixing = mode == "fix_only" or (mode == "analyze_and_fix" and (unlocking or is_unlocked(state)))
     permissions = _no_children(contract.body.permissions)
     permissions = intersect(permissions, plan_ceiling(mode, fix_unlocked=fixing))
-    if order_permissions is not None:
-        permissions = intersect(permissions, order_permissions)
+    if order is not None:
+        permissions = intersect(permissions, order.permissions)
     if mode in EXECUTING_MODES:
         tools = sorted(
             {
