@@ -18,7 +18,7 @@ from telic.permissions import (
     authorize_action,
     effective_authorization,
     intersect,
-    is_subset,
+    is_subset as subset,
 )
 from telic.protocol import Authorization, Capability, Mode, PermissionSet
 
@@ -49,11 +49,6 @@ def run_authorization(state: RunState) -> PermissionSet:
     while len(_authorizations) > _REMEMBERED:
         _authorizations.popitem(last=False)
     return effective
-
-
-def subset(child: PermissionSet, parent: PermissionSet) -> bool:
-    """Whether ``child`` permits nothing ``parent`` does not (conservative, §3.5)."""
-    return is_subset(child, parent)
 
 
 def _lexical(path: str) -> str:
