@@ -338,16 +338,14 @@ def certify(
     references that verified (empty when the receipt failed), in the order first cited.
     """
     body: QualityReview = review.body
-    cited: list[str] = []
-    for result in body.acceptance_results:
-        cited.extend(result.evidence_refs)
-    for verification in body.verification_results:
-        cited.extend(verification.evidence_refs)
-    for gate in body.hard_gates:
-        cited.extend(gate.evidence_refs)
-    for check in (*body.rule_compliance, *body.regression_checks):
-        cited.extend(check.evidence_refs)
-    refs = list(dict.fromkeys(cited))
+    checks: tuple[Any, ...] = (  # every check that cites evidence, in the review's order
+        *body.acceptance_results,
+        *body.verification_results,
+        *body.hard_gates,
+        *body.rule_compliance,
+        *body.regression_checks,
+    )
+    refs = list(dict.fromkeys(ref for check in checks for ref in check.evidence_refs))
     verified = {ref for ref in refs if _verifies(state, ref)}
     matrix = [
         {
