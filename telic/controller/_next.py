@@ -15,6 +15,7 @@ from telic.controller._closure import input_refs
 from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
+from telic.controller._statements import ROLE_PREFIX
 from telic.protocol import (
     STOP_CONDITIONS,
     ClarificationAction,
@@ -55,11 +56,10 @@ def _asks_follow_up(state: RunState) -> bool:
     return any(c.id == chosen and c.run_effect == "new_run" for c in request.body.response_choices)
 
 
-_ROLES: Final = "artifact://system/roles/"
 _TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
-    ("micro", "agent_1_frame"): f"{_ROLES}scenario_author-micro-v1",
-    ("micro", "agent_3_review"): f"{_ROLES}quality_controller-spot-v1",
-    ("forensic", "agent_3_evidence_reverify"): f"{_ROLES}quality_controller-reverify-v1",
+    ("micro", "agent_1_frame"): f"{ROLE_PREFIX}scenario_author-micro-v1",
+    ("micro", "agent_3_review"): f"{ROLE_PREFIX}quality_controller-spot-v1",
+    ("forensic", "agent_3_evidence_reverify"): f"{ROLE_PREFIX}quality_controller-reverify-v1",
 }
 """The instructionRef of a phase whose instructions differ by topology (docs/protocol.md §3.7)."""
 
