@@ -108,6 +108,12 @@ class Draft:
     def __post_init__(self) -> None:
         object.__setattr__(self, "fill", _complete(self))
 
+    @property
+    def covered(self) -> frozenset[str]:
+        """The artifact types this draft writes out: its own, and those before and instead."""
+        nested = (d.covered for d in (*self.before, *self.instead))
+        return frozenset({self.type}).union(*nested)
+
     def to_wire(self) -> JSON:
         """Return ``{type, body, fill, sourceRefs?, before?, instead?}``."""
         wire: JSON = {
