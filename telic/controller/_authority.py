@@ -18,11 +18,11 @@ from telic.permissions import (
     authorize_action,
     effective_authorization,
     intersect,
-    is_subset,
+    is_subset as subset,
 )
 from telic.protocol import Authorization, Capability, Mode, PermissionSet
 
-__all__ = ["decide", "intersect", "run_authorization", "subset"]
+__all__ = ["decide", "intersect", "layers", "run_authorization", "subset"]
 
 
 _REMEMBERED: Final = 256
@@ -51,28 +51,27 @@ def run_authorization(state: RunState) -> PermissionSet:
     return effective
 
 
-def subset(child: PermissionSet, parent: PermissionSet) -> bool:
-    """Whether ``child`` permits nothing ``parent`` does not (conservative, §3.5)."""
-    return is_subset(child, parent)
-
-
 def _lexical(path: str) -> str:
     return path
+
+
+def layers(state: RunState, name: str, permissions: PermissionSet) -> tuple[Layer, Layer, Layer]:
+    """Return the mode policy, the run authorization and ``permissions`` (named ``name``)."""
+    return (
+        Layer.for_mode(state.run.requested_mode),
+        Layer.from_permissions("authorization", run_authorization(state)),
+        Layer.from_permissions(name, permissions),
+    )
 
 
 def decide(
     state: RunState, node_permissions: PermissionSet, capability: Capability, target: str
 ) -> Decision:
     """Decide an attempted action against the mode policy, the run authorization and the node."""
-    layers = (
-        Layer.for_mode(state.run.requested_mode),
-        Layer.from_permissions("authorization", run_authorization(state)),
-        Layer.from_permissions("node", node_permissions),
-    )
     return authorize_action(
         capability,
         target,
-        layers,
+        layers(state, "node", node_permissions),
         repository_root=state.run.repository_root,
         resolve=_lexical,
         protected_granted=state.envelope.authorization.protected_paths_granted,

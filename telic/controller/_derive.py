@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan
+from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan, WorkResult
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
@@ -25,7 +25,9 @@ __all__ = [
     "current_results",
     "every_uri",
     "fix_minimum",
+    "frame_context_refs",
     "is_unlocked",
+    "node_of",
     "pending_node",
     "permissions_honored",
     "plan_reservation",
@@ -121,6 +123,14 @@ def _pending_node(state: RunState) -> WorkNode | None:
     return None
 
 
+def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
+    """Return the node of the plan ``result`` reports on, or None."""
+    plan = state.by_uri(result.work_plan_ref)
+    if plan is None or plan.type != "WorkPlan":
+        return None
+    return next((n for n in plan.body.nodes if n.id == result.node_id), None)
+
+
 def _cites_gate(plan: WorkPlan, gate_uri: str) -> bool:
     return all(gate_uri in node.input_refs for node in plan.nodes)
 
@@ -184,36 +194,25 @@ def controlling_order(state: RunState) -> WorkOrder | None:
     )
 
 
-def _contract(state: RunState) -> TaskContract | None:
-    latest = state.latest("TaskContract")
-    return None if latest is None else latest.body
+def _in_stage(state: RunState, entries: str) -> tuple[str, ...]:
+    """The ids of the latest contract's ``entries`` (criteria or verifications) in the active
+    stage: in analyze_and_fix before the unlock only diagnosis ones count, otherwise all."""
+    contract = state.latest("TaskContract")
+    if contract is None:
+        return ()
+    diagnosis_only = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
+    items = getattr(contract.body, entries)
+    return tuple(e.id for e in items if not diagnosis_only or e.stage == "diagnosis")
 
 
 def stage_criteria(state: RunState) -> tuple[str, ...]:
-    """Return the criterion ids of the active stage.
-
-    In analyze_and_fix before the unlock only diagnosis criteria count; otherwise all of them.
-    """
-    contract = _contract(state)
-    if contract is None:
-        return ()
-    diagnosis_only = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
-    return tuple(
-        c.id for c in contract.acceptance_criteria if not diagnosis_only or c.stage == "diagnosis"
-    )
+    """Return the criterion ids of the active stage (see ``_in_stage``)."""
+    return _in_stage(state, "acceptance_criteria")
 
 
 def stage_verifications(state: RunState) -> tuple[str, ...]:
-    """Return the verification requirement ids of the active stage (see ``stage_criteria``)."""
-    contract = _contract(state)
-    if contract is None:
-        return ()
-    diagnosis_only = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
-    return tuple(
-        v.id
-        for v in contract.verification_requirements
-        if not diagnosis_only or v.stage == "diagnosis"
-    )
+    """Return the verification requirement ids of the active stage (see ``_in_stage``)."""
+    return _in_stage(state, "verification_requirements")
 
 
 # ------------------------------------------------------------------ values the rules demand
@@ -259,8 +258,11 @@ def contract_context_refs(state: RunState) -> tuple[str, ...]:
     """Return the refs a contract's contextRefs must include: the latest frame's non-user fact
     sources and every inference source, first occurrence first (TC-CONTEXT-REFS)."""
     frame = state.latest("ProblemFrame")
-    if frame is None:
-        return ()
+    return () if frame is None else frame_context_refs(frame)
+
+
+def frame_context_refs(frame: StoredArtifact) -> tuple[str, ...]:
+    """Return a ProblemFrame's non-user fact sources and every inference source, once each."""
     refs = [f.source_ref for f in frame.body.known_facts if f.provenance != "user"]
     refs += [ref for inference in frame.body.inferences for ref in inference.source_refs]
     return tuple(dict.fromkeys(refs))
@@ -349,12 +351,7 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
     found: list[tuple[str, ...]] = []
     for record in results_of(state, plan):
         body = record.body
-        source = state.by_uri(body.work_plan_ref)
-        node = (
-            None
-            if source is None
-            else next((n for n in source.body.nodes if n.id == body.node_id), None)
-        )
+        node = node_of(state, body)
         if node is None or capability not in node.required_capabilities:
             continue
         if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):

@@ -22,7 +22,7 @@ Pure: no I/O, no clock; the same state always gives the same draft. ``docs/proto
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -106,9 +106,7 @@ class Draft:
     meets them, so a 1.0 run's drafts leave them out."""
 
     def __post_init__(self) -> None:
-        fill = _complete(self.fill, self.body)
-        stated = (_stated(self.type, f, self.topology_rules) for f in fill)
-        object.__setattr__(self, "fill", tuple(stated))
+        object.__setattr__(self, "fill", _complete(self))
 
     @property
     def covered(self) -> frozenset[str]:
@@ -215,14 +213,20 @@ def _covered(path: str, listed: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in listed)
 
 
-def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]:
-    """``fill`` plus an entry for every empty string of ``body`` it does not list yet, and each
-    choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess."""
+def _complete(draft: Draft) -> tuple[Fill, ...]:
+    """``draft.fill`` plus an entry for every empty string of the body it does not list yet, and
+    each choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess.
+    Each line then states the rules on its path (``_line``)."""
+
+    def line(path: str, what: str, extend: bool = False) -> tuple[str, Any]:
+        return _line(draft.type, path, what, extend, draft.topology_rules)
+
+    fill = draft.fill
     listed = [f.path for f in fill]
     # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
     # choices that keep it, so no fill path ever points into a value a choice removed.
     replaced = [p for f in fill for c in f.choices for p in c.get("set") or {}]
-    empty = [p for p in _empty_paths(body) if not _covered(p, listed)]
+    empty = [p for p in _empty_paths(draft.body) if not _covered(p, listed)]
     extra = [Fill(p, _what(p)) for p in empty if not _covered(p, replaced)]
     kept = [p for p in empty if _covered(p, replaced)]
     done: list[Fill] = []
@@ -234,8 +238,10 @@ def _complete(fill: Sequence[Fill], body: Mapping[str, Any]) -> tuple[Fill, ...]
             own += [{"path": p, "what": _what(p)} for p in kept if not _covered(p, sets)]
             for pointer, value in (choice.get("set") or {}).items():
                 own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
-            choices.append({**choice, "fill": _unique(own)} if own else dict(choice))
-        done.append(Fill(entry.path, entry.what, tuple(choices), entry.item, entry.extend))
+            stated = [{**f, "what": line(f["path"], f["what"])[0]} for f in _unique(own)]
+            choices.append({**choice, "fill": stated} if own else dict(choice))
+        what, item = line(entry.path, entry.what, entry.extend)
+        done.append(Fill(entry.path, what, tuple(choices), item))
     return tuple(done)
 
 
@@ -244,13 +250,10 @@ def _what(path: str) -> str:
 
 
 def _unique(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    seen: set[str] = set()
-    kept = []
+    first: dict[str, Mapping[str, Any]] = {}
     for entry in entries:
-        if entry["path"] not in seen:
-            seen.add(entry["path"])
-            kept.append(entry)
-    return kept
+        first.setdefault(entry["path"], entry)
+    return list(first.values())
 
 
 _SUMMARY: Final = Fill("/rationaleSummary", "Why.")
@@ -300,13 +303,6 @@ def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]
         where = f"{owner}.{part}" if owner else part
         node = properties[part]
     return where, node
-
-
-def fill_statements(artifact_type: str, pointer: str, topology_rules: bool = True) -> str:
-    """Every rule statement on the field at ``pointer`` ("" when none): the type text's words
-    (without the ``TP-*`` rules' unless ``topology_rules``)."""
-    where, _ = _located(artifact_type, pointer)
-    return "" if where is None else field_statements(topology_rules).get((artifact_type, where), "")
 
 
 def _template(schema: JSON, node: JSON) -> Any:
@@ -380,27 +376,10 @@ def _line(
     narrowed = _ITEM_STATUS.get((artifact_type, path))
     if narrowed is not None and isinstance(item, dict):
         item = {**item, "status": narrowed}
-    said = [what, fill_statements(artifact_type, path, topology_rules), item_said]
+    where, _ = _located(artifact_type, path)  # the type text's words, at the same location
+    stated = "" if where is None else field_statements(topology_rules).get((artifact_type, where))
+    said = [what, stated, item_said]
     return " ".join(text for text in said if text), item
-
-
-def _stated(artifact_type: str, entry: Fill, topology_rules: bool = True) -> Fill:
-    """``entry`` with the statements on its path (and its choices' fill paths) appended, and
-    its ``item`` when it asks for one."""
-    choices = tuple(
-        {
-            **choice,
-            "fill": [
-                {**f, "what": _line(artifact_type, f["path"], f["what"], False, topology_rules)[0]}
-                for f in choice["fill"]
-            ],
-        }
-        if choice.get("fill")
-        else choice
-        for choice in entry.choices
-    )
-    what, item = _line(artifact_type, entry.path, entry.what, entry.extend, topology_rules)
-    return Fill(entry.path, what, choices, item)
 
 
 def _grow(path: str, what: str) -> Fill:
@@ -542,10 +521,6 @@ def _clarification(state: RunState) -> Draft:
     return Draft("ClarificationRequest", body, fill)
 
 
-def _contract_permissions(state: RunState) -> PermissionSet:
-    return run_authorization(state)
-
-
 def _verifications(state: RunState) -> list[JSON]:
     mode = state.run.requested_mode
     if mode not in EXECUTING_MODES:
@@ -583,7 +558,7 @@ def _contract(state: RunState) -> Draft | None:
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": _wire(_contract_permissions(state)),
+        "permissions": _wire(run_authorization(state)),
         "acceptanceCriteria": _wire(body_frame.draft_acceptance_criteria),
         "requiredOutputs": [],
         "verificationRequirements": verifications,
@@ -724,39 +699,28 @@ def _revision(state: RunState) -> Draft | None:
 # ------------------------------------------------------------------ planning
 
 
-def _plan_scope(state: RunState) -> tuple[tuple[str, ...], str | None, PermissionSet | None, int]:
-    """(criterion ids, the stage to verify, the order's permissions, the call ceiling)."""
-    contract = state.latest("TaskContract")
-    assert contract is not None
-    stages = {c.id: c.stage for c in contract.body.acceptance_criteria}
-    order = controlling_order(state)
-    if order is not None:
-        criteria = order.criterion_ids
-        ceiling = order.maximum_tool_calls
-        permissions: PermissionSet | None = order.permissions
-    else:
-        criteria = tuple(stages)
-        ceiling, permissions = _NODE_CALLS, None
-        if state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state):
-            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
-    stage = {stages[c] for c in criteria if c in stages}
-    return criteria, (stage.pop() if len(stage) == 1 else None), permissions, ceiling
-
-
 def _plan(state: RunState) -> Draft | None:
     contract = state.latest("TaskContract")
     if contract is None:
         return None
     mode = state.run.requested_mode
-    criteria, stage, order_permissions, ceiling = _plan_scope(state)
+    stages = {c.id: c.stage for c in contract.body.acceptance_criteria}
     order = controlling_order(state)
+    if order is not None:  # a replan: the order's criteria, within its call ceiling
+        criteria, ceiling = order.criterion_ids, order.maximum_tool_calls
+    else:
+        criteria, ceiling = tuple(stages), _NODE_CALLS
+        if mode == "analyze_and_fix" and not is_unlocked(state):
+            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
+    staged = {stages[c] for c in criteria if c in stages}
+    stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
     fixing = mode == "fix_only" or (mode == "analyze_and_fix" and (unlocking or is_unlocked(state)))
     permissions = _no_children(contract.body.permissions)
     permissions = intersect(permissions, plan_ceiling(mode, fix_unlocked=fixing))
-    if order_permissions is not None:
-        permissions = intersect(permissions, order_permissions)
+    if order is not None:
+        permissions = intersect(permissions, order.permissions)
     if mode in EXECUTING_MODES:
         tools = sorted(
             {
@@ -1085,7 +1049,8 @@ def _quality_review(state: RunState) -> Draft | None:
             {
                 "value": "remediate",
                 "what": "Redo the stage's work once, under an order.",
-                "set": undo | {"/remediationWorkOrder": _remediation(state, plan)},
+                "set": undo
+                | {"/remediationWorkOrder": _redo(state, "RWO-1", "objective", plan.uri)},
             }
         )
     choices.append(
@@ -1151,16 +1116,19 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     }
 
 
-def _remediation(state: RunState, plan: StoredArtifact) -> JSON:
-    node = plan.body.nodes[0]
+def _redo(state: RunState, order_id: str, text: str, source: str, **more: str) -> JSON:
+    """A review's remediation order or an audit's defect: the stage's work again, as planned."""
+    plan = state.latest("WorkPlan")
+    assert plan is not None
     return {
-        "id": "RWO-1",
+        "id": order_id,
         "failedCriterionIds": list(stage_criteria(state)),
-        "objective": "",
+        text: "",
         "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(node.permissions),
-        "sourceRefs": [plan.uri],
+        "permissions": _wire(plan.body.nodes[0].permissions),
+        "sourceRefs": [source],
         "maximumToolCalls": _NODE_CALLS,
+        **more,
         "rationaleSummary": "",
     }
 
@@ -1238,7 +1206,12 @@ def _audit(state: RunState) -> Draft | None:
             {
                 "value": "remediate",
                 "what": "Send the work back once to fix a defect.",
-                "set": {"/userReportRef": None, "/remediationDefect": _defect(state, review)},
+                "set": {
+                    "/userReportRef": None,
+                    "/remediationDefect": _redo(
+                        state, "DEF-1", "description", review.uri, returnToRole="quality_controller"
+                    ),
+                },
                 "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
             }
         )
@@ -1257,24 +1230,6 @@ def _audit(state: RunState) -> Draft | None:
         _SUMMARY,
     ]
     return Draft("ReleaseAudit", body, tuple(fill))
-
-
-def _defect(state: RunState, review: StoredArtifact) -> JSON:
-    plan = state.latest("WorkPlan")
-    assert plan is not None
-    contract = state.latest("TaskContract")
-    assert contract is not None
-    return {
-        "id": "DEF-1",
-        "failedCriterionIds": list(stage_criteria(state)),
-        "description": "",
-        "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(plan.body.nodes[0].permissions),
-        "sourceRefs": [review.uri],
-        "maximumToolCalls": _NODE_CALLS,
-        "returnToRole": "quality_controller",
-        "rationaleSummary": "",
-    }
 
 
 _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
@@ -1296,17 +1251,21 @@ def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSO
     if not certified or receipt is None:
         cited = review or state.latest("ClarificationRequest")
         return state.run.outcome_hint or "blocked", cited, []
-    claims: list[JSON] = [
+    return "completed", None, _claims(receipt.body.claim_evidence_matrix)
+
+
+def _claims(entries: Iterable[Any]) -> list[JSON]:
+    """A completed report's claims: one copy of each claim-matrix entry, as the rules compare."""
+    return [
         {
             "id": entry.claim_id,
             "text": entry.claim,
-            "status": "observed",
+            "status": "user_reported" if entry.basis == "user_reported" else "observed",
             "evidenceRefs": list(entry.evidence_refs),
             "confidence": 1,
         }
-        for entry in receipt.body.claim_evidence_matrix
+        for entry in entries
     ]
-    return "completed", None, claims
 
 
 def _report(state: RunState) -> Draft:
@@ -1328,20 +1287,7 @@ def _report(state: RunState) -> Draft:
         )
         status = _STATUS.get(audit.body.decision, "partial")
         findings = None if status == "completed" else audit
-        claims = (
-            [
-                {
-                    "id": entry.claim_id,
-                    "text": entry.claim,
-                    "status": "user_reported" if entry.basis == "user_reported" else "observed",
-                    "evidenceRefs": list(entry.evidence_refs),
-                    "confidence": 1,
-                }
-                for entry in supported_claims(state).values()
-            ]
-            if status == "completed"
-            else []
-        )
+        claims = _claims(supported_claims(state).values()) if status == "completed" else []
         honored = bool(permissions_honored(state))
     body = _base(state, report_id) | {
         "terminalStatus": status,

@@ -7,7 +7,7 @@ always yields the same action. A running run gets a ``phase`` action, a paused r
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from telic._errors import PermissionDenied
 from telic.controller._authority import run_authorization, subset
@@ -15,6 +15,7 @@ from telic.controller._closure import input_refs
 from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
+from telic.controller._statements import ROLE_PREFIX
 from telic.protocol import (
     STOP_CONDITIONS,
     ClarificationAction,
@@ -55,11 +56,10 @@ def _asks_follow_up(state: RunState) -> bool:
     return any(c.id == chosen and c.run_effect == "new_run" for c in request.body.response_choices)
 
 
-_ROLES: Final = "artifact://system/roles/"
 _TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
-    ("micro", "agent_1_frame"): f"{_ROLES}scenario_author-micro-v1",
-    ("micro", "agent_3_review"): f"{_ROLES}quality_controller-spot-v1",
-    ("forensic", "agent_3_evidence_reverify"): f"{_ROLES}quality_controller-reverify-v1",
+    ("micro", "agent_1_frame"): f"{ROLE_PREFIX}scenario_author-micro-v1",
+    ("micro", "agent_3_review"): f"{ROLE_PREFIX}quality_controller-spot-v1",
+    ("forensic", "agent_3_evidence_reverify"): f"{ROLE_PREFIX}quality_controller-reverify-v1",
 }
 """The instructionRef of a phase whose instructions differ by topology (docs/protocol.md §3.7)."""
 
@@ -72,15 +72,18 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         PermissionDenied: the pending work node's permissions exceed the run authorization.
     """
     run = state.run
+    common: dict[str, Any] = {  # the envelope every NextAction shares; pydantic checks it
+        "schema_version": "1.0",
+        "id": run.action_id,
+        "run_id": run.run_id,
+        "created_at": run.updated_at,
+    }
     if run.terminal:
         report = state.latest("UserReport")
         phase = _terminal_phase(state)
         status: TerminalStatus = report.body.terminal_status if report is not None else phase
         return TerminalAction(
-            schema_version="1.0",
-            id=run.action_id,
-            run_id=run.run_id,
-            created_at=run.updated_at,
+            **common,
             rationale_summary=(
                 _FOLLOW_UP.format(run_id=run.run_id) if _asks_follow_up(state) else _ENDED
             ),
@@ -93,10 +96,7 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         request = state.latest("ClarificationRequest")
         assert request is not None, "a paused run always has a ClarificationRequest"
         return ClarificationAction(
-            schema_version="1.0",
-            id=run.action_id,
-            run_id=run.run_id,
-            created_at=run.updated_at,
+            **common,
             rationale_summary=_PAUSED,
             kind="clarification",
             phase="awaiting_clarification",
@@ -115,10 +115,7 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         )
         instructions = _TOPOLOGY_INSTRUCTIONS.get((run.topology, run.phase), instructions)
     return PhaseAction(
-        schema_version="1.0",
-        id=run.action_id,
-        run_id=run.run_id,
-        created_at=run.updated_at,
+        **common,
         rationale_summary=summary,
         kind="phase",
         phase=spec.protocol,

@@ -43,16 +43,14 @@ class PhaseSpec:
     primary: str
     additional: tuple[str, ...]
     """Other types accepted in the phase (ClarificationRequest, supporting types)."""
-    advertised: tuple[HostArtifactType, ...]
-    """Additional types whose schema NextAction advertises (never ScenarioSpec, §6)."""
     inputs: frozenset[str]
     """Artifact types the phase's inputRefs closure may contain."""
     summary: str
 
     @property
-    def pausable(self) -> bool:
-        """Whether a ClarificationRequest may be submitted in this phase."""
-        return "ClarificationRequest" in self.additional
+    def advertised(self) -> tuple[HostArtifactType, ...]:
+        """Additional types whose schema NextAction advertises (never ScenarioSpec, §6)."""
+        return tuple(cast(HostArtifactType, t) for t in self.additional if t != "ScenarioSpec")
 
 
 _CR = "ClarificationRequest"
@@ -61,23 +59,10 @@ _WORK = frozenset({"WorkPlan", "WorkResult", "QualityReview", "ReleaseAudit", "E
 _CONTRACT = frozenset({"UserMessage", "ProblemFrame", "TaskContract", _CR})
 
 
-def _spec(
-    name: InternalPhase,
-    protocol: ActionPhase,
-    role: ActionRole,
-    primary: str,
-    additional: tuple[str, ...],
-    inputs: frozenset[str],
-    summary: str,
-) -> PhaseSpec:
-    advertised = tuple(cast(HostArtifactType, t) for t in additional if t != "ScenarioSpec")
-    return PhaseSpec(name, protocol, role, primary, additional, advertised, inputs, summary)
-
-
 PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
     spec.name: spec
     for spec in (
-        _spec(
+        PhaseSpec(
             "context_grounding",
             "context_discovery",
             "controller",
@@ -86,7 +71,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             frozenset({"UserMessage", _CR}),
             "Ground the repository context before any role acts.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_1_frame",
             "agent_1_frame",
             "scenario_author",
@@ -95,7 +80,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _DOCS,
             "Frame the problem from the request and the grounded context.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_2_compile",
             "agent_2_compile",
             "task_compiler",
@@ -104,7 +89,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _DOCS | {"ProblemFrame"},
             "Compile the problem frame into a version 1 task contract.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_1_review",
             "agent_1_review",
             "scenario_author",
@@ -113,7 +98,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _CONTRACT,
             "Review the task contract against the request and the frame.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_2_revise",
             "agent_2_revision",
             "task_compiler",
@@ -122,7 +107,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _DOCS | _CONTRACT | {"PromptReview"},
             "Revise the contract exactly as the blocking review findings require.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_3_plan",
             "agent_3_plan",
             "quality_controller",
@@ -131,7 +116,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _CONTRACT | _WORK | {"ContextManifest", "PromptReview"},
             "Plan work nodes within the contract, permissions and budgets.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_4_execute",
             "agent_4_execute",
             "executor",
@@ -140,7 +125,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             frozenset({"UserMessage", "ContextManifest", "TaskContract", _CR}) | _WORK,
             "Do the pending work node within its permissions; report the result.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_3_review",
             "agent_3_quality_review",
             "quality_controller",
@@ -149,7 +134,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _CONTRACT | _WORK,
             "Review the work against the contract's criteria and verifications.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_3_evidence_reverify",
             "agent_3_evidence_reverify",
             "quality_controller",
@@ -158,7 +143,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _CONTRACT | _WORK,
             "Re-verify the reviewed evidence in a second review (forensic runs only).",
         ),
-        _spec(
+        PhaseSpec(
             "agent_5_audit",
             "agent_5_release_audit",
             "release_auditor",
@@ -167,7 +152,7 @@ PHASES: Final[dict[InternalPhase, PhaseSpec]] = {
             _CONTRACT | _WORK | {"PromptReview"},
             "Audit the run's claims against the request and the evidence.",
         ),
-        _spec(
+        PhaseSpec(
             "agent_5_report",
             "user_report",
             "release_auditor",

@@ -29,6 +29,7 @@ from typing import Final, Literal
 
 from telic._errors import IntegrityError, NotFound
 from telic.ledger import JSON, ArtifactRecord, RunRecord, TraceRecord, VerifyReport
+from telic.protocol import TOPOLOGIES, Topology
 
 __all__ = [
     "DIGEST_STATUSES",
@@ -45,10 +46,6 @@ DigestStatus = Literal["ok", "mismatch", "missing"]
 """How an artifact re-read through the ledger fared: its bytes and record still hash to what
 was stored (``ok``), they do not (``mismatch``), or its body or row is gone (``missing``)."""
 DIGEST_STATUSES: Final[tuple[DigestStatus, ...]] = ("ok", "mismatch", "missing")
-
-Topology = Literal["micro", "standard", "forensic"]
-"""A run's phase graph. Every run without one recorded is ``standard`` (Telic 1.0's path)."""
-TOPOLOGIES: Final[tuple[Topology, ...]] = ("micro", "standard", "forensic")
 
 ESCALATION_EVENT: Final = "topology_escalated"
 _HOST_CHECKS: Final = frozenset({"broker_decision", "permission_checked"})
@@ -157,16 +154,9 @@ def replay_report(
         chain: the run's hash-chain walk, reported beside the original's keys.
         trace_readable: whether ``events`` is the verified trace (False: pass no events).
     """
-    if topology == "micro":
-        return ReplayReport(
-            run_id=run.run_id,
-            topology=topology,
-            steps=(),
-            trace_highlights=(),
-            degraded=True,
-            chain=chain,
-            trace_readable=trace_readable,
-        )
+    degraded = topology == "micro"
+    if degraded:  # the stub: no steps, no highlights
+        artifacts, events = (), ()
     prefix = f"artifact://{run.run_id}/"
     ids = {record.artifact_id for record in artifacts}
     ordered = sorted(events, key=lambda event: event.sequence)
@@ -187,6 +177,7 @@ def replay_report(
         topology=topology,
         steps=tuple(steps),
         trace_highlights=(*escalations, *denials),
+        degraded=degraded,
         chain=chain,
         trace_readable=trace_readable,
     )

@@ -33,19 +33,13 @@ def _refusal(what: str, rule: str, path: str, kind: str) -> SecretDetected:
     return SecretDetected(message, issues=(Issue(path, "secret_detected", message, rule),))
 
 
-def _rule(artifact_type: str) -> str:
-    return "EV-NO-SECRETS" if artifact_type == "Evidence" else "ANY-NO-SECRETS"
-
-
-def _shown_key(key: str) -> bool:
-    return key in wire_names()
-
-
-def refuse_secrets(what: str, value: object, fields: Collection[str] = ()) -> None:
+def refuse_secrets(
+    what: str, value: object, fields: Collection[str] = (), rule: str = "ANY-NO-SECRETS"
+) -> None:
     """Refuse any other host-provided JSON bound for the ledger (a cast request, a child's return).
 
-    ``what`` names it in the message. The rule is ``ANY-NO-SECRETS``; paths show only keys the
-    schemas define and the argument names in ``fields``.
+    ``what`` names it in the message. Paths show only keys the schemas define and the argument
+    names in ``fields``; any other key stands as ``(key)``.
 
     Raises:
         SecretDetected: naming the path and kind of the first hit, never its text.
@@ -54,23 +48,19 @@ def refuse_secrets(what: str, value: object, fields: Collection[str] = ()) -> No
     hit = first_secret(value, shown=lambda key: key in names or key in fields)
     if hit is not None:
         path, finding = hit
-        raise _refusal(what, "ANY-NO-SECRETS", path, finding.kind)
+        raise _refusal(what, rule, path, finding.kind)
 
 
 def scan_submission(artifact_type: str, body: object, source_refs: Sequence[str]) -> None:
     """Refuse a raw body or caller sourceRefs holding a likely secret.
 
-    Runs before the schema, so that no later message can echo a secret back. The path names
-    only keys the schemas define; any other key stands as ``(key)``.
+    Runs before the schema, so that no later message can echo a secret back.
 
     Raises:
         SecretDetected: naming the path and kind of the first hit, never its text.
     """
-    rule = _rule(artifact_type)
-    hit = first_secret(body, shown=_shown_key)
-    if hit is not None:
-        path, finding = hit
-        raise _refusal(artifact_type, rule, path, finding.kind)
+    rule = "EV-NO-SECRETS" if artifact_type == "Evidence" else "ANY-NO-SECRETS"
+    refuse_secrets(artifact_type, body, rule=rule)
     for index, uri in enumerate(source_refs):
         findings = find_secrets(uri)
         if findings:

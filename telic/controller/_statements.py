@@ -377,11 +377,7 @@ def field_statements(topology_rules: bool = True) -> dict[tuple[str, str], str]:
         for statement in STATEMENTS.get(rule_id, ()):
             kind, _, path = statement.at.partition(":")
             merged.setdefault((kind, path), []).append(statement.text)
-    return {where: _join(texts) for where, texts in merged.items()}
-
-
-def _join(texts: list[str]) -> str:
-    return " ".join(texts)
+    return {where: " ".join(texts) for where, texts in merged.items()}
 
 
 def role_rules(artifact_type: str) -> tuple[tuple[str, str], ...]:

@@ -11,10 +11,11 @@ reads while grounding, nothing in any other phase).
 from __future__ import annotations
 
 from telic._errors import Issue, StaleToken
+from telic.controller._authority import layers
 from telic.controller._events import Token
 from telic.controller._next import next_action
 from telic.controller._state import RunState
-from telic.permissions import Layer, effective_authorization
+from telic.permissions import Layer
 from telic.protocol import PermissionSet
 
 __all__ = ["check_broker_token", "envelope_ref", "tool_layers"]
@@ -29,15 +30,7 @@ def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
     """
     action = next_action(state)
     phase = getattr(action, "effective_permissions", None) or PermissionSet.empty()
-    granted = state.envelope.authorization
-    return (
-        Layer.for_mode(state.run.requested_mode),
-        Layer.from_permissions(
-            "authorization",
-            effective_authorization(state.run.requested_mode, granted.granted, granted.denied),
-        ),
-        Layer.from_permissions("phase", phase),
-    )
+    return layers(state, "phase", phase)
 
 
 def envelope_ref(state: RunState) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation
+from telic.controller._derive import frame_context_refs
 from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.ledger import CanonicalBody
 from telic.protocol import (
@@ -97,10 +98,6 @@ def _units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _short(text: str) -> bool:
-    return _units(text) <= MICRO_TEXT_UNITS and len(text.split("\n")) <= MICRO_LINES
-
-
 def _forensic_signals(
     text: str,
     mode: Mode,
@@ -122,26 +119,6 @@ def _forensic_signals(
     if _COMPLEXITY.search(text):
         signals.append("COMPLEXITY_KEYWORD")
     return sorted(signals)
-
-
-def _micro_report(text: str, mode: Mode, granted: Sequence[str]) -> bool:
-    return (
-        mode == "report_only"
-        and _short(text)
-        and not _DIVERGENCE.search(text)
-        and all(capability == "repository.read" for capability in granted)
-    )
-
-
-def _micro_fix(text: str, mode: Mode, granted: Sequence[str]) -> bool:
-    return (
-        mode == "fix_only"
-        and _short(text)
-        and not _DIVERGENCE.search(text)
-        and not _COMPLEXITY.search(text)
-        and set(granted) == {"repository.read", "repository.write"}
-        and _FILE_PATH.search(text) is not None
-    )
 
 
 def _refused(rule: str, message: str, expected: object) -> RuleViolation:
@@ -170,8 +147,20 @@ def classify(
     """
     text = request.strip()
     forensic = _forensic_signals(text, mode, granted, shell_execute_allowlist, network_read_domains)
-    fix = _micro_fix(text, mode, granted)
-    report = _micro_report(text, mode, granted)
+    # micro fits a short, unambiguous request: a read-only report, or a fix naming its file
+    plain = (
+        _units(text) <= MICRO_TEXT_UNITS
+        and len(text.split("\n")) <= MICRO_LINES
+        and not _DIVERGENCE.search(text)
+    )
+    report = plain and mode == "report_only" and set(granted) <= {"repository.read"}
+    fix = (
+        plain
+        and mode == "fix_only"
+        and not _COMPLEXITY.search(text)
+        and set(granted) == {"repository.read", "repository.write"}
+        and _FILE_PATH.search(text) is not None
+    )
     if override == "micro":
         if forensic or not (fix or report):
             raise _refused(
@@ -233,13 +222,16 @@ def reserved_ids(state: RunState) -> frozenset[str]:
 def _companion(
     state: RunState,
     kind: str,
+    artifact_id: str,
     producer: str,
-    wire: dict[str, Any],
+    fields: dict[str, Any],
     source_refs: tuple[str, ...],
     now: str,
 ) -> StoredArtifact:
+    run_id = state.run.run_id
+    wire = {"schemaVersion": "1.0", "id": artifact_id, "runId": run_id, **fields}
     body = parse_artifact(kind, wire)  # schema-checked like any artifact
-    return stored_artifact(state.run.run_id, kind, body, producer, source_refs, now)
+    return stored_artifact(run_id, kind, body, producer, source_refs, now)
 
 
 def bootstrap(
@@ -250,22 +242,12 @@ def bootstrap(
     body: ProblemFrame = frame.body
     envelope = state.envelope
     manifest = state.latest("ContextManifest")
-    context: list[str] = []
-    for fact in body.known_facts:
-        if fact.provenance != "user":
-            context.append(fact.source_ref)
-    for inference in body.inferences:
-        context.extend(inference.source_refs)
-    if manifest is not None:
-        context.append(manifest.uri)
-    context_refs = list(dict.fromkeys(context))
+    grounded = () if manifest is None else (manifest.uri,)
+    context_refs = list(dict.fromkeys((*frame_context_refs(frame), *grounded)))
     granted = envelope.authorization.granted.model_dump(mode="json", by_alias=True)
     executes = run.requested_mode in ("fix_only", "analyze_only")
     contract_uri = artifact_uri(run.run_id, BOOTSTRAP_CONTRACT)
     contract = {
-        "schemaVersion": "1.0",
-        "id": BOOTSTRAP_CONTRACT,
-        "runId": run.run_id,
         "version": 1,
         "originalRequestRef": envelope.original_request_ref,
         "problemFrameRef": frame.uri,
@@ -301,7 +283,9 @@ def bootstrap(
         "rationaleSummary": "Controller bootstrap contract for micro topology execution.",
     }
     sources = (frame.uri, *(() if manifest is None else (manifest.uri,)))
-    stored_contract = _companion(state, "TaskContract", "task_compiler", contract, sources, now)
+    stored_contract = _companion(
+        state, "TaskContract", BOOTSTRAP_CONTRACT, "task_compiler", contract, sources, now
+    )
     tools = (
         ["repository.read", "repository.write"]
         if run.requested_mode == "fix_only"
@@ -316,9 +300,6 @@ def bootstrap(
     )
     criteria = [c.id for c in body.draft_acceptance_criteria]
     plan = {
-        "schemaVersion": "1.0",
-        "id": BOOTSTRAP_PLAN,
-        "runId": run.run_id,
         "taskContractRef": contract_uri,
         "executionMode": "serial",
         "nodes": [
@@ -347,7 +328,9 @@ def bootstrap(
         "planValidation": "valid",
         "rationaleSummary": "Controller bootstrap serial plan for micro topology.",
     }
-    stored_plan = _companion(state, "WorkPlan", "quality_controller", plan, (contract_uri,), now)
+    stored_plan = _companion(
+        state, "WorkPlan", BOOTSTRAP_PLAN, "quality_controller", plan, (contract_uri,), now
+    )
     return stored_contract, stored_plan
 
 
@@ -363,16 +346,14 @@ def certify(
     references that verified (empty when the receipt failed), in the order first cited.
     """
     body: QualityReview = review.body
-    cited: list[str] = []
-    for result in body.acceptance_results:
-        cited.extend(result.evidence_refs)
-    for verification in body.verification_results:
-        cited.extend(verification.evidence_refs)
-    for gate in body.hard_gates:
-        cited.extend(gate.evidence_refs)
-    for check in (*body.rule_compliance, *body.regression_checks):
-        cited.extend(check.evidence_refs)
-    refs = list(dict.fromkeys(cited))
+    checks: tuple[Any, ...] = (  # every check that cites evidence, in the review's order
+        *body.acceptance_results,
+        *body.verification_results,
+        *body.hard_gates,
+        *body.rule_compliance,
+        *body.regression_checks,
+    )
+    refs = list(dict.fromkeys(ref for check in checks for ref in check.evidence_refs))
     verified = {ref for ref in refs if _verifies(state, ref)}
     matrix = [
         {
@@ -390,15 +371,12 @@ def certify(
     ]
     ok = len(verified) == len(refs) and all(entry["status"] == "supported" for entry in matrix)
     receipt = {
-        "schemaVersion": "1.0",
-        "id": RECEIPT,
-        "runId": state.run.run_id,
         "controllingReviewRef": review.uri,
         "claimEvidenceMatrix": matrix,
         "digestStatus": "verified" if ok else "failed",
         "verifiedAt": now,
     }
-    stored = _companion(state, "ReceiptAudit", "controller", receipt, (review.uri,), now)
+    stored = _companion(state, "ReceiptAudit", RECEIPT, "controller", receipt, (review.uri,), now)
     return stored, tuple(ref for ref in refs if ref in verified) if ok else ()
 
 

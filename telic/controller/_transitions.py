@@ -144,12 +144,8 @@ def _after_spot_review(run: RunRecord, review: QualityReview) -> RunRecord:
 def _after_reverify(run: RunRecord, review: QualityReview) -> RunRecord:
     """A forensic run's re-verifying review leads to the audit, the hint set as a review's."""
     match review.decision:
-        case "pass":
-            return replace(run, phase="agent_5_audit")
-        case "partial":
-            return replace(run, phase="agent_5_audit", outcome_hint="partial")
-        case "block":
-            return replace(run, phase="agent_5_audit", outcome_hint="blocked")
+        case "pass" | "partial" | "block":
+            return _after_quality_review(run, review)
         case "remediate" | "proceed_to_fix":
             raise AssertionError("refused in the reverify phase (TP-REVERIFY-DECISION)")
         case _:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
 
+from telic.controller._phases import PHASES
+
 __all__ = [
     "ELICITED_EVENT",
     "ELICITED_SUMMARY",
@@ -59,21 +61,8 @@ PHASE_LABELS: Final[dict[str, str]] = {
 }
 """Every protocol phase (``telic.protocol.PHASES``) and its label."""
 
-PROTOCOL_PHASES: Final[dict[str, str]] = {
-    "context_grounding": "context_discovery",
-    "agent_1_frame": "agent_1_frame",
-    "agent_2_compile": "agent_2_compile",
-    "agent_1_review": "agent_1_review",
-    "agent_2_revise": "agent_2_revision",
-    "agent_3_plan": "agent_3_plan",
-    "agent_4_execute": "agent_4_execute",
-    "agent_3_review": "agent_3_quality_review",
-    "agent_3_evidence_reverify": "agent_3_evidence_reverify",
-    "agent_5_audit": "agent_5_release_audit",
-    "agent_5_report": "user_report",
-}
-"""Each internal phase and its protocol name, as ``PHASES`` says. Spelled out so that the
-CLI's words load without the protocol models (a test checks it against ``PHASES``)."""
+PROTOCOL_PHASES: Final[dict[str, str]] = {name: spec.protocol for name, spec in PHASES.items()}
+"""Each internal phase and its protocol name, as ``PHASES`` says."""
 
 STATUS_LABELS: Final[dict[str, str]] = {
     "running": "Running",

@@ -21,8 +21,9 @@ from typing import Any, Final
 
 from telic._secrets import redact
 from telic.controller._authority import decide, run_authorization
-from telic.controller._derive import is_unlocked
+from telic.controller._derive import is_unlocked, node_of
 from telic.controller._events import TraceNote
+from telic.controller._phases import MUTATING_MODES
 from telic.controller._state import RunState, StoredArtifact
 from telic.permissions import Decision
 from telic.protocol import Capability, WorkAction, WorkNode, WorkResult
@@ -43,23 +44,14 @@ ATTEMPTED: Final = frozenset({"completed", "failed", "denied", "unauthorized"})
 """Action statuses that count as attempts (skipped actions were never tried)."""
 GATED: Final = "mutation_not_allowed"
 """The decision code of a mutating action where the run may not mutate (``WR-NO-MUTATION``)."""
-_MUTATING_MODES: Final = frozenset({"fix_only", "analyze_and_fix"})
 
 
 def mutation_allowed(state: RunState) -> bool:
     """Whether the run may mutate now: a fix mode, and in analyze_and_fix only after unlock."""
     mode = state.run.requested_mode
-    if mode not in _MUTATING_MODES:
+    if mode not in MUTATING_MODES:
         return False
     return mode != "analyze_and_fix" or is_unlocked(state)
-
-
-def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
-    """Return the node of the plan ``result`` reports on, or None."""
-    plan = state.by_uri(result.work_plan_ref)
-    if plan is None or plan.type != "WorkPlan":
-        return None
-    return next((n for n in plan.body.nodes if n.id == result.node_id), None)
 
 
 def gate_reason(state: RunState) -> str:
@@ -114,21 +106,17 @@ def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceN
         )
 
 
-def _attempted_mutations(result: WorkResult) -> Iterator[tuple[Capability, str]]:
+def _attempted_targets(
+    result: WorkResult, mutations: bool = False
+) -> Iterator[tuple[Capability, str]]:
+    """Every (capability, target) the result says it tried (only mutations, if ``mutations``;
+    a denied one changed nothing): file changes, then actions."""
     for change in result.files_changed:
         deleted = change.change_type == "deleted"
         yield ("repository.delete" if deleted else "repository.write"), change.path
     for action in result.actions:
-        if action.mutating and action.status in ("completed", "failed", "unauthorized"):
-            yield action.capability, action.target
-
-
-def _attempted_targets(result: WorkResult) -> Iterator[tuple[Capability, str]]:
-    """Every (capability, target) the result says it tried: file changes, then actions."""
-    for change in result.files_changed:
-        deleted = change.change_type == "deleted"
-        yield ("repository.delete" if deleted else "repository.write"), change.path
-    for action in result.actions:
+        if mutations and not (action.mutating and action.status != "denied"):
+            continue
         if action.status in ATTEMPTED:
             yield action.capability, action.target
 
@@ -150,7 +138,7 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
         for entry in state.trace
         if entry.event_type == "permission_checked" and entry.permission_decision is not None
     ]
-    gated = set() if mutation_allowed(state) else set(_attempted_mutations(result))
+    gated = set() if mutation_allowed(state) else set(_attempted_targets(result, mutations=True))
     notes: list[TraceNote] = []
     for capability, target in _attempted_targets(result):
         decided = decide(state, permissions, capability, target)

@@ -9,11 +9,11 @@ import pytest
 from telic.controller import PHASES
 from telic.controller._vocabulary import (
     PHASE_LABELS,
-    PROTOCOL_PHASES as SPELLED_OUT,
     STATUS_LABELS,
     event_summary,
     human_time,
     phase_label,
+    protocol_phase,
     run_phase,
     status_label,
 )
@@ -25,8 +25,20 @@ def test_every_protocol_phase_has_one_label_and_nothing_else_does() -> None:
     assert len(set(PHASE_LABELS.values())) == len(PHASE_LABELS), "no two phases look alike"
 
 
-def test_the_spelled_out_protocol_names_are_those_of_the_phase_table() -> None:
-    assert {name: spec.protocol for name, spec in PHASES.items()} == SPELLED_OUT
+@pytest.mark.parametrize(
+    ("internal", "protocol"),
+    [
+        ("context_grounding", "context_discovery"),
+        ("agent_2_revise", "agent_2_revision"),
+        ("agent_3_review", "agent_3_quality_review"),
+        ("agent_5_audit", "agent_5_release_audit"),
+        ("agent_5_report", "user_report"),
+        ("agent_4_execute", "agent_4_execute"),
+        ("user_report", "user_report"),
+    ],
+)
+def test_an_internal_phase_is_shown_by_its_protocol_name(internal: str, protocol: str) -> None:
+    assert protocol_phase(internal) == protocol
 
 
 def test_every_run_status_on_the_wire_and_in_the_ledger_has_a_label() -> None:
