@@ -18,6 +18,7 @@ from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
 from telic.reports._model import (
     ANSWER_SOURCES,
+    PACKET_COLUMNS,
     SHELL_EXECUTE_NOTE,
     EvidenceEntry,
     IndexEntry,
@@ -447,14 +448,7 @@ def render_html(data: RunReportData) -> str:
         _table_section(
             "packets",
             "Evidence packets",
-            [
-                "Packet",
-                "Cast type",
-                "Need",
-                "Outcome / verdict",
-                "Tokens (self-reported)",
-                "Consumption",
-            ],
+            PACKET_COLUMNS,
             packets,
             "No evidence packets in this run.",
             digest,

@@ -15,7 +15,13 @@ from telic.reports._format import (
     terminal_block,
     terminal_text,
 )
-from telic.reports._model import ANSWER_SOURCES, SHELL_EXECUTE_NOTE, EvidenceEntry, RunReportData
+from telic.reports._model import (
+    ANSWER_SOURCES,
+    PACKET_COLUMNS,
+    SHELL_EXECUTE_NOTE,
+    EvidenceEntry,
+    RunReportData,
+)
 
 __all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
 
@@ -292,14 +298,7 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     out += ["## Evidence packets", ""]
     out += _table(
         s,
-        [
-            "Packet",
-            "Cast type",
-            "Need",
-            "Outcome / verdict",
-            "Tokens (self-reported)",
-            "Consumption",
-        ],
+        PACKET_COLUMNS,
         [
             [
                 f"{s.code(p.packet_id)} ({s.link(p.artifact_id)})",

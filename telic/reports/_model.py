@@ -73,6 +73,16 @@ class TimelineEntry:
 
 AnswerSource = Literal["elicited", "response", "pending"]
 
+PACKET_COLUMNS: Final = (
+    "Packet",
+    "Cast type",
+    "Need",
+    "Outcome / verdict",
+    "Tokens (self-reported)",
+    "Consumption",
+)
+"""The columns of a run report's Evidence packets table, in both renderings."""
+
 ANSWER_SOURCES: Final[dict[str, str]] = {
     "elicited": "the user, in the client's form (MCP elicitation)",
     "response": "the host, through clarification_response",
