@@ -54,6 +54,7 @@ from telic.casting import (
     packet_artifact,
     packet_uri,
     progress_summary,
+    read_trace,
     record_progress,
     reopen_casts,
     run_verifier,
@@ -78,7 +79,7 @@ from telic.controller import (
     step,
     tool_layers,
 )
-from telic.ledger import Ledger, NewArtifact, TraceRecord
+from telic.ledger import Ledger, NewArtifact
 from telic.permissions import BrokerDecision, Layer, broker_decision, policy_names, reopens_read
 from telic.protocol import parse_artifact
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record_plan
@@ -518,7 +519,7 @@ class RunActor(Actor[RunMessage]):
         rebuild = moved and bool(state.all("CastRecord") or slot.casts)
         before = next_deadline(slot.casts.values())
         if rebuild:
-            trace = await self._trace()
+            trace = await read_trace(self._deps.ledger, self._run_id)
             slot.casts = reopen_casts(state, trace, registry=self._registry(state))
         slot.synced = now
         slot.own.clear()
@@ -539,16 +540,6 @@ class RunActor(Actor[RunMessage]):
         return effective_registry(
             self._deps.server_cast_types, () if policy is None else tuple(policy.body.cast_types)
         )
-
-    async def _trace(self) -> list[TraceRecord]:
-        events: list[TraceRecord] = []
-        after = 0
-        while True:
-            page = await self._deps.ledger.page_trace(self._run_id, after, 1000)
-            events.extend(page.events)
-            if not page.has_more or not page.events:
-                return events
-            after = page.events[-1].sequence
 
     def _stamp(self) -> tuple[str, float]:
         """One reading of the run clock: its timestamp and the same instant in seconds."""
