@@ -17,10 +17,12 @@ from typing import Final
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from telic._errors import NotFound
+
 from ._base import Ledger
 from ._direct import LIVE_STATUSES, LiveRun
 from ._open import open_ledger
-from ._records import NewTraceEvent, TraceRecord
+from ._records import NewTraceEvent, RunRecord, TraceRecord
 
 __all__ = ["PortalLedger"]
 
@@ -79,32 +81,30 @@ class PortalLedger:
         return self._portal.call(record)
 
     async def _live_runs(self, repository_root: str) -> list[LiveRun]:
-        live: list[LiveRun] = []
-        for record in await self._ledger.list_runs(_RUNS_READ):
-            if record.status not in LIVE_STATUSES or record.repository_root != repository_root:
-                continue
-            artifacts = len(await self._ledger.list_artifacts(record.run_id))
-            live.append(
-                LiveRun(
-                    record.run_id,
-                    record.requested_mode,
-                    record.phase,
-                    record.version,
-                    artifacts,
-                    record.prompt_revisions_remaining,
-                    record.remediations_remaining,
-                )
-            )
-        return live
+        return [
+            await self._live_run(record)
+            for record in await self._ledger.list_runs(_RUNS_READ)
+            if record.status in LIVE_STATUSES and record.repository_root == repository_root
+        ]
 
     async def _run_key(self, run_id: str) -> tuple[int, int] | None:
-        from telic._errors import NotFound
-
         try:
-            record = await self._ledger.get_run(run_id)
+            run = await self._live_run(await self._ledger.get_run(run_id))
         except NotFound:
             return None
-        return record.version, len(await self._ledger.list_artifacts(run_id))
+        return run.version, run.artifact_count
+
+    async def _live_run(self, record: RunRecord) -> LiveRun:
+        """The row ``DirectLedger`` reads, from the record and the run's artifact records."""
+        return LiveRun(
+            record.run_id,
+            record.requested_mode,
+            record.phase,
+            record.version,
+            len(await self._ledger.list_artifacts(record.run_id)),
+            record.prompt_revisions_remaining,
+            record.remediations_remaining,
+        )
 
     async def _events_of(
         self, run_id: str, event_types: frozenset[str]
