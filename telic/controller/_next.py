@@ -7,7 +7,7 @@ always yields the same action. A running run gets a ``phase`` action, a paused r
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from telic._errors import PermissionDenied
 from telic.controller._authority import run_authorization, subset
@@ -72,18 +72,15 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         PermissionDenied: the pending work node's permissions exceed the run authorization.
     """
     run = state.run
-    common: dict[str, Any] = {  # the envelope every NextAction shares; pydantic checks it
-        "schema_version": "1.0",
-        "id": run.action_id,
-        "run_id": run.run_id,
-        "created_at": run.updated_at,
-    }
     if run.terminal:
         report = state.latest("UserReport")
         phase = _terminal_phase(state)
         status: TerminalStatus = report.body.terminal_status if report is not None else phase
         return TerminalAction(
-            **common,
+            schema_version="1.0",
+            id=run.action_id,
+            run_id=run.run_id,
+            created_at=run.updated_at,
             rationale_summary=(
                 _FOLLOW_UP.format(run_id=run.run_id) if _asks_follow_up(state) else _ENDED
             ),
@@ -96,7 +93,10 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         request = state.latest("ClarificationRequest")
         assert request is not None, "a paused run always has a ClarificationRequest"
         return ClarificationAction(
-            **common,
+            schema_version="1.0",
+            id=run.action_id,
+            run_id=run.run_id,
+            created_at=run.updated_at,
             rationale_summary=_PAUSED,
             kind="clarification",
             phase="awaiting_clarification",
@@ -115,7 +115,10 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         )
         instructions = _TOPOLOGY_INSTRUCTIONS.get((run.topology, run.phase), instructions)
     return PhaseAction(
-        **common,
+        schema_version="1.0",
+        id=run.action_id,
+        run_id=run.run_id,
+        created_at=run.updated_at,
         rationale_summary=summary,
         kind="phase",
         phase=spec.protocol,
