@@ -73,24 +73,36 @@ class Call:
     seconds: float
     text_bytes: int
     ok: bool
+    kind: str = ""
+    """The tool's name, with the artifact type after a slash for ``telic_submit_artifact``."""
+    server_cpu: float | None = None
+    """The server's CPU seconds across the call, when ``TimedTools`` knows its pid."""
 
 
 class TimedTools(TelicTools):
-    """``TelicTools`` that records every call's wall time and result size."""
+    """``TelicTools`` that records every call's wall time and result size.
 
-    def __init__(self, client: Any) -> None:
+    Given the server's ``pid``, it also records the server's CPU time across each call.
+    """
+
+    def __init__(self, client: Any, pid: int | None = None) -> None:
         super().__init__(client)
         self.calls: list[Call] = []
+        self._pid = pid
 
     async def attempt(self, tool: str, progress: Any = None, **args: Any) -> dict[str, Any]:
         """Call ``tool`` and record how long it took and how much text it returned."""
+        pid = self._pid
+        used = cpu_seconds(pid) if pid is not None else 0.0
         began = time.perf_counter()
         result = await self.client.call_tool(tool, args, progress_callback=progress)
         seconds = time.perf_counter() - began
+        server_cpu = cpu_seconds(pid) - used if pid is not None else None
         text = sum(len(c.text.encode()) for c in result.content if isinstance(c, TextContent))
         envelope = result.structured_content
         ok = isinstance(envelope, dict) and envelope.get("ok") is True
-        self.calls.append(Call(tool, seconds, text, ok))
+        kind = f"{tool}/{args['artifact_type']}" if "artifact_type" in args else tool
+        self.calls.append(Call(tool, seconds, text, ok, kind, server_cpu))
         if not isinstance(envelope, dict) or envelope.get("ok") is result.is_error:
             raise RuntimeError(f"{tool}: no envelope")
         return envelope
@@ -100,6 +112,14 @@ class TimedTools(TelicTools):
         grouped: dict[str, list[float]] = defaultdict(list)
         for call in self.calls:
             grouped[call.tool].append(call.seconds)
+        return dict(grouped)
+
+    def cpu_by_kind(self) -> dict[str, list[float]]:
+        """The server's CPU seconds per call, grouped by ``Call.kind`` (calls that have it)."""
+        grouped: dict[str, list[float]] = defaultdict(list)
+        for call in self.calls:
+            if call.server_cpu is not None:
+                grouped[call.kind].append(call.server_cpu)
         return dict(grouped)
 
 

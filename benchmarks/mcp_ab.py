@@ -13,9 +13,11 @@ A loaded machine slows both sides alike, so the ratio holds when the absolute fi
 
 Each side reports per mode the wall time per run, per call by tool name and the server's CPU
 time per call (``/proc/<pid>/task/*/schedstat``, including its worker threads but not the git
-processes it starts). ``ratio`` is theirs / ours of the run medians, ``cpu_ratio`` that of the
-CPU per call (above 1: ours is faster). ``--base HEAD`` against an unchanged tree shows the
-noise alone.
+processes it starts), and the median of that CPU time across each single call by kind (the tool,
+and for ``telic_submit_artifact`` the artifact type) over every mode: what a call of each kind
+costs the server, and what the average is made of. ``ratio`` is theirs / ours of the run
+medians, ``cpu_ratio`` that of the CPU per call (above 1: ours is faster). ``--base HEAD``
+against an unchanged tree shows the noise alone.
 
     .venv/bin/python benchmarks/mcp_ab.py [--base REV | --against DIR] [--runs 20] [--sessions 1]
 """
@@ -94,7 +96,7 @@ async def _session(
             await full_run(TimedTools(opened[side][0]), "analyze_only", workspace)
             samples[side]["first_run"].append(time.perf_counter() - began)
         for mode in MODES:
-            tools = {side: TimedTools(opened[side][0]) for side in SIDES}
+            tools = {side: TimedTools(*opened[side]) for side in SIDES}
             for side in SIDES:
                 await full_run(tools[side], mode, workspace)  # warm-up
                 tools[side].calls.clear()
@@ -114,6 +116,8 @@ async def _session(
                 got["calls"][mode] = got["calls"].get(mode, 0) + len(tools[side].calls)
                 for name, times in tools[side].by_tool().items():
                     got["tools"].setdefault(mode, {}).setdefault(name, []).extend(times)
+                for kind, used_per_call in tools[side].cpu_by_kind().items():
+                    got["kinds"].setdefault(kind, []).extend(used_per_call)
 
 
 async def main(against: Path | None, base: str, runs: int, sessions: int) -> None:
@@ -127,7 +131,7 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
             "theirs": {"PYTHONPATH": _source_path(tree)},
         }
         samples: dict[str, dict[str, Any]] = {
-            side: {"first_run": [], "runs": {}, "cpu": {}, "calls": {}, "tools": {}}
+            side: {"first_run": [], "runs": {}, "cpu": {}, "calls": {}, "tools": {}, "kinds": {}}
             for side in SIDES
         }
         for number in range(sessions):
@@ -142,6 +146,10 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
             }
             for mode in MODES
         }
+        for side, got in samples.items()
+    }
+    by_kind = {
+        side: {kind: stats(used)["median_ms"] for kind, used in sorted(got["kinds"].items())}
         for side, got in samples.items()
     }
     ratio = {
@@ -174,6 +182,14 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
                     3,
                 )
                 for mode in MODES
+            },
+            "server_cpu_ms_per_call_by_kind": {
+                kind: {
+                    "ours": by_kind["ours"][kind],
+                    "theirs": by_kind["theirs"].get(kind),
+                    "calls_per_round": len(samples["ours"]["kinds"][kind]) // (runs * sessions),
+                }
+                for kind in by_kind["ours"]
             },
             "sides": results,
         }
