@@ -16,7 +16,7 @@ from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
     criteria_stage_problem,
     intent_mode,
-    latest_uri,
+    latest_ref,
     original_request,
 )
 from telic.permissions import capability_backed, exceeding, plan_ceiling, shell_command_problem
@@ -42,12 +42,7 @@ rule("TC-ORIGINAL-REQUEST", "A contract that does not name the run's own origina
 @rule("TC-PROBLEM-FRAME-LATEST", "Compiling from anything but the latest ProblemFrame.")
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
-    if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
-        yield Violation(
-            "problemFrameRef",
-            "problemFrameRef must be the latest ProblemFrame",
-            latest_uri(c, "ProblemFrame"),
-        )
+    return latest_ref(c, "problemFrameRef", c.body.problem_frame_ref, "ProblemFrame")
 
 
 def _frame(c: Check[Any]) -> ProblemFrame | None:

@@ -15,7 +15,14 @@ from typing import Any, Final
 from telic.controller._check import Check, Rules, Violation
 from telic.protocol import Mode, ProblemFrame, ScenarioSpec, Stage, TaskContract
 
-__all__ = ["RULES", "criteria_stage_problem", "intent_mode", "latest_uri", "original_request"]
+__all__ = [
+    "RULES",
+    "criteria_stage_problem",
+    "intent_mode",
+    "latest_ref",
+    "latest_uri",
+    "original_request",
+]
 
 
 _FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
@@ -32,6 +39,13 @@ def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
     """Return the URI of the run's latest ``artifact_type``, or None."""
     latest = c.state.latest(artifact_type)
     return None if latest is None else latest.uri
+
+
+def latest_ref(c: Check[Any], path: str, ref: str, artifact_type: str) -> Iterator[Violation]:
+    """Yield a violation unless ``ref``, at ``path``, names the run's latest ``artifact_type``."""
+    latest = latest_uri(c, artifact_type)
+    if ref != latest:
+        yield Violation(path, f"{path} must be the latest {artifact_type}", latest)
 
 
 @rule(

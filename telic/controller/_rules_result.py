@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import pending_node
+from telic.controller._rules_frame import latest_ref
 from telic.controller._work import mutation_allowed, node_of
 from telic.protocol import WorkResult
 
@@ -28,13 +29,7 @@ rule = Rules(_WR, _S)
 @rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
-    latest = c.state.latest("WorkPlan")
-    if latest is None or c.body.work_plan_ref != latest.uri:
-        yield Violation(
-            "workPlanRef",
-            "workPlanRef must be the latest WorkPlan",
-            None if latest is None else latest.uri,
-        )
+    return latest_ref(c, "workPlanRef", c.body.work_plan_ref, "WorkPlan")
 
 
 @rule(
