@@ -14,7 +14,7 @@ from telic.controller._authority import intersect, run_authorization
 from telic.controller._check import Check, Rules, Violation, wire_value
 from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
-    criteria_stage_problem,
+    criteria_stages,
     intent_mode,
     latest_ref,
     original_request,
@@ -160,12 +160,8 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
 )
 def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
     """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
-    criteria = c.body.acceptance_criteria
-    problem = criteria_stage_problem(c.mode, [a.stage for a in criteria])
-    if problem is not None:
-        index, message = problem
-        where = "" if index is None else f".{index}.stage"
-        yield Violation(f"acceptanceCriteria{where}", message)
+    stages = [a.stage for a in c.body.acceptance_criteria]
+    return criteria_stages(c, "acceptanceCriteria", stages)
 
 
 @rule(
