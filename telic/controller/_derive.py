@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan, WorkResult
+from telic.protocol import (
+    Capability,
+    PermissionSet,
+    TaskContract,
+    VerificationResult,
+    WorkNode,
+    WorkPlan,
+    WorkResult,
+)
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
@@ -26,6 +34,7 @@ __all__ = [
     "every_uri",
     "fix_minimum",
     "frame_context_refs",
+    "gate_passes",
     "is_unlocked",
     "node_of",
     "pending_node",
@@ -37,7 +46,6 @@ __all__ = [
     "required_verification_results",
     "reserved_tool_calls",
     "results_of",
-    "retained_verifications",
     "stage_criteria",
     "stage_verifications",
     "supported_claims",
@@ -367,16 +375,16 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
     return tuple(found)
 
 
-def retained_verifications(state: RunState) -> dict[str, tuple[str, ...]]:
-    """Return the evidence of each verification a ``proceed_to_fix`` review passed, by
-    requirement id: a diagnosis verification the final review may retain."""
-    return {
-        r.requirement_id: tuple(r.evidence_refs)
+def gate_passes(state: RunState) -> tuple[VerificationResult, ...]:
+    """Return every verification result a ``proceed_to_fix`` review passed, in ledger order:
+    the diagnosis verifications a later review may retain."""
+    return tuple(
+        r
         for review in state.all("QualityReview")
         if review.body.decision == "proceed_to_fix"
         for r in review.body.verification_results
         if r.status == "pass"
-    }
+    )
 
 
 def verification_evidence(
@@ -388,5 +396,6 @@ def verification_evidence(
     if actions:
         return actions[0]
     if stage == "diagnosis" and is_unlocked(state):
-        return retained_verifications(state).get(requirement_id)
+        kept = [r.evidence_refs for r in gate_passes(state) if r.requirement_id == requirement_id]
+        return tuple(kept[-1]) if kept else None
     return None

@@ -16,6 +16,7 @@ from typing import Any, Final
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     backing_actions,
+    gate_passes,
     is_unlocked,
     results_of,
     verification_evidence,
@@ -90,11 +91,8 @@ def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: st
 def _retained(c: Check[Any], verification: VerificationResult) -> bool:
     return any(
         r.requirement_id == verification.requirement_id
-        and r.status == "pass"
         and set(r.evidence_refs) == set(verification.evidence_refs)
-        for review in c.state.all("QualityReview")
-        if review.body.decision == "proceed_to_fix"
-        for r in review.body.verification_results
+        for r in gate_passes(c.state)
     )
 
 
