@@ -13,9 +13,16 @@ from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rules, Violation
+from telic.controller._next import TOPOLOGY_INSTRUCTIONS
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
-from telic.protocol import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
+from telic.protocol import (
+    ACTION_ROLES,
+    INTERNAL_ARTIFACT_TYPES,
+    MAX_REFERENCE_URI,
+    REFERENCE_URI_PATTERN,
+    instruction_ref,
+)
 
 __all__ = [
     "RULES",
@@ -38,28 +45,15 @@ _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _SYSTEM_FIELDS: Final = frozenset(
     {"applicableRuleRefs", "instructionRef", "policyRefs", "promptReadinessRubricRef", "ruleRefs"}
 )
-_ROLES: Final = (
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
+_INSTRUCTIONS: Final = {instruction_ref(role) for role in ACTION_ROLES} | set(
+    TOPOLOGY_INSTRUCTIONS.values()
 )
 SYSTEM_REFS: Final = frozenset(
-    {f"artifact://system/roles/{r}-v1" for r in _ROLES}
-    | {f"artifact://system/roles/{r.replace('_', '-')}-v1" for r in _ROLES}
-    | {
-        f"artifact://system/roles/{role}-{variant}-v1"
-        for role, variant in (
-            ("scenario_author", "micro"),
-            ("quality_controller", "spot"),
-            ("quality_controller", "reverify"),
-        )
-        for role in (role, role.replace("_", "-"))
-    }
+    {spelling for ref in _INSTRUCTIONS for spelling in (ref, ref.replace("_", "-"))}
     | {"artifact://system/rubrics/contract-readiness-v1"}
 )
+"""The system artifacts a body may cite: every role's instructions (a topology's variants too),
+its role spelled with underscores or dashes, and the contract-readiness rubric."""
 TYPED_FIELDS: Final[dict[str, str]] = {
     "originalRequestRef": "UserMessage",
     "problemFrameRef": "ProblemFrame",
