@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization, subset
 from telic.controller._check import Check, Rules, Violation
-from telic.controller._derive import fix_minimum, is_unlocked, results_of, stage_criteria
+from telic.controller._derive import current_results, fix_minimum, is_unlocked, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
 from telic.protocol import (
@@ -168,9 +168,7 @@ def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
     order, plan = c.body.remediation_work_order, c.state.latest("WorkPlan")
     if order is None:
         return
-    cited = {plan.uri} if plan is not None else set()
-    if plan is not None:
-        cited |= {r.uri for r in results_of(c.state, plan)}
+    cited = set() if plan is None else {plan.uri, *current_results(c.state)}
     if not set(order.source_refs) & (cited | _evidence_uris(c)):
         yield Violation(
             "remediationWorkOrder.sourceRefs", "Cite the latest plan, its results or Evidence"

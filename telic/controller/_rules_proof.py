@@ -22,7 +22,6 @@ from telic.controller._derive import (
     verification_evidence,
 )
 from telic.controller._phases import EXECUTING_MODES
-from telic.controller._state import StoredArtifact
 from telic.protocol import QualityReview, VerificationResult
 
 __all__ = ["RULES"]
@@ -31,11 +30,6 @@ _QR = ("QualityReview",)
 _S = "§3.4 QualityReview"
 
 rule = Rules(_QR, _S)
-
-
-def _current(c: Check[Any]) -> tuple[StoredArtifact | None, tuple[StoredArtifact, ...]]:
-    plan = c.state.latest("WorkPlan")
-    return plan, (() if plan is None else results_of(c.state, plan))
 
 
 def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
@@ -54,9 +48,10 @@ def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
 )
 def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
     """Each passing acceptance result repeats the exact evidence set of matching coverage."""
-    plan, results = _current(c)
+    plan = c.state.latest("WorkPlan")
     if c.mode not in EXECUTING_MODES or plan is None:
         return
+    results = results_of(c.state, plan)
     assigned = {criterion for node in plan.body.nodes for criterion in node.acceptance_criteria}
     for index, result in enumerate(c.body.acceptance_results):
         if result.status != "pass":
