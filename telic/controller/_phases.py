@@ -16,6 +16,7 @@ from telic.protocol import (
     HOST_ARTIFACT_TYPES,
     ActionPhase,
     ActionRole,
+    Capability,
     HostArtifactType,
     InternalPhase,
     Mode,
@@ -25,6 +26,7 @@ __all__ = [
     "CONTROLLER_OWNED",
     "EXECUTING_MODES",
     "HOST_TYPES",
+    "MAY_MUTATE",
     "MUTATING_MODES",
     "PHASES",
     "SUPPORTING_TYPES",
@@ -176,6 +178,19 @@ EXECUTING_MODES: Final[frozenset[Mode]] = frozenset({"analyze_only", "fix_only",
 """Modes whose plans are executed (report_only and plan_only skip execution)."""
 MUTATING_MODES: Final[frozenset[Mode]] = frozenset({"fix_only", "analyze_and_fix"})
 """Modes that may change the repository (analyze_and_fix only after the fix is unlocked)."""
+MAY_MUTATE: Final[frozenset[Capability]] = frozenset(
+    {
+        "repository.write",
+        "repository.delete",
+        "runtime.restart",
+        "browser.mutate",
+        "external.write",
+        "shell.execute",
+        "subagent.spawn",
+    }
+)
+"""Capabilities that may change something: a completion verifier runs after every node allowed
+one (WP-VERIFIER-AFTER-MUTATION), and granting one is a forensic signal (§3.7)."""
 
 _PRODUCERS: Final[dict[str, ActionRole]] = {
     "ProblemFrame": "scenario_author",

@@ -14,6 +14,7 @@ from typing import Final
 from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import controlling_order, stage_criteria
+from telic.controller._phases import MAY_MUTATE
 from telic.controller._rules_plan import unlocks
 from telic.protocol import WorkNode, WorkPlan
 
@@ -23,18 +24,6 @@ _WP = ("WorkPlan",)
 _S = "§3.4 WorkPlan"
 
 rule = Rules(_WP, _S)
-
-_MAY_MUTATE: Final = frozenset(
-    {
-        "repository.write",
-        "repository.delete",
-        "runtime.restart",
-        "browser.mutate",
-        "external.write",
-        "shell.execute",
-        "subagent.spawn",
-    }
-)
 
 
 def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
@@ -126,7 +115,7 @@ def _ancestors(nodes: list[WorkNode], start: WorkNode) -> set[str]:
 def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Completion verifiers are, or transitively depend on, every potentially-mutating node."""
     nodes = list(c.body.nodes)
-    mutators = {n.id for n in nodes if _MAY_MUTATE & set(n.allowed_tools)}
+    mutators = {n.id for n in nodes if MAY_MUTATE & set(n.allowed_tools)}
     flagged: set[int] = set()
     for _, capability, stage in _required(c):
         if stage != "completion":
