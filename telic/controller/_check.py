@@ -76,6 +76,12 @@ class Check(Generic[B_co]):
         """Return the same-run artifact ``uri`` names, or None."""
         return self.state.by_uri(uri)
 
+    def all_refs(self) -> Iterator[BodyRef]:
+        """Yield every reference of the submission: the body's, then each merged sourceRef."""
+        yield from self.refs
+        for index, uri in enumerate(self.source_refs):
+            yield f"sourceRefs.{index}", "sourceRefs", uri
+
 
 RuleFn = Callable[[Check[Any]], Iterable[Violation]]
 

@@ -107,12 +107,6 @@ def merge_source_refs(
     return tuple(merged)
 
 
-def _all_refs(c: Check[Any]) -> Iterator[BodyRef]:
-    yield from c.refs
-    for index, uri in enumerate(c.source_refs):
-        yield f"sourceRefs.{index}", "sourceRefs", uri
-
-
 def _is_forward(c: Check[Any], field: str) -> bool:
     return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
 
@@ -122,7 +116,7 @@ def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
     """Artifact and trace references stay inside the run, except a linked run's references to
     its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
     run_id, prior = c.state.run.run_id, c.state.run.prior_run_id
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         if uri.startswith("artifact://system/"):
             continue
         parsed = parse_artifact_uri(uri)
@@ -161,7 +155,7 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
     prior = c.state.run.prior_run_id
     if prior is None or c.artifact_type == "Evidence":
         return
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
         if parsed is None or parsed[0] != prior:
             continue
@@ -193,7 +187,7 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
     """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
     run_id = c.state.run.run_id
-    for path, field, uri in _all_refs(c):
+    for path, field, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
         if parsed is None or parsed[0] != run_id:
             continue
@@ -225,7 +219,7 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
 )
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
     """System references appear only in system fields and name a known system artifact."""
-    for path, field, uri in _all_refs(c):
+    for path, field, uri in c.all_refs():
         if not uri.startswith("artifact://system/"):
             continue
         if field not in _SYSTEM_FIELDS:
@@ -249,7 +243,7 @@ def _selected(state: RunState) -> frozenset[str]:
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
     """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
     selected = _selected(c.state)
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
             yield Violation(path, "Repository reference is not selected by the current manifest")
 

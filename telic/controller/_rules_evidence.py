@@ -96,8 +96,7 @@ def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
 def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
     """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
     prefix = f"trace://{c.state.run.run_id}/"
-    sources = ((f"sourceRefs.{i}", "sourceRefs", uri) for i, uri in enumerate(c.source_refs))
-    for path, _, uri in (*c.refs, *sources):
+    for path, _, uri in c.all_refs():
         if uri.startswith(prefix) and c.state.trace_event(uri) is None:
             yield Violation(path, "The referenced trace event does not exist in this run")
 
