@@ -27,6 +27,7 @@ __all__ = [
     "WorkOrder",
     "backing_actions",
     "breaches",
+    "completion_capabilities",
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
@@ -36,6 +37,7 @@ __all__ = [
     "frame_context_refs",
     "gate_passes",
     "is_unlocked",
+    "last_mutation",
     "node_of",
     "pending_node",
     "permissions_honored",
@@ -84,12 +86,16 @@ def fix_minimum(contract: TaskContract) -> int:
     one completed read-only action for each capability of a required completion verification
     (``WR-VERIFY-AFTER-MUTATION``); a node reports no more actions than its budget.
     """
-    verified = {
+    return 1 + len(completion_capabilities(contract))
+
+
+def completion_capabilities(contract: TaskContract) -> frozenset[Capability]:
+    """Return the capabilities of the contract's required completion verifications."""
+    return frozenset(
         v.capability
         for v in contract.verification_requirements
         if v.required and v.stage == "completion"
-    }
-    return 1 + len(verified)
+    )
 
 
 def breaches(state: RunState) -> tuple[tuple[StoredArtifact, str], ...]:
@@ -342,7 +348,8 @@ def permissions_honored(state: RunState) -> bool | None:
     return audit.body.mode_compliance == "pass" and not breaches(state)
 
 
-def _last_mutation(result: Any) -> int:
+def last_mutation(result: WorkResult) -> int:
+    """Return the index of the result's last mutating action not skipped, or -1 for none."""
     marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
     return max(marks, default=-1)
 
@@ -364,7 +371,7 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
             continue
         if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
             continue
-        start = _last_mutation(body) + 1 if stage == "completion" else 0
+        start = last_mutation(body) + 1 if stage == "completion" else 0
         found += [
             tuple(action.evidence_refs)
             for action in body.actions[start:]
