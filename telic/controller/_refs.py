@@ -24,17 +24,7 @@ from telic.protocol import (
     instruction_ref,
 )
 
-__all__ = [
-    "RULES",
-    "merge_source_refs",
-    "ref_exists",
-    "ref_linked_evidence",
-    "ref_repo_selected",
-    "ref_same_run",
-    "ref_system",
-    "ref_typed_target",
-    "resume_lineage",
-]
+__all__ = ["RULES", "merge_source_refs", "pending_answer"]
 
 _S = "§3.4 every submission"
 
