@@ -26,6 +26,20 @@ _S = "§3.4 WorkPlan"
 rule = Rules(_WP, _S)
 
 
+@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
+def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """A node that requires subagent.spawn reserves at least one child."""
+    for index, node in enumerate(c.body.nodes):
+        if "subagent.spawn" in node.required_capabilities and node.budgets.maximum_children < 1:
+            yield Violation(
+                f"nodes.{index}.budgets.maximumChildren", "A required spawn needs a child budget"
+            )
+
+
+@rule(
+    "WP-COVERAGE",
+    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
+)
 def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
     """The plan covers every criterion of its stage (or of its work order when scoped)."""
     order = controlling_order(c.state)
@@ -40,6 +54,12 @@ def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WP-SCOPED-ORDER",
+    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
+    "or criteria than the order grants.",
+    section="§3.4 WorkPlan (scoped replanning)",
+)
 def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A replan after remediate or proceed_to_fix stays inside the controlling work order."""
     order = controlling_order(c.state)
@@ -89,6 +109,11 @@ def _required(c: Check[WorkPlan]) -> Iterator[tuple[int, str, str]]:
             yield index, v.capability, v.stage
 
 
+@rule(
+    "WP-VERIFICATION-PREFLIGHT",
+    "A plan in which some required verification of the active stage can never run.",
+    section="§3.4 WorkPlan (verification preflight)",
+)
 def wp_verification_preflight(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Each required verification of the active stage has a node able to run it."""
     for index, capability, stage in _required(c):
@@ -112,6 +137,11 @@ def _ancestors(nodes: list[WorkNode], start: WorkNode) -> set[str]:
     return seen
 
 
+@rule(
+    "WP-VERIFIER-AFTER-MUTATION",
+    "A completion verifier node that does not depend on every potentially-mutating node.",
+    section="§3.4 WorkPlan (verification preflight)",
+)
 def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Completion verifiers are, or transitively depend on, every potentially-mutating node."""
     nodes = list(c.body.nodes)
@@ -129,36 +159,5 @@ def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
                     "A completion verifier must run after every node that may mutate",
                 )
 
-
-@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
-def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A node that requires subagent.spawn reserves at least one child."""
-    for index, node in enumerate(c.body.nodes):
-        if "subagent.spawn" in node.required_capabilities and node.budgets.maximum_children < 1:
-            yield Violation(
-                f"nodes.{index}.budgets.maximumChildren", "A required spawn needs a child budget"
-            )
-
-
-rule(
-    "WP-COVERAGE",
-    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
-)(wp_coverage)
-rule(
-    "WP-SCOPED-ORDER",
-    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
-    "or criteria than the order grants.",
-    section="§3.4 WorkPlan (scoped replanning)",
-)(wp_scoped)
-rule(
-    "WP-VERIFICATION-PREFLIGHT",
-    "A plan in which some required verification of the active stage can never run.",
-    section="§3.4 WorkPlan (verification preflight)",
-)(wp_verification_preflight)
-rule(
-    "WP-VERIFIER-AFTER-MUTATION",
-    "A completion verifier node that does not depend on every potentially-mutating node.",
-    section="§3.4 WorkPlan (verification preflight)",
-)(wp_verifier_after_mutation)
 
 RULES: Final = rule.registered
