@@ -16,6 +16,7 @@ from telic.controller._check import Check, Rules, Violation
 from telic.protocol import ProblemFrame, ScenarioSpec, Stage, TaskContract
 
 __all__ = [
+    "FACT_EVIDENCE",
     "RULES",
     "criteria_stages",
     "intent_mode",
@@ -25,11 +26,12 @@ __all__ = [
 ]
 
 
-_FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
+FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "runtime": frozenset({"runtime", "log"}),
     "browser": frozenset({"browser"}),
     "tool": frozenset({"tool_output", "test", "diff"}),
 }
+"""The Evidence kinds a fact of each non-user, non-repository provenance may cite."""
 _PF, _SS = "§3.4 ProblemFrame", "§3.1 ScenarioSpec"
 
 rule = Rules(("ProblemFrame",), _PF)
@@ -158,7 +160,7 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
         elif fact.provenance == "repository":
             ok = fact.source_ref.startswith("repo://")
         else:
-            kinds = _FACT_EVIDENCE[fact.provenance]
+            kinds = FACT_EVIDENCE[fact.provenance]
             ok = target is not None and target.type == "Evidence" and target.body.kind in kinds
         if not ok:
             yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")
