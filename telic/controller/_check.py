@@ -76,6 +76,12 @@ class Check(Generic[B_co]):
         """Return the same-run artifact ``uri`` names, or None."""
         return self.state.by_uri(uri)
 
+    def all_refs(self) -> Iterator[BodyRef]:
+        """Yield every reference of the submission: the body's, then each merged sourceRef."""
+        yield from self.refs
+        for index, uri in enumerate(self.source_refs):
+            yield f"sourceRefs.{index}", "sourceRefs", uri
+
 
 RuleFn = Callable[[Check[Any]], Iterable[Violation]]
 
@@ -149,17 +155,9 @@ class Gate:
 
 def evaluate(rules: Sequence[Rule], check: Check[Any]) -> tuple[Issue, ...]:
     """Run every rule that applies to the submission and collect its issues, in rule order."""
-    return tuple(_issues(rules, check))
-
-
-def _issues(rules: Sequence[Rule], check: Check[Any]) -> Iterator[Issue]:
-    for rule in rules:
-        if rule.applies_to(check.artifact_type):
-            for violation in rule.check(check):
-                yield Issue(
-                    path=violation.path,
-                    code="invariant",
-                    message=violation.message,
-                    rule=rule.id,
-                    expected=violation.expected,
-                )
+    return tuple(
+        Issue(v.path, "invariant", v.message, rule=rule.id, expected=v.expected)
+        for rule in rules
+        if rule.applies_to(check.artifact_type)
+        for v in rule.check(check)
+    )

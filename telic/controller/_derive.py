@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telic.controller._state import RunState, StoredArtifact
-from telic.protocol import Capability, PermissionSet, TaskContract, WorkNode, WorkPlan, WorkResult
+from telic.protocol import (
+    Capability,
+    PermissionSet,
+    TaskContract,
+    VerificationResult,
+    WorkNode,
+    WorkPlan,
+    WorkResult,
+)
 
 __all__ = [
     "MAX_RUN_TOOL_CALLS",
@@ -19,6 +27,7 @@ __all__ = [
     "WorkOrder",
     "backing_actions",
     "breaches",
+    "completion_capabilities",
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
@@ -26,7 +35,9 @@ __all__ = [
     "every_uri",
     "fix_minimum",
     "frame_context_refs",
+    "gate_passes",
     "is_unlocked",
+    "last_mutation",
     "node_of",
     "pending_node",
     "permissions_honored",
@@ -37,7 +48,6 @@ __all__ = [
     "required_verification_results",
     "reserved_tool_calls",
     "results_of",
-    "retained_verifications",
     "stage_criteria",
     "stage_verifications",
     "supported_claims",
@@ -76,12 +86,16 @@ def fix_minimum(contract: TaskContract) -> int:
     one completed read-only action for each capability of a required completion verification
     (``WR-VERIFY-AFTER-MUTATION``); a node reports no more actions than its budget.
     """
-    verified = {
+    return 1 + len(completion_capabilities(contract))
+
+
+def completion_capabilities(contract: TaskContract) -> frozenset[Capability]:
+    """Return the capabilities of the contract's required completion verifications."""
+    return frozenset(
         v.capability
         for v in contract.verification_requirements
         if v.required and v.stage == "completion"
-    }
-    return 1 + len(verified)
+    )
 
 
 def breaches(state: RunState) -> tuple[tuple[StoredArtifact, str], ...]:
@@ -334,7 +348,8 @@ def permissions_honored(state: RunState) -> bool | None:
     return audit.body.mode_compliance == "pass" and not breaches(state)
 
 
-def _last_mutation(result: Any) -> int:
+def last_mutation(result: WorkResult) -> int:
+    """Return the index of the result's last mutating action not skipped, or -1 for none."""
     marks = [i for i, a in enumerate(result.actions) if a.mutating and a.status != "skipped"]
     return max(marks, default=-1)
 
@@ -356,7 +371,7 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
             continue
         if not any(stages.get(criterion) == stage for criterion in node.acceptance_criteria):
             continue
-        start = _last_mutation(body) + 1 if stage == "completion" else 0
+        start = last_mutation(body) + 1 if stage == "completion" else 0
         found += [
             tuple(action.evidence_refs)
             for action in body.actions[start:]
@@ -367,16 +382,16 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
     return tuple(found)
 
 
-def retained_verifications(state: RunState) -> dict[str, tuple[str, ...]]:
-    """Return the evidence of each verification a ``proceed_to_fix`` review passed, by
-    requirement id: a diagnosis verification the final review may retain."""
-    return {
-        r.requirement_id: tuple(r.evidence_refs)
+def gate_passes(state: RunState) -> tuple[VerificationResult, ...]:
+    """Return every verification result a ``proceed_to_fix`` review passed, in ledger order:
+    the diagnosis verifications a later review may retain."""
+    return tuple(
+        r
         for review in state.all("QualityReview")
         if review.body.decision == "proceed_to_fix"
         for r in review.body.verification_results
         if r.status == "pass"
-    }
+    )
 
 
 def verification_evidence(
@@ -388,5 +403,6 @@ def verification_evidence(
     if actions:
         return actions[0]
     if stage == "diagnosis" and is_unlocked(state):
-        return retained_verifications(state).get(requirement_id)
+        kept = [r.evidence_refs for r in gate_passes(state) if r.requirement_id == requirement_id]
+        return tuple(kept[-1]) if kept else None
     return None

@@ -30,7 +30,7 @@ from telic.protocol import (
     shared_json_schema,
 )
 
-__all__ = ["next_action"]
+__all__ = ["TOPOLOGY_INSTRUCTIONS", "next_action"]
 
 _PAUSED: Final = "The run waits for the user to answer its clarification request."
 _ENDED: Final = "The run has ended; nothing more may happen."
@@ -56,7 +56,7 @@ def _asks_follow_up(state: RunState) -> bool:
     return any(c.id == chosen and c.run_effect == "new_run" for c in request.body.response_choices)
 
 
-_TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
+TOPOLOGY_INSTRUCTIONS: Final[dict[tuple[str, str], str]] = {
     ("micro", "agent_1_frame"): f"{ROLE_PREFIX}scenario_author-micro-v1",
     ("micro", "agent_3_review"): f"{ROLE_PREFIX}quality_controller-spot-v1",
     ("forensic", "agent_3_evidence_reverify"): f"{ROLE_PREFIX}quality_controller-reverify-v1",
@@ -113,7 +113,7 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
             f"Controller selected {spec.protocol} for {run.topology} topology from immutable "
             "run state."
         )
-        instructions = _TOPOLOGY_INSTRUCTIONS.get((run.topology, run.phase), instructions)
+        instructions = TOPOLOGY_INSTRUCTIONS.get((run.topology, run.phase), instructions)
     return PhaseAction(
         schema_version="1.0",
         id=run.action_id,

@@ -16,6 +16,7 @@ from telic.protocol import (
     HOST_ARTIFACT_TYPES,
     ActionPhase,
     ActionRole,
+    Capability,
     HostArtifactType,
     InternalPhase,
     Mode,
@@ -25,6 +26,7 @@ __all__ = [
     "CONTROLLER_OWNED",
     "EXECUTING_MODES",
     "HOST_TYPES",
+    "MAY_MUTATE",
     "MUTATING_MODES",
     "PHASES",
     "SUPPORTING_TYPES",
@@ -176,25 +178,27 @@ EXECUTING_MODES: Final[frozenset[Mode]] = frozenset({"analyze_only", "fix_only",
 """Modes whose plans are executed (report_only and plan_only skip execution)."""
 MUTATING_MODES: Final[frozenset[Mode]] = frozenset({"fix_only", "analyze_and_fix"})
 """Modes that may change the repository (analyze_and_fix only after the fix is unlocked)."""
-
-_PRODUCERS: Final[dict[str, ActionRole]] = {
-    "ProblemFrame": "scenario_author",
-    "ScenarioSpec": "scenario_author",
-    "PromptReview": "scenario_author",
-    "TaskContract": "task_compiler",
-    "WorkPlan": "quality_controller",
-    "QualityReview": "quality_controller",
-    "WorkResult": "executor",
-    "Evidence": "executor",
-    "ReleaseAudit": "release_auditor",
-    "UserReport": "release_auditor",
-}
+MAY_MUTATE: Final[frozenset[Capability]] = frozenset(
+    {
+        "repository.write",
+        "repository.delete",
+        "runtime.restart",
+        "browser.mutate",
+        "external.write",
+        "shell.execute",
+        "subagent.spawn",
+    }
+)
+"""Capabilities that may change something: a completion verifier runs after every node allowed
+one (WP-VERIFIER-AFTER-MUTATION), and granting one is a forensic signal (§3.7)."""
 
 
 def expected_producer(artifact_type: str, phase: InternalPhase) -> ActionRole:
     """Return the producer the controller records for ``artifact_type`` submitted in ``phase``.
 
-    The caller never chooses it: it follows from the type, and a ClarificationRequest is
-    produced by whichever role owns the current phase.
+    The caller never chooses it: it is the role that owns the phase (every type is accepted
+    only in phases its producer owns, and a ClarificationRequest is produced by whichever role
+    owns the current phase), except a ScenarioSpec, which the scenario author writes beside
+    the compile phase.
     """
-    return _PRODUCERS.get(artifact_type, PHASES[phase].role)
+    return "scenario_author" if artifact_type == "ScenarioSpec" else PHASES[phase].role

@@ -13,21 +13,18 @@ from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rules, Violation
+from telic.controller._next import TOPOLOGY_INSTRUCTIONS
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
-from telic.protocol import INTERNAL_ARTIFACT_TYPES, MAX_REFERENCE_URI, REFERENCE_URI_PATTERN
+from telic.protocol import (
+    ACTION_ROLES,
+    INTERNAL_ARTIFACT_TYPES,
+    MAX_REFERENCE_URI,
+    REFERENCE_URI_PATTERN,
+    instruction_ref,
+)
 
-__all__ = [
-    "RULES",
-    "merge_source_refs",
-    "ref_exists",
-    "ref_linked_evidence",
-    "ref_repo_selected",
-    "ref_same_run",
-    "ref_system",
-    "ref_typed_target",
-    "resume_lineage",
-]
+__all__ = ["RULES", "merge_source_refs", "pending_answer"]
 
 _S = "§3.4 every submission"
 
@@ -38,28 +35,15 @@ _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _SYSTEM_FIELDS: Final = frozenset(
     {"applicableRuleRefs", "instructionRef", "policyRefs", "promptReadinessRubricRef", "ruleRefs"}
 )
-_ROLES: Final = (
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
+_INSTRUCTIONS: Final = {instruction_ref(role) for role in ACTION_ROLES} | set(
+    TOPOLOGY_INSTRUCTIONS.values()
 )
 SYSTEM_REFS: Final = frozenset(
-    {f"artifact://system/roles/{r}-v1" for r in _ROLES}
-    | {f"artifact://system/roles/{r.replace('_', '-')}-v1" for r in _ROLES}
-    | {
-        f"artifact://system/roles/{role}-{variant}-v1"
-        for role, variant in (
-            ("scenario_author", "micro"),
-            ("quality_controller", "spot"),
-            ("quality_controller", "reverify"),
-        )
-        for role in (role, role.replace("_", "-"))
-    }
+    {spelling for ref in _INSTRUCTIONS for spelling in (ref, ref.replace("_", "-"))}
     | {"artifact://system/rubrics/contract-readiness-v1"}
 )
+"""The system artifacts a body may cite: every role's instructions (a topology's variants too),
+its role spelled with underscores or dashes, and the contract-readiness rubric."""
 TYPED_FIELDS: Final[dict[str, str]] = {
     "originalRequestRef": "UserMessage",
     "problemFrameRef": "ProblemFrame",
@@ -113,12 +97,6 @@ def merge_source_refs(
     return tuple(merged)
 
 
-def _all_refs(c: Check[Any]) -> Iterator[BodyRef]:
-    yield from c.refs
-    for index, uri in enumerate(c.source_refs):
-        yield f"sourceRefs.{index}", "sourceRefs", uri
-
-
 def _is_forward(c: Check[Any], field: str) -> bool:
     return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
 
@@ -128,7 +106,7 @@ def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
     """Artifact and trace references stay inside the run, except a linked run's references to
     its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
     run_id, prior = c.state.run.run_id, c.state.run.prior_run_id
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         if uri.startswith("artifact://system/"):
             continue
         parsed = parse_artifact_uri(uri)
@@ -167,7 +145,7 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
     prior = c.state.run.prior_run_id
     if prior is None or c.artifact_type == "Evidence":
         return
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
         if parsed is None or parsed[0] != prior:
             continue
@@ -199,7 +177,7 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
     """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
     run_id = c.state.run.run_id
-    for path, field, uri in _all_refs(c):
+    for path, field, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
         if parsed is None or parsed[0] != run_id:
             continue
@@ -231,7 +209,7 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
 )
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
     """System references appear only in system fields and name a known system artifact."""
-    for path, field, uri in _all_refs(c):
+    for path, field, uri in c.all_refs():
         if not uri.startswith("artifact://system/"):
             continue
         if field not in _SYSTEM_FIELDS:
@@ -255,7 +233,7 @@ def _selected(state: RunState) -> frozenset[str]:
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
     """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
     selected = _selected(c.state)
-    for path, _, uri in _all_refs(c):
+    for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
             yield Violation(path, "Repository reference is not selected by the current manifest")
 

@@ -12,7 +12,7 @@ from typing import Final
 
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import breaches, every_uri
-from telic.controller._rules_frame import latest_uri, original_request
+from telic.controller._rules_frame import latest_ref, original_request
 from telic.controller._rules_quality import contract_latest, remaining_remediations
 from telic.protocol import ReleaseAudit
 
@@ -42,12 +42,7 @@ rule("RA-CONTRACT-LATEST", "Auditing against anything but the latest TaskContrac
 @rule("RA-LINEAGE", "Skipping the latest QualityReview, or any plan or result of the run.")
 def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """The audit names the latest review and every plan and result of the run."""
-    if c.body.quality_review_ref != latest_uri(c, "QualityReview"):
-        yield Violation(
-            "qualityReviewRef",
-            "qualityReviewRef must be the latest QualityReview",
-            latest_uri(c, "QualityReview"),
-        )
+    yield from latest_ref(c, "qualityReviewRef", c.body.quality_review_ref, "QualityReview")
     plans, results = every_uri(c.state, "WorkPlan"), every_uri(c.state, "WorkResult")
     if set(c.body.work_plan_refs) != set(plans):
         yield Violation(

@@ -14,9 +14,9 @@ from telic.controller._authority import intersect, run_authorization
 from telic.controller._check import Check, Rules, Violation, wire_value
 from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
-    criteria_stage_problem,
+    criteria_stages,
     intent_mode,
-    latest_uri,
+    latest_ref,
     original_request,
 )
 from telic.permissions import capability_backed, exceeding, plan_ceiling, shell_command_problem
@@ -42,12 +42,7 @@ rule("TC-ORIGINAL-REQUEST", "A contract that does not name the run's own origina
 @rule("TC-PROBLEM-FRAME-LATEST", "Compiling from anything but the latest ProblemFrame.")
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
     """problemFrameRef is the latest ProblemFrame."""
-    if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
-        yield Violation(
-            "problemFrameRef",
-            "problemFrameRef must be the latest ProblemFrame",
-            latest_uri(c, "ProblemFrame"),
-        )
+    return latest_ref(c, "problemFrameRef", c.body.problem_frame_ref, "ProblemFrame")
 
 
 def _frame(c: Check[Any]) -> ProblemFrame | None:
@@ -165,12 +160,8 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
 )
 def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
     """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
-    criteria = c.body.acceptance_criteria
-    problem = criteria_stage_problem(c.mode, [a.stage for a in criteria])
-    if problem is not None:
-        index, message = problem
-        where = "" if index is None else f".{index}.stage"
-        yield Violation(f"acceptanceCriteria{where}", message)
+    stages = [a.stage for a in c.body.acceptance_criteria]
+    return criteria_stages(c, "acceptanceCriteria", stages)
 
 
 @rule(

@@ -25,6 +25,17 @@ _S = "§3.4 every submission"
 rule = Rules((ANY,), _S)
 
 
+@rule(
+    "REF-TRACE-EVENT", "Citing a trace event (by id or event-NNNN) that does not exist in the run."
+)
+def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
+    """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
+    prefix = f"trace://{c.state.run.run_id}/"
+    for path, _, uri in c.all_refs():
+        if uri.startswith(prefix) and c.state.trace_event(uri) is None:
+            yield Violation(path, "The referenced trace event does not exist in this run")
+
+
 def _accepts(c: Check[Any], ref: DirectRef) -> bool:
     target = c.resolve(ref.uri)
     if target is None:
@@ -45,6 +56,12 @@ def _accepts(c: Check[Any], ref: DirectRef) -> bool:
     return False
 
 
+@rule(
+    "REF-DIRECT-EVIDENCE",
+    "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
+    "references, other artifact types, or a user-reported claim without the user's message.",
+    types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
+)
 def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
     """Direct-evidence fields name Evidence (or their field's one exception), never repo/trace."""
     for ref in direct_refs(c.artifact_type, c.body):
@@ -71,6 +88,11 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(ref.path, "A direct-evidence field must reference an Evidence artifact")
 
 
+@rule(
+    "REF-EVIDENCE-KIND",
+    "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
+    types=("WorkResult", "QualityReview"),
+)
 def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
     """Evidence in a kind-typed field (diffs, tests, actions, verifications) has a fitting kind."""
     for ref in direct_refs(c.artifact_type, c.body):
@@ -88,32 +110,6 @@ def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
             accepted = ", ".join(sorted(ref.kinds))
             message = f"Evidence of kind {kind} cannot back this field ({accepted})"
             yield Violation(ref.path, message)
-
-
-@rule(
-    "REF-TRACE-EVENT", "Citing a trace event (by id or event-NNNN) that does not exist in the run."
-)
-def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
-    """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
-    prefix = f"trace://{c.state.run.run_id}/"
-    sources = ((f"sourceRefs.{i}", "sourceRefs", uri) for i, uri in enumerate(c.source_refs))
-    for path, _, uri in (*c.refs, *sources):
-        if uri.startswith(prefix) and c.state.trace_event(uri) is None:
-            yield Violation(path, "The referenced trace event does not exist in this run")
-
-
-rule(
-    "REF-DIRECT-EVIDENCE",
-    "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
-    "references, other artifact types, or a user-reported claim without the user's message.",
-    types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
-)(direct_evidence)
-
-rule(
-    "REF-EVIDENCE-KIND",
-    "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
-    types=("WorkResult", "QualityReview"),
-)(evidence_kind)
 
 
 @rule(

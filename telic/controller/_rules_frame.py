@@ -13,16 +13,25 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from telic.controller._check import Check, Rules, Violation
-from telic.protocol import Mode, ProblemFrame, ScenarioSpec, Stage, TaskContract
+from telic.protocol import ProblemFrame, ScenarioSpec, Stage, TaskContract
 
-__all__ = ["RULES", "criteria_stage_problem", "intent_mode", "latest_uri", "original_request"]
+__all__ = [
+    "FACT_EVIDENCE",
+    "RULES",
+    "criteria_stages",
+    "intent_mode",
+    "latest_ref",
+    "latest_uri",
+    "original_request",
+]
 
 
-_FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
+FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "runtime": frozenset({"runtime", "log"}),
     "browser": frozenset({"browser"}),
     "tool": frozenset({"tool_output", "test", "diff"}),
 }
+"""The Evidence kinds a fact of each non-user, non-repository provenance may cite."""
 _PF, _SS = "§3.4 ProblemFrame", "§3.1 ScenarioSpec"
 
 rule = Rules(("ProblemFrame",), _PF)
@@ -32,6 +41,13 @@ def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
     """Return the URI of the run's latest ``artifact_type``, or None."""
     latest = c.state.latest(artifact_type)
     return None if latest is None else latest.uri
+
+
+def latest_ref(c: Check[Any], path: str, ref: str, artifact_type: str) -> Iterator[Violation]:
+    """Yield a violation unless ``ref``, at ``path``, names the run's latest ``artifact_type``."""
+    latest = latest_uri(c, artifact_type)
+    if ref != latest:
+        yield Violation(path, f"{path} must be the latest {artifact_type}", latest)
 
 
 @rule(
@@ -92,30 +108,30 @@ def pf_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
     yield Violation("clarification.requestRef", message)
 
 
-def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | None, str] | None:
-    """Say why criteria with ``stages`` (in order) could never complete a run in ``mode``.
+def criteria_stages(c: Check[Any], path: str, stages: Sequence[Stage]) -> Iterator[Violation]:
+    """Yield why criteria at ``path`` with ``stages`` (in order) could never complete the run.
 
-    Returns ``(index of the offending criterion or None, what would pass)``, or None when the
-    stages fit: at least one criterion; analyze_and_fix needs a diagnosis and a completion
-    criterion; every other mode has no diagnosis stage, so it needs a ``completion`` criterion
-    (a diagnosis criterion beside one is accepted, as Telic 1.0 accepts it: such a run completes).
+    The stages fit when there is at least one criterion; analyze_and_fix needs a diagnosis and
+    a completion criterion; every other mode has no diagnosis stage, so it needs a ``completion``
+    criterion (a diagnosis criterion beside one is accepted, as Telic 1.0 accepts it: such a run
+    completes).
     """
-    if mode == "analyze_and_fix":
+    if c.mode == "analyze_and_fix":
         missing = [s for s in ("diagnosis", "completion") if s not in stages]
         if missing:
-            return None, (
+            yield Violation(
+                path,
                 f"analyze_and_fix needs a diagnosis and a completion criterion; add one with "
-                f"stage {missing[0]!r}"
+                f"stage {missing[0]!r}",
             )
-        return None
-    if not stages:
-        return None, "Draft at least one criterion, with stage 'completion'"
-    if "completion" not in stages:
-        return stages.index("diagnosis"), (
-            f"{mode} has no diagnosis stage (only analyze_and_fix has one), so its run completes "
-            "on 'completion' criteria: set stage 'completion' on the criteria"
+    elif not stages:
+        yield Violation(path, "Draft at least one criterion, with stage 'completion'")
+    elif "completion" not in stages:
+        yield Violation(
+            f"{path}.{stages.index('diagnosis')}.stage",
+            f"{c.mode} has no diagnosis stage (only analyze_and_fix has one), so its run "
+            "completes on 'completion' criteria: set stage 'completion' on the criteria",
         )
-    return None
 
 
 @rule(
@@ -125,12 +141,8 @@ def criteria_stage_problem(mode: Mode, stages: Sequence[Stage]) -> tuple[int | N
 )
 def pf_stage_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """The draft criteria fit the stages of the run's mode (the contract copies them)."""
-    criteria = c.body.draft_acceptance_criteria
-    problem = criteria_stage_problem(c.mode, [a.stage for a in criteria])
-    if problem is not None:
-        index, message = problem
-        where = "" if index is None else f".{index}.stage"
-        yield Violation(f"draftAcceptanceCriteria{where}", message)
+    stages = [a.stage for a in c.body.draft_acceptance_criteria]
+    return criteria_stages(c, "draftAcceptanceCriteria", stages)
 
 
 @rule(
@@ -148,7 +160,7 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
         elif fact.provenance == "repository":
             ok = fact.source_ref.startswith("repo://")
         else:
-            kinds = _FACT_EVIDENCE[fact.provenance]
+            kinds = FACT_EVIDENCE[fact.provenance]
             ok = target is not None and target.type == "Evidence" and target.body.kind in kinds
         if not ok:
             yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")

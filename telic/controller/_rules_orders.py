@@ -14,10 +14,18 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization, subset
 from telic.controller._check import Check, Rules, Violation
-from telic.controller._derive import fix_minimum, is_unlocked, results_of, stage_criteria
+from telic.controller._derive import current_results, fix_minimum, is_unlocked, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
 from telic.permissions import capability_backed, plan_ceiling
-from telic.protocol import Capability, PermissionSet, QualityReview, ReleaseAudit
+from telic.protocol import (
+    Capability,
+    CorrectionWorkOrder,
+    PermissionSet,
+    QualityReview,
+    ReleaseAudit,
+    RemediationDefect,
+    RemediationWorkOrder,
+)
 
 __all__ = ["RULES"]
 
@@ -30,6 +38,8 @@ _CHANGES: Final[frozenset[Capability]] = frozenset(
 )
 """Capabilities that can make the change a passing fix needs (QR-PASS-NEEDS-MUTATION)."""
 
+_Order = CorrectionWorkOrder | RemediationWorkOrder | RemediationDefect
+
 
 def _ceiling(c: Check[Any]) -> PermissionSet | None:
     contract = c.state.latest("TaskContract")
@@ -38,30 +48,26 @@ def _ceiling(c: Check[Any]) -> PermissionSet | None:
     return intersect(contract.body.permissions, run_authorization(c.state))
 
 
-def _unbacked(
-    path: str, capabilities: list[Capability], permissions: PermissionSet
+def _order_reach(
+    c: Check[Any], path: str, order: _Order, *, fixing: bool, criteria: Sequence[str]
 ) -> Iterator[Violation]:
-    for index, capability in enumerate(capabilities):
-        if not capability_backed(capability, permissions):
-            yield Violation(f"{path}.{index}", f"{capability} is not backed by the permissions")
-
-
-def _replan_reach(
-    c: Check[Any],
-    path: str,
-    *,
-    fixing: bool,
-    criteria: Sequence[str],
-    capabilities: Sequence[Capability],
-    permissions: PermissionSet,
-) -> Iterator[Violation]:
-    """The plan an order scopes can still run every required verification of its stage.
+    """The order allows backed capabilities (some, in an executing mode), and the plan it scopes
+    can still run every required verification of its stage.
 
     That plan is judged by the preflight (``WP-VERIFICATION-PREFLIGHT``) inside the order: each
     required verification of the stage needs a node requiring its capability (so the order
     must allow and back it) and covering a criterion of that stage (so the order must name
     one). ``fixing``: the replan is judged at the completion stage of analyze_and_fix.
     """
+    capabilities, permissions = order.allowed_capabilities, order.permissions
+    if c.mode in EXECUTING_MODES and not capabilities:  # a correction order never is empty
+        yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
+    for index, capability in enumerate(capabilities):
+        if not capability_backed(capability, permissions):
+            yield Violation(
+                f"{path}.allowedCapabilities.{index}",
+                f"{capability} is not backed by the permissions",
+            )
     contract = c.state.latest("TaskContract")
     if contract is None:
         return
@@ -107,17 +113,7 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation(f"{path}.targetCriterionIds", "Must be exactly the completion criteria")
     if not subset(order.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
-    yield from _unbacked(
-        f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
-    )
-    yield from _replan_reach(
-        c,
-        path,
-        fixing=True,
-        criteria=targets,
-        capabilities=order.allowed_capabilities,
-        permissions=order.permissions,
-    )
+    yield from _order_reach(c, path, order, fixing=True, criteria=targets)
     if not _CHANGES & set(order.allowed_capabilities):
         yield Violation(
             f"{path}.allowedCapabilities",
@@ -156,19 +152,7 @@ def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
     )
     if not subset(order.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the analyze-only projection or authority")
-    if c.mode in EXECUTING_MODES and not order.allowed_capabilities:
-        yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
-    yield from _unbacked(
-        f"{path}.allowedCapabilities", order.allowed_capabilities, order.permissions
-    )
-    yield from _replan_reach(
-        c,
-        path,
-        fixing=not before_unlock,
-        criteria=failed,
-        capabilities=order.allowed_capabilities,
-        permissions=order.permissions,
-    )
+    yield from _order_reach(c, path, order, fixing=not before_unlock, criteria=failed)
 
 
 def _evidence_uris(c: Check[Any]) -> set[str]:
@@ -184,9 +168,7 @@ def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
     order, plan = c.body.remediation_work_order, c.state.latest("WorkPlan")
     if order is None:
         return
-    cited = {plan.uri} if plan is not None else set()
-    if plan is not None:
-        cited |= {r.uri for r in results_of(c.state, plan)}
+    cited = set() if plan is None else {plan.uri, *current_results(c.state)}
     if not set(order.source_refs) & (cited | _evidence_uris(c)):
         yield Violation(
             "remediationWorkOrder.sourceRefs", "Cite the latest plan, its results or Evidence"
@@ -217,19 +199,7 @@ def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation(f"{path}.failedCriterionIds", "Must name contract criteria, each once")
     if not subset(defect.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
-    if c.mode in EXECUTING_MODES and not defect.allowed_capabilities:
-        yield Violation(f"{path}.allowedCapabilities", "An executed remediation needs a capability")
-    yield from _unbacked(
-        f"{path}.allowedCapabilities", defect.allowed_capabilities, defect.permissions
-    )
-    yield from _replan_reach(
-        c,
-        path,
-        fixing=is_unlocked(c.state),
-        criteria=failed,
-        capabilities=defect.allowed_capabilities,
-        permissions=defect.permissions,
-    )
+    yield from _order_reach(c, path, defect, fixing=is_unlocked(c.state), criteria=failed)
 
 
 @rule(

@@ -20,6 +20,7 @@ from telic.controller._derive import (
     plan_reservation,
     reserved_tool_calls,
 )
+from telic.controller._rules_quality import contract_latest
 from telic.permissions import capability_backed, exceeding, plan_ceiling
 from telic.protocol import TaskContract, WorkPlan
 
@@ -48,16 +49,9 @@ def unlocks(c: Check[WorkPlan]) -> bool:
     )
 
 
-@rule("WP-CONTRACT-LATEST", "Planning against anything but the latest TaskContract.")
-def wp_contract_latest(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """taskContractRef is the latest contract."""
-    latest = c.state.latest("TaskContract")
-    if latest is None or c.body.task_contract_ref != latest.uri:
-        yield Violation(
-            "taskContractRef",
-            "taskContractRef must be the latest TaskContract",
-            None if latest is None else latest.uri,
-        )
+rule("WP-CONTRACT-LATEST", "Planning against anything but the latest TaskContract.")(
+    contract_latest
+)
 
 
 @rule("WP-PLAN-VALID", "Submitting a plan that is not declared valid.")

@@ -7,6 +7,7 @@ from typing import Final
 
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import prompt_coverage
+from telic.controller._rules_frame import latest_ref
 from telic.protocol import PromptReview
 
 __all__ = ["RULES"]
@@ -20,13 +21,7 @@ rule = Rules(_PR, _S)
 @rule("PR-TARGET-LATEST", "Reviewing anything but the latest TaskContract.")
 def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
     """targetRef is the latest contract."""
-    latest = c.state.latest("TaskContract")
-    if latest is None or c.body.target_ref != latest.uri:
-        yield Violation(
-            "targetRef",
-            "targetRef must be the latest TaskContract",
-            None if latest is None else latest.uri,
-        )
+    return latest_ref(c, "targetRef", c.body.target_ref, "TaskContract")
 
 
 @rule("PR-REVISION-NUMBER", "A revisionNumber other than the reviewed contract's version − 1.")

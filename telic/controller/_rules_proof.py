@@ -16,12 +16,12 @@ from typing import Any, Final
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     backing_actions,
+    gate_passes,
     is_unlocked,
     results_of,
     verification_evidence,
 )
 from telic.controller._phases import EXECUTING_MODES
-from telic.controller._state import StoredArtifact
 from telic.protocol import QualityReview, VerificationResult
 
 __all__ = ["RULES"]
@@ -30,11 +30,6 @@ _QR = ("QualityReview",)
 _S = "§3.4 QualityReview"
 
 rule = Rules(_QR, _S)
-
-
-def _current(c: Check[Any]) -> tuple[StoredArtifact | None, tuple[StoredArtifact, ...]]:
-    plan = c.state.latest("WorkPlan")
-    return plan, (() if plan is None else results_of(c.state, plan))
 
 
 def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
@@ -53,9 +48,10 @@ def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
 )
 def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
     """Each passing acceptance result repeats the exact evidence set of matching coverage."""
-    plan, results = _current(c)
+    plan = c.state.latest("WorkPlan")
     if c.mode not in EXECUTING_MODES or plan is None:
         return
+    results = results_of(c.state, plan)
     assigned = {criterion for node in plan.body.nodes for criterion in node.acceptance_criteria}
     for index, result in enumerate(c.body.acceptance_results):
         if result.status != "pass":
@@ -90,11 +86,8 @@ def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: st
 def _retained(c: Check[Any], verification: VerificationResult) -> bool:
     return any(
         r.requirement_id == verification.requirement_id
-        and r.status == "pass"
         and set(r.evidence_refs) == set(verification.evidence_refs)
-        for review in c.state.all("QualityReview")
-        if review.body.decision == "proceed_to_fix"
-        for r in review.body.verification_results
+        for r in gate_passes(c.state)
     )
 
 

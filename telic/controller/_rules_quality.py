@@ -21,8 +21,8 @@ from telic.controller._derive import (
     stage_verifications,
 )
 from telic.controller._phases import EXECUTING_MODES
-from telic.controller._rules_frame import latest_uri
-from telic.protocol import QualityReview, ReleaseAudit
+from telic.controller._rules_frame import latest_ref
+from telic.protocol import QualityReview, ReleaseAudit, WorkPlan
 
 __all__ = ["RULES", "contract_latest", "remaining_remediations"]
 
@@ -48,14 +48,9 @@ def remaining_remediations(c: Check[QualityReview | ReleaseAudit]) -> Iterator[V
 
 
 @rule("QR-CONTRACT-LATEST", "Reviewing against anything but the latest TaskContract.")
-def contract_latest(c: Check[QualityReview | ReleaseAudit]) -> Iterator[Violation]:
+def contract_latest(c: Check[QualityReview | ReleaseAudit | WorkPlan]) -> Iterator[Violation]:
     """taskContractRef is the latest contract."""
-    if c.body.task_contract_ref != latest_uri(c, "TaskContract"):
-        yield Violation(
-            "taskContractRef",
-            "taskContractRef must be the latest TaskContract",
-            latest_uri(c, "TaskContract"),
-        )
+    return latest_ref(c, "taskContractRef", c.body.task_contract_ref, "TaskContract")
 
 
 @rule(

@@ -10,7 +10,7 @@ early block) the report is blocked, claims nothing and cites the review or clari
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
@@ -159,10 +159,6 @@ def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-def _required_results(c: Check[Any]) -> tuple[Any, ...]:
-    return required_verification_results(c.state)
-
-
 @rule(
     "UR-VERIFICATION-REFS",
     "Completing despite a failed required verification, or citing other verification proof.",
@@ -171,7 +167,7 @@ def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed report rests on passing required verifications and cites exactly their proof."""
     if c.state.latest("ReleaseAudit") is None or c.body.terminal_status != "completed":
         return
-    results = _required_results(c)
+    results = required_verification_results(c.state)
     if any(r.status != "pass" for r in results):
         yield Violation("terminalStatus", "A required verification did not pass")
     wanted = report_verification_refs(c.state)
@@ -191,12 +187,8 @@ def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
     """failed_verification needs some required verification that did not pass."""
     if c.body.terminal_status != "failed_verification":
         return
-    if all(r.status == "pass" for r in _required_results(c)):
+    if all(r.status == "pass" for r in required_verification_results(c.state)):
         yield Violation("terminalStatus", "Every required verification passed")
-
-
-def _supported(c: Check[Any]) -> dict[str, Any]:
-    return supported_claims(c.state)
 
 
 @rule(
@@ -207,7 +199,7 @@ def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
     """Each completion claim copies a supported matrix entry: id, text, evidence and basis."""
     if c.state.run.topology == "micro":
         return  # no audit matrix: the micro report rests on the receipt (TP-MICRO-REPORT-*)
-    matrix = _supported(c)
+    matrix = supported_claims(c.state)
     for index, claim in enumerate(c.body.completion_claims):
         entry = matrix.get(claim.id)
         if (
@@ -230,11 +222,12 @@ def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
     audit = c.state.latest("ReleaseAudit")
     if audit is None or audit.body.decision != "release":
         return
-    if {claim.id for claim in c.body.completion_claims} != set(_supported(c)):
+    supported = supported_claims(c.state)
+    if {claim.id for claim in c.body.completion_claims} != set(supported):
         yield Violation(
             "completionClaims",
             "Report every supported audit claim, and only those",
-            list(_supported(c)),
+            list(supported),
         )
 
 

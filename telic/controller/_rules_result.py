@@ -10,10 +10,11 @@ final mutation.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 from telic.controller._check import Check, Rules, Violation
-from telic.controller._derive import pending_node
+from telic.controller._derive import completion_capabilities, last_mutation, pending_node
+from telic.controller._rules_frame import latest_ref
 from telic.controller._work import mutation_allowed, node_of
 from telic.protocol import WorkResult
 
@@ -28,13 +29,7 @@ rule = Rules(_WR, _S)
 @rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
     """workPlanRef is the latest plan."""
-    latest = c.state.latest("WorkPlan")
-    if latest is None or c.body.work_plan_ref != latest.uri:
-        yield Violation(
-            "workPlanRef",
-            "workPlanRef must be the latest WorkPlan",
-            None if latest is None else latest.uri,
-        )
+    return latest_ref(c, "workPlanRef", c.body.work_plan_ref, "WorkPlan")
 
 
 @rule(
@@ -163,21 +158,6 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:
-    """(completion criterion ids, capabilities of required completion verifications)."""
-    contract = c.state.latest("TaskContract")
-    if contract is None:
-        return set(), set()
-    body = contract.body
-    criteria = {a.id for a in body.acceptance_criteria if a.stage == "completion"}
-    verified = {
-        v.capability
-        for v in body.verification_requirements
-        if v.required and v.stage == "completion"
-    }
-    return criteria, verified
-
-
 @rule(
     "WR-VERIFY-AFTER-MUTATION",
     "Completed mutating work whose completion verification does not follow its last mutation.",
@@ -185,19 +165,19 @@ def _completion(c: Check[Any]) -> tuple[set[str], set[str]]:
 )
 def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed mutating work verifies each required completion capability after the mutation."""
-    node = node_of(c.state, c.body)
-    if node is None or c.body.status != "completed":
+    node, contract = node_of(c.state, c.body), c.state.latest("TaskContract")
+    last = last_mutation(c.body)
+    if node is None or contract is None or c.body.status != "completed" or last < 0:
         return
-    actions = c.body.actions
-    last = max(
-        (i for i, a in enumerate(actions) if a.mutating and a.status != "skipped"), default=None
-    )
-    criteria, verified = _completion(c)
-    if last is None or not criteria & set(node.acceptance_criteria):
+    criteria = {a.id for a in contract.body.acceptance_criteria if a.stage == "completion"}
+    if not criteria & set(node.acceptance_criteria):
         return
     after = {
-        a.capability for a in actions[last + 1 :] if a.status == "completed" and not a.mutating
+        a.capability
+        for a in c.body.actions[last + 1 :]
+        if a.status == "completed" and not a.mutating
     }
+    verified = completion_capabilities(contract.body)
     for capability in sorted(verified & set(node.required_capabilities) - after):
         yield Violation(
             "actions",

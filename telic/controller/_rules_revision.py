@@ -24,8 +24,9 @@ rule = Rules(_TC, _S)
 
 
 def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
+    """The contract a revision replaces and the review it answers; None outside revise."""
     previous, review = c.state.latest("TaskContract"), c.state.latest("PromptReview")
-    if previous is None or review is None:
+    if c.phase != "agent_2_revise" or previous is None or review is None:
         return None
     return previous, review
 
@@ -49,7 +50,7 @@ def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
 @rule("TC-REVISE-CITES", "A revision that does not cite the previous contract and the review.")
 def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision's sourceRefs cite both the previous contract and the review."""
-    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    pair = _previous_and_review(c)
     if pair is not None and not {pair[0].uri, pair[1].uri} <= set(c.source_refs):
         yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
 
@@ -57,7 +58,7 @@ def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
 @rule("TC-REVISE-PERMISSIONS", "A revision that widens the previous contract's permissions.")
 def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision's permissions lie inside the previous contract's."""
-    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    pair = _previous_and_review(c)
     if pair is not None and not subset(c.body.permissions, pair[0].body.permissions):
         yield Violation("permissions", "A revision may not widen the contract's permissions")
 
@@ -68,7 +69,7 @@ def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
 )
 def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
     """The changed fields are exactly the corrections the blocking findings ask for."""
-    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    pair = _previous_and_review(c)
     if pair is None:
         return
     previous, review = pair
@@ -86,7 +87,7 @@ def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
 @rule("TC-REVISE-PRESERVE", "Changing a preserved field, or both preserving and correcting one.")
 def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
     """No field is both corrected and preserved, and every preserved field is unchanged."""
-    pair = _previous_and_review(c) if c.phase == "agent_2_revise" else None
+    pair = _previous_and_review(c)
     if pair is None:
         return
     previous, review = pair

@@ -14,6 +14,7 @@ from typing import Final
 from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import controlling_order, stage_criteria
+from telic.controller._phases import MAY_MUTATE
 from telic.controller._rules_plan import unlocks
 from telic.protocol import WorkNode, WorkPlan
 
@@ -24,19 +25,21 @@ _S = "§3.4 WorkPlan"
 
 rule = Rules(_WP, _S)
 
-_MAY_MUTATE: Final = frozenset(
-    {
-        "repository.write",
-        "repository.delete",
-        "runtime.restart",
-        "browser.mutate",
-        "external.write",
-        "shell.execute",
-        "subagent.spawn",
-    }
+
+@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
+def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
+    """A node that requires subagent.spawn reserves at least one child."""
+    for index, node in enumerate(c.body.nodes):
+        if "subagent.spawn" in node.required_capabilities and node.budgets.maximum_children < 1:
+            yield Violation(
+                f"nodes.{index}.budgets.maximumChildren", "A required spawn needs a child budget"
+            )
+
+
+@rule(
+    "WP-COVERAGE",
+    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
 )
-
-
 def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
     """The plan covers every criterion of its stage (or of its work order when scoped)."""
     order = controlling_order(c.state)
@@ -51,6 +54,12 @@ def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
+@rule(
+    "WP-SCOPED-ORDER",
+    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
+    "or criteria than the order grants.",
+    section="§3.4 WorkPlan (scoped replanning)",
+)
 def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A replan after remediate or proceed_to_fix stays inside the controlling work order."""
     order = controlling_order(c.state)
@@ -100,6 +109,11 @@ def _required(c: Check[WorkPlan]) -> Iterator[tuple[int, str, str]]:
             yield index, v.capability, v.stage
 
 
+@rule(
+    "WP-VERIFICATION-PREFLIGHT",
+    "A plan in which some required verification of the active stage can never run.",
+    section="§3.4 WorkPlan (verification preflight)",
+)
 def wp_verification_preflight(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Each required verification of the active stage has a node able to run it."""
     for index, capability, stage in _required(c):
@@ -123,10 +137,15 @@ def _ancestors(nodes: list[WorkNode], start: WorkNode) -> set[str]:
     return seen
 
 
+@rule(
+    "WP-VERIFIER-AFTER-MUTATION",
+    "A completion verifier node that does not depend on every potentially-mutating node.",
+    section="§3.4 WorkPlan (verification preflight)",
+)
 def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Completion verifiers are, or transitively depend on, every potentially-mutating node."""
     nodes = list(c.body.nodes)
-    mutators = {n.id for n in nodes if _MAY_MUTATE & set(n.allowed_tools)}
+    mutators = {n.id for n in nodes if MAY_MUTATE & set(n.allowed_tools)}
     flagged: set[int] = set()
     for _, capability, stage in _required(c):
         if stage != "completion":
@@ -140,36 +159,5 @@ def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
                     "A completion verifier must run after every node that may mutate",
                 )
 
-
-@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
-def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A node that requires subagent.spawn reserves at least one child."""
-    for index, node in enumerate(c.body.nodes):
-        if "subagent.spawn" in node.required_capabilities and node.budgets.maximum_children < 1:
-            yield Violation(
-                f"nodes.{index}.budgets.maximumChildren", "A required spawn needs a child budget"
-            )
-
-
-rule(
-    "WP-COVERAGE",
-    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
-)(wp_coverage)
-rule(
-    "WP-SCOPED-ORDER",
-    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
-    "or criteria than the order grants.",
-    section="§3.4 WorkPlan (scoped replanning)",
-)(wp_scoped)
-rule(
-    "WP-VERIFICATION-PREFLIGHT",
-    "A plan in which some required verification of the active stage can never run.",
-    section="§3.4 WorkPlan (verification preflight)",
-)(wp_verification_preflight)
-rule(
-    "WP-VERIFIER-AFTER-MUTATION",
-    "A completion verifier node that does not depend on every potentially-mutating node.",
-    section="§3.4 WorkPlan (verification preflight)",
-)(wp_verifier_after_mutation)
 
 RULES: Final = rule.registered

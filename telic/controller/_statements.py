@@ -24,7 +24,7 @@ from typing import Final, NamedTuple
 
 from telic.controller._derive import PROMPT_COVERAGE as COVERAGE
 from telic.controller._direct import CAPABILITY_KINDS, COMMAND_KINDS, DIFF_KINDS, OUTPUT_KINDS
-from telic.controller._rules_frame import _FACT_EVIDENCE as FACT_EVIDENCE
+from telic.controller._rules_frame import FACT_EVIDENCE
 from telic.permissions import TYPED_INSPECT_TARGETS
 
 __all__ = [

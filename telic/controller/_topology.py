@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation
 from telic.controller._derive import frame_context_refs
+from telic.controller._phases import MAY_MUTATE
 from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.ledger import CanonicalBody
 from telic.protocol import (
@@ -58,17 +59,6 @@ MICRO_LINES: Final = 5
 LONG_TEXT_UNITS: Final = 512
 LONG_LINES: Final = 12
 
-_ELEVATED: Final = frozenset(
-    {
-        "repository.write",
-        "repository.delete",
-        "shell.execute",
-        "runtime.restart",
-        "browser.mutate",
-        "external.write",
-        "subagent.spawn",
-    }
-)
 # ASCII word boundaries and classes, as the original's JavaScript regular expressions have.
 _COMPLEXITY: Final = re.compile(
     r"\b(refactor|migrate|architecture|security audit|across codebase|across the codebase|"
@@ -108,7 +98,7 @@ def _forensic_signals(
     signals = []
     if mode == "analyze_and_fix":
         signals.append("ANALYZE_AND_FIX")
-    if any(capability in _ELEVATED for capability in granted):
+    if any(capability in MAY_MUTATE for capability in granted):
         signals.append("ELEVATED_CAPABILITY")
     if network_read_domains:
         signals.append("NETWORK_READ")
