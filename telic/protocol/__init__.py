@@ -98,18 +98,13 @@ if typing.TYPE_CHECKING:
         UnknownClassification as UnknownClassification,
     )
     from telic.protocol._next_action import (
-        ACTION_ROLES as ACTION_ROLES,
         INSTRUCTION_REF_PATTERN as INSTRUCTION_REF_PATTERN,
         STOP_CONDITIONS as STOP_CONDITIONS,
-        ActionPhase as ActionPhase,
-        ActionRole as ActionRole,
         ClarificationAction as ClarificationAction,
         NextAction as NextAction,
         PhaseAction as PhaseAction,
         RemainingBudgets as RemainingBudgets,
         TerminalAction as TerminalAction,
-        TerminalPhase as TerminalPhase,
-        TerminalStatus as TerminalStatus,
         instruction_ref as instruction_ref,
     )
     from telic.protocol._plan import (
@@ -184,6 +179,7 @@ if typing.TYPE_CHECKING:
         TraceRedaction as TraceRedaction,
     )
     from telic.protocol._types import (
+        ACTION_ROLES as ACTION_ROLES,
         ARTIFACT_TYPES as ARTIFACT_TYPES,
         ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
@@ -207,6 +203,8 @@ if typing.TYPE_CHECKING:
         TOPOLOGIES as TOPOLOGIES,
         TRACE_URI_PATTERN as TRACE_URI_PATTERN,
         AcceptanceCriterion as AcceptanceCriterion,
+        ActionPhase as ActionPhase,
+        ActionRole as ActionRole,
         ArtifactType as ArtifactType,
         ArtifactUri as ArtifactUri,
         BoundedText as BoundedText,
@@ -250,6 +248,8 @@ if typing.TYPE_CHECKING:
         SubagentPermissions as SubagentPermissions,
         Summary as Summary,
         TaskContractField as TaskContractField,
+        TerminalPhase as TerminalPhase,
+        TerminalStatus as TerminalStatus,
         Timestamp as Timestamp,
         Topology as Topology,
         TraceUri as TraceUri,

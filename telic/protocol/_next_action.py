@@ -8,14 +8,17 @@ schema, permission ceiling and budgets), a pending ``clarification`` the user mu
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
+    ACTION_ROLES,
     MAX_REFERENCE_URI,
+    ActionPhase,
+    ActionRole,
     ArtifactType,
     ArtifactUri,
     BoundedText,
@@ -25,61 +28,21 @@ from telic.protocol._types import (
     PermissionSet,
     ReferenceUri,
     Summary,
+    TerminalPhase,
+    TerminalStatus,
     Timestamp,
 )
 
 __all__ = [
-    "ACTION_ROLES",
     "INSTRUCTION_REF_PATTERN",
     "STOP_CONDITIONS",
-    "ActionPhase",
-    "ActionRole",
     "ClarificationAction",
     "NextAction",
     "PhaseAction",
     "RemainingBudgets",
     "TerminalAction",
-    "TerminalPhase",
-    "TerminalStatus",
     "instruction_ref",
 ]
-
-ActionPhase = Literal[
-    "received",
-    "context_discovery",
-    "agent_1_frame",
-    "agent_2_compile",
-    "agent_1_review",
-    "agent_2_revision",
-    "contract_validation",
-    "agent_3_plan",
-    "plan_validation",
-    "agent_4_execute",
-    "diagnosis_review",
-    "agent_3_quality_review",
-    "agent_3_evidence_reverify",
-    "remediation_plan",
-    "agent_4_remediation",
-    "agent_5_release_audit",
-    "user_report",
-]
-"""Protocol phases a host can be asked to perform (neither paused nor terminal)."""
-
-ActionRole = Literal[
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
-]
-"""The logical roles that own a phase."""
-ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
-
-TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
-
-TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
-"""How the run ended, as reported to the user."""
 
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
 INSTRUCTION_REF_PATTERN: Final = (

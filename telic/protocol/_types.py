@@ -2,7 +2,8 @@
 
 Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
 and its error. Closed sets are ``Literal`` aliases; the ones code iterates also keep their
-members as tuples, so that code need not re-spell the values.
+members as tuples, so that code need not re-spell the values. A set that holds another names
+it (``RunStatus`` is ``TerminalStatus`` and two more), so each member is spelled once.
 """
 
 from __future__ import annotations
@@ -168,10 +169,7 @@ Score = Annotated[float, Field(ge=0, le=100)]
 
 # ------------------------------------------------------------------------------------ enums
 
-ArtifactType = Literal[
-    "RunEnvelope",
-    "ContextManifest",
-    "NextAction",
+_PhaseOutputType = Literal[
     "ClarificationRequest",
     "ProblemFrame",
     "ScenarioSpec",
@@ -182,25 +180,20 @@ ArtifactType = Literal[
     "QualityReview",
     "ReleaseAudit",
     "UserReport",
+]
+
+ArtifactType = Literal[
+    "RunEnvelope",
+    "ContextManifest",
+    "NextAction",
+    _PhaseOutputType,
     "TraceEvent",
     "Evidence",
     "ReceiptAudit",
 ]
 ARTIFACT_TYPES: Final[tuple[ArtifactType, ...]] = get_args(ArtifactType)
 
-HostArtifactType = Literal[
-    "ClarificationRequest",
-    "ProblemFrame",
-    "ScenarioSpec",
-    "TaskContract",
-    "PromptReview",
-    "WorkPlan",
-    "WorkResult",
-    "QualityReview",
-    "ReleaseAudit",
-    "UserReport",
-    "Evidence",
-]
+HostArtifactType = Literal[_PhaseOutputType, "Evidence"]
 """The eleven types a host may submit."""
 HOST_ARTIFACT_TYPES: Final[tuple[HostArtifactType, ...]] = get_args(HostArtifactType)
 
@@ -222,10 +215,7 @@ logic never reads them.
 """
 INTERNAL_ARTIFACT_TYPES: Final[tuple[InternalArtifactType, ...]] = get_args(InternalArtifactType)
 
-Phase = Literal[
-    "received",
-    "context_discovery",
-    "awaiting_clarification",
+_AgentPhase = Literal[
     "agent_1_frame",
     "agent_2_compile",
     "agent_1_review",
@@ -241,10 +231,18 @@ Phase = Literal[
     "agent_4_remediation",
     "agent_5_release_audit",
     "user_report",
-    "completed",
-    "partial",
-    "blocked",
-    "cancelled",
+]
+
+TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
+
+TerminalStatus = Literal[TerminalPhase, "failed_verification"]
+"""How the run ended, as reported to the user."""
+
+ActionPhase = Literal["received", "context_discovery", _AgentPhase]
+"""Protocol phases a host can be asked to perform (neither paused nor terminal)."""
+
+Phase = Literal[
+    "received", "context_discovery", "awaiting_clarification", _AgentPhase, TerminalPhase
 ]
 PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
@@ -272,33 +270,24 @@ InternalPhase = Literal[
 ]
 """The controller's working phases (terminal runs keep the phase they ended in)."""
 
-LogicalRole = Literal[
+ActionRole = Literal[
     "controller",
     "scenario_author",
     "task_compiler",
     "quality_controller",
     "executor",
     "release_auditor",
-    "host",
-    "tool",
-    "user",
 ]
+"""The logical roles that own a phase."""
+ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
+
+LogicalRole = Literal[ActionRole, "host", "tool", "user"]
 LOGICAL_ROLES: Final[tuple[LogicalRole, ...]] = get_args(LogicalRole)
 
-RunStatus = Literal[
-    "active",
-    "awaiting_input",
-    "completed",
-    "partial",
-    "blocked",
-    "cancelled",
-    "failed_verification",
-]
+RunStatus = Literal["active", "awaiting_input", TerminalStatus]
 RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 
-InternalRunStatus = Literal[
-    "running", "awaiting_clarification", "completed", "partial", "blocked", "cancelled"
-]
+InternalRunStatus = Literal["running", "awaiting_clarification", TerminalPhase]
 INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
