@@ -55,7 +55,6 @@ if typing.TYPE_CHECKING:
         ContextManifestWire as ContextManifestWire,
         ExcludedCandidate as ExcludedCandidate,
         ExcludedCandidateSummary as ExcludedCandidateSummary,
-        ExclusionCount as ExclusionCount,
         ExclusionReason as ExclusionReason,
         InventorySource as InventorySource,
         RepositoryFingerprint as RepositoryFingerprint,

@@ -7,7 +7,7 @@ quality controller as a typed defect). A partial or blocked audit must name what
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -22,10 +22,12 @@ from telic.protocol._types import (
     Identifier,
     Items,
     NonEmptyItems,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
     Summary,
     Timestamp,
+    ToolCalls,
     unique,
 )
 
@@ -72,7 +74,7 @@ class RemediationDefect(WireModel):
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
-    maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
+    maximum_tool_calls: ToolCalls
     return_to_role: Literal["quality_controller"]
     rationale_summary: Summary
 
@@ -93,7 +95,7 @@ class ReleaseAudit(ArtifactBody):
     """Every claim to be reported."""
     unresolved_risks: Items[BoundedText]
     findings: Items[Finding]
-    remaining_remediations: Annotated[int, Field(ge=0, le=1)]
+    remaining_remediations: OnceBudget
     """Shared remediations left before it."""
     decision: AuditDecision
     remediation_defect: RemediationDefect | None

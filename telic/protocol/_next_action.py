@@ -22,15 +22,19 @@ from telic.protocol._types import (
     ArtifactType,
     ArtifactUri,
     BoundedText,
+    FewItems,
     HostArtifactType,
     Identifier,
     Items,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
+    SubagentDepth,
     Summary,
     TerminalPhase,
     TerminalStatus,
     Timestamp,
+    WorkerCount,
 )
 
 __all__ = [
@@ -77,15 +81,15 @@ def instruction_ref(role: ActionRole) -> str:
 class RemainingBudgets(WireModel):
     """What the run has left to spend."""
 
-    prompt_revisions: Annotated[int, Field(ge=0, le=1)]
+    prompt_revisions: OnceBudget
     """Contract revisions left (0–1)."""
-    post_execution_remediations: Annotated[int, Field(ge=0, le=1)]
+    post_execution_remediations: OnceBudget
     """Shared remediations left (0–1)."""
     remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=4_000)]
     """Tool calls not yet reserved by any WorkPlan (0–4000)."""
-    maximum_parallel_workers: Annotated[int, Field(ge=1, le=16)]
+    maximum_parallel_workers: WorkerCount
     """Most workers that may run at once (1–16)."""
-    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_subagent_depth: SubagentDepth
     """Deepest allowed subagent nesting (0–4)."""
 
 
@@ -127,7 +131,7 @@ class PhaseAction(_ActionBase):
     """The most the host may do in this phase."""
     remaining_budgets: RemainingBudgets
     """What the run has left to spend."""
-    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    stop_conditions: FewItems[BoundedText]
     """When the host must stop."""
 
     @model_validator(mode="after")

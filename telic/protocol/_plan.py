@@ -18,11 +18,14 @@ from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
     Capability,
+    ChildCount,
+    FewItems,
     Identifier,
     Items,
     Label,
     PermissionSet,
     ReferenceUri,
+    SubagentDepth,
     Summary,
     unique,
 )
@@ -65,7 +68,7 @@ class NodeBudgets(WireModel):
     model_config = UNDESCRIBED
 
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_NODE_TOOL_CALLS)]
-    maximum_children: Annotated[int, Field(ge=0, le=16)]
+    maximum_children: ChildCount
 
 
 class WorkNode(WireModel):
@@ -75,7 +78,7 @@ class WorkNode(WireModel):
     logical_role: Label
     """Who performs it, e.g. ``executor.browser-investigator``."""
     objective: BoundedText
-    depends_on: Annotated[list[Identifier], Field(max_length=64)]
+    depends_on: FewItems[Identifier]
     input_refs: Items[ReferenceUri]
     context_refs: Items[ReferenceUri]
     allowed_tools: Items[Capability]
@@ -83,7 +86,7 @@ class WorkNode(WireModel):
     permissions: PermissionSet
     output_type: Literal["WorkResult"]
     acceptance_criteria: Items[Identifier]
-    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    stop_conditions: FewItems[BoundedText]
     budgets: NodeBudgets
 
 
@@ -94,7 +97,7 @@ class GlobalBudgets(WireModel):
 
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
     maximum_parallel_workers: _One
-    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_subagent_depth: SubagentDepth
 
 
 class WorkPlan(ArtifactBody):
@@ -105,7 +108,7 @@ class WorkPlan(ArtifactBody):
     task_contract_ref: ArtifactUri
     execution_mode: Literal["serial"]
     nodes: Annotated[list[WorkNode], Field(min_length=1, max_length=MAX_PLAN_NODES)]
-    join_rules: Annotated[list[BoundedText], Field(max_length=64)]
+    join_rules: FewItems[BoundedText]
     global_budgets: GlobalBudgets
     plan_validation: PlanValidation
     rationale_summary: Summary

@@ -8,7 +8,7 @@ needs; whether the verdicts match the results and the contract is the controller
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -24,11 +24,13 @@ from telic.protocol._types import (
     Identifier,
     Items,
     NonEmptyItems,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
     ReviewKind,
     Score,
     Summary,
+    ToolCalls,
 )
 
 __all__ = [
@@ -49,8 +51,6 @@ DiagnosisStatus = Literal["supported", "unsupported", "unverified"]
 """Whether direct evidence supports the diagnosed root cause."""
 QualityDecision = Literal["pass", "proceed_to_fix", "remediate", "block", "partial"]
 """What the review decides."""
-
-_ToolCalls = Annotated[int, Field(ge=1, le=1_000)]
 
 
 class ReviewCheck(WireModel):
@@ -85,7 +85,7 @@ class CorrectionWorkOrder(WireModel):
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
     """Includes every direct evidence ref of the gate."""
-    maximum_tool_calls: _ToolCalls
+    maximum_tool_calls: ToolCalls
     rationale_summary: Summary
 
 
@@ -138,7 +138,7 @@ class RemediationWorkOrder(WireModel):
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
-    maximum_tool_calls: _ToolCalls
+    maximum_tool_calls: ToolCalls
     rationale_summary: Summary
 
 
@@ -159,7 +159,7 @@ class QualityReview(ArtifactBody):
     hard_gates: NonEmptyItems[HardGate]
     score: Score
     """80 or more to progress."""
-    remaining_remediations: Annotated[int, Field(ge=0, le=1)]
+    remaining_remediations: OnceBudget
     """Shared remediations left before it."""
     decision: QualityDecision
     diagnosis_gate: DiagnosisGate | None = None

@@ -161,11 +161,35 @@ Items = Annotated[list[T], Field(max_length=MAX_ITEMS)]
 NonEmptyItems = Annotated[list[T], Field(min_length=1, max_length=MAX_ITEMS)]
 """A list of 1–256 items."""
 
+FewItems = Annotated[list[T], Field(max_length=64)]
+"""A list of at most 64 items."""
+
 Confidence = Annotated[float, Field(ge=0, le=1)]
 """A probability between 0 and 1."""
 
 Score = Annotated[float, Field(ge=0, le=100)]
 """A score between 0 and 100."""
+
+OnceBudget = Annotated[int, Field(ge=0, le=1)]
+"""A budget of at most one use (contract revisions, shared remediations): 0 or 1."""
+
+WorkerCount = Annotated[int, Field(ge=1, le=16)]
+"""Most workers that may run at once: 1–16."""
+
+ChildCount = Annotated[int, Field(ge=0, le=16)]
+"""Most subagents one node may spawn: 0–16."""
+
+SubagentDepth = Annotated[int, Field(ge=0, le=4)]
+"""Deepest allowed subagent nesting: 0–4."""
+
+ToolCalls = Annotated[int, Field(ge=1, le=1_000)]
+"""The tool-call budget of one work order: 1–1000."""
+
+ExitCode = Annotated[int, Field(ge=0, le=255)]
+"""A process exit status: 0–255."""
+
+ActionTarget = Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+"""What an action or a permission check was aimed at: a path, command, URL or host, ≤2048 chars."""
 
 # ------------------------------------------------------------------------------------ enums
 
@@ -382,8 +406,8 @@ class SubagentPermissions(WireModel):
     model_config = UNDESCRIBED
 
     spawn: bool
-    maximum_children: Annotated[int, Field(ge=0, le=16)]
-    maximum_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_children: ChildCount
+    maximum_depth: SubagentDepth
 
 
 class PermissionSet(WireModel):
@@ -455,8 +479,8 @@ class Finding(WireModel):
     source_refs: Items[ReferenceUri]
     rubric_dimension: Label | None
     required_correction: BoundedText | None
-    preserve_fields: Annotated[list[TaskContractField], Field(max_length=64)]
-    correction_fields: Annotated[list[CorrectableField], Field(max_length=64)] = []
+    preserve_fields: FewItems[TaskContractField]
+    correction_fields: FewItems[CorrectableField] = []
     rationale_summary: Summary
 
     @model_validator(mode="after")
