@@ -107,9 +107,7 @@ if typing.TYPE_CHECKING:
         instruction_ref as instruction_ref,
     )
     from telic.protocol._plan import (
-        MAX_NODE_TOOL_CALLS as MAX_NODE_TOOL_CALLS,
         MAX_PLAN_NODES as MAX_PLAN_NODES,
-        MAX_PLAN_TOOL_CALLS as MAX_PLAN_TOOL_CALLS,
         GlobalBudgets as GlobalBudgets,
         NodeBudgets as NodeBudgets,
         PlanValidation as PlanValidation,
@@ -191,6 +189,8 @@ if typing.TYPE_CHECKING:
         MAX_BOUNDED_TEXT as MAX_BOUNDED_TEXT,
         MAX_IDENTIFIER as MAX_IDENTIFIER,
         MAX_ITEMS as MAX_ITEMS,
+        MAX_NODE_TOOL_CALLS as MAX_NODE_TOOL_CALLS,
+        MAX_PLAN_TOOL_CALLS as MAX_PLAN_TOOL_CALLS,
         MAX_REFERENCE_URI as MAX_REFERENCE_URI,
         MAX_RELATIVE_PATH as MAX_RELATIVE_PATH,
         MAX_SUMMARY as MAX_SUMMARY,

@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
     ACTION_ROLES,
+    MAX_PLAN_TOOL_CALLS,
     MAX_REFERENCE_URI,
     ActionPhase,
     ActionRole,
@@ -85,7 +86,7 @@ class RemainingBudgets(WireModel):
     """Contract revisions left (0–1)."""
     post_execution_remediations: OnceBudget
     """Shared remediations left (0–1)."""
-    remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=4_000)]
+    remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
     """Tool calls not yet reserved by any WorkPlan (0–4000)."""
     maximum_parallel_workers: WorkerCount
     """Most workers that may run at once (1–16)."""

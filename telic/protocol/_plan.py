@@ -15,6 +15,8 @@ from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._types import (
+    MAX_NODE_TOOL_CALLS,
+    MAX_PLAN_TOOL_CALLS,
     ArtifactUri,
     BoundedText,
     Capability,
@@ -31,9 +33,7 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "MAX_NODE_TOOL_CALLS",
     "MAX_PLAN_NODES",
-    "MAX_PLAN_TOOL_CALLS",
     "GlobalBudgets",
     "NodeBudgets",
     "PlanValidation",
@@ -43,10 +43,6 @@ __all__ = [
 
 MAX_PLAN_NODES: Final = 64
 """Most nodes in one plan."""
-MAX_NODE_TOOL_CALLS: Final = 1_000
-"""Most tool calls one node may reserve."""
-MAX_PLAN_TOOL_CALLS: Final = 4_000
-"""Most tool calls one plan (and one run, cumulatively) may reserve."""
 
 PlanValidation = Literal["pending", "valid", "invalid"]
 """The planner's own verdict on the plan; the controller accepts only ``valid``."""

@@ -38,6 +38,10 @@ MAX_SUMMARY: Final = 4_096
 MAX_REFERENCE_URI: Final = 2_048
 MAX_IDENTIFIER: Final = 128
 MAX_RELATIVE_PATH: Final = 1_024
+MAX_NODE_TOOL_CALLS: Final = 1_000
+"""Most tool calls one work node (or one remediation order) may reserve."""
+MAX_PLAN_TOOL_CALLS: Final = 4_000
+"""Most tool calls one plan (and one run, cumulatively) may reserve."""
 
 IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 REFERENCE_URI_PATTERN: Final = r"^(artifact|trace|repo)://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
@@ -182,7 +186,7 @@ ChildCount = Annotated[int, Field(ge=0, le=16)]
 SubagentDepth = Annotated[int, Field(ge=0, le=4)]
 """Deepest allowed subagent nesting: 0–4."""
 
-ToolCalls = Annotated[int, Field(ge=1, le=1_000)]
+ToolCalls = Annotated[int, Field(ge=1, le=MAX_NODE_TOOL_CALLS)]
 """The tool-call budget of one work order: 1–1000."""
 
 ExitCode = Annotated[int, Field(ge=0, le=255)]
