@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._quality import ReviewCheck
+from telic.protocol._quality import ReviewCheck, check_remediation_left, check_work_refs
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -108,10 +108,7 @@ class ReleaseAudit(ArtifactBody):
     def _check_rules(self) -> Self:
         if not unique([entry.claim_id for entry in self.claim_evidence_matrix]):
             raise PydanticCustomError("duplicate_claim_id", "Claim ids must be unique")
-        if not (self.work_plan_refs or self.work_result_refs):
-            raise PydanticCustomError(
-                "no_plan_or_result_ref", "An audit needs a workPlanRef or a workResultRef"
-            )
+        check_work_refs(self.work_plan_refs, self.work_result_refs, "An audit")
         failures = _release_failures(self)
         decision = self.decision
         if decision == "release" and failures:
@@ -122,10 +119,7 @@ class ReleaseAudit(ArtifactBody):
                 {"failed": "; ".join(failures[:6])},
             )
         if decision == "remediate":
-            if self.remaining_remediations != 1:
-                raise PydanticCustomError(
-                    "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
-                )
+            check_remediation_left(self.remaining_remediations)
             if self.remediation_defect is None:
                 raise PydanticCustomError(
                     "remediate_without_defect", "remediate needs a remediationDefect"

@@ -53,6 +53,22 @@ QualityDecision = Literal["pass", "proceed_to_fix", "remediate", "block", "parti
 """What the review decides."""
 
 
+def check_work_refs(plan_refs: list[str], result_refs: list[str], subject: str) -> None:
+    """Refuse a review or an audit (``subject``) that names neither a WorkPlan nor a WorkResult."""
+    if not (plan_refs or result_refs):
+        raise PydanticCustomError(
+            "no_plan_or_result_ref", f"{subject} needs a workPlanRef or a workResultRef"
+        )
+
+
+def check_remediation_left(remaining: int) -> None:
+    """Refuse a ``remediate`` decision once the run's one shared remediation is spent."""
+    if remaining != 1:
+        raise PydanticCustomError(
+            "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
+        )
+
+
 class ReviewCheck(WireModel):
     """One rule, regression or fidelity check."""
 
@@ -173,10 +189,7 @@ class QualityReview(ArtifactBody):
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:
-        if not (self.work_plan_refs or self.work_result_refs):
-            raise PydanticCustomError(
-                "no_plan_or_result_ref", "A review needs a workPlanRef or a workResultRef"
-            )
+        check_work_refs(self.work_plan_refs, self.work_result_refs, "A review")
         failed_gate = any(not gate.passed for gate in self.hard_gates)
         blocking = any(finding.severity == "blocking" for finding in self.findings)
         checks = [*self.rule_compliance, *self.regression_checks]
@@ -199,10 +212,7 @@ class QualityReview(ArtifactBody):
                     "A pass needs every rule and regression check to pass",
                 )
         if decision == "remediate":
-            if self.remaining_remediations != 1:
-                raise PydanticCustomError(
-                    "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
-                )
+            check_remediation_left(self.remaining_remediations)
             if self.remediation_work_order is None:
                 raise PydanticCustomError(
                     "remediate_without_order", "remediate needs a remediationWorkOrder"
