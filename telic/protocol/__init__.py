@@ -75,7 +75,6 @@ if typing.TYPE_CHECKING:
         VerificationRequirement as VerificationRequirement,
     )
     from telic.protocol._evidence import (
-        EVIDENCE_KINDS as EVIDENCE_KINDS,
         MAX_EVIDENCE_CONTENT_BYTES as MAX_EVIDENCE_CONTENT_BYTES,
         Encoding as Encoding,
         Evidence as Evidence,
@@ -166,7 +165,6 @@ if typing.TYPE_CHECKING:
     from telic.protocol._trace import (
         EVENT_TYPES as EVENT_TYPES,
         MAX_SEQUENCE as MAX_SEQUENCE,
-        REDACTION_CATEGORIES as REDACTION_CATEGORIES,
         BudgetSnapshot as BudgetSnapshot,
         EventType as EventType,
         PermissionDecision as PermissionDecision,
@@ -177,13 +175,11 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._types import (
         ACTION_ROLES as ACTION_ROLES,
-        ARTIFACT_TYPES as ARTIFACT_TYPES,
         ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
         HOST_ARTIFACT_TYPES as HOST_ARTIFACT_TYPES,
         IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
         INTERNAL_ARTIFACT_TYPES as INTERNAL_ARTIFACT_TYPES,
-        INTERNAL_RUN_STATUSES as INTERNAL_RUN_STATUSES,
         LOGICAL_ROLES as LOGICAL_ROLES,
         MAX_ARTIFACT_BYTES as MAX_ARTIFACT_BYTES,
         MAX_BOUNDED_TEXT as MAX_BOUNDED_TEXT,
@@ -197,7 +193,6 @@ if typing.TYPE_CHECKING:
         PHASES as PHASES,
         REFERENCE_URI_PATTERN as REFERENCE_URI_PATTERN,
         REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
-        RUN_STATUSES as RUN_STATUSES,
         SHA256_PATTERN as SHA256_PATTERN,
         TOPOLOGIES as TOPOLOGIES,
         TRACE_URI_PATTERN as TRACE_URI_PATTERN,

@@ -32,7 +32,6 @@ from telic.protocol._types import (
 __all__ = [
     "EVENT_TYPES",
     "MAX_SEQUENCE",
-    "REDACTION_CATEGORIES",
     "BudgetSnapshot",
     "EventType",
     "PermissionDecision",
@@ -69,7 +68,6 @@ EventType = Literal[
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
 RedactionCategory = Literal["credential", "secret", "personal_data", "sensitive_output"]
-REDACTION_CATEGORIES: Final[tuple[RedactionCategory, ...]] = get_args(RedactionCategory)
 
 _TOOL_EVENTS: Final[frozenset[EventType]] = frozenset({"tool_started", "tool_finished"})
 _DECISION_EVENTS: Final[frozenset[EventType]] = frozenset({"permission_checked", "broker_decision"})

@@ -219,7 +219,6 @@ ArtifactType = Literal[
     "Evidence",
     "ReceiptAudit",
 ]
-ARTIFACT_TYPES: Final[tuple[ArtifactType, ...]] = get_args(ArtifactType)
 
 HostArtifactType = Literal[_PhaseOutputType, "Evidence"]
 """The eleven types a host may submit."""
@@ -313,10 +312,8 @@ LogicalRole = Literal[ActionRole, "host", "tool", "user"]
 LOGICAL_ROLES: Final[tuple[LogicalRole, ...]] = get_args(LogicalRole)
 
 RunStatus = Literal["active", "awaiting_input", TerminalStatus]
-RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 
 InternalRunStatus = Literal["running", "awaiting_clarification", TerminalPhase]
-INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
 Stage = Literal["diagnosis", "completion"]
