@@ -175,7 +175,6 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._types import (
         ACTION_ROLES as ACTION_ROLES,
-        ARTIFACT_URI_PATTERN as ARTIFACT_URI_PATTERN,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
         HOST_ARTIFACT_TYPES as HOST_ARTIFACT_TYPES,
         IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
@@ -192,10 +191,8 @@ if typing.TYPE_CHECKING:
         MAX_SUMMARY as MAX_SUMMARY,
         PHASES as PHASES,
         REFERENCE_URI_PATTERN as REFERENCE_URI_PATTERN,
-        REPOSITORY_URI_PATTERN as REPOSITORY_URI_PATTERN,
         SHA256_PATTERN as SHA256_PATTERN,
         TOPOLOGIES as TOPOLOGIES,
-        TRACE_URI_PATTERN as TRACE_URI_PATTERN,
         AcceptanceCriterion as AcceptanceCriterion,
         ActionPhase as ActionPhase,
         ActionRole as ActionRole,

@@ -101,32 +101,23 @@ Identifier = Annotated[
 ]
 """A stable id: ``^[A-Za-z0-9][A-Za-z0-9._:-]*$``, 1–128 chars."""
 
-ReferenceUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
-]
+
+def _reference_uri(schemes: str) -> StringConstraints:
+    """The constraints of a reference: ``REFERENCE_URI_PATTERN`` with ``schemes`` as its scheme."""
+    pattern = REFERENCE_URI_PATTERN.replace("(artifact|trace|repo)", schemes)
+    return StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=pattern)
+
+
+ReferenceUri = Annotated[str, _reference_uri("(artifact|trace|repo)")]
 """An ``artifact://``, ``trace://`` or ``repo://`` reference, ≤2048 chars."""
 
-ARTIFACT_URI_PATTERN: Final = r"^artifact://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-REPOSITORY_URI_PATTERN: Final = r"^repo://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-TRACE_URI_PATTERN: Final = r"^trace://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-
-ArtifactUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=ARTIFACT_URI_PATTERN),
-]
+ArtifactUri = Annotated[str, _reference_uri("artifact")]
 """An ``artifact://`` reference of at most 2048 chars."""
 
-RepositoryUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REPOSITORY_URI_PATTERN),
-]
+RepositoryUri = Annotated[str, _reference_uri("repo")]
 """A ``repo://`` reference to a repository file, ≤2048 chars."""
 
-TraceUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=TRACE_URI_PATTERN),
-]
+TraceUri = Annotated[str, _reference_uri("trace")]
 """A ``trace://`` reference of at most 2048 chars."""
 
 Timestamp = Annotated[
