@@ -172,7 +172,7 @@ WorkerCount = Annotated[int, Field(ge=1, le=16)]
 """Most workers that may run at once: 1–16."""
 
 ChildCount = Annotated[int, Field(ge=0, le=16)]
-"""Most subagents one node may spawn: 0–16."""
+"""Most subagents that may be spawned (by a node, or under a permission set): 0–16."""
 
 SubagentDepth = Annotated[int, Field(ge=0, le=4)]
 """Deepest allowed subagent nesting: 0–4."""
