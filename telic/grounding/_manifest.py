@@ -20,7 +20,7 @@ from telic.protocol import (
     EXCLUSION_REASONS,
     ContextDocument,
     ContextManifestWire,
-    ExclusionCount,
+    ExcludedCandidateSummary,
     InventorySource,
     SelectedSource,
     WireBudget,
@@ -130,7 +130,7 @@ def build_wire(
         pinned_refs=[source.ref for source in sources if source.pinned],
         selected_sources=sources,
         excluded_candidates=[
-            ExclusionCount(reason=reason, count=counts[reason])
+            ExcludedCandidateSummary(reason=reason, count=counts[reason])
             for reason in sorted(EXCLUSION_REASONS)
             if counts.get(reason, 0) > 0
         ],

@@ -52,17 +52,13 @@ _ANALYZE: Final[frozenset[Capability]] = _PLAN | {
     "browser.inspect",
     "network.read",
 }
-_FIX: Final[frozenset[Capability]] = frozenset(
-    {
-        "repository.read",
-        "repository.write",
-        "repository.delete",
-        "shell.inspect",
-        "shell.execute",
-        "runtime.inspect",
-        "subagent.spawn",
-    }
-)
+_FIX: Final[frozenset[Capability]] = _PLAN | {
+    "repository.write",
+    "repository.delete",
+    "shell.inspect",
+    "shell.execute",
+    "runtime.inspect",
+}
 _READ_ONLY_DENY: Final[frozenset[Capability]] = frozenset(
     {
         "repository.write",

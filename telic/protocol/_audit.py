@@ -7,13 +7,13 @@ quality controller as a typed defect). A partial or blocked audit must name what
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
-from telic.protocol._quality import ReviewCheck
+from telic.protocol._quality import ReviewCheck, check_remediation_left, check_work_refs
 from telic.protocol._types import (
     ArtifactUri,
     BoundedText,
@@ -22,10 +22,12 @@ from telic.protocol._types import (
     Identifier,
     Items,
     NonEmptyItems,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
     Summary,
     Timestamp,
+    ToolCalls,
     unique,
 )
 
@@ -72,7 +74,7 @@ class RemediationDefect(WireModel):
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
-    maximum_tool_calls: Annotated[int, Field(ge=1, le=1_000)]
+    maximum_tool_calls: ToolCalls
     return_to_role: Literal["quality_controller"]
     rationale_summary: Summary
 
@@ -93,7 +95,7 @@ class ReleaseAudit(ArtifactBody):
     """Every claim to be reported."""
     unresolved_risks: Items[BoundedText]
     findings: Items[Finding]
-    remaining_remediations: Annotated[int, Field(ge=0, le=1)]
+    remaining_remediations: OnceBudget
     """Shared remediations left before it."""
     decision: AuditDecision
     remediation_defect: RemediationDefect | None
@@ -106,10 +108,7 @@ class ReleaseAudit(ArtifactBody):
     def _check_rules(self) -> Self:
         if not unique([entry.claim_id for entry in self.claim_evidence_matrix]):
             raise PydanticCustomError("duplicate_claim_id", "Claim ids must be unique")
-        if not (self.work_plan_refs or self.work_result_refs):
-            raise PydanticCustomError(
-                "no_plan_or_result_ref", "An audit needs a workPlanRef or a workResultRef"
-            )
+        check_work_refs(self.work_plan_refs, self.work_result_refs, "An audit")
         failures = _release_failures(self)
         decision = self.decision
         if decision == "release" and failures:
@@ -120,10 +119,7 @@ class ReleaseAudit(ArtifactBody):
                 {"failed": "; ".join(failures[:6])},
             )
         if decision == "remediate":
-            if self.remaining_remediations != 1:
-                raise PydanticCustomError(
-                    "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
-                )
+            check_remediation_left(self.remaining_remediations)
             if self.remediation_defect is None:
                 raise PydanticCustomError(
                     "remediate_without_defect", "remediate needs a remediationDefect"

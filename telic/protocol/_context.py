@@ -39,7 +39,6 @@ __all__ = [
     "ContextManifestWire",
     "ExcludedCandidate",
     "ExcludedCandidateSummary",
-    "ExclusionCount",
     "ExclusionReason",
     "InventorySource",
     "RepositoryFingerprint",
@@ -70,6 +69,11 @@ HeadCommit = Annotated[str, StringConstraints(pattern=_HEAD_COMMIT_PATTERN)]
 
 Location = Annotated[str, StringConstraints(min_length=1, max_length=1_024)]
 """A place inside a file, such as a symbol name."""
+
+_FileSize = Annotated[int, Field(ge=0, le=MAX_FILE_BYTES)]
+_ByteSize = Annotated[int, Field(ge=0, le=MAX_BYTES)]
+_Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+_RelevanceScore = Annotated[int, Field(ge=0, le=MAX_SCORE)]
 
 ExclusionReason = Literal[
     "binary_file",
@@ -109,7 +113,7 @@ class ContextDocument(ArtifactBody):
     """The ``repo://`` reference of the file."""
     content_hash: Sha256
     """sha256 of the file's raw bytes."""
-    size_bytes: Annotated[int, Field(ge=0, le=MAX_FILE_BYTES)]
+    size_bytes: _FileSize
     """Size of the raw bytes."""
     trust_kind: TrustKind
     """Whether the file is an applicable instruction or untrusted content."""
@@ -144,7 +148,7 @@ class SelectedCandidate(WireModel):
     """Places in the file that matter, if known."""
     content_hash: Sha256
     """sha256 of the file's raw bytes."""
-    byte_size: Annotated[int, Field(ge=0, le=MAX_BYTES)]
+    byte_size: _ByteSize
     """Size of the raw bytes."""
     decision: Literal["selected"]
     """Always "selected"."""
@@ -152,7 +156,7 @@ class SelectedCandidate(WireModel):
     """Why the file was chosen."""
     path: RelativePath
     """Repository-relative path."""
-    score: Annotated[int, Field(ge=0, le=MAX_SCORE)]
+    score: _RelevanceScore
     """Deterministic relevance score."""
     pinned: bool
     """Whether the file is always included (instruction or active path)."""
@@ -169,7 +173,7 @@ class ExcludedCandidate(WireModel):
     """Places in the file that matter, if known."""
     content_hash: Sha256 | None
     """sha256 of the raw bytes, or null when not read."""
-    byte_size: Annotated[int, Field(ge=0, le=MAX_BYTES)] | None
+    byte_size: _ByteSize | None
     """Size of the raw bytes, or null when not read."""
     decision: Literal["excluded"]
     """Always "excluded"."""
@@ -201,13 +205,13 @@ class ContextBudget(WireModel):
     """Most bytes all selected files may hold."""
     maximum_inventory_files: Annotated[int, Field(ge=1, le=MAX_COUNT)]
     """Most files the inventory may list."""
-    candidate_files: Annotated[int, Field(ge=0, le=MAX_COUNT)]
+    candidate_files: _Count
     """Files discovered before truncation."""
     selected_files: Annotated[int, Field(ge=0, le=100_000)]
     """Files selected."""
-    estimated_tokens: Annotated[int, Field(ge=0, le=MAX_COUNT)]
+    estimated_tokens: _Count
     """Rough token count of the selected files."""
-    selected_bytes: Annotated[int, Field(ge=0, le=MAX_BYTES)]
+    selected_bytes: _ByteSize
     """Bytes of the selected files."""
 
     @model_validator(mode="after")
@@ -299,21 +303,12 @@ class SelectedSource(_SnakeWire):
     """Why the file was chosen."""
     content_hash: Sha256
     """sha256 of the file's raw bytes."""
-    size_bytes: Annotated[int, Field(ge=0, le=MAX_FILE_BYTES)]
+    size_bytes: _FileSize
     """Size of the raw bytes."""
-    score: Annotated[int, Field(ge=0, le=MAX_SCORE)]
+    score: _RelevanceScore
     """Deterministic relevance score."""
     pinned: bool
     """Whether the file is always included."""
-
-
-class ExclusionCount(_SnakeWire):
-    """How many candidates grounding excluded for one reason."""
-
-    reason: ExclusionReason
-    """The exclusion reason."""
-    count: Annotated[int, Field(ge=1, le=MAX_COUNT)]
-    """How many candidates it excluded."""
 
 
 class WireBudget(_SnakeWire):
@@ -327,13 +322,13 @@ class WireBudget(_SnakeWire):
     """Most bytes all selected files may hold (1 B–16 MiB)."""
     max_inventory_files: Annotated[int, Field(ge=1, le=MAX_INVENTORY_FILES)]
     """Most files the inventory may list (1–100,000)."""
-    candidate_files: Annotated[int, Field(ge=0, le=MAX_COUNT)]
+    candidate_files: _Count
     """Files discovered before truncation."""
     selected_files: Annotated[int, Field(ge=0, le=256)]
     """Files selected."""
     selected_bytes: Annotated[int, Field(ge=0, le=MAX_TOTAL_BYTES)]
     """Bytes of the selected files."""
-    estimated_tokens: Annotated[int, Field(ge=0, le=MAX_COUNT)]
+    estimated_tokens: _Count
     """``ceil(selected_bytes / 4)``."""
 
 
@@ -352,8 +347,11 @@ class ContextManifestWire(_SnakeWire):
     """References of the pinned selected sources."""
     selected_sources: Items[SelectedSource]
     """The selected files, in ranking order."""
-    excluded_candidates: Annotated[list[ExclusionCount], Field(max_length=len(EXCLUSION_REASONS))]
-    """Exclusion counts, at most one entry per reason."""
+    excluded_candidates: Annotated[
+        list[ExcludedCandidateSummary], Field(max_length=len(EXCLUSION_REASONS))
+    ]
+    """Exclusion counts, at most one entry per reason (their keys are one word, alike in both
+    cases)."""
     inventory_source: InventorySource
     """How the repository was listed."""
     warnings: Items[Summary]
@@ -450,10 +448,9 @@ def normalize_manifest(
         pinned_refs=list(wire.pinned_refs),
         candidates=candidates,
         derived_refs=list(derived_refs),
-        excluded_candidate_summaries=[
-            ExcludedCandidateSummary(reason=entry.reason, count=entry.count)
-            for entry in sorted(wire.excluded_candidates, key=lambda entry: entry.reason)
-        ],
+        excluded_candidate_summaries=sorted(
+            wire.excluded_candidates, key=lambda entry: entry.reason
+        ),
         inventory_source=wire.inventory_source,
         warnings=list(wire.warnings),
         budget=ContextBudget(

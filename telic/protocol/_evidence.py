@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Final, Literal, get_args
+from typing import Final, Literal
 
 from telic.protocol._base import ArtifactBody
 from telic.protocol._types import (
@@ -24,7 +24,6 @@ from telic.protocol._types import (
 )
 
 __all__ = [
-    "EVIDENCE_KINDS",
     "MAX_EVIDENCE_CONTENT_BYTES",
     "Encoding",
     "Evidence",
@@ -39,7 +38,6 @@ EvidenceKind = Literal[
     "repository", "runtime", "browser", "test", "diff", "tool_output", "log", "user_confirmation"
 ]
 """What kind of capture a piece of evidence is; consuming fields accept only some kinds."""
-EVIDENCE_KINDS: Final[tuple[EvidenceKind, ...]] = get_args(EvidenceKind)
 
 Encoding = Literal["utf8", "base64"]
 """How ``content`` is written: plain text, or canonical base64 of raw bytes."""

@@ -8,78 +8,46 @@ schema, permission ceiling and budgets), a pending ``clarification`` the user mu
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
+    ACTION_ROLES,
+    MAX_PLAN_TOOL_CALLS,
     MAX_REFERENCE_URI,
+    ActionPhase,
+    ActionRole,
     ArtifactType,
     ArtifactUri,
     BoundedText,
+    FewItems,
     HostArtifactType,
     Identifier,
     Items,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
+    SubagentDepth,
     Summary,
+    TerminalPhase,
+    TerminalStatus,
     Timestamp,
+    WorkerCount,
 )
 
 __all__ = [
-    "ACTION_ROLES",
     "INSTRUCTION_REF_PATTERN",
     "STOP_CONDITIONS",
-    "ActionPhase",
-    "ActionRole",
     "ClarificationAction",
     "NextAction",
     "PhaseAction",
     "RemainingBudgets",
     "TerminalAction",
-    "TerminalPhase",
-    "TerminalStatus",
     "instruction_ref",
 ]
-
-ActionPhase = Literal[
-    "received",
-    "context_discovery",
-    "agent_1_frame",
-    "agent_2_compile",
-    "agent_1_review",
-    "agent_2_revision",
-    "contract_validation",
-    "agent_3_plan",
-    "plan_validation",
-    "agent_4_execute",
-    "diagnosis_review",
-    "agent_3_quality_review",
-    "agent_3_evidence_reverify",
-    "remediation_plan",
-    "agent_4_remediation",
-    "agent_5_release_audit",
-    "user_report",
-]
-"""Protocol phases a host can be asked to perform (neither paused nor terminal)."""
-
-ActionRole = Literal[
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
-]
-"""The logical roles that own a phase."""
-ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
-
-TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
-
-TerminalStatus = Literal["completed", "partial", "blocked", "cancelled", "failed_verification"]
-"""How the run ended, as reported to the user."""
 
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
 INSTRUCTION_REF_PATTERN: Final = (
@@ -114,15 +82,15 @@ def instruction_ref(role: ActionRole) -> str:
 class RemainingBudgets(WireModel):
     """What the run has left to spend."""
 
-    prompt_revisions: Annotated[int, Field(ge=0, le=1)]
+    prompt_revisions: OnceBudget
     """Contract revisions left (0–1)."""
-    post_execution_remediations: Annotated[int, Field(ge=0, le=1)]
+    post_execution_remediations: OnceBudget
     """Shared remediations left (0–1)."""
-    remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=4_000)]
+    remaining_plan_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
     """Tool calls not yet reserved by any WorkPlan (0–4000)."""
-    maximum_parallel_workers: Annotated[int, Field(ge=1, le=16)]
+    maximum_parallel_workers: WorkerCount
     """Most workers that may run at once (1–16)."""
-    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_subagent_depth: SubagentDepth
     """Deepest allowed subagent nesting (0–4)."""
 
 
@@ -164,7 +132,7 @@ class PhaseAction(_ActionBase):
     """The most the host may do in this phase."""
     remaining_budgets: RemainingBudgets
     """What the run has left to spend."""
-    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    stop_conditions: FewItems[BoundedText]
     """When the host must stop."""
 
     @model_validator(mode="after")

@@ -15,22 +15,25 @@ from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._types import (
+    MAX_NODE_TOOL_CALLS,
+    MAX_PLAN_TOOL_CALLS,
     ArtifactUri,
     BoundedText,
     Capability,
+    ChildCount,
+    FewItems,
     Identifier,
     Items,
     Label,
     PermissionSet,
     ReferenceUri,
+    SubagentDepth,
     Summary,
     unique,
 )
 
 __all__ = [
-    "MAX_NODE_TOOL_CALLS",
     "MAX_PLAN_NODES",
-    "MAX_PLAN_TOOL_CALLS",
     "GlobalBudgets",
     "NodeBudgets",
     "PlanValidation",
@@ -40,10 +43,6 @@ __all__ = [
 
 MAX_PLAN_NODES: Final = 64
 """Most nodes in one plan."""
-MAX_NODE_TOOL_CALLS: Final = 1_000
-"""Most tool calls one node may reserve."""
-MAX_PLAN_TOOL_CALLS: Final = 4_000
-"""Most tool calls one plan (and one run, cumulatively) may reserve."""
 
 PlanValidation = Literal["pending", "valid", "invalid"]
 """The planner's own verdict on the plan; the controller accepts only ``valid``."""
@@ -65,7 +64,7 @@ class NodeBudgets(WireModel):
     model_config = UNDESCRIBED
 
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_NODE_TOOL_CALLS)]
-    maximum_children: Annotated[int, Field(ge=0, le=16)]
+    maximum_children: ChildCount
 
 
 class WorkNode(WireModel):
@@ -75,7 +74,7 @@ class WorkNode(WireModel):
     logical_role: Label
     """Who performs it, e.g. ``executor.browser-investigator``."""
     objective: BoundedText
-    depends_on: Annotated[list[Identifier], Field(max_length=64)]
+    depends_on: FewItems[Identifier]
     input_refs: Items[ReferenceUri]
     context_refs: Items[ReferenceUri]
     allowed_tools: Items[Capability]
@@ -83,7 +82,7 @@ class WorkNode(WireModel):
     permissions: PermissionSet
     output_type: Literal["WorkResult"]
     acceptance_criteria: Items[Identifier]
-    stop_conditions: Annotated[list[BoundedText], Field(max_length=64)]
+    stop_conditions: FewItems[BoundedText]
     budgets: NodeBudgets
 
 
@@ -94,7 +93,7 @@ class GlobalBudgets(WireModel):
 
     maximum_tool_calls: Annotated[int, Field(ge=0, le=MAX_PLAN_TOOL_CALLS)]
     maximum_parallel_workers: _One
-    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_subagent_depth: SubagentDepth
 
 
 class WorkPlan(ArtifactBody):
@@ -105,7 +104,7 @@ class WorkPlan(ArtifactBody):
     task_contract_ref: ArtifactUri
     execution_mode: Literal["serial"]
     nodes: Annotated[list[WorkNode], Field(min_length=1, max_length=MAX_PLAN_NODES)]
-    join_rules: Annotated[list[BoundedText], Field(max_length=64)]
+    join_rules: FewItems[BoundedText]
     global_budgets: GlobalBudgets
     plan_validation: PlanValidation
     rationale_summary: Summary

@@ -8,7 +8,7 @@ needs; whether the verdicts match the results and the contract is the controller
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -24,11 +24,13 @@ from telic.protocol._types import (
     Identifier,
     Items,
     NonEmptyItems,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
     ReviewKind,
     Score,
     Summary,
+    ToolCalls,
 )
 
 __all__ = [
@@ -50,7 +52,21 @@ DiagnosisStatus = Literal["supported", "unsupported", "unverified"]
 QualityDecision = Literal["pass", "proceed_to_fix", "remediate", "block", "partial"]
 """What the review decides."""
 
-_ToolCalls = Annotated[int, Field(ge=1, le=1_000)]
+
+def check_work_refs(plan_refs: list[str], result_refs: list[str], subject: str) -> None:
+    """Refuse a review or an audit (``subject``) that names neither a WorkPlan nor a WorkResult."""
+    if not (plan_refs or result_refs):
+        raise PydanticCustomError(
+            "no_plan_or_result_ref", f"{subject} needs a workPlanRef or a workResultRef"
+        )
+
+
+def check_remediation_left(remaining: int) -> None:
+    """Refuse a ``remediate`` decision once the run's one shared remediation is spent."""
+    if remaining != 1:
+        raise PydanticCustomError(
+            "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
+        )
 
 
 class ReviewCheck(WireModel):
@@ -85,7 +101,7 @@ class CorrectionWorkOrder(WireModel):
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
     """Includes every direct evidence ref of the gate."""
-    maximum_tool_calls: _ToolCalls
+    maximum_tool_calls: ToolCalls
     rationale_summary: Summary
 
 
@@ -138,7 +154,7 @@ class RemediationWorkOrder(WireModel):
     allowed_capabilities: Items[Capability]
     permissions: PermissionSet
     source_refs: NonEmptyItems[ReferenceUri]
-    maximum_tool_calls: _ToolCalls
+    maximum_tool_calls: ToolCalls
     rationale_summary: Summary
 
 
@@ -159,7 +175,7 @@ class QualityReview(ArtifactBody):
     hard_gates: NonEmptyItems[HardGate]
     score: Score
     """80 or more to progress."""
-    remaining_remediations: Annotated[int, Field(ge=0, le=1)]
+    remaining_remediations: OnceBudget
     """Shared remediations left before it."""
     decision: QualityDecision
     diagnosis_gate: DiagnosisGate | None = None
@@ -173,10 +189,7 @@ class QualityReview(ArtifactBody):
 
     @model_validator(mode="after")
     def _check_rules(self) -> Self:
-        if not (self.work_plan_refs or self.work_result_refs):
-            raise PydanticCustomError(
-                "no_plan_or_result_ref", "A review needs a workPlanRef or a workResultRef"
-            )
+        check_work_refs(self.work_plan_refs, self.work_result_refs, "A review")
         failed_gate = any(not gate.passed for gate in self.hard_gates)
         blocking = any(finding.severity == "blocking" for finding in self.findings)
         checks = [*self.rule_compliance, *self.regression_checks]
@@ -199,10 +212,7 @@ class QualityReview(ArtifactBody):
                     "A pass needs every rule and regression check to pass",
                 )
         if decision == "remediate":
-            if self.remaining_remediations != 1:
-                raise PydanticCustomError(
-                    "remediation_budget_exhausted", "remediate needs remainingRemediations of 1"
-                )
+            check_remediation_left(self.remaining_remediations)
             if self.remediation_work_order is None:
                 raise PydanticCustomError(
                     "remediate_without_order", "remediate needs a remediationWorkOrder"

@@ -13,7 +13,6 @@ from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
-from telic.protocol._next_action import TerminalStatus
 from telic.protocol._types import (
     BoundedText,
     EvidenceClaim,
@@ -21,6 +20,7 @@ from telic.protocol._types import (
     Items,
     ReferenceUri,
     Summary,
+    TerminalStatus,
     TraceUri,
 )
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import UNDESCRIBED, ArtifactBody, WireModel
 from telic.protocol._types import (
+    ActionTarget,
     ArtifactUri,
     BoundedText,
     Capability,
     EvidenceClaim,
+    ExitCode,
     Identifier,
     Items,
     ReferenceUri,
@@ -61,7 +63,7 @@ class WorkAction(WireModel):
 
     id: Identifier
     capability: Capability
-    target: Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+    target: ActionTarget
     """A path, command, URL or typed target."""
     mutating: bool
     status: ActionStatus
@@ -123,7 +125,7 @@ class TestResult(WireModel):
     command_ref: ArtifactUri | None
     output_ref: ArtifactUri | None
     """Needed once it passed or failed."""
-    exit_code: Annotated[int, Field(ge=0, le=255)] | None
+    exit_code: ExitCode | None
     rationale_summary: Summary
 
     @model_validator(mode="after")

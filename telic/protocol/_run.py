@@ -20,16 +20,21 @@ from telic.protocol._types import (
     MAX_IDENTIFIER,
     ArtifactUri,
     Capability,
+    FewItems,
+    Glob,
     Identifier,
     Items,
     Mode,
     NativeSubagents,
+    OnceBudget,
     PermissionSet,
     ReferenceUri,
     RelativePath,
     RunStatus,
+    SubagentDepth,
     Timestamp,
     Topology,
+    WorkerCount,
 )
 
 __all__ = [
@@ -94,10 +99,7 @@ class Authorization(WireModel):
     """Permissions granted to the run."""
     denied: PermissionSet
     """Permissions explicitly denied; a non-empty category is dropped entirely."""
-    protected_paths_granted: Annotated[
-        list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
-        Field(max_length=64),
-    ] = Field(default=[], exclude_if=lambda value: not value)
+    protected_paths_granted: FewItems[Glob] = Field(default=[], exclude_if=lambda value: not value)
     """Protected paths (git directories, ``.github``, env files) the user explicitly let writes
     and deletes reach, as repo-relative patterns; beyond Telic 1.0, so omitted when empty."""
 
@@ -105,13 +107,13 @@ class Authorization(WireModel):
 class RunBudgets(WireModel):
     """Revision, remediation and parallelism budgets of a run."""
 
-    prompt_revisions: Annotated[int, Field(ge=0, le=1)]
+    prompt_revisions: OnceBudget
     """Contract revisions allowed after review (0–1)."""
-    post_execution_remediations: Annotated[int, Field(ge=0, le=1)]
+    post_execution_remediations: OnceBudget
     """Remediations shared by quality review and release audit (0–1)."""
-    maximum_parallel_workers: Annotated[int, Field(ge=1, le=16)]
+    maximum_parallel_workers: WorkerCount
     """Most workers that may run at once (1–16)."""
-    maximum_subagent_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_subagent_depth: SubagentDepth
     """Deepest allowed subagent nesting (0–4)."""
 
 

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Final, Literal, get_args
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from telic.protocol._base import ArtifactBody, WireModel
 from telic.protocol._types import (
+    ActionTarget,
     ArtifactUri,
     Capability,
+    ExitCode,
     Identifier,
     Items,
+    Label,
     LogicalRole,
+    OnceBudget,
     Phase,
     ReferenceUri,
     Summary,
@@ -28,7 +32,6 @@ from telic.protocol._types import (
 __all__ = [
     "EVENT_TYPES",
     "MAX_SEQUENCE",
-    "REDACTION_CATEGORIES",
     "BudgetSnapshot",
     "EventType",
     "PermissionDecision",
@@ -65,7 +68,6 @@ EventType = Literal[
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
 RedactionCategory = Literal["credential", "secret", "personal_data", "sensitive_output"]
-REDACTION_CATEGORIES: Final[tuple[RedactionCategory, ...]] = get_args(RedactionCategory)
 
 _TOOL_EVENTS: Final[frozenset[EventType]] = frozenset({"tool_started", "tool_finished"})
 _DECISION_EVENTS: Final[frozenset[EventType]] = frozenset({"permission_checked", "broker_decision"})
@@ -76,13 +78,13 @@ a host's pre-action check asked in its dialect)."""
 class ToolTrace(WireModel):
     """A tool invocation seen in the trace."""
 
-    name: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    name: Label
     """Tool name."""
     arguments_ref: ArtifactUri | None
     """Stored arguments, or null."""
     result_ref: ArtifactUri | None
     """Stored result, or null."""
-    exit_status: Annotated[int, Field(ge=0, le=255)] | None
+    exit_status: ExitCode | None
     """Exit status 0–255, or null while running or when none."""
 
 
@@ -93,7 +95,7 @@ class PermissionDecision(WireModel):
     """Whether the action was authorized."""
     capability: Capability
     """The capability checked."""
-    scope: Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+    scope: ActionTarget
     """The target checked (network targets are reduced to the bare host name)."""
     policy_refs: Items[ReferenceUri]
     """Policies that decided."""
@@ -104,9 +106,9 @@ class PermissionDecision(WireModel):
 class BudgetSnapshot(WireModel):
     """Budgets at the moment of the event."""
 
-    prompt_revisions: Annotated[int, Field(ge=0, le=1)]
+    prompt_revisions: OnceBudget
     """Contract revisions left (0–1)."""
-    post_execution_remediations: Annotated[int, Field(ge=0, le=1)]
+    post_execution_remediations: OnceBudget
     """Shared remediations left (0–1)."""
     transport_retries: Annotated[int, Field(ge=0, le=10)]
     """Transport retries used (0–10)."""

@@ -2,7 +2,8 @@
 
 Scalars are ``Annotated`` aliases so that one definition carries the constraint, its JSON Schema
 and its error. Closed sets are ``Literal`` aliases; the ones code iterates also keep their
-members as tuples, so that code need not re-spell the values.
+members as tuples, so that code need not re-spell the values. A set that holds another names
+it (``RunStatus`` is ``TerminalStatus`` and two more), so each member is spelled once.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ MAX_SUMMARY: Final = 4_096
 MAX_REFERENCE_URI: Final = 2_048
 MAX_IDENTIFIER: Final = 128
 MAX_RELATIVE_PATH: Final = 1_024
+MAX_NODE_TOOL_CALLS: Final = 1_000
+"""Most tool calls one work node (or one remediation order) may reserve."""
+MAX_PLAN_TOOL_CALLS: Final = 4_000
+"""Most tool calls one plan (and one run, cumulatively) may reserve."""
 
 IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 REFERENCE_URI_PATTERN: Final = r"^(artifact|trace|repo)://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
@@ -96,32 +101,23 @@ Identifier = Annotated[
 ]
 """A stable id: ``^[A-Za-z0-9][A-Za-z0-9._:-]*$``, 1–128 chars."""
 
-ReferenceUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
-]
+
+def _reference_uri(schemes: str) -> StringConstraints:
+    """The constraints of a reference: ``REFERENCE_URI_PATTERN`` with ``schemes`` as its scheme."""
+    pattern = REFERENCE_URI_PATTERN.replace("(artifact|trace|repo)", schemes)
+    return StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=pattern)
+
+
+ReferenceUri = Annotated[str, _reference_uri("(artifact|trace|repo)")]
 """An ``artifact://``, ``trace://`` or ``repo://`` reference, ≤2048 chars."""
 
-ARTIFACT_URI_PATTERN: Final = r"^artifact://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-REPOSITORY_URI_PATTERN: Final = r"^repo://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-TRACE_URI_PATTERN: Final = r"^trace://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
-
-ArtifactUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=ARTIFACT_URI_PATTERN),
-]
+ArtifactUri = Annotated[str, _reference_uri("artifact")]
 """An ``artifact://`` reference of at most 2048 chars."""
 
-RepositoryUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REPOSITORY_URI_PATTERN),
-]
+RepositoryUri = Annotated[str, _reference_uri("repo")]
 """A ``repo://`` reference to a repository file, ≤2048 chars."""
 
-TraceUri = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=TRACE_URI_PATTERN),
-]
+TraceUri = Annotated[str, _reference_uri("trace")]
 """A ``trace://`` reference of at most 2048 chars."""
 
 Timestamp = Annotated[
@@ -160,47 +156,62 @@ Items = Annotated[list[T], Field(max_length=MAX_ITEMS)]
 NonEmptyItems = Annotated[list[T], Field(min_length=1, max_length=MAX_ITEMS)]
 """A list of 1–256 items."""
 
+FewItems = Annotated[list[T], Field(max_length=64)]
+"""A list of at most 64 items."""
+
 Confidence = Annotated[float, Field(ge=0, le=1)]
 """A probability between 0 and 1."""
 
 Score = Annotated[float, Field(ge=0, le=100)]
 """A score between 0 and 100."""
 
+OnceBudget = Annotated[int, Field(ge=0, le=1)]
+"""A budget of at most one use (contract revisions, shared remediations): 0 or 1."""
+
+WorkerCount = Annotated[int, Field(ge=1, le=16)]
+"""Most workers that may run at once: 1–16."""
+
+ChildCount = Annotated[int, Field(ge=0, le=16)]
+"""Most subagents that may be spawned (by a node, or under a permission set): 0–16."""
+
+SubagentDepth = Annotated[int, Field(ge=0, le=4)]
+"""Deepest allowed subagent nesting: 0–4."""
+
+ToolCalls = Annotated[int, Field(ge=1, le=MAX_NODE_TOOL_CALLS)]
+"""The tool-call budget of one work order: 1–1000."""
+
+ExitCode = Annotated[int, Field(ge=0, le=255)]
+"""A process exit status: 0–255."""
+
+ActionTarget = Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+"""What an action or a permission check was aimed at: a path, command, URL or host, ≤2048 chars."""
+
 # ------------------------------------------------------------------------------------ enums
+
+_PhaseOutputType = Literal[
+    "ClarificationRequest",
+    "ProblemFrame",
+    "ScenarioSpec",
+    "TaskContract",
+    "PromptReview",
+    "WorkPlan",
+    "WorkResult",
+    "QualityReview",
+    "ReleaseAudit",
+    "UserReport",
+]
 
 ArtifactType = Literal[
     "RunEnvelope",
     "ContextManifest",
     "NextAction",
-    "ClarificationRequest",
-    "ProblemFrame",
-    "ScenarioSpec",
-    "TaskContract",
-    "PromptReview",
-    "WorkPlan",
-    "WorkResult",
-    "QualityReview",
-    "ReleaseAudit",
-    "UserReport",
+    _PhaseOutputType,
     "TraceEvent",
     "Evidence",
     "ReceiptAudit",
 ]
-ARTIFACT_TYPES: Final[tuple[ArtifactType, ...]] = get_args(ArtifactType)
 
-HostArtifactType = Literal[
-    "ClarificationRequest",
-    "ProblemFrame",
-    "ScenarioSpec",
-    "TaskContract",
-    "PromptReview",
-    "WorkPlan",
-    "WorkResult",
-    "QualityReview",
-    "ReleaseAudit",
-    "UserReport",
-    "Evidence",
-]
+HostArtifactType = Literal[_PhaseOutputType, "Evidence"]
 """The eleven types a host may submit."""
 HOST_ARTIFACT_TYPES: Final[tuple[HostArtifactType, ...]] = get_args(HostArtifactType)
 
@@ -222,10 +233,7 @@ logic never reads them.
 """
 INTERNAL_ARTIFACT_TYPES: Final[tuple[InternalArtifactType, ...]] = get_args(InternalArtifactType)
 
-Phase = Literal[
-    "received",
-    "context_discovery",
-    "awaiting_clarification",
+_AgentPhase = Literal[
     "agent_1_frame",
     "agent_2_compile",
     "agent_1_review",
@@ -241,10 +249,18 @@ Phase = Literal[
     "agent_4_remediation",
     "agent_5_release_audit",
     "user_report",
-    "completed",
-    "partial",
-    "blocked",
-    "cancelled",
+]
+
+TerminalPhase = Literal["completed", "partial", "blocked", "cancelled"]
+
+TerminalStatus = Literal[TerminalPhase, "failed_verification"]
+"""How the run ended, as reported to the user."""
+
+ActionPhase = Literal["received", "context_discovery", _AgentPhase]
+"""Protocol phases a host can be asked to perform (neither paused nor terminal)."""
+
+Phase = Literal[
+    "received", "context_discovery", "awaiting_clarification", _AgentPhase, TerminalPhase
 ]
 PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
@@ -272,34 +288,23 @@ InternalPhase = Literal[
 ]
 """The controller's working phases (terminal runs keep the phase they ended in)."""
 
-LogicalRole = Literal[
+ActionRole = Literal[
     "controller",
     "scenario_author",
     "task_compiler",
     "quality_controller",
     "executor",
     "release_auditor",
-    "host",
-    "tool",
-    "user",
 ]
+"""The logical roles that own a phase."""
+ACTION_ROLES: Final[tuple[ActionRole, ...]] = get_args(ActionRole)
+
+LogicalRole = Literal[ActionRole, "host", "tool", "user"]
 LOGICAL_ROLES: Final[tuple[LogicalRole, ...]] = get_args(LogicalRole)
 
-RunStatus = Literal[
-    "active",
-    "awaiting_input",
-    "completed",
-    "partial",
-    "blocked",
-    "cancelled",
-    "failed_verification",
-]
-RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
+RunStatus = Literal["active", "awaiting_input", TerminalStatus]
 
-InternalRunStatus = Literal[
-    "running", "awaiting_clarification", "completed", "partial", "blocked", "cancelled"
-]
-INTERNAL_RUN_STATUSES: Final[tuple[InternalRunStatus, ...]] = get_args(InternalRunStatus)
+InternalRunStatus = Literal["running", "awaiting_clarification", TerminalPhase]
 
 NativeSubagents = Literal["available", "unavailable", "unknown"]
 Stage = Literal["diagnosis", "completion"]
@@ -393,8 +398,8 @@ class SubagentPermissions(WireModel):
     model_config = UNDESCRIBED
 
     spawn: bool
-    maximum_children: Annotated[int, Field(ge=0, le=16)]
-    maximum_depth: Annotated[int, Field(ge=0, le=4)]
+    maximum_children: ChildCount
+    maximum_depth: SubagentDepth
 
 
 class PermissionSet(WireModel):
@@ -466,8 +471,8 @@ class Finding(WireModel):
     source_refs: Items[ReferenceUri]
     rubric_dimension: Label | None
     required_correction: BoundedText | None
-    preserve_fields: Annotated[list[TaskContractField], Field(max_length=64)]
-    correction_fields: Annotated[list[CorrectableField], Field(max_length=64)] = []
+    preserve_fields: FewItems[TaskContractField]
+    correction_fields: FewItems[CorrectableField] = []
     rationale_summary: Summary
 
     @model_validator(mode="after")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from telic.controller import RULES
 from telic.controller._rules import rules_for
-from telic.protocol import ARTIFACT_TYPES
+from telic.protocol import ArtifactType
 
 
-@pytest.mark.parametrize("artifact_type", [*ARTIFACT_TYPES, "NoSuchType"])
+@pytest.mark.parametrize("artifact_type", [*get_args(ArtifactType), "NoSuchType"])
 def test_the_rules_for_a_type_are_those_that_apply_to_it_in_registry_order(
     artifact_type: str,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -17,7 +18,7 @@ from telic.controller._vocabulary import (
     run_phase,
     status_label,
 )
-from telic.protocol import INTERNAL_RUN_STATUSES, PHASES as PROTOCOL_PHASES, RUN_STATUSES
+from telic.protocol import PHASES as PROTOCOL_PHASES, InternalRunStatus, RunStatus
 
 
 def test_every_protocol_phase_has_one_label_and_nothing_else_does() -> None:
@@ -42,7 +43,7 @@ def test_an_internal_phase_is_shown_by_its_protocol_name(internal: str, protocol
 
 
 def test_every_run_status_on_the_wire_and_in_the_ledger_has_a_label() -> None:
-    assert set(STATUS_LABELS) == set(RUN_STATUSES) | set(INTERNAL_RUN_STATUSES)
+    assert set(STATUS_LABELS) == set(get_args(RunStatus)) | set(get_args(InternalRunStatus))
 
 
 def test_an_internal_phase_is_labelled_by_its_protocol_name() -> None:

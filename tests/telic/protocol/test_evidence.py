@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._evidence import (
-    EVIDENCE_KINDS,
     MAX_EVIDENCE_CONTENT_BYTES,
     Evidence,
+    EvidenceKind,
     decode_evidence_content,
 )
 from tests.telic.protocol.bodies import DELETE, changed, first_error_type, load_golden
@@ -45,7 +45,7 @@ def test_evidence_dumps_camel_case_names() -> None:
     assert {"capturedAt", "contentType", "sourceRefs", "rationaleSummary"} <= wire.keys()
 
 
-@pytest.mark.parametrize("kind", EVIDENCE_KINDS)
+@pytest.mark.parametrize("kind", get_args(EvidenceKind))
 def test_every_evidence_kind_is_accepted(kind: str) -> None:
     assert Evidence.from_wire(changed(golden(), {"kind": kind})).kind == kind
 

@@ -9,15 +9,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from telic.protocol._canonical import canonical_sha256
 from telic.protocol._next_action import (
-    ACTION_ROLES,
     STOP_CONDITIONS,
-    ActionRole,
     ClarificationAction,
     NextAction,
     PhaseAction,
     TerminalAction,
     instruction_ref,
 )
+from telic.protocol._types import ACTION_ROLES, ActionRole
 from tests.telic.protocol.bodies import DELETE, error_type, load_golden, with_change
 
 

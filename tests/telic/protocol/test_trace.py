@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import ValidationError
 
 from telic.protocol._canonical import canonical_sha256
-from telic.protocol._trace import EVENT_TYPES, REDACTION_CATEGORIES, TraceEvent
+from telic.protocol._trace import EVENT_TYPES, RedactionCategory, TraceEvent
 from tests.telic.protocol.bodies import error_type, load_golden, with_change
 
 TOOL = {
@@ -46,7 +46,7 @@ def test_every_other_event_type_is_accepted_with_tool_metadata(event_type: str) 
     assert TraceEvent.from_wire(body).event_type == event_type
 
 
-@pytest.mark.parametrize("category", REDACTION_CATEGORIES)
+@pytest.mark.parametrize("category", get_args(RedactionCategory))
 def test_redactions_of_every_category_are_accepted(category: str) -> None:
     redaction = {
         "id": "redaction-1",

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -21,7 +21,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from telic.demo import DemoRepository, find_demo_repo
-from telic.protocol._types import ARTIFACT_TYPES, CAPABILITIES
+from telic.protocol._types import CAPABILITIES, ArtifactType
 from telic.roles import open_service
 from telic.server import TOOL_NAMES, build_server
 
@@ -156,7 +156,7 @@ def _valid_looking(run_id: str) -> st.SearchStrategy[dict[str, Any]]:
         st.fixed_dictionaries(
             token,
             optional={
-                "artifact_type": st.sampled_from([*ARTIFACT_TYPES, "UserMessage", "x"]),
+                "artifact_type": st.sampled_from([*get_args(ArtifactType), "UserMessage", "x"]),
                 "body": body,
                 "body_json": st.one_of(body.map(json.dumps), st.text(max_size=30)),
                 "source_refs": st.lists(st.text(max_size=40), max_size=3),

@@ -13,7 +13,7 @@ import pytest
 
 from telic.controller._phases import PHASES
 from telic.protocol import json_schema
-from telic.protocol._types import ARTIFACT_TYPES, HOST_ARTIFACT_TYPES, HostArtifactType
+from telic.protocol._types import HOST_ARTIFACT_TYPES, ArtifactType, HostArtifactType
 from telic.server._schemas import (
     NOTATION_KEY,
     SCHEMA_TYPES,
@@ -78,7 +78,7 @@ def test_the_schema_types_are_every_output_a_next_action_can_name() -> None:
     named = {spec.primary for spec in PHASES.values()}
     named |= {kind for spec in PHASES.values() for kind in spec.advertised}
     assert set(SCHEMA_TYPES) == named | set(HOST_ARTIFACT_TYPES)
-    assert set(SCHEMA_TYPES) <= set(ARTIFACT_TYPES)
+    assert set(SCHEMA_TYPES) <= set(get_args(ArtifactType))
 
 
 @pytest.mark.parametrize("artifact_type", SCHEMA_TYPES)
