@@ -32,7 +32,6 @@ from telic.protocol import (
     HostDescriptor,
     Mode,
     NativeSubagents,
-    RunBudgets,
     RunEnvelope,
     Topology,
     UserMessage,
@@ -176,12 +175,7 @@ def open_run(
             denied=authority.denied_permissions(),
             protected_paths_granted=list(authority.protected_paths_granted),
         ),
-        budgets=RunBudgets(
-            prompt_revisions=budgets.prompt_revisions,
-            post_execution_remediations=budgets.post_execution_remediations,
-            maximum_parallel_workers=budgets.maximum_parallel_workers,
-            maximum_subagent_depth=budgets.maximum_subagent_depth,
-        ),
+        budgets=budgets,
         policy_refs=[],
         topology=None if classified is None else classified.topology,
     )
