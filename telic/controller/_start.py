@@ -1,12 +1,11 @@
 """Opening a run (docs/protocol.md §2 tool 1) and projecting its trace (§3.1 TraceEvent), purely.
 
-``StartRequest`` is what a start asks for, declared once: the MCP tool's argument model, the
-service and the controller carry it unchanged. ``open_run`` validates its authority inputs
-through ``telic.permissions.start_run_authority``
-(mode default grants, silent intersection with the host's capabilities, exact allowlists, bare
-domains) after refusing any argument that holds a likely secret (``RUN-NO-SECRETS``), then
-builds the request ``UserMessage``, the ``RunEnvelope`` (id = runId) and the
-``run_started`` event of a run at version 1 in context grounding.
+``StartRequest`` is what a start asks for, declared once. ``open_run`` validates its authority
+inputs through ``telic.permissions.start_run_authority`` (mode default grants, silent
+intersection with the host's capabilities, exact allowlists, bare domains) after refusing any
+argument that holds a likely secret (``RUN-NO-SECRETS``), then builds the request
+``UserMessage``, the ``RunEnvelope`` (id = runId) and the ``run_started`` event of a run at
+version 1 in context grounding.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
     EVENT_TYPES,
     LOGICAL_ROLES,
+    MAX_BOUNDED_TEXT,
     Authorization,
     HostDescriptor,
     Mode,
@@ -41,7 +41,6 @@ from telic.protocol import (
 
 __all__ = ["StartRequest", "canonical_event_type", "open_run", "protocol_phase"]
 
-MAX_REQUEST: Final = 32_768
 _CANONICAL: Final[dict[str, str]] = {
     "context_source_stored": "artifact_recorded",
     "evidence_captured": "artifact_recorded",
@@ -111,7 +110,7 @@ def open_run(
             fit ``topology_override`` (``TP-OVERRIDE-*``, checked after the 1.0 start checks).
         LineageRefused: ``prior_run_id`` is not a run id at all (``RUN-PRIOR-EXISTS``).
     """
-    if not request.original_request.strip() or len(request.original_request) > MAX_REQUEST:
+    if not request.original_request.strip() or len(request.original_request) > MAX_BOUNDED_TEXT:
         message = "original_request must be 1–32,768 characters and not blank"
         raise SchemaViolation(message, issues=(Issue("original_request", "invalid", message),))
     refuse_secret_arguments(
