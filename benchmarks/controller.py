@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from _common import COLUMNS, append_rows, commit, machine, row, summary
 
-from telic.controller import Accepted, SubmitArtifact, Token, next_action, step
+from telic.controller import Accepted, StartRequest, SubmitArtifact, Token, next_action, step
 from telic.ledger import Ledger, open_ledger
 from telic.protocol import parse_artifact
 from telic.roles import open_service
@@ -114,9 +114,7 @@ async def _service_runs(ledger: Ledger, state_dir: str, runs: int) -> list[float
         ledger=ledger, repository_root="/repo", state_dir=state_dir, grounder=fake_grounder
     ) as service:
         for _ in range(runs):
-            started = await service.start_run(
-                "Find the retry limit", "analyze_only", host_capabilities=("repository.read",)
-            )
+            started = await service.start_run(StartRequest("Find the retry limit", "analyze_only"))
             run_id = started.run.run_id
             details = await service.get_run(run_id)
             b = _builder(run_id, details.artifacts[0].artifact_id)

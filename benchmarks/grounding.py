@@ -52,6 +52,7 @@ from typing import Any
 import anyio
 from _common import summary
 
+from telic.controller import StartRequest
 from telic.grounding import GroundingBudget, ground_repository
 from telic.ledger import Ledger, open_ledger
 from telic.roles import open_service
@@ -223,9 +224,7 @@ async def _small_service(root: Path, state: Path, url: str, runs: int) -> dict[s
         counts.watch(ledger)
         async with open_service(ledger=ledger, repository_root=root, state_dir=state) as service:
             for number in range(runs + 3):
-                begun = await service.start_run(
-                    SMALL_REQUEST, "analyze_only", host_capabilities=("repository.read",)
-                )
+                begun = await service.start_run(StartRequest(SMALL_REQUEST, "analyze_only"))
                 counts.on = number >= 3
                 started = time.perf_counter()
                 await service.ground(begun.run.run_id, begun.next_action.id, begun.run.version)

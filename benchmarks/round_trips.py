@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 from _common import append_rows, commit, machine, today
 
+from telic.controller import StartRequest
 from telic.ledger import open_ledger
 from telic.roles import open_service
 from telic.telemetry import TelemetryObserver
@@ -73,7 +74,7 @@ async def _service_run(counts: dict[str, list[int]]) -> None:
                 grounder=fake_grounder,
             ) as service:
                 started = await service.start_run(
-                    "Find the retry limit", "analyze_only", host_capabilities=("repository.read",)
+                    StartRequest("Find the retry limit", "analyze_only")
                 )
                 run_id = started.run.run_id
                 details = await service.get_run(run_id)

@@ -72,7 +72,7 @@ from telic.controller._rules import (
     rule_ids as rule_ids,
 )
 from telic.controller._scan import refuse_secrets as refuse_secrets
-from telic.controller._start import open_run as open_run
+from telic.controller._start import StartRequest as StartRequest, open_run as open_run
 from telic.controller._state import (
     LinkedArtifact as LinkedArtifact,
     RunState as RunState,

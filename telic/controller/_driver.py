@@ -39,6 +39,7 @@ from telic.controller._log import Log
 from telic.controller._machine import step
 from telic.controller._next import next_action
 from telic.controller._start import (
+    StartRequest,
     canonical_actor,
     canonical_event_type,
     open_run,
@@ -69,11 +70,8 @@ from telic.protocol import (
     ClarificationAction,
     ContextDocument,
     ContextManifest,
-    Mode,
-    NativeSubagents,
     PhaseAction,
     TerminalAction,
-    Topology,
     TraceEvent,
     parse_artifact,
 )
@@ -280,62 +278,27 @@ class Controller:
 
     # ------------------------------------------------------------------ commands
 
-    async def start_run(
-        self,
-        original_request: str,
-        mode: Mode,
-        *,
-        repository_root: str,
-        host_name: str = "mcp-host",
-        native_subagents: NativeSubagents = "unknown",
-        host_capabilities: Sequence[str] = ("repository.read",),
-        authorization_granted: Sequence[str] | None = None,
-        authorization_denied: Sequence[str] = (),
-        shell_execute_allowlist: Sequence[str] = (),
-        network_read_domains: Sequence[str] = (),
-        active_files: Sequence[str] = (),
-        protected_paths_granted: Sequence[str] = (),
-        prior_run_id: str | None = None,
-        topology_override: Topology | None = None,
-    ) -> StepResult:
+    async def start_run(self, request: StartRequest, *, repository_root: str) -> StepResult:
         """Start a run at version 1 in context grounding (docs/protocol.md §2 tool 1).
 
-        ``protected_paths_granted`` (beyond Telic 1.0) lets writes and deletes reach the named
-        protected paths; nothing else can. ``topology_override`` (beyond Telic 1.0, §3.7) asks
-        for a micro, standard or forensic run; without it the run follows 1.0 exactly.
-        ``prior_run_id`` links the run to a terminal run of this ledger and repository whose
-        every record verifies (read and checked before anything is stored), whose Evidence the
-        new run may then cite.
-
         Raises:
-            LineageRefused: ``prior_run_id`` names no run this one may follow (``RUN-PRIOR-*``).
+            LineageRefused: ``request.prior_run_id`` names no run this one may follow
+                (``RUN-PRIOR-*``).
         """
         now = self._clock()
         state, notes = open_run(
+            request,
             run_id=self._new_id(),
             message_id=self._new_id(),
             now=now,
-            original_request=original_request,
-            mode=mode,
             repository_root=repository_root,
-            host_name=host_name,
-            native_subagents=native_subagents,
-            host_capabilities=host_capabilities,
-            authorization_granted=authorization_granted,
-            authorization_denied=authorization_denied,
-            shell_execute_allowlist=shell_execute_allowlist,
-            network_read_domains=network_read_domains,
-            active_files=active_files,
-            protected_paths_granted=protected_paths_granted,
-            prior_run_id=prior_run_id,
-            topology_override=topology_override,
         )
-        if prior_run_id is not None:
-            await self._check_prior(prior_run_id, state.run.repository_root)
-        request, envelope = (_new_artifact(a) for a in state.artifacts)
+        if request.prior_run_id is not None:
+            await self._check_prior(request.prior_run_id, state.run.repository_root)
+        message, envelope = (_new_artifact(a) for a in state.artifacts)
         action = next_action(state)
         commit = await self._ledger.create_run(
-            state.run, request, envelope, self._events(state.run, notes, now)
+            state.run, message, envelope, self._events(state.run, notes, now)
         )
         # The run's first state is known: its first load need not read it back.
         started = self._committed(state.run.run_id, None, state, commit)

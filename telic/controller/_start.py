@@ -1,15 +1,17 @@
 """Opening a run (docs/protocol.md §2 tool 1) and projecting its trace (§3.1 TraceEvent), purely.
 
-``open_run`` validates the authority inputs through ``telic.permissions.start_run_authority``
-(mode default grants, silent intersection with the host's capabilities, exact allowlists, bare
-domains) after refusing any argument that holds a likely secret (``RUN-NO-SECRETS``), then
-builds the request ``UserMessage``, the ``RunEnvelope`` (id = runId) and the
-``run_started`` event of a run at version 1 in context grounding.
+``StartRequest`` is what a start asks for, declared once. ``open_run`` validates its authority
+inputs through ``telic.permissions.start_run_authority`` (mode default grants, silent
+intersection with the host's capabilities, exact allowlists, bare domains) after refusing any
+argument that holds a likely secret (``RUN-NO-SECRETS``), then builds the request
+``UserMessage``, the ``RunEnvelope`` (id = runId) and the ``run_started`` event of a run at
+version 1 in context grounding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from telic._errors import Issue, SchemaViolation, UsageError
@@ -25,11 +27,11 @@ from telic.permissions import default_budgets, start_run_authority
 from telic.protocol import (
     EVENT_TYPES,
     LOGICAL_ROLES,
+    MAX_BOUNDED_TEXT,
     Authorization,
     HostDescriptor,
     Mode,
     NativeSubagents,
-    RunBudgets,
     RunEnvelope,
     Topology,
     UserMessage,
@@ -37,9 +39,8 @@ from telic.protocol import (
     WorkingContext,
 )
 
-__all__ = ["canonical_event_type", "open_run", "protocol_phase"]
+__all__ = ["StartRequest", "canonical_event_type", "open_run", "protocol_phase"]
 
-MAX_REQUEST: Final = 32_768
 _CANONICAL: Final[dict[str, str]] = {
     "context_source_stored": "artifact_recorded",
     "evidence_captured": "artifact_recorded",
@@ -57,30 +58,50 @@ def _record(
     return stored_artifact(run_id, kind, body, producer, refs, now, artifact_id=artifact_id)
 
 
+@dataclass(frozen=True, slots=True)
+class StartRequest:
+    """What a start asks for (docs/protocol.md §2 tool 1), with the tool's defaults.
+
+    The one declaration of a start's parameters: ``telic_start_run``'s argument model builds
+    it, and ``Service.start_run``, ``Controller.start_run`` and ``open_run`` carry it down.
+    """
+
+    original_request: str
+    """The user's request, verbatim."""
+    mode: Mode
+    """The mode the user asked for."""
+    host_name: str = "mcp-host"
+    """The host's name."""
+    native_subagents: NativeSubagents = "unknown"
+    """Whether the host can start child agents."""
+    host_capabilities: Sequence[str] = ("repository.read",)
+    """What the host can do."""
+    authorization_granted: Sequence[str] | None = None
+    """What the user granted; None: the mode's defaults."""
+    authorization_denied: Sequence[str] = ()
+    """What the user denied."""
+    shell_execute_allowlist: Sequence[str] = ()
+    """Exact commands the run may execute (needs shell.execute)."""
+    network_read_domains: Sequence[str] = ()
+    """Domains the run may read (needs network.read)."""
+    active_files: Sequence[str] = ()
+    """The files the user works on."""
+    protected_paths_granted: Sequence[str] = ()
+    """(Beyond Telic 1.0) the protected paths writes and deletes may reach; nothing else can."""
+    prior_run_id: str | None = None
+    """A terminal run of this ledger and repository to follow, whose every record verifies
+    (read and checked before anything is stored); the new run may cite its Evidence."""
+    topology_override: Topology | None = None
+    """(Beyond Telic 1.0, §3.7) a micro, standard or forensic run; None: 1.0 exactly."""
+
+
 def open_run(
-    *,
-    run_id: str,
-    message_id: str,
-    now: str,
-    original_request: str,
-    mode: Mode,
-    repository_root: str,
-    host_name: str = "mcp-host",
-    native_subagents: NativeSubagents = "unknown",
-    host_capabilities: Sequence[str] = ("repository.read",),
-    authorization_granted: Sequence[str] | None = None,
-    authorization_denied: Sequence[str] = (),
-    shell_execute_allowlist: Sequence[str] = (),
-    network_read_domains: Sequence[str] = (),
-    active_files: Sequence[str] = (),
-    protected_paths_granted: Sequence[str] = (),
-    prior_run_id: str | None = None,
-    topology_override: Topology | None = None,
+    request: StartRequest, *, run_id: str, message_id: str, now: str, repository_root: str
 ) -> tuple[RunState, tuple[TraceNote, ...]]:
     """Return the state of a new run and its first trace events.
 
-    ``prior_run_id`` links the run to the run it follows (the driver has checked it with
-    ``check_prior``): the row records it and ``lineage_linked`` follows ``run_started``.
+    A ``prior_run_id`` (the driver has checked it with ``check_prior``) is recorded in the row,
+    and ``lineage_linked`` follows ``run_started``.
 
     Raises:
         SchemaViolation: the request is empty, blank or longer than 32,768 characters.
@@ -89,44 +110,44 @@ def open_run(
             fit ``topology_override`` (``TP-OVERRIDE-*``, checked after the 1.0 start checks).
         LineageRefused: ``prior_run_id`` is not a run id at all (``RUN-PRIOR-EXISTS``).
     """
-    if not original_request.strip() or len(original_request) > MAX_REQUEST:
+    if not request.original_request.strip() or len(request.original_request) > MAX_BOUNDED_TEXT:
         message = "original_request must be 1–32,768 characters and not blank"
         raise SchemaViolation(message, issues=(Issue("original_request", "invalid", message),))
     refuse_secret_arguments(
         (
-            ("original_request", original_request),
+            ("original_request", request.original_request),
             ("repository_root", repository_root),
-            ("host_name", host_name),
-            ("host_capabilities", host_capabilities),
-            ("authorization_granted", authorization_granted or ()),
-            ("authorization_denied", authorization_denied),
-            ("shell_execute_allowlist", shell_execute_allowlist),
-            ("network_read_domains", network_read_domains),
-            ("active_files", active_files),
+            ("host_name", request.host_name),
+            ("host_capabilities", request.host_capabilities),
+            ("authorization_granted", request.authorization_granted or ()),
+            ("authorization_denied", request.authorization_denied),
+            ("shell_execute_allowlist", request.shell_execute_allowlist),
+            ("network_read_domains", request.network_read_domains),
+            ("active_files", request.active_files),
         )
     )
     authority = start_run_authority(
-        mode=mode,
-        host_capabilities=host_capabilities,
-        authorization_granted=authorization_granted,
-        authorization_denied=authorization_denied,
-        shell_execute_allowlist=shell_execute_allowlist,
-        network_read_domains=network_read_domains,
-        protected_paths_granted=protected_paths_granted,
+        mode=request.mode,
+        host_capabilities=request.host_capabilities,
+        authorization_granted=request.authorization_granted,
+        authorization_denied=request.authorization_denied,
+        shell_execute_allowlist=request.shell_execute_allowlist,
+        network_read_domains=request.network_read_domains,
+        protected_paths_granted=request.protected_paths_granted,
     )
     classified = None
-    if topology_override is not None:
+    if request.topology_override is not None:
         classified = classify(
-            request=original_request,
-            mode=mode,
+            request=request.original_request,
+            mode=request.mode,
             granted=authority.granted,
-            shell_execute_allowlist=shell_execute_allowlist,
-            network_read_domains=network_read_domains,
-            override=topology_override,
+            shell_execute_allowlist=request.shell_execute_allowlist,
+            network_read_domains=request.network_read_domains,
+            override=request.topology_override,
         )
-    budgets = default_budgets(native_subagents)
-    request = UserMessage(
-        schema_version="1.0", id=message_id, run_id=run_id, content=original_request
+    budgets = default_budgets(request.native_subagents)
+    user_message = UserMessage(
+        schema_version="1.0", id=message_id, run_id=run_id, content=request.original_request
     )
     request_uri = artifact_uri(run_id, message_id)
     envelope = RunEnvelope(
@@ -135,17 +156,17 @@ def open_run(
         created_at=now,
         original_request_ref=request_uri,
         followup_request_refs=[],
-        requested_mode=mode,
+        requested_mode=request.mode,
         status="active",
         working_context=WorkingContext(
             repository_root=repository_root,
-            active_files=list(active_files),
+            active_files=list(request.active_files),
             applicable_rule_refs=[],
         ),
         host=HostDescriptor(
-            name=host_name,
+            name=request.host_name,
             version=None,
-            native_subagents=native_subagents,
+            native_subagents=request.native_subagents,
             capabilities=list(authority.host_capabilities),
         ),
         authorization=Authorization(
@@ -153,25 +174,20 @@ def open_run(
             denied=authority.denied_permissions(),
             protected_paths_granted=list(authority.protected_paths_granted),
         ),
-        budgets=RunBudgets(
-            prompt_revisions=budgets.prompt_revisions,
-            post_execution_remediations=budgets.post_execution_remediations,
-            maximum_parallel_workers=budgets.maximum_parallel_workers,
-            maximum_subagent_depth=budgets.maximum_subagent_depth,
-        ),
+        budgets=budgets,
         policy_refs=[],
         topology=None if classified is None else classified.topology,
     )
-    if prior_run_id is not None:
+    if request.prior_run_id is not None:
         try:
-            check_id("prior_run_id", prior_run_id)
+            check_id("prior_run_id", request.prior_run_id)
         except UsageError:  # no run has such an id: refused as a lookup of it would be
-            check_prior(prior_run_id, repository_root, None, None)
+            check_prior(request.prior_run_id, repository_root, None, None)
     run = RunRecord(
         run_id=run_id,
         schema_version="1.0",
         repository_root=repository_root,
-        requested_mode=mode,
+        requested_mode=request.mode,
         status="running",
         phase="context_grounding",
         resume_phase=None,
@@ -181,11 +197,11 @@ def open_run(
         outcome_hint=None,
         created_at=now,
         updated_at=now,
-        prior_run_id=prior_run_id,
+        prior_run_id=request.prior_run_id,
         topology=None if classified is None else classified.topology,
     )
     artifacts = (
-        _record(run_id, "UserMessage", request, message_id, (), now),
+        _record(run_id, "UserMessage", user_message, message_id, (), now),
         _record(run_id, "RunEnvelope", envelope, run_id, (request_uri,), now),
     )
     note = TraceNote(
@@ -193,7 +209,7 @@ def open_run(
         "controller",
         "context_grounding",
         output_refs=tuple(a.uri for a in artifacts),
-        summary=f"Run started in {mode}",
+        summary=f"Run started in {request.mode}",
     )
     notes: tuple[TraceNote, ...] = (note,)
     if classified is not None:  # only a run that asked: a 1.0 run's trace stays 1.0's
@@ -205,8 +221,8 @@ def open_run(
                 summary=classified.rationale,
             ),
         )
-    if prior_run_id is not None:
-        notes += (lineage_note(prior_run_id),)
+    if request.prior_run_id is not None:
+        notes += (lineage_note(request.prior_run_id),)
     return RunState(run=run, artifacts=artifacts), notes
 
 

@@ -40,7 +40,6 @@ if typing.TYPE_CHECKING:
         authorize_action as authorize_action,
     )
     from telic.permissions._envelope import (
-        RunBudgets as RunBudgets,
         default_budgets as default_budgets,
         denied_permissions as denied_permissions,
         permissions_from_capabilities as permissions_from_capabilities,

@@ -8,13 +8,17 @@ the host has native subagents.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from telic.permissions._sets import FIELDS, build
-from telic.protocol import Capability, NativeSubagents, PermissionSet, SubagentPermissions
+from telic.protocol import (
+    Capability,
+    NativeSubagents,
+    PermissionSet,
+    RunBudgets,
+    SubagentPermissions,
+)
 
 __all__ = [
-    "RunBudgets",
     "default_budgets",
     "denied_permissions",
     "permission_set",
@@ -86,16 +90,6 @@ def denied_permissions(capabilities: Iterable[Capability]) -> PermissionSet:
     return permission_set(
         capabilities, allowlist=_EVERY, domains=_EVERY, runtime=_EVERY, repository=_EVERY
     )
-
-
-@dataclass(frozen=True, slots=True)
-class RunBudgets:
-    """The budgets a RunEnvelope starts with."""
-
-    prompt_revisions: int
-    post_execution_remediations: int
-    maximum_parallel_workers: int
-    maximum_subagent_depth: int
 
 
 def default_budgets(native_subagents: NativeSubagents) -> RunBudgets:

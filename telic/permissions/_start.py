@@ -9,8 +9,8 @@ submitted value, because a rejected input may hold a secret.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Final, TypeGuard
 
 from telic._errors import Issue, RuleViolation
@@ -88,6 +88,23 @@ def _enabled(
     return capability in host and capability in granted
 
 
+def _check_list(
+    values: Sequence[str],
+    unauthorized: Issue | None,
+    problem_of: Callable[[str], str | None],
+    malformed: Issue,
+) -> tuple[Issue, ...]:
+    """Report ``unauthorized`` (None: the list is authorized) when there are ``values``, then
+    ``malformed`` at each entry whose form ``problem_of`` refuses, with the problem as message.
+    """
+    issues = (unauthorized,) if values and unauthorized is not None else ()
+    return issues + tuple(
+        replace(malformed, path=f"{malformed.path}.{i}", message=problem)
+        for i, problem in enumerate(map(problem_of, values))
+        if problem is not None
+    )
+
+
 def check_shell_allowlist(
     allowlist: Sequence[str],
     *,
@@ -95,23 +112,12 @@ def check_shell_allowlist(
     granted: Sequence[Capability],
 ) -> tuple[Issue, ...]:
     """Check the allowlist is authorized and holds only exact non-compound commands."""
-    issues: list[Issue] = []
-    if allowlist and not _enabled("shell.execute", host_capabilities, granted):
-        message = "an allowlist needs shell.execute in host capabilities and granted"
-        issues.append(
-            Issue(
-                "shell_execute_allowlist",
-                "allowlist_unauthorized",
-                message,
-                "SR-ALLOWLIST-UNAUTHORIZED",
-            )
-        )
-    for i, command in enumerate(allowlist):
-        problem = shell_command_problem(command)
-        if problem is not None:
-            path = f"shell_execute_allowlist.{i}"
-            issues.append(Issue(path, "inexact_command", problem, "SR-ALLOWLIST-COMMAND"))
-    return tuple(issues)
+    field = "shell_execute_allowlist"
+    message = "an allowlist needs shell.execute in host capabilities and granted"
+    refused = Issue(field, "allowlist_unauthorized", message, "SR-ALLOWLIST-UNAUTHORIZED")
+    enabled = _enabled("shell.execute", host_capabilities, granted)
+    malformed = Issue(field, "inexact_command", "", "SR-ALLOWLIST-COMMAND")
+    return _check_list(allowlist, None if enabled else refused, shell_command_problem, malformed)
 
 
 def check_network_domains(
@@ -121,43 +127,24 @@ def check_network_domains(
     granted: Sequence[Capability],
 ) -> tuple[Issue, ...]:
     """Check the domain list is authorized and holds only bare host names."""
-    issues: list[Issue] = []
-    if domains and not _enabled("network.read", host_capabilities, granted):
-        message = "a domain list needs network.read in host capabilities and granted"
-        issues.append(
-            Issue(
-                "network_read_domains", "domains_unauthorized", message, "SR-DOMAINS-UNAUTHORIZED"
-            )
-        )
-    for i, domain in enumerate(domains):
-        problem = domain_problem(domain)
-        if problem is not None:
-            path = f"network_read_domains.{i}"
-            issues.append(Issue(path, "invalid_domain", problem, "SR-DOMAIN-FORM"))
-    return tuple(issues)
+    field = "network_read_domains"
+    message = "a domain list needs network.read in host capabilities and granted"
+    refused = Issue(field, "domains_unauthorized", message, "SR-DOMAINS-UNAUTHORIZED")
+    enabled = _enabled("network.read", host_capabilities, granted)
+    malformed = Issue(field, "invalid_domain", "", "SR-DOMAIN-FORM")
+    return _check_list(domains, None if enabled else refused, domain_problem, malformed)
 
 
 def check_protected_grants(
     patterns: Sequence[str], *, granted: Sequence[Capability]
 ) -> tuple[Issue, ...]:
     """Check explicit protected-path grants: a mutating repository grant, and each one's form."""
-    issues: list[Issue] = []
-    if patterns and not MUTATING_REPOSITORY & set(granted):
-        message = "protected-path grants need repository.write or repository.delete granted"
-        issues.append(
-            Issue(
-                "protected_paths_granted",
-                "protected_unauthorized",
-                message,
-                "SR-PROTECTED-UNAUTHORIZED",
-            )
-        )
-    for i, pattern in enumerate(patterns):
-        problem = protected_grant_problem(pattern)
-        if problem is not None:
-            path = f"protected_paths_granted.{i}"
-            issues.append(Issue(path, "invalid_protected_grant", problem, "SR-PROTECTED-FORM"))
-    return tuple(issues)
+    field = "protected_paths_granted"
+    message = "protected-path grants need repository.write or repository.delete granted"
+    refused = Issue(field, "protected_unauthorized", message, "SR-PROTECTED-UNAUTHORIZED")
+    enabled = bool(MUTATING_REPOSITORY & set(granted))
+    malformed = Issue(field, "invalid_protected_grant", "", "SR-PROTECTED-FORM")
+    return _check_list(patterns, None if enabled else refused, protected_grant_problem, malformed)
 
 
 def normalize_domains(domains: Sequence[str]) -> tuple[str, ...]:

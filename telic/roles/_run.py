@@ -69,6 +69,7 @@ from telic.controller import (
     Controller,
     Rejection,
     RunState,
+    StartRequest,
     StepResult,
     SubmitArtifact,
     Token,
@@ -138,9 +139,10 @@ class Outcome(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class StartRun(Ask[Outcome[StepResult]]):
-    """Start a run: ``Controller.start_run``'s keyword arguments and the enabled cast types."""
+    """Start a run: what it asks for, the repository it works in and the enabled cast types."""
 
-    arguments: Mapping[str, Any]
+    request: StartRequest
+    repository_root: str
     cast_types: tuple[Mapping[str, Any], ...]
     """Wire form of the cast-type entries the user enabled."""
 
@@ -885,7 +887,9 @@ class Launcher(Actor[StartRun]):
         """Start one run and store the cast types its user enabled."""
         deps = self._deps
         try:
-            result = await deps.controller.start_run(**message.arguments)
+            result = await deps.controller.start_run(
+                message.request, repository_root=message.repository_root
+            )
             cast_types = list(message.cast_types)
             if cast_types:
                 now = deps.clock()

@@ -44,6 +44,7 @@ from telic.controller import (
     Draft,
     ReplayReport,
     RunDetails,
+    StartRequest,
     StepResult,
     Token,
     TraceView,
@@ -60,7 +61,7 @@ from telic.ledger import (
     utc_now,
 )
 from telic.permissions import BrokerDecision, Decision
-from telic.protocol import ContextDocument, ContextManifest, Mode, NativeSubagents, Topology
+from telic.protocol import ContextDocument, ContextManifest
 from telic.roles._run import (
     ROLES,
     Answer,
@@ -363,27 +364,11 @@ class Service:
 
     async def start_run(
         self,
-        original_request: str,
-        mode: Mode,
+        request: StartRequest,
         *,
-        host_name: str = "mcp-host",
-        native_subagents: NativeSubagents = "unknown",
-        host_capabilities: Sequence[str] = ("repository.read",),
-        authorization_granted: Sequence[str] | None = None,
-        authorization_denied: Sequence[str] = (),
-        shell_execute_allowlist: Sequence[str] = (),
-        network_read_domains: Sequence[str] = (),
-        active_files: Sequence[str] = (),
         cast_types: Sequence[CastType | Mapping[str, object]] | None = None,
-        protected_paths_granted: Sequence[str] = (),
-        prior_run_id: str | None = None,
-        topology_override: Topology | None = None,
     ) -> StepResult:
         """Start a run (docs/protocol.md §2 tool 1); ``cast_types`` are the user's enabled entries.
-
-        ``prior_run_id`` links it to an ended run of this repository (see
-        ``Controller.start_run``); ``topology_override`` asks for a micro, standard or forensic
-        run (§3.7), without which the run follows Telic 1.0 exactly.
 
         Raises:
             SchemaViolation: a malformed request or cast-type entry.
@@ -391,27 +376,9 @@ class Service:
                 fit the topology asked for (``TP-OVERRIDE-*``).
             LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
-        entries = parse_cast_types(cast_types or ())
-        arguments = {
-            "original_request": original_request,
-            "mode": mode,
-            "repository_root": str(self._repository_root),
-            "host_name": host_name,
-            "native_subagents": native_subagents,
-            "host_capabilities": list(host_capabilities),
-            "authorization_granted": None
-            if authorization_granted is None
-            else list(authorization_granted),
-            "authorization_denied": list(authorization_denied),
-            "shell_execute_allowlist": list(shell_execute_allowlist),
-            "network_read_domains": list(network_read_domains),
-            "active_files": list(active_files),
-            "protected_paths_granted": list(protected_paths_granted),
-            "prior_run_id": prior_run_id,
-            "topology_override": topology_override,
-        }
-        cast_wire = tuple(entry.to_wire() for entry in entries)
-        outcome = await self._launcher.ask(StartRun(arguments, cast_wire))
+        cast_wire = tuple(entry.to_wire() for entry in parse_cast_types(cast_types or ()))
+        start = StartRun(request, str(self._repository_root), cast_wire)
+        outcome = await self._launcher.ask(start)
         result: StepResult = outcome.unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
         # neither the existence check nor the actor's recovery pass (two reads of the ledger).

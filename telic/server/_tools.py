@@ -376,27 +376,11 @@ def _with_draft(payload: Payload, draft: object) -> Payload:
 async def _start_run(
     service: Service, args: StartRunArgs, _: Call
 ) -> Annotated[Payload, StepResultOut]:
-    result = await service.start_run(
-        args.original_request,
-        args.mode,
-        host_name=args.host_name,
-        native_subagents=args.native_subagents,
-        host_capabilities=tuple(args.host_capabilities),
-        authorization_granted=(
-            None if args.authorization_granted is None else tuple(args.authorization_granted)
-        ),
-        authorization_denied=tuple(args.authorization_denied),
-        shell_execute_allowlist=tuple(args.shell_execute_allowlist),
-        network_read_domains=tuple(args.network_read_domains),
-        cast_types=(
-            None
-            if args.cast_types is None
-            else tuple(entry.model_dump() for entry in args.cast_types)
-        ),
-        protected_paths_granted=tuple(args.protected_paths_granted),
-        prior_run_id=args.prior_run_id,
-        **({} if args.topology_override is None else {"topology_override": args.topology_override}),
-    )
+    from telic.controller import StartRequest
+
+    fields = args.model_dump()  # the argument model's fields are StartRequest's, and cast_types
+    cast_types = fields.pop("cast_types")
+    result = await service.start_run(StartRequest(**fields), cast_types=cast_types)
     return _step(result)
 
 

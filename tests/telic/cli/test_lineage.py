@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from telic.cli import main
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.ledger import open_ledger
 
 
@@ -17,12 +17,13 @@ async def _chain(state: Path, repo: Path) -> tuple[str, str]:
     async with open_ledger(f"sqlite:///{state}") as ledger:
         controller = Controller(ledger)
         first = await controller.start_run(
-            "Find the bug", "analyze_only", repository_root=str(repo)
+            StartRequest("Find the bug", "analyze_only"), repository_root=str(repo)
         )
         run_id = first.run.run_id
         await controller.cancel(run_id, first.next_action.id, 1)
         second = await controller.start_run(
-            "Follow it up", "analyze_only", repository_root=str(repo), prior_run_id=run_id
+            StartRequest("Follow it up", "analyze_only", prior_run_id=run_id),
+            repository_root=str(repo),
         )
     return run_id, second.run.run_id
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from telic.controller import Controller, StepResult
+from telic.controller import Controller, StartRequest, StepResult
 from telic.ledger import Ledger
 from telic.protocol._context import ContextDocument, ContextManifest
 
@@ -674,12 +674,8 @@ class Flow:
 
         controller = Controller(ledger, clock=clock or clock_from(), new_id=recording)
         kwargs.setdefault("host_capabilities", ALL_GRANTS)
-        started = await controller.start_run(
-            "Fix the failing parser in src",
-            mode,
-            repository_root=ROOT,
-            **kwargs,  # type: ignore[arg-type]
-        )
+        request = StartRequest("Fix the failing parser in src", mode, **kwargs)  # type: ignore[arg-type]
+        started = await controller.start_run(request, repository_root=ROOT)
         run = Run(run_id=started.run.run_id, mode=mode)
         run._request_id = minted[1]
         return cls(controller, started, run)

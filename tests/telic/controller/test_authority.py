@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from telic.controller import _authority
 from telic.controller._authority import decide, run_authorization
-from telic.controller._start import open_run
+from telic.controller._start import StartRequest, open_run
 from telic.controller._state import RunState
 from telic.permissions import effective_authorization
 from telic.protocol._types import PermissionSet, RepositoryPermissions
@@ -17,16 +17,19 @@ def _state(
     granted: tuple[str, ...] = ("repository.read",),
     protected: tuple[str, ...] = (),
 ) -> RunState:
-    state, _ = open_run(
-        run_id=run_id,
-        message_id=f"{run_id}-request",
-        now="2026-01-01T00:00:00.000Z",
-        original_request="Fix the parser",
-        mode="analyze_and_fix",
-        repository_root="/repo",
+    request = StartRequest(
+        "Fix the parser",
+        "analyze_and_fix",
         host_capabilities=("repository.read", "repository.write", "shell.inspect"),
         authorization_granted=granted,
         protected_paths_granted=protected,
+    )
+    state, _ = open_run(
+        request,
+        run_id=run_id,
+        message_id=f"{run_id}-request",
+        now="2026-01-01T00:00:00.000Z",
+        repository_root="/repo",
     )
     return state
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.grounding import ground_repository
 from telic.ledger import open_ledger
 
@@ -27,7 +27,10 @@ async def test_a_grounded_run_reaches_agent_1_frame(mode: str, tmp_path: Path) -
     request = "Fix the failing parser in src"
     async with open_ledger("memory://") as ledger:
         controller = Controller(ledger)
-        started = await controller.start_run(request, mode, repository_root=str(repo))  # type: ignore[arg-type]
+        started = await controller.start_run(
+            StartRequest(request, mode),  # type: ignore[arg-type]
+            repository_root=str(repo),
+        )
         assert started.next_action.phase == "context_discovery"
         result = await ground_repository(
             run_id=started.run.run_id,

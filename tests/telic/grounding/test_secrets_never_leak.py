@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from telic._errors import ContextSecurityError
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.grounding import ground_repository
 from telic.ledger import open_ledger
 from tests.telic.secret_corpus import corpus, git_credentials, npmrc
@@ -109,7 +109,9 @@ async def test_no_secret_path_or_byte_reaches_the_manifest_documents_or_trace(
     assert len(SECRET_PATHS) + len(SECRET_CONTENTS) >= 15
     async with open_ledger("memory://") as ledger:
         controller = Controller(ledger)
-        started = await controller.start_run(REQUEST, "analyze_only", repository_root=str(repo))
+        started = await controller.start_run(
+            StartRequest(REQUEST, "analyze_only"), repository_root=str(repo)
+        )
         run_id = started.run.run_id
         result = await ground_repository(
             run_id=run_id,

@@ -21,6 +21,7 @@ import pytest
 from ledgerkit import event, start
 
 from telic._errors import LedgerError
+from telic.controller import StartRequest
 from telic.ledger import open_ledger
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
@@ -121,7 +122,9 @@ async def test_through_the_service_every_call_gets_ledger_error(
                 "check_tool_action": lambda: service.check_tool_action(
                     flow.b.run_id, "repository.read", "src/app.py"
                 ),
-                "start_run": lambda: service.start_run("Find the limit", "analyze_only"),
+                "start_run": lambda: service.start_run(
+                    StartRequest("Find the limit", "analyze_only")
+                ),
             }
             for name, call in calls.items():
                 with pytest.raises(LedgerError) as caught:

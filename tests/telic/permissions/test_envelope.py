@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from telic.permissions import (
-    RunBudgets,
     default_budgets,
     denied_permissions,
     permissions_from_capabilities,
 )
+from telic.protocol import RunBudgets
 from telic.protocol._types import CAPABILITIES, Capability, NativeSubagents, PermissionSet
 
 

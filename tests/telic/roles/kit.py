@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from telic.controller import StartRequest
 from telic.ledger import Ledger, open_ledger
 from telic.protocol._context import ContextDocument, ContextManifest
 from telic.roles import Service, open_service
@@ -189,7 +190,9 @@ class ServiceFlow:
         kwargs.setdefault("host_capabilities", (*ALL_GRANTS, "subagent.spawn"))
         kwargs.setdefault("native_subagents", "available")
         kwargs.setdefault("authorization_granted", ("repository.read", "subagent.spawn"))
-        started = await service.start_run("Find the retry limit in src", mode, **kwargs)
+        cast_types = kwargs.pop("cast_types", None)
+        request = StartRequest("Find the retry limit in src", mode, **kwargs)  # type: ignore[arg-type]
+        started = await service.start_run(request, cast_types=cast_types)
         details = await service.get_run(started.run.run_id)
         b = Run(run_id=started.run.run_id, mode=mode)
         b._request_id = details.artifacts[0].artifact_id
@@ -298,16 +301,15 @@ async def start_wide_run(
     from telic.ledger import NewArtifact, NewTraceEvent, RunRecord
 
     now = "2025-12-31T00:00:00.000Z"
-    state, _ = open_run(
-        run_id=run_id,
-        message_id=f"{run_id}-request",
-        now=now,
-        original_request="Find the retry limit in src",
-        mode="analyze_only",
-        repository_root=ROOT,
+    request = StartRequest(
+        "Find the retry limit in src",
+        "analyze_only",
         native_subagents="available",
         host_capabilities=(*ALL_GRANTS, "subagent.spawn"),
         authorization_granted=("repository.read", "subagent.spawn"),
+    )
+    state, _ = open_run(
+        request, run_id=run_id, message_id=f"{run_id}-request", now=now, repository_root=ROOT
     )
     request, envelope = state.artifacts
     body = envelope.body

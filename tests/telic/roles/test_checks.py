@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from telic import InvalidTransition, LimitExceeded, RuleViolation
+from telic.controller import StartRequest
 from telic.roles import _checks
 
 from .kit import ServiceFlow, serving
@@ -113,20 +114,24 @@ async def test_a_refused_protected_grant_at_start_writes_no_run(tmp_path: Path) 
     async with serving(tmp_path) as (service, ledger):
         with pytest.raises(RuleViolation) as refused:
             await service.start_run(
-                "Fix the hook",
-                "fix_only",
-                host_capabilities=("repository.read",),
-                protected_paths_granted=("**",),
+                StartRequest(
+                    "Fix the hook",
+                    "fix_only",
+                    host_capabilities=("repository.read",),
+                    protected_paths_granted=("**",),
+                )
             )
         assert set(refused.value.rules) == {"SR-PROTECTED-UNAUTHORIZED", "SR-PROTECTED-FORM"}
         assert await ledger.list_runs(10) == ()
         writing = ("repository.read", "repository.write")
         started = await service.start_run(
-            "Fix the hook",
-            "fix_only",
-            host_capabilities=writing,
-            authorization_granted=writing,
-            protected_paths_granted=(".git/hooks/pre-commit",),
+            StartRequest(
+                "Fix the hook",
+                "fix_only",
+                host_capabilities=writing,
+                authorization_granted=writing,
+                protected_paths_granted=(".git/hooks/pre-commit",),
+            )
         )
         run_id = started.run.run_id
         envelope = await service.get_artifact(run_id, run_id)

@@ -10,6 +10,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from telic import RuleViolation
+from telic.controller import StartRequest
 from telic.server._observed import ObservedService, observed
 from telic.telemetry import TelemetryObserver
 from tests.telic.roles.kit import ServiceFlow, serving
@@ -72,5 +73,6 @@ async def test_telic_otel_decides_whether_the_served_service_is_observed(
     )
     async with open_backend(config) as backend:
         assert isinstance(backend.service, ObservedService) is wrapped
-        started = await backend.service.start_run("Describe the project layout", "report_only")
+        request = StartRequest("Describe the project layout", "report_only")
+        started = await backend.service.start_run(request)
         assert started.run.version == 1

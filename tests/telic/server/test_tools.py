@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from telic._errors import NotFound
-from telic.server._args import GroundArgs, RunArgs, SubmitArgs
+from telic.controller import StartRequest
+from telic.server._args import GroundArgs, RunArgs, StartRunArgs, SubmitArgs
 from telic.server._results import GroundResultOut, StepResultOut, VerifyResultOut
 from telic.server._schemas import SentSchemas
 from telic.server._tools import TOOL_NAMES, TOOLS, call_tool, list_tools, models
@@ -20,6 +23,17 @@ def test_a_tool_s_models_are_its_handler_s_argument_and_return_annotations() -> 
     assert models("telic_submit_artifact") == (SubmitArgs, StepResultOut)
     assert models("telic_ground_context") == (GroundArgs, GroundResultOut)
     assert models("telic_verify_run") == (RunArgs, VerifyResultOut)
+
+
+def test_start_run_s_arguments_are_a_start_request_and_its_cast_types() -> None:
+    """Every argument but cast_types is a StartRequest field, with the same default."""
+    fields = dataclasses.fields(StartRequest)
+    wire = {f.name: f.default for f in fields if f.name != "active_files"}  # Python API only
+    arguments = StartRunArgs.model_fields
+    assert set(arguments) == {*wire, "cast_types"}
+    for name, default in wire.items():
+        given = dataclasses.MISSING if arguments[name].is_required() else arguments[name].default
+        assert (tuple(given) if isinstance(given, list) else given) == default, name
 
 
 def test_only_cancelling_is_destructive() -> None:

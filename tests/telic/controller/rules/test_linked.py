@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from telic._errors import LineageRefused, RuleViolation
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.ledger import Ledger, open_ledger
 from tests.telic.controller.builders import READ, ROOT, Flow, clock_from, ids_from
 from tests.telic.controller.rules.harness import VR, executing, judging, refuse
@@ -120,10 +120,8 @@ async def test_a_prior_run_of_another_repository_is_refused() -> None:
         controller = Controller(ledger, clock=clock_from(), new_id=ids_from("other"))
         with pytest.raises(LineageRefused) as caught:
             await controller.start_run(
-                "Explain the parser",
-                "analyze_only",
+                StartRequest("Explain the parser", "analyze_only", prior_run_id=first.b.run_id),
                 repository_root=ROOT + "-elsewhere",
-                prior_run_id=first.b.run_id,
             )
         assert len(await ledger.list_runs()) == 1
     assert caught.value.rules == ("RUN-PRIOR-ROOT",)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from telic._errors import SecretDetected, TelicError
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.ledger import open_ledger
 from tests.telic.controller.builders import ALL_GRANTS, JSON, ROOT, Flow, clock_from, ids_from
 from tests.telic.controller.rules.harness import executing, framed, refuse, snapshot
@@ -106,10 +106,10 @@ async def test_start_run_refuses_a_request_holding_a_secret_and_writes_no_run(
         controller = Controller(ledger, clock=clock_from(), new_id=ids_from("run"))
         with pytest.raises(SecretDetected) as raised:
             await controller.start_run(
-                f"Deploy with {planted.text}",
-                "analyze_only",
+                StartRequest(
+                    f"Deploy with {planted.text}", "analyze_only", host_capabilities=ALL_GRANTS
+                ),
                 repository_root=ROOT,
-                host_capabilities=ALL_GRANTS,
             )
         _never_echoed(raised.value, planted)
         assert raised.value.rules == ("RUN-NO-SECRETS",)
@@ -132,11 +132,13 @@ async def test_start_run_refuses_a_secret_in_any_list_argument(argument: str, pa
         controller = Controller(ledger, clock=clock_from(), new_id=ids_from("run"))
         with pytest.raises(SecretDetected) as raised:
             await controller.start_run(
-                "Fix the parser",
-                "analyze_only",
+                StartRequest(
+                    "Fix the parser",
+                    "analyze_only",
+                    host_capabilities=ALL_GRANTS,
+                    **{argument: [planted.text]},  # type: ignore[arg-type]
+                ),
                 repository_root=ROOT,
-                host_capabilities=ALL_GRANTS,
-                **{argument: [planted.text]},  # type: ignore[arg-type]
             )
         _never_echoed(raised.value, planted)
         assert raised.value.issues[0].path == path

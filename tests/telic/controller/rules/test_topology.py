@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from telic._errors import InvalidTransition, RuleViolation
-from telic.controller import Controller
+from telic.controller import Controller, StartRequest
 from telic.controller._events import Rejection, SubmitArtifact, Token
 from telic.controller._machine import step
 from telic.controller._state import RunState
@@ -118,10 +118,12 @@ async def _refused_start(ledger: Ledger, mode: str, topology: str, rule: str) ->
     controller = Controller(ledger)
     with pytest.raises(RuleViolation) as caught:
         await controller.start_run(
-            "Refactor the parser across the codebase.",
-            mode,  # type: ignore[arg-type]
+            StartRequest(
+                "Refactor the parser across the codebase.",
+                mode,  # type: ignore[arg-type]
+                topology_override=topology,  # type: ignore[arg-type]
+            ),
             repository_root="/repo",
-            topology_override=topology,  # type: ignore[arg-type]
         )
     assert caught.value.rules == (rule,)
     assert caught.value.issues[0].expected == "forensic"
