@@ -23,7 +23,6 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
-    from telic.ledger._base import Ledger as Ledger
     from telic.ledger._clock import utc_now as utc_now
     from telic.ledger._direct import (
         LIVE_STATUSES as LIVE_STATUSES,
@@ -45,6 +44,7 @@ if typing.TYPE_CHECKING:
         default_state_dir as default_state_dir,
         ledger_file_problem as ledger_file_problem,
     )
+    from telic.ledger._plans import Ledger as Ledger
     from telic.ledger._portal import (
         PortalLedger as PortalLedger,
     )

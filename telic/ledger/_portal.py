@@ -19,9 +19,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from telic._errors import NotFound
 
-from ._base import Ledger
 from ._direct import LIVE_STATUSES, LiveRun
 from ._open import open_ledger
+from ._plans import Ledger
 from ._records import NewTraceEvent, RunRecord, TraceRecord
 
 __all__ = ["PortalLedger"]
