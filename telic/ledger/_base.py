@@ -115,10 +115,6 @@ class Reader(Protocol):
         """Return the run row."""
         ...
 
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        """Return one artifact record of a run."""
-        ...
-
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         """Return one trace record of a run."""
         ...

@@ -694,8 +694,8 @@ class Ledger:
         async with self._read() as reader:
             if commit.artifacts:
                 first = commit.artifacts[0]
-                found = await reader.find_artifact(run_id, first.artifact_id)
-                return found is not None and found.record_hash == first.record_hash
+                found = await reader.read_artifact(run_id, first.artifact_id)
+                return found is not None and found[0].record_hash == first.record_hash
             if commit.events:
                 event = commit.events[0]
                 trace = await reader.find_event(run_id, event.event_id)

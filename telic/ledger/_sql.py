@@ -47,9 +47,6 @@ Write: TypeAlias = tuple[str, tuple[Any, ...], str | None]
 """A statement, its parameters, and the ``LedgerConflict`` message it raises unless it changes
 exactly one row (``None``: any row count is fine)."""
 
-"""Read bodies that are not in the ``blobs`` table (by digest); absent digests stay absent."""
-
-
 _IN_LIMIT = 500
 """Values per ``IN (...)`` list: SQLite before 3.32 allows 999 parameters per statement."""
 
@@ -129,14 +126,6 @@ class SqlReader:
     async def load_run(self, run_id: str) -> StoredRun | None:
         rows = await self._fetch(_RUN, run_id)
         return run_from_row(rows[0]) if rows else None
-
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        rows = await self._fetch(
-            f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND artifact_id = ?",
-            run_id,
-            artifact_id,
-        )
-        return artifact_from_row(rows[0]) if rows else None
 
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         rows = await self._fetch(
