@@ -13,18 +13,13 @@ import sniffio
 from telic._errors import UsageError
 
 from ._base import Backend
-from ._locate import (
-    DATABASE_URL_ENV as DATABASE_URL_ENV,
-    STATE_DIR_ENV as STATE_DIR_ENV,
-    resolve_url as resolve_url,
-    sqlite_paths,
-)
+from ._locate import resolve_url, sqlite_paths
 from ._memory import MemoryBackend
 from ._paths import prepare_state_dir
 from ._plans import Ledger, utc_now
 from ._records import Limits
 
-__all__ = ["DATABASE_URL_ENV", "STATE_DIR_ENV", "open_ledger", "resolve_url"]
+__all__ = ["open_ledger"]
 
 
 @asynccontextmanager
