@@ -1,7 +1,7 @@
 """The ledger: content-addressed, hash-chained, crash-safe storage of runs.
 
-One narrow async interface, ``Ledger``, with three backends chosen by URL in ``open_ledger``:
-``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
+One async class, ``Ledger``, keeps every rule over three backends chosen by URL in
+``open_ledger``: ``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
 ``postgresql://…`` (several servers sharing one database). ``DirectLedger`` reads and appends
 to an SQLite ledger synchronously, for a process that lives for one decision (``telic hook``);
 ``PortalLedger`` offers the same blocking calls (``BlockingLedger``) over any other store.
