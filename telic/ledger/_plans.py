@@ -48,6 +48,7 @@ from ._chain import (
 )
 from ._clock import utc_now as utc_now
 from ._records import (
+    FIXED_RUN_FIELDS,
     ArtifactBody,
     ArtifactRecord,
     Commit,
@@ -376,13 +377,6 @@ def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
 
 # ---------------------------------------------------------------------- the engine
 
-_IMMUTABLE_RUN_FIELDS = (
-    "schema_version",
-    "repository_root",
-    "requested_mode",
-    "created_at",
-    "prior_run_id",
-)
 _VERIFY_BATCH = 64
 """Bodies ``verify_run`` holds in memory at once."""
 
@@ -472,7 +466,7 @@ class Ledger:
                 raise LedgerConflict(
                     f"Stale run version {expected_version}; current version is {current.version}"
                 )
-            for name in _IMMUTABLE_RUN_FIELDS:
+            for name in FIXED_RUN_FIELDS:
                 if getattr(current, name) != getattr(new_run, name):
                     raise UsageError(f"{name} of a run cannot change")
             check(stored, probed, staged, fixed, self._limits)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from ._base import Plan, Probe, Probed, RunRows, Selection, StoredRun
-from ._records import ArtifactRecord, RunRecord, TraceRecord
+from ._records import FIXED_RUN_FIELDS, ArtifactRecord, RunRecord, TraceRecord
 from ._rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
@@ -67,6 +67,13 @@ _RUN = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?"
 _INSERT_ARTIFACT = f"INSERT INTO artifacts ({ARTIFACT_COLUMNS}) VALUES ({_marks(_BODY_COLUMN)})"
 _INSERT_EVENT = (
     f"INSERT INTO trace_events ({EVENT_COLUMNS}) VALUES ({_marks(len(EVENT_COLUMNS.split(', ')))})"
+)
+_RUN_COLUMN_NAMES = RUN_COLUMNS.split(", ")
+_UPDATED = [i for i, column in enumerate(_RUN_COLUMN_NAMES) if column not in FIXED_RUN_FIELDS]
+"""The positions of the run columns that an update writes."""
+_UPDATE_RUN = (
+    f"UPDATE runs SET {', '.join(f'{_RUN_COLUMN_NAMES[i]} = ?' for i in _UPDATED)} "
+    "WHERE run_id = ? AND version = ?"
 )
 _TIP = "chain_index = (SELECT chain_length FROM runs WHERE run_id = ?)"
 _TIP_ARTIFACT = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND {_TIP}"
@@ -278,19 +285,8 @@ def plan_writes(dialect: Dialect, plan: Plan) -> list[Write]:
     if plan.expected_version is None:
         writes.append((f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({_marks(len(p))})", p, None))
     else:
-        # run_id, schema_version, repository_root, requested_mode and created_at never change.
-        writes.append(
-            (
-                "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
-                "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
-                "updated_at = ?, controller_state_json = ?, artifact_count = ?, "
-                "event_count = ?, chain_length = ?, chain_head = ?, run_hash = ?, "
-                "topology = ?, escalation_count = ? "
-                "WHERE run_id = ? AND version = ?",
-                (*p[4:11], *p[12:21], p[0], plan.expected_version),
-                plan.conflict,
-            )
-        )
+        updated = (*(p[i] for i in _UPDATED), p[0], plan.expected_version)
+        writes.append((_UPDATE_RUN, updated, plan.conflict))
     for record, canonical in plan.artifacts:
         writes.append((dialect.store_blob, (record.sha256, canonical), None))
         writes.append((_INSERT_ARTIFACT, artifact_params(record), None))
