@@ -111,10 +111,6 @@ class Reader(Protocol):
     """Reads. Each call sees one consistent snapshot; the engine makes one call per read, so a
     backend may take and release its snapshot inside every call."""
 
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        """Return the run row."""
-        ...
-
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         """Return one trace record of a run."""
         ...

@@ -531,11 +531,7 @@ class Ledger:
 
     async def get_run(self, run_id: str) -> RunRecord:
         """Return the run row. Raises ``NotFound``."""
-        async with self._read() as reader:
-            stored = await reader.load_run(run_id)
-        if stored is None:
-            raise NotFound("Run not found")
-        return stored.record
+        return (await self._read_run(run_id, Selection())).run.record
 
     async def read_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
         """Return an artifact of a run with its body, re-verifying digest and record hash.
@@ -694,8 +690,8 @@ class Ledger:
                 event = commit.events[0]
                 trace = await reader.find_event(run_id, event.event_id)
                 return trace is not None and trace.record_hash == event.record_hash
-            stored = await reader.load_run(run_id)
-            return stored is not None and stored.record == commit.run
+            rows = await reader.read_run(run_id, Selection())
+            return rows is not None and rows.run.record == commit.run
 
 
 def _verified(record: ArtifactRecord, data: bytes | None) -> ArtifactBody:

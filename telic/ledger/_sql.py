@@ -130,10 +130,6 @@ class SqlReader:
 
     # ------------------------------------------------------------------ Reader
 
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        rows = await self._fetch(_RUN, run_id)
-        return run_from_row(rows[0]) if rows else None
-
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         rows = await self._fetch(
             f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND event_id = ?",
