@@ -12,11 +12,11 @@ kept for, and every other facade imports its names plainly.
 Each facade lists its names once, as ordinary re-exports under ``typing.TYPE_CHECKING``::
 
     if typing.TYPE_CHECKING:
-        from telic.ledger._base import Ledger as Ledger
-        from telic.ledger._open import (
-            open_ledger as open_ledger,
+        from telic.ledger._locate import (
             resolve_url as resolve_url,
+            sqlite_paths as sqlite_paths,
         )
+        from telic.ledger._plans import Ledger as Ledger
 
     __getattr__, __dir__ = lazy_facade(globals())
 

@@ -1,7 +1,7 @@
 """The ledger: content-addressed, hash-chained, crash-safe storage of runs.
 
-One narrow async interface, ``Ledger``, with three backends chosen by URL in ``open_ledger``:
-``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
+One async class, ``Ledger``, keeps every rule over three backends chosen by URL in
+``open_ledger``: ``memory://`` (the reference semantics), ``sqlite:///…`` (embedded default) and
 ``postgresql://…`` (several servers sharing one database). ``DirectLedger`` reads and appends
 to an SQLite ledger synchronously, for a process that lives for one decision (``telic hook``);
 ``PortalLedger`` offers the same blocking calls (``BlockingLedger``) over any other store.
@@ -23,7 +23,6 @@ import typing
 from telic._lazy import lazy_facade as _lazy_facade
 
 if typing.TYPE_CHECKING:
-    from telic.ledger._base import Ledger as Ledger
     from telic.ledger._clock import utc_now as utc_now
     from telic.ledger._direct import (
         LIVE_STATUSES as LIVE_STATUSES,
@@ -45,6 +44,7 @@ if typing.TYPE_CHECKING:
         default_state_dir as default_state_dir,
         ledger_file_problem as ledger_file_problem,
     )
+    from telic.ledger._plans import Ledger as Ledger
     from telic.ledger._portal import (
         PortalLedger as PortalLedger,
     )

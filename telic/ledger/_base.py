@@ -1,36 +1,27 @@
-"""The ``Ledger`` interface the controller uses, and the narrower seam each backend fills in.
+"""The seam each backend fills in below the ``Ledger`` (``_plans``), which keeps every rule once.
 
-``Ledger`` states what a run store promises. ``LedgerEngine`` (in ``_plans``) keeps every one of
-those promises once, over ``Backend``: a mutation is a ``Probe`` (what the engine must know of the
-run) and a pure function from its answer to a ``Plan`` (what to write), which the backend runs in
-one transaction holding the run's write lock; a read is one ``Reader`` call. Memory, SQLite and
-PostgreSQL differ only below that seam, which is why one contract suite can speak for all three.
+A mutation is a ``Probe`` (what the ledger must know of the run) and a pure function from its
+answer to a ``Plan`` (what to write), which the backend runs in one transaction holding the run's
+write lock; a read is one ``Reader`` call. Memory, SQLite and PostgreSQL differ only below that
+seam, which is why one contract suite can speak for all three.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ._records import (
-    ArtifactBody,
     ArtifactRecord,
     Commit,
-    NewArtifact,
-    NewTraceEvent,
-    RunChanges,
     RunRecord,
-    TracePage,
     TraceRecord,
-    VerifyReport,
 )
 
 __all__ = [
     "Backend",
-    "Ledger",
     "Plan",
     "Probe",
     "Probed",
@@ -39,123 +30,6 @@ __all__ = [
     "Selection",
     "StoredRun",
 ]
-
-
-class Ledger(ABC):
-    """A run store: immutable, content-addressed artifacts, a hash-chained trace, fenced steps.
-
-    Every mutation is one transaction. Nothing is written when a mutation raises.
-    """
-
-    @abstractmethod
-    async def create_run(
-        self,
-        run: RunRecord,
-        request_artifact: NewArtifact,
-        envelope_artifact: NewArtifact,
-        first_events: Sequence[NewTraceEvent],
-    ) -> Commit:
-        """Store a new run row, its request and envelope artifacts and its first trace events.
-
-        Raises:
-            LedgerConflict: a run with this id already exists.
-        """
-
-    @abstractmethod
-    async def commit_step(
-        self,
-        run_id: str,
-        expected_version: int,
-        new_run: RunRecord,
-        artifacts: Sequence[NewArtifact],
-        events: Sequence[NewTraceEvent],
-    ) -> Commit:
-        """Apply one phase step: artifacts, the run row (fenced by version) and trace events.
-
-        ``new_run.version`` must be ``expected_version + 1``.
-
-        Raises:
-            LedgerConflict: the run is no longer at ``expected_version``, or an artifact id is
-                already used in this run. Nothing is written.
-            LimitExceeded: a quota would be exceeded. Nothing is written.
-            NotFound: there is no such run.
-        """
-
-    @abstractmethod
-    async def store_supporting(
-        self, run_id: str, artifact: NewArtifact, events: Sequence[NewTraceEvent]
-    ) -> Commit:
-        """Store a supporting artifact (and its trace events) without changing the run version.
-
-        An identical replay (same id, type, schema version, producer, digest, source refs,
-        redaction and quota key) writes nothing and returns the stored record with
-        ``replayed=True``.
-
-        Raises:
-            LedgerConflict: the id is already used in this run by a different artifact.
-            LimitExceeded: a quota would be exceeded.
-            NotFound: there is no such run.
-        """
-
-    @abstractmethod
-    async def record_events(
-        self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
-    ) -> tuple[TraceRecord, ...]:
-        """Append trace events alone, such as the DENY decision of a rejected submission.
-
-        An event id the run already holds is a ``LedgerConflict``; with ``once`` it is skipped
-        instead (and not returned). The run is read inside the write's transaction, so of
-        several processes recording the same event id at once exactly one writes it.
-        """
-
-    @abstractmethod
-    async def get_run(self, run_id: str) -> RunRecord:
-        """Return the run row. Raises ``NotFound``."""
-
-    @abstractmethod
-    async def read_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
-        """Return an artifact of a run with its body, re-verifying digest and record hash.
-
-        Raises:
-            NotFound: the run has no artifact with this id (ids are scoped to their run).
-            IntegrityError: the stored bytes or record no longer match their hashes.
-        """
-
-    @abstractmethod
-    async def list_artifacts(self, run_id: str) -> tuple[ArtifactRecord, ...]:
-        """Return the run's artifact records in commit order. Raises ``NotFound``."""
-
-    @abstractmethod
-    async def read_changes(
-        self, run_id: str, after_artifact: int = 0, after_event: int = 0
-    ) -> RunChanges:
-        """Return the run row with the artifacts and trace events appended after a known point.
-
-        One consistent snapshot: a caller that holds the run's first ``after_artifact``
-        artifacts and ``after_event`` events is up to date once it appends what this returns.
-        Every returned artifact and event is verified as ``read_artifact`` and ``page_trace``
-        verify them.
-
-        Raises:
-            NotFound: there is no such run.
-            IntegrityError: a returned record or blob no longer matches its hashes.
-        """
-
-    @abstractmethod
-    async def page_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TracePage:
-        """Return up to ``limit`` trace events with a sequence above ``after_sequence``."""
-
-    @abstractmethod
-    async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
-        """Return the runs' records, newest ``updated_at`` first, ties by run id ascending."""
-
-    @abstractmethod
-    async def verify_run(self, run_id: str) -> VerifyReport:
-        """Recompute every blob digest and chain link of a run; report the first broken record."""
-
-    @abstractmethod
-    async def close(self) -> None:
-        """Release connections. The ledger cannot be used afterwards."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,14 +110,6 @@ class Probed:
 class Reader(Protocol):
     """Reads. Each call sees one consistent snapshot; the engine makes one call per read, so a
     backend may take and release its snapshot inside every call."""
-
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        """Return the run row."""
-        ...
-
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        """Return one artifact record of a run."""
-        ...
 
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         """Return one trace record of a run."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol, Self
 
 from ._clock import utc_now
 from ._plans import fix_events, plan_events, probe_for
@@ -46,7 +46,14 @@ class LiveRun(NamedTuple):
 
 class BlockingLedger(Protocol):
     """What one hook decision reads and appends, through blocking calls: ``DirectLedger`` over
-    SQLite, ``PortalLedger`` (``_portal.py``) over any other store."""
+    SQLite, ``PortalLedger`` (``_portal.py``) over any other store. Close it (or use it as a
+    context manager)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Release the store."""
@@ -55,20 +62,25 @@ class BlockingLedger(Protocol):
         """The repository's live runs, the most recently updated first."""
 
     def run_key(self, run_id: str) -> tuple[int, int] | None:
-        """The run's version and artifact count (``None``: no such run)."""
+        """The run's version and artifact count (``None``: no such run): every step that could
+        change what a run allows raises one of the two."""
 
     def events_of(self, run_id: str, event_types: Sequence[str]) -> list[tuple[str, str, str, str]]:
-        """The run's events of ``event_types`` in order: type, summary, input and output refs
-        (each a JSON array)."""
+        """The run's trace events of ``event_types`` in sequence order, each as its type,
+        decision summary, and input and output refs (each a JSON array)."""
 
     def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
-        """Append ``events`` to the run's trace in one transaction."""
+        """Append ``events`` to the run's trace in one transaction, as ``Ledger.record_events``.
+
+        Raises:
+            NotFound, LedgerConflict, LimitExceeded, SecretRefused: as ``Ledger.record_events``.
+        """
 
 
-class DirectLedger:
-    """A blocking handle on one SQLite ledger file; close it (or use it as a context manager).
+class DirectLedger(BlockingLedger):
+    """A blocking handle on one SQLite ledger file.
 
     Raises (any method): ``sqlite3.Error`` when the database cannot be read or written.
     """
@@ -77,30 +89,19 @@ class DirectLedger:
         self._connection = connect(path)
         self._limits = limits or Limits()
 
-    def __enter__(self) -> DirectLedger:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self) -> None:
         """Close the connection."""
         self._connection.close()
 
     def live_runs(self, repository_root: str) -> list[LiveRun]:
-        """The repository's live runs, the most recently updated first."""
         rows = self._connection.execute(_LIVE_RUNS, (repository_root, *LIVE_STATUSES))
         return [LiveRun(*row) for row in rows.fetchall()]
 
     def run_key(self, run_id: str) -> tuple[int, int] | None:
-        """The run's version and artifact count (``None``: no such run): every step that could
-        change what a run allows raises one of the two."""
         row = self._connection.execute(_RUN_KEY, (run_id,)).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     def events_of(self, run_id: str, event_types: Sequence[str]) -> list[tuple[str, str, str, str]]:
-        """The run's trace events of ``event_types`` in sequence order, each as its type,
-        decision summary, and input and output refs (JSON arrays, as stored)."""
         marks = ", ".join("?" for _ in event_types)
         query = (
             "SELECT event_type, decision_summary, input_refs_json, output_refs_json "
@@ -112,11 +113,6 @@ class DirectLedger:
     def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
-        """Append ``events`` to the run's trace in one transaction, as ``Ledger.record_events``.
-
-        Raises:
-            NotFound, LedgerConflict, LimitExceeded, SecretDetected: as ``Ledger.record_events``.
-        """
         fixed = fix_events(events, utc_now)
         limits = self._limits
         probe = probe_for([], fixed, limits)

@@ -75,12 +75,6 @@ class _View:
         stop = None if limit is None else after + limit
         return [_freeze_event(e) for e in ordered[after:stop]]
 
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        return self.run(run_id)
-
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        return self._state.artifacts.get(run_id, {}).get(artifact_id)
-
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         event = self._state.events.get(run_id, {}).get(event_id)
         return None if event is None else _freeze_event(event)

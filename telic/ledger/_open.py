@@ -12,19 +12,14 @@ import sniffio
 
 from telic._errors import UsageError
 
-from ._base import Backend, Ledger
-from ._locate import (
-    DATABASE_URL_ENV as DATABASE_URL_ENV,
-    STATE_DIR_ENV as STATE_DIR_ENV,
-    resolve_url as resolve_url,
-    sqlite_paths,
-)
+from ._base import Backend
+from ._locate import resolve_url, sqlite_paths
 from ._memory import MemoryBackend
 from ._paths import prepare_state_dir
-from ._plans import LedgerEngine, utc_now
+from ._plans import Ledger, utc_now
 from ._records import Limits
 
-__all__ = ["DATABASE_URL_ENV", "STATE_DIR_ENV", "open_ledger", "resolve_url"]
+__all__ = ["open_ledger"]
 
 
 @asynccontextmanager
@@ -73,7 +68,7 @@ async def open_ledger(
         backend = await PostgresBackend.open(resolved)
     else:
         raise UsageError(f"unknown ledger URL scheme {scheme!r}: use memory, sqlite or postgresql")
-    ledger = LedgerEngine(backend, limits=limits, clock=clock)
+    ledger = Ledger(backend, limits=limits, clock=clock)
     try:
         yield ledger
     finally:

@@ -1,5 +1,5 @@
-"""The ledger's rules, written once over the ``Backend`` seam: ``LedgerEngine`` and the pure
-plans it hands a backend.
+"""The ledger's rules, written once over the ``Backend`` seam: ``Ledger`` and the pure plans it
+hands a backend.
 
 A mutation is a ``Probe`` (what it must know of the run) and a pure plan that the backend runs
 inside one transaction holding the run's write lock: it checks what the probe found (version,
@@ -36,7 +36,7 @@ from telic._errors import (
 from telic.protocol import CanonicalJsonError, canonical_json, parse_json_strict, sha256_hex_digest
 
 from ._backstop import redact_event, refuse_secrets
-from ._base import Backend, Ledger, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
+from ._base import Backend, Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import (
     artifact_hash,
     artifact_problem,
@@ -48,6 +48,7 @@ from ._chain import (
 )
 from ._clock import utc_now as utc_now
 from ._records import (
+    FIXED_RUN_FIELDS,
     ArtifactBody,
     ArtifactRecord,
     Commit,
@@ -65,7 +66,7 @@ from ._retry import OutcomeUnknownError, TransientError, retrying
 __all__ = [
     "CHANGED",
     "FixedEvent",
-    "LedgerEngine",
+    "Ledger",
     "Staged",
     "check",
     "existing",
@@ -376,19 +377,17 @@ def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
 
 # ---------------------------------------------------------------------- the engine
 
-_IMMUTABLE_RUN_FIELDS = (
-    "schema_version",
-    "repository_root",
-    "requested_mode",
-    "created_at",
-    "prior_run_id",
-)
 _VERIFY_BATCH = 64
 """Bodies ``verify_run`` holds in memory at once."""
 
 
-class LedgerEngine(Ledger):
-    """The one implementation of the ledger's rules, parametrised by where rows are kept."""
+class Ledger:
+    """A run store: immutable, content-addressed artifacts, a hash-chained trace, fenced steps.
+
+    Every rule is kept here once, over the ``Backend`` that holds the rows (``open_ledger``
+    chooses it by URL). Every mutation is one transaction. Nothing is written when a mutation
+    raises.
+    """
 
     def __init__(
         self,
@@ -411,6 +410,11 @@ class LedgerEngine(Ledger):
         envelope_artifact: NewArtifact,
         first_events: Sequence[NewTraceEvent],
     ) -> Commit:
+        """Store a new run row, its request and envelope artifacts and its first trace events.
+
+        Raises:
+            LedgerConflict: a run with this id already exists.
+        """
         staged = [self._stage(request_artifact), self._stage(envelope_artifact)]
         events = fix_events(first_events, self._clock)
 
@@ -438,6 +442,16 @@ class LedgerEngine(Ledger):
         artifacts: Sequence[NewArtifact],
         events: Sequence[NewTraceEvent],
     ) -> Commit:
+        """Apply one phase step: artifacts, the run row (fenced by version) and trace events.
+
+        ``new_run.version`` must be ``expected_version + 1``.
+
+        Raises:
+            LedgerConflict: the run is no longer at ``expected_version``, or an artifact id is
+                already used in this run. Nothing is written.
+            LimitExceeded: a quota would be exceeded. Nothing is written.
+            NotFound: there is no such run.
+        """
         if new_run.run_id != run_id:
             raise UsageError("new_run.run_id must equal run_id")
         if new_run.version != expected_version + 1:
@@ -452,7 +466,7 @@ class LedgerEngine(Ledger):
                 raise LedgerConflict(
                     f"Stale run version {expected_version}; current version is {current.version}"
                 )
-            for name in _IMMUTABLE_RUN_FIELDS:
+            for name in FIXED_RUN_FIELDS:
                 if getattr(current, name) != getattr(new_run, name):
                     raise UsageError(f"{name} of a run cannot change")
             check(stored, probed, staged, fixed, self._limits)
@@ -466,6 +480,17 @@ class LedgerEngine(Ledger):
     async def store_supporting(
         self, run_id: str, artifact: NewArtifact, events: Sequence[NewTraceEvent]
     ) -> Commit:
+        """Store a supporting artifact (and its trace events) without changing the run version.
+
+        An identical replay (same id, type, schema version, producer, digest, source refs,
+        redaction and quota key) writes nothing and returns the stored record with
+        ``replayed=True``.
+
+        Raises:
+            LedgerConflict: the id is already used in this run by a different artifact.
+            LimitExceeded: a quota would be exceeded.
+            NotFound: there is no such run.
+        """
         staged = [self._stage(artifact)]
         fixed = fix_events(events, self._clock)
 
@@ -489,6 +514,12 @@ class LedgerEngine(Ledger):
     async def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
+        """Append trace events alone, such as the DENY decision of a rejected submission.
+
+        An event id the run already holds is a ``LedgerConflict``; with ``once`` it is skipped
+        instead (and not returned). The run is read inside the write's transaction, so of
+        several processes recording the same event id at once exactly one writes it.
+        """
         fixed = fix_events(events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -499,13 +530,16 @@ class LedgerEngine(Ledger):
     # ------------------------------------------------------------------ reads
 
     async def get_run(self, run_id: str) -> RunRecord:
-        async with self._read() as reader:
-            stored = await reader.load_run(run_id)
-        if stored is None:
-            raise NotFound("Run not found")
-        return stored.record
+        """Return the run row. Raises ``NotFound``."""
+        return (await self._read_run(run_id, Selection())).run.record
 
     async def read_artifact(self, run_id: str, artifact_id: str) -> ArtifactBody:
+        """Return an artifact of a run with its body, re-verifying digest and record hash.
+
+        Raises:
+            NotFound: the run has no artifact with this id (ids are scoped to their run).
+            IntegrityError: the stored bytes or record no longer match their hashes.
+        """
         async with self._read() as reader:
             found = await reader.read_artifact(run_id, artifact_id)
         if found is None:
@@ -515,6 +549,17 @@ class LedgerEngine(Ledger):
     async def read_changes(
         self, run_id: str, after_artifact: int = 0, after_event: int = 0
     ) -> RunChanges:
+        """Return the run row with the artifacts and trace events appended after a known point.
+
+        One consistent snapshot: a caller that holds the run's first ``after_artifact``
+        artifacts and ``after_event`` events is up to date once it appends what this returns.
+        Every returned artifact and event is verified as ``read_artifact`` and ``page_trace``
+        verify them.
+
+        Raises:
+            NotFound: there is no such run.
+            IntegrityError: a returned record or blob no longer matches its hashes.
+        """
         if after_artifact < 0 or after_event < 0:
             raise UsageError("after_artifact and after_event must be >= 0")
         selection = Selection(
@@ -535,9 +580,11 @@ class LedgerEngine(Ledger):
         )
 
     async def list_artifacts(self, run_id: str) -> tuple[ArtifactRecord, ...]:
+        """Return the run's artifact records in commit order. Raises ``NotFound``."""
         return tuple((await self._read_run(run_id, Selection(artifacts_after=0))).artifacts)
 
     async def page_trace(self, run_id: str, after_sequence: int = 0, limit: int = 100) -> TracePage:
+        """Return up to ``limit`` trace events with a sequence above ``after_sequence``."""
         if after_sequence < 0 or limit < 1:
             raise UsageError("after_sequence must be >= 0 and limit >= 1")
         selection = Selection(events_after=after_sequence, events_limit=limit + 1)
@@ -546,12 +593,14 @@ class LedgerEngine(Ledger):
         return TracePage(events=tuple(rows[:limit]), has_more=len(rows) > limit)
 
     async def list_runs(self, limit: int = 20) -> tuple[RunRecord, ...]:
+        """Return the runs' records, newest ``updated_at`` first, ties by run id ascending."""
         if limit < 1:
             raise UsageError("limit must be >= 1")
         async with self._read() as reader:
             return tuple(await reader.runs(limit))
 
     async def verify_run(self, run_id: str) -> VerifyReport:
+        """Recompute every blob digest and chain link of a run; report the first broken record."""
         rows = await self._read_run(run_id, Selection(artifacts_after=0, events_after=0))
         # Bodies are immutable once stored, so they are read in batches after the snapshot of
         # the records, which keeps only a batch of them in memory at a time.
@@ -567,6 +616,7 @@ class LedgerEngine(Ledger):
         return walk_chain(rows.run, [*rows.artifacts, *rows.events], problems)
 
     async def close(self) -> None:
+        """Release connections. The ledger cannot be used afterwards."""
         if not self._closed:
             self._closed = True
             await self._backend.aclose()
@@ -634,14 +684,14 @@ class LedgerEngine(Ledger):
         async with self._read() as reader:
             if commit.artifacts:
                 first = commit.artifacts[0]
-                found = await reader.find_artifact(run_id, first.artifact_id)
-                return found is not None and found.record_hash == first.record_hash
+                found = await reader.read_artifact(run_id, first.artifact_id)
+                return found is not None and found[0].record_hash == first.record_hash
             if commit.events:
                 event = commit.events[0]
                 trace = await reader.find_event(run_id, event.event_id)
                 return trace is not None and trace.record_hash == event.record_hash
-            stored = await reader.load_run(run_id)
-            return stored is not None and stored.record == commit.run
+            rows = await reader.read_run(run_id, Selection())
+            return rows is not None and rows.run.record == commit.run
 
 
 def _verified(record: ArtifactRecord, data: bytes | None) -> ArtifactBody:

@@ -19,9 +19,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from telic._errors import NotFound
 
-from ._base import Ledger
-from ._direct import LIVE_STATUSES, LiveRun
+from ._direct import LIVE_STATUSES, BlockingLedger, LiveRun
 from ._open import open_ledger
+from ._plans import Ledger
 from ._records import NewTraceEvent, RunRecord, TraceRecord
 
 __all__ = ["PortalLedger"]
@@ -32,8 +32,8 @@ is acting for now, so it is among the latest)."""
 _PAGE: Final = 1_000
 
 
-class PortalLedger:
-    """A blocking handle on the ledger at ``url``; close it (or use it as a context manager).
+class PortalLedger(BlockingLedger):
+    """A blocking handle on the ledger at ``url``.
 
     Raises (any method): what the async ``Ledger`` raises (``NotFound``, ``LedgerError``, …).
     """
@@ -47,34 +47,22 @@ class PortalLedger:
             self._ledger = stack.enter_context(opened)
             self._stack = stack.pop_all()
 
-    def __enter__(self) -> PortalLedger:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self) -> None:
         """Close the ledger, then stop the portal's event loop."""
         self._stack.close()
 
     def live_runs(self, repository_root: str) -> list[LiveRun]:
-        """The repository's live runs, the most recently updated first."""
         return self._portal.call(self._live_runs, repository_root)
 
     def run_key(self, run_id: str) -> tuple[int, int] | None:
-        """The run's version and artifact count (``None``: no such run)."""
         return self._portal.call(self._run_key, run_id)
 
     def events_of(self, run_id: str, event_types: Sequence[str]) -> list[tuple[str, str, str, str]]:
-        """The run's events of ``event_types`` in order: type, summary, input and output refs
-        (each a JSON array, as ``DirectLedger`` gives them)."""
         return self._portal.call(self._events_of, run_id, frozenset(event_types))
 
     def record_events(
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
-        """Append ``events`` to the run's trace in one transaction (``Ledger.record_events``)."""
-
         async def record() -> tuple[TraceRecord, ...]:
             return await self._ledger.record_events(run_id, events, once=once)
 

@@ -47,6 +47,17 @@ OutcomeHint = Literal["completed", "partial", "blocked"]
 _TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
 """The statuses of a run that has ended."""
 
+FIXED_RUN_FIELDS: Final = (
+    "run_id",
+    "schema_version",
+    "repository_root",
+    "requested_mode",
+    "created_at",
+    "prior_run_id",
+)
+"""The fields of a run set when it is created and never changed: ``commit_step`` refuses a new
+value, and the update of a stored run leaves their columns alone."""
+
 MAX_DECISION_SUMMARY_CHARS: Final = 800
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")

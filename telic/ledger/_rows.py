@@ -2,13 +2,14 @@
 
 Statements are written once with ``?`` placeholders; PostgreSQL gets them renumbered to ``$n``.
 Where the dialects really differ (row locks, collation of the run listing) a backend passes its
-own fragment in.
+own fragment in. A column list is the whole mapping: each column holds the record field of its
+name (a ``_json`` column holds it as canonical JSON text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeAlias
 
 from ._base import StoredRun
 from ._chain import decode_object, decode_refs, encode_json
@@ -74,150 +75,83 @@ def dollar_placeholders(sql: str) -> str:
     return "".join(f"{part}${i}" for i, part in enumerate(parts[:-1], start=1)) + parts[-1]
 
 
+_STORED: Final = frozenset(
+    {"artifact_count", "event_count", "chain_length", "chain_head", "run_hash"}
+)
+"""The run columns ``StoredRun`` holds beside its record."""
+
+
+_Fields: TypeAlias = tuple[tuple[str, str, bool], ...]
+
+
+def _fields(columns: str) -> _Fields:
+    """Each column's name, the record field it holds, and whether it holds JSON text."""
+    return tuple((c, c.removesuffix("_json"), c.endswith("_json")) for c in columns.split(", "))
+
+
+_RUN_FIELDS: Final = _fields(RUN_COLUMNS)
+_ARTIFACT_FIELDS: Final = _fields(ARTIFACT_COLUMNS)
+_EVENT_FIELDS: Final = _fields(EVENT_COLUMNS)
+
+
+def _encode(value: object) -> object:
+    """A JSON field as its column stores it: canonical JSON text (``None`` stays ``NULL``)."""
+    if value is None:
+        return None
+    return encode_json(list(value) if isinstance(value, tuple) else value)
+
+
+def _decode(column: str, value: Any) -> Any:
+    """A JSON column's text as its field holds it, parsed leniently (``_chain.decode_object``)."""
+    what = column.removesuffix("_json").replace("_", " ")
+    if column.endswith("_refs_json"):
+        return decode_refs(value, what=what)
+    return decode_object(value, what=what)
+
+
+def _record_fields(fields: _Fields, row: Row) -> dict[str, Any]:
+    """The fields of a row (a row shorter than ``fields`` has only its first fields)."""
+    return {
+        name: _decode(column, value) if json and value is not None else value
+        for (column, name, json), value in zip(fields, row, strict=False)
+    }
+
+
+def _params(fields: _Fields, field_of: Callable[[str], object]) -> tuple[Any, ...]:
+    """The values of ``fields``' columns, each read by ``field_of`` from its field name."""
+    return tuple(_encode(field_of(name)) if json else field_of(name) for _, name, json in fields)
+
+
 def run_params(stored: StoredRun) -> tuple[Any, ...]:
     """Return the values of ``RUN_COLUMNS`` for a run row."""
-    r = stored.record
-    return (
-        r.run_id,
-        r.schema_version,
-        r.repository_root,
-        r.requested_mode,
-        r.status,
-        r.phase,
-        r.resume_phase,
-        r.version,
-        r.prompt_revisions_remaining,
-        r.remediations_remaining,
-        r.outcome_hint,
-        r.created_at,
-        r.updated_at,
-        encode_json(r.controller_state),
-        stored.artifact_count,
-        stored.event_count,
-        stored.chain_length,
-        stored.chain_head,
-        stored.run_hash,
-        r.topology,
-        r.escalation_count,
-        r.prior_run_id,
+    return _params(
+        _RUN_FIELDS, lambda name: getattr(stored if name in _STORED else stored.record, name)
     )
 
 
 def run_from_row(row: Row) -> StoredRun:
     """Build a stored run from a row of ``RUN_COLUMNS`` (or of the sealing migration's, which
-    predate ``prior_run_id``)."""
-    record = RunRecord(
-        run_id=row[0],
-        schema_version=row[1],
-        repository_root=row[2],
-        requested_mode=row[3],
-        status=row[4],
-        phase=row[5],
-        resume_phase=row[6],
-        version=row[7],
-        prompt_revisions_remaining=row[8],
-        remediations_remaining=row[9],
-        outcome_hint=row[10],
-        created_at=row[11],
-        updated_at=row[12],
-        controller_state=decode_object(row[13], what="controller state"),
-        # A row read by the sealing migration predates the later columns.
-        topology=row[19] if len(row) > 19 else None,
-        escalation_count=row[20] if len(row) > 20 else 0,
-        prior_run_id=row[21] if len(row) > 21 else None,
-    )
-    return StoredRun(
-        record=record,
-        artifact_count=row[14],
-        event_count=row[15],
-        chain_length=row[16],
-        chain_head=row[17],
-        run_hash=row[18],
-    )
+    predate the later columns: the record's defaults stand for them)."""
+    fields = _record_fields(_RUN_FIELDS, row)
+    counters = {name: fields.pop(name) for name in _STORED}
+    return StoredRun(record=RunRecord(**fields), **counters)
 
 
 def artifact_params(record: ArtifactRecord) -> tuple[Any, ...]:
     """Return the values of ``ARTIFACT_COLUMNS`` for an artifact record."""
-    return (
-        record.run_id,
-        record.artifact_id,
-        record.type,
-        record.schema_version,
-        record.producer,
-        record.sha256,
-        record.size_bytes,
-        encode_json(list(record.source_refs)),
-        record.redaction,
-        record.quota_key,
-        record.created_at,
-        record.position,
-        record.chain_index,
-        record.previous_hash,
-        record.record_hash,
-    )
+    return _params(_ARTIFACT_FIELDS, lambda name: getattr(record, name))
 
 
 def artifact_from_row(row: Row) -> ArtifactRecord:
     """Build an artifact record from a row of ``ARTIFACT_COLUMNS``."""
-    return ArtifactRecord(
-        run_id=row[0],
-        artifact_id=row[1],
-        type=row[2],
-        schema_version=row[3],
-        producer=row[4],
-        sha256=row[5],
-        size_bytes=row[6],
-        source_refs=decode_refs(row[7], what="source refs"),
-        redaction=row[8],
-        quota_key=row[9],
-        created_at=row[10],
-        position=row[11],
-        chain_index=row[12],
-        previous_hash=row[13],
-        record_hash=row[14],
-    )
+    return ArtifactRecord(**_record_fields(_ARTIFACT_FIELDS, row))
 
 
 def event_params(record: TraceRecord) -> tuple[Any, ...]:
     """Return the values of ``EVENT_COLUMNS`` for a trace record."""
-    decision = record.permission_decision
-    return (
-        record.run_id,
-        record.event_id,
-        record.sequence,
-        record.timestamp,
-        record.actor,
-        record.phase,
-        record.event_type,
-        encode_json(list(record.input_refs)),
-        encode_json(list(record.output_refs)),
-        None if decision is None else encode_json(decision),
-        record.decision_summary,
-        encode_json(record.budget_snapshot),
-        record.chain_index,
-        record.previous_hash,
-        record.record_hash,
-    )
+    return _params(_EVENT_FIELDS, lambda name: getattr(record, name))
 
 
 def event_from_row(row: Row) -> TraceRecord:
     """Build a trace record from a row of ``EVENT_COLUMNS``."""
-    return TraceRecord(
-        run_id=row[0],
-        event_id=row[1],
-        sequence=row[2],
-        timestamp=row[3],
-        actor=row[4],
-        phase=row[5],
-        event_type=row[6],
-        input_refs=decode_refs(row[7], what="input refs"),
-        output_refs=decode_refs(row[8], what="output refs"),
-        permission_decision=None
-        if row[9] is None
-        else decode_object(row[9], what="permission decision"),
-        decision_summary=row[10],
-        budget_snapshot=decode_object(row[11], what="budget snapshot"),
-        chain_index=row[12],
-        previous_hash=row[13],
-        record_hash=row[14],
-    )
+    return TraceRecord(**_record_fields(_EVENT_FIELDS, row))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from ._base import Plan, Probe, Probed, RunRows, Selection, StoredRun
-from ._records import ArtifactRecord, RunRecord, TraceRecord
+from ._records import FIXED_RUN_FIELDS, ArtifactRecord, RunRecord, TraceRecord
 from ._rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
@@ -47,9 +47,6 @@ Write: TypeAlias = tuple[str, tuple[Any, ...], str | None]
 """A statement, its parameters, and the ``LedgerConflict`` message it raises unless it changes
 exactly one row (``None``: any row count is fine)."""
 
-"""Read bodies that are not in the ``blobs`` table (by digest); absent digests stay absent."""
-
-
 _IN_LIMIT = 500
 """Values per ``IN (...)`` list: SQLite before 3.32 allows 999 parameters per statement."""
 
@@ -70,6 +67,13 @@ _RUN = f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?"
 _INSERT_ARTIFACT = f"INSERT INTO artifacts ({ARTIFACT_COLUMNS}) VALUES ({_marks(_BODY_COLUMN)})"
 _INSERT_EVENT = (
     f"INSERT INTO trace_events ({EVENT_COLUMNS}) VALUES ({_marks(len(EVENT_COLUMNS.split(', ')))})"
+)
+_RUN_COLUMN_NAMES = RUN_COLUMNS.split(", ")
+_UPDATED = [i for i, column in enumerate(_RUN_COLUMN_NAMES) if column not in FIXED_RUN_FIELDS]
+"""The positions of the run columns that an update writes."""
+_UPDATE_RUN = (
+    f"UPDATE runs SET {', '.join(f'{_RUN_COLUMN_NAMES[i]} = ?' for i in _UPDATED)} "
+    "WHERE run_id = ? AND version = ?"
 )
 _TIP = "chain_index = (SELECT chain_length FROM runs WHERE run_id = ?)"
 _TIP_ARTIFACT = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND {_TIP}"
@@ -125,18 +129,6 @@ class SqlReader:
         }
 
     # ------------------------------------------------------------------ Reader
-
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        rows = await self._fetch(_RUN, run_id)
-        return run_from_row(rows[0]) if rows else None
-
-    async def find_artifact(self, run_id: str, artifact_id: str) -> ArtifactRecord | None:
-        rows = await self._fetch(
-            f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE run_id = ? AND artifact_id = ?",
-            run_id,
-            artifact_id,
-        )
-        return artifact_from_row(rows[0]) if rows else None
 
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         rows = await self._fetch(
@@ -289,19 +281,8 @@ def plan_writes(dialect: Dialect, plan: Plan) -> list[Write]:
     if plan.expected_version is None:
         writes.append((f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({_marks(len(p))})", p, None))
     else:
-        # run_id, schema_version, repository_root, requested_mode and created_at never change.
-        writes.append(
-            (
-                "UPDATE runs SET status = ?, phase = ?, resume_phase = ?, version = ?, "
-                "prompt_revisions_remaining = ?, remediations_remaining = ?, outcome_hint = ?, "
-                "updated_at = ?, controller_state_json = ?, artifact_count = ?, "
-                "event_count = ?, chain_length = ?, chain_head = ?, run_hash = ?, "
-                "topology = ?, escalation_count = ? "
-                "WHERE run_id = ? AND version = ?",
-                (*p[4:11], *p[12:21], p[0], plan.expected_version),
-                plan.conflict,
-            )
-        )
+        updated = (*(p[i] for i in _UPDATED), p[0], plan.expected_version)
+        writes.append((_UPDATE_RUN, updated, plan.conflict))
     for record, canonical in plan.artifacts:
         writes.append((dialect.store_blob, (record.sha256, canonical), None))
         writes.append((_INSERT_ARTIFACT, artifact_params(record), None))

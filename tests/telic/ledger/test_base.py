@@ -15,7 +15,7 @@ from telic.ledger import Commit
 from telic.ledger._base import Backend, Plan, Probe, Probed, Selection
 from telic.ledger._memory import MemoryBackend
 from telic.ledger._paths import prepare_state_dir
-from telic.ledger._plans import LedgerEngine
+from telic.ledger._plans import Ledger
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +37,7 @@ async def opened(ledger_kind: str, ledger_url: str, state_dir: Path) -> AsyncIte
 
         backend = await PostgresBackend.open(ledger_url)
     try:
-        ledger = LedgerEngine(backend)
+        ledger = Ledger(backend)
         await start(ledger)
         scenario = artifact("spec-1", "ScenarioSpec", quota_key="frame-1")
         await step(ledger, "run-1", 1, [artifact("ev-1"), scenario], [event(event_id="e-1")])
@@ -116,6 +116,6 @@ async def test_a_plan_that_raises_writes_nothing(
         with pytest.raises(LimitExceeded, match="no room"):
             await backend.mutate("run-1", Probe(artifact_ids=["ev-1"]), refuse)
         assert await _stored(backend) == (2, 4, 2)
-        ledger = LedgerEngine(backend)
+        ledger = Ledger(backend)
         await step(ledger, "run-1", 2, [artifact("a-3")])  # the backend is still usable
         assert (await ledger.verify_run("run-1")).ok

@@ -19,7 +19,7 @@ from telic._errors import LedgerError
 from telic.ledger import ledger_file_problem, open_ledger
 from telic.ledger._memory import MemoryBackend, _State
 from telic.ledger._migrations import load_migrations, split_sqlite_script
-from telic.ledger._plans import LedgerEngine
+from telic.ledger._plans import Ledger
 from telic.ledger._rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 async def _records() -> _State:
     """One run with a few steps, its records hash-chained by the engine."""
     backend = MemoryBackend()
-    ledger = LedgerEngine(backend)
+    ledger = Ledger(backend)
     await start(ledger)
     await step(ledger, "run-1", 1, [artifact("a-1"), artifact("a-2")], [event(), event()])
     await ledger.store_supporting("run-1", artifact("ev-1"), [event("evidence_captured")])

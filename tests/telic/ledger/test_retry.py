@@ -15,7 +15,7 @@ from telic._errors import LedgerConflict, LedgerError
 from telic.ledger import Commit, open_ledger
 from telic.ledger._base import Plan, Probe, Probed, Reader
 from telic.ledger._memory import MemoryBackend
-from telic.ledger._plans import LedgerEngine
+from telic.ledger._plans import Ledger
 from telic.ledger._postgres import PostgresBackend
 from telic.ledger._retry import MAX_ATTEMPTS, OutcomeUnknownError, TransientError
 
@@ -67,8 +67,8 @@ def flaky() -> FlakyBackend:
 
 
 @pytest.fixture
-def ledger(flaky: FlakyBackend) -> LedgerEngine:
-    return LedgerEngine(flaky)  # type: ignore[arg-type]
+def ledger(flaky: FlakyBackend) -> Ledger:
+    return Ledger(flaky)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def ledger(flaky: FlakyBackend) -> LedgerEngine:
     [["busy", "busy"], ["lost_before_commit"], ["busy", "lost_in_commit_rolled_back"]],
 )
 async def test_transport_failures_are_retried_until_the_step_is_stored_once(
-    ledger: LedgerEngine, flaky: FlakyBackend, failures: list[str]
+    ledger: Ledger, flaky: FlakyBackend, failures: list[str]
 ) -> None:
     await start(ledger)
     flaky.script = list(failures)
@@ -90,7 +90,7 @@ async def test_transport_failures_are_retried_until_the_step_is_stored_once(
 
 
 async def test_a_step_that_landed_during_a_lost_commit_is_not_run_again(
-    ledger: LedgerEngine, flaky: FlakyBackend
+    ledger: Ledger, flaky: FlakyBackend
 ) -> None:
     await start(ledger)
     flaky.script = ["lost_in_commit_landed"]
@@ -102,7 +102,7 @@ async def test_a_step_that_landed_during_a_lost_commit_is_not_run_again(
 
 
 async def test_events_alone_are_read_back_after_a_lost_commit(
-    ledger: LedgerEngine, flaky: FlakyBackend
+    ledger: Ledger, flaky: FlakyBackend
 ) -> None:
     await start(ledger)
     flaky.script = ["lost_in_commit_landed"]
@@ -112,7 +112,7 @@ async def test_events_alone_are_read_back_after_a_lost_commit(
 
 
 async def test_a_store_that_stays_busy_fails_after_bounded_attempts(
-    ledger: LedgerEngine, flaky: FlakyBackend
+    ledger: Ledger, flaky: FlakyBackend
 ) -> None:
     await start(ledger)
     flaky.script = ["busy"] * (MAX_ATTEMPTS + 5)
@@ -123,9 +123,7 @@ async def test_a_store_that_stays_busy_fails_after_bounded_attempts(
     assert (await ledger.get_run("run-1")).version == 1
 
 
-async def test_a_logical_conflict_is_never_retried(
-    ledger: LedgerEngine, flaky: FlakyBackend
-) -> None:
+async def test_a_logical_conflict_is_never_retried(ledger: Ledger, flaky: FlakyBackend) -> None:
     await start(ledger)
     await step(ledger, "run-1", 1)
     flaky.attempts = 0
@@ -171,7 +169,7 @@ async def test_a_postgres_connection_dropped_mid_transaction_is_a_retryable_fail
         with pytest.raises(TransientError):
             await backend.mutate("run-1", Probe(), doomed_plan)
         # The pool replaces the dead connection; the engine's retry then re-reads and succeeds.
-        ledger = LedgerEngine(backend)
+        ledger = Ledger(backend)
         commit = await step(ledger, "run-1", 1, [artifact("a-1")], [event()])
         assert commit.run.version == 2
         assert (await ledger.verify_run("run-1")).ok
@@ -180,7 +178,7 @@ async def test_a_postgres_connection_dropped_mid_transaction_is_a_retryable_fail
 
 
 async def test_the_waits_between_attempts_grow_exponentially_up_to_a_cap(
-    ledger: LedgerEngine, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
+    ledger: Ledger, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await start(ledger)
     waits: list[float] = []
@@ -198,7 +196,7 @@ async def test_the_waits_between_attempts_grow_exponentially_up_to_a_cap(
 
 
 async def test_a_step_that_succeeds_at_once_never_waits(
-    ledger: LedgerEngine, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
+    ledger: Ledger, flaky: FlakyBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await start(ledger)
     waits: list[float] = []

@@ -21,7 +21,7 @@ from telic.ledger import Commit, _sqlite as sqlite_backend, open_ledger
 from telic.ledger._base import Plan, Probe, Probed
 from telic.ledger._chain import run_hash
 from telic.ledger._paths import prepare_state_dir
-from telic.ledger._plans import LedgerEngine
+from telic.ledger._plans import Ledger
 
 pytestmark = pytest.mark.anyio
 
@@ -148,7 +148,7 @@ async def test_a_cancelled_caller_waits_for_its_transaction_and_leaves_none_open
     folder = prepare_state_dir(state_dir, None)
     backend = await sqlite_backend.SqliteBackend.open(folder, folder / "ledger.sqlite3")
     try:
-        ledger = LedgerEngine(backend)
+        ledger = Ledger(backend)
         await start(ledger)
         inside, release = threading.Event(), threading.Event()
 
