@@ -140,19 +140,20 @@ def stored_artifact(
     now: str,
     *,
     wire: Mapping[str, Any] | None = None,
+    found: Iterable[BodyRef] | None = None,
     artifact_id: str | None = None,
 ) -> StoredArtifact:
     """The artifact record of a typed body: its wire form serialised once, hashed, addressed.
 
-    ``wire`` is ``body.to_wire()`` when the caller has it; ``artifact_id`` defaults to the
-    body's ``id`` (a RunEnvelope's is its run's id).
+    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them;
+    ``artifact_id`` defaults to the body's ``id`` (a RunEnvelope's is its run's id).
     """
     if wire is None:
         wire = body.to_wire()
     if artifact_id is None:
         artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
     canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
-    return StoredArtifact(
+    artifact = StoredArtifact(
         id=artifact_id,
         type=artifact_type,
         producer=producer,
@@ -164,6 +165,9 @@ def stored_artifact(
         sha256=canonical.sha256,
         canonical=canonical,
     )
+    if found is not None:
+        artifact.remember_refs(found)
+    return artifact
 
 
 @dataclass(frozen=True, slots=True)
