@@ -53,7 +53,7 @@ from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology
 from telic.permissions import capability_backed, plan_ceiling
-from telic.protocol import CAPABILITIES, PermissionSet
+from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
@@ -214,14 +214,14 @@ def _covered(path: str, listed: Sequence[str]) -> bool:
 
 
 def _complete(draft: Draft) -> tuple[Fill, ...]:
-    """``draft.fill`` plus an entry for every empty string of the body it does not list yet, and
-    each choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess.
-    Each line then states the rules on its path (``_line``)."""
+    """``draft.fill``, the body's ``rationaleSummary``, an entry for every other empty string of
+    the body it does not list yet, and each choice's ``fill`` plus the empty strings its ``set``
+    writes: nothing is left to guess. Each line then states the rules on its path (``_line``)."""
 
     def line(path: str, what: str, extend: bool = False) -> tuple[str, Any]:
         return _line(draft.type, path, what, extend, draft.topology_rules)
 
-    fill = draft.fill
+    fill = (*draft.fill, _SUMMARY)
     listed = [f.path for f in fill]
     # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
     # choices that keep it, so no fill path ever points into a value a choice removed.
@@ -398,15 +398,16 @@ _SHOWN: Final = {
 """What an observation's Evidence holds, per capability (the draft's fill line)."""
 
 
+def _stages(state: RunState) -> tuple[str, ...]:
+    """The stages a run's criteria and verifications serve: a diagnosis first, to fix after."""
+    fixes_after = state.run.requested_mode == "analyze_and_fix"
+    return ("diagnosis", "completion") if fixes_after else ("completion",)
+
+
 def _criteria(state: RunState) -> list[JSON]:
-    stages = (
-        ("diagnosis", "completion")
-        if state.run.requested_mode == "analyze_and_fix"
-        else ("completion",)
-    )
     return [
         {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
-        for i, stage in enumerate(stages, start=1)
+        for i, stage in enumerate(_stages(state), start=1)
     ]
 
 
@@ -447,7 +448,6 @@ def _frame(state: RunState) -> Draft:
             )
             for i, c in enumerate(criteria)
         ),
-        _SUMMARY,
     ]
     answer = pending_answer(state)
     lineage = () if answer is None else (answer.source_refs[0], answer.uri)
@@ -516,16 +516,13 @@ def _clarification(state: RunState) -> Draft:
         ),
         Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
         Fill("/blockedBoundary", "The decision or permission that blocks progress."),
-        _SUMMARY,
     )
     return Draft("ClarificationRequest", body, fill)
 
 
 def _verifications(state: RunState) -> list[JSON]:
-    mode = state.run.requested_mode
-    if mode not in EXECUTING_MODES:
+    if state.run.requested_mode not in EXECUTING_MODES:
         return []
-    stages = ("diagnosis", "completion") if mode == "analyze_and_fix" else ("completion",)
     # A granted test command verifies by running it; without one, by reading the repository.
     ran = bool(run_authorization(state).shell.execute_allowlist)
     return [
@@ -537,7 +534,7 @@ def _verifications(state: RunState) -> list[JSON]:
             "capability": "shell.execute" if ran else "repository.read",
             "fallback": None,
         }
-        for i, stage in enumerate(stages, start=1)
+        for i, stage in enumerate(_stages(state), start=1)
     ]
 
 
@@ -574,7 +571,6 @@ def _contract(state: RunState) -> Draft | None:
         ),
         Fill("/stopConditions", "When the work must stop and report instead of going on."),
         _grow("/assumptions", "What the contract assumes."),
-        _SUMMARY,
     ]
     return Draft("TaskContract", body, tuple(fill))
 
@@ -584,17 +580,7 @@ def _prompt_review(state: RunState) -> Draft | None:
     if contract is None:
         return None
     request = state.request.uri
-    scores = dict.fromkeys(
-        (
-            "intentFidelity",
-            "repositoryGrounding",
-            "constraintsAndPermissions",
-            "testableAcceptance",
-            "executionFeasibility",
-            "contextEfficiency",
-        ),
-        90,
-    )
+    scores = {str(f.alias): 90 for f in DimensionScores.model_fields.values()}
     body = _base(state, _fresh_id(state, "prompt-review")) | {
         "targetRef": contract.uri,
         "rubricId": "contract-readiness-v1",
@@ -605,15 +591,7 @@ def _prompt_review(state: RunState) -> Draft | None:
         ],
         "dimensionScores": scores,
         "overallScore": 90,
-        "hardGates": [
-            {
-                "id": "G-1",
-                "passed": True,
-                "description": "",
-                "evidenceRefs": [request],
-                "rationaleSummary": "",
-            }
-        ],
+        "hardGates": [_hard_gate("G-1", request)],
         "findings": [],
         "decision": "pass",
         "rationaleSummary": "",
@@ -663,9 +641,19 @@ def _prompt_review(state: RunState) -> Draft | None:
             "0.10, 0.05 in this order), rounded to 2 places; pass needs 80 or more.",
         ),
         Fill("/decision", "Your verdict.", tuple(choices)),
-        _SUMMARY,
     )
     return Draft("PromptReview", body, fill)
+
+
+def _hard_gate(gate_id: str, ref: str) -> JSON:
+    """A review's one hard gate, passed and citing ``ref``; what it checks is the model's."""
+    return {
+        "id": gate_id,
+        "passed": True,
+        "description": "",
+        "evidenceRefs": [ref],
+        "rationaleSummary": "",
+    }
 
 
 def _revision(state: RunState) -> Draft | None:
@@ -692,7 +680,6 @@ def _revision(state: RunState) -> Draft | None:
         else:
             body[name] = ""
             fill.append(Fill(f"/{name}", "Corrected as the review's blocking finding requires."))
-    fill.append(_SUMMARY)
     return Draft("TaskContract", body, tuple(fill), source_refs=(contract.uri, review.uri))
 
 
@@ -779,7 +766,6 @@ def _plan(state: RunState) -> Draft | None:
     fill = (
         Fill("/nodes/0/objective", "What this node does, in one sentence."),
         Fill("/nodes/0/stopConditions", "When the node must stop early."),
-        _SUMMARY,
     )
     return Draft("WorkPlan", body, fill)
 
@@ -803,7 +789,6 @@ def _evidence(state: RunState, artifact_id: str, kind: str, what: str) -> Draft:
         Fill("/content", what),
         Fill("/summary", "What the content shows, in one line."),
         Fill("/capturedAt", "When you captured it (an ISO 8601 UTC timestamp)."),
-        _SUMMARY,
     )
     return Draft("Evidence", body, fill)
 
@@ -918,7 +903,6 @@ def _result(state: RunState) -> Draft | None:
             ),
         )
     )
-    fill.append(_SUMMARY)
     pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
     return Draft("WorkResult", body, tuple(fill), before=pending)
 
@@ -997,15 +981,7 @@ def _quality_review(state: RunState) -> Draft | None:
         "regressionChecks": [],
         "verificationResults": checks,
         "findings": [],
-        "hardGates": [
-            {
-                "id": "QG-1",
-                "passed": True,
-                "description": "",
-                "evidenceRefs": [first_ref],
-                "rationaleSummary": "",
-            }
-        ],
+        "hardGates": [_hard_gate("QG-1", first_ref)],
         "score": 90,
         "remainingRemediations": state.run.remediations_remaining,
         "decision": "pass",
@@ -1068,7 +1044,6 @@ def _quality_review(state: RunState) -> Draft | None:
         Fill("/hardGates/0/description", "A yes/no quality condition you checked."),
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your verdict.", tuple(choices)),
-        _SUMMARY,
     )
     return Draft("QualityReview", body, fill, topology_rules=asked_topology(state) is not None)
 
@@ -1227,7 +1202,6 @@ def _audit(state: RunState) -> Draft | None:
     fill += [
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your release decision.", tuple(choices)),
-        _SUMMARY,
     ]
     return Draft("ReleaseAudit", body, tuple(fill))
 
@@ -1305,7 +1279,6 @@ def _report(state: RunState) -> Draft:
     fill = (
         Fill("/summary", "What happened, for the user, in a few sentences."),
         Fill("/unresolvedRisks", "What the user should still know or check."),
-        _SUMMARY,
     )
     return Draft("UserReport", body, fill, topology_rules=asked_topology(state) is not None)
 
