@@ -352,7 +352,10 @@ class RunState:
 
     def position(self, artifact: StoredArtifact) -> int:
         """Return the index of ``artifact`` (of this run) in ledger order. Raises ``KeyError``."""
-        return self._anchor(artifact)
+        position = self._log.position(artifact.id)
+        if position is None:
+            raise KeyError(artifact.id)
+        return position
 
     def trace_event(self, uri: str) -> TraceEntry | None:
         """Return the event ``trace://<runId>/<eventId or event-NNNN>`` names, or None."""
@@ -372,16 +375,10 @@ class RunState:
         """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
         if anchor is None:
             return self._log
-        return self._log[self._anchor(anchor) + 1 :]
+        return self._log[self.position(anchor) + 1 :]
 
     def all_after(
         self, anchor: StoredArtifact | None, artifact_type: str
     ) -> tuple[StoredArtifact, ...]:
         """Return the artifacts of ``artifact_type`` stored after ``anchor`` (all when None)."""
-        return self._log.members(artifact_type, -1 if anchor is None else self._anchor(anchor))
-
-    def _anchor(self, anchor: StoredArtifact) -> int:
-        position = self._log.position(anchor.id)
-        if position is None:
-            raise KeyError(anchor.id)
-        return position
+        return self._log.members(artifact_type, -1 if anchor is None else self.position(anchor))
