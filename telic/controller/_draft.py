@@ -150,12 +150,6 @@ def draft_for(state: RunState) -> Draft | None:
 # ------------------------------------------------------------------ helpers
 
 
-def _wire(model: Any) -> Any:
-    if isinstance(model, (list, tuple)):
-        return [_wire(item) for item in model]
-    return model.model_dump(mode="json", by_alias=True)
-
-
 def _uri(state: RunState, artifact_id: str) -> str:
     return artifact_uri(state.run.run_id, artifact_id)
 
@@ -550,13 +544,13 @@ def _contract(state: RunState) -> Draft | None:
         "problemFrameRef": frame.uri,
         "intentMode": state.run.requested_mode,
         "objective": body_frame.goal,
-        "scope": _wire(body_frame.scope),
+        "scope": body_frame.scope.to_wire(),
         "constraints": list(body_frame.constraints),
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": _wire(run_authorization(state)),
-        "acceptanceCriteria": _wire(body_frame.draft_acceptance_criteria),
+        "permissions": run_authorization(state).to_wire(),
+        "acceptanceCriteria": [c.to_wire() for c in body_frame.draft_acceptance_criteria],
         "requiredOutputs": [],
         "verificationRequirements": verifications,
         "stopConditions": [],
@@ -668,7 +662,7 @@ def _revision(state: RunState) -> Draft | None:
             for name in finding.correction_fields
         }
     )
-    body = dict(_wire(contract.body))
+    body = contract.body.to_wire()
     body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
     fill: list[Fill] = []
     for name in fields:
@@ -744,7 +738,7 @@ def _plan(state: RunState) -> Draft | None:
         "contextRefs": [],
         "allowedTools": allowed,
         "requiredCapabilities": tools,
-        "permissions": _wire(permissions),
+        "permissions": permissions.to_wire(),
         "outputType": "WorkResult",
         "acceptanceCriteria": list(criteria),
         "stopConditions": [],
@@ -1080,7 +1074,7 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
             "targetCriterionIds": completion,
             "objective": "",
             "allowedCapabilities": capabilities,
-            "permissions": _wire(permissions),
+            "permissions": permissions.to_wire(),
             "sourceRefs": refs,
             "maximumToolCalls": 20,
             "rationaleSummary": "",
@@ -1100,7 +1094,7 @@ def _redo(state: RunState, order_id: str, text: str, source: str, **more: str) -
         "failedCriterionIds": list(stage_criteria(state)),
         text: "",
         "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(plan.body.nodes[0].permissions),
+        "permissions": plan.body.nodes[0].permissions.to_wire(),
         "sourceRefs": [source],
         "maximumToolCalls": _NODE_CALLS,
         **more,
