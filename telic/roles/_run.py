@@ -480,7 +480,11 @@ class RunActor(Actor[RunMessage]):
         if state is None:
             state = await self._deps.controller.load(self._run_id)
         if decision_id:
-            await self._observe_decision(state, decision_id)
+            stored = state.by_id(decision_id)
+            if stored is not None:
+                await self._observe(
+                    state, stored.uri, decision_text(dict(stored.wire)), stored.source_refs
+                )
         await self._seal_stale(state)
         return reply
 
@@ -714,8 +718,15 @@ class RunActor(Actor[RunMessage]):
             return
         # The packet is this cast's decision about its own children's packets.
         state = await deps.controller.load(self._run_id)
-        cited = tuple(line.source for line in packet.evidence)
-        await self._observe_decision(state, packet.packet_id, cited, open_cast.cast_id)
+        stored = state.by_id(packet.packet_id)
+        if stored is not None:
+            await self._observe(
+                state,
+                stored.uri,
+                decision_text(dict(stored.wire)),
+                tuple(line.source for line in packet.evidence),
+                parent=open_cast.cast_id,
+            )
 
     async def _expire(self) -> None:
         """Mark casts past their wall-clock cap exhausted; seal them once the grace ran out.
@@ -741,21 +752,6 @@ class RunActor(Actor[RunMessage]):
                 await self._deps.ledger.record_events(self._run_id, [exhausted])
                 self._wrote(exhausted.event_id or "")
                 self._slot.casts[capped.cast_id] = capped
-
-    async def _observe_decision(
-        self,
-        state: RunState,
-        decision_id: str,
-        refs: tuple[str, ...] | None = None,
-        parent: str | None = None,
-    ) -> None:
-        """``_observe`` against the stored decision ``decision_id`` (its own sourceRefs, unless
-        ``refs`` are given), when it is stored."""
-        stored = state.by_id(decision_id)
-        if stored is not None:
-            text = decision_text(dict(stored.wire))
-            cited = stored.source_refs if refs is None else refs
-            await self._observe(state, stored.uri, text, cited, parent=parent)
 
     async def _observe(
         self,
