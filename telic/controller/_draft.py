@@ -689,10 +689,8 @@ def _plan(state: RunState) -> Draft | None:
     order = controlling_order(state)
     if order is not None:  # a replan: the order's criteria, within its call ceiling
         criteria, ceiling = order.criterion_ids, order.maximum_tool_calls
-    else:
-        criteria, ceiling = tuple(stages), _NODE_CALLS
-        if mode == "analyze_and_fix" and not is_unlocked(state):
-            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
+    else:  # the active stage's criteria: diagnosis only before analyze_and_fix's unlock
+        criteria, ceiling = stage_criteria(state), _NODE_CALLS
     staged = {stages[c] for c in criteria if c in stages}
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
