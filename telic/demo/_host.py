@@ -260,24 +260,8 @@ async def drive_mode(
             "WorkPlan",
             b.plan("plan-1", [b.node("diagnose", ["AC-1"], ["repository.read"], b.permissions)]),
         )
-        observed = workspace.diagnose()
-        await driver.submit(
-            "Evidence", b.evidence("evidence-1", "tool_output", "Test output", observed)
-        )
-        read = b.action(
-            "A-1", "repository.read", "src", ["evidence-1"], "Read the code and ran the tests."
-        )
-        await driver.submit(
-            "WorkResult",
-            b.result(
-                "result-1",
-                "plan-1",
-                "diagnose",
-                actions=[read],
-                evidence=["evidence-1"],
-                criteria=["AC-1"],
-            ),
-        )
+        note = "Read the code and ran the tests."
+        await _diagnosed(driver, workspace, "1", "Test output", note, "Executed as planned.")
         claim = "The cause of the bug is identified"
         met, checked = [("AC-1", ["evidence-1"])], [("VR-1", ["evidence-1"])]
         await _close(
@@ -308,6 +292,30 @@ async def drive_mode(
     if mode != "analyze_and_fix":
         raise ValueError(f"unknown mode {mode!r}")
     return await _analyze_and_fix(driver, workspace, fix_perms, active_paths, cast, progress)
+
+
+async def _diagnosed(
+    driver: RunDriver, workspace: Workspace, n: str, shown: str, note: str, result_note: str
+) -> None:
+    """Submit the diagnosis node's work: Evidence ``evidence-<n>`` of what the workspace observed
+    (summed up as ``shown``), and the WorkResult ``result-<n>`` of ``plan-<n>`` (``result_note``)
+    with one read citing it (``note``)."""
+    b = driver.bodies
+    evidence = f"evidence-{n}"
+    await driver.submit(
+        "Evidence", b.evidence(evidence, "tool_output", shown, workspace.diagnose())
+    )
+    read = b.action("A-1", "repository.read", "src", [evidence], note)
+    result = b.result(
+        f"result-{n}",
+        f"plan-{n}",
+        "diagnose",
+        actions=[read],
+        evidence=[evidence],
+        criteria=["AC-1"],
+        note=result_note,
+    )
+    await driver.submit("WorkResult", result)
 
 
 async def _change(driver: RunDriver, workspace: Workspace) -> Change:
@@ -350,26 +358,10 @@ async def _analyze_and_fix(
     )
     await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=children))
     packet_id = await cast(driver) if cast is not None else None
-    observed = workspace.diagnose()
-    await driver.submit(
-        "Evidence", b.evidence("evidence-01", "tool_output", "Failing test output", observed)
-    )
     note = "Reproduced the failure and located the cause."
     if packet_id is not None:
         note += f" The explore child's packet {packet_id} quotes the faulty line."
-    read = b.action("A-1", "repository.read", "src", ["evidence-01"], note)
-    await driver.submit(
-        "WorkResult",
-        b.result(
-            "result-01",
-            "plan-01",
-            "diagnose",
-            actions=[read],
-            evidence=["evidence-01"],
-            criteria=["AC-1"],
-            note=note,
-        ),
-    )
+    await _diagnosed(driver, workspace, "01", "Failing test output", note, note)
     gate = b.diagnosis_gate(
         "evidence-01",
         ["repository.read", "repository.write"],
