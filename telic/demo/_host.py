@@ -187,10 +187,18 @@ async def _frame(driver: RunDriver, active_paths: Sequence[str], progress: Progr
     await driver.submit("PromptReview", b.prompt_review())
 
 
-def _fix_result(
-    driver: RunDriver, wid: str, plan: str, node: str, change: Change, criteria: Sequence[str]
-) -> JSON:
+async def _fixed(driver: RunDriver, workspace: Workspace, n: str, criteria: Sequence[str]) -> None:
+    """Submit the fix node's work: Evidence of the fix's diff and of the tests after it
+    (``evidence-diff``, ``evidence-verify``), then the WorkResult ``result-<n>`` of ``plan-<n>``."""
     b = driver.bodies
+    change = workspace.apply_fix()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {change.path}", change.diff)
+    )
+    observed = workspace.verify()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-verify", "tool_output", "Tests after the fix", observed)
+    )
     actions = [
         b.action("A-1", "repository.write", change.path, ["evidence-diff"], "Applied the fix."),
         b.action("A-2", "repository.read", change.path, ["evidence-verify"], "Re-ran the tests."),
@@ -204,16 +212,17 @@ def _fix_result(
             "diffRef": b.uri("evidence-diff"),
         }
     ]
-    return b.result(
-        wid,
-        plan,
-        node,
+    result = b.result(
+        f"result-{n}",
+        f"plan-{n}",
+        "fix",
         actions=actions,
         evidence=["evidence-diff", "evidence-verify"],
         criteria=criteria,
         files=files,
         note="Fixed, then verified read-only after the write.",
     )
+    await driver.submit("WorkResult", result)
 
 
 async def drive_mode(
@@ -278,10 +287,7 @@ async def drive_mode(
         await driver.submit(
             "WorkPlan", b.plan("plan-1", [b.node("fix", ["AC-1"], tools_, fix_perms, calls=10)])
         )
-        change = await _change(driver, workspace)
-        await driver.submit(
-            "WorkResult", _fix_result(driver, "result-1", "plan-1", "fix", change, ["AC-1"])
-        )
+        await _fixed(driver, workspace, "1", ["AC-1"])
         claim = "The fix is applied and the tests pass"
         met = [("AC-1", ["evidence-diff", "evidence-verify"])]
         checked = [("VR-1", ["evidence-verify"])]
@@ -316,19 +322,6 @@ async def _diagnosed(
         note=result_note,
     )
     await driver.submit("WorkResult", result)
-
-
-async def _change(driver: RunDriver, workspace: Workspace) -> Change:
-    b = driver.bodies
-    change = workspace.apply_fix()
-    await driver.submit(
-        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {change.path}", change.diff)
-    )
-    observed = workspace.verify()
-    await driver.submit(
-        "Evidence", b.evidence("evidence-verify", "tool_output", "Tests after the fix", observed)
-    )
-    return change
 
 
 async def _analyze_and_fix(
@@ -384,10 +377,7 @@ async def _analyze_and_fix(
     tools_ = ["repository.read", "repository.write"]
     fix = b.node("fix", ["AC-2"], tools_, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
     await driver.submit("WorkPlan", b.plan("plan-02", [fix]))
-    change = await _change(driver, workspace)
-    await driver.submit(
-        "WorkResult", _fix_result(driver, "result-02", "plan-02", "fix", change, ["AC-2"])
-    )
+    await _fixed(driver, workspace, "02", ["AC-2"])
     await close_fix(
         driver,
         "The root cause is fixed inside src/ and the tests pass",
