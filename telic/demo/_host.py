@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mcp import Client
 
@@ -30,6 +30,8 @@ __all__ = [
 
 MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
 JSON = dict[str, Any]
+_FIX_TOOLS: Final = ["repository.read", "repository.write"]
+"""What a fix needs: the host and the fix node read and write the repository."""
 
 
 class Progress(Protocol):
@@ -245,7 +247,7 @@ async def drive_mode(
     """
     extra = dict(start or {})
     if mode in ("fix_only", "analyze_and_fix"):
-        extra.setdefault("host_capabilities", ["repository.read", "repository.write"])
+        extra.setdefault("host_capabilities", _FIX_TOOLS)
     driver = await RunDriver.start(tools, mode, request, goal, **extra)
     driver.on_step = on_step
     b = driver.bodies
@@ -283,10 +285,8 @@ async def drive_mode(
         b.verifications = [verification("VR-1", "completion", "Re-run the tests after the fix")]
         b.permissions = fix_perms
         await _frame(driver, active_paths, progress)
-        tools_ = ["repository.read", "repository.write"]
-        await driver.submit(
-            "WorkPlan", b.plan("plan-1", [b.node("fix", ["AC-1"], tools_, fix_perms, calls=10)])
-        )
+        fix = b.node("fix", ["AC-1"], _FIX_TOOLS, fix_perms, calls=10)
+        await driver.submit("WorkPlan", b.plan("plan-1", [fix]))
         await _fixed(driver, workspace, "1", ["AC-1"])
         claim = "The fix is applied and the tests pass"
         met = [("AC-1", ["evidence-diff", "evidence-verify"])]
@@ -357,7 +357,7 @@ async def _analyze_and_fix(
     await _diagnosed(driver, workspace, "01", "Failing test output", note, note)
     gate = b.diagnosis_gate(
         "evidence-01",
-        ["repository.read", "repository.write"],
+        _FIX_TOOLS,
         fix_perms,
         "The failing test and the code agree on the cause.",
     )
@@ -374,8 +374,7 @@ async def _analyze_and_fix(
             gate=gate,
         ),
     )
-    tools_ = ["repository.read", "repository.write"]
-    fix = b.node("fix", ["AC-2"], tools_, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
+    fix = b.node("fix", ["AC-2"], _FIX_TOOLS, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
     await driver.submit("WorkPlan", b.plan("plan-02", [fix]))
     await _fixed(driver, workspace, "02", ["AC-2"])
     await close_fix(
