@@ -393,9 +393,9 @@ _SHOWN: Final = {
 
 
 def _stages(state: RunState) -> tuple[str, ...]:
-    """The stages a run's criteria and verifications serve: a diagnosis first, to fix after."""
-    fixes_after = state.run.requested_mode == "analyze_and_fix"
-    return ("diagnosis", "completion") if fixes_after else ("completion",)
+    """The stages of a run's criteria and verifications: analyze_and_fix diagnoses first."""
+    diagnoses = state.run.requested_mode == "analyze_and_fix"
+    return ("diagnosis", "completion") if diagnoses else ("completion",)
 
 
 def _criteria(state: RunState) -> list[JSON]:
