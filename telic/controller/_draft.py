@@ -53,7 +53,7 @@ from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology
 from telic.permissions import capability_backed, plan_ceiling
-from telic.protocol import CAPABILITIES, PermissionSet
+from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
@@ -150,12 +150,6 @@ def draft_for(state: RunState) -> Draft | None:
 # ------------------------------------------------------------------ helpers
 
 
-def _wire(model: Any) -> Any:
-    if isinstance(model, (list, tuple)):
-        return [_wire(item) for item in model]
-    return model.model_dump(mode="json", by_alias=True)
-
-
 def _uri(state: RunState, artifact_id: str) -> str:
     return artifact_uri(state.run.run_id, artifact_id)
 
@@ -214,14 +208,14 @@ def _covered(path: str, listed: Sequence[str]) -> bool:
 
 
 def _complete(draft: Draft) -> tuple[Fill, ...]:
-    """``draft.fill`` plus an entry for every empty string of the body it does not list yet, and
-    each choice's ``fill`` plus the empty strings its ``set`` writes: nothing is left to guess.
-    Each line then states the rules on its path (``_line``)."""
+    """``draft.fill``, the body's ``rationaleSummary``, an entry for every other empty string of
+    the body it does not list yet, and each choice's ``fill`` plus the empty strings its ``set``
+    writes: nothing is left to guess. Each line then states the rules on its path (``_line``)."""
 
     def line(path: str, what: str, extend: bool = False) -> tuple[str, Any]:
         return _line(draft.type, path, what, extend, draft.topology_rules)
 
-    fill = draft.fill
+    fill = (*draft.fill, _SUMMARY)
     listed = [f.path for f in fill]
     # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
     # choices that keep it, so no fill path ever points into a value a choice removed.
@@ -398,15 +392,16 @@ _SHOWN: Final = {
 """What an observation's Evidence holds, per capability (the draft's fill line)."""
 
 
+def _stages(state: RunState) -> tuple[str, ...]:
+    """The stages of a run's criteria and verifications: analyze_and_fix diagnoses first."""
+    diagnoses = state.run.requested_mode == "analyze_and_fix"
+    return ("diagnosis", "completion") if diagnoses else ("completion",)
+
+
 def _criteria(state: RunState) -> list[JSON]:
-    stages = (
-        ("diagnosis", "completion")
-        if state.run.requested_mode == "analyze_and_fix"
-        else ("completion",)
-    )
     return [
         {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
-        for i, stage in enumerate(stages, start=1)
+        for i, stage in enumerate(_stages(state), start=1)
     ]
 
 
@@ -447,7 +442,6 @@ def _frame(state: RunState) -> Draft:
             )
             for i, c in enumerate(criteria)
         ),
-        _SUMMARY,
     ]
     answer = pending_answer(state)
     lineage = () if answer is None else (answer.source_refs[0], answer.uri)
@@ -516,16 +510,13 @@ def _clarification(state: RunState) -> Draft:
         ),
         Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
         Fill("/blockedBoundary", "The decision or permission that blocks progress."),
-        _SUMMARY,
     )
     return Draft("ClarificationRequest", body, fill)
 
 
 def _verifications(state: RunState) -> list[JSON]:
-    mode = state.run.requested_mode
-    if mode not in EXECUTING_MODES:
+    if state.run.requested_mode not in EXECUTING_MODES:
         return []
-    stages = ("diagnosis", "completion") if mode == "analyze_and_fix" else ("completion",)
     # A granted test command verifies by running it; without one, by reading the repository.
     ran = bool(run_authorization(state).shell.execute_allowlist)
     return [
@@ -537,7 +528,7 @@ def _verifications(state: RunState) -> list[JSON]:
             "capability": "shell.execute" if ran else "repository.read",
             "fallback": None,
         }
-        for i, stage in enumerate(stages, start=1)
+        for i, stage in enumerate(_stages(state), start=1)
     ]
 
 
@@ -553,13 +544,13 @@ def _contract(state: RunState) -> Draft | None:
         "problemFrameRef": frame.uri,
         "intentMode": state.run.requested_mode,
         "objective": body_frame.goal,
-        "scope": _wire(body_frame.scope),
+        "scope": body_frame.scope.to_wire(),
         "constraints": list(body_frame.constraints),
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": _wire(run_authorization(state)),
-        "acceptanceCriteria": _wire(body_frame.draft_acceptance_criteria),
+        "permissions": run_authorization(state).to_wire(),
+        "acceptanceCriteria": [c.to_wire() for c in body_frame.draft_acceptance_criteria],
         "requiredOutputs": [],
         "verificationRequirements": verifications,
         "stopConditions": [],
@@ -574,7 +565,6 @@ def _contract(state: RunState) -> Draft | None:
         ),
         Fill("/stopConditions", "When the work must stop and report instead of going on."),
         _grow("/assumptions", "What the contract assumes."),
-        _SUMMARY,
     ]
     return Draft("TaskContract", body, tuple(fill))
 
@@ -584,17 +574,7 @@ def _prompt_review(state: RunState) -> Draft | None:
     if contract is None:
         return None
     request = state.request.uri
-    scores = dict.fromkeys(
-        (
-            "intentFidelity",
-            "repositoryGrounding",
-            "constraintsAndPermissions",
-            "testableAcceptance",
-            "executionFeasibility",
-            "contextEfficiency",
-        ),
-        90,
-    )
+    scores = {str(f.alias): 90 for f in DimensionScores.model_fields.values()}
     body = _base(state, _fresh_id(state, "prompt-review")) | {
         "targetRef": contract.uri,
         "rubricId": "contract-readiness-v1",
@@ -605,15 +585,7 @@ def _prompt_review(state: RunState) -> Draft | None:
         ],
         "dimensionScores": scores,
         "overallScore": 90,
-        "hardGates": [
-            {
-                "id": "G-1",
-                "passed": True,
-                "description": "",
-                "evidenceRefs": [request],
-                "rationaleSummary": "",
-            }
-        ],
+        "hardGates": [_hard_gate("G-1", request)],
         "findings": [],
         "decision": "pass",
         "rationaleSummary": "",
@@ -663,9 +635,19 @@ def _prompt_review(state: RunState) -> Draft | None:
             "0.10, 0.05 in this order), rounded to 2 places; pass needs 80 or more.",
         ),
         Fill("/decision", "Your verdict.", tuple(choices)),
-        _SUMMARY,
     )
     return Draft("PromptReview", body, fill)
+
+
+def _hard_gate(gate_id: str, ref: str) -> JSON:
+    """A review's one hard gate, passed and citing ``ref``; what it checks is the model's."""
+    return {
+        "id": gate_id,
+        "passed": True,
+        "description": "",
+        "evidenceRefs": [ref],
+        "rationaleSummary": "",
+    }
 
 
 def _revision(state: RunState) -> Draft | None:
@@ -680,7 +662,7 @@ def _revision(state: RunState) -> Draft | None:
             for name in finding.correction_fields
         }
     )
-    body = dict(_wire(contract.body))
+    body = contract.body.to_wire()
     body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
     fill: list[Fill] = []
     for name in fields:
@@ -692,7 +674,6 @@ def _revision(state: RunState) -> Draft | None:
         else:
             body[name] = ""
             fill.append(Fill(f"/{name}", "Corrected as the review's blocking finding requires."))
-    fill.append(_SUMMARY)
     return Draft("TaskContract", body, tuple(fill), source_refs=(contract.uri, review.uri))
 
 
@@ -708,10 +689,8 @@ def _plan(state: RunState) -> Draft | None:
     order = controlling_order(state)
     if order is not None:  # a replan: the order's criteria, within its call ceiling
         criteria, ceiling = order.criterion_ids, order.maximum_tool_calls
-    else:
-        criteria, ceiling = tuple(stages), _NODE_CALLS
-        if mode == "analyze_and_fix" and not is_unlocked(state):
-            criteria = tuple(c for c in criteria if stages[c] == "diagnosis")
+    else:  # the active stage's criteria: diagnosis only before analyze_and_fix's unlock
+        criteria, ceiling = stage_criteria(state), _NODE_CALLS
     staged = {stages[c] for c in criteria if c in stages}
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
@@ -757,7 +736,7 @@ def _plan(state: RunState) -> Draft | None:
         "contextRefs": [],
         "allowedTools": allowed,
         "requiredCapabilities": tools,
-        "permissions": _wire(permissions),
+        "permissions": permissions.to_wire(),
         "outputType": "WorkResult",
         "acceptanceCriteria": list(criteria),
         "stopConditions": [],
@@ -779,7 +758,6 @@ def _plan(state: RunState) -> Draft | None:
     fill = (
         Fill("/nodes/0/objective", "What this node does, in one sentence."),
         Fill("/nodes/0/stopConditions", "When the node must stop early."),
-        _SUMMARY,
     )
     return Draft("WorkPlan", body, fill)
 
@@ -803,7 +781,6 @@ def _evidence(state: RunState, artifact_id: str, kind: str, what: str) -> Draft:
         Fill("/content", what),
         Fill("/summary", "What the content shows, in one line."),
         Fill("/capturedAt", "When you captured it (an ISO 8601 UTC timestamp)."),
-        _SUMMARY,
     )
     return Draft("Evidence", body, fill)
 
@@ -918,7 +895,6 @@ def _result(state: RunState) -> Draft | None:
             ),
         )
     )
-    fill.append(_SUMMARY)
     pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
     return Draft("WorkResult", body, tuple(fill), before=pending)
 
@@ -997,15 +973,7 @@ def _quality_review(state: RunState) -> Draft | None:
         "regressionChecks": [],
         "verificationResults": checks,
         "findings": [],
-        "hardGates": [
-            {
-                "id": "QG-1",
-                "passed": True,
-                "description": "",
-                "evidenceRefs": [first_ref],
-                "rationaleSummary": "",
-            }
-        ],
+        "hardGates": [_hard_gate("QG-1", first_ref)],
         "score": 90,
         "remainingRemediations": state.run.remediations_remaining,
         "decision": "pass",
@@ -1068,7 +1036,6 @@ def _quality_review(state: RunState) -> Draft | None:
         Fill("/hardGates/0/description", "A yes/no quality condition you checked."),
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your verdict.", tuple(choices)),
-        _SUMMARY,
     )
     return Draft("QualityReview", body, fill, topology_rules=asked_topology(state) is not None)
 
@@ -1105,7 +1072,7 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
             "targetCriterionIds": completion,
             "objective": "",
             "allowedCapabilities": capabilities,
-            "permissions": _wire(permissions),
+            "permissions": permissions.to_wire(),
             "sourceRefs": refs,
             "maximumToolCalls": 20,
             "rationaleSummary": "",
@@ -1125,7 +1092,7 @@ def _redo(state: RunState, order_id: str, text: str, source: str, **more: str) -
         "failedCriterionIds": list(stage_criteria(state)),
         text: "",
         "allowedCapabilities": sorted({t for n in plan.body.nodes for t in n.allowed_tools}),
-        "permissions": _wire(plan.body.nodes[0].permissions),
+        "permissions": plan.body.nodes[0].permissions.to_wire(),
         "sourceRefs": [source],
         "maximumToolCalls": _NODE_CALLS,
         **more,
@@ -1227,7 +1194,6 @@ def _audit(state: RunState) -> Draft | None:
     fill += [
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your release decision.", tuple(choices)),
-        _SUMMARY,
     ]
     return Draft("ReleaseAudit", body, tuple(fill))
 
@@ -1305,7 +1271,6 @@ def _report(state: RunState) -> Draft:
     fill = (
         Fill("/summary", "What happened, for the user, in a few sentences."),
         Fill("/unresolvedRisks", "What the user should still know or check."),
-        _SUMMARY,
     )
     return Draft("UserReport", body, fill, topology_rules=asked_topology(state) is not None)
 

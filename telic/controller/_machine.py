@@ -9,9 +9,8 @@ invariants.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, assert_never
+from typing import TypeVar, assert_never
 
 from telic._errors import (
     InvalidTransition,
@@ -47,7 +46,6 @@ from telic.controller._refs import merge_source_refs
 from telic.controller._rules import rules_for
 from telic.controller._scan import scan_content, scan_submission
 from telic.controller._state import (
-    BodyRef,
     RunState,
     StoredArtifact,
     body_refs,
@@ -70,12 +68,13 @@ from telic.protocol import (
     Evidence,
     QualityReview,
     UserMessage,
-    WireModel,
     WorkResult,
     parse_artifact,
 )
 
-__all__ = ["step", "stored"]
+__all__ = ["step"]
+
+_E = TypeVar("_E", bound=TelicError)
 
 
 def step(state: RunState, submission: Submission) -> Accepted | Rejection:
@@ -96,8 +95,10 @@ def step(state: RunState, submission: Submission) -> Accepted | Rejection:
         return Rejection(error)
 
 
-def _rule(path: str, rule: str, message: str) -> tuple[Issue, ...]:
-    return (Issue(path=path, code=rule.lower(), message=message, rule=rule),)
+def _refusal(error: type[_E], path: str, rule: str, message: str, issue: str = "") -> _E:
+    """``error`` with one issue of ``rule`` at ``path``, saying ``issue`` (else ``message``)."""
+    found = Issue(path=path, code=rule.lower(), message=issue or message, rule=rule)
+    return error(message, issues=(found,))
 
 
 def check_token(state: RunState, token: Token) -> None:
@@ -107,45 +108,19 @@ def check_token(state: RunState, token: Token) -> None:
         message = (
             f"Stale run version {token.expected_run_version}; current version is {run.version}"
         )
-        raise StaleToken(
-            message, issues=_rule("expected_run_version", "RUN-TOKEN-VERSION", message)
-        )
+        raise _refusal(StaleToken, "expected_run_version", "RUN-TOKEN-VERSION", message)
     if token.action_id != run.action_id:
-        message = "Stale or foreign action_id"
-        raise StaleToken(message, issues=_rule("action_id", "RUN-TOKEN-ACTION", message))
+        raise _refusal(StaleToken, "action_id", "RUN-TOKEN-ACTION", "Stale or foreign action_id")
 
 
 def _require_phase_action(state: RunState) -> None:
     run = state.run
     if run.terminal:
         message = f"Run has ended ({run.status}); nothing more can be submitted"
-        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
+        raise _refusal(InvalidTransition, "", "RUN-ACTIVE", message)
     if run.status == "awaiting_clarification":
         message = "The current action is a clarification, not a phase; answer it first"
-        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
-
-
-def stored(
-    state: RunState,
-    artifact_type: str,
-    body: WireModel,
-    producer: str,
-    source_refs: tuple[str, ...],
-    now: str,
-    *,
-    wire: Mapping[str, Any] | None = None,
-    found: tuple[BodyRef, ...] | None = None,
-) -> StoredArtifact:
-    """Wrap a typed body as the artifact record the state and the ledger keep.
-
-    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them.
-    """
-    artifact = stored_artifact(
-        state.run.run_id, artifact_type, body, producer, source_refs, now, wire=wire
-    )
-    if found is not None:
-        artifact.remember_refs(found)
-    return artifact
+        raise _refusal(InvalidTransition, "", "RUN-ACTIVE", message)
 
 
 def _advance(
@@ -161,30 +136,32 @@ def _ground(state: RunState, ground: Ground) -> Accepted:
     run = state.run
     if run.phase != "context_grounding":
         message = f"Grounding is only legal in context_discovery, not {PHASES[run.phase].protocol}"
-        raise InvalidTransition(message, issues=_rule("", "RUN-PHASE-TYPE", message))
+        raise _refusal(InvalidTransition, "", "RUN-PHASE-TYPE", message)
     manifest = ground.manifest
     if manifest.run_id != run.run_id:
-        raise RuleViolation(
-            "ContextManifest belongs to another run",
-            issues=_rule("runId", "REF-SAME-RUN", "The manifest's runId must be the run's id"),
+        issue = "The manifest's runId must be the run's id"
+        raise _refusal(
+            RuleViolation, "runId", "REF-SAME-RUN", "ContextManifest belongs to another run", issue
         )
     documents = tuple(
-        stored(state, "ContextDocument", doc, "controller", (), ground.now)
+        stored_artifact(run.run_id, "ContextDocument", doc, "controller", (), ground.now)
         for doc in ground.documents
     )
     uris = tuple(d.uri for d in documents)
     if sorted(manifest.derived_refs) != sorted(uris):
         message = "derivedRefs must name exactly the stored ContextDocuments"
-        raise RuleViolation(message, issues=_rule("derivedRefs", "CM-DERIVED-REFS", message))
+        raise _refusal(RuleViolation, "derivedRefs", "CM-DERIVED-REFS", message)
     refs = tuple(dict.fromkeys((*input_refs(state, PHASES["context_grounding"]), *uris)))
     if len(refs) > 256:
         message = "ContextManifest sourceRefs exceed 256 references"
-        raise RuleViolation(message, issues=_rule("sourceRefs", "REF-SOURCE-LIMIT", message))
-    record = stored(state, "ContextManifest", manifest, "controller", refs, ground.now)
+        raise _refusal(RuleViolation, "sourceRefs", "REF-SOURCE-LIMIT", message)
+    record = stored_artifact(
+        run.run_id, "ContextManifest", manifest, "controller", refs, ground.now
+    )
     for artifact in (*documents, record):
         if state.by_id(artifact.id) is not None:
             message = "Artifact already exists in this run"
-            raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
+            raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", message)
     moved, _ = transition(state, record)
     new_state = _advance(state, moved, (*documents, record), ground.now)
     notes = tuple(
@@ -199,16 +176,13 @@ def _ground(state: RunState, ground: Ground) -> Accepted:
 
 def _identity(state: RunState, body: object) -> str:
     if not isinstance(body, dict):
-        raise SchemaViolation(
-            "The body must be a JSON object", issues=_rule("", "ANY-BODY", "not an object")
-        )
+        message = "The body must be a JSON object"
+        raise _refusal(SchemaViolation, "", "ANY-BODY", message, "not an object")
     artifact_id, run_id = body.get("id"), body.get("runId")
     if not isinstance(artifact_id, str) or not isinstance(run_id, str):
-        message = "The body must carry string id and runId"
-        raise SchemaViolation(message, issues=_rule("", "ANY-BODY", message))
+        raise _refusal(SchemaViolation, "", "ANY-BODY", "The body must carry string id and runId")
     if run_id != state.run.run_id:
-        message = "The body's runId must equal run_id"
-        raise RuleViolation(message, issues=_rule("runId", "REF-SAME-RUN", message))
+        raise _refusal(RuleViolation, "runId", "REF-SAME-RUN", "The body's runId must equal run_id")
     return artifact_id
 
 
@@ -217,12 +191,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     kind = submission.artifact_type
     if kind in CONTROLLER_OWNED:
         message = f"{kind} is controller-owned and cannot be submitted"
-        raise InvalidTransition(
-            message, issues=_rule("artifactType", "RUN-CONTROLLER-OWNED", message)
-        )
+        raise _refusal(InvalidTransition, "artifactType", "RUN-CONTROLLER-OWNED", message)
     if kind not in HOST_TYPES:
-        message = "Unknown artifact type"
-        raise SchemaViolation(message, issues=_rule("artifactType", "RUN-PHASE-TYPE", message))
+        raise _refusal(SchemaViolation, "artifactType", "RUN-PHASE-TYPE", "Unknown artifact type")
     artifact_id = _identity(state, submission.body)
     _require_phase_action(state)
     run = state.run
@@ -233,7 +204,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         if kind == "Evidence" and mode in ("report_only", "plan_only"):
             message += f" ({mode} executes nothing: cite the latest WorkPlan as its evidence)"
         rule = "EV-EXECUTION-ONLY" if kind == "Evidence" else "RUN-PHASE-TYPE"
-        raise InvalidTransition(message, issues=_rule("artifactType", rule, message))
+        raise _refusal(InvalidTransition, "artifactType", rule, message)
     try:
         scan_submission(kind, submission.body, submission.source_refs)
     except SecretDetected as refused:
@@ -247,7 +218,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     found = body_refs(wire)
     refs = merge_source_refs(state, submission.source_refs, found)
     producer = expected_producer(kind, run.phase)
-    record = stored(state, kind, body, producer, refs, submission.now, wire=wire, found=found)
+    record = stored_artifact(
+        run.run_id, kind, body, producer, refs, submission.now, wire=wire, found=found
+    )
     existing = state.by_id(artifact_id)
     if existing is not None:
         if kind in SUPPORTING_TYPES and (existing.type, existing.sha256, existing.source_refs) == (
@@ -258,8 +231,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             return Accepted(
                 state, supporting=True, replayed=True, replay_of=artifact_id, changed=False
             )
-        message = "Artifact already exists in this run"
-        raise LedgerConflict(message, issues=_rule("id", "ANY-ID-FRESH", message))
+        raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", "Artifact already exists in this run")
     escalation = pre_escalation(state, kind, body)
     if escalation is not None:
         return _pre_escalate(state, record, *escalation, submission.now)
@@ -296,7 +268,7 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     reason = _spot_reason(body) if escalated else None
     if reason is not None and moved.topology is not None:
         _check_escalation(run, moved.topology)
-    companions = _companions(state, record, moved, submission.now)
+    companions = _companions(state, record, submission.now)
     notes.append(
         TraceNote(
             event,
@@ -348,11 +320,11 @@ def _check_escalation(run: RunRecord, target: str) -> None:
             f"times, the most allowed ({MAX_ESCALATIONS})"
         )
     if message is not None:
-        raise RuleViolation(message, issues=_rule("", "TP-ESCALATION-LIMIT", message))
+        raise _refusal(RuleViolation, "", "TP-ESCALATION-LIMIT", message)
 
 
 def _companions(
-    state: RunState, record: StoredArtifact, moved: RunRecord, now: str
+    state: RunState, record: StoredArtifact, now: str
 ) -> tuple[tuple[StoredArtifact, TraceNote | None], ...]:
     """What the controller stores with an accepted artifact in a run that asked for a topology:
     the micro bootstrap contract and plan with the frame, the receipt with the first passing
@@ -383,7 +355,6 @@ def _companions(
                 summary=receipt_summary(verified),
             )
         return ((receipt, note),)
-    del moved
     return ()
 
 
@@ -454,19 +425,18 @@ def _answer(state: RunState, answer: AnswerClarification) -> Accepted:
     run = state.run
     request = state.latest("ClarificationRequest")
     if run.status != "awaiting_clarification" or request is None:
-        message = "No clarification is pending"
-        raise InvalidTransition(message, issues=_rule("", "RUN-ACTIVE", message))
+        raise _refusal(InvalidTransition, "", "RUN-ACTIVE", "No clarification is pending")
     choice_id = answer.response.strip()
     choice = next((c for c in request.body.response_choices if c.id == choice_id), None)
     if choice is None:
         message = "clarification_response must be exactly one of the offered choice ids"
-        raise RuleViolation(
-            message, issues=_rule("clarification_response", "CR-ANSWER-CHOICE", message)
-        )
+        raise _refusal(RuleViolation, "clarification_response", "CR-ANSWER-CHOICE", message)
     message_body = UserMessage(
         schema_version="1.0", id=answer.message_id, run_id=run.run_id, content=choice_id
     )
-    record = stored(state, "UserMessage", message_body, "user", (request.uri,), answer.now)
+    record = stored_artifact(
+        run.run_id, "UserMessage", message_body, "user", (request.uri,), answer.now
+    )
     if state.by_id(record.id) is not None:
         raise LedgerConflict("Artifact already exists in this run")
     if choice.run_effect == "resume":

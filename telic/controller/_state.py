@@ -140,19 +140,20 @@ def stored_artifact(
     now: str,
     *,
     wire: Mapping[str, Any] | None = None,
+    found: Iterable[BodyRef] | None = None,
     artifact_id: str | None = None,
 ) -> StoredArtifact:
     """The artifact record of a typed body: its wire form serialised once, hashed, addressed.
 
-    ``wire`` is ``body.to_wire()`` when the caller has it; ``artifact_id`` defaults to the
-    body's ``id`` (a RunEnvelope's is its run's id).
+    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them;
+    ``artifact_id`` defaults to the body's ``id`` (a RunEnvelope's is its run's id).
     """
     if wire is None:
         wire = body.to_wire()
     if artifact_id is None:
         artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
     canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
-    return StoredArtifact(
+    artifact = StoredArtifact(
         id=artifact_id,
         type=artifact_type,
         producer=producer,
@@ -164,6 +165,9 @@ def stored_artifact(
         sha256=canonical.sha256,
         canonical=canonical,
     )
+    if found is not None:
+        artifact.remember_refs(found)
+    return artifact
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +352,10 @@ class RunState:
 
     def position(self, artifact: StoredArtifact) -> int:
         """Return the index of ``artifact`` (of this run) in ledger order. Raises ``KeyError``."""
-        return self._anchor(artifact)
+        position = self._log.position(artifact.id)
+        if position is None:
+            raise KeyError(artifact.id)
+        return position
 
     def trace_event(self, uri: str) -> TraceEntry | None:
         """Return the event ``trace://<runId>/<eventId or event-NNNN>`` names, or None."""
@@ -368,16 +375,10 @@ class RunState:
         """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
         if anchor is None:
             return self._log
-        return self._log[self._anchor(anchor) + 1 :]
+        return self._log[self.position(anchor) + 1 :]
 
     def all_after(
         self, anchor: StoredArtifact | None, artifact_type: str
     ) -> tuple[StoredArtifact, ...]:
         """Return the artifacts of ``artifact_type`` stored after ``anchor`` (all when None)."""
-        return self._log.members(artifact_type, -1 if anchor is None else self._anchor(anchor))
-
-    def _anchor(self, anchor: StoredArtifact) -> int:
-        position = self._log.position(anchor.id)
-        if position is None:
-            raise KeyError(anchor.id)
-        return position
+        return self._log.members(artifact_type, -1 if anchor is None else self.position(anchor))

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from telic.protocol import DimensionScores
+
 __all__ = ["Bodies", "criterion", "permissions", "verification"]
 
 JSON = dict[str, Any]
@@ -154,14 +156,7 @@ class Bodies:
                     "status": "covered",
                 },
             ],
-            "dimensionScores": {
-                "intentFidelity": 90,
-                "repositoryGrounding": 90,
-                "constraintsAndPermissions": 90,
-                "testableAcceptance": 90,
-                "executionFeasibility": 90,
-                "contextEfficiency": 90,
-            },
+            "dimensionScores": {str(f.alias): 90 for f in DimensionScores.model_fields.values()},
             "overallScore": 90,
             "hardGates": [
                 {

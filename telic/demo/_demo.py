@@ -37,6 +37,8 @@ GOAL: Final = "Make paginate return the items of the requested 1-based page"
 TARGET: Final = "src/pagination.py"
 BUGGY: Final = "    start = page * per_page\n"
 FIXED: Final = "    start = (page - 1) * per_page\n"
+CAPABILITIES: Final = ["repository.read", "repository.write", "subagent.spawn"]
+"""What the demo's host can do, and what its user grants the run: the same three."""
 STEPS: Final = 20
 """Progress steps of a demo run: the connection, the run's 15 tool calls, the cast and three
 closing reads (a test holds the count, so the progress line reaches its end)."""
@@ -290,16 +292,8 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
                 start={
                     "host_name": "telic-demo",
                     "native_subagents": "available",
-                    "host_capabilities": [
-                        "repository.read",
-                        "repository.write",
-                        "subagent.spawn",
-                    ],
-                    "authorization_granted": [
-                        "repository.read",
-                        "repository.write",
-                        "subagent.spawn",
-                    ],
+                    "host_capabilities": CAPABILITIES,
+                    "authorization_granted": CAPABILITIES,
                     "cast_types": [
                         {
                             "castType": "explore",

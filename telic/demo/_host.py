@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mcp import Client
 
@@ -30,6 +30,8 @@ __all__ = [
 
 MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
 JSON = dict[str, Any]
+_FIX_TOOLS: Final = ["repository.read", "repository.write"]
+"""What a fix needs: the host and the fix node read and write the repository."""
 
 
 class Progress(Protocol):
@@ -187,10 +189,18 @@ async def _frame(driver: RunDriver, active_paths: Sequence[str], progress: Progr
     await driver.submit("PromptReview", b.prompt_review())
 
 
-def _fix_result(
-    driver: RunDriver, wid: str, plan: str, node: str, change: Change, criteria: Sequence[str]
-) -> JSON:
+async def _fixed(driver: RunDriver, workspace: Workspace, n: str, criteria: Sequence[str]) -> None:
+    """Submit the fix node's work: Evidence of the fix's diff and of the tests after it
+    (``evidence-diff``, ``evidence-verify``), then the WorkResult ``result-<n>`` of ``plan-<n>``."""
     b = driver.bodies
+    change = workspace.apply_fix()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {change.path}", change.diff)
+    )
+    observed = workspace.verify()
+    await driver.submit(
+        "Evidence", b.evidence("evidence-verify", "tool_output", "Tests after the fix", observed)
+    )
     actions = [
         b.action("A-1", "repository.write", change.path, ["evidence-diff"], "Applied the fix."),
         b.action("A-2", "repository.read", change.path, ["evidence-verify"], "Re-ran the tests."),
@@ -204,16 +214,17 @@ def _fix_result(
             "diffRef": b.uri("evidence-diff"),
         }
     ]
-    return b.result(
-        wid,
-        plan,
-        node,
+    result = b.result(
+        f"result-{n}",
+        f"plan-{n}",
+        "fix",
         actions=actions,
         evidence=["evidence-diff", "evidence-verify"],
         criteria=criteria,
         files=files,
         note="Fixed, then verified read-only after the write.",
     )
+    await driver.submit("WorkResult", result)
 
 
 async def drive_mode(
@@ -236,7 +247,7 @@ async def drive_mode(
     """
     extra = dict(start or {})
     if mode in ("fix_only", "analyze_and_fix"):
-        extra.setdefault("host_capabilities", ["repository.read", "repository.write"])
+        extra.setdefault("host_capabilities", _FIX_TOOLS)
     driver = await RunDriver.start(tools, mode, request, goal, **extra)
     driver.on_step = on_step
     b = driver.bodies
@@ -260,24 +271,8 @@ async def drive_mode(
             "WorkPlan",
             b.plan("plan-1", [b.node("diagnose", ["AC-1"], ["repository.read"], b.permissions)]),
         )
-        observed = workspace.diagnose()
-        await driver.submit(
-            "Evidence", b.evidence("evidence-1", "tool_output", "Test output", observed)
-        )
-        read = b.action(
-            "A-1", "repository.read", "src", ["evidence-1"], "Read the code and ran the tests."
-        )
-        await driver.submit(
-            "WorkResult",
-            b.result(
-                "result-1",
-                "plan-1",
-                "diagnose",
-                actions=[read],
-                evidence=["evidence-1"],
-                criteria=["AC-1"],
-            ),
-        )
+        note = "Read the code and ran the tests."
+        await _diagnosed(driver, workspace, "1", "Test output", note, "Executed as planned.")
         claim = "The cause of the bug is identified"
         met, checked = [("AC-1", ["evidence-1"])], [("VR-1", ["evidence-1"])]
         await _close(
@@ -290,14 +285,9 @@ async def drive_mode(
         b.verifications = [verification("VR-1", "completion", "Re-run the tests after the fix")]
         b.permissions = fix_perms
         await _frame(driver, active_paths, progress)
-        tools_ = ["repository.read", "repository.write"]
-        await driver.submit(
-            "WorkPlan", b.plan("plan-1", [b.node("fix", ["AC-1"], tools_, fix_perms, calls=10)])
-        )
-        change = await _change(driver, workspace)
-        await driver.submit(
-            "WorkResult", _fix_result(driver, "result-1", "plan-1", "fix", change, ["AC-1"])
-        )
+        fix = b.node("fix", ["AC-1"], _FIX_TOOLS, fix_perms, calls=10)
+        await driver.submit("WorkPlan", b.plan("plan-1", [fix]))
+        await _fixed(driver, workspace, "1", ["AC-1"])
         claim = "The fix is applied and the tests pass"
         met = [("AC-1", ["evidence-diff", "evidence-verify"])]
         checked = [("VR-1", ["evidence-verify"])]
@@ -310,17 +300,28 @@ async def drive_mode(
     return await _analyze_and_fix(driver, workspace, fix_perms, active_paths, cast, progress)
 
 
-async def _change(driver: RunDriver, workspace: Workspace) -> Change:
+async def _diagnosed(
+    driver: RunDriver, workspace: Workspace, n: str, shown: str, note: str, result_note: str
+) -> None:
+    """Submit the diagnosis node's work: Evidence ``evidence-<n>`` of what the workspace observed
+    (summed up as ``shown``), and the WorkResult ``result-<n>`` of ``plan-<n>`` (``result_note``)
+    with one read citing it (``note``)."""
     b = driver.bodies
-    change = workspace.apply_fix()
+    evidence = f"evidence-{n}"
     await driver.submit(
-        "Evidence", b.evidence("evidence-diff", "diff", f"Diff of {change.path}", change.diff)
+        "Evidence", b.evidence(evidence, "tool_output", shown, workspace.diagnose())
     )
-    observed = workspace.verify()
-    await driver.submit(
-        "Evidence", b.evidence("evidence-verify", "tool_output", "Tests after the fix", observed)
+    read = b.action("A-1", "repository.read", "src", [evidence], note)
+    result = b.result(
+        f"result-{n}",
+        f"plan-{n}",
+        "diagnose",
+        actions=[read],
+        evidence=[evidence],
+        criteria=["AC-1"],
+        note=result_note,
     )
-    return change
+    await driver.submit("WorkResult", result)
 
 
 async def _analyze_and_fix(
@@ -350,29 +351,13 @@ async def _analyze_and_fix(
     )
     await driver.submit("WorkPlan", b.plan("plan-01", [diag], depth=children))
     packet_id = await cast(driver) if cast is not None else None
-    observed = workspace.diagnose()
-    await driver.submit(
-        "Evidence", b.evidence("evidence-01", "tool_output", "Failing test output", observed)
-    )
     note = "Reproduced the failure and located the cause."
     if packet_id is not None:
         note += f" The explore child's packet {packet_id} quotes the faulty line."
-    read = b.action("A-1", "repository.read", "src", ["evidence-01"], note)
-    await driver.submit(
-        "WorkResult",
-        b.result(
-            "result-01",
-            "plan-01",
-            "diagnose",
-            actions=[read],
-            evidence=["evidence-01"],
-            criteria=["AC-1"],
-            note=note,
-        ),
-    )
+    await _diagnosed(driver, workspace, "01", "Failing test output", note, note)
     gate = b.diagnosis_gate(
         "evidence-01",
-        ["repository.read", "repository.write"],
+        _FIX_TOOLS,
         fix_perms,
         "The failing test and the code agree on the cause.",
     )
@@ -389,13 +374,9 @@ async def _analyze_and_fix(
             gate=gate,
         ),
     )
-    tools_ = ["repository.read", "repository.write"]
-    fix = b.node("fix", ["AC-2"], tools_, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
+    fix = b.node("fix", ["AC-2"], _FIX_TOOLS, fix_perms, calls=10, input_refs=[b.uri("QR-01")])
     await driver.submit("WorkPlan", b.plan("plan-02", [fix]))
-    change = await _change(driver, workspace)
-    await driver.submit(
-        "WorkResult", _fix_result(driver, "result-02", "plan-02", "fix", change, ["AC-2"])
-    )
+    await _fixed(driver, workspace, "02", ["AC-2"])
     await close_fix(
         driver,
         "The root cause is fixed inside src/ and the tests pass",
