@@ -182,7 +182,7 @@ def _layers(
     stored = read_layers(state_dir, before)
     if stored is not None:
         return stored
-    authority = compute_layers(url, root, run.run_id)
+    authority = compute_layers(ledger, url, root, run.run_id)
     if ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved: keep
         # A snapshot that cannot be stored costs the next call time, not this decision.
         with contextlib.suppress(OSError):

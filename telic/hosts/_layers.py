@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from telic.ledger import BlockingLedger
 from telic.permissions import Layer
 
 __all__ = [
@@ -117,9 +118,12 @@ def write_private(path: Path, document: object) -> None:
         raise
 
 
-def compute_layers(database_url: str, repository_root: str, run_id: str) -> Authority:
+def compute_layers(
+    ledger: BlockingLedger, database_url: str, repository_root: str, run_id: str
+) -> Authority:
     """Load the run through the controller and return its layers and protected-path grants (the
-    slow path: imports the controller and opens the async ledger).
+    slow path: imports the controller; over SQLite it also opens the async ledger, while a
+    ``PortalLedger`` lends the one it holds).
 
     Raises:
         TelicError: the run cannot be loaded, or its NextAction cannot be generated.
@@ -127,12 +131,18 @@ def compute_layers(database_url: str, repository_root: str, run_id: str) -> Auth
     import anyio
 
     from telic.controller import Controller, tool_layers
-    from telic.ledger import open_ledger
+    from telic.ledger import Ledger, PortalLedger, open_ledger
 
-    async def load() -> Authority:
-        async with open_ledger(database_url, repository_root=repository_root) as ledger:
-            state = await Controller(ledger).load(run_id)
+    async def load(opened: Ledger) -> Authority:
+        state = await Controller(opened).load(run_id)
         granted = state.envelope.authorization.protected_paths_granted
         return Authority(tool_layers(state), tuple(granted))
 
-    return anyio.run(load)
+    if isinstance(ledger, PortalLedger):
+        return ledger.run(load)
+
+    async def fresh() -> Authority:
+        async with open_ledger(database_url, repository_root=repository_root) as opened:
+            return await load(opened)
+
+    return anyio.run(fresh)
