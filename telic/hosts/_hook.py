@@ -63,6 +63,7 @@ from telic.hosts._layers import (
     compute_layers,
     read_layers,
     write_layers,
+    write_private,
 )
 from telic.ledger import (
     JSON,
@@ -133,12 +134,7 @@ def _bound(state_dir: Path, session_id: str | None) -> str | None:
 def _bind(state_dir: Path, session_id: str | None, run_id: str) -> None:
     if session_id is None:
         return
-    path = _session_path(state_dir, session_id)
-    path.parent.mkdir(mode=0o700, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(run_id, encoding="utf-8")
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
+    write_private(_session_path(state_dir, session_id), run_id)
 
 
 def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:

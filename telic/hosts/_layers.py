@@ -101,14 +101,15 @@ def write_layers(state_dir: Path, key: Key, authority: Authority) -> None:
 
 
 def write_private(path: Path, document: object) -> None:
-    """Write ``document`` as JSON at ``path``: folder 0700, file 0600, atomically (temporary
-    file, ``fsync``, rename; the last writer wins)."""
+    """Write ``document`` at ``path``, a text as it is and anything else as JSON: folder 0700,
+    file 0600, atomically (temporary file, ``fsync``, rename; the last writer wins)."""
     path.parent.mkdir(mode=0o700, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(json.dumps(document, sort_keys=True).encode("utf-8"))
+            text = document if isinstance(document, str) else json.dumps(document, sort_keys=True)
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
