@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Final, Literal
 
 from telic._errors import UsageError
+from telic.protocol import (
+    MAX_FILE_BYTES,
+    MAX_INVENTORY_FILES,
+    MAX_SELECTED_FILES,
+    MAX_TOTAL_BYTES,
+)
 
 __all__ = [
     "MAX_ACTIVE_PATHS",
@@ -41,12 +47,12 @@ MAX_EXCLUDED_ROOTS: Final = 16
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
-# field → (default, hard cap), docs/protocol.md §3.3
-_LIMITS: Final = {
-    "max_files": (48, 256),
-    "max_file_bytes": (131_072, 2_097_152),
-    "max_total_bytes": (524_288, 16_777_216),
-    "max_inventory_files": (20_000, 100_000),
+# field → its hard cap, docs/protocol.md §3.3: the bounds of the wire budget
+_CAPS: Final = {
+    "max_files": MAX_SELECTED_FILES,
+    "max_file_bytes": MAX_FILE_BYTES,
+    "max_total_bytes": MAX_TOTAL_BYTES,
+    "max_inventory_files": MAX_INVENTORY_FILES,
 }
 
 
@@ -68,7 +74,7 @@ class GroundingBudget:
     """Most inventoried files that are ranked; the surplus is counted as inventory_budget."""
 
     def __post_init__(self) -> None:
-        for name, (_, cap) in _LIMITS.items():
+        for name, cap in _CAPS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"budget.{name} must be a positive integer")
