@@ -18,16 +18,16 @@ from telic._errors import UsageError
 from telic.protocol import (
     MAX_FILE_BYTES,
     MAX_INVENTORY_FILES,
+    MAX_RELATIVE_PATH,
+    MAX_REPOSITORY_ROOT,
     MAX_SELECTED_FILES,
     MAX_TOTAL_BYTES,
 )
 
 __all__ = [
     "MAX_ACTIVE_PATHS",
-    "MAX_ACTIVE_PATH_CHARS",
     "MAX_EXCLUDED_ROOTS",
     "MAX_REQUEST_BYTES",
-    "MAX_ROOT_CHARS",
     "GroundingBudget",
     "GroundingProgress",
     "GroundingStage",
@@ -36,12 +36,8 @@ __all__ = [
 
 MAX_REQUEST_BYTES: Final = 32_768
 """Largest original request, in UTF-8 bytes."""
-MAX_ROOT_CHARS: Final = 4_096
-"""Longest repository root path."""
 MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
-MAX_ACTIVE_PATH_CHARS: Final = 1_024
-"""Longest active path."""
 MAX_EXCLUDED_ROOTS: Final = 16
 """Most excluded roots one grounding accepts."""
 
@@ -117,14 +113,14 @@ def check_inputs(
         raise UsageError(f"original_request must be at most {MAX_REQUEST_BYTES:,} UTF-8 bytes")
     if not isinstance(repository_root, (str, Path)) or not str(repository_root):
         raise UsageError("repository_root must be a non-empty path")
-    if len(str(repository_root)) > MAX_ROOT_CHARS or "\0" in str(repository_root):
-        raise UsageError(f"repository_root must be a path of at most {MAX_ROOT_CHARS:,} chars")
+    if len(str(repository_root)) > MAX_REPOSITORY_ROOT or "\0" in str(repository_root):
+        raise UsageError(f"repository_root must be a path of at most {MAX_REPOSITORY_ROOT:,} chars")
     if isinstance(active_paths, (str, bytes)) or len(active_paths) > MAX_ACTIVE_PATHS:
         raise UsageError(f"active_paths must be a list of at most {MAX_ACTIVE_PATHS} paths")
     for number, path in enumerate(active_paths, start=1):
-        if not isinstance(path, str) or not 1 <= len(path) <= MAX_ACTIVE_PATH_CHARS:
+        if not isinstance(path, str) or not 1 <= len(path) <= MAX_RELATIVE_PATH:
             raise UsageError(
-                f"active path #{number} must be a string of 1–{MAX_ACTIVE_PATH_CHARS:,} chars"
+                f"active path #{number} must be a string of 1–{MAX_RELATIVE_PATH:,} chars"
             )
         if "\0" in path:
             raise UsageError(f"active path #{number} holds a NUL character")
@@ -133,5 +129,5 @@ def check_inputs(
     for number, root in enumerate(excluded_roots, start=1):
         if not isinstance(root, (str, Path)) or "\0" in str(root):
             raise UsageError(f"excluded root #{number} must be a path")
-        if not os.path.isabs(root) or len(str(root)) > MAX_ROOT_CHARS:
+        if not os.path.isabs(root) or len(str(root)) > MAX_REPOSITORY_ROOT:
             raise UsageError(f"excluded root #{number} must be an absolute path")

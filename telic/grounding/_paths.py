@@ -14,11 +14,11 @@ from typing import Final
 from urllib.parse import quote
 
 from telic._secrets import SECRET_EXTENSIONS, SECRET_HINTS, is_secret_like_path
+from telic.protocol import MAX_RELATIVE_PATH
 
 __all__ = [
     "EXCLUDED_DIRECTORIES",
     "INSTRUCTION_BASENAMES",
-    "MAX_PATH_CHARS",
     "MAX_REF_CHARS",
     "PINNED_INSTRUCTION_FILES",
     "PLAIN_REF_SAFE_CHARS",
@@ -29,8 +29,6 @@ __all__ = [
     "repository_ref",
 ]
 
-MAX_PATH_CHARS: Final = 1_024
-"""Longest repository-relative path (the protocol's RelativePath)."""
 MAX_REF_CHARS: Final = 2_048
 """Longest ``repo://`` reference."""
 PLAIN_REF_SAFE_CHARS: Final = (MAX_REF_CHARS - len("repo://")) // 3
@@ -83,7 +81,7 @@ def normalize_path(raw: str) -> str | None:
             return None
         if any(segment in {".", ".."} for segment in path.split("/")):
             return None
-    if len(path) > MAX_PATH_CHARS:
+    if len(path) > MAX_RELATIVE_PATH:
         return None
     if not path.isascii():
         try:

@@ -168,6 +168,7 @@ if typing.TYPE_CHECKING:
         weighted_score as weighted_score,
     )
     from telic.protocol._run import (
+        MAX_REPOSITORY_ROOT as MAX_REPOSITORY_ROOT,
         Authorization as Authorization,
         HostDescriptor as HostDescriptor,
         RunBudgets as RunBudgets,
