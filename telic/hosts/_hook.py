@@ -60,6 +60,7 @@ from telic.hosts._layers import (
     SESSIONS_DIR,
     Authority,
     Key,
+    Store,
     compute_layers,
     read_layers,
     write_layers,
@@ -171,25 +172,23 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     return _host_event(run, "permission_checked", reason, permission)
 
 
-def _layers(
-    ledger: BlockingLedger, state_dir: Path, url: str, root: str, run: LiveRun
-) -> Authority:
+def _layers(store: Store, run: LiveRun) -> Authority:
     before = Key(run.run_id, run.version, run.artifact_count)
-    stored = read_layers(state_dir, before)
+    stored = read_layers(store.state_dir, before)
     if stored is not None:
         return stored
-    authority = compute_layers(ledger, url, root, run.run_id)
-    if ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved: keep
+    authority = compute_layers(store, run.run_id)
+    if store.ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved
         # A snapshot that cannot be stored costs the next call time, not this decision.
         with contextlib.suppress(OSError):
-            write_layers(state_dir, before, authority)
+            write_layers(store.state_dir, before, authority)
     return authority
 
 
-def _refresh(ledger: BlockingLedger, state_dir: Path, url: str, root: str) -> None:
+def _refresh(store: Store) -> None:
     """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
-    for run in ledger.live_runs(root):
-        _layers(ledger, state_dir, url, root, run)
+    for run in store.ledger.live_runs(store.root):
+        _layers(store, run)
 
 
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
@@ -269,15 +268,8 @@ def _authorize(
     return reopened, True
 
 
-def _decide(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    run: LiveRun,
-    call: Call,
-    label: str,
-) -> Verdict:
+def _decide(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
+    ledger = store.ledger
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
     if call.asks is None or call.asks == "telic":
         reason = (
@@ -286,11 +278,11 @@ def _decide(
         )
         ledger.record_events(run.run_id, [_event(run, None, "unmapped", reason)])
         return Verdict("deny", reason)
-    authority = _layers(ledger, state_dir, url, root, run)
+    authority = _layers(store, run)
     reasons: list[str] = []
     for mapped in call.asks:  # every target of the call must be allowed (an apply_patch's files)
         decision, reopened = _authorize(
-            root, run.phase, authority.layers, authority.protected_granted, mapped
+            store.root, run.phase, authority.layers, authority.protected_granted, mapped
         )
         decision = _redacted(decision, mapped.capability)
         target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
@@ -368,26 +360,18 @@ def _record_cast(
         ledger.record_events(run.run_id, events)
 
 
-def _child(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    run: LiveRun,
-    call: Call,
-    label: str,
-) -> Verdict:
+def _child(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
     """A subagent's start, stop or tool call, decided against the cast it serves."""
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
-    facts: CastFacts = read_cast_facts(ledger, run.run_id)
+    facts: CastFacts = read_cast_facts(store.ledger, run.run_id)
     if call.what == "start":
-        decided = child_start(call, facts, where, state_dir, url, root, run.run_id)
+        decided = child_start(call, facts, where, store, run.run_id)
     elif call.what == "stop":
         decided = child_stop(call, facts, where)
     else:
-        authority = _layers(ledger, state_dir, url, root, run)
-        decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
-    _record_cast(ledger, run, label, call, decided)
+        authority = _layers(store, run)
+        decided = child_call(call, facts, where, store, run.run_id, authority)
+    _record_cast(store.ledger, run, label, call, decided)
     return decided.verdict
 
 
@@ -445,43 +429,35 @@ def decide_raw(
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
         return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
     try:
-        verdict = _with_ledger(ledger, state_dir, url, root, call, problem, dialect.label)
+        verdict = _with_ledger(Store(ledger, state_dir, url, root), call, problem, dialect.label)
         return verdict, reply
     finally:
         ledger.close()
 
 
-def _with_ledger(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    call: Call | None,
-    problem: str,
-    label: str,
-) -> Verdict | None:
+def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> Verdict | None:
     try:
-        live = ledger.live_runs(root)
+        live = store.ledger.live_runs(store.root)
     except Exception as exc:  # cannot tell whether a run is live: fail closed
-        return Verdict("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
+        return Verdict("deny", f"Telic could not read the runs of {store.root}: {_say(exc)}")
     if not live:
         return _pre_allowed(call)
     try:
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
         if call.what == "refresh":
-            _refresh(ledger, state_dir, url, root)
+            _refresh(store)
             return None
         if call.what == "ignore":
             return None
         if call.asks == "telic":
-            return _telic_tool(state_dir, call, live)
-        chosen = select_run(live, _bound(state_dir, call.session_id))
+            return _telic_tool(store.state_dir, call, live)
+        chosen = select_run(live, _bound(store.state_dir, call.session_id))
         if isinstance(chosen, str):
             raise _Refused(chosen)
         if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
-            return _child(ledger, state_dir, url, root, chosen, call, label)
-        return _decide(ledger, state_dir, url, root, chosen, call, label)
+            return _child(store, chosen, call, label)
+        return _decide(store, chosen, call, label)
     except _Refused as refused:
         return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny

@@ -20,17 +20,22 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeVar
 
 from telic.ledger import BlockingLedger
 from telic.permissions import Layer
+
+if TYPE_CHECKING:
+    from telic.ledger import Ledger
 
 __all__ = [
     "LAYERS_DIR",
     "SESSIONS_DIR",
     "Authority",
     "Key",
+    "Store",
     "compute_layers",
     "read_layers",
     "write_layers",
@@ -39,6 +44,7 @@ __all__ = [
 
 LAYERS_DIR: Final = "hook-layers"
 SESSIONS_DIR: Final = "hook-sessions"
+_T = TypeVar("_T")
 _FORMAT: Final = "telic.hook-layers/2"
 """Version 2 added the protected-path grants; a version 1 snapshot is ignored and recomputed."""
 
@@ -49,6 +55,35 @@ class Key(NamedTuple):
     run_id: str
     version: int
     artifact_count: int
+
+
+class Store(NamedTuple):
+    """Where one hook decision reads and keeps things."""
+
+    ledger: BlockingLedger
+    """The blocking handle the decision reads and appends through."""
+    state_dir: Path
+    """Where session bindings, layer snapshots and cast scopes are kept."""
+    url: str
+    """The ledger's URL."""
+    root: str
+    """The repository root."""
+
+    def run(self, job: Callable[[Ledger], Awaitable[_T]]) -> _T:
+        """Await ``job`` on the async ledger (a slow path): the one a ``PortalLedger`` holds,
+        else one opened for the job (``DirectLedger`` holds none)."""
+        import anyio
+
+        from telic.ledger import PortalLedger, open_ledger
+
+        if isinstance(self.ledger, PortalLedger):
+            return self.ledger.run(job)
+
+        async def opened() -> _T:
+            async with open_ledger(self.url, repository_root=self.root) as ledger:
+                return await job(ledger)
+
+        return anyio.run(opened)
 
 
 class Authority(NamedTuple):
@@ -119,31 +154,18 @@ def write_private(path: Path, document: object) -> None:
         raise
 
 
-def compute_layers(
-    ledger: BlockingLedger, database_url: str, repository_root: str, run_id: str
-) -> Authority:
+def compute_layers(store: Store, run_id: str) -> Authority:
     """Load the run through the controller and return its layers and protected-path grants (the
-    slow path: imports the controller; over SQLite it also opens the async ledger, while a
-    ``PortalLedger`` lends the one it holds).
+    slow path: imports the controller).
 
     Raises:
         TelicError: the run cannot be loaded, or its NextAction cannot be generated.
     """
-    import anyio
-
     from telic.controller import Controller, tool_layers
-    from telic.ledger import Ledger, PortalLedger, open_ledger
 
-    async def load(opened: Ledger) -> Authority:
-        state = await Controller(opened).load(run_id)
+    async def load(ledger: Ledger) -> Authority:
+        state = await Controller(ledger).load(run_id)
         granted = state.envelope.authorization.protected_paths_granted
         return Authority(tool_layers(state), tuple(granted))
 
-    if isinstance(ledger, PortalLedger):
-        return ledger.run(load)
-
-    async def fresh() -> Authority:
-        async with open_ledger(database_url, repository_root=repository_root) as opened:
-            return await load(opened)
-
-    return anyio.run(fresh)
+    return store.run(load)
