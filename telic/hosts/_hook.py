@@ -162,14 +162,23 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     """The trace event ``telic_check_tool_action`` records for the same decision."""
     if decision is None or decision.code == "unknown_capability":
         return _host_event(run, "tool_action_refused", reason)
-    permission = {
-        "decision": decision.verdict,
+    return _checked(
+        run, reason, Verdict(decision.verdict, decision.reason), capability, decision.scope
+    )
+
+
+def _checked(
+    run: LiveRun, summary: str, verdict: Verdict, capability: str, scope: str | None
+) -> NewTraceEvent:
+    """The ``permission_checked`` event of one decision (a scope falls back to the capability)."""
+    permission: dict[str, JSON] = {
+        "decision": verdict.decision,
         "capability": capability,
-        "scope": (decision.scope or capability)[:2048],
+        "scope": (scope or capability)[:2048],
         "policyRefs": [],
-        "rationaleSummary": decision.reason[:4096],
+        "rationaleSummary": verdict.reason[:4096],
     }
-    return _host_event(run, "permission_checked", reason, permission)
+    return _host_event(run, "permission_checked", summary, permission)
 
 
 def _layers(store: Store, run: LiveRun) -> Authority:
@@ -345,17 +354,9 @@ def _record_cast(
     verdict = decided.verdict
     first = call.asks[0] if isinstance(call.asks, tuple) and call.asks else None
     if call.what == "decide" and first is not None:
-        permission: dict[str, JSON] = {
-            "decision": verdict.decision,
-            "capability": first.capability,
-            "scope": (
-                _shown(first.capability, decided.scope or first.target or "") or first.capability
-            )[:2048],
-            "policyRefs": [],
-            "rationaleSummary": verdict.reason[:4096],
-        }
+        scope = _shown(first.capability, decided.scope or first.target or "")
         summary = f"{label} {call.tool}: {verdict.reason}"
-        events.append(_host_event(run, "permission_checked", summary, permission))
+        events.append(_checked(run, summary, verdict, first.capability, scope))
     if events:
         ledger.record_events(run.run_id, events)
 
