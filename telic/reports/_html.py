@@ -160,6 +160,15 @@ def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
 
+def _list_section(
+    section: str, title: str, items: str, empty: str = "None recorded.", ul: str = "<ul>"
+) -> str:
+    """A section holding one list of ``items`` (``<li>`` elements), or ``empty`` without any."""
+    return _section(
+        section, title, f"{ul}{items}</ul>" if items else f'<p class="empty">{empty}</p>'
+    )
+
+
 def _table_section(table: Table, rows: Sequence[Sequence[str]], after: str = "") -> str:
     """A section holding one table (ids after its section), then ``after``."""
     content = _table(table.section, table.columns, rows, table.empty)
@@ -413,26 +422,14 @@ def render_html(data: RunReportData) -> str:
     )
     parts.append(_table_section(PACKETS, packets, digest))
     risks = "".join(f"<li>{escape(r)}</li>" for r in data.risks)
-    parts.append(
-        _section(
-            "risks",
-            "Unresolved risks",
-            f"<ul>{risks}</ul>" if risks else '<p class="empty">None recorded.</p>',
-        )
-    )
+    parts.append(_list_section("risks", "Unresolved risks", risks))
     steps = "".join(
         f"<li><code>{escape(n.id)}</code> {escape(n.description)}"
         + (" " + _pill("needs authorization") if n.requires_authorization else "")
         + "</li>"
         for n in data.next_actions
     )
-    parts.append(
-        _section(
-            "next-actions",
-            "Next actions",
-            f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
-        )
-    )
+    parts.append(_list_section("next-actions", "Next actions", steps))
     parts.append(_steps_section(data))
     shown = {e.artifact_id for e in data.evidence}
     items = "".join(
@@ -445,13 +442,7 @@ def render_html(data: RunReportData) -> str:
         + "</li>"
         for a in data.artifacts
     )
-    parts.append(
-        _section(
-            "artifacts",
-            "Artifacts",
-            f'<ul class="artifacts">{items}</ul>' if items else '<p class="empty">None.</p>',
-        )
-    )
+    parts.append(_list_section("artifacts", "Artifacts", items, "None.", '<ul class="artifacts">'))
     p = data.provenance
     facts = [
         ("Run", f"<code>{escape(p.run_id)}</code>"),
