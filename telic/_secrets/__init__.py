@@ -26,7 +26,11 @@ without loading detect-secrets, that a text holds nothing the detector flags (a 
 
 from __future__ import annotations
 
-from telic._secrets._paths import is_secret_like_path as is_secret_like_path
+from telic._secrets._paths import (
+    SECRET_EXTENSIONS as SECRET_EXTENSIONS,
+    SECRET_HINTS as SECRET_HINTS,
+    is_secret_like_path as is_secret_like_path,
+)
 from telic._secrets._rules import rule_sources as rule_sources, warm as warm
 from telic._secrets._scan import (
     CLEAN_MEMO as CLEAN_MEMO,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["is_secret_like_path"]
+__all__ = ["SECRET_EXTENSIONS", "SECRET_HINTS", "is_secret_like_path"]
 
 _SECRET_BASENAMES: Final = frozenset({".git-credentials", ".netrc", ".npmrc", ".pypirc"})
 _SECRET_SEGMENTS: Final = frozenset({"credential", "credentials", "secret", "secrets"})
@@ -13,7 +13,20 @@ _SECRET_BASENAME_PREFIX: Final = re.compile(
     r"^(?:credentials?\.|secrets?\.|service-account[._-]|id_(?:dsa|ecdsa|ed25519|rsa))",
     re.IGNORECASE,
 )
-_SECRET_EXTENSIONS: Final = (".key", ".p12", ".pfx", ".pem")
+SECRET_EXTENSIONS: Final = (".key", ".p12", ".pfx", ".pem")
+"""Lower-case endings of key files, secret-like wherever they stand."""
+SECRET_HINTS: Final = (
+    ".env",
+    "credential",
+    "secret",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "service-account",
+    "id_",
+)
+"""Lower-case substrings of which every ASCII secret-like path holds one, unless it ends with
+one of ``SECRET_EXTENSIONS``: a path with neither needs no exact check."""
 
 
 def is_secret_like_path(path: str) -> bool:
@@ -29,5 +42,5 @@ def is_secret_like_path(path: str) -> bool:
         lowered.startswith(".env")
         or lowered in _SECRET_BASENAMES
         or _SECRET_BASENAME_PREFIX.match(basename) is not None
-        or lowered.endswith(_SECRET_EXTENSIONS)
+        or lowered.endswith(SECRET_EXTENSIONS)
     )

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from telic._secrets import SECRET_EXTENSIONS, SECRET_HINTS
 from telic.grounding._paths import (
+    EXCLUDED_DIRECTORIES,
+    INSTRUCTION_BASENAMES,
     PLAIN_REF_SAFE_CHARS,
     excluded_reason,
     is_instruction_path,
@@ -29,38 +32,9 @@ _SUSPECT_PARTS: Final = tuple(
 )
 _SUSPECT_STARTS: Final = ("/", "\0", "./", ".\0", "../", "..\0")
 _SUSPECT_ENDS: Final = ("/", "\0", "/.", "\0.", "/..", "\0..")
-_INSTRUCTION_PARTS: Final = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    "CODEX.md",
-    "GEMINI.md",
-    ".cursorrules",
-    ".windsurfrules",
-    "copilot-instructions.md",
-    "rules/",
-    "instructions/",
-)
+_INSTRUCTION_PARTS: Final = (*INSTRUCTION_BASENAMES, "rules/", "instructions/")
 # Lower-case substrings of every excluded directory and every secret-like name.
-_EXCLUSION_PARTS: Final = (
-    ".git",
-    ".telic",
-    "build",
-    "coverage",
-    "dist",
-    "node_modules",
-    ".env",
-    "credential",
-    "secret",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    "service-account",
-    "id_",
-    ".key",
-    ".p12",
-    ".pfx",
-    ".pem",
-)
+_EXCLUSION_PARTS: Final = (*EXCLUDED_DIRECTORIES, *SECRET_HINTS, *SECRET_EXTENSIONS)
 _BLOCK: Final = 512
 
 

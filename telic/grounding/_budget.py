@@ -15,13 +15,19 @@ from pathlib import Path
 from typing import Final, Literal
 
 from telic._errors import UsageError
+from telic.protocol import (
+    MAX_FILE_BYTES,
+    MAX_INVENTORY_FILES,
+    MAX_RELATIVE_PATH,
+    MAX_REPOSITORY_ROOT,
+    MAX_SELECTED_FILES,
+    MAX_TOTAL_BYTES,
+)
 
 __all__ = [
     "MAX_ACTIVE_PATHS",
-    "MAX_ACTIVE_PATH_CHARS",
     "MAX_EXCLUDED_ROOTS",
     "MAX_REQUEST_BYTES",
-    "MAX_ROOT_CHARS",
     "GroundingBudget",
     "GroundingProgress",
     "GroundingStage",
@@ -30,23 +36,19 @@ __all__ = [
 
 MAX_REQUEST_BYTES: Final = 32_768
 """Largest original request, in UTF-8 bytes."""
-MAX_ROOT_CHARS: Final = 4_096
-"""Longest repository root path."""
 MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
-MAX_ACTIVE_PATH_CHARS: Final = 1_024
-"""Longest active path."""
 MAX_EXCLUDED_ROOTS: Final = 16
 """Most excluded roots one grounding accepts."""
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
-# field → (default, hard cap), docs/protocol.md §3.3
-_LIMITS: Final = {
-    "max_files": (48, 256),
-    "max_file_bytes": (131_072, 2_097_152),
-    "max_total_bytes": (524_288, 16_777_216),
-    "max_inventory_files": (20_000, 100_000),
+# field → its hard cap, docs/protocol.md §3.3: the bounds of the wire budget
+_CAPS: Final = {
+    "max_files": MAX_SELECTED_FILES,
+    "max_file_bytes": MAX_FILE_BYTES,
+    "max_total_bytes": MAX_TOTAL_BYTES,
+    "max_inventory_files": MAX_INVENTORY_FILES,
 }
 
 
@@ -68,7 +70,7 @@ class GroundingBudget:
     """Most inventoried files that are ranked; the surplus is counted as inventory_budget."""
 
     def __post_init__(self) -> None:
-        for name, (_, cap) in _LIMITS.items():
+        for name, cap in _CAPS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"budget.{name} must be a positive integer")
@@ -111,14 +113,14 @@ def check_inputs(
         raise UsageError(f"original_request must be at most {MAX_REQUEST_BYTES:,} UTF-8 bytes")
     if not isinstance(repository_root, (str, Path)) or not str(repository_root):
         raise UsageError("repository_root must be a non-empty path")
-    if len(str(repository_root)) > MAX_ROOT_CHARS or "\0" in str(repository_root):
-        raise UsageError(f"repository_root must be a path of at most {MAX_ROOT_CHARS:,} chars")
+    if len(str(repository_root)) > MAX_REPOSITORY_ROOT or "\0" in str(repository_root):
+        raise UsageError(f"repository_root must be a path of at most {MAX_REPOSITORY_ROOT:,} chars")
     if isinstance(active_paths, (str, bytes)) or len(active_paths) > MAX_ACTIVE_PATHS:
         raise UsageError(f"active_paths must be a list of at most {MAX_ACTIVE_PATHS} paths")
     for number, path in enumerate(active_paths, start=1):
-        if not isinstance(path, str) or not 1 <= len(path) <= MAX_ACTIVE_PATH_CHARS:
+        if not isinstance(path, str) or not 1 <= len(path) <= MAX_RELATIVE_PATH:
             raise UsageError(
-                f"active path #{number} must be a string of 1–{MAX_ACTIVE_PATH_CHARS:,} chars"
+                f"active path #{number} must be a string of 1–{MAX_RELATIVE_PATH:,} chars"
             )
         if "\0" in path:
             raise UsageError(f"active path #{number} holds a NUL character")
@@ -127,5 +129,5 @@ def check_inputs(
     for number, root in enumerate(excluded_roots, start=1):
         if not isinstance(root, (str, Path)) or "\0" in str(root):
             raise UsageError(f"excluded root #{number} must be a path")
-        if not os.path.isabs(root) or len(str(root)) > MAX_ROOT_CHARS:
+        if not os.path.isabs(root) or len(str(root)) > MAX_REPOSITORY_ROOT:
             raise UsageError(f"excluded root #{number} must be an absolute path")

@@ -13,11 +13,12 @@ import re
 from typing import Final
 from urllib.parse import quote
 
-from telic._secrets import is_secret_like_path
+from telic._secrets import SECRET_EXTENSIONS, SECRET_HINTS, is_secret_like_path
+from telic.protocol import MAX_RELATIVE_PATH
 
 __all__ = [
     "EXCLUDED_DIRECTORIES",
-    "MAX_PATH_CHARS",
+    "INSTRUCTION_BASENAMES",
     "MAX_REF_CHARS",
     "PINNED_INSTRUCTION_FILES",
     "PLAIN_REF_SAFE_CHARS",
@@ -28,8 +29,6 @@ __all__ = [
     "repository_ref",
 ]
 
-MAX_PATH_CHARS: Final = 1_024
-"""Longest repository-relative path (the protocol's RelativePath)."""
 MAX_REF_CHARS: Final = 2_048
 """Longest ``repo://`` reference."""
 PLAIN_REF_SAFE_CHARS: Final = (MAX_REF_CHARS - len("repo://")) // 3
@@ -51,10 +50,11 @@ EXCLUDED_DIRECTORIES: Final = frozenset(
 )
 """Path segments (compared case-insensitively) whose files are never context."""
 
-_INSTRUCTION_BASENAMES: Final = frozenset(
-    {"AGENTS.md", "CLAUDE.md", "CODEX.md", "GEMINI.md", ".cursorrules", ".windsurfrules"}
-    | {"copilot-instructions.md"}
+INSTRUCTION_BASENAMES: Final = frozenset(
+    name.rpartition("/")[2] for name in PINNED_INSTRUCTION_FILES
 )
+"""File names that make an instruction file wherever they stand."""
+
 _INSTRUCTION_DIRECTORIES: Final = (
     ".roo/rules/",
     ".cursor/rules/",
@@ -64,15 +64,6 @@ _INSTRUCTION_DIRECTORIES: Final = (
 # Anything that might need rewriting or rejection; paths without a match are already normal.
 _SUSPECT: Final = re.compile(r"[\\\x00]|//|^\.{1,2}(?:/|$)|/\.{1,2}(?:/|$)|^/|/$|^$")
 _SLASHES: Final = re.compile(r"/{2,}")
-_EXCLUDED_SEGMENT: Final = re.compile(
-    r"(?:^|/)(?:\.git|\.telic|build|coverage|dist|node_modules)(?:/|$)"
-)
-# A superset of ``is_secret_like_path`` on lowercased ASCII paths: a path it misses is not
-# secret-like, so the exact (slower) check runs only on the few paths it flags.
-_SECRET_HINT: Final = re.compile(
-    r"\.env|credential|secret|\.netrc|\.npmrc|\.pypirc|service-account|id_"
-    r"|\.(?:key|p12|pfx|pem)$"
-)
 # encodeURIComponent's unreserved set, so refs read as the original's do.
 _REF_SAFE: Final = "!~*'()"
 
@@ -90,7 +81,7 @@ def normalize_path(raw: str) -> str | None:
             return None
         if any(segment in {".", ".."} for segment in path.split("/")):
             return None
-    if len(path) > MAX_PATH_CHARS:
+    if len(path) > MAX_RELATIVE_PATH:
         return None
     if not path.isascii():
         try:
@@ -106,7 +97,7 @@ def normalize_path(raw: str) -> str | None:
 
 def is_instruction_path(path: str) -> bool:
     """Return whether a normalised path is an agent instruction file (protocol.md §4 item 6)."""
-    if path.rpartition("/")[2] in _INSTRUCTION_BASENAMES:
+    if path.rpartition("/")[2] in INSTRUCTION_BASENAMES:
         return True
     if "rules/" not in path and "instructions/" not in path:
         return False
@@ -129,9 +120,11 @@ def excluded_reason(path: str) -> str | None:
     ``secret_like_file`` when the path looks like it holds credentials (``telic._secrets``).
     """
     lowered = path.lower()
-    if _EXCLUDED_SEGMENT.search(lowered) is not None:
+    if any(segment in EXCLUDED_DIRECTORIES for segment in lowered.split("/")):
         return "excluded_directory"
-    if path.isascii() and _SECRET_HINT.search(lowered) is None:
+    # the exact (slower) check runs only on the few paths the hints cannot clear
+    hinted = any(hint in lowered for hint in SECRET_HINTS) or lowered.endswith(SECRET_EXTENSIONS)
+    if path.isascii() and not hinted:
         return None
     return "secret_like_file" if is_secret_like_path(path) else None
 

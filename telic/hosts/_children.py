@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from telic.casting import (
     BOUND_EVENT,
@@ -38,8 +38,11 @@ from telic.casting import (
     stopped_summary,
 )
 from telic.hosts._dialects import Call, Verdict
-from telic.hosts._layers import Authority, write_private
+from telic.hosts._layers import Authority, Store, write_private
 from telic.ledger import BlockingLedger
+
+if TYPE_CHECKING:
+    from telic.ledger import Ledger
 
 __all__ = [
     "SCOPES_DIR",
@@ -109,9 +112,7 @@ def write_scope(state_dir: Path, run_id: str, scope: ChildScope) -> None:
     write_private(_path(state_dir, run_id, scope.cast_id), document)
 
 
-def compute_scope(
-    database_url: str, repository_root: str, state_dir: Path, run_id: str, cast_id: str
-) -> ChildScope | None:
+def compute_scope(store: Store, run_id: str, cast_id: str) -> ChildScope | None:
     """Load the cast's scope through the controller (the slow path); ``None``: not open.
 
     The registry is the one the server casts against: the state directory's configuration
@@ -120,29 +121,25 @@ def compute_scope(
     Raises:
         TelicError: the run cannot be loaded, or the configuration cannot be read.
     """
-    import anyio
-
     from telic.casting import find_config, load_cast_types, load_child_scope
-    from telic.ledger import open_ledger
 
-    configured = find_config(state_dir, Path(repository_root))
+    configured = find_config(store.state_dir, Path(store.root))
     server = load_cast_types(configured) if configured is not None else ()
 
-    async def load() -> ChildScope | None:
-        async with open_ledger(database_url, repository_root=repository_root) as ledger:
-            return await load_child_scope(ledger, run_id, cast_id, server_cast_types=server)
+    async def load(ledger: Ledger) -> ChildScope | None:
+        return await load_child_scope(ledger, run_id, cast_id, server_cast_types=server)
 
-    return anyio.run(load)
+    return store.run(load)
 
 
-def _scope(state_dir: Path, url: str, root: str, run_id: str, cast_id: str) -> ChildScope | None:
-    stored = read_scope(state_dir, run_id, cast_id)
+def _scope(store: Store, run_id: str, cast_id: str) -> ChildScope | None:
+    stored = read_scope(store.state_dir, run_id, cast_id)
     if stored is not None:
         return stored
-    scope = compute_scope(url, root, state_dir, run_id, cast_id)
+    scope = compute_scope(store, run_id, cast_id)
     if scope is not None:
         with contextlib.suppress(OSError):  # a scope not stored costs the next call time only
-            write_scope(state_dir, run_id, scope)
+            write_scope(store.state_dir, run_id, scope)
     return scope
 
 
@@ -171,9 +168,7 @@ def _spawned_type(call: Call) -> str:
     return ""
 
 
-def child_start(
-    call: Call, facts: CastFacts, where: str, state_dir: Path, url: str, root: str, run_id: str
-) -> Decided:
+def child_start(call: Call, facts: CastFacts, where: str, store: Store, run_id: str) -> Decided:
     """A starting subagent: bind it to the cast its spawn call handed off (or, on a host whose
     hook never sees the spawn call, to the run's only open cast no child holds). Its answer is
     context for the child: the host cannot refuse a start, only its calls."""
@@ -190,7 +185,7 @@ def child_start(
             "to your parent at once that you could not be bound to a cast."
         )
         return Decided(Verdict("deny", reason))
-    scope = _scope(state_dir, url, root, run_id, cast_id)
+    scope = _scope(store, run_id, cast_id)
     if scope is None:
         reason = f"{where}: cast {cast_id} is not open any more; every tool call is denied"
         return Decided(Verdict("deny", reason))
@@ -217,9 +212,7 @@ def child_call(
     call: Call,
     facts: CastFacts,
     where: str,
-    state_dir: Path,
-    url: str,
-    root: str,
+    store: Store,
     run_id: str,
     authority: Authority,
 ) -> Decided:
@@ -235,7 +228,7 @@ def child_call(
             "(layer: cast_binding; unbound_child)"
         )
         return Decided(Verdict("deny", reason))
-    scope = _scope(state_dir, url, root, run_id, cast_id)
+    scope = _scope(store, run_id, cast_id)
     if scope is None:
         reason = f"{where} denies {call.tool}: cast {cast_id} is not open any more"
         return Decided(Verdict("deny", reason))
@@ -254,7 +247,7 @@ def child_call(
         asks,
         authority.layers,
         exhausted=cast_id in facts.children.exhausted,
-        repository_root=root,
+        repository_root=store.root,
         protected_granted=authority.protected_granted,
     )
     events = [

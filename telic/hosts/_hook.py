@@ -60,9 +60,11 @@ from telic.hosts._layers import (
     SESSIONS_DIR,
     Authority,
     Key,
+    Store,
     compute_layers,
     read_layers,
     write_layers,
+    write_private,
 )
 from telic.ledger import (
     JSON,
@@ -133,12 +135,7 @@ def _bound(state_dir: Path, session_id: str | None) -> str | None:
 def _bind(state_dir: Path, session_id: str | None, run_id: str) -> None:
     if session_id is None:
         return
-    path = _session_path(state_dir, session_id)
-    path.parent.mkdir(mode=0o700, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(run_id, encoding="utf-8")
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
+    write_private(_session_path(state_dir, session_id), run_id)
 
 
 def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
@@ -165,35 +162,42 @@ def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str
     """The trace event ``telic_check_tool_action`` records for the same decision."""
     if decision is None or decision.code == "unknown_capability":
         return _host_event(run, "tool_action_refused", reason)
-    permission = {
-        "decision": decision.verdict,
+    return _checked(
+        run, reason, Verdict(decision.verdict, decision.reason), capability, decision.scope
+    )
+
+
+def _checked(
+    run: LiveRun, summary: str, verdict: Verdict, capability: str, scope: str | None
+) -> NewTraceEvent:
+    """The ``permission_checked`` event of one decision (a scope falls back to the capability)."""
+    permission: dict[str, JSON] = {
+        "decision": verdict.decision,
         "capability": capability,
-        "scope": (decision.scope or capability)[:2048],
+        "scope": (scope or capability)[:2048],
         "policyRefs": [],
-        "rationaleSummary": decision.reason[:4096],
+        "rationaleSummary": verdict.reason[:4096],
     }
-    return _host_event(run, "permission_checked", reason, permission)
+    return _host_event(run, "permission_checked", summary, permission)
 
 
-def _layers(
-    ledger: BlockingLedger, state_dir: Path, url: str, root: str, run: LiveRun
-) -> Authority:
+def _layers(store: Store, run: LiveRun) -> Authority:
     before = Key(run.run_id, run.version, run.artifact_count)
-    stored = read_layers(state_dir, before)
+    stored = read_layers(store.state_dir, before)
     if stored is not None:
         return stored
-    authority = compute_layers(url, root, run.run_id)
-    if ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved: keep
+    authority = compute_layers(store, run.run_id)
+    if store.ledger.run_key(run.run_id) == (run.version, run.artifact_count):  # nothing moved
         # A snapshot that cannot be stored costs the next call time, not this decision.
         with contextlib.suppress(OSError):
-            write_layers(state_dir, before, authority)
+            write_layers(store.state_dir, before, authority)
     return authority
 
 
-def _refresh(ledger: BlockingLedger, state_dir: Path, url: str, root: str) -> None:
+def _refresh(store: Store) -> None:
     """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
-    for run in ledger.live_runs(root):
-        _layers(ledger, state_dir, url, root, run)
+    for run in store.ledger.live_runs(store.root):
+        _layers(store, run)
 
 
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
@@ -273,15 +277,8 @@ def _authorize(
     return reopened, True
 
 
-def _decide(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    run: LiveRun,
-    call: Call,
-    label: str,
-) -> Verdict:
+def _decide(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
+    ledger = store.ledger
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
     if call.asks is None or call.asks == "telic":
         reason = (
@@ -290,11 +287,11 @@ def _decide(
         )
         ledger.record_events(run.run_id, [_event(run, None, "unmapped", reason)])
         return Verdict("deny", reason)
-    authority = _layers(ledger, state_dir, url, root, run)
+    authority = _layers(store, run)
     reasons: list[str] = []
     for mapped in call.asks:  # every target of the call must be allowed (an apply_patch's files)
         decision, reopened = _authorize(
-            root, run.phase, authority.layers, authority.protected_granted, mapped
+            store.root, run.phase, authority.layers, authority.protected_granted, mapped
         )
         decision = _redacted(decision, mapped.capability)
         target = decision.scope or _shown(mapped.capability, mapped.target or "") or "(no target)"
@@ -357,41 +354,25 @@ def _record_cast(
     verdict = decided.verdict
     first = call.asks[0] if isinstance(call.asks, tuple) and call.asks else None
     if call.what == "decide" and first is not None:
-        permission: dict[str, JSON] = {
-            "decision": verdict.decision,
-            "capability": first.capability,
-            "scope": (
-                _shown(first.capability, decided.scope or first.target or "") or first.capability
-            )[:2048],
-            "policyRefs": [],
-            "rationaleSummary": verdict.reason[:4096],
-        }
+        scope = _shown(first.capability, decided.scope or first.target or "")
         summary = f"{label} {call.tool}: {verdict.reason}"
-        events.append(_host_event(run, "permission_checked", summary, permission))
+        events.append(_checked(run, summary, verdict, first.capability, scope))
     if events:
         ledger.record_events(run.run_id, events)
 
 
-def _child(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    run: LiveRun,
-    call: Call,
-    label: str,
-) -> Verdict:
+def _child(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
     """A subagent's start, stop or tool call, decided against the cast it serves."""
     where = f"Telic run {run.run_id} ({run.mode}, {run.phase})"
-    facts: CastFacts = read_cast_facts(ledger, run.run_id)
+    facts: CastFacts = read_cast_facts(store.ledger, run.run_id)
     if call.what == "start":
-        decided = child_start(call, facts, where, state_dir, url, root, run.run_id)
+        decided = child_start(call, facts, where, store, run.run_id)
     elif call.what == "stop":
         decided = child_stop(call, facts, where)
     else:
-        authority = _layers(ledger, state_dir, url, root, run)
-        decided = child_call(call, facts, where, state_dir, url, root, run.run_id, authority)
-    _record_cast(ledger, run, label, call, decided)
+        authority = _layers(store, run)
+        decided = child_call(call, facts, where, store, run.run_id, authority)
+    _record_cast(store.ledger, run, label, call, decided)
     return decided.verdict
 
 
@@ -449,43 +430,35 @@ def decide_raw(
     except Exception as exc:  # the hook boundary: cannot tell whether a run is live
         return Verdict("deny", f"Telic could not read its ledger for {root}: {_say(exc)}"), reply
     try:
-        verdict = _with_ledger(ledger, state_dir, url, root, call, problem, dialect.label)
+        verdict = _with_ledger(Store(ledger, state_dir, url, root), call, problem, dialect.label)
         return verdict, reply
     finally:
         ledger.close()
 
 
-def _with_ledger(
-    ledger: BlockingLedger,
-    state_dir: Path,
-    url: str,
-    root: str,
-    call: Call | None,
-    problem: str,
-    label: str,
-) -> Verdict | None:
+def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> Verdict | None:
     try:
-        live = ledger.live_runs(root)
+        live = store.ledger.live_runs(store.root)
     except Exception as exc:  # cannot tell whether a run is live: fail closed
-        return Verdict("deny", f"Telic could not read the runs of {root}: {_say(exc)}")
+        return Verdict("deny", f"Telic could not read the runs of {store.root}: {_say(exc)}")
     if not live:
         return _pre_allowed(call)
     try:
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
         if call.what == "refresh":
-            _refresh(ledger, state_dir, url, root)
+            _refresh(store)
             return None
         if call.what == "ignore":
             return None
         if call.asks == "telic":
-            return _telic_tool(state_dir, call, live)
-        chosen = select_run(live, _bound(state_dir, call.session_id))
+            return _telic_tool(store.state_dir, call, live)
+        chosen = select_run(live, _bound(store.state_dir, call.session_id))
         if isinstance(chosen, str):
             raise _Refused(chosen)
         if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
-            return _child(ledger, state_dir, url, root, chosen, call, label)
-        return _decide(ledger, state_dir, url, root, chosen, call, label)
+            return _child(store, chosen, call, label)
+        return _decide(store, chosen, call, label)
     except _Refused as refused:
         return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny

@@ -20,16 +20,22 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeVar
 
+from telic.ledger import BlockingLedger
 from telic.permissions import Layer
+
+if TYPE_CHECKING:
+    from telic.ledger import Ledger
 
 __all__ = [
     "LAYERS_DIR",
     "SESSIONS_DIR",
     "Authority",
     "Key",
+    "Store",
     "compute_layers",
     "read_layers",
     "write_layers",
@@ -38,6 +44,7 @@ __all__ = [
 
 LAYERS_DIR: Final = "hook-layers"
 SESSIONS_DIR: Final = "hook-sessions"
+_T = TypeVar("_T")
 _FORMAT: Final = "telic.hook-layers/2"
 """Version 2 added the protected-path grants; a version 1 snapshot is ignored and recomputed."""
 
@@ -48,6 +55,35 @@ class Key(NamedTuple):
     run_id: str
     version: int
     artifact_count: int
+
+
+class Store(NamedTuple):
+    """Where one hook decision reads and keeps things."""
+
+    ledger: BlockingLedger
+    """The blocking handle the decision reads and appends through."""
+    state_dir: Path
+    """Where session bindings, layer snapshots and cast scopes are kept."""
+    url: str
+    """The ledger's URL."""
+    root: str
+    """The repository root."""
+
+    def run(self, job: Callable[[Ledger], Awaitable[_T]]) -> _T:
+        """Await ``job`` on the async ledger (a slow path): the one a ``PortalLedger`` holds,
+        else one opened for the job (``DirectLedger`` holds none)."""
+        import anyio
+
+        from telic.ledger import PortalLedger, open_ledger
+
+        if isinstance(self.ledger, PortalLedger):
+            return self.ledger.run(job)
+
+        async def opened() -> _T:
+            async with open_ledger(self.url, repository_root=self.root) as ledger:
+                return await job(ledger)
+
+        return anyio.run(opened)
 
 
 class Authority(NamedTuple):
@@ -100,14 +136,15 @@ def write_layers(state_dir: Path, key: Key, authority: Authority) -> None:
 
 
 def write_private(path: Path, document: object) -> None:
-    """Write ``document`` as JSON at ``path``: folder 0700, file 0600, atomically (temporary
-    file, ``fsync``, rename; the last writer wins)."""
+    """Write ``document`` at ``path``, a text as it is and anything else as JSON: folder 0700,
+    file 0600, atomically (temporary file, ``fsync``, rename; the last writer wins)."""
     path.parent.mkdir(mode=0o700, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(json.dumps(document, sort_keys=True).encode("utf-8"))
+            text = document if isinstance(document, str) else json.dumps(document, sort_keys=True)
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -117,22 +154,18 @@ def write_private(path: Path, document: object) -> None:
         raise
 
 
-def compute_layers(database_url: str, repository_root: str, run_id: str) -> Authority:
+def compute_layers(store: Store, run_id: str) -> Authority:
     """Load the run through the controller and return its layers and protected-path grants (the
-    slow path: imports the controller and opens the async ledger).
+    slow path: imports the controller).
 
     Raises:
         TelicError: the run cannot be loaded, or its NextAction cannot be generated.
     """
-    import anyio
-
     from telic.controller import Controller, tool_layers
-    from telic.ledger import open_ledger
 
-    async def load() -> Authority:
-        async with open_ledger(database_url, repository_root=repository_root) as ledger:
-            state = await Controller(ledger).load(run_id)
+    async def load(ledger: Ledger) -> Authority:
+        state = await Controller(ledger).load(run_id)
         granted = state.envelope.authorization.protected_paths_granted
         return Authority(tool_layers(state), tuple(granted))
 
-    return anyio.run(load)
+    return store.run(load)

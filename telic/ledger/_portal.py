@@ -10,10 +10,10 @@ the hook runs one decision path whatever the store.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -30,6 +30,8 @@ _RUNS_READ: Final = 10_000
 """How many of the most recently updated runs ``live_runs`` reads (a live run is one the host
 is acting for now, so it is among the latest)."""
 _PAGE: Final = 1_000
+
+_T = TypeVar("_T")
 
 
 class PortalLedger(BlockingLedger):
@@ -50,6 +52,10 @@ class PortalLedger(BlockingLedger):
     def close(self) -> None:
         """Close the ledger, then stop the portal's event loop."""
         self._stack.close()
+
+    def run(self, job: Callable[[Ledger], Awaitable[_T]]) -> _T:
+        """Await ``job`` on the open async ledger, in the portal's event loop."""
+        return self._portal.call(job, self._ledger)
 
     def live_runs(self, repository_root: str) -> list[LiveRun]:
         return self._portal.call(self._live_runs, repository_root)

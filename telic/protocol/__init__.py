@@ -48,6 +48,10 @@ if typing.TYPE_CHECKING:
     from telic.protocol._context import (
         EXCLUSION_REASONS as EXCLUSION_REASONS,
         MAX_CANDIDATES as MAX_CANDIDATES,
+        MAX_FILE_BYTES as MAX_FILE_BYTES,
+        MAX_INVENTORY_FILES as MAX_INVENTORY_FILES,
+        MAX_SELECTED_FILES as MAX_SELECTED_FILES,
+        MAX_TOTAL_BYTES as MAX_TOTAL_BYTES,
         ContextBudget as ContextBudget,
         ContextCandidate as ContextCandidate,
         ContextDocument as ContextDocument,
@@ -155,6 +159,7 @@ if typing.TYPE_CHECKING:
         weighted_score as weighted_score,
     )
     from telic.protocol._run import (
+        MAX_REPOSITORY_ROOT as MAX_REPOSITORY_ROOT,
         Authorization as Authorization,
         HostDescriptor as HostDescriptor,
         RunBudgets as RunBudgets,

@@ -32,6 +32,10 @@ from telic.protocol._types import (
 __all__ = [
     "EXCLUSION_REASONS",
     "MAX_CANDIDATES",
+    "MAX_FILE_BYTES",
+    "MAX_INVENTORY_FILES",
+    "MAX_SELECTED_FILES",
+    "MAX_TOTAL_BYTES",
     "ContextBudget",
     "ContextCandidate",
     "ContextDocument",
@@ -52,6 +56,8 @@ __all__ = [
 
 MAX_CANDIDATES: Final = 2_048
 """Most candidates one canonical manifest may list."""
+MAX_SELECTED_FILES: Final = 256
+"""Hard cap of the files one grounding selects."""
 MAX_FILE_BYTES: Final = 2_097_152
 """Hard cap of one grounded file (2 MiB)."""
 MAX_TOTAL_BYTES: Final = 16_777_216
@@ -314,7 +320,7 @@ class SelectedSource(_SnakeWire):
 class WireBudget(_SnakeWire):
     """The grounding budget (within the hard caps) and its use, in snake_case."""
 
-    max_files: Annotated[int, Field(ge=1, le=256)]
+    max_files: Annotated[int, Field(ge=1, le=MAX_SELECTED_FILES)]
     """Most files that may be selected (1–256)."""
     max_file_bytes: Annotated[int, Field(ge=1, le=MAX_FILE_BYTES)]
     """Largest file that may be selected (1 B–2 MiB)."""
@@ -324,7 +330,7 @@ class WireBudget(_SnakeWire):
     """Most files the inventory may list (1–100,000)."""
     candidate_files: _Count
     """Files discovered before truncation."""
-    selected_files: Annotated[int, Field(ge=0, le=256)]
+    selected_files: Annotated[int, Field(ge=0, le=MAX_SELECTED_FILES)]
     """Files selected."""
     selected_bytes: Annotated[int, Field(ge=0, le=MAX_TOTAL_BYTES)]
     """Bytes of the selected files."""

@@ -38,6 +38,7 @@ from telic.protocol._types import (
 )
 
 __all__ = [
+    "MAX_REPOSITORY_ROOT",
     "Authorization",
     "HostDescriptor",
     "RunBudgets",
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 MAX_REPOSITORY_ROOT: Final = 4_096
+"""Longest repository root path."""
 
 # POSIX "/x"; win32 "\x", "C:\x", "C:/x" and UNC "\\server\share" (what node's isAbsolute accepts).
 _ABSOLUTE_ROOT_RE: Final = re.compile(r"^(?:/|\\|[A-Za-z]:[\\/])")

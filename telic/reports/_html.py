@@ -18,11 +18,18 @@ from telic.protocol import MODES
 from telic.reports._format import anchor, duration, tone
 from telic.reports._model import (
     ANSWER_SOURCES,
-    PACKET_COLUMNS,
+    CLAIMS,
+    CLARIFICATIONS,
+    CRITERIA,
+    PACKETS,
+    PERMISSIONS,
     SHELL_EXECUTE_NOTE,
+    TIMELINE,
+    VERIFICATIONS,
     EvidenceEntry,
     IndexEntry,
     RunReportData,
+    Table,
 )
 from telic.reports._svg import path_svg
 
@@ -40,6 +47,14 @@ STATUS_FILTERS: Final = (
 
 STATUS_MARKER: Final = "<!-- telic-report-status -->"
 """Where a viewer inserts the report's status banner."""
+
+_BUDGETS: Final = Table("budgets", "Budgets", ("Budget", "Used", "Limit", ""), "No budgets.")
+_STEPS: Final = Table(
+    "steps",
+    "Steps (replay)",
+    ("Seq", "Phase", "Artifact", "Type", "Digest", "Escalation"),
+    "No stored artifacts.",
+)
 
 CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -145,16 +160,19 @@ def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
 
-def _table_section(
-    section: str,
-    title: str,
-    header: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    empty: str,
-    after: str = "",
+def _list_section(
+    section: str, title: str, items: str, empty: str = "None recorded.", ul: str = "<ul>"
 ) -> str:
-    """A section holding one table (ids after ``section``), then ``after``."""
-    return _section(section, title, _table(section, header, rows, empty) + after)
+    """A section holding one list of ``items`` (``<li>`` elements), or ``empty`` without any."""
+    return _section(
+        section, title, f"{ul}{items}</ul>" if items else f'<p class="empty">{empty}</p>'
+    )
+
+
+def _table_section(table: Table, rows: Sequence[Sequence[str]], after: str = "") -> str:
+    """A section holding one table (ids after its section), then ``after``."""
+    content = _table(table.section, table.columns, rows, table.empty)
+    return _section(table.section, table.title, content + after)
 
 
 def _named(name: str, label: str, pill: bool = False) -> str:
@@ -279,15 +297,7 @@ def render_html(data: RunReportData) -> str:
         ]
         for e in data.timeline
     ]
-    parts.append(
-        _table_section(
-            "timeline",
-            "Timeline",
-            ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
-            timeline,
-            "No steps recorded.",
-        )
-    )
+    parts.append(_table_section(TIMELINE, timeline))
     parts.append(
         _section(
             "path",
@@ -312,15 +322,7 @@ def render_html(data: RunReportData) -> str:
             ]
             for c in data.clarifications
         ]
-        parts.append(
-            _table_section(
-                "clarifications",
-                "Clarifications",
-                ["Request", "Question", "Choices offered", "Answer", "Answered by"],
-                asked,
-                "",
-            )
-        )
+        parts.append(_table_section(CLARIFICATIONS, asked))
     criteria = [
         [
             f"<code>{escape(c.id)}</code>",
@@ -331,15 +333,7 @@ def render_html(data: RunReportData) -> str:
         ]
         for c in data.criteria
     ]
-    parts.append(
-        _table_section(
-            "criteria",
-            "Acceptance criteria",
-            ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
-            criteria,
-            "No task contract yet.",
-        )
-    )
+    parts.append(_table_section(CRITERIA, criteria))
     claims = [
         [
             f"<code>{escape(c.claim_id)}</code>",
@@ -352,15 +346,7 @@ def render_html(data: RunReportData) -> str:
         ]
         for c in data.claims
     ]
-    parts.append(
-        _table_section(
-            "claims",
-            "Claim → evidence",
-            ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
-            claims,
-            "No claims recorded.",
-        )
-    )
+    parts.append(_table_section(CLAIMS, claims))
     evidence = "".join(_evidence_block(data.run_id, e) for e in data.evidence)
     parts.append(
         _section(
@@ -382,11 +368,8 @@ def render_html(data: RunReportData) -> str:
     ]
     parts.append(
         _table_section(
-            "verification",
-            "Verification",
-            ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
+            VERIFICATIONS,
             verifications,
-            "No verification requirements.",
             _host_word("verification", any(v.host_attested for v in data.verifications)),
         )
     )
@@ -404,11 +387,8 @@ def render_html(data: RunReportData) -> str:
     ]
     parts.append(
         _table_section(
-            "permissions",
-            "Permission decisions",
-            ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
+            PERMISSIONS,
             permissions,
-            "No permission decisions recorded.",
             _host_word("permissions", any(p.host_attested for p in data.permissions)),
         )
     )
@@ -422,11 +402,7 @@ def render_html(data: RunReportData) -> str:
         ]
         for b in data.budgets
     ]
-    parts.append(
-        _table_section(
-            "budgets", "Budgets", ["Budget", "Used", "Limit", ""], budgets, "No budgets."
-        )
-    )
+    parts.append(_table_section(_BUDGETS, budgets))
     packets = [
         [
             f"<code>{escape(p.packet_id)}</code> ({_link(p.artifact_id)})",
@@ -444,37 +420,16 @@ def render_html(data: RunReportData) -> str:
         if not data.digest
         else f'<h3>Digest</h3><pre class="digest" id="digest">{escape(data.digest)}</pre>'
     )
-    parts.append(
-        _table_section(
-            "packets",
-            "Evidence packets",
-            PACKET_COLUMNS,
-            packets,
-            "No evidence packets in this run.",
-            digest,
-        )
-    )
+    parts.append(_table_section(PACKETS, packets, digest))
     risks = "".join(f"<li>{escape(r)}</li>" for r in data.risks)
-    parts.append(
-        _section(
-            "risks",
-            "Unresolved risks",
-            f"<ul>{risks}</ul>" if risks else '<p class="empty">None recorded.</p>',
-        )
-    )
+    parts.append(_list_section("risks", "Unresolved risks", risks))
     steps = "".join(
         f"<li><code>{escape(n.id)}</code> {escape(n.description)}"
         + (" " + _pill("needs authorization") if n.requires_authorization else "")
         + "</li>"
         for n in data.next_actions
     )
-    parts.append(
-        _section(
-            "next-actions",
-            "Next actions",
-            f"<ul>{steps}</ul>" if steps else '<p class="empty">None recorded.</p>',
-        )
-    )
+    parts.append(_list_section("next-actions", "Next actions", steps))
     parts.append(_steps_section(data))
     shown = {e.artifact_id for e in data.evidence}
     items = "".join(
@@ -487,13 +442,7 @@ def render_html(data: RunReportData) -> str:
         + "</li>"
         for a in data.artifacts
     )
-    parts.append(
-        _section(
-            "artifacts",
-            "Artifacts",
-            f'<ul class="artifacts">{items}</ul>' if items else '<p class="empty">None.</p>',
-        )
-    )
+    parts.append(_list_section("artifacts", "Artifacts", items, "None.", '<ul class="artifacts">'))
     p = data.provenance
     facts = [
         ("Run", f"<code>{escape(p.run_id)}</code>"),
@@ -522,14 +471,7 @@ def _steps_section(data: RunReportData) -> str:
         for step in data.steps
     ]
     notes = "".join(f"<li>{escape(h)}</li>" for h in data.highlights)
-    return _table_section(
-        "steps",
-        "Steps (replay)",
-        ["Seq", "Phase", "Artifact", "Type", "Digest", "Escalation"],
-        rows,
-        "No stored artifacts.",
-        f'<ul id="steps-highlights">{notes}</ul>' if notes else "",
-    )
+    return _table_section(_STEPS, rows, f'<ul id="steps-highlights">{notes}</ul>' if notes else "")
 
 
 def _options(

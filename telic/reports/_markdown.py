@@ -17,10 +17,17 @@ from telic.reports._format import (
 )
 from telic.reports._model import (
     ANSWER_SOURCES,
-    PACKET_COLUMNS,
+    CLAIMS,
+    CLARIFICATIONS,
+    CRITERIA,
+    PACKETS,
+    PERMISSIONS,
     SHELL_EXECUTE_NOTE,
+    TIMELINE,
+    VERIFICATIONS,
     EvidenceEntry,
     RunReportData,
+    Table,
 )
 
 __all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
@@ -82,6 +89,10 @@ def _table(
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell or "—" for cell in row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def _titled(s: _Style, table: Table, rows: Sequence[Sequence[str]]) -> list[str]:
+    return [f"## {table.title}", "", *_table(s, table.columns, rows, table.empty)]
 
 
 def _fence(text: str) -> str:
@@ -153,10 +164,9 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     if data.summary:
         out += ["## Summary", "", s.text(data.summary), ""]
 
-    out += ["## Timeline", ""]
-    out += _table(
+    out += _titled(
         s,
-        ["#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"],
+        TIMELINE,
         [
             [
                 str(e.sequence),
@@ -172,7 +182,6 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for e in data.timeline
         ],
-        "No steps recorded.",
     )
 
     out += ["## Path through the state machine", ""]
@@ -182,10 +191,9 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     out.append("")
 
     if data.clarifications:
-        out += ["## Clarifications", ""]
-        out += _table(
+        out += _titled(
             s,
-            ["Request", "Question", "Choices offered", "Answer", "Answered by"],
+            CLARIFICATIONS,
             [
                 [
                     s.link(c.request_id),
@@ -201,13 +209,11 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
                 ]
                 for c in data.clarifications
             ],
-            "",
         )
 
-    out += ["## Acceptance criteria", ""]
-    out += _table(
+    out += _titled(
         s,
-        ["Criterion", "Stage", "Requirement", "Status", "Evidence"],
+        CRITERIA,
         [
             [
                 s.text(c.id),
@@ -218,13 +224,11 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for c in data.criteria
         ],
-        "No task contract yet.",
     )
 
-    out += ["## Claim → evidence", ""]
-    out += _table(
+    out += _titled(
         s,
-        ["Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"],
+        CLAIMS,
         [
             [
                 s.text(c.claim_id),
@@ -237,7 +241,6 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for c in data.claims
         ],
-        "No claims recorded.",
     )
 
     out += ["## Evidence: the diff, the verification output, what was read", ""]
@@ -246,10 +249,9 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     if not data.evidence:
         out += [s.note("No evidence captured."), ""]
 
-    out += ["## Verification", ""]
-    out += _table(
+    out += _titled(
         s,
-        ["Requirement", "Capability", "Required", "Status", "Evidence", "Description"],
+        VERIFICATIONS,
         [
             [
                 s.text(v.requirement_id),
@@ -261,15 +263,13 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for v in data.verifications
         ],
-        "No verification requirements.",
     )
     if any(v.host_attested for v in data.verifications):
         out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
 
-    out += ["## Permission decisions", ""]
-    out += _table(
+    out += _titled(
         s,
-        ["#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"],
+        PERMISSIONS,
         [
             [
                 str(p.sequence),
@@ -282,7 +282,6 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for p in data.permissions
         ],
-        "No permission decisions recorded.",
     )
     if any(p.host_attested for p in data.permissions):
         out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
@@ -295,10 +294,9 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
         "",
     )
 
-    out += ["## Evidence packets", ""]
-    out += _table(
+    out += _titled(
         s,
-        PACKET_COLUMNS,
+        PACKETS,
         [
             [
                 f"{s.code(p.packet_id)} ({s.link(p.artifact_id)})",
@@ -312,7 +310,6 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ]
             for p in data.packets
         ],
-        "No evidence packets in this run.",
     )
     if data.digest:
         fence = _fence(data.digest)

@@ -15,8 +15,15 @@ from telic.controller import ReplayStep
 
 __all__ = [
     "ANSWER_SOURCES",
+    "CLAIMS",
+    "CLARIFICATIONS",
+    "CRITERIA",
     "GENERATOR_NAME",
+    "PACKETS",
+    "PERMISSIONS",
     "SHELL_EXECUTE_NOTE",
+    "TIMELINE",
+    "VERIFICATIONS",
     "ArtifactEntry",
     "BudgetRow",
     "ClaimRow",
@@ -31,6 +38,7 @@ __all__ = [
     "PermissionRow",
     "Provenance",
     "RunReportData",
+    "Table",
     "TimelineEntry",
     "VerificationRow",
 ]
@@ -73,15 +81,68 @@ class TimelineEntry:
 
 AnswerSource = Literal["elicited", "response", "pending"]
 
-PACKET_COLUMNS: Final = (
-    "Packet",
-    "Cast type",
-    "Need",
-    "Outcome / verdict",
-    "Tokens (self-reported)",
-    "Consumption",
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table of the run report, as both renderings title and head it."""
+
+    section: str
+    """The HTML section id (and the prefix of its table's ids)."""
+    title: str
+    columns: tuple[str, ...]
+    empty: str = ""
+    """What stands for the table when it has no rows."""
+
+
+# The tables both renderings show, in the order they show them.
+TIMELINE: Final = Table(
+    "timeline",
+    "Timeline",
+    ("#", "Time", "Phase", "Actor", "Event", "Artifact", "Outcome", "Took"),
+    "No steps recorded.",
 )
-"""The columns of a run report's Evidence packets table, in both renderings."""
+CLARIFICATIONS: Final = Table(
+    "clarifications",
+    "Clarifications",
+    ("Request", "Question", "Choices offered", "Answer", "Answered by"),
+)
+CRITERIA: Final = Table(
+    "criteria",
+    "Acceptance criteria",
+    ("Criterion", "Stage", "Requirement", "Status", "Evidence"),
+    "No task contract yet.",
+)
+CLAIMS: Final = Table(
+    "claims",
+    "Claim → evidence",
+    ("Claim", "Statement", "Status", "Basis", "Criteria", "Evidence", "From"),
+    "No claims recorded.",
+)
+VERIFICATIONS: Final = Table(
+    "verification",
+    "Verification",
+    ("Requirement", "Capability", "Required", "Status", "Evidence", "Description"),
+    "No verification requirements.",
+)
+PERMISSIONS: Final = Table(
+    "permissions",
+    "Permission decisions",
+    ("#", "Decision", "Capability", "Scope", "Deciding layer", "Reason", "Action of"),
+    "No permission decisions recorded.",
+)
+PACKETS: Final = Table(
+    "packets",
+    "Evidence packets",
+    (
+        "Packet",
+        "Cast type",
+        "Need",
+        "Outcome / verdict",
+        "Tokens (self-reported)",
+        "Consumption",
+    ),
+    "No evidence packets in this run.",
+)
 
 ANSWER_SOURCES: Final[dict[str, str]] = {
     "elicited": "the user, in the client's form (MCP elicitation)",

@@ -18,7 +18,7 @@ from telic.controller import (
     ELICITED_EVENT,
     MAX_RUN_TOOL_CALLS,
     TERMINAL_STATUSES,
-    protocol_phase as protocol_phase,
+    protocol_phase,
 )
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.reports._model import (
@@ -41,10 +41,9 @@ from telic.reports._model import (
 )
 from telic.reports._packets import CONSUMED_EVENT, packet_rows
 
-__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project", "protocol_phase"]
+__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project"]
 
 Body = Mapping[str, Any]
-TERMINAL: Final = TERMINAL_STATUSES
 _SILENT_EVENTS: Final = frozenset(
     {"permission_checked", "context_source_stored", "packet_consumed"}
 )
@@ -210,7 +209,7 @@ def _path(
             pending = ("advance", "second clarification")
         elif event.event_type == "run_cancelled" and phase != steps[-1].phase:
             steps.append(PathStep(phase=phase, kind=pending[0], label=pending[1]))
-    if record.status in TERMINAL:
+    if record.status in TERMINAL_STATUSES:
         status = terminal or record.status
         steps.append(PathStep(phase=record.status, kind="terminal", label=status))
     elif record.status == "awaiting_clarification":
@@ -476,7 +475,7 @@ def project(
     terminal: str | None = None
     if record.status == "cancelled":
         terminal = "cancelled"
-    elif record.status in TERMINAL:
+    elif record.status in TERMINAL_STATUSES:
         terminal = record.status if report is None else _text(report.body, "terminalStatus")
     risks: list[str] = []
     for source in (run.latest("ReleaseAudit"), report):
@@ -508,7 +507,7 @@ def project(
     if verify.first_broken is not None:
         broken = verify.first_broken
         problem = f"{broken.kind} {broken.id}: {broken.reason}"
-    phase = record.status if record.status in TERMINAL else protocol_phase(record.phase)
+    phase = record.status if record.status in TERMINAL_STATUSES else protocol_phase(record.phase)
     if record.status == "awaiting_clarification":
         phase = "awaiting_clarification"
     return RunReportData(
