@@ -26,6 +26,7 @@ from telic._errors import TelicError, UsageError
 if TYPE_CHECKING:
     from telic.controller import StepResult
     from telic.roles import Service
+    from telic.server._tools import Payload
 
 __all__ = [
     "CHOICE_FIELD",
@@ -107,8 +108,6 @@ class InputRequired(Exception):
 
 Ask = Callable[[str, dict[str, Any], Pending], Awaitable[Elicited]]
 """Put one form (message, requested schema) to the caller's user, for the ``Pending`` answer."""
-
-Payload = dict[str, object]
 
 
 def clarification_form(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

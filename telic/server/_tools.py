@@ -25,11 +25,12 @@ tests.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import anyio
@@ -121,11 +122,16 @@ Handler = Callable[["Service", Any, Call], Awaitable[Payload]]
 """A handler with its argument type erased; ``models`` reads it back from the annotation."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class Declared:
-    """One MCP tool: what ``tools/list`` says of it, and its handler."""
+    """One MCP tool: what ``tools/list`` says of it, and its handler.
+
+    Called on the handler (``@tool(name, title=…, …)``), it declares it as this tool, appended
+    to ``TOOLS``.
+    """
 
     name: str
+    _: KW_ONLY
     title: str
     description: str
     summary: str
@@ -136,41 +142,20 @@ class Declared:
     """Repeating the call with the same arguments has no further effect."""
     destructive: bool = False
     """May end or undo something (a run's cancellation)."""
-    handler: Handler
+    handler: Handler | None = None
+    """Set by the call that declares it: every tool in ``TOOLS`` has one."""
 
+    def __call__(self, handler: Handler) -> Handler:
+        """Declare ``handler`` as this tool's (appended to ``TOOLS``)."""
+        TOOLS.append(dataclasses.replace(self, handler=handler))
+        return handler
+
+
+tool: Final = Declared
+"""The decorator that declares a handler as a tool: ``@tool(name, title=…, …)``."""
 
 TOOLS: Final[list[Declared]] = []
 """Every tool, in listing order (the order of the handlers below)."""
-
-
-def tool(
-    name: str,
-    *,
-    title: str,
-    description: str,
-    summary: str,
-    read_only: bool,
-    idempotent: bool = False,
-    destructive: bool = False,
-) -> Callable[[Handler], Handler]:
-    """Declare the decorated handler as the tool ``name`` (appended to ``TOOLS``)."""
-
-    def declare(handler: Handler) -> Handler:
-        TOOLS.append(
-            Declared(
-                name=name,
-                title=title,
-                description=description,
-                summary=summary,
-                read_only=read_only,
-                idempotent=idempotent,
-                destructive=destructive,
-                handler=handler,
-            )
-        )
-        return handler
-
-    return declare
 
 
 def declared(name: str) -> Declared | None:
@@ -260,6 +245,7 @@ async def _run(
         _refuse_system_read(spec.name, arguments)
         if resumed is None:
             args = models(spec.name)[0].model_validate(arguments)  # unknown ones refused by name
+            assert spec.handler is not None  # set when it was declared
             payload = await spec.handler(service, args, call)
         else:
             payload = await _resume(service, arguments, *resumed)
