@@ -12,7 +12,7 @@ Schema without titles, with optional arguments written as their plain type rathe
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, ClassVar, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,7 @@ from pydantic import (
     ModelWrapValidatorHandler,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -342,14 +343,15 @@ class CastToolArgs(RunArgs):
 
     The packet contract refuses a handoff with a field it does not define (``transcript``,
     ``history``, ``messages``: children get fresh context), so these tools answer an unknown
-    argument with the contract's ``unknown_field`` instead of dropping it.
+    argument with the contract's ``unknown_field`` instead of dropping it, naming the tool that
+    the validation context's ``tool`` names.
     """
-
-    tool: ClassVar[str] = "a casting tool"
 
     @model_validator(mode="wrap")
     @classmethod
-    def _refuse_unknown(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+    def _refuse_unknown(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
         try:
             return handler(data)
         except ValidationError as exc:
@@ -360,12 +362,13 @@ class CastToolArgs(RunArgs):
             ]
             if unknown:
                 name = unknown[0][:40]
+                tool = str((info.context or {}).get("tool", "a casting tool"))
                 raise PacketRefusal(
                     "unknown_field",
-                    f"{cls.tool} takes no argument {name!r}"
+                    f"{tool} takes no argument {name!r}"
                     + (
                         " (children get fresh context, never the parent transcript)"
-                        if cls.tool == "telic_cast"
+                        if tool == "telic_cast"
                         else ""
                     ),
                 ) from None
@@ -374,8 +377,6 @@ class CastToolArgs(RunArgs):
 
 class CastShape(CastToolArgs):
     """telic_cast as published: the shape a host should send."""
-
-    tool: ClassVar[str] = "telic_cast"
 
     cast_type: CastTypeName
     """An enabled cast type."""
@@ -393,7 +394,7 @@ class CastShape(CastToolArgs):
     """A child casting a grandchild: its own cast id."""
 
 
-class CastArgs(CastToolArgs):
+class CastArgs(CastShape):
     """telic_cast, as checked: the routing reason, budget and cast type reach the contract raw.
 
     The contract tests a cast's faults in its own order (routing, cast type, budget, …) and
@@ -402,15 +403,9 @@ class CastArgs(CastToolArgs):
     argument error would hide the contract's code. ``CastShape`` is what is published.
     """
 
-    tool: ClassVar[str] = "telic_cast"
-
     cast_type: Annotated[str, StringConstraints(max_length=64)]
     routing: Any = None
     budget: Any = None
-    brief: Brief
-    pointers: Pointers = []
-    packet_refs: PacketRefs = []
-    parent_cast_id: Id | None = None
 
     @classmethod
     def published(cls) -> type[ToolArgs]:
@@ -420,8 +415,6 @@ class CastArgs(CastToolArgs):
 
 class CastProgressArgs(CastToolArgs):
     """telic_cast_progress."""
-
-    tool: ClassVar[str] = "telic_cast_progress"
 
     cast_id: Id
     """The open cast."""
@@ -437,8 +430,6 @@ class CastProgressArgs(CastToolArgs):
 
 class ReturnPacketArgs(CastToolArgs):
     """telic_return_packet."""
-
-    tool: ClassVar[str] = "telic_return_packet"
 
     cast_id: Id
     """The open cast."""

@@ -244,7 +244,8 @@ async def _run(
         service = await source()
         _refuse_system_read(spec.name, arguments)
         if resumed is None:
-            args = models(spec.name)[0].model_validate(arguments)  # unknown ones refused by name
+            # Unknown arguments are refused by name (the casting tools' refusal names the tool).
+            args = models(spec.name)[0].model_validate(arguments, context={"tool": spec.name})
             assert spec.handler is not None  # set when it was declared
             payload = await spec.handler(service, args, call)
         else:
