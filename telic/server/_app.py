@@ -50,15 +50,6 @@ SERVER_NAME: Final = "telic"
 PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
 """``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
 _MODES: Final = get_args(PromptMode)
-_ROLES: Final = (
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
-)
-"""``telic.protocol.ACTION_ROLES``, spelled out for the same reason (a test keeps them equal)."""
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
@@ -254,7 +245,10 @@ def assemble(
             if ref.uri == SCHEMA_URI_TEMPLATE and argument.name == "artifact_type":
                 values = list(SCHEMA_TYPES)
             elif ref.uri == _ROLE_TEMPLATE and argument.name == "role":
-                values = list(_ROLES)
+                await service()  # the protocol loads with the service, not at start
+                from telic.protocol import ACTION_ROLES
+
+                values = list(ACTION_ROLES)
             elif ref.uri == _REPORT_TEMPLATE and argument.name == "run_id" and reports:
                 runs = await (await service()).list_runs(_COMPLETIONS)
                 values = [str(getattr(run, "run_id", "")) for run in runs]
