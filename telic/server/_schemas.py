@@ -61,7 +61,6 @@ __all__ = [
     "inline",
     "notation_aliases",
     "notation_fields",
-    "parse_schema_mode",
     "prepare_schemas",
     "schema_reference",
     "schema_text",
@@ -341,14 +340,6 @@ def _resolved(node: Any, defs: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [_resolved(value, defs) for value in node]
     return node
-
-
-def parse_schema_mode(text: str) -> SchemaMode:
-    """Return the schema mode spelled ``text`` (``full`` or ``once``). Raises ``ValueError``."""
-    for mode in SCHEMA_MODES:
-        if text == mode:
-            return mode
-    raise ValueError(f"the schema mode is 'full' or 'once', not {text!r}")
 
 
 def schema_uri(artifact_type: str) -> str:

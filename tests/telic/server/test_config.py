@@ -31,7 +31,7 @@ def test_schemas_are_sent_once_per_session_unless_full_is_asked_for(tmp_path: Pa
 def test_an_unknown_schema_mode_is_a_usage_error_naming_its_source(
     environ: dict[str, str], flag: str | None, named: str
 ) -> None:
-    with pytest.raises(UsageError, match=named):
+    with pytest.raises(UsageError, match=rf"^{named}: the schema mode is 'full' or 'once', not"):
         schema_mode(environ, flag)
 
 
