@@ -37,7 +37,7 @@ from telic.protocol import (
     Topology,
 )
 from telic.server._schemas import compact_schema, inline
-from telic_packets import PacketRefusal
+from telic_packets import MAX_SAFE_INTEGER, PacketRefusal
 
 __all__ = [
     "OUTPUT_DIALECT",
@@ -69,12 +69,13 @@ RefUri = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
 ]
-Version = Annotated[int, Field(ge=1, le=2**53 - 1)]
+Positive = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+Version = Positive
 Request = Annotated[
     str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT, pattern=r"\S")
 ]
 CastTypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
-Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 
 
 class ToolArgs(BaseModel):
@@ -263,7 +264,7 @@ class GetArtifactArgs(RunArgs):
 class GetTraceArgs(RunArgs):
     """telic_get_trace."""
 
-    after_sequence: Annotated[int, Field(ge=0, le=2**53 - 1)] = 0
+    after_sequence: Count = 0
     """Events after this sequence."""
     limit: Annotated[int, Field(ge=1, le=500)] = 100
     """How many events."""
@@ -330,11 +331,11 @@ PacketRefs = Annotated[list[str], Field(max_length=8)]
 class CastBudgetArgs(ToolArgs):
     """The child's budget (camelCase, as in the packet contract)."""
 
-    maxTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    maxTurns: Positive  # noqa: N815
     """Turns the child may take."""
-    maxTotalTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    maxTotalTokens: Positive  # noqa: N815
     """Tokens the child may spend."""
-    maxWallMs: Annotated[int, Field(ge=1, le=2**53 - 1)] | None = None  # noqa: N815
+    maxWallMs: Positive | None = None  # noqa: N815
     """Wall-clock cap in ms."""
 
 
@@ -444,8 +445,8 @@ def _clean(node: Any) -> Any:
         node = {k: _clean(v) for k, v in node.items() if k != "title"}
         if node.get("additionalProperties") is True:
             del node["additionalProperties"]  # the default: saying it is noise
-        if node.get("maximum") == _SAFE_INTEGER and node.get("type") == "integer":
-            del node["maximum"]
+        if node.get("maximum") == MAX_SAFE_INTEGER and node.get("type") == "integer":
+            del node["maximum"]  # JSON's safe-integer bound: every integer has it, so it is noise
         options = node.get("anyOf")
         if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
             (kept,) = [o for o in options if o != {"type": "null"}]
@@ -484,8 +485,6 @@ _UNDESCRIBED: Final = frozenset(
         "after_sequence",
     }
 )
-# JSON's safe-integer bound: every integer argument has it, so saying so is noise.
-_SAFE_INTEGER: Final = 2**53 - 1
 
 
 def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
