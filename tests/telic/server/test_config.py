@@ -35,6 +35,12 @@ def test_an_unknown_schema_mode_is_a_usage_error_naming_its_source(
         schema_mode(environ, flag)
 
 
+def test_a_schema_mode_is_full_or_once() -> None:
+    assert [schema_mode({}, text) for text in ("full", "once")] == ["full", "once"]
+    with pytest.raises(UsageError, match="'sometimes'"):
+        schema_mode({}, "sometimes")
+
+
 def test_the_http_read_deadline_defaults_to_30_seconds_and_is_read_from_the_environment(
     tmp_path: Path,
 ) -> None:
