@@ -531,8 +531,8 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     the reference machine, paid in the host's first run. The schemas use only keywords that
     mean the same in both (``SHARED_KEYWORDS``; a test holds it), so validation is unchanged.
     """
-    # Titles, models' own docstrings and ``additionalProperties: true`` (the default) go;
-    # nullable fields stay ``anyOf [T, null]``: a result may hold null there.
+    # Models' own docstrings and ``additionalProperties: true`` (the default) go, and titles
+    # (``compact_schema``); nullable fields stay ``anyOf [T, null]``: a result may hold null.
     schema = model.model_json_schema(by_alias=True, mode="serialization")
     return {"$schema": OUTPUT_DIALECT, **compact_schema(_quiet(schema, top=True))}
 
@@ -543,9 +543,7 @@ def _quiet(node: Any, top: bool = False) -> Any:
     if not isinstance(node, dict):
         return node
     quiet = {
-        k: _quiet(v)
-        for k, v in node.items()
-        if k != "title" and not (k == "additionalProperties" and v is True)
+        k: _quiet(v) for k, v in node.items() if not (k == "additionalProperties" and v is True)
     }
     if "properties" in quiet and not top:
         quiet.pop("description", None)  # a nested model's docstring: its keys say it all
