@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 import pytest
@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from telic.demo import DemoRepository, TelicTools
 from telic.ledger import open_ledger
-from telic.protocol import ACTION_ROLES
+from telic.protocol import ACTION_ROLES, Mode
 from telic.roles import open_service
 from telic.server import build_server
 from telic.server._logs import ClientLogs
@@ -118,6 +118,10 @@ async def test_completions_offer_modes_artifact_types_run_ids_and_roles(
             ),
             {"name": "run_id", "value": started["run"]["runId"][:4]},
         )
+        every_mode = await client.complete(
+            types.PromptReference(type="ref/prompt", name="telic_workflow"),
+            {"name": "mode", "value": ""},
+        )
         roles = await client.complete(
             types.ResourceTemplateReference(
                 type="ref/resource", uri="artifact://system/roles/{role}-v1"
@@ -125,6 +129,7 @@ async def test_completions_offer_modes_artifact_types_run_ids_and_roles(
             {"name": "role", "value": ""},
         )
     assert modes.completion.values == ["analyze_only", "analyze_and_fix"]
+    assert every_mode.completion.values == list(get_args(Mode))  # the prompt's are start_run's
     assert kinds.completion.values == ["ProblemFrame", "PromptReview"]
     assert runs.completion.values == [started["run"]["runId"]]
     assert roles.completion.values == list(ACTION_ROLES)
