@@ -199,6 +199,10 @@ def list_tools() -> list[Tool]:
     ]
 
 
+_ASKING: Final = "telic_submit_artifact"
+"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
+
+
 async def call_tool(
     source: ServiceSource,
     sent: SentSchemas,
@@ -221,35 +225,18 @@ async def call_tool(
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
     if resumed is not None and name != _ASKING:
         raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
-    return await _run(
-        spec, source, sent, dict(arguments or {}), Call(progress, ask), session, resumed
-    )
-
-
-_ASKING: Final = "telic_submit_artifact"
-"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
-
-
-async def _run(
-    spec: Declared,
-    source: ServiceSource,
-    sent: SentSchemas,
-    arguments: dict[str, object],
-    call: Call,
-    session: object | None,
-    resumed: tuple[Pending, Elicited] | None,
-) -> ToolResult:
+    given = dict(arguments or {})
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        _refuse_system_read(spec.name, arguments)
+        _refuse_system_read(name, given)
         if resumed is None:
             # Unknown arguments are refused by name (the casting tools' refusal names the tool).
-            args = models(spec.name)[0].model_validate(arguments, context={"tool": spec.name})
+            args = models(name)[0].model_validate(given, context={"tool": name})
             assert spec.handler is not None  # set when it was declared
-            payload = await spec.handler(service, args, call)
+            payload = await spec.handler(service, args, Call(progress, ask))
         else:
-            payload = await _resume(service, arguments, *resumed)
+            payload = await _resume(service, given, *resumed)
         action = payload.get("nextAction")
         action_id = getattr(action, "id", "")
         draft = payload.get("draft")
@@ -266,14 +253,14 @@ async def _run(
         return asking.result
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
-        envelope = error_envelope(leaf, spec.name)
+        envelope = error_envelope(leaf, name)
         # Only the service raises SchemaViolation, after the arguments were valid as sent.
-        refused = arguments.get("artifact_type")
+        refused = given.get("artifact_type")
         if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
             envelope = with_schema(envelope, refused)
         # One line, no traceback: a refusal is an answer, not a server fault (those are logged
         # where the envelope is made). Never the message: it may quote what the client sent.
-        logger.info("%s refused: %s", spec.name, envelope.get("code"))
+        logger.info("%s refused: %s", name, envelope.get("code"))
         return error_result(envelope)
 
 
