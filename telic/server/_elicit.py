@@ -182,8 +182,17 @@ async def elicit_answer(
     return await _record(service, pending, request.body, answer, payload)
 
 
-async def resume_answer(service: Service, pending: Pending, answer: Elicited) -> Payload:
-    """Finish a 2026-07-28 call the client repeated with the user's answer to ``pending``."""
+async def resume_answer(
+    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
+) -> Payload:
+    """Finish the repeated call (``arguments``) of a 2026-07-28 client with the user's answer."""
+    from telic.server._args import SubmitArgs
+
+    args = SubmitArgs.model_validate(arguments)
+    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
+        raise UsageError(
+            "a call with requestState repeats the telic_submit_artifact call that returned it"
+        )
     request = await service.get_artifact(pending.run_id, pending.request_id)
     if request.record.type != "ClarificationRequest":
         raise UsageError(

@@ -37,7 +37,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import NotFound, SchemaViolation, UsageError
+from telic._errors import NotFound, SchemaViolation
 from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import ToolResult, error_envelope, error_result, success, with_schema
 from telic.server._json import decode_body_json
@@ -236,7 +236,7 @@ async def call_tool(
             assert spec.handler is not None  # set when it was declared
             payload = await spec.handler(service, args, Call(progress, ask))
         else:
-            payload = await _resume(service, given, *resumed)
+            payload = await resume_answer(service, given, *resumed)
         action = payload.get("nextAction")
         action_id = getattr(action, "id", "")
         draft = payload.get("draft")
@@ -492,20 +492,6 @@ async def _submit(
         # An accepted ClarificationRequest, and a client that can put a form to its user.
         return await elicit_answer(service, call.ask, args.run_id, result, _step(result))
     return _step(result)
-
-
-async def _resume(
-    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
-) -> Payload:
-    """The repeated telic_submit_artifact call of a 2026-07-28 client, with the user's answer."""
-    from telic.server._args import SubmitArgs
-
-    args = SubmitArgs.model_validate(arguments)
-    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
-        raise UsageError(
-            "a call with requestState repeats the telic_submit_artifact call that returned it"
-        )
-    return await resume_answer(service, pending, answer)
 
 
 @tool(
