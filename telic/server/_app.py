@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -42,33 +42,19 @@ if TYPE_CHECKING:
     from telic.ledger import Ledger
     from telic.roles import Service
 
-__all__ = ["SERVER_NAME", "PromptMode", "assemble", "build_server", "has_reports", "reports_module"]
+__all__ = ["SERVER_NAME", "assemble", "build_server", "has_reports", "reports_module"]
 
 logger = logging.getLogger("telic.server")
 
 SERVER_NAME: Final = "telic"
-PromptMode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
-"""``telic.protocol``'s ``Mode``, spelled out so the server starts without the protocol."""
-_MODES: Final = get_args(PromptMode)
-_ROLES: Final = (
-    "controller",
-    "scenario_author",
-    "task_compiler",
-    "quality_controller",
-    "executor",
-    "release_auditor",
-)
-"""``telic.protocol.ACTION_ROLES``, spelled out for the same reason (a test keeps them equal)."""
 _INSTRUCTIONS: Final = (
     "Telic is a model-free workflow controller: start a run, ground context, then submit one "
     "typed artifact per phase exactly as telic_get_next_action says. Use the telic_workflow "
     "prompt for the full procedure."
 )
 _PROMPT: Final = "telic_workflow"
-_MAX_REQUEST: Final = 32_768
 _REPORT_TEMPLATE: Final = "telic://runs/{run_id}/report.md"
-_REPORT_PREFIX: Final = "telic://runs/"
-_REPORT_SUFFIX: Final = "/report.md"
+_REPORT_PREFIX, _REPORT_SUFFIX = _REPORT_TEMPLATE.split("{run_id}")
 _SCHEMA_PREFIX: Final = SCHEMA_URI_TEMPLATE.split("{", 1)[0]
 _ROLE_PREFIX: Final = "artifact://system/roles/"
 _ROLE_TEMPLATE: Final = _ROLE_PREFIX + "{role}-v1"
@@ -146,6 +132,11 @@ def assemble(
     logs = ClientLogs()
     reports = ledger is not None and has_reports()
     listed = types.ListToolsResult(tools=list_tools())
+    # The prompt takes what telic_start_run takes: its modes, and its request's length.
+    start = next(t for t in listed.tools if t.name == "telic_start_run").input_schema["properties"]
+    modes: tuple[str, ...] = tuple(start["mode"]["enum"])
+    longest: int = start["original_request"]["maxLength"]
+    prompt = _workflow_prompt(modes)
 
     async def on_list_tools(
         ctx: Context, params: types.PaginatedRequestParams | None
@@ -171,7 +162,7 @@ def assemble(
     async def on_list_prompts(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[_workflow_prompt()])
+        return types.ListPromptsResult(prompts=[prompt])
 
     async def on_get_prompt(
         ctx: Context, params: types.GetPromptRequestParams
@@ -184,10 +175,10 @@ def assemble(
             raise _invalid(f"Unknown prompt argument(s): {', '.join(unknown)}")
         request = arguments.get("original_request", "")
         mode = arguments.get("mode", "")
-        if not request.strip() or len(request) > _MAX_REQUEST:
-            raise _invalid(f"original_request must be 1-{_MAX_REQUEST:,} characters, not blank")
-        if mode not in _MODES:
-            raise _invalid(f"mode must be one of {', '.join(_MODES)}")
+        if not request.strip() or len(request) > longest:
+            raise _invalid(f"original_request must be 1-{longest:,} characters, not blank")
+        if mode not in modes:
+            raise _invalid(f"mode must be one of {', '.join(modes)}")
         text = workflow_message(request, mode)
         return types.GetPromptResult(
             description="How to drive this request through Telic, one artifact per phase.",
@@ -249,12 +240,15 @@ def assemble(
         values: list[str] = []
         if isinstance(ref, types.PromptReference) and ref.name == _PROMPT:
             if argument.name == "mode":
-                values = list(_MODES)
+                values = list(modes)
         elif isinstance(ref, types.ResourceTemplateReference):
             if ref.uri == SCHEMA_URI_TEMPLATE and argument.name == "artifact_type":
                 values = list(SCHEMA_TYPES)
             elif ref.uri == _ROLE_TEMPLATE and argument.name == "role":
-                values = list(_ROLES)
+                await service()  # the protocol loads with the service, not at start
+                from telic.protocol import ACTION_ROLES
+
+                values = list(ACTION_ROLES)
             elif ref.uri == _REPORT_TEMPLATE and argument.name == "run_id" and reports:
                 runs = await (await service()).list_runs(_COMPLETIONS)
                 values = [str(getattr(run, "run_id", "")) for run in runs]
@@ -353,7 +347,7 @@ def _resumed(params: types.CallToolRequestParams) -> tuple[Pending, Elicited] | 
     return pending, Elicited(answer.action, answer.content)
 
 
-def _workflow_prompt() -> types.Prompt:
+def _workflow_prompt(modes: tuple[str, ...]) -> types.Prompt:
     return types.Prompt(
         name=_PROMPT,
         title="Drive a request through Telic",
@@ -366,7 +360,7 @@ def _workflow_prompt() -> types.Prompt:
                 name="original_request", description="The user's request.", required=True
             ),
             types.PromptArgument(
-                name="mode", description=f"The intent mode: {', '.join(_MODES)}.", required=True
+                name="mode", description=f"The intent mode: {', '.join(modes)}.", required=True
             ),
         ],
     )

@@ -12,7 +12,7 @@ Schema without titles, with optional arguments written as their plain type rathe
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, ClassVar, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,7 @@ from pydantic import (
     ModelWrapValidatorHandler,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -36,7 +37,7 @@ from telic.protocol import (
     Topology,
 )
 from telic.server._schemas import compact_schema, inline
-from telic_packets import PacketRefusal
+from telic_packets import MAX_SAFE_INTEGER, PacketRefusal
 
 __all__ = [
     "OUTPUT_DIALECT",
@@ -68,12 +69,13 @@ RefUri = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
 ]
-Version = Annotated[int, Field(ge=1, le=2**53 - 1)]
+Positive = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+Version = Positive
 Request = Annotated[
     str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT, pattern=r"\S")
 ]
 CastTypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
-Count = Annotated[int, Field(ge=0, le=2**53 - 1)]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 
 
 class ToolArgs(BaseModel):
@@ -262,7 +264,7 @@ class GetArtifactArgs(RunArgs):
 class GetTraceArgs(RunArgs):
     """telic_get_trace."""
 
-    after_sequence: Annotated[int, Field(ge=0, le=2**53 - 1)] = 0
+    after_sequence: Count = 0
     """Events after this sequence."""
     limit: Annotated[int, Field(ge=1, le=500)] = 100
     """How many events."""
@@ -329,11 +331,11 @@ PacketRefs = Annotated[list[str], Field(max_length=8)]
 class CastBudgetArgs(ToolArgs):
     """The child's budget (camelCase, as in the packet contract)."""
 
-    maxTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    maxTurns: Positive  # noqa: N815
     """Turns the child may take."""
-    maxTotalTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    maxTotalTokens: Positive  # noqa: N815
     """Tokens the child may spend."""
-    maxWallMs: Annotated[int, Field(ge=1, le=2**53 - 1)] | None = None  # noqa: N815
+    maxWallMs: Positive | None = None  # noqa: N815
     """Wall-clock cap in ms."""
 
 
@@ -342,14 +344,15 @@ class CastToolArgs(RunArgs):
 
     The packet contract refuses a handoff with a field it does not define (``transcript``,
     ``history``, ``messages``: children get fresh context), so these tools answer an unknown
-    argument with the contract's ``unknown_field`` instead of dropping it.
+    argument with the contract's ``unknown_field`` instead of dropping it, naming the tool that
+    the validation context's ``tool`` names.
     """
-
-    tool: ClassVar[str] = "a casting tool"
 
     @model_validator(mode="wrap")
     @classmethod
-    def _refuse_unknown(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+    def _refuse_unknown(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
         try:
             return handler(data)
         except ValidationError as exc:
@@ -360,12 +363,13 @@ class CastToolArgs(RunArgs):
             ]
             if unknown:
                 name = unknown[0][:40]
+                tool = str((info.context or {}).get("tool", "a casting tool"))
                 raise PacketRefusal(
                     "unknown_field",
-                    f"{cls.tool} takes no argument {name!r}"
+                    f"{tool} takes no argument {name!r}"
                     + (
                         " (children get fresh context, never the parent transcript)"
-                        if cls.tool == "telic_cast"
+                        if tool == "telic_cast"
                         else ""
                     ),
                 ) from None
@@ -374,8 +378,6 @@ class CastToolArgs(RunArgs):
 
 class CastShape(CastToolArgs):
     """telic_cast as published: the shape a host should send."""
-
-    tool: ClassVar[str] = "telic_cast"
 
     cast_type: CastTypeName
     """An enabled cast type."""
@@ -393,7 +395,7 @@ class CastShape(CastToolArgs):
     """A child casting a grandchild: its own cast id."""
 
 
-class CastArgs(CastToolArgs):
+class CastArgs(CastShape):
     """telic_cast, as checked: the routing reason, budget and cast type reach the contract raw.
 
     The contract tests a cast's faults in its own order (routing, cast type, budget, …) and
@@ -402,15 +404,9 @@ class CastArgs(CastToolArgs):
     argument error would hide the contract's code. ``CastShape`` is what is published.
     """
 
-    tool: ClassVar[str] = "telic_cast"
-
     cast_type: Annotated[str, StringConstraints(max_length=64)]
     routing: Any = None
     budget: Any = None
-    brief: Brief
-    pointers: Pointers = []
-    packet_refs: PacketRefs = []
-    parent_cast_id: Id | None = None
 
     @classmethod
     def published(cls) -> type[ToolArgs]:
@@ -420,8 +416,6 @@ class CastArgs(CastToolArgs):
 
 class CastProgressArgs(CastToolArgs):
     """telic_cast_progress."""
-
-    tool: ClassVar[str] = "telic_cast_progress"
 
     cast_id: Id
     """The open cast."""
@@ -438,8 +432,6 @@ class CastProgressArgs(CastToolArgs):
 class ReturnPacketArgs(CastToolArgs):
     """telic_return_packet."""
 
-    tool: ClassVar[str] = "telic_return_packet"
-
     cast_id: Id
     """The open cast."""
     # Published as an object (what a packet is); any other value still reaches the packet
@@ -453,8 +445,8 @@ def _clean(node: Any) -> Any:
         node = {k: _clean(v) for k, v in node.items() if k != "title"}
         if node.get("additionalProperties") is True:
             del node["additionalProperties"]  # the default: saying it is noise
-        if node.get("maximum") == _SAFE_INTEGER and node.get("type") == "integer":
-            del node["maximum"]
+        if node.get("maximum") == MAX_SAFE_INTEGER and node.get("type") == "integer":
+            del node["maximum"]  # JSON's safe-integer bound: every integer has it, so it is noise
         options = node.get("anyOf")
         if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
             (kept,) = [o for o in options if o != {"type": "null"}]
@@ -493,8 +485,6 @@ _UNDESCRIBED: Final = frozenset(
         "after_sequence",
     }
 )
-# JSON's safe-integer bound: every integer argument has it, so saying so is noise.
-_SAFE_INTEGER: Final = 2**53 - 1
 
 
 def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
@@ -541,8 +531,8 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     the reference machine, paid in the host's first run. The schemas use only keywords that
     mean the same in both (``SHARED_KEYWORDS``; a test holds it), so validation is unchanged.
     """
-    # Titles, models' own docstrings and ``additionalProperties: true`` (the default) go;
-    # nullable fields stay ``anyOf [T, null]``: a result may hold null there.
+    # Models' own docstrings and ``additionalProperties: true`` (the default) go, and titles
+    # (``compact_schema``); nullable fields stay ``anyOf [T, null]``: a result may hold null.
     schema = model.model_json_schema(by_alias=True, mode="serialization")
     return {"$schema": OUTPUT_DIALECT, **compact_schema(_quiet(schema, top=True))}
 
@@ -553,9 +543,7 @@ def _quiet(node: Any, top: bool = False) -> Any:
     if not isinstance(node, dict):
         return node
     quiet = {
-        k: _quiet(v)
-        for k, v in node.items()
-        if k != "title" and not (k == "additionalProperties" and v is True)
+        k: _quiet(v) for k, v in node.items() if not (k == "additionalProperties" and v is True)
     }
     if "properties" in quiet and not top:
         quiet.pop("description", None)  # a nested model's docstring: its keys say it all

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from telic._errors import UsageError
-from telic.server._schemas import SchemaMode, parse_schema_mode
+from telic.server._schemas import SCHEMA_MODES, SchemaMode
 
 __all__ = [
     "DATABASE_URL_ENV",
@@ -73,11 +73,12 @@ def schema_mode(environ: Mapping[str, str] | None = None, flag: str | None = Non
     ``once``.
     """
     text = flag or (os.environ if environ is None else environ).get(SCHEMAS_ENV) or "once"
-    try:
-        return parse_schema_mode(text.strip().lower())
-    except ValueError as exc:
-        where = "--schemas" if flag else SCHEMAS_ENV
-        raise UsageError(f"{where}: {exc}") from None
+    spelled = text.strip().lower()
+    for mode in SCHEMA_MODES:
+        if spelled == mode:
+            return mode
+    where = "--schemas" if flag else SCHEMAS_ENV
+    raise UsageError(f"{where}: the schema mode is 'full' or 'once', not {spelled!r}")
 
 
 def is_loopback(host: str) -> bool:

@@ -26,6 +26,7 @@ from telic._errors import TelicError, UsageError
 if TYPE_CHECKING:
     from telic.controller import StepResult
     from telic.roles import Service
+    from telic.server._tools import Payload
 
 __all__ = [
     "CHOICE_FIELD",
@@ -108,8 +109,6 @@ class InputRequired(Exception):
 Ask = Callable[[str, dict[str, Any], Pending], Awaitable[Elicited]]
 """Put one form (message, requested schema) to the caller's user, for the ``Pending`` answer."""
 
-Payload = dict[str, object]
-
 
 def clarification_form(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """The message and requested schema that put a ClarificationRequest body to the user."""
@@ -183,8 +182,17 @@ async def elicit_answer(
     return await _record(service, pending, request.body, answer, payload)
 
 
-async def resume_answer(service: Service, pending: Pending, answer: Elicited) -> Payload:
-    """Finish a 2026-07-28 call the client repeated with the user's answer to ``pending``."""
+async def resume_answer(
+    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
+) -> Payload:
+    """Finish the repeated call (``arguments``) of a 2026-07-28 client with the user's answer."""
+    from telic.server._args import SubmitArgs
+
+    args = SubmitArgs.model_validate(arguments)
+    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
+        raise UsageError(
+            "a call with requestState repeats the telic_submit_artifact call that returned it"
+        )
     request = await service.get_artifact(pending.run_id, pending.request_id)
     if request.record.type != "ClarificationRequest":
         raise UsageError(

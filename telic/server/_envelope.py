@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast, get_args
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 from pydantic_core.core_schema import ErrorType
 
 from telic._errors import (
@@ -74,11 +75,6 @@ def _tool_result(envelope: Mapping[str, Any], is_error: bool) -> ToolResult:
     }
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 """Types whose values are already JSON (exact types only: a subclass takes the long way)."""
 
@@ -91,7 +87,7 @@ def _record_fields(cls: type) -> tuple[tuple[str, str], ...]:
     fields = _RECORD_FIELDS.get(cls)
     if fields is None:
         fields = _RECORD_FIELDS[cls] = tuple(
-            (f.name, _camel(f.name))
+            (f.name, to_camel(f.name))
             for f in dataclasses.fields(cls)
             if f.name not in _HIDDEN_FIELDS
         )

@@ -42,6 +42,7 @@ from telic.server._notation import (
     omit,
     property_texts,
 )
+from telic.server.inputs import tool_schemas
 
 __all__ = [
     "FAILING_KEY",
@@ -61,7 +62,6 @@ __all__ = [
     "inline",
     "notation_aliases",
     "notation_fields",
-    "parse_schema_mode",
     "prepare_schemas",
     "schema_reference",
     "schema_text",
@@ -74,23 +74,13 @@ SchemaMode = Literal["full", "once"]
 """``once``: a session gets each type's schema once, in notation, then a reference; ``full``:
 the JSON Schema every time."""
 SCHEMA_MODES: Final[tuple[SchemaMode, ...]] = get_args(SchemaMode)
-SCHEMA_TYPES: Final = (
+SCHEMA_TYPES: Final[tuple[str, ...]] = (
     "ContextManifest",
-    "ClarificationRequest",
-    "ProblemFrame",
-    "ScenarioSpec",
-    "TaskContract",
-    "PromptReview",
-    "WorkPlan",
-    "WorkResult",
-    "QualityReview",
-    "ReleaseAudit",
-    "UserReport",
-    "Evidence",
+    *tool_schemas()["telic_submit_artifact"]["input"]["properties"]["artifact_type"]["enum"],
 )
-"""Every type a NextAction can name as an output: the host's eleven and, for grounding, the
-ContextManifest. Spelled out so that the server starts without the protocol; a test checks it
-against the controller's phases."""
+"""Every type a NextAction can name as an output: for grounding, the ContextManifest, then the
+host's eleven, as ``telic_submit_artifact``'s committed input schema lists them (so that the
+server starts without the protocol); a test checks it against the controller's phases."""
 WRITTEN_BY_TELIC: Final = frozenset({"ContextManifest"})
 # Named by the grounding action, but written by telic_ground_context: the host never needs its
 # schema to act, so in ``once`` mode it is always a reference.
@@ -341,14 +331,6 @@ def _resolved(node: Any, defs: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [_resolved(value, defs) for value in node]
     return node
-
-
-def parse_schema_mode(text: str) -> SchemaMode:
-    """Return the schema mode spelled ``text`` (``full`` or ``once``). Raises ``ValueError``."""
-    for mode in SCHEMA_MODES:
-        if text == mode:
-            return mode
-    raise ValueError(f"the schema mode is 'full' or 'once', not {text!r}")
 
 
 def schema_uri(artifact_type: str) -> str:

@@ -25,18 +25,19 @@ tests.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Tool, ToolAnnotations
 
-from telic._errors import NotFound, SchemaViolation, UsageError
+from telic._errors import NotFound, SchemaViolation
 from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import ToolResult, error_envelope, error_result, success, with_schema
 from telic.server._json import decode_body_json
@@ -121,11 +122,16 @@ Handler = Callable[["Service", Any, Call], Awaitable[Payload]]
 """A handler with its argument type erased; ``models`` reads it back from the annotation."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class Declared:
-    """One MCP tool: what ``tools/list`` says of it, and its handler."""
+    """One MCP tool: what ``tools/list`` says of it, and its handler.
+
+    Called on the handler (``@tool(name, title=…, …)``), it declares it as this tool, appended
+    to ``TOOLS``.
+    """
 
     name: str
+    _: KW_ONLY
     title: str
     description: str
     summary: str
@@ -136,41 +142,20 @@ class Declared:
     """Repeating the call with the same arguments has no further effect."""
     destructive: bool = False
     """May end or undo something (a run's cancellation)."""
-    handler: Handler
+    handler: Handler | None = None
+    """Set by the call that declares it: every tool in ``TOOLS`` has one."""
 
+    def __call__(self, handler: Handler) -> Handler:
+        """Declare ``handler`` as this tool's (appended to ``TOOLS``)."""
+        TOOLS.append(dataclasses.replace(self, handler=handler))
+        return handler
+
+
+tool: Final = Declared
+"""The decorator that declares a handler as a tool: ``@tool(name, title=…, …)``."""
 
 TOOLS: Final[list[Declared]] = []
 """Every tool, in listing order (the order of the handlers below)."""
-
-
-def tool(
-    name: str,
-    *,
-    title: str,
-    description: str,
-    summary: str,
-    read_only: bool,
-    idempotent: bool = False,
-    destructive: bool = False,
-) -> Callable[[Handler], Handler]:
-    """Declare the decorated handler as the tool ``name`` (appended to ``TOOLS``)."""
-
-    def declare(handler: Handler) -> Handler:
-        TOOLS.append(
-            Declared(
-                name=name,
-                title=title,
-                description=description,
-                summary=summary,
-                read_only=read_only,
-                idempotent=idempotent,
-                destructive=destructive,
-                handler=handler,
-            )
-        )
-        return handler
-
-    return declare
 
 
 def declared(name: str) -> Declared | None:
@@ -214,6 +199,10 @@ def list_tools() -> list[Tool]:
     ]
 
 
+_ASKING: Final = "telic_submit_artifact"
+"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
+
+
 async def call_tool(
     source: ServiceSource,
     sent: SentSchemas,
@@ -236,33 +225,18 @@ async def call_tool(
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}; tools/list names the tools")
     if resumed is not None and name != _ASKING:
         raise MCPError(INVALID_PARAMS, f"{name} takes no requestState; only {_ASKING} asks")
-    return await _run(
-        spec, source, sent, dict(arguments or {}), Call(progress, ask), session, resumed
-    )
-
-
-_ASKING: Final = "telic_submit_artifact"
-"""The one tool that may put a form to the user (an accepted ClarificationRequest)."""
-
-
-async def _run(
-    spec: Declared,
-    source: ServiceSource,
-    sent: SentSchemas,
-    arguments: dict[str, object],
-    call: Call,
-    session: object | None,
-    resumed: tuple[Pending, Elicited] | None,
-) -> ToolResult:
+    given = dict(arguments or {})
     try:
         # The service first: until it is open, its modules are loading in another thread.
         service = await source()
-        _refuse_system_read(spec.name, arguments)
+        _refuse_system_read(name, given)
         if resumed is None:
-            args = models(spec.name)[0].model_validate(arguments)  # unknown ones refused by name
-            payload = await spec.handler(service, args, call)
+            # Unknown arguments are refused by name (the casting tools' refusal names the tool).
+            args = models(name)[0].model_validate(given, context={"tool": name})
+            assert spec.handler is not None  # set when it was declared
+            payload = await spec.handler(service, args, Call(progress, ask))
         else:
-            payload = await _resume(service, arguments, *resumed)
+            payload = await resume_answer(service, given, *resumed)
         action = payload.get("nextAction")
         action_id = getattr(action, "id", "")
         draft = payload.get("draft")
@@ -279,14 +253,14 @@ async def _run(
         return asking.result
     except Exception as exc:  # the tool boundary: every failure becomes an envelope
         leaf = _leaf(exc)
-        envelope = error_envelope(leaf, spec.name)
+        envelope = error_envelope(leaf, name)
         # Only the service raises SchemaViolation, after the arguments were valid as sent.
-        refused = arguments.get("artifact_type")
+        refused = given.get("artifact_type")
         if isinstance(leaf, SchemaViolation) and isinstance(refused, str):
             envelope = with_schema(envelope, refused)
         # One line, no traceback: a refusal is an answer, not a server fault (those are logged
         # where the envelope is made). Never the message: it may quote what the client sent.
-        logger.info("%s refused: %s", spec.name, envelope.get("code"))
+        logger.info("%s refused: %s", name, envelope.get("code"))
         return error_result(envelope)
 
 
@@ -502,20 +476,6 @@ async def _submit(
         # An accepted ClarificationRequest, and a client that can put a form to its user.
         return await elicit_answer(service, call.ask, args.run_id, result, _step(result))
     return _step(result)
-
-
-async def _resume(
-    service: Service, arguments: Mapping[str, object], pending: Pending, answer: Elicited
-) -> Payload:
-    """The repeated telic_submit_artifact call of a 2026-07-28 client, with the user's answer."""
-    from telic.server._args import SubmitArgs
-
-    args = SubmitArgs.model_validate(arguments)
-    if args.run_id != pending.run_id or args.artifact_type != "ClarificationRequest":
-        raise UsageError(
-            "a call with requestState repeats the telic_submit_artifact call that returned it"
-        )
-    return await resume_answer(service, pending, answer)
 
 
 @tool(

@@ -227,22 +227,18 @@ async def serve(config: ServerConfig) -> None:
     Over stdio the server answers at once: the service opens concurrently, and the first tool
     call waits for it.
     """
-    with serving_gc():
-        await _serve_backend(config)
-
-
-async def _serve_backend(config: ServerConfig) -> None:
     root = config.repository_root
     # Over stdio the handshake is answered while the backend opens; "ready" means it is open.
     opening = OpeningBackend(
         config, (lambda: say(f"Telic MCP ready for {root}")) if config.http is None else _quiet
     )
-    async with anyio.create_task_group() as backend_group:
-        backend_group.start_soon(opening.run)
-        try:
-            await _serve(config, opening)
-        finally:
-            opening.close()
+    with serving_gc():
+        async with anyio.create_task_group() as backend_group:
+            backend_group.start_soon(opening.run)
+            try:
+                await _serve(config, opening)
+            finally:
+                opening.close()
     if opening.failure is not None:
         raise opening.failure.with_traceback(None)
 

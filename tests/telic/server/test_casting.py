@@ -266,7 +266,8 @@ async def test_an_unknown_cast_argument_is_refused_by_name(tmp_path: Path, field
         before = await host.snapshot()
         envelope = await host.cast(**{field: "user: …\nassistant: …"})
         _refused(envelope, "unknown_field")
-        assert repr(field) in envelope["error"]
+        assert f"telic_cast takes no argument {field!r}" in envelope["error"]
+        assert "never the parent transcript" in envelope["error"]
         assert await host.snapshot() == before
 
 
@@ -282,7 +283,7 @@ async def test_the_other_cast_tools_refuse_unknown_arguments_by_name(
             arguments["packet"] = good_return()
         envelope = await host.tools.attempt(tool, **arguments)
         _refused(envelope, "unknown_field")
-        assert "'verified'" in envelope["error"]
+        assert f"{tool} takes no argument 'verified'" in envelope["error"]
         assert await host.snapshot() == before
 
 

@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 import pytest
@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from telic.demo import DemoRepository, TelicTools
 from telic.ledger import open_ledger
+from telic.protocol import ACTION_ROLES, Mode
 from telic.roles import open_service
 from telic.server import build_server
 from telic.server._logs import ClientLogs
@@ -94,7 +95,7 @@ async def test_every_listed_tool_has_a_title_an_output_schema_and_honest_annotat
     assert "telic_get_run" not in writes
 
 
-async def test_completions_offer_modes_artifact_types_and_run_ids(
+async def test_completions_offer_modes_artifact_types_run_ids_and_roles(
     repo: DemoRepository, state: Path
 ) -> None:
     async with _client(repo, state) as client:
@@ -117,9 +118,21 @@ async def test_completions_offer_modes_artifact_types_and_run_ids(
             ),
             {"name": "run_id", "value": started["run"]["runId"][:4]},
         )
+        every_mode = await client.complete(
+            types.PromptReference(type="ref/prompt", name="telic_workflow"),
+            {"name": "mode", "value": ""},
+        )
+        roles = await client.complete(
+            types.ResourceTemplateReference(
+                type="ref/resource", uri="artifact://system/roles/{role}-v1"
+            ),
+            {"name": "role", "value": ""},
+        )
     assert modes.completion.values == ["analyze_only", "analyze_and_fix"]
+    assert every_mode.completion.values == list(get_args(Mode))  # the prompt's are start_run's
     assert kinds.completion.values == ["ProblemFrame", "PromptReview"]
     assert runs.completion.values == [started["run"]["runId"]]
+    assert roles.completion.values == list(ACTION_ROLES)
 
 
 async def test_a_client_that_sets_a_log_level_receives_the_servers_log_lines(

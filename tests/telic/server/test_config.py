@@ -31,8 +31,14 @@ def test_schemas_are_sent_once_per_session_unless_full_is_asked_for(tmp_path: Pa
 def test_an_unknown_schema_mode_is_a_usage_error_naming_its_source(
     environ: dict[str, str], flag: str | None, named: str
 ) -> None:
-    with pytest.raises(UsageError, match=named):
+    with pytest.raises(UsageError, match=rf"^{named}: the schema mode is 'full' or 'once', not"):
         schema_mode(environ, flag)
+
+
+def test_a_schema_mode_is_full_or_once() -> None:
+    assert [schema_mode({}, text) for text in ("full", "once")] == ["full", "once"]
+    with pytest.raises(UsageError, match="'sometimes'"):
+        schema_mode({}, "sometimes")
 
 
 def test_the_http_read_deadline_defaults_to_30_seconds_and_is_read_from_the_environment(

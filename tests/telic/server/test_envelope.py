@@ -20,12 +20,13 @@ import pytest
 from hypothesis import given, strategies as st
 from mcp import Client
 from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
 from telic.demo import DemoRepository, TelicTools, drive_mode
 from telic.protocol import PermissionSet, PhaseAction
 from telic.roles import open_service
 from telic.server import build_server, to_wire
-from telic.server._envelope import _camel, _phase_action
+from telic.server._envelope import _phase_action
 from telic.server._schemas import SchemaFn, emitted_schema
 
 REQUEST = "paginate in src/pagination.py returns the wrong page; find the cause"
@@ -41,7 +42,7 @@ def _reference(value: object, schema: SchemaFn = emitted_schema) -> Any:
         return _reference(own(), schema)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            _camel(f.name): _reference(getattr(value, f.name), schema)
+            to_camel(f.name): _reference(getattr(value, f.name), schema)
             for f in dataclasses.fields(value)
             if f.name not in ("controller_state", "quota_key")
         }

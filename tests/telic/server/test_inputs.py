@@ -1,13 +1,9 @@
-"""The committed input schemas are the argument models' schemas, and start-up needs no protocol."""
+"""The committed input schemas are the argument models' schemas, one per declared tool."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 from pydantic import BaseModel
 
-from telic.protocol._types import Mode
-from telic.server._app import PromptMode
 from telic.server._args import ToolArgs
 from telic.server._tools import TOOL_NAMES, models
 from telic.server.inputs import expected_text, schema_file, tool_schemas
@@ -24,7 +20,3 @@ def test_every_tool_has_an_argument_model_and_a_committed_schema() -> None:
     for name in TOOL_NAMES:
         assert issubclass(models(name)[0], ToolArgs)
         assert issubclass(models(name)[1], BaseModel)
-
-
-def test_the_prompt_modes_are_the_protocol_modes() -> None:
-    assert get_args(PromptMode) == get_args(Mode)

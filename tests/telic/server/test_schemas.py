@@ -24,7 +24,6 @@ from telic.server._schemas import (
     full_schema,
     inline,
     notation_fields,
-    parse_schema_mode,
     schema_reference,
     schema_text,
     schema_uri,
@@ -149,12 +148,6 @@ def test_a_closed_session_takes_its_memory_with_it() -> None:
     del session
     gc.collect()
     assert sent.sessions() == 0
-
-
-def test_a_schema_mode_is_full_or_once() -> None:
-    assert [parse_schema_mode(text) for text in ("full", "once")] == ["full", "once"]
-    with pytest.raises(ValueError, match="'sometimes'"):
-        parse_schema_mode("sometimes")
 
 
 _ANALYZE_ONLY = [
