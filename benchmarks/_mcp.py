@@ -226,18 +226,24 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+_THREAD_NS: dict[tuple[int, str], int] = {}
+"""Each thread's CPU time when last read, kept after the thread ends (``cpu_seconds``)."""
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU time ``pid``'s threads have run so far, to the nanosecond (Linux ``schedstat``).
 
-    Finer than ``/proc/<pid>/stat``'s clock ticks (10 ms here, several times a call's cost).
+    Finer than ``/proc/<pid>/stat``'s clock ticks (10 ms here, several times a call's cost). A
+    thread that ends (an idle worker thread retires) leaves ``/proc/<pid>/task``; its time as
+    last read still counts, so a total never falls between two reads. What it ran after that
+    read is lost: for a worker that retires after seconds of idleness, nothing.
     """
-    total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            total += int((task / "schedstat").read_text().split()[0])
+            _THREAD_NS[pid, task.name] = int((task / "schedstat").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             continue  # a thread that ended meanwhile
-    return total / 1e9
+    return sum(ns for (owner, _), ns in _THREAD_NS.items() if owner == pid) / 1e9
 
 
 def server_pid(url: str | None = None) -> int | None:
