@@ -82,6 +82,7 @@ from telic.permissions import (
     Decision,
     Layer,
     authorize_action,
+    permission_record,
     reopens_read,
 )
 
@@ -171,13 +172,7 @@ def _checked(
     run: LiveRun, summary: str, verdict: Verdict, capability: str, scope: str | None
 ) -> NewTraceEvent:
     """The ``permission_checked`` event of one decision (a scope falls back to the capability)."""
-    permission: dict[str, JSON] = {
-        "decision": verdict.decision,
-        "capability": capability,
-        "scope": (scope or capability)[:2048],
-        "policyRefs": [],
-        "rationaleSummary": verdict.reason[:4096],
-    }
+    permission = permission_record(verdict.decision, capability, scope, verdict.reason)
     return _host_event(run, "permission_checked", summary, permission)
 
 
