@@ -73,6 +73,7 @@ from telic.ledger import (
     DirectLedger,
     LiveRun,
     NewTraceEvent,
+    budget_snapshot,
     default_state_dir,
     resolve_url,
     sqlite_paths,
@@ -329,11 +330,7 @@ def _host_event(
         event_type=event_type,
         permission_decision=permission,
         decision_summary=summary[:800],
-        budget_snapshot={
-            "promptRevisions": run.prompt_revisions,
-            "postExecutionRemediations": run.remediations,
-            "transportRetries": 0,
-        },
+        budget_snapshot=budget_snapshot(run.prompt_revisions, run.remediations),
         event_id=uuid4_text(os.urandom(16)),
         timestamp=utc_now(),
     )
