@@ -7,7 +7,7 @@ from typing import Any
 
 from telic.casting._book import OpenCast
 from telic.casting._observe import CONSUMED_EVENT, packet_uri
-from telic.ledger import NewArtifact, NewTraceEvent, RunRecord
+from telic.ledger import NewArtifact, NewTraceEvent, RunRecord, budget_snapshot
 from telic_packets import ConsumptionRecord, Packet, canonical_json
 
 __all__ = [
@@ -45,11 +45,7 @@ def event(
         output_refs=output_refs,
         permission_decision=permission_decision,
         decision_summary=summary[:800],
-        budget_snapshot={
-            "promptRevisions": run.prompt_revisions_remaining,
-            "postExecutionRemediations": run.remediations_remaining,
-            "transportRetries": 0,
-        },
+        budget_snapshot=budget_snapshot(run.prompt_revisions_remaining, run.remediations_remaining),
         event_id=event_id,
         timestamp=timestamp,
     )

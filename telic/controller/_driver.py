@@ -44,7 +44,6 @@ from telic.controller._start import (
     canonical_event_type,
     open_run,
     protocol_phase,
-    snapshot,
 )
 from telic.controller._state import (
     LinkedArtifact,
@@ -64,6 +63,7 @@ from telic.ledger import (
     RunChanges,
     RunRecord,
     TraceRecord,
+    budget_snapshot,
     utc_now,
 )
 from telic.protocol import (
@@ -483,6 +483,7 @@ class Controller:
         return (await self._ledger.read_artifact(run_id, artifact_id)).record
 
     def _events(self, run: RunRecord, notes: Sequence[Any], now: str) -> list[NewTraceEvent]:
+        budgets = budget_snapshot(run.prompt_revisions_remaining, run.remediations_remaining)
         return [
             NewTraceEvent(
                 actor=note.actor,
@@ -492,7 +493,7 @@ class Controller:
                 output_refs=note.output_refs,
                 permission_decision=note.permission_decision,
                 decision_summary=note.summary,
-                budget_snapshot=snapshot(run),
+                budget_snapshot=budgets,
                 event_id=self._new_id(),
                 timestamp=now,
             )

@@ -10,9 +10,9 @@ version 1 in context grounding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
@@ -244,12 +244,3 @@ def protocol_phase(internal: str) -> str:
 def canonical_actor(actor: str) -> str:
     """Return ``actor`` if it is a LogicalRole, else ``host``."""
     return actor if actor in LOGICAL_ROLES else "host"
-
-
-def snapshot(run: RunRecord) -> Mapping[str, Any]:
-    """Return the budget snapshot recorded with every trace event."""
-    return {
-        "promptRevisions": run.prompt_revisions_remaining,
-        "postExecutionRemediations": run.remediations_remaining,
-        "transportRetries": 0,
-    }

@@ -25,7 +25,7 @@ from telic.controller._derive import is_unlocked, node_of
 from telic.controller._events import TraceNote
 from telic.controller._phases import MUTATING_MODES
 from telic.controller._state import RunState, StoredArtifact
-from telic.permissions import Decision
+from telic.permissions import Decision, permission_record
 from telic.protocol import Capability, WorkAction, WorkNode, WorkResult
 
 __all__ = [
@@ -95,13 +95,12 @@ def permission_notes(state: RunState, record: StoredArtifact) -> Iterator[TraceN
             record.producer,
             state.run.phase,
             input_refs=(record.uri,),
-            permission_decision={
-                "decision": decision.verdict,
-                "capability": action.capability,
-                "scope": redact(decision.scope or action.capability),
-                "policyRefs": [],
-                "rationaleSummary": decision.reason,
-            },
+            permission_decision=permission_record(
+                decision.verdict,
+                action.capability,
+                redact(decision.scope or action.capability),
+                decision.reason,
+            ),
             summary=decision.reason[:800],
         )
 
@@ -148,13 +147,9 @@ def deny_notes(state: RunState, result: WorkResult) -> tuple[TraceNote, ...]:
             continue
         else:
             reason = decided.reason
-        decision: dict[str, Any] = {
-            "decision": "deny",
-            "capability": capability,
-            "scope": redact(decided.scope or capability),
-            "policyRefs": [],
-            "rationaleSummary": reason,
-        }
+        decision = permission_record(
+            "deny", capability, redact(decided.scope or capability), reason
+        )
         if any(dict(seen) == decision for seen in known):
             continue
         known.append(decision)

@@ -73,6 +73,7 @@ from telic.ledger import (
     DirectLedger,
     LiveRun,
     NewTraceEvent,
+    budget_snapshot,
     default_state_dir,
     resolve_url,
     sqlite_paths,
@@ -82,6 +83,7 @@ from telic.permissions import (
     Decision,
     Layer,
     authorize_action,
+    permission_record,
     reopens_read,
 )
 
@@ -171,13 +173,7 @@ def _checked(
     run: LiveRun, summary: str, verdict: Verdict, capability: str, scope: str | None
 ) -> NewTraceEvent:
     """The ``permission_checked`` event of one decision (a scope falls back to the capability)."""
-    permission: dict[str, JSON] = {
-        "decision": verdict.decision,
-        "capability": capability,
-        "scope": (scope or capability)[:2048],
-        "policyRefs": [],
-        "rationaleSummary": verdict.reason[:4096],
-    }
+    permission = permission_record(verdict.decision, capability, scope, verdict.reason)
     return _host_event(run, "permission_checked", summary, permission)
 
 
@@ -334,11 +330,7 @@ def _host_event(
         event_type=event_type,
         permission_decision=permission,
         decision_summary=summary[:800],
-        budget_snapshot={
-            "promptRevisions": run.prompt_revisions,
-            "postExecutionRemediations": run.remediations,
-            "transportRetries": 0,
-        },
+        budget_snapshot=budget_snapshot(run.prompt_revisions, run.remediations),
         event_id=uuid4_text(os.urandom(16)),
         timestamp=utc_now(),
     )

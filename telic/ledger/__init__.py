@@ -64,6 +64,7 @@ if typing.TYPE_CHECKING:
         TracePage as TracePage,
         TraceRecord as TraceRecord,
         VerifyReport as VerifyReport,
+        budget_snapshot as budget_snapshot,
         check_id as check_id,
     )
     from telic.ledger._wire import (

@@ -35,6 +35,7 @@ __all__ = [
     "TracePage",
     "TraceRecord",
     "VerifyReport",
+    "budget_snapshot",
     "check_id",
 ]
 
@@ -374,6 +375,15 @@ class NewTraceEvent:
             check_id("event_id", self.event_id)
         if self.timestamp is not None:
             check_timestamp("timestamp", self.timestamp)
+
+
+def budget_snapshot(prompt_revisions: int, remediations: int) -> dict[str, JSON]:
+    """The ``budgetSnapshot`` every trace event carries: the run's two remaining budgets."""
+    return {
+        "promptRevisions": prompt_revisions,
+        "postExecutionRemediations": remediations,
+        "transportRetries": 0,
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

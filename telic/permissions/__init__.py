@@ -38,6 +38,7 @@ if typing.TYPE_CHECKING:
         Grant as Grant,
         Layer as Layer,
         authorize_action as authorize_action,
+        permission_record as permission_record,
     )
     from telic.permissions._envelope import (
         default_budgets as default_budgets,

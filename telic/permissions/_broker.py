@@ -17,16 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
-from telic.permissions._decision import Decision, Layer, authorize_action
+from telic.permissions._decision import Decision, Layer, authorize_action, permission_record
 from telic.permissions._paths import Resolver, resolve_real_path
 from telic.protocol import Capability, Mode
 
 __all__ = ["BrokerDecision", "broker_decision", "policy_names"]
-
-MAX_SCOPE: Final = 2048
-MAX_SUMMARY: Final = 4096
 
 
 def policy_names(mode: Mode) -> dict[str, str]:
@@ -58,13 +55,10 @@ class BrokerDecision:
 
     def permission_decision(self) -> dict[str, object]:
         """The original's ``permissionDecision`` (what a ``broker_decision`` event records)."""
-        return {
-            "decision": self.decision.verdict,
-            "capability": self.decision.capability,
-            "scope": (self.decision.scope or "unknown")[:MAX_SCOPE],
-            "policyRefs": [self.policy_ref],
-            "rationaleSummary": self.summary[:MAX_SUMMARY],
-        }
+        d = self.decision
+        return permission_record(
+            d.verdict, d.capability, d.scope or "unknown", self.summary, [self.policy_ref]
+        )
 
     def to_wire(self) -> dict[str, object]:
         """The original's four keys, then ours (``Decision``'s fields, camelCase)."""

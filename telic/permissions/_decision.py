@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from telic._errors import UsageError
 from telic.permissions._modes import MODE_POLICIES
@@ -51,7 +51,11 @@ from telic.protocol import CAPABILITIES, Capability, Mode
 if TYPE_CHECKING:
     from telic.protocol import PermissionSet
 
-__all__ = ["Decision", "Grant", "Layer", "authorize_action"]
+__all__ = ["Decision", "Grant", "Layer", "authorize_action", "permission_record"]
+
+# The trace's bounds on a recorded decision's scope and rationaleSummary (TraceEvent's schema).
+_MAX_SCOPE: Final = 2048
+_MAX_SUMMARY: Final = 4096
 
 _USERINFO: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
@@ -178,6 +182,27 @@ class Decision:
     def verdict(self) -> Literal["allow", "deny"]:
         """The trace spelling of the outcome."""
         return "allow" if self.allowed else "deny"
+
+
+def permission_record(
+    verdict: Literal["allow", "deny"],
+    capability: str,
+    scope: str | None,
+    reason: str,
+    policy_refs: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The ``permissionDecision`` a trace event records for one decision.
+
+    A missing scope falls back to the capability; the scope and the reason are cut to the
+    trace's bounds, so a caller redacts before (a secret is never cut in half), never after.
+    """
+    return {
+        "decision": verdict,
+        "capability": capability,
+        "scope": (scope or capability)[:_MAX_SCOPE],
+        "policyRefs": list(policy_refs),
+        "rationaleSummary": reason[:_MAX_SUMMARY],
+    }
 
 
 def _prepare(

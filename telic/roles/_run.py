@@ -81,7 +81,14 @@ from telic.controller import (
     tool_layers,
 )
 from telic.ledger import Ledger, NewArtifact
-from telic.permissions import BrokerDecision, Layer, broker_decision, policy_names, reopens_read
+from telic.permissions import (
+    BrokerDecision,
+    Layer,
+    broker_decision,
+    permission_record,
+    policy_names,
+    reopens_read,
+)
 from telic.protocol import parse_artifact
 from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record_plan
 from telic_actors import Actor, ActorRef, Ask
@@ -847,13 +854,7 @@ class RunActor(Actor[RunMessage]):
         else:
             wanted = CheckRecord(
                 "permission_checked" if known else "tool_action_refused",
-                {
-                    "decision": decision.verdict,
-                    "capability": capability,
-                    "scope": (decision.scope or capability)[:2048],
-                    "policyRefs": [],
-                    "rationaleSummary": decision.reason[:4096],
-                }
+                permission_record(decision.verdict, capability, decision.scope, decision.reason)
                 if known
                 else None,
             )
