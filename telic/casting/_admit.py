@@ -73,6 +73,18 @@ class CastRequest:
     packet_refs: tuple[str, ...] = ()
     parent_cast_id: str | None = None
 
+    def to_wire(self) -> dict[str, object]:
+        """Return the request under the packet contract's names (what the secret scan walks)."""
+        return {
+            "castType": self.cast_type,
+            "routing": self.routing,
+            "budget": self.budget,
+            "brief": self.brief,
+            "pointers": list(self.pointers),
+            "packetRefs": list(self.packet_refs),
+            "parentCastId": self.parent_cast_id,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Admission:

@@ -188,10 +188,10 @@ class CancelRun(_Step):
 
 @dataclass(frozen=True, slots=True)
 class CastChild(Ask[Outcome[Admission]]):
-    """Cast a child: the cast request as the parent sent it (wire names)."""
+    """Cast a child: the cast request as the parent sent it."""
 
     run_id: str
-    request: Mapping[str, Any]
+    request: CastRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,17 +566,9 @@ class RunActor(Actor[RunMessage]):
 
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
-        payload = message.request
-        refuse_secrets("The cast request", payload, tuple(payload))  # brief, pointers are stored
-        request = CastRequest(
-            cast_type=str(payload.get("castType", "")),
-            routing=payload.get("routing"),
-            budget=payload.get("budget"),
-            brief=str(payload.get("brief", "")),
-            pointers=tuple(payload.get("pointers", ())),
-            packet_refs=tuple(payload.get("packetRefs", ())),
-            parent_cast_id=payload.get("parentCastId"),
-        )
+        request = message.request
+        wire = request.to_wire()
+        refuse_secrets("The cast request", wire, tuple(wire))  # brief, pointers are stored
         state = await deps.controller.load(self._run_id)
         now, at = self._stamp()
         admission = admit_cast(

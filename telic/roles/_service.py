@@ -23,6 +23,7 @@ from telic._errors import Issue, LimitExceeded, NotFound, TelicError, UsageError
 from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
+    CastRequest,
     PacketStats,
     ProgressStatus,
     Sleeper,
@@ -507,15 +508,15 @@ class Service:
             CastRefusal: one of the contract's cast refusal codes.
             PacketRefusal: ``unknown_field`` in the handoff.
         """
-        request = {
-            "castType": cast_type,
-            "routing": _wire(routing),
-            "budget": _wire(budget),
-            "brief": brief,
-            "pointers": list(pointers),
-            "packetRefs": list(packet_refs),
-            "parentCastId": parent_cast_id,
-        }
+        request = CastRequest(
+            cast_type=cast_type,
+            routing=_wire(routing),
+            budget=_wire(budget),
+            brief=brief,
+            pointers=tuple(pointers),
+            packet_refs=tuple(packet_refs),
+            parent_cast_id=parent_cast_id,
+        )
         return await self._ask(run_id, CastChild(run_id, request))
 
     async def cast_progress(
