@@ -143,8 +143,8 @@ class StartRun(Ask[Outcome[StepResult]]):
 
     request: StartRequest
     repository_root: str
-    cast_types: tuple[Mapping[str, Any], ...]
-    """Wire form of the cast-type entries the user enabled."""
+    cast_types: tuple[CastType, ...]
+    """The cast-type entries the user enabled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -882,7 +882,7 @@ class Launcher(Actor[StartRun]):
             result = await deps.controller.start_run(
                 message.request, repository_root=message.repository_root
             )
-            cast_types = list(message.cast_types)
+            cast_types = message.cast_types
             if cast_types:
                 now = deps.clock()
                 policy = NewArtifact(
@@ -890,10 +890,10 @@ class Launcher(Actor[StartRun]):
                     type="CastPolicy",
                     schema_version="1.0",
                     producer="user",
-                    body={"castTypes": cast_types},
+                    body={"castTypes": [entry.to_wire() for entry in cast_types]},
                     created_at=now,
                 )
-                enabled = sorted(e["castType"] for e in cast_types if e.get("enabled"))
+                enabled = sorted(e.cast_type for e in cast_types if e.enabled)
                 note = event(
                     result.run,
                     "cast_types_enabled",

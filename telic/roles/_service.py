@@ -377,8 +377,8 @@ class Service:
                 fit the topology asked for (``TP-OVERRIDE-*``).
             LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
-        cast_wire = tuple(entry.to_wire() for entry in parse_cast_types(cast_types or ()))
-        start = StartRun(request, str(self._repository_root), cast_wire)
+        entries = parse_cast_types(cast_types or ())
+        start = StartRun(request, str(self._repository_root), entries)
         outcome = await self._launcher.ask(start)
         result: StepResult = outcome.unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
