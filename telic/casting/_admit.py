@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from telic._errors import Issue, NotFound, RuleViolation, SchemaViolation
 from telic.casting._book import OpenCast
-from telic.controller import RunState, pending_node
+from telic.controller import RunState, StoredArtifact, pending_node
 from telic.permissions import (
     Layer,
     Resolver,
@@ -54,6 +54,7 @@ __all__ = [
     "admit_cast",
     "check_pointers",
     "child_permissions",
+    "executing_node",
     "parse_handoff",
     "spawn_problem",
 ]
@@ -297,6 +298,14 @@ def check_pointers(
         )
 
 
+def executing_node(state: RunState) -> tuple[StoredArtifact, WorkNode] | None:
+    """Return the WorkPlan and its work node executing now, or None: only such a node casts."""
+    run, plan, node = state.run, state.latest("WorkPlan"), pending_node(state)
+    if run.phase != "agent_4_execute" or run.status != "running" or plan is None or node is None:
+        return None
+    return plan, node
+
+
 def _node_casts(state: RunState, plan_uri: str, node_id: str) -> int:
     """Casts the node's executor started itself (nested casts cite their parent cast too)."""
     return sum(
@@ -341,24 +350,14 @@ def admit_cast(
     ``resolve`` realpaths ``repo://`` pointers; ``now`` (anyio's clock) is when a parent's
     wall-clock budget is measured for a nested cast.
     """
-    run = state.run
-    plan = state.latest("WorkPlan")
-    node = pending_node(state)
-    executing = (
-        run.phase == "agent_4_execute"
-        and run.status == "running"
-        and plan is not None
-        and node is not None
-    )
+    executing = executing_node(state)
     parent = open_casts.get(request.parent_cast_id) if request.parent_cast_id else None
     problem: str | None = None
-    if not executing or plan is None or node is None:
-        context = _NOT_EXECUTING
-        plan_uri = ""
-    elif request.parent_cast_id is not None and parent is None:
-        context = _NOT_EXECUTING  # the calling child's cast is not open
+    if executing is None or (request.parent_cast_id is not None and parent is None):
+        context = _NOT_EXECUTING  # no node executes, or the calling child's cast is not open
         plan_uri = ""
     else:
+        plan, node = executing
         problem = spawn_problem(state, node)
         if parent is not None:
             children, most, depth = (
@@ -395,7 +394,8 @@ def admit_cast(
         if refusal.code == "spawn_not_permitted" and problem is not None:
             raise CastRefusal("spawn_not_permitted", problem) from None
         raise
-    assert node is not None
+    assert executing is not None  # check_cast refused a cast while no node executes
+    node = executing[1]
     if parent is not None:
         _check_within_parent(grant.budget, parent, now)
     _check_packet_refs(state, request.packet_refs)
@@ -410,7 +410,7 @@ def admit_cast(
     caller_permissions = parent.permissions if parent is not None else node.permissions
     depth = context.depth + 1
     cast = Cast(
-        run_id=run.run_id,
+        run_id=state.run.run_id,
         cast_id=cast_id,
         cast_type=grant.cast_type.cast_type,
         work_node_id=node.id,

@@ -48,6 +48,7 @@ from telic.casting import (
     decision_text,
     effective_registry,
     event,
+    executing_node,
     exhausted_summary,
     next_deadline,
     observe,
@@ -75,7 +76,6 @@ from telic.controller import (
     Token,
     check_broker_token,
     envelope_ref,
-    pending_node,
     refuse_secrets,
     step,
     tool_layers,
@@ -550,18 +550,10 @@ class RunActor(Actor[RunMessage]):
 
     async def _seal_stale(self, state: RunState) -> None:
         """Seal the open casts whose work node no longer executes."""
-        node = pending_node(state)
-        plan = state.latest("WorkPlan")
+        executing = executing_node(state)
+        current = None if executing is None else (executing[0].uri, executing[1].id)
         for open_cast in list(self._slot.casts.values()):
-            executing = (
-                state.run.phase == "agent_4_execute"
-                and state.run.status == "running"
-                and node is not None
-                and plan is not None
-                and node.id == open_cast.cast.work_node_id
-                and plan.uri == open_cast.plan_uri
-            )
-            if not executing:
+            if current != (open_cast.plan_uri, open_cast.cast.work_node_id):
                 await self._seal_unreturned(open_cast, "its work node stopped executing")
 
     async def _cast(self, message: CastChild) -> Admission:
