@@ -53,6 +53,7 @@ from telic.controller._phases import (
     PhaseSpec as PhaseSpec,
     expected_producer as expected_producer,
 )
+from telic.controller._refs import selected_refs as selected_refs
 from telic.controller._replay import (
     DIGEST_STATUSES as DIGEST_STATUSES,
     TOPOLOGIES as TOPOLOGIES,
