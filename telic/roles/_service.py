@@ -463,25 +463,19 @@ class Service:
         run_id: str,
         capability: str,
         target: str | None,
-        *,
-        action_id: str | None = None,
-        expected_run_version: int | None = None,
+        token: Token | None = None,
     ) -> BrokerDecision:
         """Decide whether the host may act now, answered in both shapes.
 
-        With the original's token (``action_id`` and ``expected_run_version`` together) the
-        token is checked first and the decision is traced as ``broker_decision``; without it,
-        as ``permission_checked``. The decision itself is the same either way.
+        With the original's token the token is checked first and the decision is traced as
+        ``broker_decision``; without it, as ``permission_checked``. The decision itself is the
+        same either way.
 
         Raises:
             StaleToken: the token is stale or foreign (nothing is recorded).
-            UsageError: only one of ``action_id`` and ``expected_run_version`` is given.
         """
-        if (action_id is None) != (expected_run_version is None):
-            raise UsageError("action_id and expected_run_version go together")
-        token = None
-        if action_id is not None and expected_run_version is not None:
-            token = Token(_id(action_id, "action_id"), expected_run_version)
+        if token is not None:
+            _id(token.action_id, "action_id")
         return await self._ask(run_id, CheckTool(run_id, capability, target, token))
 
     # ------------------------------------------------------------------ casting

@@ -675,7 +675,13 @@ async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
 async def _check(
     service: Service, args: CheckToolActionArgs, _: Call
 ) -> Annotated[Payload, CheckResultOut]:
-    return {"decision": await service.broker_check(**args.model_dump())}
+    from telic.controller import Token
+
+    token = None
+    if args.action_id is not None and args.expected_run_version is not None:
+        token = Token(args.action_id, args.expected_run_version)
+    decision = await service.broker_check(args.run_id, args.capability, args.target, token)
+    return {"decision": decision}
 
 
 @tool(
