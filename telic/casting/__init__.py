@@ -37,6 +37,7 @@ if typing.TYPE_CHECKING:
         admit_cast as admit_cast,
         check_pointers as check_pointers,
         child_permissions as child_permissions,
+        executing_node as executing_node,
         parse_handoff as parse_handoff,
         spawn_problem as spawn_problem,
     )

@@ -25,12 +25,10 @@ from pydantic import ValidationError
 
 from telic._errors import Issue, NotFound, RuleViolation, SchemaViolation
 from telic.casting._book import OpenCast
-from telic.controller import RunState, pending_node
+from telic.controller import RunState, StoredArtifact, layers, pending_node, selected_refs
 from telic.permissions import (
-    Layer,
     Resolver,
     authorize_action,
-    effective_authorization,
     intersect,
     is_subset,
     resolve_real_path,
@@ -54,6 +52,7 @@ __all__ = [
     "admit_cast",
     "check_pointers",
     "child_permissions",
+    "executing_node",
     "parse_handoff",
     "spawn_problem",
 ]
@@ -72,6 +71,18 @@ class CastRequest:
     pointers: tuple[str, ...] = ()
     packet_refs: tuple[str, ...] = ()
     parent_cast_id: str | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        """Return the request under the packet contract's names (what the secret scan walks)."""
+        return {
+            "castType": self.cast_type,
+            "routing": self.routing,
+            "budget": self.budget,
+            "brief": self.brief,
+            "pointers": list(self.pointers),
+            "packetRefs": list(self.packet_refs),
+            "parentCastId": self.parent_cast_id,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,21 +174,6 @@ def child_permissions(
     return child
 
 
-def _authorization(state: RunState) -> PermissionSet:
-    authorization = state.envelope.authorization
-    return effective_authorization(
-        state.run.requested_mode, authorization.granted, authorization.denied
-    )
-
-
-def _layers(state: RunState, caller: PermissionSet, name: str = "caller") -> tuple[Layer, ...]:
-    return (
-        Layer.for_mode(state.run.requested_mode),
-        Layer.from_permissions("authorization", _authorization(state)),
-        Layer.from_permissions(name, caller),
-    )
-
-
 def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     """Return why the executor of ``node`` (and every cast under it) may not cast, or ``None``.
 
@@ -208,22 +204,12 @@ def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     decision = authorize_action(
         "subagent.spawn",
         None,
-        _layers(state, node.permissions),
+        layers(state, "caller", node.permissions),
         repository_root=state.run.repository_root,
     )
     if not decision.allowed:
         return f"subagent.spawn is not allowed for work node {node.id!r}: {decision.reason}"
     return None
-
-
-def _selected(state: RunState) -> frozenset[str]:
-    manifest = state.latest("ContextManifest")
-    if manifest is None:
-        return frozenset()
-    body = manifest.body
-    return frozenset({c.ref for c in body.candidates if c.decision == "selected"}) | frozenset(
-        body.pinned_refs
-    )
 
 
 def _pointer_problem(
@@ -244,14 +230,14 @@ def _pointer_problem(
         decision = authorize_action(
             "repository.read",
             pointer[len("repo://") :],
-            _layers(state, child, "child"),
+            layers(state, "child", child),
             repository_root=state.run.repository_root,
             resolve=resolve,
         )
         if not decision.allowed:
             reason = f"the child may not read it: {decision.reason}"
             return decision.code or "not_readable", reason, None
-        if pointer not in _selected(state):
+        if pointer not in selected_refs(state):
             message = "the current ContextManifest did not select or pin this file"
             return "not_selected", message, "REF-REPO-SELECTED"
         return None
@@ -283,6 +269,14 @@ def check_pointers(
         raise RuleViolation(
             f"handoff pointer {first.path} is refused: {first.message}", issues=tuple(issues)
         )
+
+
+def executing_node(state: RunState) -> tuple[StoredArtifact, WorkNode] | None:
+    """Return the WorkPlan and its work node executing now, or None: only such a node casts."""
+    run, plan, node = state.run, state.latest("WorkPlan"), pending_node(state)
+    if run.phase != "agent_4_execute" or run.status != "running" or plan is None or node is None:
+        return None
+    return plan, node
 
 
 def _node_casts(state: RunState, plan_uri: str, node_id: str) -> int:
@@ -329,24 +323,14 @@ def admit_cast(
     ``resolve`` realpaths ``repo://`` pointers; ``now`` (anyio's clock) is when a parent's
     wall-clock budget is measured for a nested cast.
     """
-    run = state.run
-    plan = state.latest("WorkPlan")
-    node = pending_node(state)
-    executing = (
-        run.phase == "agent_4_execute"
-        and run.status == "running"
-        and plan is not None
-        and node is not None
-    )
+    executing = executing_node(state)
     parent = open_casts.get(request.parent_cast_id) if request.parent_cast_id else None
     problem: str | None = None
-    if not executing or plan is None or node is None:
-        context = _NOT_EXECUTING
-        plan_uri = ""
-    elif request.parent_cast_id is not None and parent is None:
-        context = _NOT_EXECUTING  # the calling child's cast is not open
+    if executing is None or (request.parent_cast_id is not None and parent is None):
+        context = _NOT_EXECUTING  # no node executes, or the calling child's cast is not open
         plan_uri = ""
     else:
+        plan, node = executing
         problem = spawn_problem(state, node)
         if parent is not None:
             children, most, depth = (
@@ -383,7 +367,8 @@ def admit_cast(
         if refusal.code == "spawn_not_permitted" and problem is not None:
             raise CastRefusal("spawn_not_permitted", problem) from None
         raise
-    assert node is not None
+    assert executing is not None  # check_cast refused a cast while no node executes
+    node = executing[1]
     if parent is not None:
         _check_within_parent(grant.budget, parent, now)
     _check_packet_refs(state, request.packet_refs)
@@ -398,7 +383,7 @@ def admit_cast(
     caller_permissions = parent.permissions if parent is not None else node.permissions
     depth = context.depth + 1
     cast = Cast(
-        run_id=run.run_id,
+        run_id=state.run.run_id,
         cast_id=cast_id,
         cast_type=grant.cast_type.cast_type,
         work_node_id=node.id,

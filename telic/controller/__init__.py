@@ -9,6 +9,7 @@ steps it, and commits the result in one version-fenced transaction; a rejection 
 
 from __future__ import annotations
 
+from telic.controller._authority import layers as layers
 from telic.controller._check import (
     Check as Check,
     Gate as Gate,
@@ -52,6 +53,7 @@ from telic.controller._phases import (
     PhaseSpec as PhaseSpec,
     expected_producer as expected_producer,
 )
+from telic.controller._refs import selected_refs as selected_refs
 from telic.controller._replay import (
     DIGEST_STATUSES as DIGEST_STATUSES,
     TOPOLOGIES as TOPOLOGIES,

@@ -24,7 +24,7 @@ from telic.protocol import (
     instruction_ref,
 )
 
-__all__ = ["RULES", "merge_source_refs", "pending_answer"]
+__all__ = ["RULES", "merge_source_refs", "pending_answer", "selected_refs"]
 
 _S = "§3.4 every submission"
 
@@ -218,7 +218,8 @@ def ref_system(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Unknown system reference")
 
 
-def _selected(state: RunState) -> frozenset[str]:
+def selected_refs(state: RunState) -> frozenset[str]:
+    """The refs the current ContextManifest selected or pinned (``REF-REPO-SELECTED``)."""
     manifest = state.latest("ContextManifest")
     if manifest is None:
         return frozenset()
@@ -232,7 +233,7 @@ def _selected(state: RunState) -> frozenset[str]:
 )
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
     """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
-    selected = _selected(c.state)
+    selected = selected_refs(c.state)
     for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
             yield Violation(path, "Repository reference is not selected by the current manifest")

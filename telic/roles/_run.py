@@ -48,6 +48,7 @@ from telic.casting import (
     decision_text,
     effective_registry,
     event,
+    executing_node,
     exhausted_summary,
     next_deadline,
     observe,
@@ -75,7 +76,6 @@ from telic.controller import (
     Token,
     check_broker_token,
     envelope_ref,
-    pending_node,
     refuse_secrets,
     step,
     tool_layers,
@@ -150,8 +150,8 @@ class StartRun(Ask[Outcome[StepResult]]):
 
     request: StartRequest
     repository_root: str
-    cast_types: tuple[Mapping[str, Any], ...]
-    """Wire form of the cast-type entries the user enabled."""
+    cast_types: tuple[CastType, ...]
+    """The cast-type entries the user enabled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +195,10 @@ class CancelRun(_Step):
 
 @dataclass(frozen=True, slots=True)
 class CastChild(Ask[Outcome[Admission]]):
-    """Cast a child: the cast request as the parent sent it (wire names)."""
+    """Cast a child: the cast request as the parent sent it."""
 
     run_id: str
-    request: Mapping[str, Any]
+    request: CastRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,33 +557,17 @@ class RunActor(Actor[RunMessage]):
 
     async def _seal_stale(self, state: RunState) -> None:
         """Seal the open casts whose work node no longer executes."""
-        node = pending_node(state)
-        plan = state.latest("WorkPlan")
+        executing = executing_node(state)
+        current = None if executing is None else (executing[0].uri, executing[1].id)
         for open_cast in list(self._slot.casts.values()):
-            executing = (
-                state.run.phase == "agent_4_execute"
-                and state.run.status == "running"
-                and node is not None
-                and plan is not None
-                and node.id == open_cast.cast.work_node_id
-                and plan.uri == open_cast.plan_uri
-            )
-            if not executing:
+            if current != (open_cast.plan_uri, open_cast.cast.work_node_id):
                 await self._seal_unreturned(open_cast, "its work node stopped executing")
 
     async def _cast(self, message: CastChild) -> Admission:
         deps = self._deps
-        payload = message.request
-        refuse_secrets("The cast request", payload, tuple(payload))  # brief, pointers are stored
-        request = CastRequest(
-            cast_type=str(payload.get("castType", "")),
-            routing=payload.get("routing"),
-            budget=payload.get("budget"),
-            brief=str(payload.get("brief", "")),
-            pointers=tuple(payload.get("pointers", ())),
-            packet_refs=tuple(payload.get("packetRefs", ())),
-            parent_cast_id=payload.get("parentCastId"),
-        )
+        request = message.request
+        wire = request.to_wire()
+        refuse_secrets("The cast request", wire, tuple(wire))  # brief, pointers are stored
         state = await deps.controller.load(self._run_id)
         now, at = self._stamp()
         admission = admit_cast(
@@ -891,7 +875,7 @@ class Launcher(Actor[StartRun]):
             result = await deps.controller.start_run(
                 message.request, repository_root=message.repository_root
             )
-            cast_types = list(message.cast_types)
+            cast_types = message.cast_types
             if cast_types:
                 now = deps.clock()
                 policy = NewArtifact(
@@ -899,10 +883,10 @@ class Launcher(Actor[StartRun]):
                     type="CastPolicy",
                     schema_version="1.0",
                     producer="user",
-                    body={"castTypes": cast_types},
+                    body={"castTypes": [entry.to_wire() for entry in cast_types]},
                     created_at=now,
                 )
-                enabled = sorted(e["castType"] for e in cast_types if e.get("enabled"))
+                enabled = sorted(e.cast_type for e in cast_types if e.enabled)
                 note = event(
                     result.run,
                     "cast_types_enabled",

@@ -23,6 +23,7 @@ from telic._errors import Issue, LimitExceeded, NotFound, TelicError, UsageError
 from telic._secrets import warm as warm_secret_rules
 from telic.casting import (
     Admission,
+    CastRequest,
     PacketStats,
     ProgressStatus,
     Sleeper,
@@ -233,7 +234,7 @@ class Service:
         return slot
 
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
-        if len(run_id) > 128:
+        if len(run_id) > MAX_ID:
             raise NotFound("Run not found")
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
@@ -376,8 +377,8 @@ class Service:
                 fit the topology asked for (``TP-OVERRIDE-*``).
             LineageRefused: ``prior_run_id`` names no run this one may follow.
         """
-        cast_wire = tuple(entry.to_wire() for entry in parse_cast_types(cast_types or ()))
-        start = StartRun(request, str(self._repository_root), cast_wire)
+        entries = parse_cast_types(cast_types or ())
+        start = StartRun(request, str(self._repository_root), entries)
         outcome = await self._launcher.ask(start)
         result: StepResult = outcome.unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
@@ -462,25 +463,19 @@ class Service:
         run_id: str,
         capability: str,
         target: str | None,
-        *,
-        action_id: str | None = None,
-        expected_run_version: int | None = None,
+        token: Token | None = None,
     ) -> BrokerDecision:
         """Decide whether the host may act now, answered in both shapes.
 
-        With the original's token (``action_id`` and ``expected_run_version`` together) the
-        token is checked first and the decision is traced as ``broker_decision``; without it,
-        as ``permission_checked``. The decision itself is the same either way.
+        With the original's token the token is checked first and the decision is traced as
+        ``broker_decision``; without it, as ``permission_checked``. The decision itself is the
+        same either way.
 
         Raises:
             StaleToken: the token is stale or foreign (nothing is recorded).
-            UsageError: only one of ``action_id`` and ``expected_run_version`` is given.
         """
-        if (action_id is None) != (expected_run_version is None):
-            raise UsageError("action_id and expected_run_version go together")
-        token = None
-        if action_id is not None and expected_run_version is not None:
-            token = Token(_id(action_id, "action_id"), expected_run_version)
+        if token is not None:
+            _id(token.action_id, "action_id")
         return await self._ask(run_id, CheckTool(run_id, capability, target, token))
 
     # ------------------------------------------------------------------ casting
@@ -507,15 +502,15 @@ class Service:
             CastRefusal: one of the contract's cast refusal codes.
             PacketRefusal: ``unknown_field`` in the handoff.
         """
-        request = {
-            "castType": cast_type,
-            "routing": _wire(routing),
-            "budget": _wire(budget),
-            "brief": brief,
-            "pointers": list(pointers),
-            "packetRefs": list(packet_refs),
-            "parentCastId": parent_cast_id,
-        }
+        request = CastRequest(
+            cast_type=cast_type,
+            routing=_wire(routing),
+            budget=_wire(budget),
+            brief=brief,
+            pointers=tuple(pointers),
+            packet_refs=tuple(packet_refs),
+            parent_cast_id=parent_cast_id,
+        )
         return await self._ask(run_id, CastChild(run_id, request))
 
     async def cast_progress(

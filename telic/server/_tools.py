@@ -591,17 +591,7 @@ async def _get_trace(
     read_only=False,
 )
 async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload, CastResultOut]:
-    handoff = await service.cast(
-        args.run_id,
-        cast_type=args.cast_type,
-        routing=args.routing,
-        budget=args.budget,
-        brief=args.brief,
-        pointers=tuple(args.pointers),
-        packet_refs=tuple(args.packet_refs),
-        parent_cast_id=args.parent_cast_id,
-    )
-    return {"cast": handoff}
+    return {"cast": await service.cast(**args.model_dump())}
 
 
 @tool(
@@ -618,15 +608,7 @@ async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload,
 async def _cast_progress(
     service: Service, args: CastProgressArgs, _: Call
 ) -> Annotated[Payload, CastProgressResultOut]:
-    state = await service.cast_progress(
-        args.run_id,
-        args.cast_id,
-        turns=args.turns,
-        tool_calls=args.tool_calls,
-        input_tokens=args.input_tokens,
-        output_tokens=args.output_tokens,
-    )
-    return {"castId": args.cast_id} | ({} if state is None else {"cast": state})
+    return {"castId": args.cast_id, "cast": await service.cast_progress(**args.model_dump())}
 
 
 @tool(
@@ -693,13 +675,12 @@ async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
 async def _check(
     service: Service, args: CheckToolActionArgs, _: Call
 ) -> Annotated[Payload, CheckResultOut]:
-    decision = await service.broker_check(
-        args.run_id,
-        args.capability,
-        args.target,
-        action_id=args.action_id,
-        expected_run_version=args.expected_run_version,
-    )
+    from telic.controller import Token
+
+    token = None
+    if args.action_id is not None and args.expected_run_version is not None:
+        token = Token(args.action_id, args.expected_run_version)
+    decision = await service.broker_check(args.run_id, args.capability, args.target, token)
     return {"decision": decision}
 
 

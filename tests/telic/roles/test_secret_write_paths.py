@@ -25,7 +25,7 @@ from telic.roles import Service, open_service
 from tests.telic.fresh_secrets import NAMES, fresh
 from tests.telic.ledger.conftest import postgres_url  # noqa: F401 - the shared fixture
 
-from .kit import EXPLORE, ServiceFlow, clock_from, fake_grounder, good_return, ids_from
+from .kit import EXPLORE, ROUTING, ServiceFlow, clock_from, fake_grounder, good_return, ids_from
 
 pytestmark = pytest.mark.anyio
 
@@ -186,3 +186,29 @@ async def test_a_cast_and_a_return_holding_a_secret_store_nothing(
             )
         assert await _everything(ledger, flow.b.run_id) == opened
     assert in_brief.secret not in opened
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_cast_request_secret_is_refused_naming_its_argument_path(tmp_path: Path) -> None:
+    secret = fresh("slack")
+    repo = _repository(tmp_path)
+    url = f"sqlite://{tmp_path / 'state' / 'ledger.sqlite3'}"
+    async with _service(url, repo, tmp_path) as (service, _):
+        flow = await ServiceFlow.start(service, cast_types=[EXPLORE])
+        await flow.to_execute()
+        refused: dict[str, str] = {}
+        for where, over in {
+            "brief": {"brief": f"Find the retry limit; the token is {secret.text}"},
+            "routing.text": {"routing": {**ROUTING, "text": f"token {secret.text}"}},
+            "routing.(key)": {"routing": {**ROUTING, "hint": f"token {secret.text}"}},
+            "packetRefs.0": {"packet_refs": [f"pk_{secret.text}"]},
+        }.items():
+            with pytest.raises(SecretDetected) as caught:
+                await flow.cast(**over)
+            (issue,) = caught.value.issues
+            assert (issue.path, issue.rule) == (where, "ANY-NO-SECRETS")
+            refused[where] = str(caught.value)
+    for where, message in refused.items():
+        assert message.startswith("The cast request holds likely secret material (")
+        assert message.endswith(f") at {where}; redact before submission")
+        assert secret.secret not in message
