@@ -8,7 +8,6 @@ the offending argument or field, and never echoes a submitted path, which may be
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from telic.protocol import (
     MAX_REPOSITORY_ROOT,
     MAX_SELECTED_FILES,
     MAX_TOTAL_BYTES,
+    is_identifier,
 )
 
 __all__ = [
@@ -40,8 +40,6 @@ MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
 MAX_EXCLUDED_ROOTS: Final = 16
 """Most excluded roots one grounding accepts."""
-
-_IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 # field → its hard cap, docs/protocol.md §3.3: the bounds of the wire budget
 _CAPS: Final = {
@@ -105,7 +103,7 @@ def check_inputs(
     excluded_roots: Sequence[object],
 ) -> None:
     """Validate the arguments of a grounding (docs/protocol.md §4 item 1). Raises ``UsageError``."""
-    if not isinstance(run_id, str) or _IDENTIFIER.fullmatch(run_id) is None:
+    if not is_identifier(run_id):
         raise UsageError("run_id must be an identifier of 1–128 characters")
     if not isinstance(original_request, str):
         raise UsageError("original_request must be a string")
