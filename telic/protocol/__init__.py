@@ -30,6 +30,7 @@ if typing.TYPE_CHECKING:
         WireModel as WireModel,
     )
     from telic.protocol._canonical import (
+        SHA256_PREFIX as SHA256_PREFIX,
         CanonicalJsonError as CanonicalJsonError,
         canonical_json as canonical_json,
         canonical_sha256 as canonical_sha256,
