@@ -13,7 +13,6 @@ from typing import Any, Final
 from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
-    MAX_RUN_TOOL_CALLS,
     controlling_order,
     fix_minimum,
     is_unlocked,
@@ -22,7 +21,7 @@ from telic.controller._derive import (
 )
 from telic.controller._rules_quality import contract_latest
 from telic.permissions import capability_backed, exceeding, plan_ceiling
-from telic.protocol import TaskContract, WorkPlan
+from telic.protocol import MAX_PLAN_TOOL_CALLS, TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
 
@@ -91,11 +90,11 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     reserve = 0
     if c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
         reserve = fix_minimum(contract)
-    if total + reserve > MAX_RUN_TOOL_CALLS:
+    if total + reserve > MAX_PLAN_TOOL_CALLS:
         kept = f" and keep {reserve} for the fix plan" if reserve else ""
         yield Violation(
             "nodes",
-            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_RUN_TOOL_CALLS}",
+            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_PLAN_TOOL_CALLS}",
         )
 
 
