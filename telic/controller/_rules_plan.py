@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     controlling_order,
@@ -20,7 +19,7 @@ from telic.controller._derive import (
     reserved_tool_calls,
 )
 from telic.controller._rules_quality import contract_latest
-from telic.permissions import capability_backed, exceeding, plan_ceiling
+from telic.permissions import capability_backed, exceeding, is_subset, plan_ceiling
 from telic.protocol import MAX_PLAN_TOOL_CALLS, TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
@@ -115,7 +114,7 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Every node's permissions lie inside the contract's."""
     contract = _contract(c)
     for index, node in enumerate(c.body.nodes):
-        if contract is not None and not subset(node.permissions, contract.permissions):
+        if contract is not None and not is_subset(node.permissions, contract.permissions):
             yield Violation(f"nodes.{index}.permissions", "Node permissions exceed the contract")
 
 
