@@ -15,6 +15,7 @@ from typing import Final, Literal
 
 from telic._errors import UsageError
 from telic.protocol import (
+    MAX_BOUNDED_TEXT,
     MAX_FILE_BYTES,
     MAX_INVENTORY_FILES,
     MAX_RELATIVE_PATH,
@@ -27,15 +28,12 @@ from telic.protocol import (
 __all__ = [
     "MAX_ACTIVE_PATHS",
     "MAX_EXCLUDED_ROOTS",
-    "MAX_REQUEST_BYTES",
     "GroundingBudget",
     "GroundingProgress",
     "GroundingStage",
     "check_inputs",
 ]
 
-MAX_REQUEST_BYTES: Final = 32_768
-"""Largest original request, in UTF-8 bytes."""
 MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
 MAX_EXCLUDED_ROOTS: Final = 16
@@ -107,8 +105,8 @@ def check_inputs(
         raise UsageError("run_id must be an identifier of 1–128 characters")
     if not isinstance(original_request, str):
         raise UsageError("original_request must be a string")
-    if len(original_request.encode("utf-8", "surrogatepass")) > MAX_REQUEST_BYTES:
-        raise UsageError(f"original_request must be at most {MAX_REQUEST_BYTES:,} UTF-8 bytes")
+    if len(original_request.encode("utf-8", "surrogatepass")) > MAX_BOUNDED_TEXT:
+        raise UsageError(f"original_request must be at most {MAX_BOUNDED_TEXT:,} UTF-8 bytes")
     if not isinstance(repository_root, (str, Path)) or not str(repository_root):
         raise UsageError("repository_root must be a non-empty path")
     if len(str(repository_root)) > MAX_REPOSITORY_ROOT or "\0" in str(repository_root):

@@ -28,8 +28,12 @@ from pydantic import (
 from telic.protocol import (
     MAX_ARTIFACT_BYTES,
     MAX_BOUNDED_TEXT,
+    MAX_FILE_BYTES,
+    MAX_INVENTORY_FILES,
     MAX_ITEMS,
     MAX_REFERENCE_URI,
+    MAX_SELECTED_FILES,
+    MAX_TOTAL_BYTES,
     REFERENCE_URI_PATTERN,
     Capability,
     HostArtifactType,
@@ -190,13 +194,13 @@ class StartRunArgs(ToolArgs):
 class Budget(ToolArgs):
     """The grounding budget; every limit is optional."""
 
-    max_files: Annotated[int, Field(ge=1, le=256)] | None = None
+    max_files: Annotated[int, Field(ge=1, le=MAX_SELECTED_FILES)] | None = None
     """Files to select (default 48)."""
-    max_file_bytes: Annotated[int, Field(ge=1, le=2_097_152)] | None = None
+    max_file_bytes: Annotated[int, Field(ge=1, le=MAX_FILE_BYTES)] | None = None
     """Bytes per file (default 128 KiB)."""
-    max_total_bytes: Annotated[int, Field(ge=1, le=16_777_216)] | None = None
+    max_total_bytes: Annotated[int, Field(ge=1, le=MAX_TOTAL_BYTES)] | None = None
     """Bytes in all (default 512 KiB)."""
-    max_inventory_files: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    max_inventory_files: Annotated[int, Field(ge=1, le=MAX_INVENTORY_FILES)] | None = None
     """Files to inventory (default 20,000)."""
 
 
