@@ -24,6 +24,7 @@ MAX_IDENTIFIER: Final = 128
 """Most characters of a protocol identifier."""
 IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 """The syntax of a protocol identifier (run, artifact, event and node ids)."""
+_ID: Final = re.compile(IDENTIFIER_PATTERN)
 
 Capability = Literal[
     "repository.read",
@@ -47,8 +48,4 @@ MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
 def is_identifier(value: object) -> bool:
     """Return whether ``value`` is a protocol identifier: ``IDENTIFIER_PATTERN``, 1–128 chars."""
-    return (
-        isinstance(value, str)
-        and len(value) <= MAX_IDENTIFIER
-        and re.fullmatch(IDENTIFIER_PATTERN, value) is not None
-    )
+    return isinstance(value, str) and len(value) <= MAX_IDENTIFIER and bool(_ID.fullmatch(value))
