@@ -231,7 +231,7 @@ class Service:
         return slot
 
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
-        if len(run_id) > 128:
+        if len(run_id) > MAX_IDENTIFIER:
             raise NotFound("Run not found")
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
