@@ -1,16 +1,33 @@
 """The CLI's errors: what was wrong, which run, ledger or repository, and what to do.
 
 ``CliError`` is raised by the commands themselves; ``leaf`` digs the real error out of
-exception groups; ``explain_os_error`` turns an ``OSError`` into one plain line. Nothing here
-prints: ``_main`` decides the stream and the exit code.
+exception groups; ``explain_os_error`` turns an ``OSError`` into one plain line; ``EXIT_*`` are
+the exit codes. Nothing here prints: ``_main`` decides the stream and the exit code.
 """
 
 from __future__ import annotations
 
 import errno
 from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["CliError", "explain_os_error", "leaf", "not_found"]
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
+    "explain_os_error",
+    "leaf",
+    "not_found",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_NOT_FOUND: Final = 3
+EXIT_INTERRUPTED: Final = 130
 
 
 @dataclass(frozen=True)
@@ -38,13 +55,16 @@ def not_found(
     """
     if artifact_id is not None and "artifact" in message.lower():
         return CliError(
-            3,
+            EXIT_NOT_FOUND,
             "not_found",
             f"run {run_id} has no artifact {artifact_id!r} (ledger {ledger})",
             f"list its artifacts with: {telic} show {run_id}",
         )
     return CliError(
-        3, "not_found", f"no run {run_id!r} in ledger {ledger}", f"list the runs with: {telic} runs"
+        EXIT_NOT_FOUND,
+        "not_found",
+        f"no run {run_id!r} in ledger {ledger}",
+        f"list the runs with: {telic} runs",
     )
 
 
@@ -61,9 +81,11 @@ def explain_os_error(exc: OSError, doing: str) -> CliError:
     where = f" {exc.filename}:" if exc.filename else ""
     if exc.errno == errno.EADDRINUSE:
         return CliError(
-            1,
+            EXIT_FAILURE,
             "address_in_use",
             f"cannot {doing}: the address is already in use",
             "stop the other server or pick another port with --http HOST:PORT",
         )
-    return CliError(1, "os_error", f"cannot {doing}:{where} {what[:1].lower()}{what[1:]}")
+    return CliError(
+        EXIT_FAILURE, "os_error", f"cannot {doing}:{where} {what[:1].lower()}{what[1:]}"
+    )

@@ -26,7 +26,17 @@ import anyio
 
 from telic._errors import NotFound, TelicError, UsageError
 from telic.cli._console import print_json, table
-from telic.cli._errors import CliError, explain_os_error, leaf, not_found
+from telic.cli._errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    explain_os_error,
+    leaf,
+    not_found,
+)
 from telic.cli._kits import HOST_COMMANDS, add_host_commands
 from telic.cli._where import (
     LedgerLocation,
@@ -42,13 +52,7 @@ if TYPE_CHECKING:
     from telic.roles import Service
     from telic.server import ServerConfig
 
-__all__ = ["EXIT_FAILURE", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_USAGE", "main"]
-
-EXIT_OK: Final = 0
-EXIT_FAILURE: Final = 1
-EXIT_USAGE: Final = 2
-EXIT_NOT_FOUND: Final = 3
-EXIT_INTERRUPTED: Final = 130
+__all__ = ["main"]
 
 
 # The MCP server (and the models under it) load only once a command needs them: ``telic

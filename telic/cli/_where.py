@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from telic.cli._errors import CliError, explain_os_error
+from telic.cli._errors import EXIT_USAGE, CliError, explain_os_error
 
 if typing.TYPE_CHECKING:
     from telic.server import ServerConfig
@@ -32,8 +32,6 @@ __all__ = [
     "is_git_work_tree",
     "locate_ledger",
 ]
-
-EXIT_USAGE = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +105,7 @@ def check_port(host: str, port: int) -> None:
             if exc.errno == errno.EADDRINUSE:
                 raise explain_os_error(exc, f"serve HTTP on {shown}") from None
             raise CliError(
-                2,
+                EXIT_USAGE,
                 "bad_address",
                 f"cannot serve HTTP on {shown}: {(exc.strerror or 'cannot bind').lower()}",
                 "pass an address of this machine, for example --http 127.0.0.1:8765",

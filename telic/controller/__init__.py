@@ -18,7 +18,6 @@ from telic.controller._check import (
 )
 from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS, input_refs as input_refs
 from telic.controller._derive import (
-    MAX_RUN_TOOL_CALLS as MAX_RUN_TOOL_CALLS,
     is_unlocked as is_unlocked,
     pending_node as pending_node,
 )

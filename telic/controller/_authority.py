@@ -18,11 +18,10 @@ from telic.permissions import (
     authorize_action,
     effective_authorization,
     intersect,
-    is_subset as subset,
 )
 from telic.protocol import Authorization, Capability, Mode, PermissionSet
 
-__all__ = ["decide", "intersect", "layers", "run_authorization", "subset"]
+__all__ = ["decide", "intersect", "layers", "run_authorization"]
 
 
 _REMEMBERED: Final = 256

@@ -22,7 +22,6 @@ from telic.protocol import (
 )
 
 __all__ = [
-    "MAX_RUN_TOOL_CALLS",
     "PROMPT_COVERAGE",
     "WorkOrder",
     "backing_actions",
@@ -54,9 +53,6 @@ __all__ = [
     "trace_ref",
     "verification_evidence",
 ]
-
-MAX_RUN_TOOL_CALLS: Final = 4_000
-"""Σ node maximumToolCalls over all plans of a run (§3.3)."""
 
 
 def plan_reservation(plan: WorkPlan) -> int:

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Final
 
 from telic._errors import PermissionDenied
-from telic.controller._authority import run_authorization, subset
+from telic.controller._authority import run_authorization
 from telic.controller._closure import input_refs
-from telic.controller._derive import MAX_RUN_TOOL_CALLS, pending_node, reserved_tool_calls
+from telic.controller._derive import pending_node, reserved_tool_calls
 from telic.controller._phases import PHASES
 from telic.controller._state import RunState
 from telic.controller._statements import ROLE_PREFIX
+from telic.permissions import is_subset
 from telic.protocol import (
+    MAX_PLAN_TOOL_CALLS,
     STOP_CONDITIONS,
     ClarificationAction,
     PermissionSet,
@@ -164,7 +166,7 @@ def effective_permissions(state: RunState) -> PermissionSet:
         node = pending_node(state)
         if node is None:
             return PermissionSet.empty()
-        if not subset(node.permissions, run_authorization(state)):
+        if not is_subset(node.permissions, run_authorization(state)):
             raise PermissionDenied(
                 f"Work node {node.id} permissions exceed the run authorization; "
                 "refusing to generate its action"
@@ -190,7 +192,7 @@ def remaining_budgets(state: RunState) -> RemainingBudgets:
     return RemainingBudgets(
         prompt_revisions=run.prompt_revisions_remaining,
         post_execution_remediations=run.remediations_remaining,
-        remaining_plan_tool_calls=max(0, MAX_RUN_TOOL_CALLS - reserved_tool_calls(state)),
+        remaining_plan_tool_calls=max(0, MAX_PLAN_TOOL_CALLS - reserved_tool_calls(state)),
         maximum_parallel_workers=workers,
         maximum_subagent_depth=depth,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._authority import intersect, run_authorization
+from telic.controller._authority import run_authorization
 from telic.controller._check import Check, Rules, Violation, wire_value
 from telic.controller._derive import contract_context_refs, contract_rule_refs
 from telic.controller._rules_frame import (
@@ -19,7 +19,13 @@ from telic.controller._rules_frame import (
     latest_ref,
     original_request,
 )
-from telic.permissions import capability_backed, exceeding, plan_ceiling, shell_command_problem
+from telic.permissions import (
+    capability_backed,
+    exceeding,
+    intersect,
+    plan_ceiling,
+    shell_command_problem,
+)
 from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, TaskContract
 
 __all__: list[str] = []

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from telic.controller._authority import intersect, run_authorization, subset
+from telic.controller._authority import run_authorization
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import current_results, fix_minimum, is_unlocked, stage_criteria
 from telic.controller._phases import EXECUTING_MODES
-from telic.permissions import capability_backed, plan_ceiling
+from telic.permissions import capability_backed, intersect, is_subset, plan_ceiling
 from telic.protocol import (
     Capability,
     CorrectionWorkOrder,
@@ -111,7 +111,7 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
     path = "diagnosisGate.correctionWorkOrder"
     if len(set(targets)) != len(targets) or set(targets) != completion:
         yield Violation(f"{path}.targetCriterionIds", "Must be exactly the completion criteria")
-    if not subset(order.permissions, ceiling):
+    if not is_subset(order.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
     yield from _order_reach(c, path, order, fixing=True, criteria=targets)
     if not _CHANGES & set(order.allowed_capabilities):
@@ -144,13 +144,13 @@ def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
     failed = order.failed_criterion_ids
     if len(set(failed)) != len(failed) or not set(failed) <= set(stage_criteria(c.state)):
         yield Violation(f"{path}.failedCriterionIds", "Outside the stage criteria")
-    if not subset(order.permissions, contract.body.permissions):
+    if not is_subset(order.permissions, contract.body.permissions):
         yield Violation(f"{path}.permissions", "Exceeds the contract permissions")
     before_unlock = c.mode == "analyze_and_fix" and not is_unlocked(c.state)
     ceiling = (
         plan_ceiling(c.mode, fix_unlocked=False) if before_unlock else run_authorization(c.state)
     )
-    if not subset(order.permissions, ceiling):
+    if not is_subset(order.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the analyze-only projection or authority")
     yield from _order_reach(c, path, order, fixing=not before_unlock, criteria=failed)
 
@@ -197,7 +197,7 @@ def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     failed = defect.failed_criterion_ids
     if len(set(failed)) != len(failed) or not set(failed) <= known:
         yield Violation(f"{path}.failedCriterionIds", "Must name contract criteria, each once")
-    if not subset(defect.permissions, ceiling):
+    if not is_subset(defect.permissions, ceiling):
         yield Violation(f"{path}.permissions", "Exceeds the contract and the authorization")
     yield from _order_reach(c, path, defect, fixing=is_unlocked(c.state), criteria=failed)
 

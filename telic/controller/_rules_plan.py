@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
-    MAX_RUN_TOOL_CALLS,
     controlling_order,
     fix_minimum,
     is_unlocked,
@@ -21,8 +19,8 @@ from telic.controller._derive import (
     reserved_tool_calls,
 )
 from telic.controller._rules_quality import contract_latest
-from telic.permissions import capability_backed, exceeding, plan_ceiling
-from telic.protocol import TaskContract, WorkPlan
+from telic.permissions import capability_backed, exceeding, is_subset, plan_ceiling
+from telic.protocol import MAX_PLAN_TOOL_CALLS, TaskContract, WorkPlan
 
 __all__ = ["RULES", "unlocks"]
 
@@ -91,11 +89,11 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     reserve = 0
     if c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
         reserve = fix_minimum(contract)
-    if total + reserve > MAX_RUN_TOOL_CALLS:
+    if total + reserve > MAX_PLAN_TOOL_CALLS:
         kept = f" and keep {reserve} for the fix plan" if reserve else ""
         yield Violation(
             "nodes",
-            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_RUN_TOOL_CALLS}",
+            f"Plans would reserve {total} tool calls{kept}; the run limit is {MAX_PLAN_TOOL_CALLS}",
         )
 
 
@@ -116,7 +114,7 @@ def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Every node's permissions lie inside the contract's."""
     contract = _contract(c)
     for index, node in enumerate(c.body.nodes):
-        if contract is not None and not subset(node.permissions, contract.permissions):
+        if contract is not None and not is_subset(node.permissions, contract.permissions):
             yield Violation(f"nodes.{index}.permissions", "Node permissions exceed the contract")
 
 

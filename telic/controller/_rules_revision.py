@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
+from telic.permissions import is_subset
 from telic.protocol import PromptReview, TaskContract
 
 __all__ = ["RULES"]
@@ -59,7 +59,7 @@ def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
 def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
     """A revision's permissions lie inside the previous contract's."""
     pair = _previous_and_review(c)
-    if pair is not None and not subset(c.body.permissions, pair[0].body.permissions):
+    if pair is not None and not is_subset(c.body.permissions, pair[0].body.permissions):
         yield Violation("permissions", "A revision may not widen the contract's permissions")
 
 

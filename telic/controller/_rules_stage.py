@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from telic.controller._authority import subset
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import controlling_order, stage_criteria
 from telic.controller._phases import MAY_MUTATE
 from telic.controller._rules_plan import unlocks
+from telic.permissions import is_subset
 from telic.protocol import WorkNode, WorkPlan
 
 __all__ = ["RULES"]
@@ -73,7 +73,7 @@ def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
             yield Violation(f"{path}.inputRefs", "Every node must cite the controlling review")
         if not set(node.allowed_tools) <= set(order.allowed_capabilities):
             yield Violation(f"{path}.allowedTools", "Exceeds the work order's capabilities")
-        if not subset(node.permissions, order.permissions):
+        if not is_subset(node.permissions, order.permissions):
             yield Violation(f"{path}.permissions", "Exceeds the work order's permissions")
         if not set(node.acceptance_criteria) <= set(order.criterion_ids):
             yield Violation(f"{path}.acceptanceCriteria", "Outside the work order's criteria")

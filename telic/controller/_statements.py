@@ -22,7 +22,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Final, NamedTuple
 
-from telic.controller._derive import PROMPT_COVERAGE as COVERAGE
+from telic.controller._derive import PROMPT_COVERAGE
 from telic.controller._direct import CAPABILITY_KINDS, COMMAND_KINDS, DIFF_KINDS, OUTPUT_KINDS
 from telic.controller._rules_frame import FACT_EVIDENCE
 from telic.permissions import TYPED_INSPECT_TARGETS
@@ -71,7 +71,7 @@ def _by_capability() -> str:
 
 
 def _coverage() -> str:
-    entries = "; ".join(f"{name}: {','.join(sorted(fields))}" for name, fields in COVERAGE)
+    entries = "; ".join(f"{name}: {','.join(sorted(fields))}" for name, fields in PROMPT_COVERAGE)
     return f"Exactly 3, sourceRef → contractFields: {entries}."
 
 

@@ -22,6 +22,8 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from telic.ledger import DATABASE_URL_ENV, REPOSITORY_ROOT_ENV, STATE_DIR_ENV
+
 __all__ = ["free_port", "http_client", "http_server", "stdio_parameters"]
 
 _PASSED_ENV = (
@@ -51,12 +53,12 @@ def stdio_parameters(
     ``serve_args`` follow ``serve`` (``["--resident"]`` attaches to the resident server).
     """
     server_env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
-    server_env["TELIC_REPOSITORY_ROOT"] = str(repository_root)
+    server_env[REPOSITORY_ROOT_ENV] = str(repository_root)
     server_env["PYTHONDONTWRITEBYTECODE"] = "1"
     if state_dir is not None:
-        server_env["TELIC_STATE_DIR"] = str(state_dir)
+        server_env[STATE_DIR_ENV] = str(state_dir)
     if database_url is not None:
-        server_env["TELIC_DATABASE_URL"] = database_url
+        server_env[DATABASE_URL_ENV] = database_url
     server_env.update(env or {})
     return StdioServerParameters(
         command=sys.executable,

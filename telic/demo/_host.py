@@ -7,7 +7,6 @@ checks every body it sends exactly as it would check a model's.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -16,6 +15,7 @@ from mcp import Client
 
 from telic._errors import TelicError
 from telic.demo._bodies import Bodies, criterion, permissions, verification
+from telic.protocol import sha256_hex_digest
 
 __all__ = [
     "MODES",
@@ -162,7 +162,7 @@ class Change:
     @staticmethod
     def sha(data: bytes) -> str:
         """``sha256:`` of raw bytes."""
-        return "sha256:" + hashlib.sha256(data).hexdigest()
+        return sha256_hex_digest(data)
 
 
 class Workspace(Protocol):

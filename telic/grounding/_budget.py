@@ -8,7 +8,6 @@ the offending argument or field, and never echoes a submitted path, which may be
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,32 +15,29 @@ from typing import Final, Literal
 
 from telic._errors import UsageError
 from telic.protocol import (
+    MAX_BOUNDED_TEXT,
     MAX_FILE_BYTES,
     MAX_INVENTORY_FILES,
     MAX_RELATIVE_PATH,
     MAX_REPOSITORY_ROOT,
     MAX_SELECTED_FILES,
     MAX_TOTAL_BYTES,
+    is_identifier,
 )
 
 __all__ = [
     "MAX_ACTIVE_PATHS",
     "MAX_EXCLUDED_ROOTS",
-    "MAX_REQUEST_BYTES",
     "GroundingBudget",
     "GroundingProgress",
     "GroundingStage",
     "check_inputs",
 ]
 
-MAX_REQUEST_BYTES: Final = 32_768
-"""Largest original request, in UTF-8 bytes."""
 MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
 MAX_EXCLUDED_ROOTS: Final = 16
 """Most excluded roots one grounding accepts."""
-
-_IDENTIFIER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 # field → its hard cap, docs/protocol.md §3.3: the bounds of the wire budget
 _CAPS: Final = {
@@ -105,12 +101,12 @@ def check_inputs(
     excluded_roots: Sequence[object],
 ) -> None:
     """Validate the arguments of a grounding (docs/protocol.md §4 item 1). Raises ``UsageError``."""
-    if not isinstance(run_id, str) or _IDENTIFIER.fullmatch(run_id) is None:
+    if not is_identifier(run_id):
         raise UsageError("run_id must be an identifier of 1–128 characters")
     if not isinstance(original_request, str):
         raise UsageError("original_request must be a string")
-    if len(original_request.encode("utf-8", "surrogatepass")) > MAX_REQUEST_BYTES:
-        raise UsageError(f"original_request must be at most {MAX_REQUEST_BYTES:,} UTF-8 bytes")
+    if len(original_request.encode("utf-8", "surrogatepass")) > MAX_BOUNDED_TEXT:
+        raise UsageError(f"original_request must be at most {MAX_BOUNDED_TEXT:,} UTF-8 bytes")
     if not isinstance(repository_root, (str, Path)) or not str(repository_root):
         raise UsageError("repository_root must be a non-empty path")
     if len(str(repository_root)) > MAX_REPOSITORY_ROOT or "\0" in str(repository_root):

@@ -27,6 +27,7 @@ from typing import Final
 
 from telic.grounding._batch import PathCollector
 from telic.grounding._process import NulSplitter, Processes, Tool, git_command, run_tool
+from telic.protocol import SHA256_PREFIX
 
 __all__ = ["GitReader", "GitState", "StatusReader", "parse_rev_parse", "read_git"]
 
@@ -78,7 +79,7 @@ class StatusReader:
         """Return ``sha256:`` of the status output followed by ``tail``."""
         digest = self._hash.copy()
         digest.update(tail)
-        return "sha256:" + digest.hexdigest()
+        return SHA256_PREFIX + digest.hexdigest()
 
 
 @dataclass(slots=True)

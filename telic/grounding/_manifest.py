@@ -7,7 +7,6 @@ reduces every exclusion to a ``{reason, count}`` entry, so no excluded path is e
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,6 +17,7 @@ from telic.grounding._paths import instruction_scope, repository_ref
 from telic.grounding._select import Selected
 from telic.protocol import (
     EXCLUSION_REASONS,
+    SHA256_PREFIX,
     ContextDocument,
     ContextManifestWire,
     ExcludedCandidateSummary,
@@ -26,6 +26,7 @@ from telic.protocol import (
     WireBudget,
     WireFingerprint,
     canonical_sha256,
+    sha256_hex_digest,
 )
 
 __all__ = [
@@ -62,11 +63,8 @@ def fingerprint(
         tail = "\0".join(f"{path}\0{digest}" for path, digest in entries)
         digest = status(tail.encode("utf-8"))
     else:
-        hasher = hashlib.sha256()
-        for number, path in enumerate(sorted(set(listed))):
-            separator = "\0" if number else ""
-            hasher.update(f"{separator}{path}\0{read_hashes.get(path, 'unread')}".encode())
-        digest = "sha256:" + hasher.hexdigest()
+        rows = (f"{path}\0{read_hashes.get(path, 'unread')}" for path in sorted(set(listed)))
+        digest = sha256_hex_digest("\0".join(rows).encode())
     commit = head if head is not None and _HEAD.fullmatch(head) else None
     return WireFingerprint(head_commit=commit, dirty_worktree_hash=digest)
 
@@ -84,7 +82,7 @@ def manifest_id(
         ],
         "budget": _limits(budget),
     }
-    return "context-" + canonical_sha256(projection).removeprefix("sha256:")[:16]
+    return "context-" + canonical_sha256(projection).removeprefix(SHA256_PREFIX)[:16]
 
 
 def _limits(budget: GroundingBudget) -> dict[str, int]:

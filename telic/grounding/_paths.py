@@ -14,12 +14,11 @@ from typing import Final
 from urllib.parse import quote
 
 from telic._secrets import SECRET_EXTENSIONS, SECRET_HINTS, is_secret_like_path
-from telic.protocol import MAX_RELATIVE_PATH
+from telic.protocol import MAX_REFERENCE_URI, MAX_RELATIVE_PATH
 
 __all__ = [
     "EXCLUDED_DIRECTORIES",
     "INSTRUCTION_BASENAMES",
-    "MAX_REF_CHARS",
     "PINNED_INSTRUCTION_FILES",
     "PLAIN_REF_SAFE_CHARS",
     "excluded_reason",
@@ -29,9 +28,7 @@ __all__ = [
     "repository_ref",
 ]
 
-MAX_REF_CHARS: Final = 2_048
-"""Longest ``repo://`` reference."""
-PLAIN_REF_SAFE_CHARS: Final = (MAX_REF_CHARS - len("repo://")) // 3
+PLAIN_REF_SAFE_CHARS: Final = (MAX_REFERENCE_URI - len("repo://")) // 3
 """Longest ASCII path whose reference surely fits (each character encodes to at most 3)."""
 
 PINNED_INSTRUCTION_FILES: Final = (
@@ -90,7 +87,7 @@ def normalize_path(raw: str) -> str | None:
             return None
     if (len(path) > PLAIN_REF_SAFE_CHARS or not path.isascii()) and len(
         repository_ref(path)
-    ) > MAX_REF_CHARS:
+    ) > MAX_REFERENCE_URI:
         return None  # its repo:// reference would be too long
     return path
 

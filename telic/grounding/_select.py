@@ -11,7 +11,6 @@ the manifest, its documents, the trace or an error.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from telic._secrets import contains_secret
 from telic.grounding._budget import GroundingBudget
 from telic.grounding._plan import ZERO_RELEVANCE_CAP, Plan
 from telic.grounding._rank import Ranked
+from telic.protocol import sha256_hex_digest
 
 __all__ = [
     "BINARY_SAMPLE_BYTES",
@@ -93,7 +93,7 @@ def _judge(
     """Return the exclusion reason of a read candidate, or "" once it is selected."""
     if isinstance(outcome, str):
         return outcome
-    digest = "sha256:" + hashlib.sha256(outcome).hexdigest()
+    digest = sha256_hex_digest(outcome)
     selection.read_hashes[ranked.path] = digest
     if is_binary(outcome[:BINARY_SAMPLE_BYTES]):
         return "binary_file"

@@ -68,6 +68,7 @@ from telic.hosts._layers import (
 )
 from telic.ledger import (
     JSON,
+    REPOSITORY_ROOT_ENV,
     STATE_DIR_ENV,
     BlockingLedger,
     DirectLedger,
@@ -92,8 +93,6 @@ __all__ = [
     "select_run",
     "uuid4_text",
 ]
-
-REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
 
 
 def uuid4_text(random: bytes) -> str:

@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
     )
     from telic.ledger._locate import (
         DATABASE_URL_ENV as DATABASE_URL_ENV,
+        REPOSITORY_ROOT_ENV as REPOSITORY_ROOT_ENV,
         STATE_DIR_ENV as STATE_DIR_ENV,
         resolve_url as resolve_url,
         sqlite_paths as sqlite_paths,

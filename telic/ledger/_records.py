@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from telic._errors import UsageError
-from telic.protocol import canonical_json, sha256_hex_digest
+from telic.protocol import (
+    IDENTIFIER_PATTERN,
+    MAX_IDENTIFIER,
+    canonical_json,
+    is_identifier,
+    sha256_hex_digest,
+)
 
 if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger's imports
     from telic.protocol import InternalPhase, InternalRunStatus, Mode, Topology
@@ -60,14 +66,13 @@ FIXED_RUN_FIELDS: Final = (
 value, and the update of a stored run leaves their columns alone."""
 
 MAX_DECISION_SUMMARY_CHARS: Final = 800
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
 def check_id(kind: str, value: str) -> str:
     """Return ``value`` if it is a protocol identifier, else raise ``UsageError``."""
-    if not _ID.fullmatch(value):
-        raise UsageError(f"{kind} must match ^[A-Za-z0-9][A-Za-z0-9._:-]*$ and be 1-128 chars")
+    if not is_identifier(value):
+        raise UsageError(f"{kind} must match {IDENTIFIER_PATTERN} and be 1-{MAX_IDENTIFIER} chars")
     return value
 
 

@@ -30,6 +30,7 @@ if typing.TYPE_CHECKING:
         WireModel as WireModel,
     )
     from telic.protocol._canonical import (
+        SHA256_PREFIX as SHA256_PREFIX,
         CanonicalJsonError as CanonicalJsonError,
         canonical_json as canonical_json,
         canonical_sha256 as canonical_sha256,
@@ -182,12 +183,10 @@ if typing.TYPE_CHECKING:
         ACTION_ROLES as ACTION_ROLES,
         CONTROLLER_ARTIFACT_TYPES as CONTROLLER_ARTIFACT_TYPES,
         HOST_ARTIFACT_TYPES as HOST_ARTIFACT_TYPES,
-        IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
         INTERNAL_ARTIFACT_TYPES as INTERNAL_ARTIFACT_TYPES,
         LOGICAL_ROLES as LOGICAL_ROLES,
         MAX_ARTIFACT_BYTES as MAX_ARTIFACT_BYTES,
         MAX_BOUNDED_TEXT as MAX_BOUNDED_TEXT,
-        MAX_IDENTIFIER as MAX_IDENTIFIER,
         MAX_ITEMS as MAX_ITEMS,
         MAX_NODE_TOOL_CALLS as MAX_NODE_TOOL_CALLS,
         MAX_PLAN_TOOL_CALLS as MAX_PLAN_TOOL_CALLS,
@@ -252,9 +251,12 @@ if typing.TYPE_CHECKING:
     )
     from telic.protocol._vocabulary import (
         CAPABILITIES as CAPABILITIES,
+        IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
+        MAX_IDENTIFIER as MAX_IDENTIFIER,
         MODES as MODES,
         Capability as Capability,
         Mode as Mode,
+        is_identifier as is_identifier,
     )
 
 if not typing.TYPE_CHECKING:

@@ -18,6 +18,8 @@ from pydantic_core import PydanticCustomError
 from telic.protocol._base import UNDESCRIBED, WireModel
 from telic.protocol._vocabulary import (
     CAPABILITIES as CAPABILITIES,
+    IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
+    MAX_IDENTIFIER as MAX_IDENTIFIER,
     MODES as MODES,
     Capability as Capability,
     Mode as Mode,
@@ -36,14 +38,12 @@ MAX_BOUNDED_TEXT: Final = 32_768
 MAX_SUMMARY: Final = 4_096
 """Maximum chars (and UTF-8 bytes) of a Summary."""
 MAX_REFERENCE_URI: Final = 2_048
-MAX_IDENTIFIER: Final = 128
 MAX_RELATIVE_PATH: Final = 1_024
 MAX_NODE_TOOL_CALLS: Final = 1_000
 """Most tool calls one work node (or one remediation order) may reserve."""
 MAX_PLAN_TOOL_CALLS: Final = 4_000
 """Most tool calls one plan (and one run, cumulatively) may reserve."""
 
-IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 REFERENCE_URI_PATTERN: Final = r"^(artifact|trace|repo)://[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$"
 SHA256_PATTERN: Final = r"^sha256:[0-9a-f]{64}$"
 _TIMESTAMP_RE: Final = re.compile(

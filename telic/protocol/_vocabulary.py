@@ -1,15 +1,30 @@
-"""The closed sets the permission decision needs, without pydantic.
+"""The closed sets and the identifier syntax that pydantic-free code needs.
 
 ``telic.protocol._types`` re-exports them with every other scalar; they live here so that
-``telic.permissions._decision`` (and the ``telic hook`` command that runs it once per host tool
-call, in a fresh process) can be imported without building a single model.
+``telic.permissions._decision`` and ``telic.ledger`` (which the ``telic hook`` command runs once
+per host tool call, in a fresh process) can be imported without building a single model.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal, get_args
 
-__all__ = ["CAPABILITIES", "MODES", "Capability", "Mode"]
+__all__ = [
+    "CAPABILITIES",
+    "IDENTIFIER_PATTERN",
+    "MAX_IDENTIFIER",
+    "MODES",
+    "Capability",
+    "Mode",
+    "is_identifier",
+]
+
+MAX_IDENTIFIER: Final = 128
+"""Most characters of a protocol identifier."""
+IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+"""The syntax of a protocol identifier (run, artifact, event and node ids)."""
+_ID: Final = re.compile(IDENTIFIER_PATTERN)
 
 Capability = Literal[
     "repository.read",
@@ -29,3 +44,8 @@ CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)
 
 Mode = Literal["report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix"]
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
+
+
+def is_identifier(value: object) -> bool:
+    """Return whether ``value`` is a protocol identifier: ``IDENTIFIER_PATTERN``, 1–128 chars."""
+    return isinstance(value, str) and len(value) <= MAX_IDENTIFIER and bool(_ID.fullmatch(value))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hmac
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from html import escape
 from os import PathLike
@@ -37,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from telic._errors import NotFound
 from telic.casting import read_trace
 from telic.ledger import Ledger, utc_now
-from telic.protocol import MODES
+from telic.protocol import MODES, is_identifier
 from telic.reports._artifact import describe_report
 from telic.reports._files import ReportFormat, read_stored, render
 from telic.reports._html import CSP, STATUS_FILTERS, page, render_index, render_trace
@@ -51,7 +50,6 @@ __all__ = ["LedgerProvider", "mirror_app", "reports_app", "root_redirect"]
 LedgerProvider: TypeAlias = Callable[[], Ledger | Awaitable[Ledger]]
 """Returns the ledger to read (sync or async), asked once per request."""
 
-_RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _INDEX_LIMIT: Final = 100
 _HEADERS: Final = {
     "Content-Security-Policy": CSP + "; frame-ancestors 'none'",
@@ -204,7 +202,7 @@ def reports_app(
 
     async def report(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        if not _RUN_ID.fullmatch(run_id):
+        if not is_identifier(run_id):
             return _not_found("(not a run id)")
         fmt_param = request.query_params.get("format", "html")
         if fmt_param not in ("html", "md"):

@@ -10,12 +10,12 @@ was edited or truncated (``invalid``) from one the ledger has simply moved past 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
+from telic.protocol import sha256_hex_digest
 from telic.reports._model import RunReportData
 from telic_packets import Harness, ReportArtifact
 
@@ -37,10 +37,6 @@ _SOURCE_TYPES: Final = (
 _MAX_SOURCE_REFS: Final = 32
 
 
-def _digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def seal(content: str, data: RunReportData) -> str:
     """Return ``content`` followed by its seal line (content ends with a newline first)."""
     if not content.endswith("\n"):
@@ -50,7 +46,7 @@ def seal(content: str, data: RunReportData) -> str:
         "chainLength": data.provenance.chain_length,
         "covers": data.run_id,
         "generatedAt": data.provenance.generated_at,
-        "sha256": _digest(content),
+        "sha256": sha256_hex_digest(content.encode("utf-8")),
     }
     return content + _SEAL_OPEN + json.dumps(facts, sort_keys=True) + _SEAL_CLOSE + "\n"
 
@@ -101,7 +97,7 @@ def describe_report(data: RunReportData, text: str | None, *, path: str) -> Repo
     status: Literal["present", "stale", "invalid"] = "invalid"
     reason = None
     generated_at = None
-    if facts is not None and facts.get("sha256") == _digest(content):
+    if facts is not None and facts.get("sha256") == sha256_hex_digest(content.encode("utf-8")):
         generated_at = facts.get("generatedAt")
         length, head = facts.get("chainLength"), facts.get("chainHead")
         current = data.provenance
@@ -121,7 +117,11 @@ def describe_report(data: RunReportData, text: str | None, *, path: str) -> Repo
             reason = "the ledger's chain head differs from the one the report covers"
     fields: dict[str, Any] = {"path": path}
     if status != "invalid":
-        fields |= {"sha256": _digest(text), "generated_at": generated_at, "stale_reason": reason}
+        fields |= {
+            "sha256": sha256_hex_digest(text.encode("utf-8")),
+            "generated_at": generated_at,
+            "stale_reason": reason,
+        }
     try:
         return ReportArtifact(status=status, **common, **fields)
     except ValidationError:  # a seal with an unusable generatedAt: the file does not verify

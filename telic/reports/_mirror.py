@@ -22,7 +22,6 @@ campaign and which part of the spine a report covers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from telic.protocol import sha256_hex_digest
 from telic_packets import Harness, ReportArtifact
 
 __all__ = [
@@ -145,8 +145,7 @@ def judge(name: str, descriptor: bytes, report: bytes | OSError | None) -> Mirro
     if isinstance(report, OSError):
         return _invalid(name, kind, path, f"the file cannot be read ({report.strerror})", **known)
     assert report is not None
-    digest = "sha256:" + hashlib.sha256(report).hexdigest()
-    if digest != declared.sha256:
+    if sha256_hex_digest(report) != declared.sha256:
         return _invalid(name, kind, path, "the file's bytes do not match its sha256", **known)
     try:
         text = report.decode("utf-8")

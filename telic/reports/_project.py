@@ -16,11 +16,11 @@ from typing import Any, Final, Literal
 from telic.casting import children_of
 from telic.controller import (
     ELICITED_EVENT,
-    MAX_RUN_TOOL_CALLS,
     TERMINAL_STATUSES,
     protocol_phase,
 )
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
+from telic.protocol import MAX_PLAN_TOOL_CALLS
 from telic.reports._model import (
     GENERATOR_NAME,
     AnswerSource,
@@ -429,7 +429,7 @@ def _budgets(run: _Run, record: RunRecord, events: Sequence[TraceRecord]) -> tup
             limit=remediations,
         ),
         BudgetRow(name="Clarifications", used=len(run.all("ClarificationRequest")), limit=1),
-        BudgetRow(name="Plan tool-call reservations", used=reserved, limit=MAX_RUN_TOOL_CALLS),
+        BudgetRow(name="Plan tool-call reservations", used=reserved, limit=MAX_PLAN_TOOL_CALLS),
         BudgetRow(name="Actions reported (of reserved calls)", used=actions, limit=reserved),
         BudgetRow(name="Artifacts", used=len(run.artifacts), limit=2048),
         BudgetRow(name="Trace events", used=len(events), limit=10_000),

@@ -62,7 +62,7 @@ from telic.ledger import (
     utc_now,
 )
 from telic.permissions import BrokerDecision, Decision
-from telic.protocol import ContextDocument, ContextManifest
+from telic.protocol import MAX_IDENTIFIER, ContextDocument, ContextManifest
 from telic.roles._run import (
     ROLES,
     Answer,
@@ -111,14 +111,12 @@ DEFAULT_IDLE_SECONDS: Final = 300.0
 """How long a run actor with nothing in flight stays up after its last message."""
 RECOVERED_RUNS: Final = 1_000
 """How many of the newest runs a starting service looks through for casts left open."""
-MAX_ID: Final = 128
-"""The longest id a message carries (the wire's bound on every id)."""
 
 
 def _id(value: str, name: str) -> str:
     """Return ``value`` if it is short enough to be an id; refuse it as a limit otherwise."""
-    if len(value) > MAX_ID:
-        message = f"{name} is {len(value)} characters; an id is at most {MAX_ID}"
+    if len(value) > MAX_IDENTIFIER:
+        message = f"{name} is {len(value)} characters; an id is at most {MAX_IDENTIFIER}"
         raise LimitExceeded(message, issues=(Issue(name, "too_long", message),))
     return value
 
@@ -234,7 +232,7 @@ class Service:
         return slot
 
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
-        if len(run_id) > MAX_ID:
+        if len(run_id) > MAX_IDENTIFIER:
             raise NotFound("Run not found")
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
@@ -430,7 +428,7 @@ class Service:
     ) -> StepResult:
         """Submit a host artifact; ``StepResult.artifact`` holds a stored Evidence/ScenarioSpec."""
         token = _id(action_id, "action_id"), expected_run_version
-        message = Submit(run_id, *token, artifact_type[:MAX_ID], body, tuple(source_refs))
+        message = Submit(run_id, *token, artifact_type[:MAX_IDENTIFIER], body, tuple(source_refs))
         return await self._ask(run_id, message)
 
     async def answer_clarification(
@@ -529,7 +527,9 @@ class Service:
             PacketRefusal: ``cast_not_open``, or ``budget_exhausted_requires_partial`` once the
                 cast is exhausted.
         """
-        message = Progress(run_id, cast_id[:MAX_ID], turns, tool_calls, input_tokens, output_tokens)
+        message = Progress(
+            run_id, cast_id[:MAX_IDENTIFIER], turns, tool_calls, input_tokens, output_tokens
+        )
         return await self._ask(run_id, message)
 
     async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
@@ -550,7 +550,7 @@ class Service:
                 )
         else:
             raw = "prose"  # only its type matters: it is not a packet
-        return await self._ask(run_id, ReturnPacket(run_id, cast_id[:MAX_ID], raw))
+        return await self._ask(run_id, ReturnPacket(run_id, cast_id[:MAX_IDENTIFIER], raw))
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""

@@ -31,10 +31,7 @@ if typing.TYPE_CHECKING:
         serving_gc as serving_gc,
     )
     from telic.server._config import (
-        DATABASE_URL_ENV as DATABASE_URL_ENV,
         HTTP_TOKEN_ENV as HTTP_TOKEN_ENV,
-        REPOSITORY_ROOT_ENV as REPOSITORY_ROOT_ENV,
-        STATE_DIR_ENV as STATE_DIR_ENV,
         HttpBinding as HttpBinding,
         ServerConfig as ServerConfig,
         is_loopback as is_loopback,

@@ -26,12 +26,18 @@ from pydantic import (
 )
 
 from telic.protocol import (
-    IDENTIFIER_PATTERN,
+    MAX_ARTIFACT_BYTES,
     MAX_BOUNDED_TEXT,
+    MAX_FILE_BYTES,
+    MAX_INVENTORY_FILES,
+    MAX_ITEMS,
     MAX_REFERENCE_URI,
+    MAX_SELECTED_FILES,
+    MAX_TOTAL_BYTES,
     REFERENCE_URI_PATTERN,
     Capability,
     HostArtifactType,
+    Identifier,
     Mode,
     NativeSubagents,
     Topology,
@@ -61,10 +67,6 @@ __all__ = [
     "output_schema",
 ]
 
-MAX_LIST: Final = 256
-MAX_BODY_JSON: Final = 2_097_152
-
-Id = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
 RefUri = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),
@@ -98,14 +100,14 @@ class ToolArgs(BaseModel):
 class RunArgs(ToolArgs):
     """A run id alone (get_next_action, get_run, verify_run, get_digest)."""
 
-    run_id: Id
+    run_id: Identifier
     """The run's id."""
 
 
 class TokenArgs(RunArgs):
     """A run id with the optimistic-concurrency tokens of a state-changing call."""
 
-    action_id: Id
+    action_id: Identifier
     """The id of the current NextAction (``action:<runId>:<version>``)."""
     expected_run_version: Version
     """The run version the caller last saw."""
@@ -156,20 +158,22 @@ class StartRunArgs(ToolArgs):
     """The host's name."""
     native_subagents: NativeSubagents = "unknown"
     """Can the host start child agents?"""
-    host_capabilities: Annotated[list[Capability], Field(max_length=MAX_LIST)] = ["repository.read"]
+    host_capabilities: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = [
+        "repository.read"
+    ]
     """What the host can do."""
-    authorization_granted: Annotated[list[Capability], Field(max_length=MAX_LIST)] | None = None
+    authorization_granted: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] | None = None
     """What the user granted (omit: mode defaults)."""
-    authorization_denied: Annotated[list[Capability], Field(max_length=MAX_LIST)] = []
+    authorization_denied: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = []
     """What the user denied."""
     shell_execute_allowlist: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=2048)]],
-        Field(max_length=MAX_LIST),
+        Field(max_length=MAX_ITEMS),
     ] = []
     """Exact commands (needs shell.execute)."""
     network_read_domains: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=253)]],
-        Field(max_length=MAX_LIST),
+        Field(max_length=MAX_ITEMS),
     ] = []
     """Domains (needs network.read)."""
     cast_types: Annotated[list[CastTypeEntry], Field(max_length=16)] | None = None
@@ -190,13 +194,13 @@ class StartRunArgs(ToolArgs):
 class Budget(ToolArgs):
     """The grounding budget; every limit is optional."""
 
-    max_files: Annotated[int, Field(ge=1, le=256)] | None = None
+    max_files: Annotated[int, Field(ge=1, le=MAX_SELECTED_FILES)] | None = None
     """Files to select (default 48)."""
-    max_file_bytes: Annotated[int, Field(ge=1, le=2_097_152)] | None = None
+    max_file_bytes: Annotated[int, Field(ge=1, le=MAX_FILE_BYTES)] | None = None
     """Bytes per file (default 128 KiB)."""
-    max_total_bytes: Annotated[int, Field(ge=1, le=16_777_216)] | None = None
+    max_total_bytes: Annotated[int, Field(ge=1, le=MAX_TOTAL_BYTES)] | None = None
     """Bytes in all (default 512 KiB)."""
-    max_inventory_files: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    max_inventory_files: Annotated[int, Field(ge=1, le=MAX_INVENTORY_FILES)] | None = None
     """Files to inventory (default 20,000)."""
 
 
@@ -205,7 +209,7 @@ class GroundArgs(TokenArgs):
 
     active_paths: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
-        Field(max_length=MAX_LIST),
+        Field(max_length=MAX_ITEMS),
     ] = []
     """Paths the user works on (ranked first)."""
     budget: Budget | None = None
@@ -219,11 +223,11 @@ class SubmitArgs(TokenArgs):
     """The artifact's type."""
     body: dict[str, Any] | None = None
     """The body, a JSON object."""
-    body_json: Annotated[str, StringConstraints(min_length=2, max_length=MAX_BODY_JSON)] | None = (
-        None
-    )
+    body_json: (
+        Annotated[str, StringConstraints(min_length=2, max_length=MAX_ARTIFACT_BYTES)] | None
+    ) = None
     """The body as JSON text (instead of body)."""
-    source_refs: Annotated[list[RefUri], Field(max_length=MAX_LIST)] = []
+    source_refs: Annotated[list[RefUri], Field(max_length=MAX_ITEMS)] = []
     """Refs the artifact derives from."""
     clarification_response: (
         Annotated[str, StringConstraints(min_length=1, max_length=MAX_BOUNDED_TEXT)] | None
@@ -257,7 +261,7 @@ class ListRunsArgs(ToolArgs):
 class GetArtifactArgs(RunArgs):
     """telic_get_artifact."""
 
-    artifact_id: Id
+    artifact_id: Identifier
     """The artifact's id."""
 
 
@@ -278,7 +282,7 @@ class CheckToolActionArgs(RunArgs):
     them ``target`` may be left out (a scoped grant then refuses: it needs a target).
     """
 
-    action_id: Id | None = None
+    action_id: Identifier | None = None
     """The current NextAction id (the original's dialect; with expected_run_version)."""
     expected_run_version: Count | None = None
     """The run version last seen (the original's dialect; 0 passes and is always stale)."""
@@ -391,7 +395,7 @@ class CastShape(CastToolArgs):
     """artifact:// or repo:// refs to read."""
     packet_refs: PacketRefs = []
     """Earlier packet ids (pk_) to build on."""
-    parent_cast_id: Id | None = None
+    parent_cast_id: Identifier | None = None
     """A child casting a grandchild: its own cast id."""
 
 
@@ -417,7 +421,7 @@ class CastArgs(CastShape):
 class CastProgressArgs(CastToolArgs):
     """telic_cast_progress."""
 
-    cast_id: Id
+    cast_id: Identifier
     """The open cast."""
     turns: Count = 0
     """Turns used so far."""
@@ -432,7 +436,7 @@ class CastProgressArgs(CastToolArgs):
 class ReturnPacketArgs(CastToolArgs):
     """telic_return_packet."""
 
-    cast_id: Id
+    cast_id: Identifier
     """The open cast."""
     # Published as an object (what a packet is); any other value still reaches the packet
     # contract, whose `not_a_packet` repair request tells the child how to answer.

@@ -16,17 +16,15 @@ from pathlib import Path
 from typing import Final
 
 from telic._errors import UsageError
+from telic.ledger import DATABASE_URL_ENV, REPOSITORY_ROOT_ENV, STATE_DIR_ENV
 from telic.server._schemas import SCHEMA_MODES, SchemaMode
 
 __all__ = [
-    "DATABASE_URL_ENV",
     "DEFAULT_READ_TIMEOUT",
     "HTTP_READ_TIMEOUT_ENV",
     "HTTP_TOKEN_ENV",
     "MAX_READ_TIMEOUT",
-    "REPOSITORY_ROOT_ENV",
     "SCHEMAS_ENV",
-    "STATE_DIR_ENV",
     "HttpBinding",
     "ServerConfig",
     "is_loopback",
@@ -35,9 +33,6 @@ __all__ = [
     "schema_mode",
 ]
 
-REPOSITORY_ROOT_ENV: Final = "TELIC_REPOSITORY_ROOT"
-STATE_DIR_ENV: Final = "TELIC_STATE_DIR"
-DATABASE_URL_ENV: Final = "TELIC_DATABASE_URL"
 HTTP_TOKEN_ENV: Final = "TELIC_HTTP_TOKEN"
 ALLOWED_HOSTS_ENV: Final = "TELIC_HTTP_ALLOWED_HOSTS"
 SCHEMAS_ENV: Final = "TELIC_SCHEMAS"

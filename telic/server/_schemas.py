@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal, get_args
 
+from telic.protocol import IDENTIFIER_PATTERN
 from telic.server._notation import (
     encode,
     expression_text,
@@ -355,7 +356,7 @@ def schema_reference(artifact_type: str) -> dict[str, Any]:
 # them: a pattern's start, an enum's first value, or the length bounds of a plain string. A
 # repeated sub-schema none of these names is written out wherever it occurs.
 _ALIAS_NAMES: Final = (
-    ("pattern", "^[A-Za-z0-9][A-Za-z0-9._:-]*$", "Id"),
+    ("pattern", IDENTIFIER_PATTERN, "Id"),
     ("pattern", "^artifact://", "ArtifactRef"),
     ("pattern", "^(artifact|trace|repo)://", "Ref"),
     ("pattern", "^sha256:", "Sha256"),

@@ -23,8 +23,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from telic._errors import TelicError
-from telic.controller import ELICITED_EVENT, MAX_RUN_TOOL_CALLS, PHASES
+from telic.controller import ELICITED_EVENT, PHASES
 from telic.ledger import ArtifactRecord, Ledger, RunRecord, TraceRecord
+from telic.protocol import MAX_PLAN_TOOL_CALLS
 from telic.reports import deciding_layer
 from telic.telemetry._facts import (
     AGENT_NAME,
@@ -181,7 +182,7 @@ class TelemetryObserver:
         )
         span.set_attribute("telic.budget.remediations.remaining", record.remediations_remaining)
         span.set_attribute("telic.budget.tool_calls.reserved", track.reserved)
-        span.set_attribute("telic.budget.tool_calls.limit", MAX_RUN_TOOL_CALLS)
+        span.set_attribute("telic.budget.tool_calls.limit", MAX_PLAN_TOOL_CALLS)
         if record.outcome_hint is not None:
             span.set_attribute("telic.run.outcome_hint", record.outcome_hint)
         span.set_attribute("telic.ledger.chain_length", track.seen_chain)
