@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from telic._errors import Issue, NotFound, RuleViolation, SchemaViolation
 from telic.casting._book import OpenCast
-from telic.controller import RunState, pending_node
+from telic.controller import RunState, pending_node, selected_refs
 from telic.permissions import (
     Layer,
     Resolver,
@@ -216,16 +216,6 @@ def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     return None
 
 
-def _selected(state: RunState) -> frozenset[str]:
-    manifest = state.latest("ContextManifest")
-    if manifest is None:
-        return frozenset()
-    body = manifest.body
-    return frozenset({c.ref for c in body.candidates if c.decision == "selected"}) | frozenset(
-        body.pinned_refs
-    )
-
-
 def _pointer_problem(
     state: RunState, pointer: str, child: PermissionSet, resolve: Resolver
 ) -> tuple[str, str, str | None] | None:
@@ -251,7 +241,7 @@ def _pointer_problem(
         if not decision.allowed:
             reason = f"the child may not read it: {decision.reason}"
             return decision.code or "not_readable", reason, None
-        if pointer not in _selected(state):
+        if pointer not in selected_refs(state):
             message = "the current ContextManifest did not select or pin this file"
             return "not_selected", message, "REF-REPO-SELECTED"
         return None

@@ -18,8 +18,10 @@ from telic.controller._check import (
 from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS, input_refs as input_refs
 from telic.controller._derive import (
     MAX_RUN_TOOL_CALLS as MAX_RUN_TOOL_CALLS,
+    PROMPT_COVERAGE as PROMPT_COVERAGE,
     is_unlocked as is_unlocked,
     pending_node as pending_node,
+    selected_refs as selected_refs,
 )
 from telic.controller._draft import (
     Draft as Draft,

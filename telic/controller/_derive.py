@@ -48,6 +48,7 @@ __all__ = [
     "required_verification_results",
     "reserved_tool_calls",
     "results_of",
+    "selected_refs",
     "stage_criteria",
     "stage_verifications",
     "supported_claims",
@@ -77,6 +78,16 @@ def _reserved_tool_calls(state: RunState) -> int:
 def results_of(state: RunState, plan: StoredArtifact) -> tuple[StoredArtifact, ...]:
     """Return the WorkResults reported against ``plan``, in ledger order."""
     return tuple(r for r in state.all("WorkResult") if r.body.work_plan_ref == plan.uri)
+
+
+def selected_refs(state: RunState) -> frozenset[str]:
+    """Return the ``repo://`` references the latest ContextManifest selected or pinned (what a
+    body and a child's handoff may cite, REF-REPO-SELECTED)."""
+    manifest = state.latest("ContextManifest")
+    if manifest is None:
+        return frozenset()
+    refs = {c.ref for c in manifest.body.candidates if c.decision == "selected"}
+    return frozenset(refs | set(manifest.body.pinned_refs))
 
 
 def fix_minimum(contract: TaskContract) -> int:

@@ -52,14 +52,13 @@ from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology
-from telic.permissions import capability_backed, plan_ceiling
+from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
 from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
 JSON = dict[str, Any]
 
-_MUTATING: Final = frozenset({"repository.write", "repository.delete"})
 _EXAMPLE_BEFORE: Final = "sha256:" + "0" * 64
 _EXAMPLE_AFTER: Final = "sha256:" + "1" * 64
 _NODE_CALLS: Final = 10
@@ -796,9 +795,9 @@ def _result(state: RunState) -> Draft | None:
     evidence: list[Draft] = []
     fill: list[Fill] = []
     files: list[JSON] = []
-    ordered = sorted(node.required_capabilities, key=lambda c: c not in _MUTATING)
+    ordered = sorted(node.required_capabilities, key=lambda c: c not in MUTATING_REPOSITORY)
     for index, capability in enumerate(ordered):
-        mutating = capability in _MUTATING
+        mutating = capability in MUTATING_REPOSITORY
         ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
         kind = "diff" if mutating else _OBSERVED_KIND.get(capability, "tool_output")
         what = (

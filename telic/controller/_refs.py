@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rules, Violation
+from telic.controller._derive import selected_refs
 from telic.controller._next import TOPOLOGY_INSTRUCTIONS
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
@@ -218,21 +219,13 @@ def ref_system(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Unknown system reference")
 
 
-def _selected(state: RunState) -> frozenset[str]:
-    manifest = state.latest("ContextManifest")
-    if manifest is None:
-        return frozenset()
-    refs = {c.ref for c in manifest.body.candidates if c.decision == "selected"}
-    return frozenset(refs | set(manifest.body.pinned_refs))
-
-
 @rule(
     "REF-REPO-SELECTED",
     "Citing a repo:// source the current ContextManifest did not select or pin.",
 )
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
     """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
-    selected = _selected(c.state)
+    selected = selected_refs(c.state)
     for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
             yield Violation(path, "Repository reference is not selected by the current manifest")
