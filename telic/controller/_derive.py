@@ -25,12 +25,14 @@ __all__ = [
     "MAX_RUN_TOOL_CALLS",
     "PROMPT_COVERAGE",
     "WorkOrder",
+    "assigned_criteria",
     "backing_actions",
     "breaches",
     "completion_capabilities",
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
+    "criterion_evidence",
     "current_results",
     "every_uri",
     "fix_minimum",
@@ -391,6 +393,39 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
             and not action.mutating
         ]
     return tuple(found)
+
+
+def assigned_criteria(state: RunState) -> frozenset[str]:
+    """Return the criterion ids the latest plan's nodes are assigned."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return frozenset()
+    return frozenset(
+        criterion for node in plan.body.nodes for criterion in node.acceptance_criteria
+    )
+
+
+def criterion_evidence(state: RunState, criterion: str) -> tuple[tuple[str, ...], ...]:
+    """Return the evidence sets a passing acceptance result for ``criterion`` may repeat, in
+    ledger order: each passing coverage entry's of the latest plan's results when that plan
+    assigns the criterion, else each earlier review's passing result's
+    (QR-PASS-EXACT-COVERAGE-EVIDENCE)."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return ()
+    if criterion in assigned_criteria(state):
+        return tuple(
+            tuple(entry.evidence_refs)
+            for result in results_of(state, plan)
+            for entry in result.body.acceptance_coverage
+            if entry.criterion_id == criterion and entry.status == "pass"
+        )
+    return tuple(
+        tuple(r.evidence_refs)
+        for review in state.all("QualityReview")
+        for r in review.body.acceptance_results
+        if r.criterion_id == criterion and r.status == "pass"
+    )
 
 
 def gate_passes(state: RunState) -> tuple[VerificationResult, ...]:

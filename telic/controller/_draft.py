@@ -28,10 +28,13 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
 from telic.controller._derive import (
+    assigned_criteria,
     breaches,
+    completion_capabilities,
     contract_context_refs,
     contract_rule_refs,
     controlling_order,
+    criterion_evidence,
     current_results,
     every_uri,
     is_unlocked,
@@ -51,7 +54,7 @@ from telic.controller._phases import EXECUTING_MODES, PHASES
 from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
-from telic.controller._topology import RECEIPT, asked_topology
+from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
 from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
 from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
@@ -725,35 +728,20 @@ def _plan(state: RunState) -> Draft | None:
         ]
     else:
         tools, allowed, calls = [], [], 0
-    plan_id = _fresh_id(state, "plan")
-    node = {
-        "id": "work",
-        "logicalRole": "executor",
-        "objective": "",
-        "dependsOn": [],
-        "inputRefs": [] if gate is None else [gate],
-        "contextRefs": [],
-        "allowedTools": allowed,
-        "requiredCapabilities": tools,
-        "permissions": permissions.to_wire(),
-        "outputType": "WorkResult",
-        "acceptanceCriteria": list(criteria),
-        "stopConditions": [],
-        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
-    }
-    body = _base(state, plan_id) | {
-        "taskContractRef": contract.uri,
-        "executionMode": "serial",
-        "nodes": [node],
-        "joinRules": [],
-        "globalBudgets": {
-            "maximumToolCalls": calls,
-            "maximumParallelWorkers": 1,
-            "maximumSubagentDepth": 0,
-        },
-        "planValidation": "valid",
-        "rationaleSummary": "",
-    }
+    body = _base(state, _fresh_id(state, "plan")) | serial_plan(
+        contract.uri,
+        node_id="work",
+        objective="",
+        input_refs=[] if gate is None else [gate],
+        context_refs=[],
+        tools=allowed,
+        required=tools,
+        permissions=permissions.to_wire(),
+        criteria=list(criteria),
+        stop_conditions=[],
+        calls=calls,
+        rationale="",
+    )
     fill = (
         Fill("/nodes/0/objective", "What this node does, in one sentence."),
         Fill("/nodes/0/stopConditions", "When the node must stop early."),
@@ -902,22 +890,12 @@ def _result(state: RunState) -> Draft | None:
 
 
 def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
-    """The evidence of a passing coverage entry for ``criterion`` in the current work, else the
-    evidence an earlier review passed it with (what QR-PASS-EXACT-COVERAGE-EVIDENCE accepts)."""
-    plan = state.latest("WorkPlan")
-    if plan is None:
+    """The evidence of the current work's first passing coverage entry for ``criterion``, else of
+    the latest review that passed it (what QR-PASS-EXACT-COVERAGE-EVIDENCE accepts)."""
+    allowed = criterion_evidence(state, criterion)
+    if not allowed:
         return None
-    for result in results_of(state, plan):
-        for entry in result.body.acceptance_coverage:
-            if entry.criterion_id == criterion and entry.status == "pass":
-                return list(entry.evidence_refs)
-    if any(criterion in node.acceptance_criteria for node in plan.body.nodes):
-        return None  # assigned to the current plan, which has not passed it
-    for review in reversed(state.all("QualityReview")):
-        for r in review.body.acceptance_results:
-            if r.criterion_id == criterion and r.status == "pass":
-                return list(r.evidence_refs)
-    return None
+    return list(allowed[0] if criterion in assigned_criteria(state) else allowed[-1])
 
 
 def _quality_review(state: RunState) -> Draft | None:
@@ -1051,11 +1029,7 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     permissions = _no_children(contract.permissions)
     # The fix reads and writes, and runs the completion's required verifications (a granted
     # test command): QR-CORRECTION-ORDER asks the order to allow what the next plan must run.
-    verifying = {
-        v.capability
-        for v in contract.verification_requirements
-        if v.required and v.stage == "completion" and capability_backed(v.capability, permissions)
-    }
+    verifying = {c for c in completion_capabilities(contract) if capability_backed(c, permissions)}
     capabilities = sorted(
         {"repository.read"}
         | ({"repository.write"} if permissions.repository.write else set())
@@ -1205,14 +1179,7 @@ def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSO
     claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
     review = state.latest("QualityReview")
     receipt = state.by_id(RECEIPT)
-    certified = (
-        review is not None
-        and receipt is not None
-        and receipt.type == "ReceiptAudit"
-        and receipt.body.digest_status == "verified"
-        and receipt.body.controlling_review_ref == review.uri
-        and state.run.outcome_hint not in ("blocked", "partial")
-    )
+    certified = receipt_gap(state) is None and state.run.outcome_hint not in ("blocked", "partial")
     if not certified or receipt is None:
         cited = review or state.latest("ClarificationRequest")
         return state.run.outcome_hint or "blocked", cited, []

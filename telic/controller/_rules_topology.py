@@ -14,7 +14,7 @@ from typing import Final
 
 from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._rules_frame import latest_uri
-from telic.controller._topology import RECEIPT, reserved_ids
+from telic.controller._topology import receipt_gap, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
 __all__ = ["RULES"]
@@ -130,18 +130,9 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed micro report rests on a verified receipt of the latest QualityReview."""
     if not _micro(c) or c.body.terminal_status != "completed":
         return
-    receipt = c.state.by_id(RECEIPT)
-    review = latest_uri(c, "QualityReview")
-    if receipt is None or receipt.type != "ReceiptAudit":
-        yield Violation(
-            "terminalStatus", "Completed micro UserReport requires a ReceiptAudit companion"
-        )
-    elif receipt.body.digest_status != "verified":
-        yield Violation(
-            "terminalStatus", "Completed micro UserReport requires a verified ReceiptAudit"
-        )
-    elif receipt.body.controlling_review_ref != review:
-        yield Violation("terminalStatus", "ReceiptAudit must cite the controlling QualityReview")
+    gap = receipt_gap(c.state)
+    if gap is not None:
+        yield Violation("terminalStatus", gap)
 
 
 @rule(

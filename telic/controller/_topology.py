@@ -44,8 +44,10 @@ __all__ = [
     "certify",
     "classify",
     "pre_escalation",
+    "receipt_gap",
     "receipt_summary",
     "reserved_ids",
+    "serial_plan",
 ]
 
 MAX_ESCALATIONS: Final = 2
@@ -224,6 +226,53 @@ def _companion(
     return stored_artifact(run_id, kind, body, producer, source_refs, now)
 
 
+def serial_plan(
+    contract_ref: str,
+    *,
+    node_id: str,
+    objective: str,
+    input_refs: list[str],
+    context_refs: list[str],
+    tools: list[str],
+    required: list[str],
+    permissions: dict[str, Any],
+    criteria: list[str],
+    stop_conditions: list[str],
+    calls: int,
+    rationale: str,
+) -> dict[str, Any]:
+    """Return the wire fields of a serial WorkPlan of one executor node (``tools`` are its
+    allowedTools, ``calls`` its and the plan's tool-call budget), without the artifact's id."""
+    node = {
+        "id": node_id,
+        "logicalRole": "executor",
+        "objective": objective,
+        "dependsOn": [],
+        "inputRefs": input_refs,
+        "contextRefs": context_refs,
+        "allowedTools": tools,
+        "requiredCapabilities": required,
+        "permissions": permissions,
+        "outputType": "WorkResult",
+        "acceptanceCriteria": criteria,
+        "stopConditions": stop_conditions,
+        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
+    }
+    return {
+        "taskContractRef": contract_ref,
+        "executionMode": "serial",
+        "nodes": [node],
+        "joinRules": [],
+        "globalBudgets": {
+            "maximumToolCalls": calls,
+            "maximumParallelWorkers": 1,
+            "maximumSubagentDepth": 0,
+        },
+        "planValidation": "valid",
+        "rationaleSummary": rationale,
+    }
+
+
 def bootstrap(
     state: RunState, frame: StoredArtifact, now: str
 ) -> tuple[StoredArtifact, StoredArtifact]:
@@ -288,36 +337,20 @@ def bootstrap(
         if run.requested_mode == "fix_only"
         else 32
     )
-    criteria = [c.id for c in body.draft_acceptance_criteria]
-    plan = {
-        "taskContractRef": contract_uri,
-        "executionMode": "serial",
-        "nodes": [
-            {
-                "id": MICRO_NODE,
-                "logicalRole": "executor",
-                "objective": body.goal,
-                "dependsOn": [],
-                "inputRefs": [contract_uri],
-                "contextRefs": context_refs,
-                "allowedTools": tools,
-                "requiredCapabilities": tools,
-                "permissions": granted,
-                "outputType": "WorkResult",
-                "acceptanceCriteria": criteria,
-                "stopConditions": ["Stop within the micro topology scope."],
-                "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
-            }
-        ],
-        "joinRules": [],
-        "globalBudgets": {
-            "maximumToolCalls": calls,
-            "maximumParallelWorkers": 1,
-            "maximumSubagentDepth": 0,
-        },
-        "planValidation": "valid",
-        "rationaleSummary": "Controller bootstrap serial plan for micro topology.",
-    }
+    plan = serial_plan(
+        contract_uri,
+        node_id=MICRO_NODE,
+        objective=body.goal,
+        input_refs=[contract_uri],
+        context_refs=context_refs,
+        tools=tools,
+        required=tools,
+        permissions=granted,
+        criteria=[c.id for c in body.draft_acceptance_criteria],
+        stop_conditions=["Stop within the micro topology scope."],
+        calls=calls,
+        rationale="Controller bootstrap serial plan for micro topology.",
+    )
     stored_plan = _companion(
         state, "WorkPlan", BOOTSTRAP_PLAN, "quality_controller", plan, (contract_uri,), now
     )
@@ -379,6 +412,19 @@ def _verifies(state: RunState, ref: str) -> bool:
         return False
     # The state's bodies were read back through the ledger, which re-verified each blob.
     return CanonicalBody(artifact.wire).sha256 == artifact.sha256
+
+
+def receipt_gap(state: RunState) -> str | None:
+    """Return what a completed micro report lacks: a verified receipt of the latest
+    QualityReview; None when the run has one (TP-MICRO-REPORT-RECEIPT)."""
+    receipt, review = state.by_id(RECEIPT), state.latest("QualityReview")
+    if receipt is None or receipt.type != "ReceiptAudit":
+        return "Completed micro UserReport requires a ReceiptAudit companion"
+    if receipt.body.digest_status != "verified":
+        return "Completed micro UserReport requires a verified ReceiptAudit"
+    if review is None or receipt.body.controlling_review_ref != review.uri:
+        return "ReceiptAudit must cite the controlling QualityReview"
+    return None
 
 
 def receipt_summary(refs: Sequence[str]) -> str:
