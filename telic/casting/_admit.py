@@ -25,12 +25,10 @@ from pydantic import ValidationError
 
 from telic._errors import Issue, NotFound, RuleViolation, SchemaViolation
 from telic.casting._book import OpenCast
-from telic.controller import RunState, pending_node, selected_refs
+from telic.controller import RunState, layers, pending_node, selected_refs
 from telic.permissions import (
-    Layer,
     Resolver,
     authorize_action,
-    effective_authorization,
     intersect,
     is_subset,
     resolve_real_path,
@@ -163,21 +161,6 @@ def child_permissions(
     return child
 
 
-def _authorization(state: RunState) -> PermissionSet:
-    authorization = state.envelope.authorization
-    return effective_authorization(
-        state.run.requested_mode, authorization.granted, authorization.denied
-    )
-
-
-def _layers(state: RunState, caller: PermissionSet, name: str = "caller") -> tuple[Layer, ...]:
-    return (
-        Layer.for_mode(state.run.requested_mode),
-        Layer.from_permissions("authorization", _authorization(state)),
-        Layer.from_permissions(name, caller),
-    )
-
-
 def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     """Return why the executor of ``node`` (and every cast under it) may not cast, or ``None``.
 
@@ -208,7 +191,7 @@ def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     decision = authorize_action(
         "subagent.spawn",
         None,
-        _layers(state, node.permissions),
+        layers(state, "caller", node.permissions),
         repository_root=state.run.repository_root,
     )
     if not decision.allowed:
@@ -234,7 +217,7 @@ def _pointer_problem(
         decision = authorize_action(
             "repository.read",
             pointer[len("repo://") :],
-            _layers(state, child, "child"),
+            layers(state, "child", child),
             repository_root=state.run.repository_root,
             resolve=resolve,
         )

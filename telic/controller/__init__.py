@@ -9,6 +9,7 @@ steps it, and commits the result in one version-fenced transaction; a rejection 
 
 from __future__ import annotations
 
+from telic.controller._authority import layers as layers
 from telic.controller._check import (
     Check as Check,
     Gate as Gate,
