@@ -45,6 +45,7 @@ __all__ = [
     "permissions_honored",
     "plan_reservation",
     "prompt_coverage",
+    "report_anchor",
     "report_change_refs",
     "report_verification_refs",
     "required_verification_results",
@@ -313,6 +314,14 @@ def every_uri(state: RunState, artifact_type: str) -> tuple[str, ...]:
     """Return the URI of every ``artifact_type`` of the run, in ledger order (the audit's
     workPlanRefs and workResultRefs, RA-LINEAGE)."""
     return tuple(a.uri for a in state.all(artifact_type))
+
+
+def report_anchor(state: RunState) -> StoredArtifact | None:
+    """Return what an unaudited report that does not complete cites in findingRefs: the latest
+    QualityReview of a micro run or PromptReview of another, else the ClarificationRequest
+    that ended the run (UR-EARLY-BLOCK, TP-MICRO-REPORT-CITE)."""
+    judged = "QualityReview" if state.run.topology == "micro" else "PromptReview"
+    return state.latest(judged) or state.latest("ClarificationRequest")
 
 
 def report_change_refs(state: RunState) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from telic.controller._derive import (
     pending_node,
     permissions_honored,
     prompt_coverage,
+    report_anchor,
     report_change_refs,
     report_verification_refs,
     results_of,
@@ -1177,12 +1178,10 @@ _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocke
 def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
     """A micro report's status, the review it cites and its claims: the receipt's supported
     claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
-    review = state.latest("QualityReview")
     receipt = state.by_id(RECEIPT)
     certified = receipt_gap(state) is None and state.run.outcome_hint not in ("blocked", "partial")
     if not certified or receipt is None:
-        cited = review or state.latest("ClarificationRequest")
-        return state.run.outcome_hint or "blocked", cited, []
+        return state.run.outcome_hint or "blocked", report_anchor(state), []
     return "completed", None, _claims(receipt.body.claim_evidence_matrix)
 
 
@@ -1209,8 +1208,7 @@ def _report(state: RunState) -> Draft:
         status, findings, claims = _micro_report(state)
         honored = not breaches(state)
     elif audit is None:
-        anchor = state.latest("PromptReview") or state.latest("ClarificationRequest")
-        report_id, status, findings = _fresh_id(state, "report"), "blocked", anchor
+        report_id, status, findings = _fresh_id(state, "report"), "blocked", report_anchor(state)
         claims = []
         honored = True
     else:
