@@ -43,6 +43,7 @@ __all__ = [
     "node_of",
     "pending_node",
     "permissions_honored",
+    "plan_completed",
     "plan_reservation",
     "prompt_coverage",
     "report_anchor",
@@ -149,6 +150,15 @@ def _pending_node(state: RunState) -> WorkNode | None:
         if all(statuses.get(dep) == "completed" for dep in node.depends_on):
             return node
     return None
+
+
+def plan_completed(state: RunState) -> bool:
+    """Whether every node of the latest plan has a completed result (True without a plan)."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return True
+    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
+    return done == {node.id for node in plan.body.nodes}
 
 
 def node_of(state: RunState, result: WorkResult) -> WorkNode | None:

@@ -40,6 +40,7 @@ from telic.controller._derive import (
     is_unlocked,
     pending_node,
     permissions_honored,
+    plan_completed,
     prompt_coverage,
     report_anchor,
     report_change_refs,
@@ -56,6 +57,7 @@ from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
+from telic.controller._work import mutation_allowed
 from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
 from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
@@ -698,7 +700,7 @@ def _plan(state: RunState) -> Draft | None:
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
-    fixing = mode == "fix_only" or (mode == "analyze_and_fix" and (unlocking or is_unlocked(state)))
+    fixing = mutation_allowed(state) or (mode == "analyze_and_fix" and unlocking)
     permissions = _no_children(contract.body.permissions)
     permissions = intersect(permissions, plan_ceiling(mode, fix_unlocked=fixing))
     if order is not None:
@@ -931,11 +933,10 @@ def _quality_review(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         )
-    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
     all_pass = (
         all(a["status"] == "pass" for a in acceptance)
         and all(c["status"] == "pass" for c in checks)
-        and (not executing or done == {node.id for node in plan.body.nodes})
+        and (not executing or plan_completed(state))
     )
     gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
