@@ -731,20 +731,22 @@ def _plan(state: RunState) -> Draft | None:
         ]
     else:
         tools, allowed, calls = [], [], 0
-    body = _base(state, _fresh_id(state, "plan")) | serial_plan(
-        contract.uri,
-        node_id="work",
-        objective="",
-        input_refs=[] if gate is None else [gate],
-        context_refs=[],
-        tools=allowed,
-        required=tools,
-        permissions=permissions.to_wire(),
-        criteria=list(criteria),
-        stop_conditions=[],
-        calls=calls,
-        rationale="",
-    )
+    node = {
+        "id": "work",
+        "logicalRole": "executor",
+        "objective": "",
+        "dependsOn": [],
+        "inputRefs": [] if gate is None else [gate],
+        "contextRefs": [],
+        "allowedTools": allowed,
+        "requiredCapabilities": tools,
+        "permissions": permissions.to_wire(),
+        "outputType": "WorkResult",
+        "acceptanceCriteria": list(criteria),
+        "stopConditions": [],
+        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
+    }
+    body = _base(state, _fresh_id(state, "plan")) | serial_plan(contract.uri, node, "")
     fill = (
         Fill("/nodes/0/objective", "What this node does, in one sentence."),
         Fill("/nodes/0/stopConditions", "When the node must stop early."),

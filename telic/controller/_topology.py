@@ -226,45 +226,16 @@ def _companion(
     return stored_artifact(run_id, kind, body, producer, source_refs, now)
 
 
-def serial_plan(
-    contract_ref: str,
-    *,
-    node_id: str,
-    objective: str,
-    input_refs: list[str],
-    context_refs: list[str],
-    tools: list[str],
-    required: list[str],
-    permissions: dict[str, Any],
-    criteria: list[str],
-    stop_conditions: list[str],
-    calls: int,
-    rationale: str,
-) -> dict[str, Any]:
-    """Return the wire fields of a serial WorkPlan of one executor node (``tools`` are its
-    allowedTools, ``calls`` its and the plan's tool-call budget), without the artifact's id."""
-    node = {
-        "id": node_id,
-        "logicalRole": "executor",
-        "objective": objective,
-        "dependsOn": [],
-        "inputRefs": input_refs,
-        "contextRefs": context_refs,
-        "allowedTools": tools,
-        "requiredCapabilities": required,
-        "permissions": permissions,
-        "outputType": "WorkResult",
-        "acceptanceCriteria": criteria,
-        "stopConditions": stop_conditions,
-        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
-    }
+def serial_plan(contract_ref: str, node: dict[str, Any], rationale: str) -> dict[str, Any]:
+    """Return the wire fields of a serial WorkPlan of ``node`` alone, whose tool-call budget is
+    the plan's, without the artifact's id."""
     return {
         "taskContractRef": contract_ref,
         "executionMode": "serial",
         "nodes": [node],
         "joinRules": [],
         "globalBudgets": {
-            "maximumToolCalls": calls,
+            "maximumToolCalls": node["budgets"]["maximumToolCalls"],
             "maximumParallelWorkers": 1,
             "maximumSubagentDepth": 0,
         },
@@ -337,20 +308,22 @@ def bootstrap(
         if run.requested_mode == "fix_only"
         else 32
     )
-    plan = serial_plan(
-        contract_uri,
-        node_id=MICRO_NODE,
-        objective=body.goal,
-        input_refs=[contract_uri],
-        context_refs=context_refs,
-        tools=tools,
-        required=tools,
-        permissions=granted,
-        criteria=[c.id for c in body.draft_acceptance_criteria],
-        stop_conditions=["Stop within the micro topology scope."],
-        calls=calls,
-        rationale="Controller bootstrap serial plan for micro topology.",
-    )
+    node = {
+        "id": MICRO_NODE,
+        "logicalRole": "executor",
+        "objective": body.goal,
+        "dependsOn": [],
+        "inputRefs": [contract_uri],
+        "contextRefs": context_refs,
+        "allowedTools": tools,
+        "requiredCapabilities": tools,
+        "permissions": granted,
+        "outputType": "WorkResult",
+        "acceptanceCriteria": [c.id for c in body.draft_acceptance_criteria],
+        "stopConditions": ["Stop within the micro topology scope."],
+        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
+    }
+    plan = serial_plan(contract_uri, node, "Controller bootstrap serial plan for micro topology.")
     stored_plan = _companion(
         state, "WorkPlan", BOOTSTRAP_PLAN, "quality_controller", plan, (contract_uri,), now
     )
