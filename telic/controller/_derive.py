@@ -14,6 +14,7 @@ from telic.controller._state import RunState, StoredArtifact
 from telic.protocol import (
     Capability,
     PermissionSet,
+    PromptReview,
     TaskContract,
     VerificationResult,
     WorkNode,
@@ -32,6 +33,7 @@ __all__ = [
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
+    "corrected_fields",
     "criterion_evidence",
     "current_results",
     "every_uri",
@@ -290,6 +292,17 @@ def prompt_coverage(state: RunState) -> tuple[tuple[str, tuple[str, ...]], ...]:
         "contract": contract.uri,
     }
     return tuple((sources[name], fields) for name, fields in PROMPT_COVERAGE)
+
+
+def corrected_fields(review: PromptReview) -> frozenset[str]:
+    """Return the contract fields a revision changes: those of the review's blocking findings
+    that carry a requiredCorrection (TC-REVISE-FIELDS)."""
+    return frozenset(
+        name
+        for finding in review.findings
+        if finding.severity == "blocking" and finding.required_correction
+        for name in finding.correction_fields
+    )
 
 
 def contract_context_refs(state: RunState) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from telic.controller._derive import (
     contract_context_refs,
     contract_rule_refs,
     controlling_order,
+    corrected_fields,
     criterion_evidence,
     current_results,
     every_uri,
@@ -659,14 +660,7 @@ def _revision(state: RunState) -> Draft | None:
     contract, review = state.latest("TaskContract"), state.latest("PromptReview")
     if contract is None or review is None:
         return None
-    fields = sorted(
-        {
-            name
-            for finding in review.body.findings
-            if finding.severity == "blocking"
-            for name in finding.correction_fields
-        }
-    )
+    fields = sorted(corrected_fields(review.body))
     body = contract.body.to_wire()
     body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
     fill: list[Fill] = []
