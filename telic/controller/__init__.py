@@ -18,8 +18,10 @@ from telic.controller._check import (
 )
 from telic.controller._closure import MAX_INPUT_REFS as MAX_INPUT_REFS, input_refs as input_refs
 from telic.controller._derive import (
+    PROMPT_COVERAGE as PROMPT_COVERAGE,
     is_unlocked as is_unlocked,
     pending_node as pending_node,
+    selected_refs as selected_refs,
 )
 from telic.controller._draft import (
     Draft as Draft,
@@ -52,7 +54,6 @@ from telic.controller._phases import (
     PhaseSpec as PhaseSpec,
     expected_producer as expected_producer,
 )
-from telic.controller._refs import selected_refs as selected_refs
 from telic.controller._replay import (
     DIGEST_STATUSES as DIGEST_STATUSES,
     TOPOLOGIES as TOPOLOGIES,

@@ -14,6 +14,7 @@ from telic.controller._state import RunState, StoredArtifact
 from telic.protocol import (
     Capability,
     PermissionSet,
+    PromptReview,
     TaskContract,
     VerificationResult,
     WorkNode,
@@ -24,12 +25,15 @@ from telic.protocol import (
 __all__ = [
     "PROMPT_COVERAGE",
     "WorkOrder",
+    "assigned_criteria",
     "backing_actions",
     "breaches",
     "completion_capabilities",
     "contract_context_refs",
     "contract_rule_refs",
     "controlling_order",
+    "corrected_fields",
+    "criterion_evidence",
     "current_results",
     "every_uri",
     "fix_minimum",
@@ -40,13 +44,16 @@ __all__ = [
     "node_of",
     "pending_node",
     "permissions_honored",
+    "plan_completed",
     "plan_reservation",
     "prompt_coverage",
+    "report_anchor",
     "report_change_refs",
     "report_verification_refs",
     "required_verification_results",
     "reserved_tool_calls",
     "results_of",
+    "selected_refs",
     "stage_criteria",
     "stage_verifications",
     "supported_claims",
@@ -73,6 +80,16 @@ def _reserved_tool_calls(state: RunState) -> int:
 def results_of(state: RunState, plan: StoredArtifact) -> tuple[StoredArtifact, ...]:
     """Return the WorkResults reported against ``plan``, in ledger order."""
     return tuple(r for r in state.all("WorkResult") if r.body.work_plan_ref == plan.uri)
+
+
+def selected_refs(state: RunState) -> frozenset[str]:
+    """Return the ``repo://`` references the latest ContextManifest selected or pinned (what a
+    body and a child's handoff may cite, REF-REPO-SELECTED)."""
+    manifest = state.latest("ContextManifest")
+    if manifest is None:
+        return frozenset()
+    refs = {c.ref for c in manifest.body.candidates if c.decision == "selected"}
+    return frozenset(refs | set(manifest.body.pinned_refs))
 
 
 def fix_minimum(contract: TaskContract) -> int:
@@ -131,6 +148,15 @@ def _pending_node(state: RunState) -> WorkNode | None:
         if all(statuses.get(dep) == "completed" for dep in node.depends_on):
             return node
     return None
+
+
+def plan_completed(state: RunState) -> bool:
+    """Whether every node of the latest plan has a completed result (True without a plan)."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return True
+    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
+    return done == {node.id for node in plan.body.nodes}
 
 
 def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
@@ -264,6 +290,17 @@ def prompt_coverage(state: RunState) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((sources[name], fields) for name, fields in PROMPT_COVERAGE)
 
 
+def corrected_fields(review: PromptReview) -> frozenset[str]:
+    """Return the contract fields a revision changes: those of the review's blocking findings
+    that carry a requiredCorrection (TC-REVISE-FIELDS)."""
+    return frozenset(
+        name
+        for finding in review.findings
+        if finding.severity == "blocking" and finding.required_correction
+        for name in finding.correction_fields
+    )
+
+
 def contract_context_refs(state: RunState) -> tuple[str, ...]:
     """Return the refs a contract's contextRefs must include: the latest frame's non-user fact
     sources and every inference source, first occurrence first (TC-CONTEXT-REFS)."""
@@ -296,6 +333,14 @@ def every_uri(state: RunState, artifact_type: str) -> tuple[str, ...]:
     """Return the URI of every ``artifact_type`` of the run, in ledger order (the audit's
     workPlanRefs and workResultRefs, RA-LINEAGE)."""
     return tuple(a.uri for a in state.all(artifact_type))
+
+
+def report_anchor(state: RunState) -> StoredArtifact | None:
+    """Return what an unaudited report that does not complete cites in findingRefs: the latest
+    QualityReview of a micro run or PromptReview of another, else the ClarificationRequest
+    that ended the run (UR-EARLY-BLOCK, TP-MICRO-REPORT-CITE)."""
+    judged = "QualityReview" if state.run.topology == "micro" else "PromptReview"
+    return state.latest(judged) or state.latest("ClarificationRequest")
 
 
 def report_change_refs(state: RunState) -> tuple[str, ...]:
@@ -376,6 +421,39 @@ def backing_actions(state: RunState, capability: str, stage: str) -> tuple[tuple
             and not action.mutating
         ]
     return tuple(found)
+
+
+def assigned_criteria(state: RunState) -> frozenset[str]:
+    """Return the criterion ids the latest plan's nodes are assigned."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return frozenset()
+    return frozenset(
+        criterion for node in plan.body.nodes for criterion in node.acceptance_criteria
+    )
+
+
+def criterion_evidence(state: RunState, criterion: str) -> tuple[tuple[str, ...], ...]:
+    """Return the evidence sets a passing acceptance result for ``criterion`` may repeat, in
+    ledger order: each passing coverage entry's of the latest plan's results when that plan
+    assigns the criterion, else each earlier review's passing result's
+    (QR-PASS-EXACT-COVERAGE-EVIDENCE)."""
+    plan = state.latest("WorkPlan")
+    if plan is None:
+        return ()
+    if criterion in assigned_criteria(state):
+        return tuple(
+            tuple(entry.evidence_refs)
+            for result in results_of(state, plan)
+            for entry in result.body.acceptance_coverage
+            if entry.criterion_id == criterion and entry.status == "pass"
+        )
+    return tuple(
+        tuple(r.evidence_refs)
+        for review in state.all("QualityReview")
+        for r in review.body.acceptance_results
+        if r.criterion_id == criterion and r.status == "pass"
+    )
 
 
 def gate_passes(state: RunState) -> tuple[VerificationResult, ...]:

@@ -28,16 +28,22 @@ from typing import Any, Final
 
 from telic.controller._authority import intersect, run_authorization
 from telic.controller._derive import (
+    assigned_criteria,
     breaches,
+    completion_capabilities,
     contract_context_refs,
     contract_rule_refs,
     controlling_order,
+    corrected_fields,
+    criterion_evidence,
     current_results,
     every_uri,
     is_unlocked,
     pending_node,
     permissions_honored,
+    plan_completed,
     prompt_coverage,
+    report_anchor,
     report_change_refs,
     report_verification_refs,
     results_of,
@@ -51,15 +57,15 @@ from telic.controller._phases import EXECUTING_MODES, PHASES
 from telic.controller._refs import pending_answer
 from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
-from telic.controller._topology import RECEIPT, asked_topology
-from telic.permissions import capability_backed, plan_ceiling
+from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
+from telic.controller._work import mutation_allowed
+from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
 from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
 JSON = dict[str, Any]
 
-_MUTATING: Final = frozenset({"repository.write", "repository.delete"})
 _EXAMPLE_BEFORE: Final = "sha256:" + "0" * 64
 _EXAMPLE_AFTER: Final = "sha256:" + "1" * 64
 _NODE_CALLS: Final = 10
@@ -654,14 +660,7 @@ def _revision(state: RunState) -> Draft | None:
     contract, review = state.latest("TaskContract"), state.latest("PromptReview")
     if contract is None or review is None:
         return None
-    fields = sorted(
-        {
-            name
-            for finding in review.body.findings
-            if finding.severity == "blocking"
-            for name in finding.correction_fields
-        }
-    )
+    fields = sorted(corrected_fields(review.body))
     body = contract.body.to_wire()
     body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
     fill: list[Fill] = []
@@ -695,7 +694,7 @@ def _plan(state: RunState) -> Draft | None:
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
     gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
-    fixing = mode == "fix_only" or (mode == "analyze_and_fix" and (unlocking or is_unlocked(state)))
+    fixing = mutation_allowed(state) or (mode == "analyze_and_fix" and unlocking)
     permissions = _no_children(contract.body.permissions)
     permissions = intersect(permissions, plan_ceiling(mode, fix_unlocked=fixing))
     if order is not None:
@@ -726,7 +725,6 @@ def _plan(state: RunState) -> Draft | None:
         ]
     else:
         tools, allowed, calls = [], [], 0
-    plan_id = _fresh_id(state, "plan")
     node = {
         "id": "work",
         "logicalRole": "executor",
@@ -742,19 +740,7 @@ def _plan(state: RunState) -> Draft | None:
         "stopConditions": [],
         "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
     }
-    body = _base(state, plan_id) | {
-        "taskContractRef": contract.uri,
-        "executionMode": "serial",
-        "nodes": [node],
-        "joinRules": [],
-        "globalBudgets": {
-            "maximumToolCalls": calls,
-            "maximumParallelWorkers": 1,
-            "maximumSubagentDepth": 0,
-        },
-        "planValidation": "valid",
-        "rationaleSummary": "",
-    }
+    body = _base(state, _fresh_id(state, "plan")) | serial_plan(contract.uri, node, "")
     fill = (
         Fill("/nodes/0/objective", "What this node does, in one sentence."),
         Fill("/nodes/0/stopConditions", "When the node must stop early."),
@@ -796,9 +782,9 @@ def _result(state: RunState) -> Draft | None:
     evidence: list[Draft] = []
     fill: list[Fill] = []
     files: list[JSON] = []
-    ordered = sorted(node.required_capabilities, key=lambda c: c not in _MUTATING)
+    ordered = sorted(node.required_capabilities, key=lambda c: c not in MUTATING_REPOSITORY)
     for index, capability in enumerate(ordered):
-        mutating = capability in _MUTATING
+        mutating = capability in MUTATING_REPOSITORY
         ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
         kind = "diff" if mutating else _OBSERVED_KIND.get(capability, "tool_output")
         what = (
@@ -903,22 +889,12 @@ def _result(state: RunState) -> Draft | None:
 
 
 def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
-    """The evidence of a passing coverage entry for ``criterion`` in the current work, else the
-    evidence an earlier review passed it with (what QR-PASS-EXACT-COVERAGE-EVIDENCE accepts)."""
-    plan = state.latest("WorkPlan")
-    if plan is None:
+    """The evidence of the current work's first passing coverage entry for ``criterion``, else of
+    the latest review that passed it (what QR-PASS-EXACT-COVERAGE-EVIDENCE accepts)."""
+    allowed = criterion_evidence(state, criterion)
+    if not allowed:
         return None
-    for result in results_of(state, plan):
-        for entry in result.body.acceptance_coverage:
-            if entry.criterion_id == criterion and entry.status == "pass":
-                return list(entry.evidence_refs)
-    if any(criterion in node.acceptance_criteria for node in plan.body.nodes):
-        return None  # assigned to the current plan, which has not passed it
-    for review in reversed(state.all("QualityReview")):
-        for r in review.body.acceptance_results:
-            if r.criterion_id == criterion and r.status == "pass":
-                return list(r.evidence_refs)
-    return None
+    return list(allowed[0] if criterion in assigned_criteria(state) else allowed[-1])
 
 
 def _quality_review(state: RunState) -> Draft | None:
@@ -953,11 +929,10 @@ def _quality_review(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         )
-    done = {r.body.node_id for r in results_of(state, plan) if r.body.status == "completed"}
     all_pass = (
         all(a["status"] == "pass" for a in acceptance)
         and all(c["status"] == "pass" for c in checks)
-        and (not executing or done == {node.id for node in plan.body.nodes})
+        and (not executing or plan_completed(state))
     )
     gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
@@ -1052,11 +1027,7 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     permissions = _no_children(contract.permissions)
     # The fix reads and writes, and runs the completion's required verifications (a granted
     # test command): QR-CORRECTION-ORDER asks the order to allow what the next plan must run.
-    verifying = {
-        v.capability
-        for v in contract.verification_requirements
-        if v.required and v.stage == "completion" and capability_backed(v.capability, permissions)
-    }
+    verifying = {c for c in completion_capabilities(contract) if capability_backed(c, permissions)}
     capabilities = sorted(
         {"repository.read"}
         | ({"repository.write"} if permissions.repository.write else set())
@@ -1204,19 +1175,10 @@ _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocke
 def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
     """A micro report's status, the review it cites and its claims: the receipt's supported
     claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
-    review = state.latest("QualityReview")
     receipt = state.by_id(RECEIPT)
-    certified = (
-        review is not None
-        and receipt is not None
-        and receipt.type == "ReceiptAudit"
-        and receipt.body.digest_status == "verified"
-        and receipt.body.controlling_review_ref == review.uri
-        and state.run.outcome_hint not in ("blocked", "partial")
-    )
+    certified = receipt_gap(state) is None and state.run.outcome_hint not in ("blocked", "partial")
     if not certified or receipt is None:
-        cited = review or state.latest("ClarificationRequest")
-        return state.run.outcome_hint or "blocked", cited, []
+        return state.run.outcome_hint or "blocked", report_anchor(state), []
     return "completed", None, _claims(receipt.body.claim_evidence_matrix)
 
 
@@ -1243,8 +1205,7 @@ def _report(state: RunState) -> Draft:
         status, findings, claims = _micro_report(state)
         honored = not breaches(state)
     elif audit is None:
-        anchor = state.latest("PromptReview") or state.latest("ClarificationRequest")
-        report_id, status, findings = _fresh_id(state, "report"), "blocked", anchor
+        report_id, status, findings = _fresh_id(state, "report"), "blocked", report_anchor(state)
         claims = []
         honored = True
     else:

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rules, Violation
+from telic.controller._derive import selected_refs
 from telic.controller._next import TOPOLOGY_INSTRUCTIONS
 from telic.controller._phases import PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
@@ -24,7 +25,7 @@ from telic.protocol import (
     instruction_ref,
 )
 
-__all__ = ["RULES", "merge_source_refs", "pending_answer", "selected_refs"]
+__all__ = ["RULES", "merge_source_refs", "pending_answer"]
 
 _S = "§3.4 every submission"
 
@@ -216,15 +217,6 @@ def ref_system(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, f"System references are not allowed in {field}")
         elif uri not in SYSTEM_REFS:
             yield Violation(path, "Unknown system reference")
-
-
-def selected_refs(state: RunState) -> frozenset[str]:
-    """The refs the current ContextManifest selected or pinned (``REF-REPO-SELECTED``)."""
-    manifest = state.latest("ContextManifest")
-    if manifest is None:
-        return frozenset()
-    refs = {c.ref for c in manifest.body.candidates if c.decision == "selected"}
-    return frozenset(refs | set(manifest.body.pinned_refs))
 
 
 @rule(

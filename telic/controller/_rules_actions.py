@@ -16,7 +16,7 @@ from typing import Final
 from telic.controller._authority import decide
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._work import GATED, action_decisions, node_of
-from telic.permissions import TYPED_INSPECT_TARGETS, capability_is_mutating
+from telic.permissions import MUTATING_REPOSITORY, TYPED_INSPECT_TARGETS, capability_is_mutating
 from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
@@ -27,7 +27,6 @@ _FC = "§3.4 WorkResult (FileChange ↔ action, every status)"
 
 rule = Rules(_WR, _S)
 
-_WRITES: Final = frozenset({"repository.write", "repository.delete"})
 _REPORTED_ELSEWHERE: Final = frozenset({"untyped_inspect_target", GATED})
 """Refusals other rules name (WR-SHELL-INSPECT-TARGET, WR-NO-MUTATION)."""
 
@@ -156,7 +155,7 @@ def _done(c: Check[WorkResult]) -> set[tuple[str, str]]:
     return {
         (a.capability, a.target)
         for a in c.body.actions
-        if a.status == "completed" and a.mutating and a.capability in _WRITES
+        if a.status == "completed" and a.mutating and a.capability in MUTATING_REPOSITORY
     }
 
 
@@ -183,7 +182,11 @@ def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
     changes = {(_capability(f), f.path) for f in c.body.files_changed}
     for index, action in enumerate(c.body.actions):
         key = (action.capability, action.target)
-        if action.status == "completed" and action.capability in _WRITES and key not in changes:
+        if (
+            action.status == "completed"
+            and action.capability in MUTATING_REPOSITORY
+            and key not in changes
+        ):
             yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
 
 

@@ -15,10 +15,11 @@ from typing import Any, Final
 
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
+    assigned_criteria,
     backing_actions,
+    criterion_evidence,
     gate_passes,
     is_unlocked,
-    results_of,
     verification_evidence,
 )
 from telic.controller._phases import EXECUTING_MODES
@@ -32,15 +33,6 @@ _S = "§3.4 QualityReview"
 rule = Rules(_QR, _S)
 
 
-def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
-    return [
-        frozenset(r.evidence_refs)
-        for review in c.state.all("QualityReview")
-        for r in review.body.acceptance_results
-        if r.criterion_id == criterion and r.status == "pass"
-    ]
-
-
 @rule(
     "QR-PASS-EXACT-COVERAGE-EVIDENCE",
     "Passing a criterion on an evidence set no current passing coverage entry reported "
@@ -48,27 +40,19 @@ def _earlier_passes(c: Check[Any], criterion: str) -> list[frozenset[str]]:
 )
 def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
     """Each passing acceptance result repeats the exact evidence set of matching coverage."""
-    plan = c.state.latest("WorkPlan")
-    if c.mode not in EXECUTING_MODES or plan is None:
+    if c.mode not in EXECUTING_MODES or c.state.latest("WorkPlan") is None:
         return
-    results = results_of(c.state, plan)
-    assigned = {criterion for node in plan.body.nodes for criterion in node.acceptance_criteria}
+    assigned = assigned_criteria(c.state)
     for index, result in enumerate(c.body.acceptance_results):
         if result.status != "pass":
             continue
-        evidence = frozenset(result.evidence_refs)
-        if result.criterion_id in assigned:
-            allowed = [
-                frozenset(entry.evidence_refs)
-                for r in results
-                for entry in r.body.acceptance_coverage
-                if entry.criterion_id == result.criterion_id and entry.status == "pass"
-            ]
-            message = "A passing result repeats exactly a passing coverage entry's evidence"
-        else:
-            allowed = _earlier_passes(c, result.criterion_id)
-            message = "An unassigned criterion may only retain an earlier passing review's evidence"
-        if evidence not in allowed:
+        allowed = [frozenset(refs) for refs in criterion_evidence(c.state, result.criterion_id)]
+        if frozenset(result.evidence_refs) not in allowed:
+            message = (
+                "A passing result repeats exactly a passing coverage entry's evidence"
+                if result.criterion_id in assigned
+                else "An unassigned criterion may only retain an earlier passing review's evidence"
+            )
             yield Violation(
                 f"acceptanceResults.{index}.evidenceRefs",
                 message,

@@ -16,12 +16,13 @@ from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     current_results,
     is_unlocked,
-    results_of,
+    plan_completed,
     stage_criteria,
     stage_verifications,
 )
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._rules_frame import latest_ref
+from telic.controller._work import mutation_allowed
 from telic.protocol import QualityReview, ReleaseAudit, WorkPlan
 
 __all__ = ["RULES", "contract_latest", "remaining_remediations"]
@@ -73,13 +74,9 @@ def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
 @rule("QR-PROGRESSION", "pass or proceed_to_fix while some planned node has not completed.")
 def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
     """In executing modes, pass and proceed_to_fix need every planned node completed."""
-    plan = c.state.latest("WorkPlan")
     if c.body.decision not in ("pass", "proceed_to_fix") or c.mode not in EXECUTING_MODES:
         return
-    if plan is None:
-        return
-    done = {r.body.node_id for r in results_of(c.state, plan) if r.body.status == "completed"}
-    if done != {node.id for node in plan.body.nodes}:
+    if not plan_completed(c.state):
         yield Violation("decision", "Every planned node must have completed")
 
 
@@ -116,8 +113,7 @@ def _any_mutation(c: Check[Any]) -> bool:
 @rule("QR-PASS-NEEDS-MUTATION", "Passing a fix that never completed a mutating action.")
 def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
     """A passing fix (fix_only, or analyze_and_fix after unlock) needs a completed mutation."""
-    fixing = c.mode == "fix_only" or (c.mode == "analyze_and_fix" and is_unlocked(c.state))
-    if c.body.decision == "pass" and fixing and not _any_mutation(c):
+    if c.body.decision == "pass" and mutation_allowed(c.state) and not _any_mutation(c):
         yield Violation("decision", "A passing fix needs a completed mutating action in the run")
 
 

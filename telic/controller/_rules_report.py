@@ -15,6 +15,7 @@ from typing import Final
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import (
     breaches,
+    report_anchor,
     report_change_refs,
     report_verification_refs,
     required_verification_results,
@@ -127,7 +128,7 @@ def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
     """
     if c.state.latest("ReleaseAudit") is not None or c.state.run.topology == "micro":
         return
-    anchor = c.state.latest("PromptReview") or c.state.latest("ClarificationRequest")
+    anchor = report_anchor(c.state)
     if anchor is not None and anchor.uri not in c.body.finding_refs:
         yield Violation("findingRefs", "An early block cites the review or clarification")
     if c.body.completion_claims:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from telic.controller._check import Check, Rules, Violation
+from telic.controller._derive import corrected_fields
 from telic.permissions import is_subset
 from telic.protocol import PromptReview, TaskContract
 
@@ -75,10 +76,7 @@ def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
     previous, review = pair
     old, new = previous.wire, c.wire
     changed = {k for k in new if k not in ("id", "version") and new[k] != old.get(k)}
-    findings = [
-        f for f in review.body.findings if f.severity == "blocking" and f.required_correction
-    ]
-    corrected = {field for f in findings for field in f.correction_fields}
+    corrected = corrected_fields(review.body)
     for field in sorted(changed ^ corrected):
         what = "was changed without a correction" if field in changed else "was not corrected"
         yield Violation(field, f"{field} {what}; change exactly the corrected fields")

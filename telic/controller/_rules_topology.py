@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Final
 
 from telic.controller._check import ANY, Check, Rules, Violation
-from telic.controller._rules_frame import latest_uri
-from telic.controller._topology import RECEIPT, reserved_ids
+from telic.controller._derive import report_anchor
+from telic.controller._topology import receipt_gap, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
 __all__ = ["RULES"]
@@ -130,18 +130,9 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed micro report rests on a verified receipt of the latest QualityReview."""
     if not _micro(c) or c.body.terminal_status != "completed":
         return
-    receipt = c.state.by_id(RECEIPT)
-    review = latest_uri(c, "QualityReview")
-    if receipt is None or receipt.type != "ReceiptAudit":
-        yield Violation(
-            "terminalStatus", "Completed micro UserReport requires a ReceiptAudit companion"
-        )
-    elif receipt.body.digest_status != "verified":
-        yield Violation(
-            "terminalStatus", "Completed micro UserReport requires a verified ReceiptAudit"
-        )
-    elif receipt.body.controlling_review_ref != review:
-        yield Violation("terminalStatus", "ReceiptAudit must cite the controlling QualityReview")
+    gap = receipt_gap(c.state)
+    if gap is not None:
+        yield Violation("terminalStatus", gap)
 
 
 @rule(
@@ -156,14 +147,14 @@ def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
         return
     # A micro run a second clarification ended before its review cites that clarification
     # (as a 1.0 early block does): the original refuses every report there, a dead end.
-    review = latest_uri(c, "QualityReview") or latest_uri(c, "ClarificationRequest")
-    if review is None:
+    anchor = report_anchor(c.state)
+    if anchor is None:
         yield Violation("findingRefs", "Run is missing required QualityReview artifact")
-    elif review not in c.body.finding_refs:
+    elif anchor.uri not in c.body.finding_refs:
         yield Violation(
             "findingRefs",
             "Micro UserReport must cite the controlling QualityReview",
-            [*c.body.finding_refs, review],
+            [*c.body.finding_refs, anchor.uri],
         )
 
 

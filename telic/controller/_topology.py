@@ -44,8 +44,10 @@ __all__ = [
     "certify",
     "classify",
     "pre_escalation",
+    "receipt_gap",
     "receipt_summary",
     "reserved_ids",
+    "serial_plan",
 ]
 
 MAX_ESCALATIONS: Final = 2
@@ -224,6 +226,24 @@ def _companion(
     return stored_artifact(run_id, kind, body, producer, source_refs, now)
 
 
+def serial_plan(contract_ref: str, node: dict[str, Any], rationale: str) -> dict[str, Any]:
+    """Return the wire fields of a serial WorkPlan of ``node`` alone, whose tool-call budget is
+    the plan's, without the artifact's id."""
+    return {
+        "taskContractRef": contract_ref,
+        "executionMode": "serial",
+        "nodes": [node],
+        "joinRules": [],
+        "globalBudgets": {
+            "maximumToolCalls": node["budgets"]["maximumToolCalls"],
+            "maximumParallelWorkers": 1,
+            "maximumSubagentDepth": 0,
+        },
+        "planValidation": "valid",
+        "rationaleSummary": rationale,
+    }
+
+
 def bootstrap(
     state: RunState, frame: StoredArtifact, now: str
 ) -> tuple[StoredArtifact, StoredArtifact]:
@@ -288,36 +308,22 @@ def bootstrap(
         if run.requested_mode == "fix_only"
         else 32
     )
-    criteria = [c.id for c in body.draft_acceptance_criteria]
-    plan = {
-        "taskContractRef": contract_uri,
-        "executionMode": "serial",
-        "nodes": [
-            {
-                "id": MICRO_NODE,
-                "logicalRole": "executor",
-                "objective": body.goal,
-                "dependsOn": [],
-                "inputRefs": [contract_uri],
-                "contextRefs": context_refs,
-                "allowedTools": tools,
-                "requiredCapabilities": tools,
-                "permissions": granted,
-                "outputType": "WorkResult",
-                "acceptanceCriteria": criteria,
-                "stopConditions": ["Stop within the micro topology scope."],
-                "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
-            }
-        ],
-        "joinRules": [],
-        "globalBudgets": {
-            "maximumToolCalls": calls,
-            "maximumParallelWorkers": 1,
-            "maximumSubagentDepth": 0,
-        },
-        "planValidation": "valid",
-        "rationaleSummary": "Controller bootstrap serial plan for micro topology.",
+    node = {
+        "id": MICRO_NODE,
+        "logicalRole": "executor",
+        "objective": body.goal,
+        "dependsOn": [],
+        "inputRefs": [contract_uri],
+        "contextRefs": context_refs,
+        "allowedTools": tools,
+        "requiredCapabilities": tools,
+        "permissions": granted,
+        "outputType": "WorkResult",
+        "acceptanceCriteria": [c.id for c in body.draft_acceptance_criteria],
+        "stopConditions": ["Stop within the micro topology scope."],
+        "budgets": {"maximumToolCalls": calls, "maximumChildren": 0},
     }
+    plan = serial_plan(contract_uri, node, "Controller bootstrap serial plan for micro topology.")
     stored_plan = _companion(
         state, "WorkPlan", BOOTSTRAP_PLAN, "quality_controller", plan, (contract_uri,), now
     )
@@ -379,6 +385,19 @@ def _verifies(state: RunState, ref: str) -> bool:
         return False
     # The state's bodies were read back through the ledger, which re-verified each blob.
     return CanonicalBody(artifact.wire).sha256 == artifact.sha256
+
+
+def receipt_gap(state: RunState) -> str | None:
+    """Return what a completed micro report lacks: a verified receipt of the latest
+    QualityReview; None when the run has one (TP-MICRO-REPORT-RECEIPT)."""
+    receipt, review = state.by_id(RECEIPT), state.latest("QualityReview")
+    if receipt is None or receipt.type != "ReceiptAudit":
+        return "Completed micro UserReport requires a ReceiptAudit companion"
+    if receipt.body.digest_status != "verified":
+        return "Completed micro UserReport requires a verified ReceiptAudit"
+    if review is None or receipt.body.controlling_review_ref != review.uri:
+        return "ReceiptAudit must cite the controlling QualityReview"
+    return None
 
 
 def receipt_summary(refs: Sequence[str]) -> str:

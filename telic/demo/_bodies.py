@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from telic.controller import PROMPT_COVERAGE
+from telic.permissions import MUTATING_REPOSITORY
 from telic.protocol import DimensionScores
 
 __all__ = ["Bodies", "criterion", "permissions", "verification"]
@@ -129,32 +131,18 @@ class Bodies:
         self, rid: str = "review-1", contract: str = "contract-1", frame: str = "frame-1"
     ) -> JSON:
         """Agent 1's passing PromptReview of the contract."""
-        contract_fields = [
-            "permissions",
-            "contextRefs",
-            "requiredOutputs",
-            "verificationRequirements",
-            "stopConditions",
-            "assumptions",
-            "unresolvedQuestions",
-        ]
-        frame_fields = ["scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs"]
+        sources = {
+            "request": self.request,
+            "frame": self.uri(frame),
+            "contract": self.uri(contract),
+        }
         return self._base(rid) | {
             "targetRef": self.uri(contract),
             "rubricId": "contract-readiness-v1",
             "revisionNumber": 0,
             "coverage": [
-                {
-                    "sourceRef": self.request,
-                    "contractFields": ["objective", "intentMode"],
-                    "status": "covered",
-                },
-                {"sourceRef": self.uri(frame), "contractFields": frame_fields, "status": "covered"},
-                {
-                    "sourceRef": self.uri(contract),
-                    "contractFields": contract_fields,
-                    "status": "covered",
-                },
+                {"sourceRef": sources[name], "contractFields": list(fields), "status": "covered"}
+                for name, fields in PROMPT_COVERAGE
             ],
             "dimensionScores": {str(f.alias): 90 for f in DimensionScores.model_fields.values()},
             "overallScore": 90,
@@ -243,7 +231,7 @@ class Bodies:
             "id": aid,
             "capability": capability,
             "target": target,
-            "mutating": capability in ("repository.write", "repository.delete"),
+            "mutating": capability in MUTATING_REPOSITORY,
             "status": "completed",
             "evidenceRefs": [self.uri(e) for e in evidence],
             "rationaleSummary": note,

@@ -62,6 +62,7 @@ if typing.TYPE_CHECKING:
         resolve_real_path as resolve_real_path,
     )
     from telic.permissions._protected import (
+        MUTATING_REPOSITORY as MUTATING_REPOSITORY,
         PROTECTED_PATHS as PROTECTED_PATHS,
         protected_pattern as protected_pattern,
     )

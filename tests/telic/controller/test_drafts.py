@@ -24,6 +24,7 @@ from telic.protocol import json_schema
 from tests.telic.draft_host import Choose, first, follow
 
 from .builders import Flow
+from .rules.harness import reviewing
 
 MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
 
@@ -151,6 +152,28 @@ def test_the_review_draft_and_the_coverage_rule_share_one_map() -> None:
             ]
             assert draft.body["coverage"] == wanted
             assert len(wanted) == 3
+
+    anyio.run(check)
+
+
+def test_the_revision_draft_corrects_only_what_a_required_correction_asks() -> None:
+    """A blocking finding without a requiredCorrection corrects nothing (TC-REVISE-FIELDS)."""
+
+    async def check() -> None:
+        async with open_ledger("memory://") as ledger:
+            flow = await reviewing(ledger)
+            review = flow.b.prompt_review(decision="revise")
+            uncorrected = {
+                "id": "FIND-2",
+                "requiredCorrection": None,
+                "correctionFields": ["assumptions"],
+            }
+            review["findings"].append(review["findings"][0] | uncorrected)
+            await flow.submit("PromptReview", review)
+            wire = _wire(flow.last.draft)
+            assert [f["path"] for f in wire["fill"]] == ["/objective", "/rationaleSummary"]
+            body = follow(wire) | {"rationaleSummary": flow.b.contract()["rationaleSummary"]}
+            await flow.submit(wire["type"], body, wire["sourceRefs"])
 
     anyio.run(check)
 
