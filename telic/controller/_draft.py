@@ -214,14 +214,17 @@ def _covered(path: str, listed: Sequence[str]) -> bool:
 
 
 def _complete(draft: Draft) -> tuple[Fill, ...]:
-    """``draft.fill``, the body's ``rationaleSummary``, an entry for every other empty string of
-    the body it does not list yet, and each choice's ``fill`` plus the empty strings its ``set``
-    writes: nothing is left to guess. Each line then states the rules on its path (``_line``)."""
+    """``draft.fill``, the body's ``rationaleSummary`` when empty, an entry for every other empty
+    string of the body it does not list yet, and each choice's ``fill`` plus the empty strings its
+    ``set`` writes: nothing is left to guess. Each line then states the rules on its path
+    (``_line``)."""
 
     def line(path: str, what: str, extend: bool = False) -> tuple[str, Any]:
         return _line(draft.type, path, what, extend, draft.topology_rules)
 
-    fill = (*draft.fill, _SUMMARY)
+    authored = draft.body.get("rationaleSummary") == ""  # a revision keeps the old one
+    listed = [f.path for f in draft.fill]
+    fill = (*draft.fill, _SUMMARY) if authored and "/rationaleSummary" not in listed else draft.fill
     listed = [f.path for f in fill]
     # A path some choice replaces (the default's diagnosis gate, say) is authored only under the
     # choices that keep it, so no fill path ever points into a value a choice removed.
@@ -662,7 +665,9 @@ def _revision(state: RunState) -> Draft | None:
         return None
     fields = sorted(corrected_fields(review.body))
     body = contract.body.to_wire()
-    body |= {"id": _fresh_id(state, "contract"), "version": 2, "rationaleSummary": ""}
+    # Only the corrected fields change (TC-REVISE-FIELDS): the rationale too stays, unless a
+    # finding corrects it.
+    body |= {"id": _fresh_id(state, "contract"), "version": 2}
     fill: list[Fill] = []
     for name in fields:
         current = body.get(name)

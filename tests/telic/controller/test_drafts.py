@@ -171,11 +171,39 @@ def test_the_revision_draft_corrects_only_what_a_required_correction_asks() -> N
             review["findings"].append(review["findings"][0] | uncorrected)
             await flow.submit("PromptReview", review)
             wire = _wire(flow.last.draft)
-            assert [f["path"] for f in wire["fill"]] == ["/objective", "/rationaleSummary"]
-            body = follow(wire) | {"rationaleSummary": flow.b.contract()["rationaleSummary"]}
-            await flow.submit(wire["type"], body, wire["sourceRefs"])
+            assert [f["path"] for f in wire["fill"]] == ["/objective"]
+            await flow.submit(wire["type"], follow(wire), wire["sourceRefs"])
 
     anyio.run(check)
+
+
+def test_the_revision_draft_keeps_the_rationale_unless_a_finding_corrects_it() -> None:
+    """A model that writes every fill path of a revision draft in its own words is accepted:
+    the rationale is a fill path only when a blocking finding corrects it (TC-REVISE-FIELDS)."""
+
+    async def revise(corrected: list[str]) -> list[str]:
+        async with open_ledger("memory://") as ledger:
+            flow = await reviewing(ledger)
+            review = flow.b.prompt_review(decision="revise")
+            review["findings"][0]["correctionFields"] = corrected
+            await flow.submit("PromptReview", review)
+            wire = _wire(flow.last.draft)
+            paths = [f["path"] for f in wire["fill"]]
+            body = follow(wire)
+            for path in paths:  # new words, unlike anything the first contract said
+                body[path.strip("/")] = f"Revised {path.strip('/')} in the model's own words."
+            await flow.submit(wire["type"], body, wire["sourceRefs"])  # a refusal raises
+            first_rationale = flow.b.contract()["rationaleSummary"]
+            assert (body["rationaleSummary"] == first_rationale) is (
+                "rationaleSummary" not in corrected
+            )
+            return paths
+
+    assert anyio.run(revise, ["objective"]) == ["/objective"]
+    assert anyio.run(revise, ["objective", "rationaleSummary"]) == [
+        "/objective",
+        "/rationaleSummary",
+    ]
 
 
 def test_no_draft_once_the_run_has_ended() -> None:
