@@ -9,7 +9,9 @@ name (a ``_json`` column holds it as canonical JSON text).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeAlias
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Final
 
 from ._base import StoredRun
 from ._chain import decode_object, decode_refs, encode_json
@@ -81,77 +83,84 @@ _STORED: Final = frozenset(
 """The run columns ``StoredRun`` holds beside its record."""
 
 
-_Fields: TypeAlias = tuple[tuple[str, str, bool], ...]
+@dataclass(frozen=True, slots=True)
+class _Mapping:
+    """A column list read as a mapping, worked out once per table (it runs on every row)."""
+
+    names: tuple[str, ...]
+    """The record field each column holds, in column order."""
+    values: Callable[[Any], tuple[Any, ...]]
+    """Every column's field value, read from a record in one call."""
+    json: tuple[tuple[int, str, bool], ...]
+    """Each JSON column: its position, what a corrupt value is called, whether it holds refs."""
 
 
-def _fields(columns: str) -> _Fields:
-    """Each column's name, the record field it holds, and whether it holds JSON text."""
-    return tuple((c, c.removesuffix("_json"), c.endswith("_json")) for c in columns.split(", "))
+def _mapping(columns: str, path: Callable[[str], str] = str) -> _Mapping:
+    """The mapping of ``columns``; ``path`` names where a field is read from a record."""
+    split = columns.split(", ")
+    names = tuple(column.removesuffix("_json") for column in split)
+    json = tuple(
+        (i, name.replace("_", " "), column.endswith("_refs_json"))
+        for i, (column, name) in enumerate(zip(split, names, strict=True))
+        if column.endswith("_json")
+    )
+    return _Mapping(names, attrgetter(*(path(name) for name in names)), json)
 
 
-_RUN_FIELDS: Final = _fields(RUN_COLUMNS)
-_ARTIFACT_FIELDS: Final = _fields(ARTIFACT_COLUMNS)
-_EVENT_FIELDS: Final = _fields(EVENT_COLUMNS)
+_RUN: Final = _mapping(RUN_COLUMNS, lambda name: name if name in _STORED else f"record.{name}")
+_ARTIFACT: Final = _mapping(ARTIFACT_COLUMNS)
+_EVENT: Final = _mapping(EVENT_COLUMNS)
 
 
-def _encode(value: object) -> object:
-    """A JSON field as its column stores it: canonical JSON text (``None`` stays ``NULL``)."""
-    if value is None:
-        return None
-    return encode_json(list(value) if isinstance(value, tuple) else value)
+def _record_fields(mapping: _Mapping, row: Row) -> dict[str, Any]:
+    """The fields of a row (a row shorter than the mapping has only its first fields); each JSON
+    column's text parsed leniently (``_chain.decode_object``)."""
+    fields = dict(zip(mapping.names, row, strict=False))
+    for i, what, refs in mapping.json:
+        if i < len(row) and (text := row[i]) is not None:
+            decode = decode_refs if refs else decode_object
+            fields[mapping.names[i]] = decode(text, what=what)
+    return fields
 
 
-def _decode(column: str, value: Any) -> Any:
-    """A JSON column's text as its field holds it, parsed leniently (``_chain.decode_object``)."""
-    what = column.removesuffix("_json").replace("_", " ")
-    if column.endswith("_refs_json"):
-        return decode_refs(value, what=what)
-    return decode_object(value, what=what)
-
-
-def _record_fields(fields: _Fields, row: Row) -> dict[str, Any]:
-    """The fields of a row (a row shorter than ``fields`` has only its first fields)."""
-    return {
-        name: _decode(column, value) if json and value is not None else value
-        for (column, name, json), value in zip(fields, row, strict=False)
-    }
-
-
-def _params(fields: _Fields, field_of: Callable[[str], object]) -> tuple[Any, ...]:
-    """The values of ``fields``' columns, each read by ``field_of`` from its field name."""
-    return tuple(_encode(field_of(name)) if json else field_of(name) for _, name, json in fields)
+def _params(mapping: _Mapping, record: object) -> tuple[Any, ...]:
+    """The values of the mapping's columns for ``record``: a JSON field as canonical JSON text
+    (``None`` stays ``NULL``)."""
+    values = list(mapping.values(record))
+    for i, _, _ in mapping.json:
+        if (value := values[i]) is not None:
+            values[i] = encode_json(list(value) if isinstance(value, tuple) else value)
+    return tuple(values)
 
 
 def run_params(stored: StoredRun) -> tuple[Any, ...]:
     """Return the values of ``RUN_COLUMNS`` for a run row."""
-    return _params(
-        _RUN_FIELDS, lambda name: getattr(stored if name in _STORED else stored.record, name)
-    )
+    return _params(_RUN, stored)
 
 
 def run_from_row(row: Row) -> StoredRun:
     """Build a stored run from a row of ``RUN_COLUMNS`` (or of the sealing migration's, which
     predate the later columns: the record's defaults stand for them)."""
-    fields = _record_fields(_RUN_FIELDS, row)
+    fields = _record_fields(_RUN, row)
     counters = {name: fields.pop(name) for name in _STORED}
     return StoredRun(record=RunRecord(**fields), **counters)
 
 
 def artifact_params(record: ArtifactRecord) -> tuple[Any, ...]:
     """Return the values of ``ARTIFACT_COLUMNS`` for an artifact record."""
-    return _params(_ARTIFACT_FIELDS, lambda name: getattr(record, name))
+    return _params(_ARTIFACT, record)
 
 
 def artifact_from_row(row: Row) -> ArtifactRecord:
     """Build an artifact record from a row of ``ARTIFACT_COLUMNS``."""
-    return ArtifactRecord(**_record_fields(_ARTIFACT_FIELDS, row))
+    return ArtifactRecord(**_record_fields(_ARTIFACT, row))
 
 
 def event_params(record: TraceRecord) -> tuple[Any, ...]:
     """Return the values of ``EVENT_COLUMNS`` for a trace record."""
-    return _params(_EVENT_FIELDS, lambda name: getattr(record, name))
+    return _params(_EVENT, record)
 
 
 def event_from_row(row: Row) -> TraceRecord:
     """Build a trace record from a row of ``EVENT_COLUMNS``."""
-    return TraceRecord(**_record_fields(_EVENT_FIELDS, row))
+    return TraceRecord(**_record_fields(_EVENT, row))
