@@ -13,17 +13,6 @@ from typing import Final
 
 from telic._secrets._triggers import KEYWORD_BYTES, PLUGINS, decode_text
 
-__all__ = [
-    "ASSIGNMENT_KIND",
-    "Rule",
-    "Table",
-    "assignments",
-    "rule_sources",
-    "rules",
-    "table",
-    "warm",
-]
-
 _ASSIGNED: Final = re.compile(
     r"[A-Za-z0-9_.-]*[\"']?\s*(?:=|:=|=>|:(?!:))\s*(?P<quote>[\"']?)(?P<value>[^\s\"'`,;(){}\[\]<>\\]{8,})"
 )

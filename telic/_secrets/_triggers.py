@@ -25,24 +25,6 @@ import binascii
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = [
-    "EXACT_TRIGGERS",
-    "FOLDED_PLUGINS",
-    "FOLDED_TRIGGERS",
-    "KEYWORDS",
-    "KEYWORD_BYTES",
-    "MAX_DECODE_DEPTH",
-    "MIN_BASE64",
-    "OWN_EXACT",
-    "OWN_FOLDED",
-    "PLUGINS",
-    "base64_runs",
-    "cannot_hold_secret",
-    "decode_text",
-    "decoded_runs",
-    "probe",
-]
-
 # The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
 # runs on a text only when one of its anchors occurs in it (a plain substring test), so the
 # happy path costs a few substring searches. The anchors are literals that every match of the

@@ -19,14 +19,6 @@ import telic_packets
 from telic._errors import SchemaViolation
 from telic_packets import plain_canonical_json
 
-__all__ = [
-    "SHA256_PREFIX",
-    "CanonicalJsonError",
-    "canonical_json",
-    "canonical_sha256",
-    "sha256_hex_digest",
-]
-
 SHA256_PREFIX: Final = "sha256:"
 """The prefix of every content digest: ``sha256:`` + 64 lowercase hex digits."""
 _MAX_DEPTH: Final = 256

@@ -38,16 +38,6 @@ from telic.protocol._trace import TraceEvent
 from telic.protocol._types import MAX_ARTIFACT_BYTES, ArtifactType, InternalArtifactType
 from telic_packets import Cast, CastTypeRegistry, Packet
 
-__all__ = [
-    "ARTIFACT_MODELS",
-    "UNKNOWN_KEY",
-    "issue_path",
-    "json_schema",
-    "parse_artifact",
-    "shared_json_schema",
-    "wire_names",
-]
-
 ARTIFACT_MODELS: Final[dict[str, Any]] = {
     "RunEnvelope": RunEnvelope,
     "ContextManifest": ContextManifest,
