@@ -129,10 +129,6 @@ _OWN: Final = tuple(
 ASSIGNMENT_KIND: Final = "credential-assignment"
 
 
-def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-
-
 @dataclass(frozen=True, slots=True)
 class Table:
     """Every rule, with all their anchors gathered for one pass of substring tests."""
@@ -153,7 +149,7 @@ def table() -> Table:
     for module_name, class_name, anchors in PLUGINS:
         module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
         plugin = getattr(module, class_name)
-        kind = _slug(plugin.secret_type)
+        kind = re.sub(r"[^a-z0-9]+", "-", plugin.secret_type.lower()).strip("-")
         for pattern in plugin.denylist:
             source = f"detect-secrets {class_name}"
             rules.append(Rule(kind, pattern, anchors, None, source=source, clip=True))
