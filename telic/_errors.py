@@ -38,27 +38,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "ContextSecurityError",
-    "IntegrityError",
-    "InvalidTransition",
-    "Issue",
-    "LedgerConflict",
-    "LedgerError",
-    "LimitExceeded",
-    "LineageRefused",
-    "NotFound",
-    "PermissionDenied",
-    "RuleViolation",
-    "SchemaViolation",
-    "SecretDetected",
-    "StaleToken",
-    "StoreVersionError",
-    "TelicError",
-    "UsageError",
-    "issues_to_wire",
-]
-
 MAX_MESSAGE_CHARS = 800
 MAX_ISSUES = 32
 MAX_ISSUE_MESSAGE_CHARS = 400

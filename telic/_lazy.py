@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, MutableMapping
     from typing import NoReturn
 
-__all__ = ["lazy_facade", "read_exports"]
-
 _PATTERNS: list[re.Pattern[str]] = []
 
 

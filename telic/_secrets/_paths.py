@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["SECRET_EXTENSIONS", "SECRET_HINTS", "is_secret_like_path"]
-
 _SECRET_BASENAMES: Final = frozenset({".git-credentials", ".netrc", ".npmrc", ".pypirc"})
 _SECRET_SEGMENTS: Final = frozenset({"credential", "credentials", "secret", "secrets"})
 _SECRET_BASENAME_PREFIX: Final = re.compile(

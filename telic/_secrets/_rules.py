@@ -11,18 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from telic._secrets._triggers import KEYWORD_BYTES, PLUGINS, decode_text
-
-__all__ = [
-    "ASSIGNMENT_KIND",
-    "Rule",
-    "Table",
-    "assignments",
-    "rule_sources",
-    "rules",
-    "table",
-    "warm",
-]
+from telic._secrets._triggers import KEYWORD_BYTES, OWN_RULES, PLUGINS, decode_text
 
 _ASSIGNED: Final = re.compile(
     r"[A-Za-z0-9_.-]*[\"']?\s*(?:=|:=|=>|:(?!:))\s*(?P<quote>[\"']?)(?P<value>[^\s\"'`,;(){}\[\]<>\\]{8,})"
@@ -127,182 +116,17 @@ class Rule:
         object.__setattr__(self, "keys", tuple(a.encode() for a in self.anchors))
 
 
-_OWN: Final = (
+_OWN: Final = tuple(
     Rule(
-        "private-key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[A-Za-z0-9+/=\s:,.\\-]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"|[A-Za-z0-9+/=\s:,.\\-]*)"
-        ),
-        ("PRIVATE KEY",),
-    ),
-    Rule(
-        "aws-access-key",
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
-        ("AKIA", "ASIA"),
-    ),
-    Rule(
-        "aws-secret-access-key",
-        re.compile(
-            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
-            r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
-        ),
-        ("aws",),
-        "value",
-    ),
-    Rule(
-        "github-token",
-        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{20,}"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    ),
-    Rule(
-        "github-token",
-        re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
-        ("github_pat_",),
-    ),
-    Rule("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
-    Rule(
-        "openai-token",
-        re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
-        ("sk-",),
-    ),
-    Rule("npm-tokens", re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}"), ("npm_",)),
-    Rule(
-        "json-web-token",
-        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"),
-        ("eyJ",),
-    ),
-    Rule(
-        "authorization-header",
-        re.compile(
-            r"(?i)(?:authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic|digest)|bearer)"
-            r"\s+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)"
-        ),
-        ("bearer", "authorization"),
-        "value",
-    ),
-    Rule(
-        "url-query-secret",
-        re.compile(
-            r"(?i)[?&#;](?:access_token|token|api[_-]?key|apikey|key|secret|password|passwd|sig"
-            r"|signature|auth|code|client_secret)=(?P<value>[^&#\s\"'<>\[\]]{8,})"
-        ),
-        ("=",),
-        "value",
-    ),
-    Rule(
-        "docker-registry-auth",
-        re.compile(r"\"auth\"\s*:\s*\"(?P<value>[A-Za-z0-9+/]{8,}={0,2})\""),
-        ('"auth"',),
-        "value",
-        _docker_auth,
-    ),
-    # A PuTTY key file from its header to its MAC line: the private lines are the secret, and
-    # they may come JSON-escaped (``\n`` as two characters), so the body's class holds ``\\``.
-    Rule(
-        "private-key",
-        re.compile(
-            r"PuTTY-User-Key-File-[23]:[A-Za-z0-9+/=\s:,.@\\-]{0,16384}?"
-            r"(?:Private-MAC:[\s\\n]*[0-9a-fA-F]+|Private-Lines:[\s\\n]*\d+[A-Za-z0-9+/=\s\\]*)"
-        ),
-        ("PuTTY-User-Key-File-",),
-    ),
-    # A password in a URL's user information, whatever characters it holds (detect-secrets'
-    # rule stops at ``! # $ & * ( ) + = , ; ? [ ] '``), and with an empty user name (a Redis
-    # URL's colon right after the scheme). The user information ends before the first ``/``.
-    Rule(
-        "basic-auth-credentials",
-        re.compile(
-            r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]\"<>]*:(?P<value>(?!\[redacted:|\$?\{|%\()[^\s/@\"<>`]+)"
-            r"@(?=[A-Za-z0-9\[_-])"
-        ),
-        ("@",),
-        "value",
-    ),
-    *(
-        Rule(kind, re.compile(pattern), anchors)
-        for kind, pattern, anchors in (
-            (
-                "anthropic-api-key",
-                r"(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,}",
-                ("sk-ant-",),
-            ),
-            ("huggingface-token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}", ("hf_",)),
-            (
-                "huggingface-token",
-                r"(?<![A-Za-z0-9_])api_org_[A-Za-z0-9]{30,}",
-                ("api_org_",),
-            ),
-            ("slack-token", r"(?<![A-Za-z0-9_-])xapp-\d-[A-Za-z0-9-]{20,}", ("xapp-",)),
-            (
-                "slack-token",
-                r"(?<![A-Za-z0-9_-])xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{20,}",
-                ("xoxe",),
-            ),
-            (
-                "google-oauth-client-secret",
-                r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,}",
-                ("GOCSPX-",),
-            ),
-            ("google-oauth-token", r"(?<![A-Za-z0-9_-])ya29\.[A-Za-z0-9_-]{20,}", ("ya29.",)),
-            (
-                "vault-token",
-                r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{20,}",
-                ("hvs.", "hvb.", "hvr."),
-            ),
-            (
-                "digitalocean-token",
-                r"(?<![A-Za-z0-9_])do[por]_v1_[a-f0-9]{64}",
-                ("dop_v1_", "doo_v1_", "dor_v1_"),
-            ),
-            (
-                "shopify-token",
-                r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
-                ("shpat_", "shpca_", "shppa_", "shpss_"),
-            ),
-            ("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", ("AGE-SECRET-KEY-1",)),
-            ("databricks-token", r"(?<![A-Za-z0-9_])dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
-            ("atlassian-api-token", r"(?<![A-Za-z0-9_])ATATT3[A-Za-z0-9_=-]{30,}", ("ATATT3",)),
-            ("postman-api-key", r"(?<![A-Za-z0-9_])PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("PMAK-",)),
-            (
-                "doppler-token",
-                r"(?<![A-Za-z0-9_])dp\.(?:pt|st|sa|ct|scim)\.[A-Za-z0-9]{30,}",
-                ("dp.",),
-            ),
-            (
-                "grafana-token",
-                r"(?<![A-Za-z0-9_])(?:glsa|glc)_[A-Za-z0-9_=+/-]{30,}",
-                ("glsa_", "glc_"),
-            ),
-            ("newrelic-key", r"(?<![A-Za-z0-9_])NRAK-[A-Z0-9]{27}", ("NRAK-",)),
-            (
-                "sentry-token",
-                r"(?<![A-Za-z0-9_])sntry[su]_[A-Za-z0-9_=+/-]{30,}",
-                ("sntry",),
-            ),
-            ("linear-api-key", r"(?<![A-Za-z0-9_])lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
-            ("pulumi-token", r"(?<![A-Za-z0-9_])pul-[a-f0-9]{40}", ("pul-",)),
-            (
-                "terraform-cloud-token",
-                r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
-                (".atlasv1.",),
-            ),
-            ("supabase-token", r"(?<![A-Za-z0-9_])sbp_[a-f0-9]{40}", ("sbp_",)),
-        )
-    ),
-    Rule(
-        "kubeconfig-client-key",
-        re.compile(r"client-key-data[\"']?\s*:\s*[\"']?(?P<value>[A-Za-z0-9+/]{16,}={0,2})"),
-        ("client-key-data",),
-        "value",
-    ),
+        kind,
+        re.compile(pattern),
+        anchors,
+        group,
+        _docker_auth if kind == "docker-registry-auth" else None,
+    )
+    for kind, pattern, anchors, group in OWN_RULES
 )
 ASSIGNMENT_KIND: Final = "credential-assignment"
-
-
-def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +149,7 @@ def table() -> Table:
     for module_name, class_name, anchors in PLUGINS:
         module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
         plugin = getattr(module, class_name)
-        kind = _slug(plugin.secret_type)
+        kind = re.sub(r"[^a-z0-9]+", "-", plugin.secret_type.lower()).strip("-")
         for pattern in plugin.denylist:
             source = f"detect-secrets {class_name}"
             rules.append(Rule(kind, pattern, anchors, None, source=source, clip=True))

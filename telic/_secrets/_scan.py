@@ -11,17 +11,6 @@ from typing import Final
 from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, table
 from telic._secrets._triggers import decoded_runs, probe
 
-__all__ = [
-    "SecretFinding",
-    "contains_secret",
-    "find_secrets",
-    "first_secret",
-    "first_secret_in",
-    "iter_strings",
-    "marker",
-    "redact",
-]
-
 _TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
 _WINDOWED_FROM: Final = 16_384
 """Texts longer than this run each rule only around the occurrences of its anchors."""

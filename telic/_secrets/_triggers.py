@@ -10,10 +10,10 @@ compiling a single rule. The ``telic hook`` command asks it before redacting wha
 (a Bash command, mostly): loading the detector costs a fresh process a few hundred
 milliseconds, the test a few microseconds.
 
-The anchors of Telic's own rules are listed here once more (``OWN_EXACT``, ``OWN_FOLDED``), since
-their rules compile regular expressions this module must not; ``tests/telic/test_secrets.py``
-checks that the trigger sets hold every anchor of every rule the detector runs, in the case in
-which it looks for it, and that the pre-filter never clears a text the detector flags.
+Telic's own rules are declared here as data (``OWN_RULES``), so that their anchors are read
+without compiling them; ``_rules`` compiles them. ``tests/telic/test_secrets.py`` checks that
+the trigger sets hold every anchor of every rule the detector runs, in the case in which it
+looks for it, and that the pre-filter never clears a text the detector flags.
 
 Beyond ``typing`` and ``collections.abc``, this module imports only ``base64`` and ``binascii``.
 """
@@ -24,24 +24,6 @@ import base64
 import binascii
 from collections.abc import Iterator
 from typing import Final
-
-__all__ = [
-    "EXACT_TRIGGERS",
-    "FOLDED_PLUGINS",
-    "FOLDED_TRIGGERS",
-    "KEYWORDS",
-    "KEYWORD_BYTES",
-    "MAX_DECODE_DEPTH",
-    "MIN_BASE64",
-    "OWN_EXACT",
-    "OWN_FOLDED",
-    "PLUGINS",
-    "base64_runs",
-    "cannot_hold_secret",
-    "decode_text",
-    "decoded_runs",
-    "probe",
-]
 
 # The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
 # runs on a text only when one of its anchors occurs in it (a plain substring test), so the
@@ -97,63 +79,162 @@ KEYWORD_BYTES: Final = tuple(keyword.encode() for keyword in KEYWORDS)
 FOLDED_PLUGINS: Final = frozenset({"AWSKeyDetector", "SlackDetector"})
 """The plugins with a case-insensitive pattern: their anchors are also looked for lowered."""
 
-OWN_EXACT: Final = (
-    "PRIVATE KEY",
-    "AKIA",
-    "ASIA",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "AIza",
-    "sk-",
-    "npm_",
-    "eyJ",
-    '"auth"',
-    "client-key-data",
-    "PuTTY-User-Key-File-",
-    "@",
-    "sk-ant-",
-    "hf_",
-    "api_org_",
-    "xapp-",
-    "xoxe",
-    "GOCSPX-",
-    "ya29.",
-    "hvs.",
-    "hvb.",
-    "hvr.",
-    "dop_v1_",
-    "doo_v1_",
-    "dor_v1_",
-    "shpat_",
-    "shpca_",
-    "shppa_",
-    "shpss_",
-    "AGE-SECRET-KEY-1",
-    "dapi",
-    "ATATT3",
-    "PMAK-",
-    "dp.",
-    "glsa_",
-    "glc_",
-    "NRAK-",
-    "sntry",
-    "lin_api_",
-    "pul-",
-    ".atlasv1.",
-    "sbp_",
+OWN_RULES: Final[tuple[tuple[str, str, tuple[str, ...], int | str], ...]] = (
+    # (kind, pattern, anchors, the group whose span is the secret). ``_rules`` compiles them;
+    # their anchors are read here, where no rule is compiled. A pattern that opens with ``(?i)``
+    # ignores case, so its anchors are lowered and looked for in the lowered text.
+    (
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[A-Za-z0-9+/=\s:,.\\-]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"|[A-Za-z0-9+/=\s:,.\\-]*)",
+        ("PRIVATE KEY",),
+        0,
+    ),
+    (
+        "aws-access-key",
+        r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])",
+        ("AKIA", "ASIA"),
+        0,
+    ),
+    (
+        "aws-secret-access-key",
+        r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        ("aws",),
+        "value",
+    ),
+    (
+        "github-token",
+        r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{20,}",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        0,
+    ),
+    ("github-token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}", ("github_pat_",), 0),
+    ("google-api-key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}", ("AIza",), 0),
+    (
+        "openai-token",
+        r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}",
+        ("sk-",),
+        0,
+    ),
+    ("npm-tokens", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}", ("npm_",), 0),
+    (
+        "json-web-token",
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}",
+        ("eyJ",),
+        0,
+    ),
+    (
+        "authorization-header",
+        r"(?i)(?:authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic|digest)|bearer)"
+        r"\s+(?P<value>[A-Za-z0-9._~+/-]{12,}=*)",
+        ("bearer", "authorization"),
+        "value",
+    ),
+    (
+        "url-query-secret",
+        r"(?i)[?&#;](?:access_token|token|api[_-]?key|apikey|key|secret|password|passwd|sig"
+        r"|signature|auth|code|client_secret)=(?P<value>[^&#\s\"'<>\[\]]{8,})",
+        ("=",),
+        "value",
+    ),
+    # Accepted only when the value decodes to ``user:password`` (``_rules``).
+    (
+        "docker-registry-auth",
+        r"\"auth\"\s*:\s*\"(?P<value>[A-Za-z0-9+/]{8,}={0,2})\"",
+        ('"auth"',),
+        "value",
+    ),
+    # A PuTTY key file from its header to its MAC line: the private lines are the secret, and
+    # they may come JSON-escaped (``\n`` as two characters), so the body's class holds ``\\``.
+    (
+        "private-key",
+        r"PuTTY-User-Key-File-[23]:[A-Za-z0-9+/=\s:,.@\\-]{0,16384}?"
+        r"(?:Private-MAC:[\s\\n]*[0-9a-fA-F]+|Private-Lines:[\s\\n]*\d+[A-Za-z0-9+/=\s\\]*)",
+        ("PuTTY-User-Key-File-",),
+        0,
+    ),
+    # A password in a URL's user information, whatever characters it holds (detect-secrets'
+    # rule stops at ``! # $ & * ( ) + = , ; ? [ ] '``), and with an empty user name (a Redis
+    # URL's colon right after the scheme). The user information ends before the first ``/``.
+    (
+        "basic-auth-credentials",
+        r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]\"<>]*:(?P<value>(?!\[redacted:|\$?\{|%\()[^\s/@\"<>`]+)"
+        r"@(?=[A-Za-z0-9\[_-])",
+        ("@",),
+        "value",
+    ),
+    (
+        "anthropic-api-key",
+        r"(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,}",
+        ("sk-ant-",),
+        0,
+    ),
+    ("huggingface-token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}", ("hf_",), 0),
+    ("huggingface-token", r"(?<![A-Za-z0-9_])api_org_[A-Za-z0-9]{30,}", ("api_org_",), 0),
+    ("slack-token", r"(?<![A-Za-z0-9_-])xapp-\d-[A-Za-z0-9-]{20,}", ("xapp-",), 0),
+    ("slack-token", r"(?<![A-Za-z0-9_-])xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{20,}", ("xoxe",), 0),
+    (
+        "google-oauth-client-secret",
+        r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,}",
+        ("GOCSPX-",),
+        0,
+    ),
+    ("google-oauth-token", r"(?<![A-Za-z0-9_-])ya29\.[A-Za-z0-9_-]{20,}", ("ya29.",), 0),
+    (
+        "vault-token",
+        r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{20,}",
+        ("hvs.", "hvb.", "hvr."),
+        0,
+    ),
+    (
+        "digitalocean-token",
+        r"(?<![A-Za-z0-9_])do[por]_v1_[a-f0-9]{64}",
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        0,
+    ),
+    (
+        "shopify-token",
+        r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        0,
+    ),
+    ("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", ("AGE-SECRET-KEY-1",), 0),
+    ("databricks-token", r"(?<![A-Za-z0-9_])dapi[a-f0-9]{32}(?:-\d)?", ("dapi",), 0),
+    ("atlassian-api-token", r"(?<![A-Za-z0-9_])ATATT3[A-Za-z0-9_=-]{30,}", ("ATATT3",), 0),
+    ("postman-api-key", r"(?<![A-Za-z0-9_])PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("PMAK-",), 0),
+    ("doppler-token", r"(?<![A-Za-z0-9_])dp\.(?:pt|st|sa|ct|scim)\.[A-Za-z0-9]{30,}", ("dp.",), 0),
+    ("grafana-token", r"(?<![A-Za-z0-9_])(?:glsa|glc)_[A-Za-z0-9_=+/-]{30,}", ("glsa_", "glc_"), 0),
+    ("newrelic-key", r"(?<![A-Za-z0-9_])NRAK-[A-Z0-9]{27}", ("NRAK-",), 0),
+    ("sentry-token", r"(?<![A-Za-z0-9_])sntry[su]_[A-Za-z0-9_=+/-]{30,}", ("sntry",), 0),
+    ("linear-api-key", r"(?<![A-Za-z0-9_])lin_api_[A-Za-z0-9]{40}", ("lin_api_",), 0),
+    ("pulumi-token", r"(?<![A-Za-z0-9_])pul-[a-f0-9]{40}", ("pul-",), 0),
+    (
+        "terraform-cloud-token",
+        r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+        (".atlasv1.",),
+        0,
+    ),
+    ("supabase-token", r"(?<![A-Za-z0-9_])sbp_[a-f0-9]{40}", ("sbp_",), 0),
+    (
+        "kubeconfig-client-key",
+        r"client-key-data[\"']?\s*:\s*[\"']?(?P<value>[A-Za-z0-9+/]{16,}={0,2})",
+        ("client-key-data",),
+        "value",
+    ),
 )
-"""The anchors of Telic's own case-sensitive rules (``_rules._OWN``)."""
-OWN_FOLDED: Final = ("aws", "bearer", "authorization", "=")
-"""The anchors of Telic's own case-insensitive rules, lowered."""
+"""Telic's own rules, for the shapes detect-secrets does not know (``_rules`` compiles them)."""
 
 EXACT_TRIGGERS: Final = tuple(
     sorted(
         {anchor.encode() for _, _, anchors in PLUGINS for anchor in anchors}
-        | {anchor.encode() for anchor in OWN_EXACT}
+        | {
+            a.encode()
+            for _, p, anchors, _ in OWN_RULES
+            if not p.startswith("(?i)")
+            for a in anchors
+        }
     )
 )
 """Every anchor the detector looks for as written."""
@@ -165,7 +246,12 @@ FOLDED_TRIGGERS: Final = tuple(
             if name in FOLDED_PLUGINS
             for a in anchors
         }
-        | {anchor.encode() for anchor in OWN_FOLDED}
+        | {
+            a.lower().encode()
+            for _, p, anchors, _ in OWN_RULES
+            if p.startswith("(?i)")
+            for a in anchors
+        }
         | set(KEYWORD_BYTES)
     )
 )

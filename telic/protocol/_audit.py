@@ -31,17 +31,6 @@ from telic.protocol._types import (
     unique,
 )
 
-__all__ = [
-    "AuditDecision",
-    "ClaimBasis",
-    "ClaimEvidenceEntry",
-    "ClaimSupport",
-    "ModeCompliance",
-    "ReceiptAudit",
-    "ReleaseAudit",
-    "RemediationDefect",
-]
-
 ClaimBasis = Literal["direct", "user_reported"]
 """What a claim rests on: direct evidence, or the user's own word."""
 ClaimSupport = Literal["supported", "unsupported", "contradicted", "unverified"]

@@ -13,8 +13,6 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["UNDESCRIBED", "ArtifactBody", "WireModel"]
-
 
 def _drop_description(schema: dict[str, Any], cls: type[Any]) -> None:
     schema.pop("description", None)

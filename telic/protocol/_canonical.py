@@ -19,14 +19,6 @@ import telic_packets
 from telic._errors import SchemaViolation
 from telic_packets import plain_canonical_json
 
-__all__ = [
-    "SHA256_PREFIX",
-    "CanonicalJsonError",
-    "canonical_json",
-    "canonical_sha256",
-    "sha256_hex_digest",
-]
-
 SHA256_PREFIX: Final = "sha256:"
 """The prefix of every content digest: ``sha256:`` + 64 lowercase hex digits."""
 _MAX_DEPTH: Final = 256
@@ -105,12 +97,6 @@ def canonical_sha256(value: object) -> str:
     return sha256_hex_digest(canonical_json(value))
 
 
-def _utf16_key(key: str) -> bytes:
-    # ECMAScript sorts property names by UTF-16 code units; this differs from code-point order
-    # only for keys mixing astral characters with characters above U+E000.
-    return key.encode("utf-16-be", "surrogatepass")
-
-
 def _write(value: object, out: list[str], depth: int, seen: set[int]) -> None:
     if depth > _MAX_DEPTH:
         raise CanonicalJsonError(f"value nests deeper than {_MAX_DEPTH} levels")
@@ -136,7 +122,9 @@ def _write(value: object, out: list[str], depth: int, seen: set[int]) -> None:
             if not isinstance(key, str):
                 raise CanonicalJsonError(f"object key {key!r} is not a string")
             items.append((key, item))
-        items.sort(key=lambda pair: _utf16_key(pair[0]))
+        # ECMAScript sorts property names by UTF-16 code units; this differs from code-point
+        # order only for keys mixing astral characters with characters above U+E000.
+        items.sort(key=lambda pair: pair[0].encode("utf-16-be", "surrogatepass"))
         out.append("{")
         for index, (key, item) in enumerate(items):
             if index:

@@ -24,16 +24,6 @@ from telic.protocol._types import (
     unique,
 )
 
-__all__ = [
-    "MAX_CHOICES",
-    "MIN_CHOICES",
-    "AuthorityEffect",
-    "ClarificationChoice",
-    "ClarificationReason",
-    "ClarificationRequest",
-    "RunEffect",
-]
-
 MIN_CHOICES: Final = 2
 MAX_CHOICES: Final = 8
 

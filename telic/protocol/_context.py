@@ -29,31 +29,6 @@ from telic.protocol._types import (
     utf8_at_most,
 )
 
-__all__ = [
-    "EXCLUSION_REASONS",
-    "MAX_CANDIDATES",
-    "MAX_FILE_BYTES",
-    "MAX_INVENTORY_FILES",
-    "MAX_SELECTED_FILES",
-    "MAX_TOTAL_BYTES",
-    "ContextBudget",
-    "ContextCandidate",
-    "ContextDocument",
-    "ContextManifest",
-    "ContextManifestWire",
-    "ExcludedCandidate",
-    "ExcludedCandidateSummary",
-    "ExclusionReason",
-    "InventorySource",
-    "RepositoryFingerprint",
-    "SelectedCandidate",
-    "SelectedSource",
-    "TrustKind",
-    "WireBudget",
-    "WireFingerprint",
-    "normalize_manifest",
-]
-
 MAX_CANDIDATES: Final = 2_048
 """Most candidates one canonical manifest may list."""
 MAX_SELECTED_FILES: Final = 256

@@ -29,16 +29,6 @@ from telic.protocol._types import (
     unique,
 )
 
-__all__ = [
-    "NON_MUTATING_MODES",
-    "VERIFICATION_CAPABILITIES",
-    "VERIFYING_MODES",
-    "Assumption",
-    "TaskContract",
-    "VerificationCapability",
-    "VerificationRequirement",
-]
-
 VerificationCapability = Literal[
     "repository.read",
     "shell.inspect",

@@ -23,14 +23,6 @@ from telic.protocol._types import (
     Timestamp,
 )
 
-__all__ = [
-    "MAX_EVIDENCE_CONTENT_BYTES",
-    "Encoding",
-    "Evidence",
-    "EvidenceKind",
-    "decode_evidence_content",
-]
-
 MAX_EVIDENCE_CONTENT_BYTES: Final = 2_097_152
 """Maximum size of evidence content, as UTF-8 text and once decoded."""
 

@@ -29,21 +29,6 @@ from telic.protocol._types import (
     unique,
 )
 
-__all__ = [
-    "DIVERGENT_CLASSIFICATIONS",
-    "ClarificationNeeded",
-    "ClarificationNotNeeded",
-    "FactProvenance",
-    "FrameClarification",
-    "GroundedFact",
-    "GroundedInference",
-    "ProblemFrame",
-    "ScenarioSpec",
-    "SourceMapEntry",
-    "Unknown",
-    "UnknownClassification",
-]
-
 FactProvenance = Literal["user", "repository", "runtime", "browser", "tool"]
 
 UnknownClassification = Literal[

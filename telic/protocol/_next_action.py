@@ -38,17 +38,6 @@ from telic.protocol._types import (
     WorkerCount,
 )
 
-__all__ = [
-    "INSTRUCTION_REF_PATTERN",
-    "STOP_CONDITIONS",
-    "ClarificationAction",
-    "NextAction",
-    "PhaseAction",
-    "RemainingBudgets",
-    "TerminalAction",
-    "instruction_ref",
-]
-
 _ROLE_ALTERNATION: Final = "|".join(role.replace("_", "[_-]") for role in ACTION_ROLES)
 INSTRUCTION_REF_PATTERN: Final = (
     rf"^artifact://system/roles/({_ROLE_ALTERNATION})(-(micro|spot|reverify))?-v1$"

@@ -32,15 +32,6 @@ from telic.protocol._types import (
     unique,
 )
 
-__all__ = [
-    "MAX_PLAN_NODES",
-    "GlobalBudgets",
-    "NodeBudgets",
-    "PlanValidation",
-    "WorkNode",
-    "WorkPlan",
-]
-
 MAX_PLAN_NODES: Final = 64
 """Most nodes in one plan."""
 

@@ -33,18 +33,6 @@ from telic.protocol._types import (
     ToolCalls,
 )
 
-__all__ = [
-    "CorrectionWorkOrder",
-    "DiagnosisGate",
-    "DiagnosisStatus",
-    "QualityDecision",
-    "QualityReview",
-    "RemediationWorkOrder",
-    "ReviewCheck",
-    "VerificationResult",
-    "VerificationStatus",
-]
-
 VerificationStatus = Literal["pass", "fail", "unverified", "unavailable"]
 """How a required verification turned out."""
 DiagnosisStatus = Literal["supported", "unsupported", "unverified"]

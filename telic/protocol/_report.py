@@ -24,8 +24,6 @@ from telic.protocol._types import (
     TraceUri,
 )
 
-__all__ = ["NextUserAction", "UserReport"]
-
 
 class NextUserAction(WireModel):
     """Something the user may do next."""

@@ -29,19 +29,6 @@ from telic.protocol._types import (
     Summary,
 )
 
-__all__ = [
-    "AcceptanceCoverage",
-    "AcceptanceStatus",
-    "ActionStatus",
-    "ChangeType",
-    "FileChange",
-    "TestResult",
-    "TestStatus",
-    "WorkAction",
-    "WorkResult",
-    "WorkResultStatus",
-]
-
 ActionStatus = Literal["completed", "failed", "denied", "skipped", "unauthorized"]
 """How an attempted action ended. ``unauthorized`` (ours, beside the 1.0 four) is the host's own
 record of an action it took although its permissions did not allow it: Telic accepts the record,

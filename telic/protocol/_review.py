@@ -28,17 +28,6 @@ from telic.protocol._types import (
     TaskContractField,
 )
 
-__all__ = [
-    "PASS_SCORE",
-    "ContractCoverage",
-    "CoverageStatus",
-    "DimensionScores",
-    "HardGate",
-    "PromptReview",
-    "PromptReviewDecision",
-    "weighted_score",
-]
-
 PASS_SCORE: Final = 80
 """The lowest score that lets a review progress (PromptReview and QualityReview alike)."""
 

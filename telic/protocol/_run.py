@@ -37,16 +37,6 @@ from telic.protocol._types import (
     WorkerCount,
 )
 
-__all__ = [
-    "MAX_REPOSITORY_ROOT",
-    "Authorization",
-    "HostDescriptor",
-    "RunBudgets",
-    "RunEnvelope",
-    "UserMessage",
-    "WorkingContext",
-]
-
 MAX_REPOSITORY_ROOT: Final = 4_096
 """Longest repository root path."""
 

@@ -29,18 +29,6 @@ from telic.protocol._types import (
     Timestamp,
 )
 
-__all__ = [
-    "EVENT_TYPES",
-    "MAX_SEQUENCE",
-    "BudgetSnapshot",
-    "EventType",
-    "PermissionDecision",
-    "RedactionCategory",
-    "ToolTrace",
-    "TraceEvent",
-    "TraceRedaction",
-]
-
 MAX_SEQUENCE: Final = 2**53 - 1
 """Largest sequence number (JavaScript's ``Number.MAX_SAFE_INTEGER``)."""
 

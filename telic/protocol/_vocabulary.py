@@ -10,16 +10,6 @@ from __future__ import annotations
 import re
 from typing import Final, Literal, get_args
 
-__all__ = [
-    "CAPABILITIES",
-    "IDENTIFIER_PATTERN",
-    "MAX_IDENTIFIER",
-    "MODES",
-    "Capability",
-    "Mode",
-    "is_identifier",
-]
-
 MAX_IDENTIFIER: Final = 128
 """Most characters of a protocol identifier."""
 IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from telic import SchemaViolation
-from telic.protocol import ARTIFACT_MODELS, json_schema, parse_artifact
+from telic.protocol import ARTIFACT_MODELS, ArtifactType, json_schema, parse_artifact
+from telic.protocol._types import InternalArtifactType
 from telic.protocol.schemas import expected_files, schema_dir
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -22,6 +23,10 @@ def _golden(artifact_type: str) -> dict[str, Any]:
 
 
 STORED_TYPES = sorted(set(ARTIFACT_MODELS))
+
+
+def test_every_protocol_and_internal_type_has_exactly_one_schema() -> None:
+    assert set(STORED_TYPES) == set(get_args(ArtifactType)) | set(get_args(InternalArtifactType))
 
 
 @pytest.mark.parametrize("artifact_type", STORED_TYPES)
