@@ -114,11 +114,13 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class KitCheck:
-    """One line of ``telic doctor`` about an installed kit."""
+    """One line of ``telic doctor``: about an installed kit, or (``telic.cli``) anything else."""
 
     name: str
     ok: bool
     detail: str
+    required: bool = True
+    """Whether a failure fails the doctor (``False``: a warning)."""
 
 
 def telic_command() -> list[str]:
