@@ -189,12 +189,6 @@ def _layers(store: Store, run: LiveRun) -> Authority:
     return authority
 
 
-def _refresh(store: Store) -> None:
-    """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
-    for run in store.ledger.live_runs(store.root):
-        _layers(store, run)
-
-
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
 
 
@@ -437,10 +431,10 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
     try:
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
-        if call.what == "refresh":
-            _refresh(store)
-            return None
-        if call.what == "ignore":
+        if call.what == "refresh":  # a Telic tool ran: store every live run's stale layers
+            for run in live:
+                _layers(store, run)
+        if call.what in ("refresh", "ignore"):
             return None
         if call.asks == "telic":
             return _telic_tool(store.state_dir, call, live)
