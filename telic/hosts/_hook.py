@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -63,6 +62,7 @@ from telic.hosts._layers import (
     Store,
     compute_layers,
     read_layers,
+    state_file,
     write_layers,
     write_private,
 )
@@ -119,16 +119,12 @@ def _root(repository_root: str | None, environ: Mapping[str, str], cwd: str | No
     return str(Path(chosen).resolve())
 
 
-def _session_path(state_dir: Path, session_id: str) -> Path:
-    name = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
-    return state_dir / SESSIONS_DIR / name
-
-
 def _bound(state_dir: Path, session_id: str | None) -> str | None:
     if session_id is None:
         return None
+    path = state_file(state_dir, SESSIONS_DIR, session_id, "")
     try:
-        return _session_path(state_dir, session_id).read_text(encoding="utf-8").strip() or None
+        return path.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 
@@ -136,7 +132,7 @@ def _bound(state_dir: Path, session_id: str | None) -> str | None:
 def _bind(state_dir: Path, session_id: str | None, run_id: str) -> None:
     if session_id is None:
         return
-    write_private(_session_path(state_dir, session_id), run_id)
+    write_private(state_file(state_dir, SESSIONS_DIR, session_id, ""), run_id)
 
 
 def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
