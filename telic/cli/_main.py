@@ -270,7 +270,7 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
         details = await service.get_run(args.run)
     run = to_wire(details.run)
     artifacts = to_wire(details.artifacts)
-    action = to_wire(getattr(details, "action", None) or details.next_action)
+    action = to_wire(details.next_action)
     if args.json:
         print_json({"run": run, "artifacts": artifacts, "nextAction": action})
         return EXIT_OK

@@ -23,10 +23,7 @@ server; the ``initialize`` it answered is forwarded too (the server's session ne
 handshake), and the server's answer to it is dropped. No answers, answers of another key, or a
 first line that is not an ``initialize`` of a protocol version they hold: today's relay.
 
-``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
-returns its answer; ``None`` when no server listens, so the caller decides in-process.
-``run_hook`` is the whole hook (``telic hook <host>``): the resident server's answer, else the
-in-process decision, and a deny in the host's format for any failure of either.
+The hook's client is here too (``ask_hook``, ``run_hook``, ``Deadline``).
 """
 
 from __future__ import annotations
