@@ -9,26 +9,15 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from telic._errors import TelicError
-from telic.hosts import check_kits
+from telic.hosts import KitCheck as Check, check_kits
 from telic.ledger import DB_FILE_NAME, default_state_dir, ledger_file_problem
 from telic.server import ServerConfig
 
 __all__ = ["Check", "run_doctor"]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of the doctor's report."""
-
-    name: str
-    ok: bool
-    detail: str
-    required: bool = True
 
 
 def _version(command: str, *args: str) -> str | None:
@@ -115,10 +104,9 @@ def _kits(config: ServerConfig) -> list[Check]:
     try:
         cast_turns = kit_cast_turns(config, root)
     except TelicError as exc:  # the server refuses that configuration too: name it once
-        checks = check_kits(root)
         detail = f"cannot read the server's cast types, so the cast agent's turn cap: {exc}"
-        return [Check(k.name, False, detail) for k in checks]
-    return [Check(k.name, k.ok, k.detail) for k in check_kits(root, cast_turns=cast_turns)]
+        return [Check(k.name, False, detail) for k in check_kits(root)]
+    return check_kits(root, cast_turns=cast_turns)
 
 
 def run_doctor(config: ServerConfig) -> list[Check]:

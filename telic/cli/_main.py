@@ -270,7 +270,7 @@ async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
         details = await service.get_run(args.run)
     run = to_wire(details.run)
     artifacts = to_wire(details.artifacts)
-    action = to_wire(getattr(details, "action", None) or details.next_action)
+    action = to_wire(details.next_action)
     if args.json:
         print_json({"run": run, "artifacts": artifacts, "nextAction": action})
         return EXIT_OK
@@ -622,13 +622,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
-def _quiet_broken_pipe() -> int:
-    """The reader of stdout went away (``telic trace … | head``): stop without a word."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_FAILURE
-
-
 def _check_serve(config: ServerConfig) -> None:
     """Refuse a repository that is not there; warn (once, on stderr) when it is not git."""
     root = check_repository(config)
@@ -673,8 +666,9 @@ def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseExc
     if isinstance(exc, TelicCallError):
         code = str(exc.envelope.get("code"))
         return _fail(args, EXIT_FAILURE, str(exc), code)
-    if isinstance(exc, BrokenPipeError):
-        return _quiet_broken_pipe()
+    if isinstance(exc, BrokenPipeError):  # ``telic trace … | head``: stop without a word
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
     if isinstance(exc, OSError):
         failed = explain_os_error(exc, _doing(args))
         return _fail(args, failed.exit_code, failed.message, failed.kind, failed.hint)

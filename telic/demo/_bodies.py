@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_origin
+
+from pydantic import BaseModel
 
 from telic.controller import PROMPT_COVERAGE
 from telic.permissions import MUTATING_REPOSITORY
-from telic.protocol import DimensionScores
+from telic.protocol import ARTIFACT_MODELS, DimensionScores, WorkNode
 
 __all__ = ["Bodies", "criterion", "permissions", "verification"]
 
@@ -34,6 +36,12 @@ def permissions(read: Sequence[str] = (), write: Sequence[str] = (), *, children
             "maximumDepth": 1 if children else 0,
         },
     }
+
+
+def _empty_lists(model: type[BaseModel]) -> JSON:
+    """Each list field of ``model``, empty: what a body leaves empty, it need not name."""
+    fields = model.model_fields.values()
+    return {str(f.alias): [] for f in fields if get_origin(f.annotation) is list}
 
 
 def criterion(cid: str, stage: str, requirement: str) -> JSON:
@@ -74,14 +82,17 @@ class Bodies:
         """The URI of the original request."""
         return self.uri(self.request_id)
 
-    def _base(self, artifact_id: str) -> JSON:
-        return {"schemaVersion": "1.0", "id": artifact_id, "runId": self.run_id}
+    def _base(self, artifact_type: str, artifact_id: str) -> JSON:
+        """The fields every body of ``artifact_type`` begins with: its ids, and each list field
+        of its schema empty (a body's own fields replace them)."""
+        ids = {"schemaVersion": "1.0", "id": artifact_id, "runId": self.run_id}
+        return ids | _empty_lists(ARTIFACT_MODELS[artifact_type])
 
     # ------------------------------------------------------------------ framing
 
     def frame(self, fid: str = "frame-1") -> JSON:
         """Agent 1's ProblemFrame."""
-        return self._base(fid) | {
+        return self._base("ProblemFrame", fid) | {
             "originalRequestRef": self.request,
             "intentMode": self.mode,
             "goal": self.goal,
@@ -93,12 +104,9 @@ class Bodies:
                     "sourceRef": self.request,
                 }
             ],
-            "inferences": [],
-            "unknowns": [],
             "scope": {"include": ["src"], "exclude": ["tests"]},
             "constraints": ["Stay inside src/", "Do not edit the tests"],
             "nonGoals": ["Refactoring unrelated code"],
-            "applicableRuleRefs": [],
             "draftAcceptanceCriteria": self.criteria,
             "clarification": {"required": False, "reason": None},
             "rationaleSummary": "Framed from the user's request.",
@@ -106,7 +114,7 @@ class Bodies:
 
     def contract(self, cid: str = "contract-1", frame: str = "frame-1") -> JSON:
         """Agent 2's TaskContract, copying the frame."""
-        return self._base(cid) | {
+        return self._base("TaskContract", cid) | {
             "version": 1,
             "originalRequestRef": self.request,
             "problemFrameRef": self.uri(frame),
@@ -115,15 +123,10 @@ class Bodies:
             "scope": {"include": ["src"], "exclude": ["tests"]},
             "constraints": ["Stay inside src/", "Do not edit the tests"],
             "nonGoals": ["Refactoring unrelated code"],
-            "contextRefs": [],
-            "ruleRefs": [],
             "permissions": self.permissions,
             "acceptanceCriteria": self.criteria,
-            "requiredOutputs": [],
             "verificationRequirements": self.verifications,
             "stopConditions": ["Stop if the fix needs changes outside src/"],
-            "assumptions": [],
-            "unresolvedQuestions": [],
             "rationaleSummary": "Compiled from the frame.",
         }
 
@@ -136,7 +139,7 @@ class Bodies:
             "frame": self.uri(frame),
             "contract": self.uri(contract),
         }
-        return self._base(rid) | {
+        return self._base("PromptReview", rid) | {
             "targetRef": self.uri(contract),
             "rubricId": "contract-readiness-v1",
             "revisionNumber": 0,
@@ -155,7 +158,6 @@ class Bodies:
                     "rationaleSummary": "Objective matches the request.",
                 }
             ],
-            "findings": [],
             "decision": "pass",
             "rationaleSummary": "Ready to plan.",
         }
@@ -175,19 +177,16 @@ class Bodies:
         extra_tools: Sequence[str] = (),
     ) -> JSON:
         """A WorkNode requiring ``tools`` (and allowing ``extra_tools`` too)."""
-        return {
+        return _empty_lists(WorkNode) | {
             "id": nid,
             "logicalRole": "executor",
             "objective": f"Carry out {nid}",
-            "dependsOn": [],
             "inputRefs": list(input_refs),
-            "contextRefs": [],
             "allowedTools": [*tools, *extra_tools],
             "requiredCapabilities": list(tools),
             "permissions": node_permissions,
             "outputType": "WorkResult",
             "acceptanceCriteria": list(criteria),
-            "stopConditions": [],
             "budgets": {"maximumToolCalls": calls, "maximumChildren": children},
         }
 
@@ -195,11 +194,10 @@ class Bodies:
         self, pid: str, nodes: Sequence[JSON], *, depth: int = 0, contract: str = "contract-1"
     ) -> JSON:
         """A serial WorkPlan whose tool budget is the sum of its nodes'."""
-        return self._base(pid) | {
+        return self._base("WorkPlan", pid) | {
             "taskContractRef": self.uri(contract),
             "executionMode": "serial",
             "nodes": list(nodes),
-            "joinRules": [],
             "globalBudgets": {
                 "maximumToolCalls": sum(n["budgets"]["maximumToolCalls"] for n in nodes),
                 "maximumParallelWorkers": 1,
@@ -211,15 +209,13 @@ class Bodies:
 
     def evidence(self, eid: str, kind: str, summary: str, content: str) -> JSON:
         """An Evidence capture of real content."""
-        return self._base(eid) | {
+        return self._base("Evidence", eid) | {
             "kind": kind,
             "capturedAt": "2026-01-01T00:00:00.000Z",
             "summary": summary,
             "contentType": "text/plain",
             "encoding": "utf8",
             "content": content,
-            "sourceRefs": [],
-            "redactions": [],
             "rationaleSummary": "Captured verbatim.",
         }
 
@@ -251,23 +247,17 @@ class Bodies:
     ) -> JSON:
         """A completed WorkResult covering ``criteria`` with ``evidence``."""
         refs = [self.uri(e) for e in evidence]
-        return self._base(wid) | {
+        return self._base("WorkResult", wid) | {
             "workPlanRef": self.uri(plan),
             "nodeId": node,
             "status": "completed",
-            "observations": [],
-            "inferences": [],
             "actions": list(actions),
             "filesChanged": list(files),
-            "toolEventRefs": [],
             "evidenceRefs": refs,
-            "testResults": [],
             "acceptanceCoverage": [
                 {"criterionId": c, "status": "pass", "evidenceRefs": refs, "rationaleSummary": note}
                 for c in criteria
             ],
-            "unresolvedIssues": [],
-            "deviations": [],
             "rationaleSummary": note,
         }
 
@@ -312,7 +302,7 @@ class Bodies:
     ) -> JSON:
         """A QualityReview; ``acceptance`` and ``checks`` pair ids with their evidence ids."""
         by_id = {v["id"]: v for v in self.verifications}
-        return self._base(qid) | {
+        return self._base("QualityReview", qid) | {
             "taskContractRef": self.uri("contract-1"),
             "workPlanRefs": [self.uri(plan)],
             "workResultRefs": [self.uri(r) for r in results],
@@ -326,8 +316,6 @@ class Bodies:
                 }
                 for c, ev in acceptance
             ],
-            "ruleCompliance": [],
-            "regressionChecks": [],
             "verificationResults": [
                 {
                     "requirementId": v,
@@ -338,7 +326,6 @@ class Bodies:
                 }
                 for v, ev in checks
             ],
-            "findings": [],
             "hardGates": [
                 {
                     "id": "QG-1",
@@ -368,7 +355,7 @@ class Bodies:
     ) -> JSON:
         """A releasing ReleaseAudit with one supported claim over every criterion."""
         refs = [self.uri(e) for e in evidence]
-        return self._base("audit-1") | {
+        return self._base("ReleaseAudit", "audit-1") | {
             "originalRequestRef": self.request,
             "taskContractRef": self.uri("contract-1"),
             "workPlanRefs": [self.uri(p) for p in plans],
@@ -396,8 +383,6 @@ class Bodies:
                     "rationaleSummary": "Shown by the evidence.",
                 }
             ],
-            "unresolvedRisks": [],
-            "findings": [],
             "remainingRemediations": 1,
             "decision": "release",
             "remediationDefect": None,
@@ -416,7 +401,7 @@ class Bodies:
         rid: str = "report-1",
     ) -> JSON:
         """A completed UserReport restating the audit's claim."""
-        return self._base(rid) | {
+        return self._base("UserReport", rid) | {
             "terminalStatus": "completed",
             "summary": summary,
             "completionClaims": [
@@ -428,12 +413,9 @@ class Bodies:
                     "confidence": 1,
                 }
             ],
-            "findingRefs": [],
             "changeRefs": [self.uri(c) for c in changes],
             "verificationRefs": [self.uri(v) for v in verifications],
-            "unresolvedRisks": [],
             "permissionsHonored": True,
-            "nextActions": [],
             "traceRef": f"trace://{self.run_id}",
             "rationaleSummary": "Reported from the audit.",
         }

@@ -88,24 +88,17 @@ def find_demo_repo() -> Path:
     raise FileNotFoundError("examples/demo-repo not found; run the demo from a Telic checkout")
 
 
+_GIT_CONFIG: Final = (
+    "user.name=Telic demo",
+    "user.email=demo@telic.invalid",
+    "init.defaultBranch=main",
+    "commit.gpgsign=false",
+)
+
+
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=Telic demo",
-            "-c",
-            "user.email=demo@telic.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-            *args,
-        ],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
+    config = [word for setting in _GIT_CONFIG for word in ("-c", setting)]
+    subprocess.run(["git", *config, *args], cwd=repo, check=True, capture_output=True)
 
 
 class DemoRepository:

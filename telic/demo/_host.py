@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT as Progress
 
 from telic._errors import TelicError
 from telic.demo._bodies import Bodies, criterion, permissions, verification
@@ -32,13 +33,6 @@ MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fi
 JSON = dict[str, Any]
 _FIX_TOOLS: Final = ["repository.read", "repository.write"]
 """What a fix needs: the host and the fix node read and write the repository."""
-
-
-class Progress(Protocol):
-    """A progress callback: (done, total or None, message or None)."""
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        """Receive one progress notification."""
 
 
 class TelicCallError(TelicError):

@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
         DEFAULT_CAST_TURNS as DEFAULT_CAST_TURNS,
         HOSTS as HOSTS,
         RESIDENT_BY_DEFAULT as RESIDENT_BY_DEFAULT,
+        KitCheck as KitCheck,
         cast_turn_ceiling as cast_turn_ceiling,
         check_kits as check_kits,
         diff as diff,

@@ -12,7 +12,6 @@ and the ``(event_type, summary)`` pairs to append; the hook writes them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +37,7 @@ from telic.casting import (
     stopped_summary,
 )
 from telic.hosts._dialects import Call, Verdict
-from telic.hosts._layers import Authority, Store, write_private
+from telic.hosts._layers import Authority, Store, state_file, write_private
 from telic.ledger import BlockingLedger
 
 if TYPE_CHECKING:
@@ -87,15 +86,10 @@ def read_cast_facts(ledger: BlockingLedger, run_id: str) -> CastFacts:
     return CastFacts(open_casts_of(refs), children_of((str(r[0]), str(r[1])) for r in rows))
 
 
-def _path(state_dir: Path, run_id: str, cast_id: str) -> Path:
-    name = hashlib.sha256(f"{run_id}\n{cast_id}".encode()).hexdigest()[:32]
-    return state_dir / SCOPES_DIR / f"{name}.json"
-
-
 def read_scope(state_dir: Path, run_id: str, cast_id: str) -> ChildScope | None:
     """The stored scope of a cast; ``None`` when absent or unreadable (then computed)."""
     try:
-        stored = json.loads(_path(state_dir, run_id, cast_id).read_bytes())
+        stored = json.loads(state_file(state_dir, SCOPES_DIR, f"{run_id}\n{cast_id}").read_bytes())
         if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
             return None
         if stored.get("runId") != run_id:
@@ -109,7 +103,7 @@ def read_scope(state_dir: Path, run_id: str, cast_id: str) -> ChildScope | None:
 def write_scope(state_dir: Path, run_id: str, scope: ChildScope) -> None:
     """Store a cast's scope (atomically, mode 0600; the last writer wins)."""
     document = {"format": _FORMAT, "runId": run_id, "scope": scope.to_json()}
-    write_private(_path(state_dir, run_id, scope.cast_id), document)
+    write_private(state_file(state_dir, SCOPES_DIR, f"{run_id}\n{scope.cast_id}"), document)
 
 
 def compute_scope(store: Store, run_id: str, cast_id: str) -> ChildScope | None:

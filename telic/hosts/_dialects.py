@@ -87,6 +87,7 @@ class Mapped(NamedTuple):
 
 
 Decide = Literal["decide", "refresh", "ignore", "start", "stop"]
+_Asks = tuple[Mapped, ...] | Literal["telic"] | None
 
 
 class Call(NamedTuple):
@@ -103,7 +104,7 @@ class Call(NamedTuple):
     """Which of the host's answer shapes this event takes (its event name)."""
     tool: str
     """The host's own name for the tool, for the reason and the trace."""
-    asks: tuple[Mapped, ...] | Literal["telic"] | None
+    asks: _Asks
     """What it asks for; ``"telic"`` for Telic's own tools; ``None`` for a tool no table maps."""
     session_id: str | None = None
     cwd: str | None = None
@@ -335,9 +336,7 @@ def _telic_name(tool_name: str) -> bool:
     return tool_name in TELIC_TOOLS
 
 
-def claude_tool(
-    tool_name: str, tool_input: Mapping[str, object]
-) -> tuple[Mapped, ...] | Literal["telic"] | None:
+def claude_tool(tool_name: str, tool_input: Mapping[str, object]) -> _Asks:
     """What a tool call in Claude Code's payload asks for: Claude Code's names first, then
     Cursor's and VS Code's (both run a project's ``.claude/settings.json`` hooks, with their own
     tool names)."""
@@ -365,19 +364,34 @@ def _answer(event: str, verdict: Verdict) -> str:
 def _read_claude(event: Mapping[str, object]) -> Call:
     # VS Code's reference spells some common fields in camelCase: either spelling is read.
     name = _text(event, "hook_event_name") or _text(event, "hookEventName") or "PreToolUse"
+    session = _text(event, "session_id") or _text(event, "sessionId")
+    return _read_tool_event(event, name, claude_tool, "PreToolUse", session)
+
+
+def _read_tool_event(
+    event: Mapping[str, object],
+    name: str,
+    tool_of: Callable[[str, Mapping[str, object]], _Asks],
+    reply: str | None,
+    session: str | None,
+    *,
+    spawn_seen: bool = True,
+) -> Call:
+    """An event in Claude Code's shape (Codex's too): a subagent's start or stop, or a tool
+    call whose ``PostToolUse`` refreshes after a Telic tool; ``reply`` ``None``: ignored."""
     if name in _CHILD_EVENTS:
-        return _child_event(event, name)
+        return _child_event(event, name, spawn_seen=spawn_seen)
     tool_name, tool_input = _tool(event)
-    asks = claude_tool(tool_name, tool_input)
-    what: Decide = "decide"
+    asks = tool_of(tool_name, tool_input)
+    what: Decide = "decide" if reply is not None else "ignore"
     if name == "PostToolUse":
         what = "refresh" if asks == "telic" else "ignore"
     return Call(
         what,
-        "PreToolUse",
+        reply or "PreToolUse",
         tool_name,
         asks,
-        _text(event, "session_id") or _text(event, "sessionId"),
+        session,
         _text(event, "cwd"),
         _text(tool_input, "run_id") if asks == "telic" else None,
         _text(event, "agent_id"),
@@ -437,9 +451,7 @@ def _write_claude(reply: str, verdict: Verdict) -> str | None:
 # ---------------------------------------------------------------------------------------- Codex
 
 
-def _codex_tool(
-    tool_name: str, tool_input: Mapping[str, object]
-) -> tuple[Mapped, ...] | Literal["telic"] | None:
+def _codex_tool(tool_name: str, tool_input: Mapping[str, object]) -> _Asks:
     if tool_name.startswith(TELIC_TOOL_PREFIX):
         return "telic"
     if tool_name == "Bash":
@@ -451,27 +463,10 @@ def _codex_tool(
 
 def _read_codex(event: Mapping[str, object]) -> Call:
     name = _text(event, "hook_event_name") or "PreToolUse"
-    if name in _CHILD_EVENTS:  # Codex's spawn call reaches no hook: no handoff is seen
-        return _child_event(event, name, spawn_seen=False)
-    tool_name, tool_input = _tool(event)
-    asks = _codex_tool(tool_name, tool_input)
-    what: Decide = "decide"
-    if name == "PostToolUse":
-        what = "refresh" if asks == "telic" else "ignore"
-    elif name not in ("PreToolUse", "PermissionRequest"):
-        what = "ignore"
-    reply = "PermissionRequest" if name == "PermissionRequest" else "PreToolUse"
-    return Call(
-        what,
-        reply,
-        tool_name,
-        asks,
-        _text(event, "session_id"),
-        _text(event, "cwd"),
-        _text(tool_input, "run_id") if asks == "telic" else None,
-        _text(event, "agent_id"),
-        _text(event, "agent_type"),
-    )
+    reply = name if name in ("PreToolUse", "PermissionRequest") else None
+    # Codex's spawn call reaches no hook: no handoff is seen before a child starts.
+    session = _text(event, "session_id")
+    return _read_tool_event(event, name, _codex_tool, reply, session, spawn_seen=False)
 
 
 def _write_codex(reply: str, verdict: Verdict) -> str | None:
@@ -503,9 +498,7 @@ def _cursor_cwd(event: Mapping[str, object]) -> str | None:
     return _text(event, "cwd")
 
 
-def _cursor_tool(
-    tool_name: str, tool_input: Mapping[str, object]
-) -> tuple[Mapped, ...] | Literal["telic"] | None:
+def _cursor_tool(tool_name: str, tool_input: Mapping[str, object]) -> _Asks:
     if _telic_name(tool_name):
         return "telic"
     return _table_call(CURSOR_TOOLS, tool_name, tool_input)

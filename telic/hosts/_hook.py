@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -63,6 +62,7 @@ from telic.hosts._layers import (
     Store,
     compute_layers,
     read_layers,
+    state_file,
     write_layers,
     write_private,
 )
@@ -119,16 +119,12 @@ def _root(repository_root: str | None, environ: Mapping[str, str], cwd: str | No
     return str(Path(chosen).resolve())
 
 
-def _session_path(state_dir: Path, session_id: str) -> Path:
-    name = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
-    return state_dir / SESSIONS_DIR / name
-
-
 def _bound(state_dir: Path, session_id: str | None) -> str | None:
     if session_id is None:
         return None
+    path = state_file(state_dir, SESSIONS_DIR, session_id, "")
     try:
-        return _session_path(state_dir, session_id).read_text(encoding="utf-8").strip() or None
+        return path.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 
@@ -136,7 +132,7 @@ def _bound(state_dir: Path, session_id: str | None) -> str | None:
 def _bind(state_dir: Path, session_id: str | None, run_id: str) -> None:
     if session_id is None:
         return
-    write_private(_session_path(state_dir, session_id), run_id)
+    write_private(state_file(state_dir, SESSIONS_DIR, session_id, ""), run_id)
 
 
 def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
@@ -187,12 +183,6 @@ def _layers(store: Store, run: LiveRun) -> Authority:
         with contextlib.suppress(OSError):
             write_layers(store.state_dir, before, authority)
     return authority
-
-
-def _refresh(store: Store) -> None:
-    """After a Telic tool ran: store the layers of every live run whose snapshot is stale."""
-    for run in store.ledger.live_runs(store.root):
-        _layers(store, run)
 
 
 TELIC_CHECKS: Final = Verdict("allow", "Telic checks its own tools itself.")
@@ -437,10 +427,10 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
     try:
         if call is None:
             raise _Refused(f"{problem}; denying while a Telic run is live")
-        if call.what == "refresh":
-            _refresh(store)
-            return None
-        if call.what == "ignore":
+        if call.what == "refresh":  # a Telic tool ran: store every live run's stale layers
+            for run in live:
+                _layers(store, run)
+        if call.what in ("refresh", "ignore"):
             return None
         if call.asks == "telic":
             return _telic_tool(store.state_dir, call, live)

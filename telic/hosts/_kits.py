@@ -114,11 +114,13 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class KitCheck:
-    """One line of ``telic doctor`` about an installed kit."""
+    """One line of ``telic doctor``: about an installed kit, or (``telic.cli``) anything else."""
 
     name: str
     ok: bool
     detail: str
+    required: bool = True
+    """Whether a failure fails the doctor (``False``: a warning)."""
 
 
 def telic_command() -> list[str]:
@@ -254,8 +256,10 @@ def _with_hooks(
     return _dump_json(document)
 
 
-def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
-    def add(document: dict[str, Any]) -> None:
+def _with_settings(path: str, text: str | None, command: str) -> str:
+    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
+
+    def pre_allow(document: dict[str, Any]) -> None:
         permissions = document.setdefault("permissions", {})
         if not isinstance(permissions, dict):
             raise UsageError(f"init.json: permissions in {path} is not an object")
@@ -265,13 +269,8 @@ def _pre_allow(path: str) -> Callable[[dict[str, Any]], None]:
         if PRE_ALLOWED not in allowed:
             allowed.append(PRE_ALLOWED)
 
-    return add
-
-
-def _with_settings(path: str, text: str | None, command: str) -> str:
-    """Claude Code's settings with Telic's hooks and its pre-allowed MCP tools merged in."""
     groups = _claude_groups(command, CLAUDE_MATCHER, CLAUDE_FAIL_CLOSED, children=True)
-    return _with_hooks(path, text, groups, _pre_allow(path))
+    return _with_hooks(path, text, groups, pre_allow)
 
 
 def _front_matter(fields: Sequence[tuple[str, str | int]]) -> str:
@@ -352,7 +351,6 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
 
 # ------------------------------------------------------------------------------------ plans
 
-_Reader = Callable[[str], str | None]
 _Files = dict[str, Callable[[str | None], str]]
 """A kit: each file's path, and how its new text is made from its text now (``None``: none)."""
 
@@ -454,19 +452,16 @@ _PLANS: Final = {
 }
 
 
-def _reader(root: Path) -> _Reader:
-    def read(relative: str) -> str | None:
-        path = root / relative
-        if path.is_symlink():
-            raise UsageError(f"init.path: {relative} is a symlink; Telic writes no symlinked file")
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"init.path: cannot read {relative}: {exc}") from None
-
-    return read
+def _read(root: Path, relative: str) -> str | None:
+    path = root / relative
+    if path.is_symlink():
+        raise UsageError(f"init.path: {relative} is a symlink; Telic writes no symlinked file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"init.path: cannot read {relative}: {exc}") from None
 
 
 def plan_kit(
@@ -495,9 +490,8 @@ def plan_kit(
         raise UsageError(f"init.root: {root} is not an existing absolute directory")
     if cast_turns < 1:
         raise UsageError(f"init.cast_turns: {cast_turns} is not a positive number of turns")
-    read = _reader(root)
     files = plan(str(root), list(command or telic_command()), resident, cast_turns)
-    return [FileChange(path, (now := read(path)), make(now)) for path, make in files.items()]
+    return [FileChange(path, (now := _read(root, path)), make(now)) for path, make in files.items()]
 
 
 def write_kit(root: Path, changes: Sequence[FileChange]) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "Store",
     "compute_layers",
     "read_layers",
+    "state_file",
     "write_layers",
     "write_private",
 ]
@@ -95,16 +96,18 @@ class Authority(NamedTuple):
     """The user's explicit protected-path grants (``protected_paths_granted``)."""
 
 
-def _path(state_dir: Path, run_id: str) -> Path:
-    name = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
-    return state_dir / LAYERS_DIR / f"{name}.json"
+def state_file(state_dir: Path, folder: str, key: str, suffix: str = ".json") -> Path:
+    """The file that keeps ``key``'s state in ``folder`` of the state directory, named by the
+    key's hash (a session id or run id is no file name)."""
+    name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return state_dir / folder / f"{name}{suffix}"
 
 
 def read_layers(state_dir: Path, key: Key) -> Authority | None:
     """Return the stored authority computed at ``key``; ``None`` when absent, stale or
     unreadable (the caller then computes it)."""
     try:
-        stored = json.loads(_path(state_dir, key.run_id).read_bytes())
+        stored = json.loads(state_file(state_dir, LAYERS_DIR, key.run_id).read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
@@ -125,7 +128,7 @@ def read_layers(state_dir: Path, key: Key) -> Authority | None:
 
 def write_layers(state_dir: Path, key: Key, authority: Authority) -> None:
     """Store ``authority`` as computed at ``key`` (atomically; the last writer wins)."""
-    path = _path(state_dir, key.run_id)
+    path = state_file(state_dir, LAYERS_DIR, key.run_id)
     document = {
         "format": _FORMAT,
         "key": [key.run_id, key.version, key.artifact_count],

@@ -430,24 +430,25 @@ async def _serve(
         return assemble(service, version=version, ledger=reports, schemas=config.schemas)
 
     root = str(config.repository_root)
-    mcp, hook = listening
     activity = _Activity()
-    listeners = [mcp[0]] + ([hook[0]] if hook else [])
+
+    def start_session(connection: socket.socket) -> Any:
+        return _session(connection, make, activity)
+
+    def start_hook(connection: socket.socket) -> Any:
+        return _hook(connection, root, activity, opening.ledger)
+
+    mcp, hook = listening
+    served = [(sockets.mcp, *mcp, start_session)]
+    if hook is not None:
+        served.append((sockets.hook, *hook, start_hook))
     try:
         async with anyio.create_task_group() as sessions:
-
-            def start_session(connection: socket.socket) -> Any:
-                return _session(connection, make, activity)
-
-            def start_hook(connection: socket.socket) -> Any:
-                return _hook(connection, root, activity, opening.ledger)
-
             sessions.start_soon(_answers, make, sockets, activity)
             sessions.start_soon(_rehearse, opening, config, rehearsal)
             async with anyio.create_task_group() as accepting:
-                accepting.start_soon(_accept, mcp[0], start_session, sessions)
-                if hook is not None:
-                    accepting.start_soon(_accept, hook[0], start_hook, sessions)
+                for _, listener, _, handle in served:
+                    accepting.start_soon(_accept, listener, handle, sessions)
 
                 async def stop_when_idle() -> None:
                     await _idle(activity, idle)
@@ -468,17 +469,13 @@ async def _serve(
                 accepting.start_soon(stop_on_failure)
             # Idle: no new connection may find these sockets; serve what was already queued.
             with _locked(sockets.lock):
-                _unlink_if_ours(sockets.mcp, mcp[1])
-                if hook is not None:
-                    _unlink_if_ours(sockets.hook, hook[1])
-            _drain(mcp[0], start_session, sessions)
-            if hook is not None:
-                _drain(hook[0], start_hook, sessions)
+                for path, _, inode, _ in served:
+                    _unlink_if_ours(path, inode)
+            for _, listener, _, handle in served:
+                _drain(listener, handle, sessions)
     finally:
-        _unlink_if_ours(sockets.mcp, mcp[1])
-        if hook is not None:
-            _unlink_if_ours(sockets.hook, hook[1])
-        for listener in listeners:
+        for path, listener, inode, _ in served:
+            _unlink_if_ours(path, inode)
             listener.close()
     if failed.is_set():
         return 1

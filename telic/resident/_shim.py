@@ -23,10 +23,7 @@ server; the ``initialize`` it answered is forwarded too (the server's session ne
 handshake), and the server's answer to it is dropped. No answers, answers of another key, or a
 first line that is not an ``initialize`` of a protocol version they hold: today's relay.
 
-``ask_hook`` sends a hook event to the repository's resident server, if one is listening, and
-returns its answer; ``None`` when no server listens, so the caller decides in-process.
-``run_hook`` is the whole hook (``telic hook <host>``): the resident server's answer, else the
-in-process decision, and a deny in the host's format for any failure of either.
+The hook's client is here too (``ask_hook``, ``run_hook``, ``Deadline``).
 """
 
 from __future__ import annotations
@@ -62,7 +59,6 @@ __all__ = [
     "HOOK_WAIT",
     "LISTINGS",
     "MAX_HOOK_EVENT",
-    "NO_SERVER",
     "Deadline",
     "HookReply",
     "ServeOptions",
@@ -218,12 +214,6 @@ def connect(path: str | os.PathLike[str], timeout: float | None = None) -> Conne
     return client
 
 
-def _start_timeout(environ: Mapping[str, str]) -> float:
-    return env_seconds(
-        environ, START_TIMEOUT_ENV, _DEFAULT_START_TIMEOUT, 600, "resident.start_timeout"
-    )
-
-
 def _last_line(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as log:
@@ -241,34 +231,25 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
     import contextlib
     import subprocess  # only a shim that starts a server pays for these imports
 
-    timeout = _start_timeout(environ)
+    timeout = env_seconds(
+        environ, START_TIMEOUT_ENV, _DEFAULT_START_TIMEOUT, 600, "resident.start_timeout"
+    )
     idle = idle_seconds(environ)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(places.socket)  # stale: nothing answered on it, and we hold the lock
     reading, writing = os.pipe()
-    command = [
-        sys.executable,
-        "-m",
-        "telic.resident",
-        "--repository-root",
-        options.repository_root,
-        "--schemas",
-        options.schemas,
-        "--socket",
-        os.fspath(places.socket),
-        "--hook-socket",
-        os.fspath(places.hook_socket),
-        "--lock",
-        os.fspath(places.lock),
-        "--ready-fd",
-        str(writing),
-        "--idle",
-        str(idle),
-        "--answers",
-        answers_path(places),
-        "--answers-key",
-        places.key,
-    ]
+    flags = {
+        "--repository-root": options.repository_root,
+        "--schemas": options.schemas,
+        "--socket": places.socket,
+        "--hook-socket": places.hook_socket,
+        "--lock": places.lock,
+        "--ready-fd": str(writing),
+        "--idle": str(idle),
+        "--answers": answers_path(places),
+        "--answers-key": places.key,
+    }
+    command = [sys.executable, "-m", "telic.resident", *(w for f in flags.items() for w in f)]
     try:
         log = os.open(places.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -660,9 +641,6 @@ class HookReply:
         return f"HookReply({self.output!r})"
 
 
-NO_SERVER: Final = None
-
-
 def _deny(host: str, raw: bytes, reason: str) -> str | None:
     """A deny in ``host``'s format, for the event ``raw`` (only on a failure: it loads the
     dialects, and with them ``json``)."""
@@ -755,7 +733,7 @@ def ask_hook(
     the hook fails closed.
     """
     if len(raw) > MAX_HOOK_EVENT:
-        return NO_SERVER  # the server would refuse it; the in-process decision reads any size
+        return None  # the server would refuse it; the in-process decision reads any size
     deadline = time.monotonic() + wait
     root = hook_root(raw, root_option, environ)
     try:
@@ -764,9 +742,9 @@ def ask_hook(
         private = check_private(places.directory)
         connection = connect(places.hook_socket, wait) if private else None
     except (ResidentError, OSError):
-        return NO_SERVER
+        return None
     if connection is None:
-        return NO_SERVER
+        return None
     failure = "the connection closed before an answer"
     with connection:
         try:
