@@ -2,7 +2,8 @@
 
 A v1 contract copies the frame's scope, constraints, non-goals and criteria exactly; a v2 contract
 changes exactly the fields the blocking review findings ask to correct and never widens its
-permissions; every contract stays inside the run's authority.
+permissions; every contract stays inside the run's authority. The prompt review judges the latest
+contract against the request and the frame.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ from typing import Any, Final
 
 from telic.controller._authority import run_authorization
 from telic.controller._check import Check, Rules, Violation, wire_value
-from telic.controller._derive import contract_context_refs, contract_rule_refs
+from telic.controller._derive import (
+    contract_context_refs,
+    contract_rule_refs,
+    corrected_fields,
+    prompt_coverage,
+)
 from telic.controller._rules_frame import (
     criteria_stages,
     intent_mode,
@@ -23,17 +29,19 @@ from telic.permissions import (
     capability_backed,
     exceeding,
     intersect,
+    is_subset,
     plan_ceiling,
     shell_command_problem,
 )
-from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, TaskContract
+from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, PromptReview, TaskContract
 
-__all__: list[str] = []
+__all__ = ["RULES"]
 
 _TC = ("TaskContract",)
-_S = "§3.4 TaskContract"
 
-rule = Rules(_TC, _S)
+rule = Rules(_TC, "§3.4 TaskContract")
+revise = Rules(_TC, "§3.4 TaskContract (revise)")
+prompt = Rules(("PromptReview",), "§3.4 PromptReview")
 
 
 rule("TC-INTENT-MODE", "A contract in a mode other than the run's (a silent mode upgrade).")(
@@ -213,4 +221,115 @@ def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
         seen.add(assumption.id)
 
 
-RULES: Final = rule.registered
+def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
+    """The contract a revision replaces and the review it answers; None outside revise."""
+    previous, review = c.state.latest("TaskContract"), c.state.latest("PromptReview")
+    if c.phase != "agent_2_revise" or previous is None or review is None:
+        return None
+    return previous, review
+
+
+@revise(
+    "TC-REVISE-V2", "A revision that is not version 2 after a revise review with revisionNumber 0."
+)
+def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision is version 2, after a revise review with revisionNumber 0."""
+    if c.phase != "agent_2_revise":
+        return
+    pair = _previous_and_review(c)
+    if c.body.version != 2 or pair is None:
+        yield Violation("version", "A revised contract is version 2 after a review")
+        return
+    body: PromptReview = pair[1].body
+    if body.decision != "revise" or body.revision_number != 0:
+        yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
+
+
+@revise("TC-REVISE-CITES", "A revision that does not cite the previous contract and the review.")
+def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision's sourceRefs cite both the previous contract and the review."""
+    pair = _previous_and_review(c)
+    if pair is not None and not {pair[0].uri, pair[1].uri} <= set(c.source_refs):
+        yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
+
+
+@revise("TC-REVISE-PERMISSIONS", "A revision that widens the previous contract's permissions.")
+def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision's permissions lie inside the previous contract's."""
+    pair = _previous_and_review(c)
+    if pair is not None and not is_subset(c.body.permissions, pair[0].body.permissions):
+        yield Violation("permissions", "A revision may not widen the contract's permissions")
+
+
+@revise(
+    "TC-REVISE-FIELDS",
+    "Changing a field no blocking finding corrects, or leaving a corrected field unchanged.",
+)
+def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
+    """The changed fields are exactly the corrections the blocking findings ask for."""
+    pair = _previous_and_review(c)
+    if pair is None:
+        return
+    previous, review = pair
+    old, new = previous.wire, c.wire
+    changed = {k for k in new if k not in ("id", "version") and new[k] != old.get(k)}
+    corrected = corrected_fields(review.body)
+    for field in sorted(changed ^ corrected):
+        what = "was changed without a correction" if field in changed else "was not corrected"
+        yield Violation(field, f"{field} {what}; change exactly the corrected fields")
+
+
+@revise("TC-REVISE-PRESERVE", "Changing a preserved field, or both preserving and correcting one.")
+def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
+    """No field is both corrected and preserved, and every preserved field is unchanged."""
+    pair = _previous_and_review(c)
+    if pair is None:
+        return
+    previous, review = pair
+    old, new = previous.wire, c.wire
+    corrected = {f for finding in review.body.findings for f in finding.correction_fields}
+    for field in sorted({f for finding in review.body.findings for f in finding.preserve_fields}):
+        if field in corrected:
+            yield Violation(field, "A field cannot be both corrected and preserved")
+        elif new.get(field) != old.get(field):
+            yield Violation(field, "A preserved field was changed")
+
+
+@prompt("PR-TARGET-LATEST", "Reviewing anything but the latest TaskContract.")
+def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
+    """targetRef is the latest contract."""
+    return latest_ref(c, "targetRef", c.body.target_ref, "TaskContract")
+
+
+@prompt("PR-REVISION-NUMBER", "A revisionNumber other than the reviewed contract's version − 1.")
+def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
+    """revisionNumber is the latest contract's version − 1."""
+    latest = c.state.latest("TaskContract")
+    if latest is not None and c.body.revision_number != latest.body.version - 1:
+        yield Violation(
+            "revisionNumber",
+            "revisionNumber must equal the contract version − 1",
+            latest.body.version - 1,
+        )
+
+
+@prompt(
+    "PR-COVERAGE",
+    "Coverage other than request → {objective, intentMode}, frame → its five fields and "
+    "contract → its seven fields, exactly three entries.",
+)
+def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
+    """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
+    wanted = prompt_coverage(c.state)
+    expected = {ref: frozenset(fields) for ref, fields in wanted}
+    actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}
+    if len(c.body.coverage) != 3 or actual != expected:
+        yield Violation(
+            "coverage",
+            "Coverage must be exactly three entries: the request, the frame and the contract, "
+            "each with the contractFields shown in expected",
+            [{"sourceRef": ref, "contractFields": list(fields)} for ref, fields in wanted],
+        )
+
+
+RULES: Final = (*rule.registered, *revise.registered, *prompt.registered)
