@@ -17,7 +17,6 @@ from telic.controller import (
     _rules_audit as audit,
     _rules_contract as contract,
     _rules_frame as frame,
-    _rules_orders as orders,
     _rules_plan as plan,
     _rules_quality as quality,
     _rules_report as report,
@@ -38,9 +37,7 @@ RULES: Final[tuple[Rule, ...]] = (
     *result.RULES,
     *evidence.RULES,
     *quality.RULES,
-    *orders.RULES[:3],
     *audit.RULES,
-    *orders.RULES[3:],
     *report.RULES,
     *topology.RULES[1:],
 )
