@@ -18,7 +18,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from pydantic import BaseModel
 
 from telic._errors import Issue
-from telic.controller._state import BodyRef, RunState, StoredArtifact
+from telic.controller._state import BodyRef, RunState
 from telic.protocol import InternalPhase, Mode
 
 __all__ = ["ANY", "Check", "Gate", "Rule", "Rules", "Violation", "evaluate", "wire_value"]
@@ -71,10 +71,6 @@ class Check(Generic[B_co]):
     def mode(self) -> Mode:
         """The run's intent mode."""
         return self.state.run.requested_mode
-
-    def resolve(self, uri: str) -> StoredArtifact | None:
-        """Return the same-run artifact ``uri`` names, or None."""
-        return self.state.by_uri(uri)
 
     def all_refs(self) -> Iterator[BodyRef]:
         """Yield every reference of the submission: the body's, then each merged sourceRef."""
@@ -154,10 +150,9 @@ class Gate:
 
 
 def evaluate(rules: Sequence[Rule], check: Check[Any]) -> tuple[Issue, ...]:
-    """Run every rule that applies to the submission and collect its issues, in rule order."""
+    """Run ``rules`` (those ``rules_for`` the submitted type) and collect their issues, in order."""
     return tuple(
         Issue(v.path, "invariant", v.message, rule=rule.id, expected=v.expected)
         for rule in rules
-        if rule.applies_to(check.artifact_type)
         for v in rule.check(check)
     )

@@ -105,10 +105,6 @@ def merge_source_refs(
     return tuple(merged)
 
 
-def _is_forward(c: Check[Any], field: str) -> bool:
-    return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
-
-
 @rule("REF-SAME-RUN", "Referencing an artifact or trace of another run.")
 def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
     """Artifact and trace references stay inside the run, except a linked run's references to
@@ -189,7 +185,7 @@ def ref_exists(c: Check[Any]) -> Iterator[Violation]:
         if parsed is None or parsed[0] != run_id:
             continue
         exists = c.state.by_uri(uri) is not None
-        if _is_forward(c, field):
+        if c.artifact_type == "ReleaseAudit" and field == "userReportRef":
             if exists:
                 yield Violation(path, "userReportRef is a forward reference and must not exist yet")
         elif not exists:
@@ -286,7 +282,7 @@ def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
 
 
 def _accepts(c: Check[Any], ref: DirectRef) -> bool:
-    target = c.resolve(ref.uri)
+    target = c.state.by_uri(ref.uri)
     if target is None:
         # The prior run's Evidence, read and verified for this submission (a linked run only;
         # REF-LINKED-EVIDENCE says why anything else it cites there is refused).
@@ -347,7 +343,7 @@ def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
     for ref in direct_refs(c.artifact_type, c.body):
         if ref.kinds is None:
             continue
-        target = c.resolve(ref.uri)
+        target = c.state.by_uri(ref.uri)
         linked = c.state.links.get(ref.uri)
         if target is not None and target.type == "Evidence":
             kind = target.body.kind

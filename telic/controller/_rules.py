@@ -29,7 +29,7 @@ from telic.controller._gates import GATES
 __all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids", "rules_for"]
 
 RULES: Final[tuple[Rule, ...]] = (
-    *topology.RULES[:1],
+    *topology.RESERVED,
     *refs.RULES,
     *frame.RULES,
     *contract.RULES,
@@ -39,7 +39,7 @@ RULES: Final[tuple[Rule, ...]] = (
     *quality.RULES,
     *audit.RULES,
     *report.RULES,
-    *topology.RULES[1:],
+    *topology.RULES,
 )
 """Every controller invariant, in evaluation order."""
 

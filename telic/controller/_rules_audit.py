@@ -168,10 +168,6 @@ def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
     yield from _order_reach(c, path, order, fixing=not before_unlock, criteria=failed)
 
 
-def _evidence_uris(c: Check[Any]) -> set[str]:
-    return {e.uri for e in c.state.all("Evidence")}
-
-
 @rule(
     "QR-REMEDIATION-SOURCES",
     "A remediation order that cites neither the latest plan, its results nor any Evidence.",
@@ -182,7 +178,7 @@ def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
     if order is None:
         return
     cited = set() if plan is None else {plan.uri, *current_results(c.state)}
-    if not set(order.source_refs) & (cited | _evidence_uris(c)):
+    if not set(order.source_refs) & {*cited, *every_uri(c.state, "Evidence")}:
         yield Violation(
             "remediationWorkOrder.sourceRefs", "Cite the latest plan, its results or Evidence"
         )
@@ -342,7 +338,7 @@ def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     defect, review = c.body.remediation_defect, c.state.latest("QualityReview")
     if defect is None:
         return
-    cited = {r.uri for r in c.state.all("WorkResult")} | _evidence_uris(c)
+    cited = {*every_uri(c.state, "WorkResult"), *every_uri(c.state, "Evidence")}
     if review is not None:
         cited.add(review.uri)
     if not set(defect.source_refs) & cited:

@@ -211,7 +211,7 @@ def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-ASSUMPTIONS", "Two assumptions sharing one id.", section="§3.4 TaskContract")
+@rule("TC-ASSUMPTIONS", "Two assumptions sharing one id.")
 def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
     """Assumption ids are unique, so each assumption is addressable within the run."""
     seen: set[str] = set()

@@ -32,9 +32,9 @@ FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "tool": frozenset({"tool_output", "test", "diff"}),
 }
 """The Evidence kinds a fact of each non-user, non-repository provenance may cite."""
-_PF, _SS = "§3.4 ProblemFrame", "§3.1 ScenarioSpec"
 
-rule = Rules(("ProblemFrame",), _PF)
+rule = Rules(("ProblemFrame",), "§3.4 ProblemFrame")
+scenario = Rules(("ScenarioSpec",), "§3.1 ScenarioSpec")
 
 
 def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
@@ -76,7 +76,7 @@ def original_request(c: Check[Any]) -> Iterator[Violation]:
 
 def _answered(c: Check[Any], request_uri: str) -> bool:
     """Whether ``request_uri`` names a ClarificationRequest of this run the user has answered."""
-    request = c.resolve(request_uri)
+    request = c.state.by_uri(request_uri)
     return (
         request is not None
         and request.type == "ClarificationRequest"
@@ -154,7 +154,7 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """Each fact cites a source of its provenance (user → UserMessage, repository → repo://)."""
     for index, fact in enumerate(c.body.known_facts):
         path = f"knownFacts.{index}.sourceRef"
-        target = c.resolve(fact.source_ref)
+        target = c.state.by_uri(fact.source_ref)
         if fact.provenance == "user":
             ok = target is not None and target.type == "UserMessage"
         elif fact.provenance == "repository":
@@ -166,11 +166,9 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
             yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")
 
 
-@rule(
+@scenario(
     "SS-PROBLEM-FRAME-LATEST",
     "A scenario presenting anything but the latest, authoritative ProblemFrame.",
-    types=("ScenarioSpec",),
-    section=_SS,
 )
 def ss_frame_latest(c: Check[ScenarioSpec]) -> Iterator[Violation]:
     """A ScenarioSpec presents the latest ProblemFrame."""
@@ -178,10 +176,9 @@ def ss_frame_latest(c: Check[ScenarioSpec]) -> Iterator[Violation]:
         yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
 
 
-@rule(
+@scenario(
     "SS-ONE-PER-FRAME",
     "A second ScenarioSpec for the same ProblemFrame.",
-    types=("ScenarioSpec",),
     section="§3.3 ScenarioSpec",
 )
 def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
@@ -192,4 +189,4 @@ def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
         yield Violation("problemFrameRef", "This ProblemFrame already has a ScenarioSpec")
 
 
-RULES: Final = rule.registered
+RULES: Final = (*rule.registered, *scenario.registered)

@@ -29,9 +29,8 @@ from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
 
-_FC = "§3.4 WorkResult (FileChange ↔ action, every status)"
-
 rule = Rules(("WorkResult",), "§3.4 WorkResult")
+changes = Rules(("WorkResult",), "§3.4 WorkResult (FileChange ↔ action, every status)")
 
 
 @rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
@@ -169,7 +168,6 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
 @rule(
     "WR-VERIFY-AFTER-MUTATION",
     "Completed mutating work whose completion verification does not follow its last mutation.",
-    section="§3.4 WorkResult",
 )
 def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
     """Completed mutating work verifies each required completion capability after the mutation."""
@@ -317,32 +315,23 @@ def wr_spawn_count(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-def _done(c: Check[WorkResult]) -> set[tuple[str, str]]:
-    return {
+@changes(
+    "WR-FILE-CHANGES",
+    "A FileChange without a completed write/delete action on the same path.",
+)
+def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
+    """Every FileChange has a completed mutating write/delete action on the same path."""
+    done = {
         (a.capability, a.target)
         for a in c.body.actions
         if a.status == "completed" and a.mutating and a.capability in MUTATING_REPOSITORY
     }
-
-
-@rule(
-    "WR-FILE-CHANGES",
-    "A FileChange without a completed write/delete action on the same path.",
-    section=_FC,
-)
-def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every FileChange has a completed mutating write/delete action on the same path."""
-    done = _done(c)
     for index, change in enumerate(c.body.files_changed):
         if (_capability(change), change.path) not in done:
             yield Violation(f"filesChanged.{index}", "No completed action made this change")
 
 
-@rule(
-    "WR-WRITE-FILE-CHANGE",
-    "A completed write/delete action without its exact FileChange.",
-    section=_FC,
-)
+@changes("WR-WRITE-FILE-CHANGE", "A completed write/delete action without its exact FileChange.")
 def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every completed write/delete action has the exact FileChange for its target."""
     changes = {(_capability(f), f.path) for f in c.body.files_changed}
@@ -356,10 +345,9 @@ def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
 
 
-@rule(
+@changes(
     "WR-FILE-CHANGE-AUTHORIZED",
     "A FileChange on a path not authorized for its write or delete.",
-    section=_FC,
 )
 def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
     """Every FileChange path is authorized for write (created/modified) or delete (deleted)."""
@@ -372,4 +360,4 @@ def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"filesChanged.{index}.path", f"Unauthorized: {decision.reason}")
 
 
-RULES: Final = rule.registered
+RULES: Final = (*rule.registered, *changes.registered)

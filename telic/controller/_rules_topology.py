@@ -17,27 +17,23 @@ from telic.controller._derive import report_anchor
 from telic.controller._topology import receipt_gap, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
-__all__ = ["RULES"]
+__all__ = ["RESERVED", "RULES"]
 
 _S = "§3.7 Topologies"
-_PF = ("ProblemFrame",)
-_QR = ("QualityReview",)
-_UR = ("UserReport",)
 
-rule = Rules(_PF, _S)
-
-MICRO_CRITERIA: Final = 1
-MICRO_FACTS: Final = 3
+reserved = Rules((ANY,), _S)
+rule = Rules(("ProblemFrame",), _S)
+review = Rules(("QualityReview",), _S)
+report = Rules(("UserReport",), _S)
 
 
 def _micro(c: Check[object]) -> bool:
     return c.state.run.topology == "micro"
 
 
-@rule(
+@reserved(
     "TP-RESERVED-ID",
     "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
-    types=(ANY,),
 )
 def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
     """A host artifact does not take an id the controller will store later in this run."""
@@ -54,7 +50,7 @@ def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
 )
 def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A micro frame has exactly one draft acceptance criterion."""
-    if _micro(c) and len(c.body.draft_acceptance_criteria) != MICRO_CRITERIA:
+    if _micro(c) and len(c.body.draft_acceptance_criteria) != 1:
         yield Violation(
             "draftAcceptanceCriteria",
             "Micro topology requires exactly one draft acceptance criterion",
@@ -64,7 +60,7 @@ def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
 @rule("TP-MICRO-FRAME-FACTS", "A micro frame with more than three known facts.")
 def tp_micro_frame_facts(c: Check[ProblemFrame]) -> Iterator[Violation]:
     """A micro frame has at most three known facts."""
-    if _micro(c) and len(c.body.known_facts) > MICRO_FACTS:
+    if _micro(c) and len(c.body.known_facts) > 3:
         yield Violation("knownFacts", "Micro topology allows at most three known facts")
 
 
@@ -79,7 +75,7 @@ def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
-@rule("TP-MICRO-NO-FIX", "A micro spot review deciding proceed_to_fix.", types=_QR)
+@review("TP-MICRO-NO-FIX", "A micro spot review deciding proceed_to_fix.")
 def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
     """A micro spot review never proceeds to fix."""
     if _micro(c) and c.body.decision == "proceed_to_fix":
@@ -90,11 +86,7 @@ def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-REVERIFY-KIND",
-    "A reverify-phase review whose reviewKind is not evidence_reverify.",
-    types=_QR,
-)
+@review("TP-REVERIFY-KIND", "A reverify-phase review whose reviewKind is not evidence_reverify.")
 def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
     """The review in the reverify phase says it re-verifies the evidence."""
     if c.phase == "agent_3_evidence_reverify" and c.body.review_kind != "evidence_reverify":
@@ -105,11 +97,7 @@ def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-REVERIFY-DECISION",
-    "A reverify-phase review deciding remediate or proceed_to_fix.",
-    types=_QR,
-)
+@review("TP-REVERIFY-DECISION", "A reverify-phase review deciding remediate or proceed_to_fix.")
 def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
     """The reverify review decides pass, partial or block."""
     decision = c.body.decision
@@ -121,10 +109,9 @@ def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
+@report(
     "TP-MICRO-REPORT-RECEIPT",
     "A completed micro report without a verified receipt of the latest review.",
-    types=_UR,
 )
 def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
     """A completed micro report rests on a verified receipt of the latest QualityReview."""
@@ -135,10 +122,9 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", gap)
 
 
-@rule(
+@report(
     "TP-MICRO-REPORT-CITE",
     "A micro report that is not completed and does not cite the latest review.",
-    types=_UR,
 )
 def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
     """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
@@ -158,4 +144,6 @@ def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-RULES: Final = rule.registered
+RESERVED: Final = reserved.registered
+"""The rule every submission meets first, before the reference rules."""
+RULES: Final = (*rule.registered, *review.registered, *report.registered)
