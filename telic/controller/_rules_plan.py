@@ -263,13 +263,6 @@ def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
             yield Violation(f"{path}.acceptanceCriteria", "Outside the work order's criteria")
 
 
-def _stage_of(c: Check[WorkPlan]) -> str | None:
-    """The one active verification stage, or None when every stage counts."""
-    if c.mode != "analyze_and_fix":
-        return None
-    return "completion" if unlocks(c) else "diagnosis"
-
-
 def _verifiers(c: Check[WorkPlan], capability: str, stage: str) -> list[int]:
     contract = c.state.latest("TaskContract")
     if contract is None:
@@ -287,7 +280,8 @@ def _required(c: Check[WorkPlan]) -> Iterator[tuple[int, str, str]]:
     contract = c.state.latest("TaskContract")
     if contract is None:
         return
-    active = _stage_of(c)
+    # The one active verification stage, or None when every stage counts.
+    active = None if c.mode != "analyze_and_fix" else "completion" if unlocks(c) else "diagnosis"
     for index, v in enumerate(contract.body.verification_requirements):
         if v.required and active in (None, v.stage):
             yield index, v.capability, v.stage

@@ -35,7 +35,7 @@ from telic.controller._derive import (
 from telic.controller._phases import EXECUTING_MODES
 from telic.controller._rules_frame import latest_ref
 from telic.controller._work import mutation_allowed
-from telic.protocol import QualityReview, ReleaseAudit, VerificationResult, WorkPlan
+from telic.protocol import QualityReview, ReleaseAudit, WorkPlan
 
 __all__ = ["RULES", "contract_latest", "remaining_remediations"]
 
@@ -111,18 +111,13 @@ def qr_gate_before_pass(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation("decision", "Before the fix, the review must go through proceed_to_fix")
 
 
-def _any_mutation(c: Check[Any]) -> bool:
-    return any(
-        action.mutating and action.status == "completed"
-        for result in c.state.all("WorkResult")
-        for action in result.body.actions
-    )
-
-
 @rule("QR-PASS-NEEDS-MUTATION", "Passing a fix that never completed a mutating action.")
 def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
     """A passing fix (fix_only, or analyze_and_fix after unlock) needs a completed mutation."""
-    if c.body.decision == "pass" and mutation_allowed(c.state) and not _any_mutation(c):
+    if c.body.decision != "pass" or not mutation_allowed(c.state):
+        return
+    results = c.state.all("WorkResult")
+    if not any(a.mutating and a.status == "completed" for r in results for a in r.body.actions):
         yield Violation("decision", "A passing fix needs a completed mutating action in the run")
 
 
@@ -219,21 +214,6 @@ def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violati
             )
 
 
-def _backed_by_action(c: Check[Any], verification: VerificationResult, stage: str) -> bool:
-    evidence = set(verification.evidence_refs)
-    return any(
-        evidence & set(refs) for refs in backing_actions(c.state, verification.capability, stage)
-    )
-
-
-def _retained(c: Check[Any], verification: VerificationResult) -> bool:
-    return any(
-        r.requirement_id == verification.requirement_id
-        and set(r.evidence_refs) == set(verification.evidence_refs)
-        for r in gate_passes(c.state)
-    )
-
-
 @rule(
     "QR-VERIFICATION-BACKED",
     "Passing a verification without a completed read-only action of its capability that "
@@ -249,9 +229,17 @@ def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
         stage = stages.get(result.requirement_id)
         if result.status != "pass" or stage is None:
             continue
-        if _backed_by_action(c, result, stage):
+        evidence = set(result.evidence_refs)
+        if any(evidence & set(refs) for refs in backing_actions(c.state, result.capability, stage)):
             continue
-        if stage == "diagnosis" and is_unlocked(c.state) and _retained(c, result):
+        if (
+            stage == "diagnosis"
+            and is_unlocked(c.state)
+            and any(
+                r.requirement_id == result.requirement_id and set(r.evidence_refs) == evidence
+                for r in gate_passes(c.state)
+            )
+        ):
             continue
         backing = verification_evidence(c.state, result.requirement_id, result.capability, stage)
         yield Violation(
