@@ -103,12 +103,13 @@ F = TypeVar("F", bound=RuleFn)
 
 
 class Rules:
-    """A module's invariants, each declared on its function: ``@rule(id, forbids)``.
+    """A module's invariants, each declared on its function: ``@rule(id)``.
 
-    ``rule = Rules(types, section)`` gives the module's usual types and section; a rule that
-    differs says so (``types=``, ``section=``). A function another module declared is
-    registered by calling ``rule(id, forbids)(function)``. Registration order is evaluation
-    order; ``registered`` is the module's ``RULES``.
+    The first paragraph of the function's docstring is the one sentence saying what the rule
+    forbids (``Rule.forbids``). ``rule = Rules(types, section)`` gives the module's usual types
+    and section; a rule that differs says so (``types=``, ``section=``). A function declared
+    for another rule is registered again by ``rule(id, forbids)(function)``. Registration
+    order is evaluation order; ``registered`` is the module's ``RULES``.
     """
 
     def __init__(self, types: tuple[str, ...], section: str) -> None:
@@ -119,7 +120,7 @@ class Rules:
     def __call__(
         self,
         rule_id: str,
-        forbids: str,
+        forbids: str | None = None,
         *,
         types: tuple[str, ...] | None = None,
         section: str | None = None,
@@ -127,8 +128,9 @@ class Rules:
         """Return the decorator that registers its function as rule ``rule_id``."""
 
         def register(check: F) -> F:
+            said = forbids or " ".join((check.__doc__ or "").split("\n\n")[0].split())
             self._rules.append(
-                Rule(rule_id, types or self._types, check, section or self._section, forbids)
+                Rule(rule_id, types or self._types, check, section or self._section, said)
             )
             return check
 

@@ -105,10 +105,13 @@ def merge_source_refs(
     return tuple(merged)
 
 
-@rule("REF-SAME-RUN", "Referencing an artifact or trace of another run.")
+@rule("REF-SAME-RUN")
 def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
-    """Artifact and trace references stay inside the run, except a linked run's references to
-    its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
+    """Referencing an artifact or trace of another run.
+
+    A linked run's references to its prior run's artifacts are the exception outside Evidence
+    (``REF-LINKED-EVIDENCE`` judges those).
+    """
     run_id, prior = c.state.run.run_id, c.state.run.prior_run_id
     for path, _, uri in c.all_refs():
         if uri.startswith("artifact://system/"):
@@ -137,14 +140,10 @@ def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Trace references must name this run")
 
 
-@rule(
-    "REF-LINKED-EVIDENCE",
-    "A linked run citing a prior-run artifact that does not exist, is not Evidence, or "
-    "fails its digest check when read.",
-)
+@rule("REF-LINKED-EVIDENCE")
 def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
-    """A linked run's reference into its prior run names an Evidence artifact that exists there
-    and passed its digest check when read for this submission."""
+    """A linked run citing a prior-run artifact that does not exist, is not Evidence, or fails its
+    digest check when read."""
     prior = c.state.run.prior_run_id
     if prior is None or c.artifact_type == "Evidence":
         return
@@ -173,12 +172,9 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "REF-EXISTS",
-    "Citing a same-run artifact that does not exist (or a userReportRef that already does).",
-)
+@rule("REF-EXISTS")
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
-    """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
+    """Citing a same-run artifact that does not exist (or a userReportRef that already does)."""
     run_id = c.state.run.run_id
     for path, field, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
@@ -192,12 +188,9 @@ def ref_exists(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Referenced artifact does not exist in this run")
 
 
-@rule(
-    "REF-TYPED-TARGET",
-    "A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type.",
-)
+@rule("REF-TYPED-TARGET")
 def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
-    """Typed reference fields point at artifacts of their type."""
+    """A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type."""
     for path, field, uri in c.refs:
         expected = TYPED_FIELDS.get(field)
         target = c.state.by_uri(uri)
@@ -207,11 +200,9 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, f"{field} must reference a {expected} of this run")
 
 
-@rule(
-    "REF-SYSTEM", "System references outside system fields, or naming an unknown system artifact."
-)
+@rule("REF-SYSTEM")
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
-    """System references appear only in system fields and name a known system artifact."""
+    """System references outside system fields, or naming an unknown system artifact."""
     for path, field, uri in c.all_refs():
         if not uri.startswith("artifact://system/"):
             continue
@@ -221,12 +212,9 @@ def ref_system(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Unknown system reference")
 
 
-@rule(
-    "REF-REPO-SELECTED",
-    "Citing a repo:// source the current ContextManifest did not select or pin.",
-)
+@rule("REF-REPO-SELECTED")
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
-    """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
+    """Citing a repo:// source the current ContextManifest did not select or pin."""
     selected = selected_refs(c.state)
     for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
@@ -249,13 +237,9 @@ def pending_answer(state: RunState) -> StoredArtifact | None:
     return None
 
 
-@rule(
-    "RUN-RESUME-LINEAGE",
-    "Resuming after a clarification without citing both the request and the answer.",
-    section="§3.2 clarification",
-)
+@rule("RUN-RESUME-LINEAGE", section="§3.2 clarification")
 def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
-    """After a resumed clarification, the next primary artifact cites the request and answer."""
+    """Resuming after a clarification without citing both the request and the answer."""
     if c.artifact_type != PHASES[c.phase].primary:
         return
     answer = pending_answer(c.state)
@@ -270,11 +254,9 @@ def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "REF-TRACE-EVENT", "Citing a trace event (by id or event-NNNN) that does not exist in the run."
-)
+@rule("REF-TRACE-EVENT")
 def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
-    """A ``trace://<runId>/<event>`` reference names an event that exists in this run's trace."""
+    """Citing a trace event (by id or event-NNNN) that does not exist in the run."""
     prefix = f"trace://{c.state.run.run_id}/"
     for path, _, uri in c.all_refs():
         if uri.startswith(prefix) and c.state.trace_event(uri) is None:
@@ -301,14 +283,10 @@ def _accepts(c: Check[Any], ref: DirectRef) -> bool:
     return False
 
 
-@rule(
-    "REF-DIRECT-EVIDENCE",
-    "Proving an outcome with anything but an Evidence artifact: repo:// or trace:// "
-    "references, other artifact types, or a user-reported claim without the user's message.",
-    types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"),
-)
+@rule("REF-DIRECT-EVIDENCE", types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"))
 def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
-    """Direct-evidence fields name Evidence (or their field's one exception), never repo/trace."""
+    """Proving an outcome with anything but an Evidence artifact: repo:// or trace:// references,
+    other artifact types, or a user-reported claim without the user's message."""
     for ref in direct_refs(c.artifact_type, c.body):
         if _accepts(c, ref):
             continue
@@ -333,13 +311,9 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(ref.path, "A direct-evidence field must reference an Evidence artifact")
 
 
-@rule(
-    "REF-EVIDENCE-KIND",
-    "Backing a diff, test, action or verification with Evidence of an incompatible kind.",
-    types=("WorkResult", "QualityReview"),
-)
+@rule("REF-EVIDENCE-KIND", types=("WorkResult", "QualityReview"))
 def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
-    """Evidence in a kind-typed field (diffs, tests, actions, verifications) has a fitting kind."""
+    """Backing a diff, test, action or verification with Evidence of an incompatible kind."""
     for ref in direct_refs(c.artifact_type, c.body):
         if ref.kinds is None:
             continue
@@ -357,12 +331,9 @@ def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(ref.path, message)
 
 
-@rule(
-    "REF-PERMISSION-NOT-EVIDENCE",
-    "Citing a permission_checked trace event as acceptance, verification or release evidence.",
-)
+@rule("REF-PERMISSION-NOT-EVIDENCE")
 def permission_not_evidence(c: Check[Any]) -> Iterator[Violation]:
-    """A permission_checked event never serves as acceptance, verification or release evidence."""
+    """Citing a permission_checked trace event as acceptance, verification or release evidence."""
     for path, uri in evidence_fields(c.wire):
         event = c.state.trace_event(uri)
         if event is not None and event.event_type == "permission_checked":

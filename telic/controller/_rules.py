@@ -1,10 +1,10 @@
 """The invariant registry: every controller rule, its stable id and the types it judges.
 
 Adding a rule is one small pure function in the module of its artifact family, declared where it
-is written: ``@rule(id, forbids)`` (the module's ``Rules`` gives its usual types and the reference
-section it implements). A module's ``RULES`` is what it declared, in order. Rules run in the
-order below, and a rejection reports every rule that failed. ``GATES`` lists the rule ids the
-state machine checks before the registry runs.
+is written: ``@rule(id)``, its docstring opening with what it forbids (the module's ``Rules``
+gives its usual types and the reference section it implements). A module's ``RULES`` is what it
+declared, in order. Rules run in the order below, and a rejection reports every rule that
+failed. ``GATES`` lists the rule ids the state machine checks before the registry runs.
 """
 
 from __future__ import annotations

@@ -105,15 +105,11 @@ def _order_reach(
             )
 
 
-@rule(
-    "QR-CORRECTION-ORDER",
-    "A correction order that misses or repeats a completion criterion, exceeds contract ∩ "
-    "authorization, names an unbacked capability, or leaves the fix plan unable to change "
-    "the repository, run a required completion verification or afford both.",
-    section="§3.4 QualityReview (proceed_to_fix)",
-)
+@rule("QR-CORRECTION-ORDER", section="§3.4 QualityReview (proceed_to_fix)")
 def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A correction order targets every completion criterion within contract ∩ authorization."""
+    """A correction order that misses or repeats a completion criterion, exceeds contract ∩
+    authorization, names an unbacked capability, or leaves the fix plan unable to change the
+    repository, run a required completion verification or afford both."""
     gate = c.body.diagnosis_gate
     order = None if gate is None else gate.correction_work_order
     contract, ceiling = c.state.latest("TaskContract"), _ceiling(c)
@@ -142,14 +138,11 @@ def qr_correction_order(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "QR-REMEDIATION-ORDER",
-    "A remediation order outside the stage's criteria, the contract, the analyze-only "
-    "projection before unlock, without backed capabilities, or leaving the replan unable "
-    "to run a required verification of its stage.",
-)
+@rule("QR-REMEDIATION-ORDER")
 def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A remediation order names stage criteria and backed capabilities inside its ceiling."""
+    """A remediation order outside the stage's criteria, the contract, the analyze-only projection
+    before unlock, without backed capabilities, or leaving the replan unable to run a required
+    verification of its stage."""
     order, contract = c.body.remediation_work_order, c.state.latest("TaskContract")
     if order is None or contract is None:
         return
@@ -168,12 +161,9 @@ def qr_remediation_order(c: Check[QualityReview]) -> Iterator[Violation]:
     yield from _order_reach(c, path, order, fixing=not before_unlock, criteria=failed)
 
 
-@rule(
-    "QR-REMEDIATION-SOURCES",
-    "A remediation order that cites neither the latest plan, its results nor any Evidence.",
-)
+@rule("QR-REMEDIATION-SOURCES")
 def qr_remediation_sources(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A remediation order cites the latest plan, one of its results, or some Evidence."""
+    """A remediation order that cites neither the latest plan, its results nor any Evidence."""
     order, plan = c.body.remediation_work_order, c.state.latest("WorkPlan")
     if order is None:
         return
@@ -199,9 +189,9 @@ audit("RA-CONTRACT-LATEST", "Auditing against anything but the latest TaskContra
 )
 
 
-@audit("RA-LINEAGE", "Skipping the latest QualityReview, or any plan or result of the run.")
+@audit("RA-LINEAGE")
 def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """The audit names the latest review and every plan and result of the run."""
+    """Skipping the latest QualityReview, or any plan or result of the run."""
     yield from latest_ref(c, "qualityReviewRef", c.body.quality_review_ref, "QualityReview")
     plans, results = every_uri(c.state, "WorkPlan"), every_uri(c.state, "WorkResult")
     if set(c.body.work_plan_refs) != set(plans):
@@ -214,9 +204,9 @@ def ra_lineage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         )
 
 
-@audit("RA-USER-FIDELITY", "Fidelity checks whose subject is anything but the original request.")
+@audit("RA-USER-FIDELITY")
 def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """userFidelity subjects are exactly the original request."""
+    """Fidelity checks whose subject is anything but the original request."""
     for index, check in enumerate(c.body.user_fidelity):
         if check.subject_ref != c.state.request.uri:
             yield Violation(
@@ -226,11 +216,9 @@ def ra_user_fidelity(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             )
 
 
-@audit(
-    "RA-DECISION", "Releasing despite a mode-compliance failure, or downgrading a blocked review."
-)
+@audit("RA-DECISION")
 def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """A mode-compliance failure is never released, and a review block is never downgraded."""
+    """Releasing despite a mode-compliance failure, or downgrading a blocked review."""
     review = c.state.latest("QualityReview")
     if c.body.mode_compliance == "fail" and c.body.decision not in ("partial", "block"):
         yield Violation("decision", "A mode-compliance failure must be partial or block")
@@ -238,13 +226,10 @@ def ra_decision(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("decision", "A blocked QualityReview forces the audit to block")
 
 
-@audit(
-    "RA-PERMISSIONS-BREACH",
-    "Passing mode compliance while a WorkResult records an action taken outside the "
-    "permissions (status unauthorized).",
-)
+@audit("RA-PERMISSIONS-BREACH")
 def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """An action recorded as unauthorized means mode compliance failed."""
+    """Passing mode compliance while a WorkResult records an action taken outside the permissions
+    (status unauthorized)."""
     found = breaches(c.state)
     if found and c.body.mode_compliance != "fail":
         result, action = found[0]
@@ -255,11 +240,9 @@ def ra_permissions_breach(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         )
 
 
-@audit(
-    "RA-RELEASE", "Releasing without a passing latest QualityReview or with an empty claim matrix."
-)
+@audit("RA-RELEASE")
 def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """release needs a passing latest QualityReview and a non-empty claim matrix."""
+    """Releasing without a passing latest QualityReview or with an empty claim matrix."""
     review = c.state.latest("QualityReview")
     if c.body.decision != "release":
         return
@@ -269,9 +252,9 @@ def ra_release(c: Check[ReleaseAudit]) -> Iterator[Violation]:
         yield Violation("claimEvidenceMatrix", "release needs at least one claim")
 
 
-@audit("RA-CRITERIA", "Matrix claims about criteria the contract lacks.")
+@audit("RA-CRITERIA")
 def ra_criteria(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """Matrix criterionIds exist in the contract."""
+    """Matrix claims about criteria the contract lacks."""
     contract = c.state.latest("TaskContract")
     if contract is None:
         return
@@ -281,9 +264,12 @@ def ra_criteria(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             yield Violation(f"claimEvidenceMatrix.{index}.criterionIds", "Unknown criterion")
 
 
-@audit("RA-RELEASE-COVERAGE", "Releasing a criterion that no supported direct claim covers.")
+@audit("RA-RELEASE-COVERAGE")
 def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """A release covers every criterion with a supported direct claim (report_only: or user)."""
+    """Releasing a criterion that no supported direct claim covers.
+
+    In report_only a supported user-reported claim covers a criterion too.
+    """
     contract = c.state.latest("TaskContract")
     if contract is None or c.body.decision != "release":
         return
@@ -304,14 +290,10 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
             )
 
 
-@defect(
-    "RA-DEFECT-SCOPE",
-    "A defect naming unknown criteria, exceeding contract ∩ authorization, without backed "
-    "capabilities, or leaving the replan unable to run a required verification of its "
-    "stage.",
-)
+@defect("RA-DEFECT-SCOPE")
 def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """A defect names known criteria and backed capabilities inside contract ∩ authorization."""
+    """A defect naming unknown criteria, exceeding contract ∩ authorization, without backed
+    capabilities, or leaving the replan unable to run a required verification of its stage."""
     defect, contract, ceiling = (
         c.body.remediation_defect,
         c.state.latest("TaskContract"),
@@ -329,12 +311,9 @@ def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     yield from _order_reach(c, path, defect, fixing=is_unlocked(c.state), criteria=failed)
 
 
-@defect(
-    "RA-DEFECT-SOURCES",
-    "A defect that cites neither the latest QualityReview, a WorkResult nor any Evidence.",
-)
+@defect("RA-DEFECT-SOURCES")
 def ra_defect_sources(c: Check[ReleaseAudit]) -> Iterator[Violation]:
-    """A defect cites the latest QualityReview, a WorkResult, or some Evidence."""
+    """A defect that cites neither the latest QualityReview, a WorkResult nor any Evidence."""
     defect, review = c.body.remediation_defect, c.state.latest("QualityReview")
     if defect is None:
         return

@@ -53,9 +53,9 @@ rule("TC-ORIGINAL-REQUEST", "A contract that does not name the run's own origina
 )
 
 
-@rule("TC-PROBLEM-FRAME-LATEST", "Compiling from anything but the latest ProblemFrame.")
+@rule("TC-PROBLEM-FRAME-LATEST")
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
-    """problemFrameRef is the latest ProblemFrame."""
+    """Compiling from anything but the latest ProblemFrame."""
     return latest_ref(c, "problemFrameRef", c.body.problem_frame_ref, "ProblemFrame")
 
 
@@ -64,12 +64,9 @@ def _frame(c: Check[Any]) -> ProblemFrame | None:
     return None if latest is None else latest.body
 
 
-@rule(
-    "TC-CONTEXT-REFS",
-    "Dropping a non-user fact source or an inference source of the frame from contextRefs.",
-)
+@rule("TC-CONTEXT-REFS")
 def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
-    """contextRefs include every non-user fact source and every inference source of the frame."""
+    """Dropping a non-user fact source or an inference source of the frame from contextRefs."""
     frame = _frame(c)
     if frame is None:
         return
@@ -84,9 +81,9 @@ def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-RULE-REFS", "ruleRefs that differ from the frame's applicableRuleRefs or repeat one.")
+@rule("TC-RULE-REFS")
 def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
-    """ruleRefs equal the frame's applicableRuleRefs, each exactly once."""
+    """ruleRefs that differ from the frame's applicableRuleRefs or repeat one."""
     frame = _frame(c)
     refs = c.body.rule_refs
     if frame is not None and (
@@ -99,21 +96,18 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-COMPILE-V1", "Compiling a contract other than the first one, version 1.")
+@rule("TC-COMPILE-V1")
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
-    """In compile, no contract exists yet and this one is version 1."""
+    """Compiling a contract other than the first one, version 1."""
     if c.phase != "agent_2_compile":
         return
     if c.state.latest("TaskContract") is not None or c.body.version != 1:
         yield Violation("version", "The compiled contract must be the first one, version 1")
 
 
-@rule(
-    "TC-FRAME-COPY",
-    "A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's.",
-)
+@rule("TC-FRAME-COPY")
 def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A v1 contract's scope, constraints, nonGoals and criteria equal the frame's exactly."""
+    """A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's."""
     frame = _frame(c)
     if c.phase != "agent_2_compile" or frame is None:
         return
@@ -132,12 +126,9 @@ def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "TC-VERIFICATION-BACKED",
-    "A required verification whose capability the contract permissions do not back.",
-)
+@rule("TC-VERIFICATION-BACKED")
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Each required verification's capability is backed by the contract permissions."""
+    """A required verification whose capability the contract permissions do not back."""
     for index, requirement in enumerate(c.body.verification_requirements):
         if requirement.required and not capability_backed(
             requirement.capability, c.body.permissions
@@ -147,17 +138,17 @@ def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
-@rule("TC-SHELL-ALLOWLIST", "Compound, globbed or wildcard commands in the shell allowlist.")
+@rule("TC-SHELL-ALLOWLIST")
 def tc_shell_allowlist(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The shell allowlist holds exact, non-compound commands."""
+    """Compound, globbed or wildcard commands in the shell allowlist."""
     for index, command in enumerate(c.body.permissions.shell.execute_allowlist):
         if shell_command_problem(command) is not None:
             yield Violation(f"permissions.shell.executeAllowlist.{index}", "Not an exact command")
 
 
-@rule("TC-PERMISSIONS-AUTHORIZED", "Contract permissions beyond mode ceiling ∩ granted ∖ denied.")
+@rule("TC-PERMISSIONS-AUTHORIZED")
 def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Contract permissions lie inside the effective run authorization."""
+    """Contract permissions beyond mode ceiling ∩ granted ∖ denied."""
     beyond = exceeding(c.body.permissions, run_authorization(c.state))
     if beyond:
         yield Violation(
@@ -167,24 +158,21 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TC-STAGE-CRITERIA",
-    "Criteria no run of the mode can complete: no completion criterion outside "
-    "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
-)
+@rule("TC-STAGE-CRITERIA")
 def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
+    """Criteria no run of the mode can complete: no completion criterion outside analyze_and_fix
+    (analyze_and_fix without both stages is a schema error).
+
+    A revision is held to it too, so it cannot break the stages.
+    """
     stages = [a.stage for a in c.body.acceptance_criteria]
     return criteria_stages(c, "acceptanceCriteria", stages)
 
 
-@rule(
-    "TC-VERIFICATION-REACHABLE",
-    "A required verification whose capability no node of its stage can ever be given "
-    "under the mode, the stage's plan ceiling and the run authorization.",
-)
+@rule("TC-VERIFICATION-REACHABLE")
 def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Each required verification's capability can be given to a node of its stage.
+    """A required verification whose capability no node of its stage can ever be given under the
+    mode, the stage's plan ceiling and the run authorization.
 
     A node of a stage is planned inside the run authorization and the plan ceiling of that
     stage (for analyze_and_fix's diagnosis, the analyze_only projection), so a capability
@@ -211,9 +199,12 @@ def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-ASSUMPTIONS", "Two assumptions sharing one id.")
+@rule("TC-ASSUMPTIONS")
 def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Assumption ids are unique, so each assumption is addressable within the run."""
+    """Two assumptions sharing one id.
+
+    Unique ids keep each assumption addressable within the run.
+    """
     seen: set[str] = set()
     for index, assumption in enumerate(c.body.assumptions):
         if assumption.id in seen:
@@ -229,11 +220,9 @@ def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
     return previous, review
 
 
-@revise(
-    "TC-REVISE-V2", "A revision that is not version 2 after a revise review with revisionNumber 0."
-)
+@revise("TC-REVISE-V2")
 def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A revision is version 2, after a revise review with revisionNumber 0."""
+    """A revision that is not version 2 after a revise review with revisionNumber 0."""
     if c.phase != "agent_2_revise":
         return
     pair = _previous_and_review(c)
@@ -245,28 +234,25 @@ def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
 
 
-@revise("TC-REVISE-CITES", "A revision that does not cite the previous contract and the review.")
+@revise("TC-REVISE-CITES")
 def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A revision's sourceRefs cite both the previous contract and the review."""
+    """A revision that does not cite the previous contract and the review."""
     pair = _previous_and_review(c)
     if pair is not None and not {pair[0].uri, pair[1].uri} <= set(c.source_refs):
         yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
 
 
-@revise("TC-REVISE-PERMISSIONS", "A revision that widens the previous contract's permissions.")
+@revise("TC-REVISE-PERMISSIONS")
 def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A revision's permissions lie inside the previous contract's."""
+    """A revision that widens the previous contract's permissions."""
     pair = _previous_and_review(c)
     if pair is not None and not is_subset(c.body.permissions, pair[0].body.permissions):
         yield Violation("permissions", "A revision may not widen the contract's permissions")
 
 
-@revise(
-    "TC-REVISE-FIELDS",
-    "Changing a field no blocking finding corrects, or leaving a corrected field unchanged.",
-)
+@revise("TC-REVISE-FIELDS")
 def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The changed fields are exactly the corrections the blocking findings ask for."""
+    """Changing a field no blocking finding corrects, or leaving a corrected field unchanged."""
     pair = _previous_and_review(c)
     if pair is None:
         return
@@ -279,9 +265,9 @@ def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
         yield Violation(field, f"{field} {what}; change exactly the corrected fields")
 
 
-@revise("TC-REVISE-PRESERVE", "Changing a preserved field, or both preserving and correcting one.")
+@revise("TC-REVISE-PRESERVE")
 def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
-    """No field is both corrected and preserved, and every preserved field is unchanged."""
+    """Changing a preserved field, or both preserving and correcting one."""
     pair = _previous_and_review(c)
     if pair is None:
         return
@@ -295,15 +281,15 @@ def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
             yield Violation(field, "A preserved field was changed")
 
 
-@prompt("PR-TARGET-LATEST", "Reviewing anything but the latest TaskContract.")
+@prompt("PR-TARGET-LATEST")
 def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
-    """targetRef is the latest contract."""
+    """Reviewing anything but the latest TaskContract."""
     return latest_ref(c, "targetRef", c.body.target_ref, "TaskContract")
 
 
-@prompt("PR-REVISION-NUMBER", "A revisionNumber other than the reviewed contract's version − 1.")
+@prompt("PR-REVISION-NUMBER")
 def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
-    """revisionNumber is the latest contract's version − 1."""
+    """A revisionNumber other than the reviewed contract's version − 1."""
     latest = c.state.latest("TaskContract")
     if latest is not None and c.body.revision_number != latest.body.version - 1:
         yield Violation(
@@ -313,13 +299,10 @@ def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
         )
 
 
-@prompt(
-    "PR-COVERAGE",
-    "Coverage other than request → {objective, intentMode}, frame → its five fields and "
-    "contract → its seven fields, exactly three entries.",
-)
+@prompt("PR-COVERAGE")
 def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
-    """Coverage has exactly three entries: request, frame and contract, with fixed field sets."""
+    """Coverage other than request → {objective, intentMode}, frame → its five fields and contract →
+    its seven fields, exactly three entries."""
     wanted = prompt_coverage(c.state)
     expected = {ref: frozenset(fields) for ref, fields in wanted}
     actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}

@@ -56,37 +56,29 @@ rule("WP-CONTRACT-LATEST", "Planning against anything but the latest TaskContrac
 )
 
 
-@rule("WP-PLAN-VALID", "Submitting a plan that is not declared valid.")
+@rule("WP-PLAN-VALID")
 def wp_valid(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A submitted plan declares itself valid."""
+    """Submitting a plan that is not declared valid."""
     if c.body.plan_validation != "valid":
         yield Violation(
             "planValidation", "planValidation must be valid (the only accepted value)", "valid"
         )
 
 
-@rule(
-    "WP-PLAN-TOOL-CALLS",
-    "Node tool-call budgets that add up to more than the plan's global budget.",
-    section="§3.3 per plan",
-)
+@rule("WP-PLAN-TOOL-CALLS", section="§3.3 per plan")
 def wp_plan_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Σ node maximumToolCalls ≤ the plan's global maximumToolCalls."""
+    """Node tool-call budgets that add up to more than the plan's global budget."""
     if plan_reservation(c.body) > c.body.global_budgets.maximum_tool_calls:
         yield Violation("globalBudgets.maximumToolCalls", "Node budgets exceed the plan budget")
 
 
-@rule(
-    "WP-CUMULATIVE-TOOL-CALLS",
-    "Reserving more than 4,000 tool calls across all plans of the run (before the "
-    "analyze_and_fix unlock, more than leaves the fix plan its minimum).",
-    section="§3.3 per run",
-)
+@rule("WP-CUMULATIVE-TOOL-CALLS", section="§3.3 per run")
 def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """All plans of the run together reserve at most 4,000 tool calls.
+    """Reserving more than 4,000 tool calls across all plans of the run (before the analyze_and_fix
+    unlock, more than leaves the fix plan its minimum).
 
-    Before the analyze_and_fix unlock they also leave the fix plan its minimum: a plan that
-    took every call would leave the run no legal fix plan after ``proceed_to_fix``.
+    A plan that took every call before the unlock would leave the run no legal fix plan after
+    ``proceed_to_fix``.
     """
     total = reserved_tool_calls(c.state) + plan_reservation(c.body)
     contract = _contract(c)
@@ -101,11 +93,9 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "WP-ENVELOPE-BUDGETS", "Plan parallelism or subagent depth beyond the run envelope's budgets."
-)
+@rule("WP-ENVELOPE-BUDGETS")
 def wp_envelope_budgets(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Global parallelism and depth stay within the run envelope's budgets."""
+    """Plan parallelism or subagent depth beyond the run envelope's budgets."""
     envelope, plan = c.state.envelope.budgets, c.body.global_budgets
     if plan.maximum_parallel_workers > envelope.maximum_parallel_workers:
         yield Violation("globalBudgets.maximumParallelWorkers", "Exceeds the run's workers")
@@ -113,22 +103,19 @@ def wp_envelope_budgets(c: Check[WorkPlan]) -> Iterator[Violation]:
         yield Violation("globalBudgets.maximumSubagentDepth", "Exceeds the run's subagent depth")
 
 
-@rule("WP-NODE-PERMISSIONS-CONTRACT", "A node broader than the TaskContract's permissions.")
+@rule("WP-NODE-PERMISSIONS-CONTRACT")
 def wp_node_permissions_contract(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Every node's permissions lie inside the contract's."""
+    """A node broader than the TaskContract's permissions."""
     contract = _contract(c)
     for index, node in enumerate(c.body.nodes):
         if contract is not None and not is_subset(node.permissions, contract.permissions):
             yield Violation(f"nodes.{index}.permissions", "Node permissions exceed the contract")
 
 
-@rule(
-    "WP-NODE-PERMISSIONS-CEILING",
-    "A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the "
-    "analyze_only projection before the diagnosis review gate.",
-)
+@rule("WP-NODE-PERMISSIONS-CEILING")
 def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Node permissions lie inside the plan ceiling (analyze_only before the fix is unlocked)."""
+    """A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the analyze_only
+    projection before the diagnosis review gate."""
     fix_unlocked = unlocks(c)
     ceiling = plan_ceiling(c.state.run.requested_mode, fix_unlocked=fix_unlocked)
     gated = c.state.run.requested_mode == "analyze_and_fix" and not fix_unlocked
@@ -148,12 +135,9 @@ def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WP-NODE-CHILDREN",
-    "A node child budget above its subagent permission, or a depth the plan does not allow.",
-)
+@rule("WP-NODE-CHILDREN")
 def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Child budgets fit the node's subagent permissions and the plan's depth."""
+    """A node child budget above its subagent permission, or a depth the plan does not allow."""
     depth = c.body.global_budgets.maximum_subagent_depth
     for index, node in enumerate(c.body.nodes):
         sub = node.permissions.subagents
@@ -163,13 +147,10 @@ def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
             yield Violation(f"nodes.{index}.permissions.subagents", "Exceeds the plan's depth")
 
 
-@rule(
-    "WP-NODE-CAPABILITIES",
-    "Unbacked tools, repeated or unallowed required capabilities, an executed node without "
-    "one, or fewer tool calls than required capabilities.",
-)
+@rule("WP-NODE-CAPABILITIES")
 def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Tools are permission-backed; required capabilities are unique, allowed and affordable."""
+    """Unbacked tools, repeated or unallowed required capabilities, an executed node without one, or
+    fewer tool calls than required capabilities."""
     needs_capability = c.state.run.requested_mode not in ("report_only", "plan_only")
     for index, node in enumerate(c.body.nodes):
         path = f"nodes.{index}"
@@ -187,12 +168,9 @@ def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WP-NODE-CRITERIA",
-    "Unknown criteria, or completion criteria in the initial analyze_and_fix plan.",
-)
+@rule("WP-NODE-CRITERIA")
 def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Node criteria exist in the contract; the initial analyze_and_fix plan is diagnosis-only."""
+    """Unknown criteria, or completion criteria in the initial analyze_and_fix plan."""
     contract = _contract(c)
     if contract is None:
         return
@@ -210,9 +188,9 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
                 )
 
 
-@rule("WP-NODE-SPAWN-CHILDREN", "Requiring subagent.spawn in a node that reserves no child.")
+@rule("WP-NODE-SPAWN-CHILDREN")
 def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A node that requires subagent.spawn reserves at least one child."""
+    """Requiring subagent.spawn in a node that reserves no child."""
     for index, node in enumerate(c.body.nodes):
         if "subagent.spawn" in node.required_capabilities and node.budgets.maximum_children < 1:
             yield Violation(
@@ -220,12 +198,9 @@ def wp_node_spawn_children(c: Check[WorkPlan]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WP-COVERAGE",
-    "Leaving a criterion of the active stage (or of the controlling work order) uncovered.",
-)
+@rule("WP-COVERAGE")
 def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """The plan covers every criterion of its stage (or of its work order when scoped)."""
+    """Leaving a criterion of the active stage (or of the controlling work order) uncovered."""
     order = controlling_order(c.state)
     needed = set(stage_criteria(c.state) if order is None else order.criterion_ids)
     covered = {criterion for node in c.body.nodes for criterion in node.acceptance_criteria}
@@ -238,14 +213,10 @@ def wp_coverage(c: Check[WorkPlan]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "WP-SCOPED-ORDER",
-    "A replan that escapes its work order: uncited review, more calls, tools, permissions "
-    "or criteria than the order grants.",
-    section="§3.4 WorkPlan (scoped replanning)",
-)
+@rule("WP-SCOPED-ORDER", section="§3.4 WorkPlan (scoped replanning)")
 def wp_scoped(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """A replan after remediate or proceed_to_fix stays inside the controlling work order."""
+    """A replan that escapes its work order: uncited review, more calls, tools, permissions or
+    criteria than the order grants."""
     order = controlling_order(c.state)
     if order is None:
         return
@@ -287,13 +258,9 @@ def _required(c: Check[WorkPlan]) -> Iterator[tuple[int, str, str]]:
             yield index, v.capability, v.stage
 
 
-@rule(
-    "WP-VERIFICATION-PREFLIGHT",
-    "A plan in which some required verification of the active stage can never run.",
-    section="§3.4 WorkPlan (verification preflight)",
-)
+@rule("WP-VERIFICATION-PREFLIGHT", section="§3.4 WorkPlan (verification preflight)")
 def wp_verification_preflight(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Each required verification of the active stage has a node able to run it."""
+    """A plan in which some required verification of the active stage can never run."""
     for index, capability, stage in _required(c):
         if not _verifiers(c, capability, stage):
             yield Violation(
@@ -315,13 +282,9 @@ def _ancestors(nodes: list[WorkNode], start: WorkNode) -> set[str]:
     return seen
 
 
-@rule(
-    "WP-VERIFIER-AFTER-MUTATION",
-    "A completion verifier node that does not depend on every potentially-mutating node.",
-    section="§3.4 WorkPlan (verification preflight)",
-)
+@rule("WP-VERIFIER-AFTER-MUTATION", section="§3.4 WorkPlan (verification preflight)")
 def wp_verifier_after_mutation(c: Check[WorkPlan]) -> Iterator[Violation]:
-    """Completion verifiers are, or transitively depend on, every potentially-mutating node."""
+    """A completion verifier node that does not depend on every potentially-mutating node."""
     nodes = list(c.body.nodes)
     mutators = {n.id for n in nodes if MAY_MUTATE & set(n.allowed_tools)}
     flagged: set[int] = set()

@@ -63,11 +63,9 @@ def contract_latest(c: Check[QualityReview | ReleaseAudit | WorkPlan]) -> Iterat
     return latest_ref(c, "taskContractRef", c.body.task_contract_ref, "TaskContract")
 
 
-@rule(
-    "QR-CURRENT-WORK", "Omitting the latest plan, or naming other results than exactly that plan's."
-)
+@rule("QR-CURRENT-WORK")
 def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
-    """The review names the latest plan and exactly that plan's results."""
+    """Omitting the latest plan, or naming other results than exactly that plan's."""
     plan = c.state.latest("WorkPlan")
     if plan is None:
         return
@@ -80,40 +78,40 @@ def qr_current_work(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule("QR-PROGRESSION", "pass or proceed_to_fix while some planned node has not completed.")
+@rule("QR-PROGRESSION")
 def qr_progression(c: Check[QualityReview]) -> Iterator[Violation]:
-    """In executing modes, pass and proceed_to_fix need every planned node completed."""
+    """pass or proceed_to_fix while some planned node has not completed.
+
+    Only in executing modes: elsewhere no node runs.
+    """
     if c.body.decision not in ("pass", "proceed_to_fix") or c.mode not in EXECUTING_MODES:
         return
     if not plan_completed(c.state):
         yield Violation("decision", "Every planned node must have completed")
 
 
-@rule(
-    "QR-PROCEED-BEFORE-UNLOCK",
-    "proceed_to_fix outside analyze_and_fix, or after the fix was unlocked.",
-)
+@rule("QR-PROCEED-BEFORE-UNLOCK")
 def qr_proceed_before_unlock(c: Check[QualityReview]) -> Iterator[Violation]:
-    """proceed_to_fix is legal only in analyze_and_fix, before the fix is unlocked."""
+    """proceed_to_fix outside analyze_and_fix, or after the fix was unlocked."""
     if c.body.decision == "proceed_to_fix" and (
         c.mode != "analyze_and_fix" or is_unlocked(c.state)
     ):
         yield Violation("decision", "proceed_to_fix is legal only in analyze_and_fix before unlock")
 
 
-@rule(
-    "QR-GATE-BEFORE-PASS",
-    "Passing an analyze_and_fix run without going through the diagnosis gate.",
-)
+@rule("QR-GATE-BEFORE-PASS")
 def qr_gate_before_pass(c: Check[QualityReview]) -> Iterator[Violation]:
-    """In analyze_and_fix before unlock, the review goes through proceed_to_fix, never pass."""
+    """Passing an analyze_and_fix run without going through the diagnosis gate."""
     if c.body.decision == "pass" and c.mode == "analyze_and_fix" and not is_unlocked(c.state):
         yield Violation("decision", "Before the fix, the review must go through proceed_to_fix")
 
 
-@rule("QR-PASS-NEEDS-MUTATION", "Passing a fix that never completed a mutating action.")
+@rule("QR-PASS-NEEDS-MUTATION")
 def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A passing fix (fix_only, or analyze_and_fix after unlock) needs a completed mutation."""
+    """Passing a fix that never completed a mutating action.
+
+    A fix is fix_only, or analyze_and_fix after the unlock.
+    """
     if c.body.decision != "pass" or not mutation_allowed(c.state):
         return
     results = c.state.all("WorkResult")
@@ -121,12 +119,9 @@ def qr_pass_needs_mutation(c: Check[QualityReview]) -> Iterator[Violation]:
         yield Violation("decision", "A passing fix needs a completed mutating action in the run")
 
 
-@rule(
-    "QR-STAGE-COVERAGE",
-    "Acceptance results that miss, repeat or exceed the active stage's criteria.",
-)
+@rule("QR-STAGE-COVERAGE")
 def qr_stage_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
-    """acceptanceResults cover the active stage's criteria exactly once each."""
+    """Acceptance results that miss, repeat or exceed the active stage's criteria."""
     criteria = [r.criterion_id for r in c.body.acceptance_results]
     wanted = stage_criteria(c.state)
     if len(set(criteria)) != len(criteria) or set(criteria) != set(wanted):
@@ -143,12 +138,9 @@ def _requirements(c: Check[QualityReview]) -> dict[str, Any]:
     return {} if contract is None else {v.id: v for v in contract.body.verification_requirements}
 
 
-@rule(
-    "QR-VERIFICATION-COVERAGE",
-    "Verification results that miss or repeat a requirement, or change its capability.",
-)
+@rule("QR-VERIFICATION-COVERAGE")
 def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
-    """verificationResults cover the stage's requirements once each, with their capability."""
+    """Verification results that miss or repeat a requirement, or change its capability."""
     ids = [v.requirement_id for v in c.body.verification_results]
     wanted = stage_verifications(c.state)
     if len(set(ids)) != len(ids) or set(ids) != set(wanted):
@@ -169,12 +161,9 @@ def qr_verification_coverage(c: Check[QualityReview]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "QR-REQUIRED-VERIFICATION-PASS",
-    "pass or proceed_to_fix with a required verification that did not pass.",
-)
+@rule("QR-REQUIRED-VERIFICATION-PASS")
 def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation]:
-    """pass and proceed_to_fix need every required verification of the stage to pass."""
+    """pass or proceed_to_fix with a required verification that did not pass."""
     if c.body.decision not in ("pass", "proceed_to_fix"):
         return
     declared = _requirements(c)
@@ -187,13 +176,10 @@ def qr_required_verification_pass(c: Check[QualityReview]) -> Iterator[Violation
             )
 
 
-@rule(
-    "QR-PASS-EXACT-COVERAGE-EVIDENCE",
-    "Passing a criterion on an evidence set no current passing coverage entry reported "
-    "(or, when unassigned, no earlier passing review used).",
-)
+@rule("QR-PASS-EXACT-COVERAGE-EVIDENCE")
 def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violation]:
-    """Each passing acceptance result repeats the exact evidence set of matching coverage."""
+    """Passing a criterion on an evidence set no current passing coverage entry reported (or, when
+    unassigned, no earlier passing review used)."""
     if c.mode not in EXECUTING_MODES or c.state.latest("WorkPlan") is None:
         return
     assigned = assigned_criteria(c.state)
@@ -214,13 +200,10 @@ def qr_pass_exact_coverage_evidence(c: Check[QualityReview]) -> Iterator[Violati
             )
 
 
-@rule(
-    "QR-VERIFICATION-BACKED",
-    "Passing a verification without a completed read-only action of its capability that "
-    "shares its evidence (after the last mutation, for completion).",
-)
+@rule("QR-VERIFICATION-BACKED")
 def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
-    """Each passing verification is backed by a matching read-only action (or retained)."""
+    """Passing a verification without a completed read-only action of its capability that shares its
+    evidence (after the last mutation, for completion)."""
     contract = c.state.latest("TaskContract")
     if c.mode not in EXECUTING_MODES or contract is None:
         return
@@ -250,12 +233,9 @@ def qr_verification_backed(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "QR-RULE-COMPLIANCE",
-    "Rule-compliance checks whose subjects differ from the contract's ruleRefs.",
-)
+@rule("QR-RULE-COMPLIANCE")
 def qr_rule_compliance(c: Check[QualityReview]) -> Iterator[Violation]:
-    """ruleCompliance subjectRefs are set-equal to the contract's ruleRefs."""
+    """Rule-compliance checks whose subjects differ from the contract's ruleRefs."""
     contract = c.state.latest("TaskContract")
     if contract is None:
         return

@@ -33,18 +33,15 @@ rule = Rules(("WorkResult",), "§3.4 WorkResult")
 changes = Rules(("WorkResult",), "§3.4 WorkResult (FileChange ↔ action, every status)")
 
 
-@rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
+@rule("WR-PLAN-LATEST")
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
-    """workPlanRef is the latest plan."""
+    """Reporting against anything but the latest WorkPlan."""
     return latest_ref(c, "workPlanRef", c.body.work_plan_ref, "WorkPlan")
 
 
-@rule(
-    "WR-NODE-FIRST-READY",
-    "Reporting a node out of order, twice, or before its dependencies completed.",
-)
+@rule("WR-NODE-FIRST-READY")
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
-    """nodeId is the first dependency-ready node without a result, in plan order."""
+    """Reporting a node out of order, twice, or before its dependencies completed."""
     node = pending_node(c.state)
     if node is None or c.body.node_id != node.id:
         yield Violation(
@@ -54,9 +51,9 @@ def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-@rule("WR-ACTION-BUDGET", "More actions or tool events than the node's maximumToolCalls.")
+@rule("WR-ACTION-BUDGET")
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Actions and tool events each fit the node's maximumToolCalls.
+    """More actions or tool events than the node's maximumToolCalls.
 
     Actions recorded ``unauthorized`` are not counted: the budget bounds what the node may do,
     and a breach already on record must never be one the host has to leave out for lack of room.
@@ -71,13 +68,10 @@ def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")
 
 
-@rule(
-    "WR-NO-MUTATION",
-    "File changes or completed/failed mutating actions in a read-only mode or before the "
-    "analyze_and_fix gate (also persisted as DENY permission decisions).",
-)
+@rule("WR-NO-MUTATION")
 def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Read-only situations report no file changes and no attempted mutating action."""
+    """File changes or completed/failed mutating actions in a read-only mode or before the
+    analyze_and_fix gate (also persisted as DENY permission decisions)."""
     if mutation_allowed(c.state):
         return
     for index, _ in enumerate(c.body.files_changed):
@@ -91,13 +85,10 @@ def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-COMPLETED-FAILED-TEST",
-    "A completed result with a failed test where the run fixes (a diagnosis may keep its "
-    "reproduced failure).",
-)
+@rule("WR-COMPLETED-FAILED-TEST")
 def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
-    """A completed result lists a failed test only in a diagnosis, where it is the finding.
+    """A completed result with a failed test where the run fixes (a diagnosis may keep its
+    reproduced failure).
 
     A diagnosis is work that may not mutate (analyze_only, analyze_and_fix before the unlock):
     there a reproduced failure is what the node was asked to find. Where the run fixes, a
@@ -114,9 +105,9 @@ def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule("WR-COVERAGE", "Coverage of a criterion the node does not own, or of one criterion twice.")
+@rule("WR-COVERAGE")
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Coverage names the node's criteria, each at most once."""
+    """Coverage of a criterion the node does not own, or of one criterion twice."""
     node = node_of(c.state, c.body)
     if node is None:
         return
@@ -131,9 +122,9 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         seen.add(entry.criterion_id)
 
 
-@rule("WR-COMPLETED-COVERAGE", "Completed work that leaves one of its node's criteria uncovered.")
+@rule("WR-COMPLETED-COVERAGE")
 def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed work covers every criterion of its node."""
+    """Completed work that leaves one of its node's criteria uncovered."""
     node = node_of(c.state, c.body)
     if node is None or c.body.status != "completed":
         return
@@ -146,12 +137,9 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "WR-COMPLETED-CAPABILITIES",
-    "Completed work without a completed action for each required capability.",
-)
+@rule("WR-COMPLETED-CAPABILITIES")
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed work has a completed action for every required capability of its node."""
+    """Completed work without a completed action for each required capability."""
     node = node_of(c.state, c.body)
     if node is None or c.body.status != "completed":
         return
@@ -165,12 +153,9 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-VERIFY-AFTER-MUTATION",
-    "Completed mutating work whose completion verification does not follow its last mutation.",
-)
+@rule("WR-VERIFY-AFTER-MUTATION")
 def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed mutating work verifies each required completion capability after the mutation."""
+    """Completed mutating work whose completion verification does not follow its last mutation."""
     node, contract = node_of(c.state, c.body), c.state.latest("TaskContract")
     last = last_mutation(c.body)
     if node is None or contract is None or c.body.status != "completed" or last < 0:
@@ -199,12 +184,9 @@ def _capability(change: FileChange) -> Capability:
     return "repository.delete" if change.change_type == "deleted" else "repository.write"
 
 
-@rule(
-    "WR-ACTION-ALLOWED-TOOL",
-    "An attempted action with a capability outside its node's allowedTools.",
-)
+@rule("WR-ACTION-ALLOWED-TOOL")
 def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every attempted action uses a capability among its node's allowedTools.
+    """An attempted action with a capability outside its node's allowedTools.
 
     An action recorded as ``unauthorized`` is the host's admission that it went outside its
     permissions, so it is exempt: refusing it would only teach the host to hide it.
@@ -221,12 +203,9 @@ def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-SHELL-INSPECT-TARGET",
-    "shell.inspect with free shell text instead of one of the six typed targets.",
-)
+@rule("WR-SHELL-INSPECT-TARGET")
 def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
-    """An attempted shell.inspect names one of the six typed read-only targets."""
+    """shell.inspect with free shell text instead of one of the six typed targets."""
     for index, action, _ in action_decisions(c.state, c.body):
         if action.capability == "shell.inspect" and action.target not in TYPED_INSPECT_TARGETS:
             yield Violation(
@@ -236,13 +215,9 @@ def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-ACTION-AUTHORIZED",
-    "A completed or failed action on a target that mode, run authorization or node deny.",
-    section="§3.4 WorkResult; §3.5",
-)
+@rule("WR-ACTION-AUTHORIZED", section="§3.4 WorkResult; §3.5")
 def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed and failed actions are authorized by mode ∩ run authorization ∩ node."""
+    """A completed or failed action on a target that mode, run authorization or node deny."""
     for index, action, decision in action_decisions(c.state, c.body):
         if action.status in ("denied", "unauthorized") or decision.code in _REPORTED_ELSEWHERE:
             continue
@@ -254,15 +229,14 @@ def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-UNAUTHORIZED-REAL",
-    "Recording as unauthorized an action that mode, run authorization, node permissions and "
-    "allowedTools allowed.",
-)
+@rule("WR-UNAUTHORIZED-REAL")
 def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
-    """An action recorded as ``unauthorized`` really was outside what its node allowed: its
-    permissions (and the layers above them) or its allowedTools, which WR-ACTION-ALLOWED-TOOL
-    holds every other action to, so each real action has a status that records it."""
+    """Recording as unauthorized an action that mode, run authorization, node permissions and
+    allowedTools allowed.
+
+    ``WR-ACTION-ALLOWED-TOOL`` holds every other action to its allowedTools, so each real
+    action has a status that records it.
+    """
     node = node_of(c.state, c.body)
     for index, action, decision in action_decisions(c.state, c.body):
         if action.status != "unauthorized" or not decision.allowed:
@@ -275,9 +249,9 @@ def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule("WR-FALSE-DENIAL", "Reporting as denied an action that was in fact authorized.")
+@rule("WR-FALSE-DENIAL")
 def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
-    """A ``denied`` action really was unauthorized."""
+    """Reporting as denied an action that was in fact authorized."""
     for index, action, decision in action_decisions(c.state, c.body):
         if action.status == "denied" and decision.allowed:
             yield Violation(
@@ -285,21 +259,21 @@ def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule("WR-MUTATING-FLAG", "A mutating flag that contradicts the capability's class.")
+@rule("WR-MUTATING-FLAG")
 def wr_mutating_flag(c: Check[WorkResult]) -> Iterator[Violation]:
-    """The mutating flag matches the capability's class (shell.execute may be either)."""
+    """A mutating flag that contradicts the capability's class.
+
+    shell.execute may be either.
+    """
     for index, action in enumerate(c.body.actions):
         expected = capability_is_mutating(action.capability)
         if expected is not None and action.mutating != expected:
             yield Violation(f"actions.{index}.mutating", "Flag does not match the capability")
 
 
-@rule(
-    "WR-SPAWN-COUNT",
-    "More completed subagent.spawn actions than min(node child budget, permitted children).",
-)
+@rule("WR-SPAWN-COUNT")
 def wr_spawn_count(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed subagent.spawn actions fit the node's child budget and permission."""
+    """More completed subagent.spawn actions than min(node child budget, permitted children)."""
     node = node_of(c.state, c.body)
     if node is None:
         return
@@ -315,12 +289,9 @@ def wr_spawn_count(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-@changes(
-    "WR-FILE-CHANGES",
-    "A FileChange without a completed write/delete action on the same path.",
-)
+@changes("WR-FILE-CHANGES")
 def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every FileChange has a completed mutating write/delete action on the same path."""
+    """A FileChange without a completed write/delete action on the same path."""
     done = {
         (a.capability, a.target)
         for a in c.body.actions
@@ -331,9 +302,9 @@ def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"filesChanged.{index}", "No completed action made this change")
 
 
-@changes("WR-WRITE-FILE-CHANGE", "A completed write/delete action without its exact FileChange.")
+@changes("WR-WRITE-FILE-CHANGE")
 def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every completed write/delete action has the exact FileChange for its target."""
+    """A completed write/delete action without its exact FileChange."""
     changes = {(_capability(f), f.path) for f in c.body.files_changed}
     for index, action in enumerate(c.body.actions):
         key = (action.capability, action.target)
@@ -345,12 +316,9 @@ def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
             yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
 
 
-@changes(
-    "WR-FILE-CHANGE-AUTHORIZED",
-    "A FileChange on a path not authorized for its write or delete.",
-)
+@changes("WR-FILE-CHANGE-AUTHORIZED")
 def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Every FileChange path is authorized for write (created/modified) or delete (deleted)."""
+    """A FileChange on a path not authorized for its write or delete."""
     node = node_of(c.state, c.body)
     if node is None:
         return

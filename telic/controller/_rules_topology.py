@@ -31,12 +31,9 @@ def _micro(c: Check[object]) -> bool:
     return c.state.run.topology == "micro"
 
 
-@reserved(
-    "TP-RESERVED-ID",
-    "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
-)
+@reserved("TP-RESERVED-ID")
 def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
-    """A host artifact does not take an id the controller will store later in this run."""
+    """Taking contract-01, plan-01 or receipt-01 while the controller will still store it."""
     if c.artifact_id in reserved_ids(c.state):
         yield Violation(
             "id",
@@ -44,12 +41,9 @@ def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-MICRO-FRAME-CRITERIA",
-    "A micro frame with other than exactly one draft acceptance criterion.",
-)
+@rule("TP-MICRO-FRAME-CRITERIA")
 def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame has exactly one draft acceptance criterion."""
+    """A micro frame with other than exactly one draft acceptance criterion."""
     if _micro(c) and len(c.body.draft_acceptance_criteria) != 1:
         yield Violation(
             "draftAcceptanceCriteria",
@@ -57,16 +51,16 @@ def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
-@rule("TP-MICRO-FRAME-FACTS", "A micro frame with more than three known facts.")
+@rule("TP-MICRO-FRAME-FACTS")
 def tp_micro_frame_facts(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame has at most three known facts."""
+    """A micro frame with more than three known facts."""
     if _micro(c) and len(c.body.known_facts) > 3:
         yield Violation("knownFacts", "Micro topology allows at most three known facts")
 
 
-@rule("TP-MICRO-FRAME-CLARIFICATION", "A micro frame that requires clarification.")
+@rule("TP-MICRO-FRAME-CLARIFICATION")
 def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame never requires clarification."""
+    """A micro frame that requires clarification."""
     if _micro(c) and c.body.clarification.required:
         yield Violation(
             "clarification.required",
@@ -75,9 +69,9 @@ def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
-@review("TP-MICRO-NO-FIX", "A micro spot review deciding proceed_to_fix.")
+@review("TP-MICRO-NO-FIX")
 def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A micro spot review never proceeds to fix."""
+    """A micro spot review deciding proceed_to_fix."""
     if _micro(c) and c.body.decision == "proceed_to_fix":
         yield Violation(
             "decision",
@@ -86,9 +80,9 @@ def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@review("TP-REVERIFY-KIND", "A reverify-phase review whose reviewKind is not evidence_reverify.")
+@review("TP-REVERIFY-KIND")
 def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
-    """The review in the reverify phase says it re-verifies the evidence."""
+    """A reverify-phase review whose reviewKind is not evidence_reverify."""
     if c.phase == "agent_3_evidence_reverify" and c.body.review_kind != "evidence_reverify":
         yield Violation(
             "reviewKind",
@@ -97,9 +91,9 @@ def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@review("TP-REVERIFY-DECISION", "A reverify-phase review deciding remediate or proceed_to_fix.")
+@review("TP-REVERIFY-DECISION")
 def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
-    """The reverify review decides pass, partial or block."""
+    """A reverify-phase review deciding remediate or proceed_to_fix."""
     decision = c.body.decision
     if c.phase == "agent_3_evidence_reverify" and decision not in ("pass", "partial", "block"):
         yield Violation(
@@ -109,12 +103,9 @@ def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@report(
-    "TP-MICRO-REPORT-RECEIPT",
-    "A completed micro report without a verified receipt of the latest review.",
-)
+@report("TP-MICRO-REPORT-RECEIPT")
 def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
-    """A completed micro report rests on a verified receipt of the latest QualityReview."""
+    """A completed micro report without a verified receipt of the latest review."""
     if not _micro(c) or c.body.terminal_status != "completed":
         return
     gap = receipt_gap(c.state)
@@ -122,13 +113,9 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", gap)
 
 
-@report(
-    "TP-MICRO-REPORT-CITE",
-    "A micro report that is not completed and does not cite the latest review.",
-)
+@report("TP-MICRO-REPORT-CITE")
 def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
-    """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
-    without one, the ClarificationRequest that ended the run)."""
+    """A micro report that is not completed and does not cite the latest review."""
     if not _micro(c) or c.body.terminal_status == "completed":
         return
     # A micro run a second clarification ended before its review cites that clarification
