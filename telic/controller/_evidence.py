@@ -19,9 +19,7 @@ from telic.protocol import Evidence, decode_evidence_content
 
 __all__ = ["MAX_EVIDENCE_PER_PLAN", "RULES"]
 
-_EV = ("Evidence",)
-
-rule = Rules(_EV, "§3.1 Evidence (service rules)")
+rule = Rules(("Evidence",), "§3.1 Evidence (service rules)")
 
 MAX_EVIDENCE_PER_PLAN: Final = 128
 

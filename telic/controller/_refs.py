@@ -23,7 +23,7 @@ from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._derive import selected_refs
 from telic.controller._direct import DirectRef, direct_refs, evidence_fields
 from telic.controller._next import TOPOLOGY_INSTRUCTIONS
-from telic.controller._phases import PHASES, SUPPORTING_TYPES
+from telic.controller._phases import EXECUTING_MODES, PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
 from telic.protocol import (
     ACTION_ROLES,
@@ -38,7 +38,6 @@ __all__ = ["RULES", "merge_source_refs", "pending_answer"]
 rule = Rules((ANY,), "§3.4 every submission")
 
 MAX_SOURCE_REFS: Final = 256
-_PLAN_DELIVERABLE: Final = frozenset({"plan_only", "report_only"})
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _SYSTEM_FIELDS: Final = frozenset(
     {"applicableRuleRefs", "instructionRef", "policyRefs", "promptReadinessRubricRef", "ruleRefs"}
@@ -277,7 +276,7 @@ def _accepts(c: Check[Any], ref: DirectRef) -> bool:
         return True
     if target.type == "ContextDocument":
         return ref.context_document
-    if target.type == "WorkPlan" and c.mode in _PLAN_DELIVERABLE:
+    if target.type == "WorkPlan" and c.mode not in EXECUTING_MODES:
         latest = c.state.latest("WorkPlan")
         return latest is not None and latest.id == target.id
     return False
@@ -299,7 +298,7 @@ def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
             )
         elif ref.user_reported:
             yield Violation(ref.path, "A user-reported claim must cite the user's own message")
-        elif c.mode in _PLAN_DELIVERABLE:
+        elif c.mode not in EXECUTING_MODES:
             latest = c.state.latest("WorkPlan")
             plan = "the latest WorkPlan" if latest is None else latest.uri
             yield Violation(

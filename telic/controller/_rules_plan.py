@@ -24,7 +24,7 @@ from telic.controller._derive import (
     reserved_tool_calls,
     stage_criteria,
 )
-from telic.controller._phases import MAY_MUTATE
+from telic.controller._phases import EXECUTING_MODES, MAY_MUTATE
 from telic.controller._rules_quality import contract_latest
 from telic.permissions import capability_backed, exceeding, is_subset, plan_ceiling
 from telic.protocol import MAX_PLAN_TOOL_CALLS, TaskContract, WorkNode, WorkPlan
@@ -83,7 +83,7 @@ def wp_cumulative_tool_calls(c: Check[WorkPlan]) -> Iterator[Violation]:
     total = reserved_tool_calls(c.state) + plan_reservation(c.body)
     contract = _contract(c)
     reserve = 0
-    if c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
+    if c.mode == "analyze_and_fix" and not unlocks(c) and contract is not None:
         reserve = fix_minimum(contract)
     if total + reserve > MAX_PLAN_TOOL_CALLS:
         kept = f" and keep {reserve} for the fix plan" if reserve else ""
@@ -117,14 +117,14 @@ def wp_node_permissions_ceiling(c: Check[WorkPlan]) -> Iterator[Violation]:
     """A node beyond the plan ceiling: beyond the mode, or (analyze_and_fix) beyond the analyze_only
     projection before the diagnosis review gate."""
     fix_unlocked = unlocks(c)
-    ceiling = plan_ceiling(c.state.run.requested_mode, fix_unlocked=fix_unlocked)
-    gated = c.state.run.requested_mode == "analyze_and_fix" and not fix_unlocked
+    ceiling = plan_ceiling(c.mode, fix_unlocked=fix_unlocked)
+    gated = c.mode == "analyze_and_fix" and not fix_unlocked
     where = (
         "before the diagnosis gate (the analyze_only projection: reads, inspection and the "
         "user's exact shell.execute commands; writes belong in the fix plan that cites the "
         "proceed_to_fix QualityReview)"
         if gated
-        else f"in {c.state.run.requested_mode}"
+        else f"in {c.mode}"
     )
     for index, node in enumerate(c.body.nodes):
         beyond = exceeding(node.permissions, ceiling)
@@ -151,7 +151,7 @@ def wp_node_children(c: Check[WorkPlan]) -> Iterator[Violation]:
 def wp_node_capabilities(c: Check[WorkPlan]) -> Iterator[Violation]:
     """Unbacked tools, repeated or unallowed required capabilities, an executed node without one, or
     fewer tool calls than required capabilities."""
-    needs_capability = c.state.run.requested_mode not in ("report_only", "plan_only")
+    needs_capability = c.mode in EXECUTING_MODES
     for index, node in enumerate(c.body.nodes):
         path = f"nodes.{index}"
         for tool in node.allowed_tools:
@@ -175,7 +175,7 @@ def wp_node_criteria(c: Check[WorkPlan]) -> Iterator[Violation]:
     if contract is None:
         return
     stages = {criterion.id: criterion.stage for criterion in contract.acceptance_criteria}
-    diagnosis_only = c.state.run.requested_mode == "analyze_and_fix" and not unlocks(c)
+    diagnosis_only = c.mode == "analyze_and_fix" and not unlocks(c)
     for index, node in enumerate(c.body.nodes):
         for criterion in node.acceptance_criteria:
             if criterion not in stages:

@@ -27,10 +27,7 @@ from telic.protocol import UserReport
 
 __all__ = ["RULES"]
 
-_UR = ("UserReport",)
-_S = "§3.4 UserReport"
-
-rule = Rules(_UR, _S)
+rule = Rules(("UserReport",), "§3.4 UserReport")
 
 _FITS: Final[dict[str, frozenset[str]]] = {
     "release": frozenset({"completed"}),
