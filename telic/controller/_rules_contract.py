@@ -67,11 +67,7 @@ def _frame(c: Check[Any]) -> ProblemFrame | None:
 @rule("TC-CONTEXT-REFS")
 def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
     """Dropping a non-user fact source or an inference source of the frame from contextRefs."""
-    frame = _frame(c)
-    if frame is None:
-        return
-    needed = contract_context_refs(c.state)
-    missing = [ref for ref in needed if ref not in set(c.body.context_refs)]
+    missing = [ref for ref in contract_context_refs(c.state) if ref not in c.body.context_refs]
     if missing:
         yield Violation(
             "contextRefs",
