@@ -43,9 +43,6 @@ RULES: Final[tuple[Rule, ...]] = (
 )
 """Every controller invariant, in evaluation order."""
 
-_IDS: Final = [rule.id for rule in RULES] + [gate.id for gate in GATES]
-assert len(set(_IDS)) == len(_IDS), "rule ids must be unique"
-
 _FOR_ANY: Final = tuple(rule for rule in RULES if ANY in rule.types)
 _FOR_TYPE: Final = {
     kind: tuple(rule for rule in RULES if rule.applies_to(kind))

@@ -305,14 +305,10 @@ def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
 @changes("WR-WRITE-FILE-CHANGE")
 def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
     """A completed write/delete action without its exact FileChange."""
-    changes = {(_capability(f), f.path) for f in c.body.files_changed}
+    made = {(_capability(f), f.path) for f in c.body.files_changed}
     for index, action in enumerate(c.body.actions):
-        key = (action.capability, action.target)
-        if (
-            action.status == "completed"
-            and action.capability in MUTATING_REPOSITORY
-            and key not in changes
-        ):
+        done = action.status == "completed" and action.capability in MUTATING_REPOSITORY
+        if done and (action.capability, action.target) not in made:
             yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
 
 
