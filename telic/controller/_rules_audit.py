@@ -294,11 +294,8 @@ def ra_release_coverage(c: Check[ReleaseAudit]) -> Iterator[Violation]:
 def ra_defect_scope(c: Check[ReleaseAudit]) -> Iterator[Violation]:
     """A defect naming unknown criteria, exceeding contract ∩ authorization, without backed
     capabilities, or leaving the replan unable to run a required verification of its stage."""
-    defect, contract, ceiling = (
-        c.body.remediation_defect,
-        c.state.latest("TaskContract"),
-        _ceiling(c),
-    )
+    defect, contract = c.body.remediation_defect, c.state.latest("TaskContract")
+    ceiling = _ceiling(c)
     if defect is None or contract is None or ceiling is None:
         return
     path = "remediationDefect"

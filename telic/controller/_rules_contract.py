@@ -268,12 +268,11 @@ def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
     if pair is None:
         return
     previous, review = pair
-    old, new = previous.wire, c.wire
     corrected = {f for finding in review.body.findings for f in finding.correction_fields}
     for field in sorted({f for finding in review.body.findings for f in finding.preserve_fields}):
         if field in corrected:
             yield Violation(field, "A field cannot be both corrected and preserved")
-        elif new.get(field) != old.get(field):
+        elif c.wire.get(field) != previous.wire.get(field):
             yield Violation(field, "A preserved field was changed")
 
 
