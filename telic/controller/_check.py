@@ -18,7 +18,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from pydantic import BaseModel
 
 from telic._errors import Issue
-from telic.controller._state import BodyRef, RunState, StoredArtifact
+from telic.controller._state import BodyRef, RunState
 from telic.protocol import InternalPhase, Mode
 
 __all__ = ["ANY", "Check", "Gate", "Rule", "Rules", "Violation", "evaluate", "wire_value"]
@@ -72,10 +72,6 @@ class Check(Generic[B_co]):
         """The run's intent mode."""
         return self.state.run.requested_mode
 
-    def resolve(self, uri: str) -> StoredArtifact | None:
-        """Return the same-run artifact ``uri`` names, or None."""
-        return self.state.by_uri(uri)
-
     def all_refs(self) -> Iterator[BodyRef]:
         """Yield every reference of the submission: the body's, then each merged sourceRef."""
         yield from self.refs
@@ -107,12 +103,13 @@ F = TypeVar("F", bound=RuleFn)
 
 
 class Rules:
-    """A module's invariants, each declared on its function: ``@rule(id, forbids)``.
+    """A module's invariants, each declared on its function: ``@rule(id)``.
 
-    ``rule = Rules(types, section)`` gives the module's usual types and section; a rule that
-    differs says so (``types=``, ``section=``). A function another module declared is
-    registered by calling ``rule(id, forbids)(function)``. Registration order is evaluation
-    order; ``registered`` is the module's ``RULES``.
+    The first paragraph of the function's docstring is the one sentence saying what the rule
+    forbids (``Rule.forbids``). ``rule = Rules(types, section)`` gives the module's usual types
+    and section; a rule that differs says so (``types=``, ``section=``). A function declared
+    for another rule is registered again by ``rule(id, forbids)(function)``. Registration
+    order is evaluation order; ``registered`` is the module's ``RULES``.
     """
 
     def __init__(self, types: tuple[str, ...], section: str) -> None:
@@ -123,7 +120,7 @@ class Rules:
     def __call__(
         self,
         rule_id: str,
-        forbids: str,
+        forbids: str | None = None,
         *,
         types: tuple[str, ...] | None = None,
         section: str | None = None,
@@ -131,8 +128,9 @@ class Rules:
         """Return the decorator that registers its function as rule ``rule_id``."""
 
         def register(check: F) -> F:
+            said = forbids or " ".join((check.__doc__ or "").split("\n\n")[0].split())
             self._rules.append(
-                Rule(rule_id, types or self._types, check, section or self._section, forbids)
+                Rule(rule_id, types or self._types, check, section or self._section, said)
             )
             return check
 
@@ -154,10 +152,9 @@ class Gate:
 
 
 def evaluate(rules: Sequence[Rule], check: Check[Any]) -> tuple[Issue, ...]:
-    """Run every rule that applies to the submission and collect its issues, in rule order."""
+    """Run ``rules`` (those ``rules_for`` the submitted type) and collect their issues, in order."""
     return tuple(
         Issue(v.path, "invariant", v.message, rule=rule.id, expected=v.expected)
         for rule in rules
-        if rule.applies_to(check.artifact_type)
         for v in rule.check(check)
     )

@@ -19,25 +19,26 @@ from telic.protocol import Evidence, decode_evidence_content
 
 __all__ = ["MAX_EVIDENCE_PER_PLAN", "RULES"]
 
-_EV = ("Evidence",)
-
-rule = Rules(_EV, "§3.1 Evidence (service rules)")
+rule = Rules(("Evidence",), "§3.1 Evidence (service rules)")
 
 MAX_EVIDENCE_PER_PLAN: Final = 128
 
 
-@rule("EV-CONTENT-CANONICAL", "Non-canonical base64 content, or content above 2 MiB once decoded.")
+@rule("EV-CONTENT-CANONICAL")
 def ev_content_canonical(c: Check[Evidence]) -> Iterator[Violation]:
-    """Content is canonical base64 (or UTF-8 text) and at most 2 MiB once decoded."""
+    """Non-canonical base64 content, or content above 2 MiB once decoded.
+
+    Content may instead be UTF-8 text.
+    """
     try:
         decode_evidence_content(c.body)
     except ValueError as error:
         yield Violation("content", str(error))
 
 
-@rule("EV-QUOTA", "A 129th Evidence artifact after the current WorkPlan.", section="§3.3 Evidence")
+@rule("EV-QUOTA", section="§3.3 Evidence")
 def ev_quota(c: Check[Evidence]) -> Iterator[Violation]:
-    """At most 128 Evidence artifacts per current WorkPlan."""
+    """A 129th Evidence artifact after the current WorkPlan."""
     since = c.state.all_after(c.state.latest("WorkPlan"), "Evidence")
     if len(since) >= MAX_EVIDENCE_PER_PLAN:
         yield Violation("", "The current plan already has 128 Evidence artifacts")

@@ -3,6 +3,13 @@
 The stored ``sourceRefs`` of a submission are the caller's references (unique, valid, at most
 256) followed by every reference found in the body's reference fields — minus system references
 and artifact references that do not exist yet — de-duplicated, still at most 256.
+
+A direct-evidence field must name an ``Evidence`` artifact of a kind its field or capability
+accepts. ``repo://`` and ``trace://`` references never prove an outcome, and a
+``permission_checked`` trace event is not evidence of anything but a decision. The exceptions:
+a ContextDocument may ground WorkResult observations and inferences, a user-reported claim
+cites the user's own message, and in plan_only and report_only the latest WorkPlan is the
+deliverable that the reviews judge.
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ from typing import Any, Final
 from telic._errors import Issue, RuleViolation, SchemaViolation
 from telic.controller._check import ANY, Check, Rules, Violation
 from telic.controller._derive import selected_refs
+from telic.controller._direct import DirectRef, direct_refs, evidence_fields
 from telic.controller._next import TOPOLOGY_INSTRUCTIONS
-from telic.controller._phases import PHASES, SUPPORTING_TYPES
+from telic.controller._phases import EXECUTING_MODES, PHASES, SUPPORTING_TYPES
 from telic.controller._state import BodyRef, RunState, StoredArtifact, parse_artifact_uri
 from telic.protocol import (
     ACTION_ROLES,
@@ -27,9 +35,7 @@ from telic.protocol import (
 
 __all__ = ["RULES", "merge_source_refs", "pending_answer"]
 
-_S = "§3.4 every submission"
-
-rule = Rules((ANY,), _S)
+rule = Rules((ANY,), "§3.4 every submission")
 
 MAX_SOURCE_REFS: Final = 256
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
@@ -98,14 +104,13 @@ def merge_source_refs(
     return tuple(merged)
 
 
-def _is_forward(c: Check[Any], field: str) -> bool:
-    return c.artifact_type == "ReleaseAudit" and field == "userReportRef"
-
-
-@rule("REF-SAME-RUN", "Referencing an artifact or trace of another run.")
+@rule("REF-SAME-RUN")
 def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
-    """Artifact and trace references stay inside the run, except a linked run's references to
-    its prior run's artifacts outside Evidence (``REF-LINKED-EVIDENCE`` judges those)."""
+    """Referencing an artifact or trace of another run.
+
+    A linked run's references to its prior run's artifacts are the exception outside Evidence
+    (``REF-LINKED-EVIDENCE`` judges those).
+    """
     run_id, prior = c.state.run.run_id, c.state.run.prior_run_id
     for path, _, uri in c.all_refs():
         if uri.startswith("artifact://system/"):
@@ -134,15 +139,10 @@ def ref_same_run(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Trace references must name this run")
 
 
-@rule(
-    "REF-LINKED-EVIDENCE",
-    "A linked run citing a prior-run artifact that does not exist, is not Evidence, or "
-    "fails its digest check when read.",
-    section="§3.4 every submission",
-)
+@rule("REF-LINKED-EVIDENCE")
 def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
-    """A linked run's reference into its prior run names an Evidence artifact that exists there
-    and passed its digest check when read for this submission."""
+    """A linked run citing a prior-run artifact that does not exist, is not Evidence, or fails its
+    digest check when read."""
     prior = c.state.run.prior_run_id
     if prior is None or c.artifact_type == "Evidence":
         return
@@ -171,31 +171,25 @@ def ref_linked_evidence(c: Check[Any]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "REF-EXISTS",
-    "Citing a same-run artifact that does not exist (or a userReportRef that already does).",
-)
+@rule("REF-EXISTS")
 def ref_exists(c: Check[Any]) -> Iterator[Violation]:
-    """Same-run artifact references exist (ReleaseAudit.userReportRef must not exist yet)."""
+    """Citing a same-run artifact that does not exist (or a userReportRef that already does)."""
     run_id = c.state.run.run_id
     for path, field, uri in c.all_refs():
         parsed = parse_artifact_uri(uri)
         if parsed is None or parsed[0] != run_id:
             continue
         exists = c.state.by_uri(uri) is not None
-        if _is_forward(c, field):
+        if c.artifact_type == "ReleaseAudit" and field == "userReportRef":
             if exists:
                 yield Violation(path, "userReportRef is a forward reference and must not exist yet")
         elif not exists:
             yield Violation(path, "Referenced artifact does not exist in this run")
 
 
-@rule(
-    "REF-TYPED-TARGET",
-    "A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type.",
-)
+@rule("REF-TYPED-TARGET")
 def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
-    """Typed reference fields point at artifacts of their type."""
+    """A typed reference field (taskContractRef, workPlanRefs, …) naming another artifact type."""
     for path, field, uri in c.refs:
         expected = TYPED_FIELDS.get(field)
         target = c.state.by_uri(uri)
@@ -205,11 +199,9 @@ def ref_typed_target(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, f"{field} must reference a {expected} of this run")
 
 
-@rule(
-    "REF-SYSTEM", "System references outside system fields, or naming an unknown system artifact."
-)
+@rule("REF-SYSTEM")
 def ref_system(c: Check[Any]) -> Iterator[Violation]:
-    """System references appear only in system fields and name a known system artifact."""
+    """System references outside system fields, or naming an unknown system artifact."""
     for path, field, uri in c.all_refs():
         if not uri.startswith("artifact://system/"):
             continue
@@ -219,12 +211,9 @@ def ref_system(c: Check[Any]) -> Iterator[Violation]:
             yield Violation(path, "Unknown system reference")
 
 
-@rule(
-    "REF-REPO-SELECTED",
-    "Citing a repo:// source the current ContextManifest did not select or pin.",
-)
+@rule("REF-REPO-SELECTED")
 def ref_repo_selected(c: Check[Any]) -> Iterator[Violation]:
-    """``repo://`` references must be selected (or pinned) by the current ContextManifest."""
+    """Citing a repo:// source the current ContextManifest did not select or pin."""
     selected = selected_refs(c.state)
     for path, _, uri in c.all_refs():
         if uri.startswith("repo://") and uri not in selected:
@@ -247,13 +236,9 @@ def pending_answer(state: RunState) -> StoredArtifact | None:
     return None
 
 
-@rule(
-    "RUN-RESUME-LINEAGE",
-    "Resuming after a clarification without citing both the request and the answer.",
-    section="§3.2 clarification",
-)
+@rule("RUN-RESUME-LINEAGE", section="§3.2 clarification")
 def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
-    """After a resumed clarification, the next primary artifact cites the request and answer."""
+    """Resuming after a clarification without citing both the request and the answer."""
     if c.artifact_type != PHASES[c.phase].primary:
         return
     answer = pending_answer(c.state)
@@ -266,6 +251,92 @@ def resume_lineage(c: Check[Any]) -> Iterator[Violation]:
             "the source_refs argument",
             [answer.source_refs[0], answer.uri],
         )
+
+
+@rule("REF-TRACE-EVENT")
+def trace_event_exists(c: Check[Any]) -> Iterator[Violation]:
+    """Citing a trace event (by id or event-NNNN) that does not exist in the run."""
+    prefix = f"trace://{c.state.run.run_id}/"
+    for path, _, uri in c.all_refs():
+        if uri.startswith(prefix) and c.state.trace_event(uri) is None:
+            yield Violation(path, "The referenced trace event does not exist in this run")
+
+
+def _accepts(c: Check[Any], ref: DirectRef) -> bool:
+    target = c.state.by_uri(ref.uri)
+    if target is None:
+        # The prior run's Evidence, read and verified for this submission (a linked run only;
+        # REF-LINKED-EVIDENCE says why anything else it cites there is refused).
+        linked = c.state.links.get(ref.uri)
+        intact = linked is not None and linked.intact and linked.type == "Evidence"
+        return intact and not ref.user_reported
+    if ref.user_reported:
+        return target.type == "UserMessage"
+    if target.type == "Evidence":
+        return True
+    if target.type == "ContextDocument":
+        return ref.context_document
+    if target.type == "WorkPlan" and c.mode not in EXECUTING_MODES:
+        latest = c.state.latest("WorkPlan")
+        return latest is not None and latest.id == target.id
+    return False
+
+
+@rule("REF-DIRECT-EVIDENCE", types=("WorkResult", "QualityReview", "ReleaseAudit", "UserReport"))
+def direct_evidence(c: Check[Any]) -> Iterator[Violation]:
+    """Proving an outcome with anything but an Evidence artifact: repo:// or trace:// references,
+    other artifact types, or a user-reported claim without the user's message."""
+    for ref in direct_refs(c.artifact_type, c.body):
+        if _accepts(c, ref):
+            continue
+        if ref.uri.startswith(("repo://", "trace://")):
+            kinds = "" if ref.kinds is None else f" (kind {', '.join(sorted(ref.kinds))})"
+            yield Violation(
+                ref.path,
+                "repo:// and trace:// references never prove an outcome: submit what you "
+                f"observed as Evidence{kinds} and cite its artifact:// URI",
+            )
+        elif ref.user_reported:
+            yield Violation(ref.path, "A user-reported claim must cite the user's own message")
+        elif c.mode not in EXECUTING_MODES:
+            latest = c.state.latest("WorkPlan")
+            plan = "the latest WorkPlan" if latest is None else latest.uri
+            yield Violation(
+                ref.path,
+                f"In {c.mode} nothing is executed, so no Evidence exists: cite {plan}, the "
+                "deliverable, as the evidence",
+            )
+        else:
+            yield Violation(ref.path, "A direct-evidence field must reference an Evidence artifact")
+
+
+@rule("REF-EVIDENCE-KIND", types=("WorkResult", "QualityReview"))
+def evidence_kind(c: Check[Any]) -> Iterator[Violation]:
+    """Backing a diff, test, action or verification with Evidence of an incompatible kind."""
+    for ref in direct_refs(c.artifact_type, c.body):
+        if ref.kinds is None:
+            continue
+        target = c.state.by_uri(ref.uri)
+        linked = c.state.links.get(ref.uri)
+        if target is not None and target.type == "Evidence":
+            kind = target.body.kind
+        elif target is None and linked is not None and linked.kind is not None:
+            kind = linked.kind  # the prior run's Evidence: its kind counts the same
+        else:
+            continue
+        if kind not in ref.kinds:
+            accepted = ", ".join(sorted(ref.kinds))
+            message = f"Evidence of kind {kind} cannot back this field ({accepted})"
+            yield Violation(ref.path, message)
+
+
+@rule("REF-PERMISSION-NOT-EVIDENCE")
+def permission_not_evidence(c: Check[Any]) -> Iterator[Violation]:
+    """Citing a permission_checked trace event as acceptance, verification or release evidence."""
+    for path, uri in evidence_fields(c.wire):
+        event = c.state.trace_event(uri)
+        if event is not None and event.event_type == "permission_checked":
+            yield Violation(path, "A permission decision is not evidence of an outcome")
 
 
 RULES: Final = rule.registered

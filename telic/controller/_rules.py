@@ -1,10 +1,10 @@
 """The invariant registry: every controller rule, its stable id and the types it judges.
 
 Adding a rule is one small pure function in the module of its artifact family, declared where it
-is written: ``@rule(id, forbids)`` (the module's ``Rules`` gives its usual types and the reference
-section it implements). A module's ``RULES`` is what it declared, in order. Rules run in the
-order below, and a rejection reports every rule that failed. ``GATES`` lists the rule ids the
-state machine checks before the registry runs.
+is written: ``@rule(id)``, its docstring opening with what it forbids (the module's ``Rules``
+gives its usual types and the reference section it implements). A module's ``RULES`` is what it
+declared, in order. Rules run in the order below, and a rejection reports every rule that
+failed. ``GATES`` lists the rule ids the state machine checks before the registry runs.
 """
 
 from __future__ import annotations
@@ -14,20 +14,13 @@ from typing import Final
 from telic.controller import (
     _evidence as evidence,
     _refs as refs,
-    _rules_actions as actions,
     _rules_audit as audit,
     _rules_contract as contract,
-    _rules_evidence as proof_fields,
     _rules_frame as frame,
-    _rules_orders as orders,
     _rules_plan as plan,
-    _rules_prompt as prompt,
-    _rules_proof as proof,
     _rules_quality as quality,
     _rules_report as report,
     _rules_result as result,
-    _rules_revision as revision,
-    _rules_stage as stage,
     _rules_topology as topology,
 )
 from telic.controller._check import ANY, Rule
@@ -36,30 +29,19 @@ from telic.controller._gates import GATES
 __all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids", "rules_for"]
 
 RULES: Final[tuple[Rule, ...]] = (
-    *topology.RULES[:1],
+    *topology.RESERVED,
     *refs.RULES,
-    *proof_fields.RULES,
     *frame.RULES,
     *contract.RULES,
-    *revision.RULES,
-    *prompt.RULES,
     *plan.RULES,
-    *stage.RULES,
     *result.RULES,
-    *actions.RULES,
     *evidence.RULES,
     *quality.RULES,
-    *proof.RULES,
-    *orders.RULES[:3],
     *audit.RULES,
-    *orders.RULES[3:],
     *report.RULES,
-    *topology.RULES[1:],
+    *topology.RULES,
 )
 """Every controller invariant, in evaluation order."""
-
-_IDS: Final = [rule.id for rule in RULES] + [gate.id for gate in GATES]
-assert len(set(_IDS)) == len(_IDS), "rule ids must be unique"
 
 _FOR_ANY: Final = tuple(rule for rule in RULES if ANY in rule.types)
 _FOR_TYPE: Final = {

@@ -2,7 +2,8 @@
 
 A v1 contract copies the frame's scope, constraints, non-goals and criteria exactly; a v2 contract
 changes exactly the fields the blocking review findings ask to correct and never widens its
-permissions; every contract stays inside the run's authority.
+permissions; every contract stays inside the run's authority. The prompt review judges the latest
+contract against the request and the frame.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ from typing import Any, Final
 
 from telic.controller._authority import run_authorization
 from telic.controller._check import Check, Rules, Violation, wire_value
-from telic.controller._derive import contract_context_refs, contract_rule_refs
+from telic.controller._derive import (
+    contract_context_refs,
+    contract_rule_refs,
+    corrected_fields,
+    prompt_coverage,
+)
 from telic.controller._rules_frame import (
     criteria_stages,
     intent_mode,
@@ -23,17 +29,19 @@ from telic.permissions import (
     capability_backed,
     exceeding,
     intersect,
+    is_subset,
     plan_ceiling,
     shell_command_problem,
 )
-from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, TaskContract
+from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, PromptReview, TaskContract
 
-__all__: list[str] = []
+__all__ = ["RULES"]
 
 _TC = ("TaskContract",)
-_S = "§3.4 TaskContract"
 
-rule = Rules(_TC, _S)
+rule = Rules(_TC, "§3.4 TaskContract")
+revise = Rules(_TC, "§3.4 TaskContract (revise)")
+prompt = Rules(("PromptReview",), "§3.4 PromptReview")
 
 
 rule("TC-INTENT-MODE", "A contract in a mode other than the run's (a silent mode upgrade).")(
@@ -45,9 +53,9 @@ rule("TC-ORIGINAL-REQUEST", "A contract that does not name the run's own origina
 )
 
 
-@rule("TC-PROBLEM-FRAME-LATEST", "Compiling from anything but the latest ProblemFrame.")
+@rule("TC-PROBLEM-FRAME-LATEST")
 def tc_frame_latest(c: Check[TaskContract]) -> Iterator[Violation]:
-    """problemFrameRef is the latest ProblemFrame."""
+    """Compiling from anything but the latest ProblemFrame."""
     return latest_ref(c, "problemFrameRef", c.body.problem_frame_ref, "ProblemFrame")
 
 
@@ -56,17 +64,10 @@ def _frame(c: Check[Any]) -> ProblemFrame | None:
     return None if latest is None else latest.body
 
 
-@rule(
-    "TC-CONTEXT-REFS",
-    "Dropping a non-user fact source or an inference source of the frame from contextRefs.",
-)
+@rule("TC-CONTEXT-REFS")
 def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
-    """contextRefs include every non-user fact source and every inference source of the frame."""
-    frame = _frame(c)
-    if frame is None:
-        return
-    needed = contract_context_refs(c.state)
-    missing = [ref for ref in needed if ref not in set(c.body.context_refs)]
+    """Dropping a non-user fact source or an inference source of the frame from contextRefs."""
+    missing = [ref for ref in contract_context_refs(c.state) if ref not in c.body.context_refs]
     if missing:
         yield Violation(
             "contextRefs",
@@ -76,9 +77,9 @@ def tc_context_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-RULE-REFS", "ruleRefs that differ from the frame's applicableRuleRefs or repeat one.")
+@rule("TC-RULE-REFS")
 def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
-    """ruleRefs equal the frame's applicableRuleRefs, each exactly once."""
+    """ruleRefs that differ from the frame's applicableRuleRefs or repeat one."""
     frame = _frame(c)
     refs = c.body.rule_refs
     if frame is not None and (
@@ -91,21 +92,18 @@ def tc_rule_refs(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-COMPILE-V1", "Compiling a contract other than the first one, version 1.")
+@rule("TC-COMPILE-V1")
 def tc_compile_v1(c: Check[TaskContract]) -> Iterator[Violation]:
-    """In compile, no contract exists yet and this one is version 1."""
+    """Compiling a contract other than the first one, version 1."""
     if c.phase != "agent_2_compile":
         return
     if c.state.latest("TaskContract") is not None or c.body.version != 1:
         yield Violation("version", "The compiled contract must be the first one, version 1")
 
 
-@rule(
-    "TC-FRAME-COPY",
-    "A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's.",
-)
+@rule("TC-FRAME-COPY")
 def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
-    """A v1 contract's scope, constraints, nonGoals and criteria equal the frame's exactly."""
+    """A v1 contract whose scope, constraints, nonGoals or criteria differ from the frame's."""
     frame = _frame(c)
     if c.phase != "agent_2_compile" or frame is None:
         return
@@ -124,12 +122,9 @@ def tc_frame_copy(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "TC-VERIFICATION-BACKED",
-    "A required verification whose capability the contract permissions do not back.",
-)
+@rule("TC-VERIFICATION-BACKED")
 def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Each required verification's capability is backed by the contract permissions."""
+    """A required verification whose capability the contract permissions do not back."""
     for index, requirement in enumerate(c.body.verification_requirements):
         if requirement.required and not capability_backed(
             requirement.capability, c.body.permissions
@@ -139,17 +134,17 @@ def tc_verification_backed(c: Check[TaskContract]) -> Iterator[Violation]:
             )
 
 
-@rule("TC-SHELL-ALLOWLIST", "Compound, globbed or wildcard commands in the shell allowlist.")
+@rule("TC-SHELL-ALLOWLIST")
 def tc_shell_allowlist(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The shell allowlist holds exact, non-compound commands."""
+    """Compound, globbed or wildcard commands in the shell allowlist."""
     for index, command in enumerate(c.body.permissions.shell.execute_allowlist):
         if shell_command_problem(command) is not None:
             yield Violation(f"permissions.shell.executeAllowlist.{index}", "Not an exact command")
 
 
-@rule("TC-PERMISSIONS-AUTHORIZED", "Contract permissions beyond mode ceiling ∩ granted ∖ denied.")
+@rule("TC-PERMISSIONS-AUTHORIZED")
 def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Contract permissions lie inside the effective run authorization."""
+    """Contract permissions beyond mode ceiling ∩ granted ∖ denied."""
     beyond = exceeding(c.body.permissions, run_authorization(c.state))
     if beyond:
         yield Violation(
@@ -159,24 +154,21 @@ def tc_permissions_authorized(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TC-STAGE-CRITERIA",
-    "Criteria no run of the mode can complete: no completion criterion outside "
-    "analyze_and_fix (analyze_and_fix without both stages is a schema error).",
-)
+@rule("TC-STAGE-CRITERIA")
 def tc_stage_criteria(c: Check[TaskContract]) -> Iterator[Violation]:
-    """The contract's criteria fit the stages of the run's mode (a revision cannot break it)."""
+    """Criteria no run of the mode can complete: no completion criterion outside analyze_and_fix
+    (analyze_and_fix without both stages is a schema error).
+
+    A revision is held to it too, so it cannot break the stages.
+    """
     stages = [a.stage for a in c.body.acceptance_criteria]
     return criteria_stages(c, "acceptanceCriteria", stages)
 
 
-@rule(
-    "TC-VERIFICATION-REACHABLE",
-    "A required verification whose capability no node of its stage can ever be given "
-    "under the mode, the stage's plan ceiling and the run authorization.",
-)
+@rule("TC-VERIFICATION-REACHABLE")
 def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Each required verification's capability can be given to a node of its stage.
+    """A required verification whose capability no node of its stage can ever be given under the
+    mode, the stage's plan ceiling and the run authorization.
 
     A node of a stage is planned inside the run authorization and the plan ceiling of that
     stage (for analyze_and_fix's diagnosis, the analyze_only projection), so a capability
@@ -203,9 +195,12 @@ def tc_verification_reachable(c: Check[TaskContract]) -> Iterator[Violation]:
         )
 
 
-@rule("TC-ASSUMPTIONS", "Two assumptions sharing one id.", section="§3.4 TaskContract")
+@rule("TC-ASSUMPTIONS")
 def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
-    """Assumption ids are unique, so each assumption is addressable within the run."""
+    """Two assumptions sharing one id.
+
+    Unique ids keep each assumption addressable within the run.
+    """
     seen: set[str] = set()
     for index, assumption in enumerate(c.body.assumptions):
         if assumption.id in seen:
@@ -213,4 +208,106 @@ def tc_assumptions(c: Check[TaskContract]) -> Iterator[Violation]:
         seen.add(assumption.id)
 
 
-RULES: Final = rule.registered
+def _previous_and_review(c: Check[TaskContract]) -> tuple[Any, Any] | None:
+    """The contract a revision replaces and the review it answers; None outside revise."""
+    previous, review = c.state.latest("TaskContract"), c.state.latest("PromptReview")
+    if c.phase != "agent_2_revise" or previous is None or review is None:
+        return None
+    return previous, review
+
+
+@revise("TC-REVISE-V2")
+def tc_revise(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision that is not version 2 after a revise review with revisionNumber 0."""
+    if c.phase != "agent_2_revise":
+        return
+    pair = _previous_and_review(c)
+    if c.body.version != 2 or pair is None:
+        yield Violation("version", "A revised contract is version 2 after a review")
+        return
+    body: PromptReview = pair[1].body
+    if body.decision != "revise" or body.revision_number != 0:
+        yield Violation("version", "Only a revise review with revisionNumber 0 allows a revision")
+
+
+@revise("TC-REVISE-CITES")
+def tc_revise_cites(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision that does not cite the previous contract and the review."""
+    pair = _previous_and_review(c)
+    if pair is not None and not {pair[0].uri, pair[1].uri} <= set(c.source_refs):
+        yield Violation("sourceRefs", "A revision must cite the previous contract and the review")
+
+
+@revise("TC-REVISE-PERMISSIONS")
+def tc_revise_permissions(c: Check[TaskContract]) -> Iterator[Violation]:
+    """A revision that widens the previous contract's permissions."""
+    pair = _previous_and_review(c)
+    if pair is not None and not is_subset(c.body.permissions, pair[0].body.permissions):
+        yield Violation("permissions", "A revision may not widen the contract's permissions")
+
+
+@revise("TC-REVISE-FIELDS")
+def tc_revise_fields(c: Check[TaskContract]) -> Iterator[Violation]:
+    """Changing a field no blocking finding corrects, or leaving a corrected field unchanged."""
+    pair = _previous_and_review(c)
+    if pair is None:
+        return
+    previous, review = pair
+    old, new = previous.wire, c.wire
+    changed = {k for k in new if k not in ("id", "version") and new[k] != old.get(k)}
+    corrected = corrected_fields(review.body)
+    for field in sorted(changed ^ corrected):
+        what = "was changed without a correction" if field in changed else "was not corrected"
+        yield Violation(field, f"{field} {what}; change exactly the corrected fields")
+
+
+@revise("TC-REVISE-PRESERVE")
+def tc_revise_preserve(c: Check[TaskContract]) -> Iterator[Violation]:
+    """Changing a preserved field, or both preserving and correcting one."""
+    pair = _previous_and_review(c)
+    if pair is None:
+        return
+    previous, review = pair
+    corrected = {f for finding in review.body.findings for f in finding.correction_fields}
+    for field in sorted({f for finding in review.body.findings for f in finding.preserve_fields}):
+        if field in corrected:
+            yield Violation(field, "A field cannot be both corrected and preserved")
+        elif c.wire.get(field) != previous.wire.get(field):
+            yield Violation(field, "A preserved field was changed")
+
+
+@prompt("PR-TARGET-LATEST")
+def pr_target_latest(c: Check[PromptReview]) -> Iterator[Violation]:
+    """Reviewing anything but the latest TaskContract."""
+    return latest_ref(c, "targetRef", c.body.target_ref, "TaskContract")
+
+
+@prompt("PR-REVISION-NUMBER")
+def pr_revision_number(c: Check[PromptReview]) -> Iterator[Violation]:
+    """A revisionNumber other than the reviewed contract's version − 1."""
+    latest = c.state.latest("TaskContract")
+    if latest is not None and c.body.revision_number != latest.body.version - 1:
+        yield Violation(
+            "revisionNumber",
+            "revisionNumber must equal the contract version − 1",
+            latest.body.version - 1,
+        )
+
+
+@prompt("PR-COVERAGE")
+def pr_coverage(c: Check[PromptReview]) -> Iterator[Violation]:
+    """Coverage other than request → {objective, intentMode}, frame → its five fields and contract →
+    its seven fields, exactly three entries."""
+    wanted = prompt_coverage(c.state)
+    expected = {ref: frozenset(fields) for ref, fields in wanted}
+    actual = {entry.source_ref: frozenset(entry.contract_fields) for entry in c.body.coverage}
+    if len(c.body.coverage) != 3 or actual != expected:
+        yield Violation(
+            "coverage",
+            "Coverage must be exactly three entries: the request, the frame and the contract, "
+            "each with the contractFields shown in expected",
+            [{"sourceRef": ref, "contractFields": list(fields)} for ref, fields in wanted],
+        )
+
+
+RULES: Final = (*rule.registered, *revise.registered, *prompt.registered)

@@ -32,9 +32,9 @@ FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "tool": frozenset({"tool_output", "test", "diff"}),
 }
 """The Evidence kinds a fact of each non-user, non-repository provenance may cite."""
-_PF, _SS = "§3.4 ProblemFrame", "§3.1 ScenarioSpec"
 
-rule = Rules(("ProblemFrame",), _PF)
+rule = Rules(("ProblemFrame",), "§3.4 ProblemFrame")
+scenario = Rules(("ScenarioSpec",), "§3.1 ScenarioSpec")
 
 
 def latest_uri(c: Check[Any], artifact_type: str) -> str | None:
@@ -76,7 +76,7 @@ def original_request(c: Check[Any]) -> Iterator[Violation]:
 
 def _answered(c: Check[Any], request_uri: str) -> bool:
     """Whether ``request_uri`` names a ClarificationRequest of this run the user has answered."""
-    request = c.resolve(request_uri)
+    request = c.state.by_uri(request_uri)
     return (
         request is not None
         and request.type == "ClarificationRequest"
@@ -84,13 +84,10 @@ def _answered(c: Check[Any], request_uri: str) -> bool:
     )
 
 
-@rule(
-    "PF-CLARIFICATION-NOT-REQUIRED",
-    "A frame that requires clarification without citing a ClarificationRequest the user "
-    "has answered.",
-)
+@rule("PF-CLARIFICATION-NOT-REQUIRED")
 def pf_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A frame requires clarification only by citing a request the user already answered."""
+    """A frame that requires clarification without citing a ClarificationRequest the user has
+    answered."""
     clarification = c.body.clarification
     if not clarification.required or _answered(c, clarification.request_ref):
         return
@@ -134,27 +131,24 @@ def criteria_stages(c: Check[Any], path: str, stages: Sequence[Stage]) -> Iterat
         )
 
 
-@rule(
-    "PF-STAGE-CRITERIA",
-    "Draft criteria no run of the mode can complete: none at all, no completion criterion "
-    "outside analyze_and_fix, or analyze_and_fix without both stages.",
-)
+@rule("PF-STAGE-CRITERIA")
 def pf_stage_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """The draft criteria fit the stages of the run's mode (the contract copies them)."""
+    """Draft criteria no run of the mode can complete: none at all, no completion criterion outside
+    analyze_and_fix, or analyze_and_fix without both stages.
+
+    The contract copies them, so they must fit here.
+    """
     stages = [a.stage for a in c.body.draft_acceptance_criteria]
     return criteria_stages(c, "draftAcceptanceCriteria", stages)
 
 
-@rule(
-    "PF-FACT-PROVENANCE",
-    "A fact whose source does not match its provenance (user message, selected repo:// "
-    "source, or Evidence of a runtime/browser/tool kind).",
-)
+@rule("PF-FACT-PROVENANCE")
 def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """Each fact cites a source of its provenance (user → UserMessage, repository → repo://)."""
+    """A fact whose source does not match its provenance (user message, selected repo:// source, or
+    Evidence of a runtime/browser/tool kind)."""
     for index, fact in enumerate(c.body.known_facts):
         path = f"knownFacts.{index}.sourceRef"
-        target = c.resolve(fact.source_ref)
+        target = c.state.by_uri(fact.source_ref)
         if fact.provenance == "user":
             ok = target is not None and target.type == "UserMessage"
         elif fact.provenance == "repository":
@@ -166,30 +160,20 @@ def pf_fact_provenance(c: Check[ProblemFrame]) -> Iterator[Violation]:
             yield Violation(path, f"A {fact.provenance} fact must cite matching provenance")
 
 
-@rule(
-    "SS-PROBLEM-FRAME-LATEST",
-    "A scenario presenting anything but the latest, authoritative ProblemFrame.",
-    types=("ScenarioSpec",),
-    section=_SS,
-)
+@scenario("SS-PROBLEM-FRAME-LATEST")
 def ss_frame_latest(c: Check[ScenarioSpec]) -> Iterator[Violation]:
-    """A ScenarioSpec presents the latest ProblemFrame."""
+    """A scenario presenting anything but the latest, authoritative ProblemFrame."""
     if c.body.problem_frame_ref != latest_uri(c, "ProblemFrame"):
         yield Violation("problemFrameRef", "problemFrameRef must be the latest ProblemFrame")
 
 
-@rule(
-    "SS-ONE-PER-FRAME",
-    "A second ScenarioSpec for the same ProblemFrame.",
-    types=("ScenarioSpec",),
-    section="§3.3 ScenarioSpec",
-)
+@scenario("SS-ONE-PER-FRAME", section="§3.3 ScenarioSpec")
 def ss_one_per_frame(c: Check[ScenarioSpec]) -> Iterator[Violation]:
-    """At most one ScenarioSpec per ProblemFrame."""
+    """A second ScenarioSpec for the same ProblemFrame."""
     if any(
         s.body.problem_frame_ref == c.body.problem_frame_ref for s in c.state.all("ScenarioSpec")
     ):
         yield Violation("problemFrameRef", "This ProblemFrame already has a ScenarioSpec")
 
 
-RULES: Final = rule.registered
+RULES: Final = (*rule.registered, *scenario.registered)

@@ -27,10 +27,7 @@ from telic.protocol import UserReport
 
 __all__ = ["RULES"]
 
-_UR = ("UserReport",)
-_S = "§3.4 UserReport"
-
-rule = Rules(_UR, _S)
+rule = Rules(("UserReport",), "§3.4 UserReport")
 
 _FITS: Final[dict[str, frozenset[str]]] = {
     "release": frozenset({"completed"}),
@@ -51,20 +48,16 @@ def _fits(decision: str, report: UserReport) -> frozenset[str]:
     return _FITS[decision]
 
 
-@rule("UR-TRACE-REF", "A traceRef other than trace://<runId>.")
+@rule("UR-TRACE-REF")
 def ur_trace_ref(c: Check[UserReport]) -> Iterator[Violation]:
-    """traceRef is ``trace://<runId>``."""
+    """A traceRef other than trace://<runId>."""
     if c.body.trace_ref != trace_ref(c.state):
         yield Violation("traceRef", "traceRef must be trace://<runId>", trace_ref(c.state))
 
 
-@rule(
-    "UR-STATUS",
-    "A status that contradicts the outcome or the audit (including claiming cancelled).",
-    section="§3.2; §3.4 UserReport",
-)
+@rule("UR-STATUS", section="§3.2; §3.4 UserReport")
 def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
-    """The status fits the outcome hint and the audit; cancelled is never reported."""
+    """A status that contradicts the outcome or the audit (including claiming cancelled)."""
     status, hint = c.body.terminal_status, c.state.run.outcome_hint
     audit = c.state.latest("ReleaseAudit")
     if status == "cancelled":
@@ -79,16 +72,12 @@ def ur_status(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", "The status must fit the audit's decision")
 
 
-@rule(
-    "UR-AUDIT-LINK",
-    "A report the audit did not announce, or permissionsHonored true despite a failed mode "
-    "compliance or an action on record as unauthorized.",
-)
+@rule("UR-AUDIT-LINK")
 def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
-    """The audit forward-references this report; permissionsHonored is never true untruly.
+    """A report the audit did not announce, or permissionsHonored true despite a failed mode
+    compliance or an action on record as unauthorized.
 
-    ``true`` needs the audit's mode compliance to pass and no action on record as
-    unauthorized. ``false`` is always accepted: a report may admit a breach the audit missed.
+    ``false`` is always accepted: a report may admit a breach the audit missed.
     """
     audit = c.state.latest("ReleaseAudit")
     if audit is None:
@@ -115,16 +104,13 @@ def ur_audit_link(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "UR-EARLY-BLOCK",
-    "An unaudited report that claims something, does not cite the blocking review, or says "
-    "the permissions were honoured despite an action on record as unauthorized.",
-)
+@rule("UR-EARLY-BLOCK")
 def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
-    """Without an audit the report cites the review (or clarification) and claims nothing.
+    """An unaudited report that claims something, does not cite the blocking review, or says the
+    permissions were honoured despite an action on record as unauthorized.
 
-    Its ``permissionsHonored`` is never true while an action is on record as unauthorized (a
-    second clarification can block a run mid-execution); ``false`` is always accepted.
+    A second clarification can block a run mid-execution, after such an action; ``false`` is
+    always accepted.
     """
     if c.state.latest("ReleaseAudit") is not None or c.state.run.topology == "micro":
         return
@@ -140,9 +126,12 @@ def ur_early_block(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-@rule("UR-FINDINGS", "A non-completed report that does not cite its controlling review or audit.")
+@rule("UR-FINDINGS")
 def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
-    """A non-completed audited report cites the latest QualityReview or ReleaseAudit."""
+    """A non-completed report that does not cite its controlling review or audit.
+
+    Only an audited report: ``UR-EARLY-BLOCK`` judges the unaudited one.
+    """
     if c.state.latest("ReleaseAudit") is None or c.body.terminal_status == "completed":
         return
     judged = {latest_uri(c, "QualityReview"), latest_uri(c, "ReleaseAudit")}
@@ -150,9 +139,9 @@ def ur_findings(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("findingRefs", "Cite the latest QualityReview or ReleaseAudit")
 
 
-@rule("UR-CHANGE-REFS", "changeRefs that drop or add to the diffRefs of the run's WorkResults.")
+@rule("UR-CHANGE-REFS")
 def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
-    """changeRefs equal the distinct diffRefs of every WorkResult."""
+    """changeRefs that drop or add to the diffRefs of the run's WorkResults."""
     diffs = report_change_refs(c.state)
     if set(c.body.change_refs) != set(diffs):
         yield Violation(
@@ -160,12 +149,9 @@ def ur_change_refs(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "UR-VERIFICATION-REFS",
-    "Completing despite a failed required verification, or citing other verification proof.",
-)
+@rule("UR-VERIFICATION-REFS")
 def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
-    """A completed report rests on passing required verifications and cites exactly their proof."""
+    """Completing despite a failed required verification, or citing other verification proof."""
     if c.state.latest("ReleaseAudit") is None or c.body.terminal_status != "completed":
         return
     results = required_verification_results(c.state)
@@ -180,24 +166,18 @@ def ur_verification_refs(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "UR-FAILED-VERIFICATION",
-    "Reporting failed_verification when every required verification passed.",
-)
+@rule("UR-FAILED-VERIFICATION")
 def ur_failed_verification(c: Check[UserReport]) -> Iterator[Violation]:
-    """failed_verification needs some required verification that did not pass."""
+    """Reporting failed_verification when every required verification passed."""
     if c.body.terminal_status != "failed_verification":
         return
     if all(r.status == "pass" for r in required_verification_results(c.state)):
         yield Violation("terminalStatus", "Every required verification passed")
 
 
-@rule(
-    "UR-CLAIM-MATCHES-AUDIT-MATRIX",
-    "A completion claim that is not a verbatim copy of a supported audit claim.",
-)
+@rule("UR-CLAIM-MATCHES-AUDIT-MATRIX")
 def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
-    """Each completion claim copies a supported matrix entry: id, text, evidence and basis."""
+    """A completion claim that is not a verbatim copy of a supported audit claim."""
     if c.state.run.topology == "micro":
         return  # no audit matrix: the micro report rests on the receipt (TP-MICRO-REPORT-*)
     matrix = supported_claims(c.state)
@@ -217,9 +197,9 @@ def ur_claim_matches_audit_matrix(c: Check[UserReport]) -> Iterator[Violation]:
             )
 
 
-@rule("UR-RELEASE-CLAIMS", "After a release, dropping a supported claim or adding another.")
+@rule("UR-RELEASE-CLAIMS")
 def ur_release_claims(c: Check[UserReport]) -> Iterator[Violation]:
-    """After a release, the claims are exactly the supported matrix claims."""
+    """After a release, dropping a supported claim or adding another."""
     audit = c.state.latest("ReleaseAudit")
     if audit is None or audit.body.decision != "release":
         return

@@ -5,6 +5,13 @@ stays inside its tool-call budget, and — in read-only situations — claims no
 (such an attempt is also traced as a DENY decision; see ``_work.deny_notes``). Completed work
 exercised every required capability, covered every criterion of its node, and verified after its
 final mutation.
+
+Telic cannot intercept a host's tools, so it judges the *claims* of the actions too: every
+attempted action uses a tool its node allows, on a target the mode, the run authorization and the
+node all authorize; a denial is a real one; an action the host admits it took outside its
+permissions is recorded (status ``unauthorized``, which must be true) rather than refused; the
+mutating flag tells the truth; and file changes and completed write/delete actions correspond
+exactly, in both directions, whatever the result's status.
 """
 
 from __future__ import annotations
@@ -12,32 +19,29 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
+from telic.controller._authority import decide
 from telic.controller._check import Check, Rules, Violation
 from telic.controller._derive import completion_capabilities, last_mutation, pending_node
 from telic.controller._rules_frame import latest_ref
-from telic.controller._work import mutation_allowed, node_of
-from telic.protocol import WorkResult
+from telic.controller._work import GATED, action_decisions, mutation_allowed, node_of
+from telic.permissions import MUTATING_REPOSITORY, TYPED_INSPECT_TARGETS, capability_is_mutating
+from telic.protocol import Capability, FileChange, WorkResult
 
 __all__ = ["RULES"]
 
-_WR = ("WorkResult",)
-_S = "§3.4 WorkResult"
-
-rule = Rules(_WR, _S)
+rule = Rules(("WorkResult",), "§3.4 WorkResult")
+changes = Rules(("WorkResult",), "§3.4 WorkResult (FileChange ↔ action, every status)")
 
 
-@rule("WR-PLAN-LATEST", "Reporting against anything but the latest WorkPlan.")
+@rule("WR-PLAN-LATEST")
 def wr_plan_latest(c: Check[WorkResult]) -> Iterator[Violation]:
-    """workPlanRef is the latest plan."""
+    """Reporting against anything but the latest WorkPlan."""
     return latest_ref(c, "workPlanRef", c.body.work_plan_ref, "WorkPlan")
 
 
-@rule(
-    "WR-NODE-FIRST-READY",
-    "Reporting a node out of order, twice, or before its dependencies completed.",
-)
+@rule("WR-NODE-FIRST-READY")
 def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
-    """nodeId is the first dependency-ready node without a result, in plan order."""
+    """Reporting a node out of order, twice, or before its dependencies completed."""
     node = pending_node(c.state)
     if node is None or c.body.node_id != node.id:
         yield Violation(
@@ -47,9 +51,9 @@ def wr_node_first_ready(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-@rule("WR-ACTION-BUDGET", "More actions or tool events than the node's maximumToolCalls.")
+@rule("WR-ACTION-BUDGET")
 def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Actions and tool events each fit the node's maximumToolCalls.
+    """More actions or tool events than the node's maximumToolCalls.
 
     Actions recorded ``unauthorized`` are not counted: the budget bounds what the node may do,
     and a breach already on record must never be one the host has to leave out for lack of room.
@@ -64,13 +68,10 @@ def wr_action_budget(c: Check[WorkResult]) -> Iterator[Violation]:
         yield Violation("toolEventRefs", "More tool events than the node's tool-call budget")
 
 
-@rule(
-    "WR-NO-MUTATION",
-    "File changes or completed/failed mutating actions in a read-only mode or before the "
-    "analyze_and_fix gate (also persisted as DENY permission decisions).",
-)
+@rule("WR-NO-MUTATION")
 def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Read-only situations report no file changes and no attempted mutating action."""
+    """File changes or completed/failed mutating actions in a read-only mode or before the
+    analyze_and_fix gate (also persisted as DENY permission decisions)."""
     if mutation_allowed(c.state):
         return
     for index, _ in enumerate(c.body.files_changed):
@@ -84,13 +85,10 @@ def wr_no_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-COMPLETED-FAILED-TEST",
-    "A completed result with a failed test where the run fixes (a diagnosis may keep its "
-    "reproduced failure).",
-)
+@rule("WR-COMPLETED-FAILED-TEST")
 def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
-    """A completed result lists a failed test only in a diagnosis, where it is the finding.
+    """A completed result with a failed test where the run fixes (a diagnosis may keep its
+    reproduced failure).
 
     A diagnosis is work that may not mutate (analyze_only, analyze_and_fix before the unlock):
     there a reproduced failure is what the node was asked to find. Where the run fixes, a
@@ -107,9 +105,9 @@ def wr_completed_failed_test(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule("WR-COVERAGE", "Coverage of a criterion the node does not own, or of one criterion twice.")
+@rule("WR-COVERAGE")
 def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Coverage names the node's criteria, each at most once."""
+    """Coverage of a criterion the node does not own, or of one criterion twice."""
     node = node_of(c.state, c.body)
     if node is None:
         return
@@ -124,9 +122,9 @@ def wr_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         seen.add(entry.criterion_id)
 
 
-@rule("WR-COMPLETED-COVERAGE", "Completed work that leaves one of its node's criteria uncovered.")
+@rule("WR-COMPLETED-COVERAGE")
 def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed work covers every criterion of its node."""
+    """Completed work that leaves one of its node's criteria uncovered."""
     node = node_of(c.state, c.body)
     if node is None or c.body.status != "completed":
         return
@@ -139,12 +137,9 @@ def wr_completed_coverage(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "WR-COMPLETED-CAPABILITIES",
-    "Completed work without a completed action for each required capability.",
-)
+@rule("WR-COMPLETED-CAPABILITIES")
 def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed work has a completed action for every required capability of its node."""
+    """Completed work without a completed action for each required capability."""
     node = node_of(c.state, c.body)
     if node is None or c.body.status != "completed":
         return
@@ -158,13 +153,9 @@ def wr_completed_capabilities(c: Check[WorkResult]) -> Iterator[Violation]:
             )
 
 
-@rule(
-    "WR-VERIFY-AFTER-MUTATION",
-    "Completed mutating work whose completion verification does not follow its last mutation.",
-    section="§3.4 WorkResult",
-)
+@rule("WR-VERIFY-AFTER-MUTATION")
 def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
-    """Completed mutating work verifies each required completion capability after the mutation."""
+    """Completed mutating work whose completion verification does not follow its last mutation."""
     node, contract = node_of(c.state, c.body), c.state.latest("TaskContract")
     last = last_mutation(c.body)
     if node is None or contract is None or c.body.status != "completed" or last < 0:
@@ -185,4 +176,152 @@ def wr_verify_after_mutation(c: Check[WorkResult]) -> Iterator[Violation]:
         )
 
 
-RULES: Final = rule.registered
+_REPORTED_ELSEWHERE: Final = frozenset({"untyped_inspect_target", GATED})
+"""Refusals other rules name (WR-SHELL-INSPECT-TARGET, WR-NO-MUTATION)."""
+
+
+def _capability(change: FileChange) -> Capability:
+    return "repository.delete" if change.change_type == "deleted" else "repository.write"
+
+
+@rule("WR-ACTION-ALLOWED-TOOL")
+def wr_allowed_tool(c: Check[WorkResult]) -> Iterator[Violation]:
+    """An attempted action with a capability outside its node's allowedTools.
+
+    An action recorded as ``unauthorized`` is the host's admission that it went outside its
+    permissions, so it is exempt: refusing it would only teach the host to hide it.
+    """
+    node = node_of(c.state, c.body)
+    for index, action, _ in action_decisions(c.state, c.body):
+        if action.status == "unauthorized":
+            continue
+        if node is not None and action.capability not in node.allowed_tools:
+            yield Violation(
+                f"actions.{index}.capability",
+                "Capability is not among the node's allowedTools; if you already did it, keep "
+                "the action with status unauthorized",
+            )
+
+
+@rule("WR-SHELL-INSPECT-TARGET")
+def wr_shell_inspect_target(c: Check[WorkResult]) -> Iterator[Violation]:
+    """shell.inspect with free shell text instead of one of the six typed targets."""
+    for index, action, _ in action_decisions(c.state, c.body):
+        if action.capability == "shell.inspect" and action.target not in TYPED_INSPECT_TARGETS:
+            yield Violation(
+                f"actions.{index}.target",
+                "shell.inspect targets are git.status, git.diff, git.log, network.listen, "
+                "process.list or runtime.logs; running a command (a test) is shell.execute",
+            )
+
+
+@rule("WR-ACTION-AUTHORIZED", section="§3.4 WorkResult; §3.5")
+def wr_action_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A completed or failed action on a target that mode, run authorization or node deny."""
+    for index, action, decision in action_decisions(c.state, c.body):
+        if action.status in ("denied", "unauthorized") or decision.code in _REPORTED_ELSEWHERE:
+            continue
+        if not decision.allowed:
+            yield Violation(
+                f"actions.{index}.target",
+                f"Unauthorized: {decision.reason}. If you already did it, keep it with status "
+                "unauthorized; if it was refused, status denied",
+            )
+
+
+@rule("WR-UNAUTHORIZED-REAL")
+def wr_unauthorized_real(c: Check[WorkResult]) -> Iterator[Violation]:
+    """Recording as unauthorized an action that mode, run authorization, node permissions and
+    allowedTools allowed.
+
+    ``WR-ACTION-ALLOWED-TOOL`` holds every other action to its allowedTools, so each real
+    action has a status that records it.
+    """
+    node = node_of(c.state, c.body)
+    for index, action, decision in action_decisions(c.state, c.body):
+        if action.status != "unauthorized" or not decision.allowed:
+            continue
+        if node is None or action.capability in node.allowed_tools:
+            yield Violation(
+                f"actions.{index}.status",
+                "This action was within the node's allowedTools and permissions: record it as "
+                "completed or failed",
+            )
+
+
+@rule("WR-FALSE-DENIAL")
+def wr_false_denial(c: Check[WorkResult]) -> Iterator[Violation]:
+    """Reporting as denied an action that was in fact authorized."""
+    for index, action, decision in action_decisions(c.state, c.body):
+        if action.status == "denied" and decision.allowed:
+            yield Violation(
+                f"actions.{index}.status", "A denied action must really be unauthorized"
+            )
+
+
+@rule("WR-MUTATING-FLAG")
+def wr_mutating_flag(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A mutating flag that contradicts the capability's class.
+
+    shell.execute may be either.
+    """
+    for index, action in enumerate(c.body.actions):
+        expected = capability_is_mutating(action.capability)
+        if expected is not None and action.mutating != expected:
+            yield Violation(f"actions.{index}.mutating", "Flag does not match the capability")
+
+
+@rule("WR-SPAWN-COUNT")
+def wr_spawn_count(c: Check[WorkResult]) -> Iterator[Violation]:
+    """More completed subagent.spawn actions than min(node child budget, permitted children)."""
+    node = node_of(c.state, c.body)
+    if node is None:
+        return
+    limit = min(node.budgets.maximum_children, node.permissions.subagents.maximum_children)
+    spawns = [
+        i
+        for i, a in enumerate(c.body.actions)
+        if a.capability == "subagent.spawn" and a.status == "completed"
+    ]
+    for index in spawns[limit:]:
+        yield Violation(
+            f"actions.{index}", f"More completed spawns than the node's {limit} children"
+        )
+
+
+@changes("WR-FILE-CHANGES")
+def wr_file_changes(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A FileChange without a completed write/delete action on the same path."""
+    done = {
+        (a.capability, a.target)
+        for a in c.body.actions
+        if a.status == "completed" and a.mutating and a.capability in MUTATING_REPOSITORY
+    }
+    for index, change in enumerate(c.body.files_changed):
+        if (_capability(change), change.path) not in done:
+            yield Violation(f"filesChanged.{index}", "No completed action made this change")
+
+
+@changes("WR-WRITE-FILE-CHANGE")
+def wr_write_file_change(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A completed write/delete action without its exact FileChange."""
+    made = {(_capability(f), f.path) for f in c.body.files_changed}
+    for index, action in enumerate(c.body.actions):
+        done = action.status == "completed" and action.capability in MUTATING_REPOSITORY
+        if done and (action.capability, action.target) not in made:
+            yield Violation(f"actions.{index}", "A completed write or delete needs its FileChange")
+
+
+@changes("WR-FILE-CHANGE-AUTHORIZED")
+def wr_file_change_authorized(c: Check[WorkResult]) -> Iterator[Violation]:
+    """A FileChange on a path not authorized for its write or delete."""
+    node = node_of(c.state, c.body)
+    if node is None:
+        return
+    for index, change in enumerate(c.body.files_changed):
+        decision = decide(c.state, node.permissions, _capability(change), change.path)
+        if not decision.allowed:
+            yield Violation(f"filesChanged.{index}.path", f"Unauthorized: {decision.reason}")
+
+
+RULES: Final = (*rule.registered, *changes.registered)

@@ -17,30 +17,23 @@ from telic.controller._derive import report_anchor
 from telic.controller._topology import receipt_gap, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
-__all__ = ["RULES"]
+__all__ = ["RESERVED", "RULES"]
 
 _S = "§3.7 Topologies"
-_PF = ("ProblemFrame",)
-_QR = ("QualityReview",)
-_UR = ("UserReport",)
 
-rule = Rules(_PF, _S)
-
-MICRO_CRITERIA: Final = 1
-MICRO_FACTS: Final = 3
+reserved = Rules((ANY,), _S)
+rule = Rules(("ProblemFrame",), _S)
+review = Rules(("QualityReview",), _S)
+report = Rules(("UserReport",), _S)
 
 
 def _micro(c: Check[object]) -> bool:
     return c.state.run.topology == "micro"
 
 
-@rule(
-    "TP-RESERVED-ID",
-    "Taking contract-01, plan-01 or receipt-01 while the controller will still store it.",
-    types=(ANY,),
-)
+@reserved("TP-RESERVED-ID")
 def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
-    """A host artifact does not take an id the controller will store later in this run."""
+    """Taking contract-01, plan-01 or receipt-01 while the controller will still store it."""
     if c.artifact_id in reserved_ids(c.state):
         yield Violation(
             "id",
@@ -48,29 +41,26 @@ def tp_reserved_id(c: Check[object]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-MICRO-FRAME-CRITERIA",
-    "A micro frame with other than exactly one draft acceptance criterion.",
-)
+@rule("TP-MICRO-FRAME-CRITERIA")
 def tp_micro_frame_criteria(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame has exactly one draft acceptance criterion."""
-    if _micro(c) and len(c.body.draft_acceptance_criteria) != MICRO_CRITERIA:
+    """A micro frame with other than exactly one draft acceptance criterion."""
+    if _micro(c) and len(c.body.draft_acceptance_criteria) != 1:
         yield Violation(
             "draftAcceptanceCriteria",
             "Micro topology requires exactly one draft acceptance criterion",
         )
 
 
-@rule("TP-MICRO-FRAME-FACTS", "A micro frame with more than three known facts.")
+@rule("TP-MICRO-FRAME-FACTS")
 def tp_micro_frame_facts(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame has at most three known facts."""
-    if _micro(c) and len(c.body.known_facts) > MICRO_FACTS:
+    """A micro frame with more than three known facts."""
+    if _micro(c) and len(c.body.known_facts) > 3:
         yield Violation("knownFacts", "Micro topology allows at most three known facts")
 
 
-@rule("TP-MICRO-FRAME-CLARIFICATION", "A micro frame that requires clarification.")
+@rule("TP-MICRO-FRAME-CLARIFICATION")
 def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
-    """A micro frame never requires clarification."""
+    """A micro frame that requires clarification."""
     if _micro(c) and c.body.clarification.required:
         yield Violation(
             "clarification.required",
@@ -79,9 +69,9 @@ def tp_micro_frame_clarification(c: Check[ProblemFrame]) -> Iterator[Violation]:
         )
 
 
-@rule("TP-MICRO-NO-FIX", "A micro spot review deciding proceed_to_fix.", types=_QR)
+@review("TP-MICRO-NO-FIX")
 def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
-    """A micro spot review never proceeds to fix."""
+    """A micro spot review deciding proceed_to_fix."""
     if _micro(c) and c.body.decision == "proceed_to_fix":
         yield Violation(
             "decision",
@@ -90,13 +80,9 @@ def tp_micro_no_fix(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-REVERIFY-KIND",
-    "A reverify-phase review whose reviewKind is not evidence_reverify.",
-    types=_QR,
-)
+@review("TP-REVERIFY-KIND")
 def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
-    """The review in the reverify phase says it re-verifies the evidence."""
+    """A reverify-phase review whose reviewKind is not evidence_reverify."""
     if c.phase == "agent_3_evidence_reverify" and c.body.review_kind != "evidence_reverify":
         yield Violation(
             "reviewKind",
@@ -105,13 +91,9 @@ def tp_reverify_kind(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-REVERIFY-DECISION",
-    "A reverify-phase review deciding remediate or proceed_to_fix.",
-    types=_QR,
-)
+@review("TP-REVERIFY-DECISION")
 def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
-    """The reverify review decides pass, partial or block."""
+    """A reverify-phase review deciding remediate or proceed_to_fix."""
     decision = c.body.decision
     if c.phase == "agent_3_evidence_reverify" and decision not in ("pass", "partial", "block"):
         yield Violation(
@@ -121,13 +103,9 @@ def tp_reverify_decision(c: Check[QualityReview]) -> Iterator[Violation]:
         )
 
 
-@rule(
-    "TP-MICRO-REPORT-RECEIPT",
-    "A completed micro report without a verified receipt of the latest review.",
-    types=_UR,
-)
+@report("TP-MICRO-REPORT-RECEIPT")
 def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
-    """A completed micro report rests on a verified receipt of the latest QualityReview."""
+    """A completed micro report without a verified receipt of the latest review."""
     if not _micro(c) or c.body.terminal_status != "completed":
         return
     gap = receipt_gap(c.state)
@@ -135,14 +113,9 @@ def tp_micro_report_receipt(c: Check[UserReport]) -> Iterator[Violation]:
         yield Violation("terminalStatus", gap)
 
 
-@rule(
-    "TP-MICRO-REPORT-CITE",
-    "A micro report that is not completed and does not cite the latest review.",
-    types=_UR,
-)
+@report("TP-MICRO-REPORT-CITE")
 def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
-    """A micro report that is not completed cites the latest QualityReview in findingRefs (or,
-    without one, the ClarificationRequest that ended the run)."""
+    """A micro report that is not completed and does not cite the latest review."""
     if not _micro(c) or c.body.terminal_status == "completed":
         return
     # A micro run a second clarification ended before its review cites that clarification
@@ -158,4 +131,6 @@ def tp_micro_report_cite(c: Check[UserReport]) -> Iterator[Violation]:
         )
 
 
-RULES: Final = rule.registered
+RESERVED: Final = reserved.registered
+"""The rule every submission meets first, before the reference rules."""
+RULES: Final = (*rule.registered, *review.registered, *report.registered)
