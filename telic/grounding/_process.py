@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final
+from typing import Final, Self
 
 import anyio.from_thread
 
@@ -135,7 +135,7 @@ class Processes:
             self.close()
             raise
 
-    def __enter__(self) -> Processes:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

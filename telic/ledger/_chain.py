@@ -9,8 +9,10 @@ record; ``verify_run`` walks it and names the first record that does not check o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from dataclasses import fields
+from typing import Any, Final, Literal, cast
 
 from telic.protocol import (
     CanonicalJsonError,
@@ -42,50 +44,32 @@ def genesis_hash(run_id: str) -> str:
     return canonical_sha256({"kind": "genesis", "runId": run_id})
 
 
+def _hashed(cls: type[ArtifactRecord | TraceRecord]) -> tuple[tuple[str, str], ...]:
+    """Each field of ``cls`` a record hash covers (all but ``record_hash``), with its JSON key."""
+    names = [f.name for f in fields(cls) if f.name != "record_hash"]
+    return tuple((name, re.sub(r"_(.)", lambda m: m[1].upper(), name)) for name in names)
+
+
+_ARTIFACT_HASHED: Final = _hashed(ArtifactRecord)
+_EVENT_HASHED: Final = _hashed(TraceRecord)
+
+
+def _record_hash(kind: str, record: object, hashed: tuple[tuple[str, str], ...]) -> str:
+    body: dict[str, object] = {"kind": kind}
+    for name, key in hashed:
+        value = getattr(record, name)
+        body[key] = list(value) if isinstance(value, tuple) else value
+    return canonical_sha256(body)
+
+
 def artifact_hash(record: ArtifactRecord) -> str:
-    """Return the chain hash of an artifact record (its ``record_hash`` field is not an input)."""
-    return canonical_sha256(
-        {
-            "kind": "artifact",
-            "runId": record.run_id,
-            "artifactId": record.artifact_id,
-            "type": record.type,
-            "schemaVersion": record.schema_version,
-            "producer": record.producer,
-            "sha256": record.sha256,
-            "sizeBytes": record.size_bytes,
-            "sourceRefs": list(record.source_refs),
-            "redaction": record.redaction,
-            "quotaKey": record.quota_key,
-            "createdAt": record.created_at,
-            "position": record.position,
-            "chainIndex": record.chain_index,
-            "previousHash": record.previous_hash,
-        }
-    )
+    """Return the chain hash of an artifact record: every field but ``record_hash``, camelCase."""
+    return _record_hash("artifact", record, _ARTIFACT_HASHED)
 
 
 def event_hash(record: TraceRecord) -> str:
-    """Return the chain hash of a trace record (its ``record_hash`` field is not an input)."""
-    return canonical_sha256(
-        {
-            "kind": "event",
-            "eventId": record.event_id,
-            "runId": record.run_id,
-            "sequence": record.sequence,
-            "timestamp": record.timestamp,
-            "actor": record.actor,
-            "phase": record.phase,
-            "eventType": record.event_type,
-            "inputRefs": list(record.input_refs),
-            "outputRefs": list(record.output_refs),
-            "permissionDecision": record.permission_decision,
-            "decisionSummary": record.decision_summary,
-            "budgetSnapshot": record.budget_snapshot,
-            "chainIndex": record.chain_index,
-            "previousHash": record.previous_hash,
-        }
-    )
+    """Return the chain hash of a trace record: every field but ``record_hash``, camelCase."""
+    return _record_hash("event", record, _EVENT_HASHED)
 
 
 def run_hash(stored: StoredRun) -> str:
