@@ -1,17 +1,12 @@
-"""The ledger's rules, written once over the ``Backend`` seam: ``Ledger`` and the pure plans it
-hands a backend.
+"""The ledger's rules, written once over the ``Backend`` seam (``_base``): ``Ledger`` and the
+pure plans it hands a backend.
 
-A mutation is a ``Probe`` (what it must know of the run) and a pure plan that the backend runs
-inside one transaction holding the run's write lock: it checks what the probe found (version,
-duplicate ids, quotas), links the new records into the run's hash chain and returns every row to
-write. The engine prepares a mutation before its transaction (canonical bodies and digests, event
-ids and timestamps, the ``Probe``); nothing a plan does is I/O, so a backend may call it from a
-worker thread, and again on a retry. A failure anywhere rolls the whole transaction back. Event
-ids and timestamps are fixed before the first attempt, so that after a connection lost during
-COMMIT the engine can tell from the stored records whether its own step landed, instead of
-blindly running it again. A read is one ``Reader`` call, so every read sees one snapshot. Every
-plan that writes rows scans what it would store for secrets (``_backstop``): a hit raises
-``SecretRefused`` inside the transaction, before any row is written.
+A plan checks what its probe found (version, duplicate ids, quotas), links the new records into
+the run's hash chain and returns every row to write; the secret floor (``_backstop``) stands in
+it, so a hit raises ``SecretRefused`` before any row is written. The engine prepares a mutation
+once, before its transaction (canonical bodies and digests, event ids and timestamps, the
+``Probe``), so that after a connection lost during COMMIT it can tell from the stored records
+whether its own step landed, instead of blindly running it again.
 
 The ``telic hook`` command writes its traced decision through ``fix_events``, ``probe_for`` and
 ``plan_events`` from a fresh process: this module imports nothing it does not need at once
@@ -46,7 +41,7 @@ from ._chain import (
     run_hash,
     walk_chain,
 )
-from ._clock import utc_now as utc_now
+from ._clock import utc_now
 from ._records import (
     FIXED_RUN_FIELDS,
     ArtifactBody,
@@ -77,7 +72,6 @@ __all__ = [
     "probe_for",
     "same_artifact",
     "stage",
-    "utc_now",
 ]
 
 
