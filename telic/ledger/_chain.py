@@ -23,7 +23,7 @@ from telic.protocol import (
 )
 
 from ._base import StoredRun
-from ._records import JSON, ArtifactRecord, BrokenRecord, TraceRecord, VerifyReport
+from ._records import JSON, ArtifactRecord, BrokenRecord, RunRecord, TraceRecord, VerifyReport
 
 __all__ = [
     "artifact_hash",
@@ -44,7 +44,7 @@ def genesis_hash(run_id: str) -> str:
     return canonical_sha256({"kind": "genesis", "runId": run_id})
 
 
-def _hashed(cls: type[ArtifactRecord | TraceRecord]) -> tuple[tuple[str, str], ...]:
+def _hashed(cls: type[ArtifactRecord | TraceRecord | RunRecord]) -> tuple[tuple[str, str], ...]:
     """Each field of ``cls`` a record hash covers (all but ``record_hash``), with its JSON key."""
     names = [f.name for f in fields(cls) if f.name != "record_hash"]
     return tuple((name, re.sub(r"_(.)", lambda m: m[1].upper(), name)) for name in names)
@@ -52,13 +52,20 @@ def _hashed(cls: type[ArtifactRecord | TraceRecord]) -> tuple[tuple[str, str], .
 
 _ARTIFACT_HASHED: Final = _hashed(ArtifactRecord)
 _EVENT_HASHED: Final = _hashed(TraceRecord)
+_RUN_HASHED: Final = _hashed(RunRecord)
+_LATER: Final = {"topology": None, "escalation_count": 0, "prior_run_id": None}
+"""Run fields added after the seal was introduced, with the value every row written before them
+holds: such a field is sealed only when it differs from it, so an older row keeps its hash."""
 
 
-def _record_hash(kind: str, record: object, hashed: tuple[tuple[str, str], ...]) -> str:
-    body: dict[str, object] = {"kind": kind}
+def _record_hash(
+    kind: str, record: object, hashed: tuple[tuple[str, str], ...], **extra: object
+) -> str:
+    body: dict[str, object] = {"kind": kind, **extra}
     for name, key in hashed:
         value = getattr(record, name)
-        body[key] = list(value) if isinstance(value, tuple) else value
+        if name not in _LATER or value != _LATER[name]:
+            body[key] = list(value) if isinstance(value, tuple) else value
     return canonical_sha256(body)
 
 
@@ -79,39 +86,14 @@ def run_hash(stored: StoredRun) -> str:
     the row (status, mode, repository root, controller state, version, …) to the head, so a row
     changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
     """
-    r = stored.record
-    # Columns added after the seal was introduced are sealed only when they differ from what
-    # every row written before them holds: such a row keeps its hash, and changing one fails.
-    later: dict[str, object] = {}
-    if r.topology is not None:
-        later["topology"] = r.topology
-    if r.escalation_count != 0:
-        later["escalationCount"] = r.escalation_count
-    if r.prior_run_id is not None:
-        later["priorRunId"] = r.prior_run_id
-    return canonical_sha256(
-        {
-            **later,
-            "kind": "run",
-            "runId": r.run_id,
-            "schemaVersion": r.schema_version,
-            "repositoryRoot": r.repository_root,
-            "requestedMode": r.requested_mode,
-            "status": r.status,
-            "phase": r.phase,
-            "resumePhase": r.resume_phase,
-            "version": r.version,
-            "promptRevisionsRemaining": r.prompt_revisions_remaining,
-            "remediationsRemaining": r.remediations_remaining,
-            "outcomeHint": r.outcome_hint,
-            "createdAt": r.created_at,
-            "updatedAt": r.updated_at,
-            "controllerState": dict(r.controller_state),
-            "artifactCount": stored.artifact_count,
-            "eventCount": stored.event_count,
-            "chainLength": stored.chain_length,
-            "chainHead": stored.chain_head,
-        }
+    return _record_hash(
+        "run",
+        stored.record,
+        _RUN_HASHED,
+        artifactCount=stored.artifact_count,
+        eventCount=stored.event_count,
+        chainLength=stored.chain_length,
+        chainHead=stored.chain_head,
     )
 
 
