@@ -291,32 +291,39 @@ def link(
 
 
 def plan(
-    commit: Commit,
+    stored: StoredRun,
+    probed: Probed,
+    run: RunRecord,
     staged: Sequence[Staged],
-    head: StoredRun,
+    events: Sequence[FixedEvent],
+    limits: Limits,
     expected_version: int | None = None,
     conflict: str = "",
 ) -> Plan:
-    """The writes of a mutation: ``head`` with the committed run record (inserted, or updated
-    if still at ``expected_version``), then its artifacts and events in chain order.
+    """The writes of a mutation: ``staged`` and ``events`` checked (``check``) and linked after
+    ``stored``'s chain head (``link``), and the run row holding ``run`` (inserted, or updated if
+    still at ``expected_version``), then the new artifacts and events in chain order.
 
     Every plan that writes rows is made here, so this is where the secret floor stands
     (``_backstop.refuse_secrets``): whichever process or backend runs the plan, nothing holding
     a likely secret is written.
 
     Raises:
+        LedgerConflict, LimitExceeded: as ``check``.
         SecretRefused: a record holds a likely secret; nothing is written.
     """
-    changed = expected_version is None or commit.run is not head.record
-    refuse_secrets(commit.run if changed else None, [item.new for item in staged], commit.events)
-    row = replace(head, record=commit.run)
+    check(stored, probed, staged, events, limits)
+    head, records, traces = link(stored, staged, events)
+    changed = expected_version is None or run is not stored.record
+    refuse_secrets(run if changed else None, [item.new for item in staged], traces)
+    row = replace(head, record=run)
     return Plan(
-        result=commit,
+        result=Commit(run=run, artifacts=records, events=traces),
         run=replace(row, run_hash=run_hash(row)),
         expected_version=expected_version,
         conflict=conflict,
-        artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
-        events=commit.events,
+        artifacts=[(r, item.canonical) for r, item in zip(records, staged, strict=True)],
+        events=traces,
     )
 
 
@@ -341,10 +348,7 @@ def plan_events(
         events = [event for event in events if event.event_id not in probed.event_ids]
         if not events:
             return Plan(result=Commit(run=stored.record, artifacts=(), events=()))
-    check(stored, probed, [], events, limits)
-    head, _, traces = link(stored, [], events)
-    commit = Commit(run=stored.record, artifacts=(), events=traces)
-    return plan(commit, [], head, stored.record.version, CHANGED)
+    return plan(stored, probed, stored.record, [], events, limits, stored.record.version, CHANGED)
 
 
 def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
@@ -422,9 +426,7 @@ class Ledger:
                 chain_length=0,
                 chain_head=genesis_hash(run.run_id),
             )
-            check(empty, probed, staged, events, self._limits)
-            head, records, traces = link(empty, staged, events)
-            return plan(Commit(run=run, artifacts=records, events=traces), staged, head)
+            return plan(empty, probed, run, staged, events, self._limits)
 
         return await self._mutate(run.run_id, staged, events, decide, "create_run")
 
@@ -463,11 +465,10 @@ class Ledger:
             for name in FIXED_RUN_FIELDS:
                 if getattr(current, name) != getattr(new_run, name):
                     raise UsageError(f"{name} of a run cannot change")
-            check(stored, probed, staged, fixed, self._limits)
-            head, records, traces = link(stored, staged, fixed)
-            commit = Commit(run=new_run, artifacts=records, events=traces)
             stale = f"Stale run version {expected_version}"
-            return plan(commit, staged, head, expected_version, stale)
+            return plan(
+                stored, probed, new_run, staged, fixed, self._limits, expected_version, stale
+            )
 
         return await self._mutate(run_id, staged, fixed, decide, "commit_step")
 
@@ -498,10 +499,10 @@ class Ledger:
                 raise LedgerConflict(
                     "Artifact already exists in this run with different content or metadata"
                 )
-            check(stored, probed, staged, fixed, self._limits)
-            head, records, traces = link(stored, staged, fixed)
-            commit = Commit(run=stored.record, artifacts=records, events=traces)
-            return plan(commit, staged, head, stored.record.version, CHANGED)
+            version = stored.record.version
+            return plan(
+                stored, probed, stored.record, staged, fixed, self._limits, version, CHANGED
+            )
 
         return await self._mutate(run_id, staged, fixed, decide, "store_supporting")
 
