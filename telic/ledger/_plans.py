@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
+from typing import Final
 
 from telic._errors import (
     IntegrityError,
@@ -351,25 +352,17 @@ def plan_events(
     return plan(stored, probed, stored.record, [], events, limits, stored.record.version, CHANGED)
 
 
+_REPLAYED: Final = ("type", "schema_version", "producer", "redaction", "quota_key")
+"""The metadata an identical replay of an artifact repeats, beside its digest and source refs."""
+
+
 def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
     """Whether a stored artifact is an identical replay of a staged one."""
     new = staged.new
     return (
-        existing.type,
-        existing.schema_version,
-        existing.producer,
-        existing.sha256,
-        existing.source_refs,
-        existing.redaction,
-        existing.quota_key,
-    ) == (
-        new.type,
-        new.schema_version,
-        new.producer,
-        staged.sha256,
-        tuple(new.source_refs),
-        new.redaction,
-        new.quota_key,
+        existing.sha256 == staged.sha256
+        and existing.source_refs == tuple(new.source_refs)
+        and all(getattr(existing, name) == getattr(new, name) for name in _REPLAYED)
     )
 
 
@@ -413,7 +406,9 @@ class Ledger:
         Raises:
             LedgerConflict: a run with this id already exists.
         """
-        staged = [self._stage(request_artifact), self._stage(envelope_artifact)]
+        staged = [
+            stage(new, self._limits, self._clock) for new in (request_artifact, envelope_artifact)
+        ]
         events = fix_events(first_events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -452,7 +447,7 @@ class Ledger:
             raise UsageError("new_run.run_id must equal run_id")
         if new_run.version != expected_version + 1:
             raise UsageError("a committed step must raise the run version by exactly 1")
-        staged = [self._stage(artifact) for artifact in artifacts]
+        staged = [stage(artifact, self._limits, self._clock) for artifact in artifacts]
         fixed = fix_events(events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -486,7 +481,7 @@ class Ledger:
             LimitExceeded: a quota would be exceeded.
             NotFound: there is no such run.
         """
-        staged = [self._stage(artifact)]
+        staged = [stage(artifact, self._limits, self._clock)]
         fixed = fix_events(events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -637,9 +632,6 @@ class Ledger:
         if rows is None:
             raise NotFound("Run not found")
         return rows
-
-    def _stage(self, artifact: NewArtifact) -> Staged:
-        return stage(artifact, self._limits, self._clock)
 
     async def _mutate(
         self,
