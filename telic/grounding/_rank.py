@@ -149,12 +149,6 @@ class Scorer:
             found = self._tokens[text] = self._terms.intersection(tokenize(text))
         return found
 
-    def _terms_in_name(self, name: str) -> set[str]:
-        """The request terms among a file name's tokens (``tokenize`` without stemming)."""
-        lowered = name.lower() if name.islower() else _CAMEL.sub(" ", name).lower()
-        hits = self._variants.keys() & _TOKEN.findall(lowered)
-        return {self._variants[hit] for hit in hits} if hits else hits
-
     def score(self, path: str, *, instruction: bool) -> int:
         """Return the deterministic relevance score of a normalised path."""
         return self._score(path, instruction)
