@@ -12,7 +12,7 @@ from telic.grounding._rank import BASENAME_TERM_SCORE, Scorer, request_terms
 def _score(
     request: str, path: str, *, active: tuple[str, ...] = (), instruction: bool = False
 ) -> int:
-    return Scorer(request_terms(request), active).score(path, instruction=instruction)
+    return Scorer(request_terms(request), active).scoring()(path, instruction)
 
 
 def test_tokens_split_camel_case_lowercase_and_stem_plurals() -> None:
