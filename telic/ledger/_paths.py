@@ -49,6 +49,10 @@ SQLITE_HEADER: Final = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 
 
+def _writable(path: str) -> bool:
+    return os.access(path, os.W_OK)
+
+
 def ledger_file_problem(
     state_dir: str | os.PathLike[str],
     db_path: str | os.PathLike[str],
@@ -65,7 +69,7 @@ def ledger_file_problem(
     database and would never read them. ``writable`` is the access seam (``os.access(path,
     W_OK)``; tests inject a read-only answer, which root never gets).
     """
-    writable = writable or (lambda path: os.access(path, os.W_OK))
+    writable = writable or _writable
     folder, file = os.fspath(state_dir), os.fspath(db_path)
     if os.path.isdir(folder) and not writable(folder):
         return f"the state directory {folder} is read-only; Telic must write its ledger there"
