@@ -1,8 +1,8 @@
 """Grounding limits, progress reports and the input checks of docs/protocol.md §4 items 1–2.
 
 The defaults and hard caps are those of docs/protocol.md §3.3. Every check raises
-``UsageError`` naming
-the offending argument or field, and never echoes a submitted path, which may be secret-like.
+``UsageError`` naming the offending argument or field, and never echoes a submitted path, which
+may be secret-like.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Final
 
 from telic.grounding._batch import PathCollector
@@ -110,7 +109,7 @@ def parse_rev_parse(code: int | None, output: bytes) -> tuple[str | None, str | 
     return text.decode("utf-8", "surrogateescape") or None, head
 
 
-class GitReader:
+class GitReader(Processes):
     """The three git commands for the work tree at ``root``, started as soon as this is made.
 
     ``result`` waits for them; leaving the ``with`` block kills whatever still runs. Blocking,
@@ -124,25 +123,12 @@ class GitReader:
         self._status = StatusReader(self._collected)
         self._revision = bytearray()
         # status walks the work tree and takes longest, so it starts first
-        self._processes = Processes(
-            [
-                Tool(_STATUS, self._status),
-                Tool(_LS_FILES_CACHED, self._tracked),
-                Tool(_REV_PARSE, self._revision.extend, check=False),
-            ],
-            cwd=root,
-        )
-
-    def __enter__(self) -> GitReader:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._processes.close()
+        tools = [
+            Tool(_STATUS, self._status),
+            Tool(_LS_FILES_CACHED, self._tracked),
+            Tool(_REV_PARSE, self._revision.extend, check=False),
+        ]
+        super().__init__(tools, cwd=root)
 
     def result(self) -> GitState:
         """Wait for the commands and return what they said.
@@ -150,7 +136,7 @@ class GitReader:
         The listing and the status are only meaningful when ``root`` is the top level;
         outside a work tree ``top_level`` is None and nothing else is kept.
         """
-        status_code, tracked_code, revision_code = self._processes.collect()
+        status_code, tracked_code, revision_code = self.collect()
         top_level, head = parse_rev_parse(revision_code, bytes(self._revision))
         if top_level is None:
             return GitState(None, None, None, None)

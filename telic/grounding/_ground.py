@@ -1,13 +1,10 @@
 """``ground_repository``: the shell around the pure planning and selection core.
 
-Everything but report_only runs in one worker thread, with one hop from the event loop: the
-shell resolves the root, starts git there (top level, ``HEAD``, listing and status, all at once)
-and resolves the active paths and pinned files while git works. Should git name another top
-level (the root was a subdirectory), both are done again there. Without git the repository is
-listed by ripgrep or a walk. The candidates are then planned and selected, checking for
-cancellation and reporting progress as they are read, and the fingerprint, the manifest id,
-the wire manifest, the documents and the canonical manifest are built. report_only mode reads
-nothing and returns the empty manifest.
+Everything but report_only runs in one worker thread, one hop from the event loop: git starts
+at the root while the root is prepared (``_survey``), the repository is listed (git, else
+ripgrep or a walk), the candidates are planned and selected, checking for cancellation and
+reporting progress (``_decide``), and the manifests and documents are built (``_manifest``).
+report_only mode reads nothing and returns the empty manifest.
 """
 
 from __future__ import annotations

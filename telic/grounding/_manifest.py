@@ -7,6 +7,7 @@ reduces every exclusion to a ``{reason, count}`` entry, so no excluded path is e
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -80,18 +81,9 @@ def manifest_id(
             {"ref": repository_ref(item.ranked.path), "content_hash": item.content_hash}
             for item in selected
         ],
-        "budget": _limits(budget),
+        "budget": dataclasses.asdict(budget),
     }
     return "context-" + canonical_sha256(projection).removeprefix(SHA256_PREFIX)[:16]
-
-
-def _limits(budget: GroundingBudget) -> dict[str, int]:
-    return {
-        "max_files": budget.max_files,
-        "max_file_bytes": budget.max_file_bytes,
-        "max_total_bytes": budget.max_total_bytes,
-        "max_inventory_files": budget.max_inventory_files,
-    }
 
 
 def build_wire(
@@ -135,10 +127,7 @@ def build_wire(
         inventory_source=source,
         warnings=list(dict.fromkeys(warnings)),
         budget=WireBudget(
-            max_files=budget.max_files,
-            max_file_bytes=budget.max_file_bytes,
-            max_total_bytes=budget.max_total_bytes,
-            max_inventory_files=budget.max_inventory_files,
+            **dataclasses.asdict(budget),
             candidate_files=candidate_files,
             selected_files=len(sources),
             selected_bytes=selected_bytes,

@@ -1,8 +1,7 @@
 """Repository-relative paths: normalisation, instruction paths, static exclusions and refs.
 
 All functions here are pure and work on POSIX-style relative paths (docs/protocol.md §4 items
-6–8 and
-10.11). A normalised path has no backslash, NUL, ``.``, ``..`` or empty segment, no leading
+6–8 and 10.11). A normalised path has no backslash, NUL, ``.``, ``..`` or empty segment, no leading
 ``./`` and no doubled ``/``; it is valid UTF-8, at most 1024 characters long, and its
 ``repo://`` reference fits in 2048 characters.
 """

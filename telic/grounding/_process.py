@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final
+from typing import Final, Self
 
 import anyio.from_thread
 
@@ -135,7 +135,7 @@ class Processes:
             self.close()
             raise
 
-    def __enter__(self) -> Processes:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -203,11 +203,8 @@ def run_tools(tools: Sequence[Tool], *, cwd: str) -> list[int | None]:
 def run_tool(
     command: Sequence[str], *, cwd: str, sink: Callable[[bytes], None], check: bool = True
 ) -> int | None:
-    """Run one command in ``cwd``, feeding its stdout to ``sink``; return its exit status.
-
-    Returns None when the executable is missing, cannot start or writes more than 16 MiB (it
-    is then killed). With ``check`` a non-zero status also returns None.
-    """
+    """Run one command in ``cwd``, feeding its stdout to ``sink``; return its exit status, or
+    None as ``Processes.collect`` says."""
     return run_tools([Tool(command, sink, check)], cwd=cwd)[0]
 
 

@@ -113,7 +113,7 @@ def _listing(items: Iterable[str]) -> str:
 class Scorer:
     """Scores normalised paths against one request and one set of active paths.
 
-    ``score`` is the hot path, run once per inventoried path; ``explain`` builds the
+    ``scoring`` gives the hot path, run once per inventoried path; ``explain`` builds the
     human-readable reason and runs only for selected files.
     """
 
@@ -130,7 +130,6 @@ class Scorer:
             path[:index] for path in active for index, char in enumerate(path) if char == "/"
         )
         self._tokens: dict[str, frozenset[str]] = {}
-        self._score = self.scoring()
 
     def _near_active(self, path: str) -> bool:
         if path in self._active_ancestors:
@@ -149,18 +148,9 @@ class Scorer:
             found = self._tokens[text] = self._terms.intersection(tokenize(text))
         return found
 
-    def _terms_in_name(self, name: str) -> set[str]:
-        """The request terms among a file name's tokens (``tokenize`` without stemming)."""
-        lowered = name.lower() if name.islower() else _CAMEL.sub(" ", name).lower()
-        hits = self._variants.keys() & _TOKEN.findall(lowered)
-        return {self._variants[hit] for hit in hits} if hits else hits
-
-    def score(self, path: str, *, instruction: bool) -> int:
-        """Return the deterministic relevance score of a normalised path."""
-        return self._score(path, instruction)
-
     def scoring(self) -> Callable[[str, bool], int]:
-        """Return ``score`` as a plain function of (path, instruction), for the hot loop.
+        """Return the deterministic relevance score of a normalised path as a plain function of
+        (path, instruction), for the hot loop.
 
         Everything it needs is bound as a local of the closure: this runs once per inventoried
         path, up to 100,000 times per grounding.

@@ -1,5 +1,4 @@
-"""Reading one candidate safely (docs/protocol.md §4 items 10.3–10.5); blocking, for a worker
-thread.
+"""Reading one candidate safely (docs/protocol.md §4 items 10.3–10.5), blocking, in a thread.
 
 The candidate is resolved inside the root with ``realpath``; an escape is ``symlink_escape``
 (or ``path_escape`` when the lexical path already leaves the root). The resolved path is judged
@@ -67,20 +66,17 @@ class CandidateReader:
             return "unreadable_file"
         if not is_within(real, self._root):
             return "symlink_escape"
-        if real != full:
-            relative = os.path.relpath(real, self._root).replace(os.sep, "/")
-            if relative != "." and (reason := excluded_reason(relative)) is not None:
-                return reason
+        relative = path if real == full else os.path.relpath(real, self._root).replace(os.sep, "/")
+        if real != full and relative != "." and (reason := excluded_reason(relative)) is not None:
+            return reason
         try:
             expected = os.stat(real)
         except OSError:
             return "unreadable_file"
         if not stat.S_ISREG(expected.st_mode):
             return "non_regular_file"
-        if real != full and self._listed is not None:
-            relative = os.path.relpath(real, self._root).replace(os.sep, "/")
-            if not self._listed(relative):
-                return "excluded_directory"  # a link to a file git does not list (ignored)
+        if real != full and self._listed is not None and not self._listed(relative):
+            return "excluded_directory"  # a link to a file git does not list (ignored)
         if any(is_within(real, excluded) for excluded in self._excluded):
             return "excluded_directory"
         return self._read(real, expected)

@@ -49,11 +49,6 @@ class ActivePaths:
     """Those that exist and are not directories: they become pinned candidates."""
 
 
-def _shown(_raw: str, number: int) -> str:
-    # Where, never what: an active path may itself be (or hold) a secret the scan misses.
-    return f"active path #{number}"
-
-
 def _relative(raw: str, root: str, given: str) -> str | None:
     """Return ``raw`` relative to the root, or None when it leaves it lexically."""
     if not os.path.isabs(raw):
@@ -78,21 +73,23 @@ def resolve_active_paths(root: str, given: str, raw_paths: Sequence[str]) -> Act
     hints: dict[str, None] = {}
     files: dict[str, None] = {}
     for number, raw in enumerate(raw_paths, start=1):
+        # Where, never what: an active path may itself be (or hold) a secret the scan misses.
+        shown = f"active path #{number}"
         relative = _relative(raw, root, given)
         if relative is None:
             raise ContextSecurityError(
-                f"{_shown(raw, number)} lies outside the repository root; pass a path inside"
+                f"{shown} lies outside the repository root; pass a path inside"
                 " the repository, relative to its root or absolute"
             )
         if relative == ".":
             continue  # the whole repository: no hint and no candidate
         path = normalize_path(relative)
         if path is None:
-            raise UsageError(f"{_shown(raw, number)} is not a valid repository path")
+            raise UsageError(f"{shown} is not a valid repository path")
         full = os.path.join(root, *path.split("/"))
         if not is_within(os.path.realpath(full), root):
             raise ContextSecurityError(
-                f"{_shown(raw, number)} escapes the repository root through a symbolic link;"
+                f"{shown} escapes the repository root through a symbolic link;"
                 " pass the file's real location inside the repository instead"
             )
         hints[path] = None

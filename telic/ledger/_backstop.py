@@ -27,7 +27,7 @@ scan of the same text costs a lookup (``benchmarks/controller.py``, ``benchmarks
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Final
 
 from telic._errors import Issue
@@ -48,42 +48,10 @@ __all__ = ["RULE", "redact_event", "refuse_secrets"]
 RULE: Final = "LEDGER-NO-SECRETS"
 """The rule id a ``SecretRefused`` issue carries."""
 
-_RUN_FIELDS: Final = (
-    "run_id",
-    "schema_version",
-    "repository_root",
-    "requested_mode",
-    "status",
-    "phase",
-    "resume_phase",
-    "outcome_hint",
-    "created_at",
-    "updated_at",
-    "controller_state",
-    "prior_run_id",
-)
-_ARTIFACT_FIELDS: Final = (
-    "artifact_id",
-    "type",
-    "schema_version",
-    "producer",
-    "source_refs",
-    "quota_key",
-    "created_at",
-    "body",
-)
-_EVENT_FIELDS: Final = (
-    "event_id",
-    "actor",
-    "phase",
-    "event_type",
-    "input_refs",
-    "output_refs",
-    "permission_decision",
-    "decision_summary",
-    "budget_snapshot",
-    "timestamp",
-)
+# Every field: one that cannot hold text (a count, a closed set) adds nothing to the scan.
+_RUN_FIELDS: Final = tuple(f.name for f in fields(RunRecord))
+_ARTIFACT_FIELDS: Final = tuple(f.name for f in fields(NewArtifact))
+_EVENT_FIELDS: Final = tuple(f.name for f in fields(NewTraceEvent))
 _OWN_NAMES: Final = frozenset(
     ("run", "artifacts", "events", *_RUN_FIELDS, *_ARTIFACT_FIELDS, *_EVENT_FIELDS)
 )

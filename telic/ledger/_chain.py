@@ -9,8 +9,10 @@ record; ``verify_run`` walks it and names the first record that does not check o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from dataclasses import fields
+from typing import Any, Final, Literal, cast
 
 from telic.protocol import (
     CanonicalJsonError,
@@ -21,7 +23,7 @@ from telic.protocol import (
 )
 
 from ._base import StoredRun
-from ._records import JSON, ArtifactRecord, BrokenRecord, TraceRecord, VerifyReport
+from ._records import JSON, ArtifactRecord, BrokenRecord, RunRecord, TraceRecord, VerifyReport
 
 __all__ = [
     "artifact_hash",
@@ -42,50 +44,39 @@ def genesis_hash(run_id: str) -> str:
     return canonical_sha256({"kind": "genesis", "runId": run_id})
 
 
+def _hashed(cls: type[ArtifactRecord | TraceRecord | RunRecord]) -> tuple[tuple[str, str], ...]:
+    """Each field of ``cls`` a record hash covers (all but ``record_hash``), with its JSON key."""
+    names = [f.name for f in fields(cls) if f.name != "record_hash"]
+    return tuple((name, re.sub(r"_(.)", lambda m: m[1].upper(), name)) for name in names)
+
+
+_ARTIFACT_HASHED: Final = _hashed(ArtifactRecord)
+_EVENT_HASHED: Final = _hashed(TraceRecord)
+_RUN_HASHED: Final = _hashed(RunRecord)
+_LATER: Final = {"topology": None, "escalation_count": 0, "prior_run_id": None}
+"""Run fields added after the seal was introduced, with the value every row written before them
+holds: such a field is sealed only when it differs from it, so an older row keeps its hash."""
+
+
+def _record_hash(
+    kind: str, record: object, hashed: tuple[tuple[str, str], ...], **extra: object
+) -> str:
+    body: dict[str, object] = {"kind": kind, **extra}
+    for name, key in hashed:
+        value = getattr(record, name)
+        if name not in _LATER or value != _LATER[name]:
+            body[key] = list(value) if isinstance(value, tuple) else value
+    return canonical_sha256(body)
+
+
 def artifact_hash(record: ArtifactRecord) -> str:
-    """Return the chain hash of an artifact record (its ``record_hash`` field is not an input)."""
-    return canonical_sha256(
-        {
-            "kind": "artifact",
-            "runId": record.run_id,
-            "artifactId": record.artifact_id,
-            "type": record.type,
-            "schemaVersion": record.schema_version,
-            "producer": record.producer,
-            "sha256": record.sha256,
-            "sizeBytes": record.size_bytes,
-            "sourceRefs": list(record.source_refs),
-            "redaction": record.redaction,
-            "quotaKey": record.quota_key,
-            "createdAt": record.created_at,
-            "position": record.position,
-            "chainIndex": record.chain_index,
-            "previousHash": record.previous_hash,
-        }
-    )
+    """Return the chain hash of an artifact record: every field but ``record_hash``, camelCase."""
+    return _record_hash("artifact", record, _ARTIFACT_HASHED)
 
 
 def event_hash(record: TraceRecord) -> str:
-    """Return the chain hash of a trace record (its ``record_hash`` field is not an input)."""
-    return canonical_sha256(
-        {
-            "kind": "event",
-            "eventId": record.event_id,
-            "runId": record.run_id,
-            "sequence": record.sequence,
-            "timestamp": record.timestamp,
-            "actor": record.actor,
-            "phase": record.phase,
-            "eventType": record.event_type,
-            "inputRefs": list(record.input_refs),
-            "outputRefs": list(record.output_refs),
-            "permissionDecision": record.permission_decision,
-            "decisionSummary": record.decision_summary,
-            "budgetSnapshot": record.budget_snapshot,
-            "chainIndex": record.chain_index,
-            "previousHash": record.previous_hash,
-        }
-    )
+    """Return the chain hash of a trace record: every field but ``record_hash``, camelCase."""
+    return _record_hash("event", record, _EVENT_HASHED)
 
 
 def run_hash(stored: StoredRun) -> str:
@@ -95,39 +86,14 @@ def run_hash(stored: StoredRun) -> str:
     the row (status, mode, repository root, controller state, version, …) to the head, so a row
     changed outside Telic fails ``verify_run`` and refuses every write (``broken_run``).
     """
-    r = stored.record
-    # Columns added after the seal was introduced are sealed only when they differ from what
-    # every row written before them holds: such a row keeps its hash, and changing one fails.
-    later: dict[str, object] = {}
-    if r.topology is not None:
-        later["topology"] = r.topology
-    if r.escalation_count != 0:
-        later["escalationCount"] = r.escalation_count
-    if r.prior_run_id is not None:
-        later["priorRunId"] = r.prior_run_id
-    return canonical_sha256(
-        {
-            **later,
-            "kind": "run",
-            "runId": r.run_id,
-            "schemaVersion": r.schema_version,
-            "repositoryRoot": r.repository_root,
-            "requestedMode": r.requested_mode,
-            "status": r.status,
-            "phase": r.phase,
-            "resumePhase": r.resume_phase,
-            "version": r.version,
-            "promptRevisionsRemaining": r.prompt_revisions_remaining,
-            "remediationsRemaining": r.remediations_remaining,
-            "outcomeHint": r.outcome_hint,
-            "createdAt": r.created_at,
-            "updatedAt": r.updated_at,
-            "controllerState": dict(r.controller_state),
-            "artifactCount": stored.artifact_count,
-            "eventCount": stored.event_count,
-            "chainLength": stored.chain_length,
-            "chainHead": stored.chain_head,
-        }
+    return _record_hash(
+        "run",
+        stored.record,
+        _RUN_HASHED,
+        artifactCount=stored.artifact_count,
+        eventCount=stored.event_count,
+        chainLength=stored.chain_length,
+        chainHead=stored.chain_head,
     )
 
 

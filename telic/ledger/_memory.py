@@ -69,12 +69,6 @@ class _View:
         stored = self._state.runs.get(run_id)
         return None if stored is None else replace(stored, record=_freeze_run(stored.record))
 
-    def _events_after(self, run_id: str, after: int, limit: int | None) -> list[TraceRecord]:
-        # Sequences run 1, 2, 3… in insertion order, so ``after`` is also an index.
-        ordered = self._state.event_order.get(run_id, [])
-        stop = None if limit is None else after + limit
-        return [_freeze_event(e) for e in ordered[after:stop]]
-
     async def find_event(self, run_id: str, event_id: str) -> TraceRecord | None:
         event = self._state.events.get(run_id, {}).get(event_id)
         return None if event is None else _freeze_event(event)
@@ -101,7 +95,11 @@ class _View:
         events: list[TraceRecord] = []
         after = selection.events_after
         if after is not None and (not trust or stored.event_count > after):
-            events = self._events_after(run_id, after, selection.events_limit)
+            # Sequences run 1, 2, 3… in insertion order, so ``after`` is also an index.
+            limit = selection.events_limit
+            stop = None if limit is None else after + limit
+            ordered = self._state.event_order.get(run_id, [])
+            events = [_freeze_event(e) for e in ordered[after:stop]]
         bodies = await self.read_bodies([a.sha256 for a in artifacts]) if selection.bodies else {}
         return RunRows(run=stored, artifacts=artifacts, bodies=bodies, events=events)
 

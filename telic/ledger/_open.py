@@ -13,10 +13,11 @@ import sniffio
 from telic._errors import UsageError
 
 from ._base import Backend
+from ._clock import utc_now
 from ._locate import resolve_url, sqlite_paths
 from ._memory import MemoryBackend
 from ._paths import prepare_state_dir
-from ._plans import Ledger, utc_now
+from ._plans import Ledger
 from ._records import Limits
 
 __all__ = ["open_ledger"]

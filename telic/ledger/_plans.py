@@ -1,17 +1,12 @@
-"""The ledger's rules, written once over the ``Backend`` seam: ``Ledger`` and the pure plans it
-hands a backend.
+"""The ledger's rules, written once over the ``Backend`` seam (``_base``): ``Ledger`` and the
+pure plans it hands a backend.
 
-A mutation is a ``Probe`` (what it must know of the run) and a pure plan that the backend runs
-inside one transaction holding the run's write lock: it checks what the probe found (version,
-duplicate ids, quotas), links the new records into the run's hash chain and returns every row to
-write. The engine prepares a mutation before its transaction (canonical bodies and digests, event
-ids and timestamps, the ``Probe``); nothing a plan does is I/O, so a backend may call it from a
-worker thread, and again on a retry. A failure anywhere rolls the whole transaction back. Event
-ids and timestamps are fixed before the first attempt, so that after a connection lost during
-COMMIT the engine can tell from the stored records whether its own step landed, instead of
-blindly running it again. A read is one ``Reader`` call, so every read sees one snapshot. Every
-plan that writes rows scans what it would store for secrets (``_backstop``): a hit raises
-``SecretRefused`` inside the transaction, before any row is written.
+A plan checks what its probe found (version, duplicate ids, quotas), links the new records into
+the run's hash chain and returns every row to write; the secret floor (``_backstop``) stands in
+it, so a hit raises ``SecretRefused`` before any row is written. The engine prepares a mutation
+once, before its transaction (canonical bodies and digests, event ids and timestamps, the
+``Probe``), so that after a connection lost during COMMIT it can tell from the stored records
+whether its own step landed, instead of blindly running it again.
 
 The ``telic hook`` command writes its traced decision through ``fix_events``, ``probe_for`` and
 ``plan_events`` from a fresh process: this module imports nothing it does not need at once
@@ -23,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
+from typing import Final
 
 from telic._errors import (
     IntegrityError,
@@ -46,7 +42,7 @@ from ._chain import (
     run_hash,
     walk_chain,
 )
-from ._clock import utc_now as utc_now
+from ._clock import utc_now
 from ._records import (
     FIXED_RUN_FIELDS,
     ArtifactBody,
@@ -77,7 +73,6 @@ __all__ = [
     "probe_for",
     "same_artifact",
     "stage",
-    "utc_now",
 ]
 
 
@@ -297,32 +292,39 @@ def link(
 
 
 def plan(
-    commit: Commit,
+    stored: StoredRun,
+    probed: Probed,
+    run: RunRecord,
     staged: Sequence[Staged],
-    head: StoredRun,
+    events: Sequence[FixedEvent],
+    limits: Limits,
     expected_version: int | None = None,
     conflict: str = "",
 ) -> Plan:
-    """The writes of a mutation: ``head`` with the committed run record (inserted, or updated
-    if still at ``expected_version``), then its artifacts and events in chain order.
+    """The writes of a mutation: ``staged`` and ``events`` checked (``check``) and linked after
+    ``stored``'s chain head (``link``), and the run row holding ``run`` (inserted, or updated if
+    still at ``expected_version``), then the new artifacts and events in chain order.
 
     Every plan that writes rows is made here, so this is where the secret floor stands
     (``_backstop.refuse_secrets``): whichever process or backend runs the plan, nothing holding
     a likely secret is written.
 
     Raises:
+        LedgerConflict, LimitExceeded: as ``check``.
         SecretRefused: a record holds a likely secret; nothing is written.
     """
-    changed = expected_version is None or commit.run is not head.record
-    refuse_secrets(commit.run if changed else None, [item.new for item in staged], commit.events)
-    row = replace(head, record=commit.run)
+    check(stored, probed, staged, events, limits)
+    head, records, traces = link(stored, staged, events)
+    changed = expected_version is None or run is not stored.record
+    refuse_secrets(run if changed else None, [item.new for item in staged], traces)
+    row = replace(head, record=run)
     return Plan(
-        result=commit,
+        result=Commit(run=run, artifacts=records, events=traces),
         run=replace(row, run_hash=run_hash(row)),
         expected_version=expected_version,
         conflict=conflict,
-        artifacts=[(r, item.canonical) for r, item in zip(commit.artifacts, staged, strict=True)],
-        events=commit.events,
+        artifacts=[(r, item.canonical) for r, item in zip(records, staged, strict=True)],
+        events=traces,
     )
 
 
@@ -347,31 +349,20 @@ def plan_events(
         events = [event for event in events if event.event_id not in probed.event_ids]
         if not events:
             return Plan(result=Commit(run=stored.record, artifacts=(), events=()))
-    check(stored, probed, [], events, limits)
-    head, _, traces = link(stored, [], events)
-    commit = Commit(run=stored.record, artifacts=(), events=traces)
-    return plan(commit, [], head, stored.record.version, CHANGED)
+    return plan(stored, probed, stored.record, [], events, limits, stored.record.version, CHANGED)
+
+
+_REPLAYED: Final = ("type", "schema_version", "producer", "redaction", "quota_key")
+"""The metadata an identical replay of an artifact repeats, beside its digest and source refs."""
 
 
 def same_artifact(existing: ArtifactRecord, staged: Staged) -> bool:
     """Whether a stored artifact is an identical replay of a staged one."""
     new = staged.new
     return (
-        existing.type,
-        existing.schema_version,
-        existing.producer,
-        existing.sha256,
-        existing.source_refs,
-        existing.redaction,
-        existing.quota_key,
-    ) == (
-        new.type,
-        new.schema_version,
-        new.producer,
-        staged.sha256,
-        tuple(new.source_refs),
-        new.redaction,
-        new.quota_key,
+        existing.sha256 == staged.sha256
+        and existing.source_refs == tuple(new.source_refs)
+        and all(getattr(existing, name) == getattr(new, name) for name in _REPLAYED)
     )
 
 
@@ -415,7 +406,9 @@ class Ledger:
         Raises:
             LedgerConflict: a run with this id already exists.
         """
-        staged = [self._stage(request_artifact), self._stage(envelope_artifact)]
+        staged = [
+            stage(new, self._limits, self._clock) for new in (request_artifact, envelope_artifact)
+        ]
         events = fix_events(first_events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -428,9 +421,7 @@ class Ledger:
                 chain_length=0,
                 chain_head=genesis_hash(run.run_id),
             )
-            check(empty, probed, staged, events, self._limits)
-            head, records, traces = link(empty, staged, events)
-            return plan(Commit(run=run, artifacts=records, events=traces), staged, head)
+            return plan(empty, probed, run, staged, events, self._limits)
 
         return await self._mutate(run.run_id, staged, events, decide, "create_run")
 
@@ -456,7 +447,7 @@ class Ledger:
             raise UsageError("new_run.run_id must equal run_id")
         if new_run.version != expected_version + 1:
             raise UsageError("a committed step must raise the run version by exactly 1")
-        staged = [self._stage(artifact) for artifact in artifacts]
+        staged = [stage(artifact, self._limits, self._clock) for artifact in artifacts]
         fixed = fix_events(events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -469,11 +460,10 @@ class Ledger:
             for name in FIXED_RUN_FIELDS:
                 if getattr(current, name) != getattr(new_run, name):
                     raise UsageError(f"{name} of a run cannot change")
-            check(stored, probed, staged, fixed, self._limits)
-            head, records, traces = link(stored, staged, fixed)
-            commit = Commit(run=new_run, artifacts=records, events=traces)
             stale = f"Stale run version {expected_version}"
-            return plan(commit, staged, head, expected_version, stale)
+            return plan(
+                stored, probed, new_run, staged, fixed, self._limits, expected_version, stale
+            )
 
         return await self._mutate(run_id, staged, fixed, decide, "commit_step")
 
@@ -491,7 +481,7 @@ class Ledger:
             LimitExceeded: a quota would be exceeded.
             NotFound: there is no such run.
         """
-        staged = [self._stage(artifact)]
+        staged = [stage(artifact, self._limits, self._clock)]
         fixed = fix_events(events, self._clock)
 
         def decide(probed: Probed) -> Plan:
@@ -504,10 +494,10 @@ class Ledger:
                 raise LedgerConflict(
                     "Artifact already exists in this run with different content or metadata"
                 )
-            check(stored, probed, staged, fixed, self._limits)
-            head, records, traces = link(stored, staged, fixed)
-            commit = Commit(run=stored.record, artifacts=records, events=traces)
-            return plan(commit, staged, head, stored.record.version, CHANGED)
+            version = stored.record.version
+            return plan(
+                stored, probed, stored.record, staged, fixed, self._limits, version, CHANGED
+            )
 
         return await self._mutate(run_id, staged, fixed, decide, "store_supporting")
 
@@ -642,9 +632,6 @@ class Ledger:
         if rows is None:
             raise NotFound("Run not found")
         return rows
-
-    def _stage(self, artifact: NewArtifact) -> Staged:
-        return stage(artifact, self._limits, self._clock)
 
     async def _mutate(
         self,

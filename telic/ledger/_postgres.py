@@ -70,27 +70,16 @@ _CONNECTION_LOST: Final = (
 )
 
 
-class _OneLine(logging.Filter):
+def _one_line(record: logging.LogRecord) -> bool:
     """asyncpg's pool logs each failed attempt to reconnect its floor with a whole traceback
     while PostgreSQL is away; keep the record, as one line naming the reason."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.exc_info[1] is not None:
-            error = record.exc_info[1]
-            record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
-            record.args = ()
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
-_ONE_LINE: Final = _OneLine()
-
-
-def _quiet_pool_logs() -> None:
-    pool_logger = logging.getLogger("asyncpg.pool")
-    if _ONE_LINE not in pool_logger.filters:
-        pool_logger.addFilter(_ONE_LINE)
+    if record.exc_info and record.exc_info[1] is not None:
+        error = record.exc_info[1]
+        record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
+        record.args = ()
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 def _broken(exc: BaseException, connection: _Connection) -> bool:
@@ -157,7 +146,9 @@ class PostgresBackend:
         """Connect a pool to ``url`` (query parameters become server settings, for example
         ``?search_path=telic``) and apply pending migrations."""
         try:
-            _quiet_pool_logs()
+            pool_logger = logging.getLogger("asyncpg.pool")
+            if _one_line not in pool_logger.filters:
+                pool_logger.addFilter(_one_line)
             pool = await asyncpg.create_pool(url, min_size=1, max_size=max_connections)
         except _CONNECTION_LOST as exc:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {exc}") from exc

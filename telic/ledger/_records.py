@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
 
 from telic._errors import UsageError
 from telic.protocol import (
@@ -24,7 +24,7 @@ from telic.protocol import (
 if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger's imports
     from telic.protocol import InternalPhase, InternalRunStatus, Mode, Topology
 
-    from ._wire import RunSummaryWire, RunWire, _Lineage, _Prior, _Topology
+    from ._wire import RunSummaryWire, RunWire, _Lineage, _Topology
 
 __all__ = [
     "JSON",
@@ -177,7 +177,7 @@ class RunRecord:
         """
         topology: _Topology = {}
         lineage: _Lineage = {}
-        if self._asks_later:
+        if self.topology is not None or self.prior_run_id is not None:
             topology = {"topology": self.topology or "standard"}
             lineage = {"priorRunId": self.prior_run_id, "escalationCount": self.escalation_count}
         return {
@@ -201,36 +201,14 @@ class RunRecord:
         }
 
     def summary_wire(self) -> RunSummaryWire:
-        """A ``telic_list_runs`` entry: metadata only, without the repository root or budgets.
-
-        1.0's keys, and for a run that asked for a topology or a prior run, ``topology`` after
-        ``requestedMode`` (the original's) and ``priorRunId`` last (ours).
-        """
-        topology: _Topology = {}
-        prior: _Prior = {}
-        if self._asks_later:
-            topology = {"topology": self.topology or "standard"}
-            prior = {"priorRunId": self.prior_run_id}
-        return {
-            "runId": self.run_id,
-            "schemaVersion": self.schema_version,
-            "requestedMode": self.requested_mode,
-            **topology,
-            "status": self.status,
-            "phase": self.phase,
-            "resumePhase": self.resume_phase,
-            "version": self.version,
-            "outcomeHint": self.outcome_hint,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-            **prior,
-        }
-
-    @property
-    def _asks_later(self) -> bool:
-        """Whether the run asked for what the original added after 1.0 (a topology, a prior
-        run), and so carries its keys on the wire (``to_wire`` and ``summary_wire`` alike)."""
-        return self.topology is not None or self.prior_run_id is not None
+        """A ``telic_list_runs`` entry: ``to_wire`` without the repository root, the budgets and
+        ``escalationCount``, and with ``priorRunId`` (ours) last."""
+        wire: dict[str, object] = dict(self.to_wire())
+        for key in ("repositoryRoot", "budgets", "escalationCount"):
+            wire.pop(key, None)
+        if "priorRunId" in wire:
+            wire["priorRunId"] = wire.pop("priorRunId")
+        return cast("RunSummaryWire", wire)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

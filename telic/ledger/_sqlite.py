@@ -179,13 +179,9 @@ def _create_private_file(path: Path) -> None:
         os.chmod(path, FILE_MODE)
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-
 def _translate(exc: sqlite3.Error) -> Exception:
-    if _is_busy(exc):
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return TransientError("SQLite database is busy")
     if isinstance(exc, sqlite3.IntegrityError):
         return LedgerConflict("a concurrent writer stored a conflicting record")

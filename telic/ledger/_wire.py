@@ -81,9 +81,3 @@ class _Lineage(TypedDict, total=False):
 
     priorRunId: str | None
     escalationCount: int
-
-
-class _Prior(TypedDict, total=False):
-    """``priorRunId``, in the same runs (a list entry)."""
-
-    priorRunId: str | None

@@ -47,7 +47,6 @@ except ImportError:  # pragma: no cover - exercised only without the otel extra
     _trace = None  # type: ignore[assignment]
 
 WORKFLOW: Final = "telic"
-_TERMINAL: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
 _AGENT_SPAN_EVENTS: Final = frozenset({"phase_submitted", "clarification_requested"})
 
 
@@ -119,7 +118,7 @@ class TelemetryObserver:
                 self._cast(track, bodies.get(item.artifact_id, {}), item.created_at)
             track.seen_chain = max(track.seen_chain, item.chain_index)
         track.artifacts, track.events = changes.artifact_count, changes.event_count
-        if record.status in _TERMINAL:
+        if record.terminal:
             self._close(run_id, record)
 
     def on_rejection(

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from telic.grounding import STOP_WORDS, tokenize
-from telic.grounding._rank import Scorer, request_terms
+from telic.grounding._rank import BASENAME_TERM_SCORE, Scorer, request_terms
 
 
 def _score(
     request: str, path: str, *, active: tuple[str, ...] = (), instruction: bool = False
 ) -> int:
-    return Scorer(request_terms(request), active).score(path, instruction=instruction)
+    return Scorer(request_terms(request), active).scoring()(path, instruction)
 
 
 def test_tokens_split_camel_case_lowercase_and_stem_plurals() -> None:
@@ -109,7 +109,9 @@ NAME = st.text(alphabet=st.sampled_from("aAbBsSiIuU01._-"), max_size=16)
 
 
 @given(NAME, st.lists(NAME, max_size=4))
+@example("ababs", ["abab"])  # a plural in the name
+@example("abAb.bIs", ["ab", "bis"])  # camelCase, and a word the stemmer keeps
 def test_the_fast_file_name_match_agrees_with_tokenize(name: str, words: list[str]) -> None:
-    terms = request_terms(" ".join(words))
-    scorer = Scorer(terms, ())
-    assert scorer._terms_in_name(name) == terms.terms & set(tokenize(name))
+    request = " ".join(words)
+    in_name = request_terms(request).terms & set(tokenize(name))
+    assert _score(request, name) == BASENAME_TERM_SCORE * len(in_name)

@@ -154,3 +154,52 @@ async def test_lowered_run_counters_are_caught_by_verify(ledger_url: str, raw_sq
         assert (report.first_broken.kind, report.first_broken.id) == ("run", "run-1")
         assert report.records_checked == 9  # every stored record was still read and checked
         assert len(await ledger.list_artifacts("run-1")) == 5
+
+
+def test_record_hashes_keep_the_format_stored_ledgers_were_sealed_with() -> None:
+    # Each record hash covers every field but ``record_hash``, keyed in camelCase; a stored
+    # ledger verifies only while that stays so, whatever the records grow.
+    from telic.ledger import ArtifactRecord, TraceRecord
+    from telic.ledger._chain import artifact_hash, event_hash
+
+    record = ArtifactRecord(
+        run_id="r1",
+        artifact_id="a1",
+        type="Evidence",
+        schema_version="1.0",
+        producer="p",
+        sha256="sha256:" + "0" * 64,
+        size_bytes=12,
+        source_refs=("x", "y"),
+        redaction="none",
+        quota_key=None,
+        created_at="2026-05-20T12:00:00.000Z",
+        position=1,
+        chain_index=1,
+        previous_hash="sha256:ab",
+        record_hash="",
+    )
+    trace = TraceRecord(
+        event_id="e1",
+        run_id="r1",
+        sequence=1,
+        timestamp="2026-05-20T12:00:00.000Z",
+        actor="a",
+        phase="p",
+        event_type="t",
+        input_refs=("i",),
+        output_refs=(),
+        permission_decision={"decision": "allow", "n": [1, 2]},
+        decision_summary="s",
+        budget_snapshot={"x": 1},
+        chain_index=2,
+        previous_hash="sha256:cd",
+        record_hash="zz",
+    )
+
+    assert artifact_hash(record) == (
+        "sha256:43bf7c0359039c61ee8b0e57d9b7c80f1d0cd7c681ed14a280c0a061754febea"
+    )
+    assert event_hash(trace) == (
+        "sha256:ad93efda82252232a4656e624321374b57ccdd8b7b7f0e32a6b6ef082036017a"
+    )
