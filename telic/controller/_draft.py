@@ -60,7 +60,7 @@ from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
 from telic.controller._work import mutation_allowed
 from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
-from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
+from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet, json_schema
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
@@ -163,7 +163,7 @@ def _uri(state: RunState, artifact_id: str) -> str:
 def _fresh_id(state: RunState, prefix: str) -> str:
     """The first ``prefix-N`` no artifact of the run uses, N counting from 1."""
     n = 1
-    while state.by_uri(_uri(state, f"{prefix}-{n}")) is not None:
+    while state.by_id(f"{prefix}-{n}") is not None:
         n += 1
     return f"{prefix}-{n}"
 
@@ -288,8 +288,6 @@ def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]
     The same locations ``telic.controller._statements`` keys its statements by and the server
     resolves in the schema: a root property, or a property of a ``$defs`` type.
     """
-    from telic.protocol import json_schema  # shared, cached by the registry
-
     schema = json_schema(artifact_type)
     node: JSON = schema
     where: str | None = None
@@ -341,8 +339,6 @@ def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
     Built once per location and shared by every draft (as a draft's body is shared by its
     wire form): callers must not change it.
     """
-    from telic.protocol import json_schema
-
     _, node = _located(artifact_type, pointer)
     if node is None:
         raise KeyError(f"{artifact_type} has no array at {pointer}")
@@ -390,6 +386,16 @@ def _grow(path: str, what: str) -> Fill:
     return Fill(path, what, extend=True)
 
 
+def _choice(value: Any, what: str, sets: JSON | None = None, *fill: tuple[str, str]) -> JSON:
+    """One of ``Fill.choices``: ``{value, what, set?, fill?}``, ``fill`` as (path, what) pairs."""
+    choice: JSON = {"value": value, "what": what}
+    if sets is not None:
+        choice["set"] = sets
+    if fill:
+        choice["fill"] = [{"path": path, "what": said} for path, said in fill]
+    return choice
+
+
 # ------------------------------------------------------------------ framing
 
 
@@ -407,16 +413,12 @@ def _stages(state: RunState) -> tuple[str, ...]:
     return ("diagnosis", "completion") if diagnoses else ("completion",)
 
 
-def _criteria(state: RunState) -> list[JSON]:
-    return [
+def _frame(state: RunState) -> Draft:
+    request = state.request.uri
+    criteria = [
         {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
         for i, stage in enumerate(_stages(state), start=1)
     ]
-
-
-def _frame(state: RunState) -> Draft:
-    request = state.request.uri
-    criteria = _criteria(state)
     if state.run.topology == "micro":  # exactly one criterion (TP-MICRO-FRAME-CRITERIA)
         criteria = criteria[-1:]
     body = _base(state, _fresh_id(state, "frame")) | {
@@ -498,12 +500,12 @@ def _clarification(state: RunState) -> Draft:
             "/reason",
             "Why the run cannot go on without the user.",
             (
-                {"value": "user_owned_materially_divergent", "what": "Readings diverge."},
-                {
-                    "value": "permission_expanding",
-                    "what": "A permission is missing: the user resumes without it, or ends the "
-                    "run for a new one with it.",
-                    "set": {
+                _choice("user_owned_materially_divergent", "Readings diverge."),
+                _choice(
+                    "permission_expanding",
+                    "A permission is missing: the user resumes without it, or ends the run for a "
+                    "new one with it.",
+                    {
                         "/permissionExpansionRequired": True,
                         "/responseChoices/1": {
                             "id": "new-run",
@@ -514,7 +516,7 @@ def _clarification(state: RunState) -> Draft:
                             "runEffect": "new_run",
                         },
                     },
-                },
+                ),
             ),
         ),
         Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
@@ -599,42 +601,31 @@ def _prompt_review(state: RunState) -> Draft | None:
         "decision": "pass",
         "rationaleSummary": "",
     }
-    choices: list[JSON] = [
-        {"value": "pass", "what": "The contract is ready; planning follows."},
-        {
-            "value": "block",
-            "what": "Unworkable: the run ends blocked.",
-            "set": {"/hardGates/0/passed": False},
-        },
+    choices = [
+        _choice("pass", "The contract is ready; planning follows."),
+        _choice("block", "Unworkable: the run ends blocked.", {"/hardGates/0/passed": False}),
     ]
     if contract.body.version == 1 and state.run.prompt_revisions_remaining > 0:
-        choices.insert(
-            1,
-            {
-                "value": "revise",
-                "what": "The compiler adds the stop condition your finding asks for, once.",
-                "set": {
-                    "/findings": [
-                        {
-                            "id": "PF-1",
-                            "severity": "blocking",
-                            "claim": "",
-                            "sourceRefs": [contract.uri],
-                            "rubricDimension": None,
-                            "requiredCorrection": "",
-                            "preserveFields": [],
-                            "correctionFields": ["stopConditions"],
-                            "rationaleSummary": "",
-                        }
-                    ]
-                },
-                "fill": [
-                    {"path": "/findings/0/claim", "what": "What is wrong with the contract."},
-                    {"path": "/findings/0/requiredCorrection", "what": "What must change."},
-                    {"path": "/findings/0/rationaleSummary", "what": "Why."},
-                ],
-            },
+        finding = {
+            "id": "PF-1",
+            "severity": "blocking",
+            "claim": "",
+            "sourceRefs": [contract.uri],
+            "rubricDimension": None,
+            "requiredCorrection": "",
+            "preserveFields": [],
+            "correctionFields": ["stopConditions"],
+            "rationaleSummary": "",
+        }
+        revise = _choice(
+            "revise",
+            "The compiler adds the stop condition your finding asks for, once.",
+            {"/findings": [finding]},
+            ("/findings/0/claim", "What is wrong with the contract."),
+            ("/findings/0/requiredCorrection", "What must change."),
+            ("/findings/0/rationaleSummary", "Why."),
         )
+        choices.insert(1, revise)
     fill = (
         Fill("/hardGates/0/description", "A yes/no readiness condition you checked."),
         Fill("/hardGates/0/rationaleSummary", "Why it passed or failed."),
@@ -817,7 +808,7 @@ def _result(state: RunState) -> Draft | None:
             }
         )
         if capability == "shell.execute" and commands:
-            ran = tuple({"value": c, "what": "A granted command, exactly."} for c in commands)
+            ran = tuple(_choice(c, "A granted command, exactly.") for c in commands)
             fill.append(Fill(f"/actions/{index}/target", "The command you ran.", ran))
         else:
             fill.append(Fill(f"/actions/{index}/target", f"What the {capability} action acted on."))
@@ -877,16 +868,12 @@ def _result(state: RunState) -> Draft | None:
             "/status",
             "How the node's work ended.",
             (
-                {"value": "completed", "what": "Done as planned; the review follows."},
-                {
-                    "value": "failed",
-                    "what": "It missed its criteria; the review decides.",
-                    "set": failed,
-                },
+                _choice("completed", "Done as planned; the review follows."),
+                _choice("failed", "It missed its criteria; the review decides.", failed),
             ),
         )
     )
-    pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
+    pending = tuple(d for d in evidence if state.by_id(d.body["id"]) is None)
     return Draft("WorkResult", body, tuple(fill), before=pending)
 
 
@@ -965,49 +952,36 @@ def _quality_review(state: RunState) -> Draft | None:
     if asked_topology(state) is not None:  # stored with it anyway; the reverify phase needs it
         body["reviewKind"] = "evidence_reverify" if reverify else "spot"
     choices: list[JSON] = []
-    if all_pass and gated and not reverify:
+    fixing = all_pass and gated and not reverify
+    if fixing:
         body["decision"] = "proceed_to_fix"
         body["diagnosisGate"] = _gate(state, contract.body, gate_refs)
         choices.append(
-            {
-                "value": "proceed_to_fix",
-                "what": "The diagnosis holds; a fix plan follows within the correction order.",
-                "fill": [
-                    {"path": "/diagnosisGate/rootCause", "what": "The root cause, in one line."},
-                    {"path": "/diagnosisGate/correctionWorkOrder/objective", "what": "The fix."},
-                ],
-            }
+            _choice(
+                "proceed_to_fix",
+                "The diagnosis holds; a fix plan follows within the correction order.",
+                None,
+                ("/diagnosisGate/rootCause", "The root cause, in one line."),
+                ("/diagnosisGate/correctionWorkOrder/objective", "The fix."),
+            )
         )
     elif all_pass:
-        choices.append(
-            {"value": "pass", "what": _PASS_LEADS.get(state.run.topology or "standard", _PASS)}
-        )
+        choices.append(_choice("pass", _PASS_LEADS.get(state.run.topology or "standard", _PASS)))
     else:
         body["decision"] = "partial"
-    undo = {"/diagnosisGate": None} if gated and all_pass and not reverify else {}
-    partial: JSON = {
-        "value": "partial",
-        "what": "Only part is done: audit, then a partial report.",
-    }
-    if state.run.topology == "micro":
-        partial["what"] = "Only part is shown; the run continues on the standard path."
-    choices.append(partial | ({"set": undo} if undo else {}))
-    if state.run.remediations_remaining == 1 and not reverify:
-        choices.append(
-            {
-                "value": "remediate",
-                "what": "Redo the stage's work once, under an order.",
-                "set": undo
-                | {"/remediationWorkOrder": _redo(state, "RWO-1", "objective", plan.uri)},
-            }
-        )
-    choices.append(
-        {
-            "value": "block",
-            "what": "It cannot meet the contract: blocked after the audit.",
-            "set": undo | {"/hardGates/0/passed": False},
-        }
+    undo = {"/diagnosisGate": None} if fixing else {}
+    partial = (
+        "Only part is shown; the run continues on the standard path."
+        if state.run.topology == "micro"
+        else "Only part is done: audit, then a partial report."
     )
+    choices.append(_choice("partial", partial, undo or None))
+    if state.run.remediations_remaining == 1 and not reverify:
+        order = _redo(state, "RWO-1", "objective", plan.uri)
+        redo = undo | {"/remediationWorkOrder": order}
+        choices.append(_choice("remediate", "Redo the stage's work once, under an order.", redo))
+    block = undo | {"/hardGates/0/passed": False}
+    choices.append(_choice("block", "It cannot meet the contract: blocked after the audit.", block))
     fill = (
         *(
             Fill(f"/acceptanceResults/{i}/rationaleSummary", f"Why {a['criterionId']} is met.")
@@ -1119,15 +1093,9 @@ def _audit(state: RunState) -> Draft | None:
         "userReportRef": report_uri,
         "rationaleSummary": "",
     }
-    risk = {"/unresolvedRisks": [""]}
-    risk_fill = [{"path": "/unresolvedRisks/0", "what": "What stays undone or unproven."}]
-    partial = {
-        "value": "partial",
-        "what": "Report a partial outcome.",
-        "set": risk,
-        "fill": risk_fill,
-    }
-    block = {"value": "block", "what": "Report the run blocked.", "set": risk, "fill": risk_fill}
+    risk = ("/unresolvedRisks/0", "What stays undone or unproven.")
+    partial = _choice("partial", "Report a partial outcome.", {"/unresolvedRisks": [""]}, risk)
+    block = _choice("block", "Report the run blocked.", {"/unresolvedRisks": [""]}, risk)
     choices: list[JSON]
     breached = bool(breaches(state))  # an action on record as unauthorized: no release
     if breached:
@@ -1136,27 +1104,19 @@ def _audit(state: RunState) -> Draft | None:
         body |= {"decision": "block", "unresolvedRisks": [""]}
         choices = [block]
     elif verdict == "pass" and not breached:
-        choices = [
-            {"value": "release", "what": "Release: a completed report follows."},
-            partial,
-            block,
-        ]
+        choices = [_choice("release", "Release: a completed report follows."), partial, block]
     else:
         body |= {"decision": "partial", "unresolvedRisks": [""]}
         choices = [partial, block]
     if verdict != "block" and state.run.remediations_remaining == 1:
+        defect = _redo(state, "DEF-1", "description", review.uri, returnToRole="quality_controller")
         choices.append(
-            {
-                "value": "remediate",
-                "what": "Send the work back once to fix a defect.",
-                "set": {
-                    "/userReportRef": None,
-                    "/remediationDefect": _redo(
-                        state, "DEF-1", "description", review.uri, returnToRole="quality_controller"
-                    ),
-                },
-                "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
-            }
+            _choice(
+                "remediate",
+                "Send the work back once to fix a defect.",
+                {"/userReportRef": None, "/remediationDefect": defect},
+                ("/remediationDefect/description", "The defect."),
+            )
         )
     fill = [
         Fill("/userFidelity/0/description", "How the outcome matches what the user asked."),
@@ -1166,7 +1126,7 @@ def _audit(state: RunState) -> Draft | None:
         ),
     ]
     if body["unresolvedRisks"]:
-        fill.append(Fill("/unresolvedRisks/0", "What stays undone or unproven."))
+        fill.append(Fill(*risk))
     fill += [
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your release decision.", tuple(choices)),
