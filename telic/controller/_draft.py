@@ -66,8 +66,6 @@ __all__ = ["Draft", "Fill", "draft_for"]
 
 JSON = dict[str, Any]
 
-_EXAMPLE_BEFORE: Final = "sha256:" + "0" * 64
-_EXAMPLE_AFTER: Final = "sha256:" + "1" * 64
 _NODE_CALLS: Final = 10
 
 
@@ -774,14 +772,17 @@ def _result(state: RunState) -> Draft | None:
         return None
     prefix = f"{plan.body.id}.{node.id}"
     read, write = node.permissions.repository.read, node.permissions.repository.write
+    commands = tuple(node.permissions.shell.execute_allowlist)
     actions: list[JSON] = []
     evidence: list[Draft] = []
+    refs: list[str] = []
     fill: list[Fill] = []
     files: list[JSON] = []
     ordered = sorted(node.required_capabilities, key=lambda c: c not in MUTATING_REPOSITORY)
     for index, capability in enumerate(ordered):
         mutating = capability in MUTATING_REPOSITORY
         ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
+        refs.append(_uri(state, ev_id))
         kind = "diff" if mutating else _OBSERVED_KIND.get(capability, "tool_output")
         what = (
             f"The unified diff of your {capability} change."
@@ -789,13 +790,11 @@ def _result(state: RunState) -> Draft | None:
             else f"What {capability} showed you ({_SHOWN.get(capability, 'its output')})."
         )
         evidence.append(_evidence(state, ev_id, kind, what))
-        commands = tuple(node.permissions.shell.execute_allowlist)
+        runs = capability == "shell.execute" and bool(commands)
         if capability.startswith("repository."):
             target = _example_path(write if mutating else read)
-        elif capability == "shell.execute" and commands:
-            target = commands[0]  # a command runs only as granted, exactly
         else:
-            target = ""
+            target = commands[0] if runs else ""  # a command runs only as granted, exactly
         actions.append(
             {
                 "id": f"A-{index + 1}",
@@ -803,11 +802,11 @@ def _result(state: RunState) -> Draft | None:
                 "target": target,
                 "mutating": mutating,
                 "status": "completed",
-                "evidenceRefs": [_uri(state, ev_id)],
+                "evidenceRefs": [refs[-1]],
                 "rationaleSummary": "",
             }
         )
-        if capability == "shell.execute" and commands:
+        if runs:
             ran = tuple(_choice(c, "A granted command, exactly.") for c in commands)
             fill.append(Fill(f"/actions/{index}/target", "The command you ran.", ran))
         else:
@@ -818,9 +817,9 @@ def _result(state: RunState) -> Draft | None:
                 {
                     "path": target,
                     "changeType": "modified",
-                    "beforeHash": _EXAMPLE_BEFORE,
-                    "afterHash": _EXAMPLE_AFTER,
-                    "diffRef": _uri(state, ev_id),
+                    "beforeHash": "sha256:" + "0" * 64,
+                    "afterHash": "sha256:" + "1" * 64,
+                    "diffRef": refs[-1],
                 }
             )
             fill.append(
@@ -830,7 +829,6 @@ def _result(state: RunState) -> Draft | None:
                     "before and after.",
                 )
             )
-    refs = [_uri(state, d.body["id"]) for d in evidence]
     body = _base(state, _fresh_id(state, "result")) | {
         "workPlanRef": plan.uri,
         "nodeId": node.id,
@@ -1137,54 +1135,39 @@ def _audit(state: RunState) -> Draft | None:
 _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
 
 
-def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
-    """A micro report's status, the review it cites and its claims: the receipt's supported
-    claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
-    receipt = state.by_id(RECEIPT)
-    certified = receipt_gap(state) is None and state.run.outcome_hint not in ("blocked", "partial")
-    if not certified or receipt is None:
-        return state.run.outcome_hint or "blocked", report_anchor(state), []
-    return "completed", None, _claims(receipt.body.claim_evidence_matrix)
-
-
-def _claims(entries: Iterable[Any]) -> list[JSON]:
-    """A completed report's claims: one copy of each claim-matrix entry, as the rules compare."""
-    return [
-        {
-            "id": entry.claim_id,
-            "text": entry.claim,
-            "status": "user_reported" if entry.basis == "user_reported" else "observed",
-            "evidenceRefs": list(entry.evidence_refs),
-            "confidence": 1,
-        }
-        for entry in entries
-    ]
-
-
 def _report(state: RunState) -> Draft:
     audit = state.latest("ReleaseAudit")
-    claims: list[JSON]
+    report_id = _fresh_id(state, "report")
+    claims: Iterable[Any] = ()  # claim-matrix entries, copied as the rules compare them
     findings: StoredArtifact | None
-    if audit is None and state.run.topology == "micro":
-        report_id = _fresh_id(state, "report")
-        status, findings, claims = _micro_report(state)
-        honored = not breaches(state)
-    elif audit is None:
-        report_id, status, findings = _fresh_id(state, "report"), "blocked", report_anchor(state)
-        claims = []
-        honored = True
-    else:
-        report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or _fresh_id(
-            state, "report"
-        )
+    if audit is not None:
+        report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or report_id
         status = _STATUS.get(audit.body.decision, "partial")
         findings = None if status == "completed" else audit
-        claims = _claims(supported_claims(state).values()) if status == "completed" else []
+        claims = supported_claims(state).values() if status == "completed" else ()
         honored = bool(permissions_honored(state))
+    elif state.run.topology == "micro":  # completed on the receipt of the latest review (§3.7)
+        receipt, hint = state.by_id(RECEIPT), state.run.outcome_hint
+        if receipt is None or receipt_gap(state) is not None or hint in ("blocked", "partial"):
+            status, findings = hint or "blocked", report_anchor(state)
+        else:
+            status, findings, claims = "completed", None, receipt.body.claim_evidence_matrix
+        honored = not breaches(state)
+    else:
+        status, findings, honored = "blocked", report_anchor(state), True
     body = _base(state, report_id) | {
         "terminalStatus": status,
         "summary": "",
-        "completionClaims": claims,
+        "completionClaims": [
+            {
+                "id": entry.claim_id,
+                "text": entry.claim,
+                "status": "user_reported" if entry.basis == "user_reported" else "observed",
+                "evidenceRefs": list(entry.evidence_refs),
+                "confidence": 1,
+            }
+            for entry in claims
+        ],
         "findingRefs": [] if findings is None else [findings.uri],
         "changeRefs": list(report_change_refs(state)),
         "verificationRefs": list(report_verification_refs(state)) if status == "completed" else [],
