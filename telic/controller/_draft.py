@@ -523,30 +523,26 @@ def _clarification(state: RunState) -> Draft:
     return Draft("ClarificationRequest", body, fill)
 
 
-def _verifications(state: RunState) -> list[JSON]:
-    if state.run.requested_mode not in EXECUTING_MODES:
-        return []
-    # A granted test command verifies by running it; without one, by reading the repository.
-    ran = bool(run_authorization(state).shell.execute_allowlist)
-    return [
-        {
-            "id": f"VR-{i}",
-            "stage": stage,
-            "description": "",
-            "required": True,
-            "capability": "shell.execute" if ran else "repository.read",
-            "fallback": None,
-        }
-        for i, stage in enumerate(_stages(state), start=1)
-    ]
-
-
 def _contract(state: RunState) -> Draft | None:
     frame = state.latest("ProblemFrame")
     if frame is None:
         return None
     body_frame = frame.body
-    verifications = _verifications(state)
+    authorization = run_authorization(state)
+    # A granted test command verifies by running it; without one, by reading the repository.
+    verifier = "shell.execute" if authorization.shell.execute_allowlist else "repository.read"
+    executing = state.run.requested_mode in EXECUTING_MODES
+    verifications = [
+        {
+            "id": f"VR-{i}",
+            "stage": stage,
+            "description": "",
+            "required": True,
+            "capability": verifier,
+            "fallback": None,
+        }
+        for i, stage in enumerate(_stages(state) if executing else (), start=1)
+    ]
     body = _base(state, _fresh_id(state, "contract")) | {
         "version": 1,
         "originalRequestRef": state.request.uri,
@@ -558,7 +554,7 @@ def _contract(state: RunState) -> Draft | None:
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": run_authorization(state).to_wire(),
+        "permissions": authorization.to_wire(),
         "acceptanceCriteria": [c.to_wire() for c in body_frame.draft_acceptance_criteria],
         "requiredOutputs": [],
         "verificationRequirements": verifications,
@@ -686,7 +682,6 @@ def _plan(state: RunState) -> Draft | None:
         criteria, ceiling = stage_criteria(state), _NODE_CALLS
     staged = {stages[c] for c in criteria if c in stages}
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
-    gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
     fixing = mutation_allowed(state) or (mode == "analyze_and_fix" and unlocking)
     permissions = _no_children(contract.body.permissions)
@@ -724,7 +719,7 @@ def _plan(state: RunState) -> Draft | None:
         "logicalRole": "executor",
         "objective": "",
         "dependsOn": [],
-        "inputRefs": [] if gate is None else [gate],
+        "inputRefs": [] if order is None else [order.source.uri],
         "contextRefs": [],
         "allowedTools": allowed,
         "requiredCapabilities": tools,
