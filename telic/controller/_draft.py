@@ -143,12 +143,10 @@ def draft_for(state: RunState) -> Draft | None:
     run = state.run
     if run.terminal or run.status == "awaiting_clarification":
         return None
-    builder = _BUILDERS.get(PHASES[run.phase].primary)
-    if builder is None:
-        return None
     if run.phase == "agent_2_revise":
         return _revision(state)
-    return builder(state)
+    builder = _BUILDERS.get(PHASES[run.phase].primary)
+    return None if builder is None else builder(state)
 
 
 # ------------------------------------------------------------------ helpers

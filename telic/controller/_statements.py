@@ -59,13 +59,12 @@ def _by_capability() -> str:
         groups.setdefault(kinds, []).append(capability)
     parts = []
     for kinds, caps in groups.items():
-        names: list[str] = []
+        names: dict[str, None] = {}  # in order, once each
         for cap in caps:
             family = cap.split(".")[0]
             siblings = [c for c in CAPABILITY_KINDS if c.split(".")[0] == family]
-            name = f"{family}.*" if len(siblings) > 1 and set(siblings) <= set(caps) else cap
-            if name not in names:
-                names.append(name)
+            whole = len(siblings) > 1 and set(siblings) <= set(caps)
+            names[f"{family}.*" if whole else cap] = None
         parts.append(f"{','.join(names)} {_kinds(kinds)}")
     return "Evidence kinds: " + "; ".join(parts) + "."
 
