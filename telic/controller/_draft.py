@@ -232,11 +232,10 @@ def _complete(draft: Draft) -> tuple[Fill, ...]:
     for entry in [*fill, *extra]:
         choices = []
         for choice in entry.choices:
-            own = list(choice.get("fill", ()))
-            sets = list(choice.get("set") or {})
-            own += [{"path": p, "what": _what(p)} for p in kept if not _covered(p, sets)]
-            for pointer, value in (choice.get("set") or {}).items():
-                own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
+            sets: Mapping[str, Any] = choice.get("set") or {}
+            paths = [p for p in kept if not _covered(p, list(sets))]
+            paths += [p for pointer, value in sets.items() for p in _empty_paths(value, pointer)]
+            own = [*choice.get("fill", ()), *({"path": p, "what": _what(p)} for p in paths)]
             stated = [{**f, "what": line(f["path"], f["what"])[0]} for f in _unique(own)]
             choices.append({**choice, "fill": stated} if own else dict(choice))
         what, item = line(entry.path, entry.what, entry.extend)
@@ -912,11 +911,8 @@ def _quality_review(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         )
-    all_pass = (
-        all(a["status"] == "pass" for a in acceptance)
-        and all(c["status"] == "pass" for c in checks)
-        and (not executing or plan_completed(state))
-    )
+    finished = not executing or plan_completed(state)
+    all_pass = finished and all(e["status"] == "pass" for e in (*acceptance, *checks))
     gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
     seen = [ref for r in results_of(state, plan) for ref in r.body.evidence_refs]
