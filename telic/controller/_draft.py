@@ -327,27 +327,6 @@ def _template(schema: JSON, node: JSON) -> Any:
     return defaults.get(str(kind), "")
 
 
-@functools.cache
-def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
-    """The template entry of the array at ``pointer``, and its fields' statements.
-
-    Built once per location and shared by every draft (as a draft's body is shared by its
-    wire form): callers must not change it.
-    """
-    _, node = _located(artifact_type, pointer)
-    if node is None:
-        raise KeyError(f"{artifact_type} has no array at {pointer}")
-    schema = json_schema(artifact_type)
-    items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
-    item = _template(schema, items)
-    said = [
-        f"{field}: {field_statements()[(artifact_type, f'{name}.{field}')]}"
-        for field in items.get("properties") or {}
-        if (artifact_type, f"{name}.{field}") in field_statements()
-    ]
-    return item, " ".join(said)
-
-
 _OBSERVED_KIND: Final = {"shell.execute": "test", "repository.read": "repository"}
 """The Evidence kind a draft proposes for what a read-only action observed, where one fits
 better than ``tool_output``: a command the user granted is a test run, a read is the file."""
@@ -365,14 +344,28 @@ def _line(
     artifact_type: str, path: str, what: str, extend: bool = False, topology_rules: bool = True
 ) -> tuple[str, Any]:
     """A fill line's ``what`` with the statements on its path (and, for an array the model may
-    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
-    item, item_said = _item(artifact_type, path) if extend else (None, "")
+    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``).
+
+    The item is built once per line and shared by every draft (as a draft's body is shared by
+    its wire form): callers must not change it.
+    """
+    statements = field_statements(topology_rules)
+    where, node = _located(artifact_type, path)  # the type text's words, at the same location
+    said = [what, "" if where is None else statements.get((artifact_type, where), "")]
+    if not extend:
+        return " ".join(text for text in said if text), None
+    if node is None:
+        raise KeyError(f"{artifact_type} has no array at {path}")
+    schema = json_schema(artifact_type)
+    items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
+    for field_name in items.get("properties") or {}:
+        stated = statements.get((artifact_type, f"{name}.{field_name}"))
+        if stated:
+            said.append(f"{field_name}: {stated}")
+    item = _template(schema, items)
     narrowed = _ITEM_STATUS.get((artifact_type, path))
     if narrowed is not None and isinstance(item, dict):
         item = {**item, "status": narrowed}
-    where, _ = _located(artifact_type, path)  # the type text's words, at the same location
-    stated = "" if where is None else field_statements(topology_rules).get((artifact_type, where))
-    said = [what, stated, item_said]
     return " ".join(text for text in said if text), item
 
 
