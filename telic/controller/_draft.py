@@ -872,38 +872,30 @@ def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
     return list(allowed[0] if criterion in assigned_criteria(state) else allowed[-1])
 
 
+def _verdict(refs: Sequence[str] | None, **entry: str) -> JSON:
+    """A review's result ``entry``: passed, citing ``refs``, when there are any; else unverified."""
+    status = "pass" if refs else "unverified"
+    return entry | {"status": status, "evidenceRefs": list(refs or ()), "rationaleSummary": ""}
+
+
 def _quality_review(state: RunState) -> Draft | None:
     contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
     if contract is None or plan is None:
         return None
     executing = state.run.requested_mode in EXECUTING_MODES
-    acceptance: list[JSON] = []
-    for criterion in stage_criteria(state):
-        refs = _coverage_evidence(state, criterion) if executing else [plan.uri]
-        acceptance.append(
-            {
-                "criterionId": criterion,
-                "status": "pass" if refs else "unverified",
-                "evidenceRefs": refs or [],
-                "rationaleSummary": "",
-            }
-        )
+    acceptance = [
+        _verdict(_coverage_evidence(state, c) if executing else [plan.uri], criterionId=c)
+        for c in stage_criteria(state)
+    ]
     requirements = {v.id: v for v in contract.body.verification_requirements}
-    checks: list[JSON] = []
-    for vid in stage_verifications(state):
-        requirement = requirements[vid]
-        refs = list(
-            verification_evidence(state, vid, requirement.capability, requirement.stage) or ()
+    checks = [
+        _verdict(
+            verification_evidence(state, v.id, v.capability, v.stage),
+            requirementId=v.id,
+            capability=v.capability,
         )
-        checks.append(
-            {
-                "requirementId": vid,
-                "capability": requirement.capability,
-                "status": "pass" if refs else "unverified",
-                "evidenceRefs": refs,
-                "rationaleSummary": "",
-            }
-        )
+        for v in (requirements[vid] for vid in stage_verifications(state))
+    ]
     finished = not executing or plan_completed(state)
     all_pass = finished and all(e["status"] == "pass" for e in (*acceptance, *checks))
     gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
