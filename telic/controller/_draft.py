@@ -607,7 +607,6 @@ def _prompt_review(state: RunState) -> Draft | None:
             {"/findings": [finding]},
             ("/findings/0/claim", "What is wrong with the contract."),
             ("/findings/0/requiredCorrection", "What must change."),
-            ("/findings/0/rationaleSummary", "Why."),
         )
         choices.insert(1, revise)
     fill = (
