@@ -1028,6 +1028,7 @@ def _audit(state: RunState) -> Draft | None:
     refs = sorted({ref for r in review.body.acceptance_results for ref in r.evidence_refs})
     report_uri = _uri(state, _fresh_id(state, "report"))
     verdict = review.body.decision
+    breached = bool(breaches(state))  # an action on record as unauthorized: no release
     body = _base(state, _fresh_id(state, "audit")) | {
         "originalRequestRef": state.request.uri,
         "taskContractRef": contract.uri,
@@ -1044,7 +1045,7 @@ def _audit(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         ],
-        "modeCompliance": "pass",
+        "modeCompliance": "fail" if breached else "pass",
         "claimEvidenceMatrix": [
             {
                 "claimId": "CL-1",
@@ -1068,9 +1069,6 @@ def _audit(state: RunState) -> Draft | None:
     partial = _choice("partial", "Report a partial outcome.", {"/unresolvedRisks": [""]}, risk)
     block = _choice("block", "Report the run blocked.", {"/unresolvedRisks": [""]}, risk)
     choices: list[JSON]
-    breached = bool(breaches(state))  # an action on record as unauthorized: no release
-    if breached:
-        body["modeCompliance"] = "fail"
     if verdict == "block":
         body |= {"decision": "block", "unresolvedRisks": [""]}
         choices = [block]
