@@ -167,10 +167,6 @@ def node_of(state: RunState, result: WorkResult) -> WorkNode | None:
     return next((n for n in plan.body.nodes if n.id == result.node_id), None)
 
 
-def _cites_gate(plan: WorkPlan, gate_uri: str) -> bool:
-    return all(gate_uri in node.input_refs for node in plan.nodes)
-
-
 def is_unlocked(state: RunState) -> bool:
     """Whether analyze_and_fix has unlocked its fix.
 
@@ -184,7 +180,8 @@ def is_unlocked(state: RunState) -> bool:
         and review.body.diagnosis_gate is not None
         and review.body.diagnosis_gate.correction_work_order is not None
     ]
-    return any(_cites_gate(plan.body, gate) for plan in state.all("WorkPlan") for gate in gates)
+    plans = state.all("WorkPlan")
+    return any(all(gate in n.input_refs for n in p.body.nodes) for p in plans for gate in gates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,20 +207,18 @@ def controlling_order(state: RunState) -> WorkOrder | None:
         return None
     latest = max(found, key=state.position)
     body = latest.body
-    if latest.type == "QualityReview" and body.decision == "remediate":
-        order = body.remediation_work_order
-        criteria = tuple(order.failed_criterion_ids)
-    elif latest.type == "ReleaseAudit" and body.decision == "remediate":
-        order = body.remediation_defect
-        criteria = tuple(order.failed_criterion_ids)
-    elif latest.type == "QualityReview" and body.decision == "proceed_to_fix":
+    if body.decision == "remediate":
+        review = latest.type == "QualityReview"
+        order = body.remediation_work_order if review else body.remediation_defect
+        criteria = order.failed_criterion_ids
+    elif body.decision == "proceed_to_fix":  # a QualityReview's only
         order = body.diagnosis_gate.correction_work_order
-        criteria = tuple(order.target_criterion_ids)
+        criteria = order.target_criterion_ids
     else:
         return None
     return WorkOrder(
         source=latest,
-        criterion_ids=criteria,
+        criterion_ids=tuple(criteria),
         allowed_capabilities=tuple(order.allowed_capabilities),
         permissions=order.permissions,
         maximum_tool_calls=order.maximum_tool_calls,

@@ -77,12 +77,9 @@ def _result(body: WorkResult) -> Iterator[DirectRef]:
         yield from _each(f"actions.{i}.evidenceRefs", action.evidence_refs, kinds=kinds)
     for i, observation in enumerate(body.observations):
         reported = observation.status == "user_reported"
-        yield from _each(
-            f"observations.{i}.evidenceRefs",
-            observation.evidence_refs,
-            context_document=True,
-            user_reported=reported,
-        )
+        path = f"observations.{i}.evidenceRefs"
+        refs = observation.evidence_refs
+        yield from _each(path, refs, context_document=True, user_reported=reported)
     for i, inference in enumerate(body.inferences):
         path = f"inferences.{i}.evidenceRefs"
         yield from _each(path, inference.evidence_refs, context_document=True)

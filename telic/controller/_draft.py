@@ -60,14 +60,12 @@ from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
 from telic.controller._work import mutation_allowed
 from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
-from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet
+from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet, json_schema
 
 __all__ = ["Draft", "Fill", "draft_for"]
 
 JSON = dict[str, Any]
 
-_EXAMPLE_BEFORE: Final = "sha256:" + "0" * 64
-_EXAMPLE_AFTER: Final = "sha256:" + "1" * 64
 _NODE_CALLS: Final = 10
 
 
@@ -145,12 +143,10 @@ def draft_for(state: RunState) -> Draft | None:
     run = state.run
     if run.terminal or run.status == "awaiting_clarification":
         return None
-    builder = _BUILDERS.get(PHASES[run.phase].primary)
-    if builder is None:
-        return None
     if run.phase == "agent_2_revise":
         return _revision(state)
-    return builder(state)
+    builder = _BUILDERS.get(PHASES[run.phase].primary)
+    return None if builder is None else builder(state)
 
 
 # ------------------------------------------------------------------ helpers
@@ -163,7 +159,7 @@ def _uri(state: RunState, artifact_id: str) -> str:
 def _fresh_id(state: RunState, prefix: str) -> str:
     """The first ``prefix-N`` no artifact of the run uses, N counting from 1."""
     n = 1
-    while state.by_uri(_uri(state, f"{prefix}-{n}")) is not None:
+    while state.by_id(f"{prefix}-{n}") is not None:
         n += 1
     return f"{prefix}-{n}"
 
@@ -236,11 +232,10 @@ def _complete(draft: Draft) -> tuple[Fill, ...]:
     for entry in [*fill, *extra]:
         choices = []
         for choice in entry.choices:
-            own = list(choice.get("fill", ()))
-            sets = list(choice.get("set") or {})
-            own += [{"path": p, "what": _what(p)} for p in kept if not _covered(p, sets)]
-            for pointer, value in (choice.get("set") or {}).items():
-                own += [{"path": p, "what": _what(p)} for p in _empty_paths(value, pointer)]
+            sets: Mapping[str, Any] = choice.get("set") or {}
+            paths = [p for p in kept if not _covered(p, list(sets))]
+            paths += [p for pointer, value in sets.items() for p in _empty_paths(value, pointer)]
+            own = [*choice.get("fill", ()), *({"path": p, "what": _what(p)} for p in paths)]
             stated = [{**f, "what": line(f["path"], f["what"])[0]} for f in _unique(own)]
             choices.append({**choice, "fill": stated} if own else dict(choice))
         what, item = line(entry.path, entry.what, entry.extend)
@@ -288,8 +283,6 @@ def _located(artifact_type: str, pointer: str) -> tuple[str | None, JSON | None]
     The same locations ``telic.controller._statements`` keys its statements by and the server
     resolves in the schema: a root property, or a property of a ``$defs`` type.
     """
-    from telic.protocol import json_schema  # shared, cached by the registry
-
     schema = json_schema(artifact_type)
     node: JSON = schema
     where: str | None = None
@@ -334,29 +327,6 @@ def _template(schema: JSON, node: JSON) -> Any:
     return defaults.get(str(kind), "")
 
 
-@functools.cache
-def _item(artifact_type: str, pointer: str) -> tuple[Any, str]:
-    """The template entry of the array at ``pointer``, and its fields' statements.
-
-    Built once per location and shared by every draft (as a draft's body is shared by its
-    wire form): callers must not change it.
-    """
-    from telic.protocol import json_schema
-
-    _, node = _located(artifact_type, pointer)
-    if node is None:
-        raise KeyError(f"{artifact_type} has no array at {pointer}")
-    schema = json_schema(artifact_type)
-    items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
-    item = _template(schema, items)
-    said = [
-        f"{field}: {field_statements()[(artifact_type, f'{name}.{field}')]}"
-        for field in items.get("properties") or {}
-        if (artifact_type, f"{name}.{field}") in field_statements()
-    ]
-    return item, " ".join(said)
-
-
 _OBSERVED_KIND: Final = {"shell.execute": "test", "repository.read": "repository"}
 """The Evidence kind a draft proposes for what a read-only action observed, where one fits
 better than ``tool_output``: a command the user granted is a test run, a read is the file."""
@@ -374,20 +344,44 @@ def _line(
     artifact_type: str, path: str, what: str, extend: bool = False, topology_rules: bool = True
 ) -> tuple[str, Any]:
     """A fill line's ``what`` with the statements on its path (and, for an array the model may
-    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``)."""
-    item, item_said = _item(artifact_type, path) if extend else (None, "")
+    extend, on its entry's fields) appended, and its ``item`` (None unless ``extend``).
+
+    The item is built once per line and shared by every draft (as a draft's body is shared by
+    its wire form): callers must not change it.
+    """
+    statements = field_statements(topology_rules)
+    where, node = _located(artifact_type, path)  # the type text's words, at the same location
+    said = [what, "" if where is None else statements.get((artifact_type, where), "")]
+    if not extend:
+        return " ".join(text for text in said if text), None
+    if node is None:
+        raise KeyError(f"{artifact_type} has no array at {path}")
+    schema = json_schema(artifact_type)
+    items, name = _resolved(schema, _resolved(schema, node)[0].get("items") or {})
+    for field_name in items.get("properties") or {}:
+        stated = statements.get((artifact_type, f"{name}.{field_name}"))
+        if stated:
+            said.append(f"{field_name}: {stated}")
+    item = _template(schema, items)
     narrowed = _ITEM_STATUS.get((artifact_type, path))
     if narrowed is not None and isinstance(item, dict):
         item = {**item, "status": narrowed}
-    where, _ = _located(artifact_type, path)  # the type text's words, at the same location
-    stated = "" if where is None else field_statements(topology_rules).get((artifact_type, where))
-    said = [what, stated, item_said]
     return " ".join(text for text in said if text), item
 
 
 def _grow(path: str, what: str) -> Fill:
     """A fill entry for an array the model may extend: the draft adds its ``item``."""
     return Fill(path, what, extend=True)
+
+
+def _choice(value: Any, what: str, sets: JSON | None = None, *fill: tuple[str, str]) -> JSON:
+    """One of ``Fill.choices``: ``{value, what, set?, fill?}``, ``fill`` as (path, what) pairs."""
+    choice: JSON = {"value": value, "what": what}
+    if sets is not None:
+        choice["set"] = sets
+    if fill:
+        choice["fill"] = [{"path": path, "what": said} for path, said in fill]
+    return choice
 
 
 # ------------------------------------------------------------------ framing
@@ -407,16 +401,12 @@ def _stages(state: RunState) -> tuple[str, ...]:
     return ("diagnosis", "completion") if diagnoses else ("completion",)
 
 
-def _criteria(state: RunState) -> list[JSON]:
-    return [
+def _frame(state: RunState) -> Draft:
+    request = state.request.uri
+    criteria = [
         {"id": f"AC-{i}", "stage": stage, "requirement": "", "evidenceRequired": ["test"]}
         for i, stage in enumerate(_stages(state), start=1)
     ]
-
-
-def _frame(state: RunState) -> Draft:
-    request = state.request.uri
-    criteria = _criteria(state)
     if state.run.topology == "micro":  # exactly one criterion (TP-MICRO-FRAME-CRITERIA)
         criteria = criteria[-1:]
     body = _base(state, _fresh_id(state, "frame")) | {
@@ -498,12 +488,12 @@ def _clarification(state: RunState) -> Draft:
             "/reason",
             "Why the run cannot go on without the user.",
             (
-                {"value": "user_owned_materially_divergent", "what": "Readings diverge."},
-                {
-                    "value": "permission_expanding",
-                    "what": "A permission is missing: the user resumes without it, or ends the "
-                    "run for a new one with it.",
-                    "set": {
+                _choice("user_owned_materially_divergent", "Readings diverge."),
+                _choice(
+                    "permission_expanding",
+                    "A permission is missing: the user resumes without it, or ends the run for a "
+                    "new one with it.",
+                    {
                         "/permissionExpansionRequired": True,
                         "/responseChoices/1": {
                             "id": "new-run",
@@ -514,7 +504,7 @@ def _clarification(state: RunState) -> Draft:
                             "runEffect": "new_run",
                         },
                     },
-                },
+                ),
             ),
         ),
         Fill("/divergence", "How the readings diverge, or which boundary is in the way."),
@@ -523,30 +513,26 @@ def _clarification(state: RunState) -> Draft:
     return Draft("ClarificationRequest", body, fill)
 
 
-def _verifications(state: RunState) -> list[JSON]:
-    if state.run.requested_mode not in EXECUTING_MODES:
-        return []
-    # A granted test command verifies by running it; without one, by reading the repository.
-    ran = bool(run_authorization(state).shell.execute_allowlist)
-    return [
-        {
-            "id": f"VR-{i}",
-            "stage": stage,
-            "description": "",
-            "required": True,
-            "capability": "shell.execute" if ran else "repository.read",
-            "fallback": None,
-        }
-        for i, stage in enumerate(_stages(state), start=1)
-    ]
-
-
 def _contract(state: RunState) -> Draft | None:
     frame = state.latest("ProblemFrame")
     if frame is None:
         return None
     body_frame = frame.body
-    verifications = _verifications(state)
+    authorization = run_authorization(state)
+    # A granted test command verifies by running it; without one, by reading the repository.
+    verifier = "shell.execute" if authorization.shell.execute_allowlist else "repository.read"
+    executing = state.run.requested_mode in EXECUTING_MODES
+    verifications = [
+        {
+            "id": f"VR-{i}",
+            "stage": stage,
+            "description": "",
+            "required": True,
+            "capability": verifier,
+            "fallback": None,
+        }
+        for i, stage in enumerate(_stages(state) if executing else (), start=1)
+    ]
     body = _base(state, _fresh_id(state, "contract")) | {
         "version": 1,
         "originalRequestRef": state.request.uri,
@@ -558,7 +544,7 @@ def _contract(state: RunState) -> Draft | None:
         "nonGoals": list(body_frame.non_goals),
         "contextRefs": list(contract_context_refs(state)),
         "ruleRefs": list(contract_rule_refs(state)),
-        "permissions": run_authorization(state).to_wire(),
+        "permissions": authorization.to_wire(),
         "acceptanceCriteria": [c.to_wire() for c in body_frame.draft_acceptance_criteria],
         "requiredOutputs": [],
         "verificationRequirements": verifications,
@@ -599,42 +585,30 @@ def _prompt_review(state: RunState) -> Draft | None:
         "decision": "pass",
         "rationaleSummary": "",
     }
-    choices: list[JSON] = [
-        {"value": "pass", "what": "The contract is ready; planning follows."},
-        {
-            "value": "block",
-            "what": "Unworkable: the run ends blocked.",
-            "set": {"/hardGates/0/passed": False},
-        },
+    choices = [
+        _choice("pass", "The contract is ready; planning follows."),
+        _choice("block", "Unworkable: the run ends blocked.", {"/hardGates/0/passed": False}),
     ]
     if contract.body.version == 1 and state.run.prompt_revisions_remaining > 0:
-        choices.insert(
-            1,
-            {
-                "value": "revise",
-                "what": "The compiler adds the stop condition your finding asks for, once.",
-                "set": {
-                    "/findings": [
-                        {
-                            "id": "PF-1",
-                            "severity": "blocking",
-                            "claim": "",
-                            "sourceRefs": [contract.uri],
-                            "rubricDimension": None,
-                            "requiredCorrection": "",
-                            "preserveFields": [],
-                            "correctionFields": ["stopConditions"],
-                            "rationaleSummary": "",
-                        }
-                    ]
-                },
-                "fill": [
-                    {"path": "/findings/0/claim", "what": "What is wrong with the contract."},
-                    {"path": "/findings/0/requiredCorrection", "what": "What must change."},
-                    {"path": "/findings/0/rationaleSummary", "what": "Why."},
-                ],
-            },
+        finding = {
+            "id": "PF-1",
+            "severity": "blocking",
+            "claim": "",
+            "sourceRefs": [contract.uri],
+            "rubricDimension": None,
+            "requiredCorrection": "",
+            "preserveFields": [],
+            "correctionFields": ["stopConditions"],
+            "rationaleSummary": "",
+        }
+        revise = _choice(
+            "revise",
+            "The compiler adds the stop condition your finding asks for, once.",
+            {"/findings": [finding]},
+            ("/findings/0/claim", "What is wrong with the contract."),
+            ("/findings/0/requiredCorrection", "What must change."),
         )
+        choices.insert(1, revise)
     fill = (
         Fill("/hardGates/0/description", "A yes/no readiness condition you checked."),
         Fill("/hardGates/0/rationaleSummary", "Why it passed or failed."),
@@ -697,7 +671,6 @@ def _plan(state: RunState) -> Draft | None:
         criteria, ceiling = stage_criteria(state), _NODE_CALLS
     staged = {stages[c] for c in criteria if c in stages}
     stage = staged.pop() if len(staged) == 1 else None  # the stage to verify
-    gate = None if order is None else order.source.uri
     unlocking = order is not None and order.source.body.decision == "proceed_to_fix"
     fixing = mutation_allowed(state) or (mode == "analyze_and_fix" and unlocking)
     permissions = _no_children(contract.body.permissions)
@@ -735,7 +708,7 @@ def _plan(state: RunState) -> Draft | None:
         "logicalRole": "executor",
         "objective": "",
         "dependsOn": [],
-        "inputRefs": [] if gate is None else [gate],
+        "inputRefs": [] if order is None else [order.source.uri],
         "contextRefs": [],
         "allowedTools": allowed,
         "requiredCapabilities": tools,
@@ -783,14 +756,17 @@ def _result(state: RunState) -> Draft | None:
         return None
     prefix = f"{plan.body.id}.{node.id}"
     read, write = node.permissions.repository.read, node.permissions.repository.write
+    commands = tuple(node.permissions.shell.execute_allowlist)
     actions: list[JSON] = []
     evidence: list[Draft] = []
+    refs: list[str] = []
     fill: list[Fill] = []
     files: list[JSON] = []
     ordered = sorted(node.required_capabilities, key=lambda c: c not in MUTATING_REPOSITORY)
     for index, capability in enumerate(ordered):
         mutating = capability in MUTATING_REPOSITORY
         ev_id = f"{prefix}.{'diff' if mutating else 'out'}-{index + 1}"
+        refs.append(_uri(state, ev_id))
         kind = "diff" if mutating else _OBSERVED_KIND.get(capability, "tool_output")
         what = (
             f"The unified diff of your {capability} change."
@@ -798,13 +774,11 @@ def _result(state: RunState) -> Draft | None:
             else f"What {capability} showed you ({_SHOWN.get(capability, 'its output')})."
         )
         evidence.append(_evidence(state, ev_id, kind, what))
-        commands = tuple(node.permissions.shell.execute_allowlist)
+        runs = capability == "shell.execute" and bool(commands)
         if capability.startswith("repository."):
             target = _example_path(write if mutating else read)
-        elif capability == "shell.execute" and commands:
-            target = commands[0]  # a command runs only as granted, exactly
         else:
-            target = ""
+            target = commands[0] if runs else ""  # a command runs only as granted, exactly
         actions.append(
             {
                 "id": f"A-{index + 1}",
@@ -812,12 +786,12 @@ def _result(state: RunState) -> Draft | None:
                 "target": target,
                 "mutating": mutating,
                 "status": "completed",
-                "evidenceRefs": [_uri(state, ev_id)],
+                "evidenceRefs": [refs[-1]],
                 "rationaleSummary": "",
             }
         )
-        if capability == "shell.execute" and commands:
-            ran = tuple({"value": c, "what": "A granted command, exactly."} for c in commands)
+        if runs:
+            ran = tuple(_choice(c, "A granted command, exactly.") for c in commands)
             fill.append(Fill(f"/actions/{index}/target", "The command you ran.", ran))
         else:
             fill.append(Fill(f"/actions/{index}/target", f"What the {capability} action acted on."))
@@ -827,9 +801,9 @@ def _result(state: RunState) -> Draft | None:
                 {
                     "path": target,
                     "changeType": "modified",
-                    "beforeHash": _EXAMPLE_BEFORE,
-                    "afterHash": _EXAMPLE_AFTER,
-                    "diffRef": _uri(state, ev_id),
+                    "beforeHash": "sha256:" + "0" * 64,
+                    "afterHash": "sha256:" + "1" * 64,
+                    "diffRef": refs[-1],
                 }
             )
             fill.append(
@@ -839,7 +813,6 @@ def _result(state: RunState) -> Draft | None:
                     "before and after.",
                 )
             )
-    refs = [_uri(state, d.body["id"]) for d in evidence]
     body = _base(state, _fresh_id(state, "result")) | {
         "workPlanRef": plan.uri,
         "nodeId": node.id,
@@ -877,16 +850,12 @@ def _result(state: RunState) -> Draft | None:
             "/status",
             "How the node's work ended.",
             (
-                {"value": "completed", "what": "Done as planned; the review follows."},
-                {
-                    "value": "failed",
-                    "what": "It missed its criteria; the review decides.",
-                    "set": failed,
-                },
+                _choice("completed", "Done as planned; the review follows."),
+                _choice("failed", "It missed its criteria; the review decides.", failed),
             ),
         )
     )
-    pending = tuple(d for d in evidence if state.by_uri(_uri(state, d.body["id"])) is None)
+    pending = tuple(d for d in evidence if state.by_id(d.body["id"]) is None)
     return Draft("WorkResult", body, tuple(fill), before=pending)
 
 
@@ -902,43 +871,32 @@ def _coverage_evidence(state: RunState, criterion: str) -> list[str] | None:
     return list(allowed[0] if criterion in assigned_criteria(state) else allowed[-1])
 
 
+def _verdict(refs: Sequence[str] | None, **entry: str) -> JSON:
+    """A review's result ``entry``: passed, citing ``refs``, when there are any; else unverified."""
+    status = "pass" if refs else "unverified"
+    return entry | {"status": status, "evidenceRefs": list(refs or ()), "rationaleSummary": ""}
+
+
 def _quality_review(state: RunState) -> Draft | None:
     contract, plan = state.latest("TaskContract"), state.latest("WorkPlan")
     if contract is None or plan is None:
         return None
     executing = state.run.requested_mode in EXECUTING_MODES
-    acceptance: list[JSON] = []
-    for criterion in stage_criteria(state):
-        refs = _coverage_evidence(state, criterion) if executing else [plan.uri]
-        acceptance.append(
-            {
-                "criterionId": criterion,
-                "status": "pass" if refs else "unverified",
-                "evidenceRefs": refs or [],
-                "rationaleSummary": "",
-            }
-        )
+    acceptance = [
+        _verdict(_coverage_evidence(state, c) if executing else [plan.uri], criterionId=c)
+        for c in stage_criteria(state)
+    ]
     requirements = {v.id: v for v in contract.body.verification_requirements}
-    checks: list[JSON] = []
-    for vid in stage_verifications(state):
-        requirement = requirements[vid]
-        refs = list(
-            verification_evidence(state, vid, requirement.capability, requirement.stage) or ()
+    checks = [
+        _verdict(
+            verification_evidence(state, v.id, v.capability, v.stage),
+            requirementId=v.id,
+            capability=v.capability,
         )
-        checks.append(
-            {
-                "requirementId": vid,
-                "capability": requirement.capability,
-                "status": "pass" if refs else "unverified",
-                "evidenceRefs": refs,
-                "rationaleSummary": "",
-            }
-        )
-    all_pass = (
-        all(a["status"] == "pass" for a in acceptance)
-        and all(c["status"] == "pass" for c in checks)
-        and (not executing or plan_completed(state))
-    )
+        for v in (requirements[vid] for vid in stage_verifications(state))
+    ]
+    finished = not executing or plan_completed(state)
+    all_pass = finished and all(e["status"] == "pass" for e in (*acceptance, *checks))
     gated = state.run.requested_mode == "analyze_and_fix" and not is_unlocked(state)
     gate_refs = sorted({ref for a in acceptance for ref in a["evidenceRefs"]})
     seen = [ref for r in results_of(state, plan) for ref in r.body.evidence_refs]
@@ -965,49 +923,36 @@ def _quality_review(state: RunState) -> Draft | None:
     if asked_topology(state) is not None:  # stored with it anyway; the reverify phase needs it
         body["reviewKind"] = "evidence_reverify" if reverify else "spot"
     choices: list[JSON] = []
-    if all_pass and gated and not reverify:
+    fixing = all_pass and gated and not reverify
+    if fixing:
         body["decision"] = "proceed_to_fix"
         body["diagnosisGate"] = _gate(state, contract.body, gate_refs)
         choices.append(
-            {
-                "value": "proceed_to_fix",
-                "what": "The diagnosis holds; a fix plan follows within the correction order.",
-                "fill": [
-                    {"path": "/diagnosisGate/rootCause", "what": "The root cause, in one line."},
-                    {"path": "/diagnosisGate/correctionWorkOrder/objective", "what": "The fix."},
-                ],
-            }
+            _choice(
+                "proceed_to_fix",
+                "The diagnosis holds; a fix plan follows within the correction order.",
+                None,
+                ("/diagnosisGate/rootCause", "The root cause, in one line."),
+                ("/diagnosisGate/correctionWorkOrder/objective", "The fix."),
+            )
         )
     elif all_pass:
-        choices.append(
-            {"value": "pass", "what": _PASS_LEADS.get(state.run.topology or "standard", _PASS)}
-        )
+        choices.append(_choice("pass", _PASS_LEADS.get(state.run.topology or "standard", _PASS)))
     else:
         body["decision"] = "partial"
-    undo = {"/diagnosisGate": None} if gated and all_pass and not reverify else {}
-    partial: JSON = {
-        "value": "partial",
-        "what": "Only part is done: audit, then a partial report.",
-    }
-    if state.run.topology == "micro":
-        partial["what"] = "Only part is shown; the run continues on the standard path."
-    choices.append(partial | ({"set": undo} if undo else {}))
-    if state.run.remediations_remaining == 1 and not reverify:
-        choices.append(
-            {
-                "value": "remediate",
-                "what": "Redo the stage's work once, under an order.",
-                "set": undo
-                | {"/remediationWorkOrder": _redo(state, "RWO-1", "objective", plan.uri)},
-            }
-        )
-    choices.append(
-        {
-            "value": "block",
-            "what": "It cannot meet the contract: blocked after the audit.",
-            "set": undo | {"/hardGates/0/passed": False},
-        }
+    undo = {"/diagnosisGate": None} if fixing else {}
+    partial = (
+        "Only part is shown; the run continues on the standard path."
+        if state.run.topology == "micro"
+        else "Only part is done: audit, then a partial report."
     )
+    choices.append(_choice("partial", partial, undo or None))
+    if state.run.remediations_remaining == 1 and not reverify:
+        order = _redo(state, "RWO-1", "objective", plan.uri)
+        redo = undo | {"/remediationWorkOrder": order}
+        choices.append(_choice("remediate", "Redo the stage's work once, under an order.", redo))
+    block = undo | {"/hardGates/0/passed": False}
+    choices.append(_choice("block", "It cannot meet the contract: blocked after the audit.", block))
     fill = (
         *(
             Fill(f"/acceptanceResults/{i}/rationaleSummary", f"Why {a['criterionId']} is met.")
@@ -1083,6 +1028,7 @@ def _audit(state: RunState) -> Draft | None:
     refs = sorted({ref for r in review.body.acceptance_results for ref in r.evidence_refs})
     report_uri = _uri(state, _fresh_id(state, "report"))
     verdict = review.body.decision
+    breached = bool(breaches(state))  # an action on record as unauthorized: no release
     body = _base(state, _fresh_id(state, "audit")) | {
         "originalRequestRef": state.request.uri,
         "taskContractRef": contract.uri,
@@ -1099,7 +1045,7 @@ def _audit(state: RunState) -> Draft | None:
                 "rationaleSummary": "",
             }
         ],
-        "modeCompliance": "pass",
+        "modeCompliance": "fail" if breached else "pass",
         "claimEvidenceMatrix": [
             {
                 "claimId": "CL-1",
@@ -1119,44 +1065,27 @@ def _audit(state: RunState) -> Draft | None:
         "userReportRef": report_uri,
         "rationaleSummary": "",
     }
-    risk = {"/unresolvedRisks": [""]}
-    risk_fill = [{"path": "/unresolvedRisks/0", "what": "What stays undone or unproven."}]
-    partial = {
-        "value": "partial",
-        "what": "Report a partial outcome.",
-        "set": risk,
-        "fill": risk_fill,
-    }
-    block = {"value": "block", "what": "Report the run blocked.", "set": risk, "fill": risk_fill}
+    risk = ("/unresolvedRisks/0", "What stays undone or unproven.")
+    partial = _choice("partial", "Report a partial outcome.", {"/unresolvedRisks": [""]}, risk)
+    block = _choice("block", "Report the run blocked.", {"/unresolvedRisks": [""]}, risk)
     choices: list[JSON]
-    breached = bool(breaches(state))  # an action on record as unauthorized: no release
-    if breached:
-        body["modeCompliance"] = "fail"
     if verdict == "block":
         body |= {"decision": "block", "unresolvedRisks": [""]}
         choices = [block]
     elif verdict == "pass" and not breached:
-        choices = [
-            {"value": "release", "what": "Release: a completed report follows."},
-            partial,
-            block,
-        ]
+        choices = [_choice("release", "Release: a completed report follows."), partial, block]
     else:
         body |= {"decision": "partial", "unresolvedRisks": [""]}
         choices = [partial, block]
     if verdict != "block" and state.run.remediations_remaining == 1:
+        defect = _redo(state, "DEF-1", "description", review.uri, returnToRole="quality_controller")
         choices.append(
-            {
-                "value": "remediate",
-                "what": "Send the work back once to fix a defect.",
-                "set": {
-                    "/userReportRef": None,
-                    "/remediationDefect": _redo(
-                        state, "DEF-1", "description", review.uri, returnToRole="quality_controller"
-                    ),
-                },
-                "fill": [{"path": "/remediationDefect/description", "what": "The defect."}],
-            }
+            _choice(
+                "remediate",
+                "Send the work back once to fix a defect.",
+                {"/userReportRef": None, "/remediationDefect": defect},
+                ("/remediationDefect/description", "The defect."),
+            )
         )
     fill = [
         Fill("/userFidelity/0/description", "How the outcome matches what the user asked."),
@@ -1166,7 +1095,7 @@ def _audit(state: RunState) -> Draft | None:
         ),
     ]
     if body["unresolvedRisks"]:
-        fill.append(Fill("/unresolvedRisks/0", "What stays undone or unproven."))
+        fill.append(Fill(*risk))
     fill += [
         _grow("/findings", "Problems you found."),
         Fill("/decision", "Your release decision.", tuple(choices)),
@@ -1177,54 +1106,39 @@ def _audit(state: RunState) -> Draft | None:
 _STATUS: Final = {"release": "completed", "partial": "partial", "block": "blocked"}
 
 
-def _micro_report(state: RunState) -> tuple[str, StoredArtifact | None, list[JSON]]:
-    """A micro report's status, the review it cites and its claims: the receipt's supported
-    claims when the receipt of the latest review verified (docs/protocol.md §3.7)."""
-    receipt = state.by_id(RECEIPT)
-    certified = receipt_gap(state) is None and state.run.outcome_hint not in ("blocked", "partial")
-    if not certified or receipt is None:
-        return state.run.outcome_hint or "blocked", report_anchor(state), []
-    return "completed", None, _claims(receipt.body.claim_evidence_matrix)
-
-
-def _claims(entries: Iterable[Any]) -> list[JSON]:
-    """A completed report's claims: one copy of each claim-matrix entry, as the rules compare."""
-    return [
-        {
-            "id": entry.claim_id,
-            "text": entry.claim,
-            "status": "user_reported" if entry.basis == "user_reported" else "observed",
-            "evidenceRefs": list(entry.evidence_refs),
-            "confidence": 1,
-        }
-        for entry in entries
-    ]
-
-
 def _report(state: RunState) -> Draft:
     audit = state.latest("ReleaseAudit")
-    claims: list[JSON]
+    report_id = _fresh_id(state, "report")
+    claims: Iterable[Any] = ()  # claim-matrix entries, copied as the rules compare them
     findings: StoredArtifact | None
-    if audit is None and state.run.topology == "micro":
-        report_id = _fresh_id(state, "report")
-        status, findings, claims = _micro_report(state)
-        honored = not breaches(state)
-    elif audit is None:
-        report_id, status, findings = _fresh_id(state, "report"), "blocked", report_anchor(state)
-        claims = []
-        honored = True
-    else:
-        report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or _fresh_id(
-            state, "report"
-        )
+    if audit is not None:
+        report_id = (audit.body.user_report_ref or "").rsplit("/", 1)[-1] or report_id
         status = _STATUS.get(audit.body.decision, "partial")
         findings = None if status == "completed" else audit
-        claims = _claims(supported_claims(state).values()) if status == "completed" else []
+        claims = supported_claims(state).values() if status == "completed" else ()
         honored = bool(permissions_honored(state))
+    elif state.run.topology == "micro":  # completed on the receipt of the latest review (§3.7)
+        receipt, hint = state.by_id(RECEIPT), state.run.outcome_hint
+        if receipt is None or receipt_gap(state) is not None or hint in ("blocked", "partial"):
+            status, findings = hint or "blocked", report_anchor(state)
+        else:
+            status, findings, claims = "completed", None, receipt.body.claim_evidence_matrix
+        honored = not breaches(state)
+    else:
+        status, findings, honored = "blocked", report_anchor(state), True
     body = _base(state, report_id) | {
         "terminalStatus": status,
         "summary": "",
-        "completionClaims": claims,
+        "completionClaims": [
+            {
+                "id": entry.claim_id,
+                "text": entry.claim,
+                "status": "user_reported" if entry.basis == "user_reported" else "observed",
+                "evidenceRefs": list(entry.evidence_refs),
+                "confidence": 1,
+            }
+            for entry in claims
+        ],
         "findingRefs": [] if findings is None else [findings.uri],
         "changeRefs": list(report_change_refs(state)),
         "verificationRefs": list(report_verification_refs(state)) if status == "completed" else [],

@@ -59,13 +59,12 @@ def _by_capability() -> str:
         groups.setdefault(kinds, []).append(capability)
     parts = []
     for kinds, caps in groups.items():
-        names: list[str] = []
+        names: dict[str, None] = {}  # in order, once each
         for cap in caps:
             family = cap.split(".")[0]
             siblings = [c for c in CAPABILITY_KINDS if c.split(".")[0] == family]
-            name = f"{family}.*" if len(siblings) > 1 and set(siblings) <= set(caps) else cap
-            if name not in names:
-                names.append(name)
+            whole = len(siblings) > 1 and set(siblings) <= set(caps)
+            names[f"{family}.*" if whole else cap] = None
         parts.append(f"{','.join(names)} {_kinds(kinds)}")
     return "Evidence kinds: " + "; ".join(parts) + "."
 
@@ -356,23 +355,20 @@ UNSTATED: Final[Mapping[str, str]] = {}
 """Rules no host-authored value can break, with the reason (none today)."""
 
 
-TOPOLOGY_RULES: Final = "TP-"
-"""The prefix of the rules only a run that asked for a topology meets (docs/protocol.md §3.7)."""
-
-
 @functools.cache
 def field_statements(topology_rules: bool = True) -> dict[tuple[str, str], str]:
     """``(type, path)`` → the statements on that location, in registry order, as one text.
 
     Ordered by the registry so that a location's sentences read in the order the rules run.
-    ``topology_rules=False`` leaves out the ``TP-*`` rules: a draft of a run that asked for no
-    topology (the 1.0 path) never meets them. Cached and shared: callers must not change it.
+    ``topology_rules=False`` leaves out the ``TP-*`` rules, which only a run that asked for a
+    topology meets (docs/protocol.md §3.7): a draft of a 1.0 run never meets them. Cached and
+    shared: callers must not change it.
     """
     from telic.controller._rules import rule_ids  # the registry imports the rule modules
 
     merged: dict[tuple[str, str], list[str]] = {}
     for rule_id in rule_ids():
-        if not topology_rules and rule_id.startswith(TOPOLOGY_RULES):
+        if not topology_rules and rule_id.startswith("TP-"):
             continue
         for statement in STATEMENTS.get(rule_id, ()):
             kind, _, path = statement.at.partition(":")
