@@ -43,7 +43,6 @@ from telic.controller._start import (
     canonical_actor,
     canonical_event_type,
     open_run,
-    protocol_phase,
 )
 from telic.controller._state import (
     LinkedArtifact,
@@ -53,6 +52,7 @@ from telic.controller._state import (
     artifact_uri,
     parse_artifact_uri,
 )
+from telic.controller._vocabulary import protocol_phase
 from telic.ledger import (
     ArtifactBody,
     ArtifactRecord,
@@ -181,21 +181,14 @@ class Controller:
 
     async def _load(self, run_id: str) -> _Cached:
         cached = self._runs.get(run_id)
-        if cached is None:
-            return self._remember(
-                run_id, None, self._apply(run_id, None, await self._changes(run_id))
-            )
-        changes = await self._ledger.read_changes(run_id, cached.artifacts, cached.events)
-        if changes.artifact_count < cached.artifacts or changes.event_count < cached.events:
+        if cached is not None:
+            changes = await self._ledger.read_changes(run_id, cached.artifacts, cached.events)
+            if changes.artifact_count >= cached.artifacts and changes.event_count >= cached.events:
+                return self._remember(run_id, cached, self._apply(run_id, cached, changes))
             # The store holds less than this copy saw (it was replaced): start over.
             self._runs.pop(run_id, None)
-            return self._remember(
-                run_id, None, self._apply(run_id, None, await self._changes(run_id))
-            )
-        return self._remember(run_id, cached, self._apply(run_id, cached, changes))
-
-    async def _changes(self, run_id: str) -> RunChanges:
-        return await self._ledger.read_changes(run_id)
+        changes = await self._ledger.read_changes(run_id)
+        return self._remember(run_id, None, self._apply(run_id, None, changes))
 
     @staticmethod
     def _apply(run_id: str, cached: _Cached | None, changes: RunChanges) -> _Cached:

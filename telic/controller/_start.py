@@ -17,7 +17,6 @@ from typing import Final
 from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
 from telic.controller._lineage import check_prior, lineage_note
-from telic.controller._phases import PHASES
 from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
 from telic.controller._topology import classify
@@ -39,7 +38,7 @@ from telic.protocol import (
     WorkingContext,
 )
 
-__all__ = ["StartRequest", "canonical_event_type", "open_run", "protocol_phase"]
+__all__ = ["StartRequest", "canonical_actor", "canonical_event_type", "open_run"]
 
 _CANONICAL: Final[dict[str, str]] = {
     "context_source_stored": "artifact_recorded",
@@ -48,6 +47,7 @@ _CANONICAL: Final[dict[str, str]] = {
     "clarification_answered": "transition_allowed",
     ELICITED_EVENT: "transition_allowed",
     "run_cancelled": "run_terminated",
+    "budget_consumed": "artifact_recorded",  # no canonical mapping in 1.0 (§6)
 }
 
 
@@ -230,15 +230,7 @@ def canonical_event_type(internal: str) -> str:
     """Map an internal event name to its canonical TraceEvent eventType (§3.1)."""
     if internal in _CANONICAL:
         return _CANONICAL[internal]
-    if internal == "budget_consumed":  # no canonical mapping in 1.0 (§6)
-        return "artifact_recorded"
     return internal if internal in EVENT_TYPES else "artifact_recorded"
-
-
-def protocol_phase(internal: str) -> str:
-    """Map an internal phase name to its protocol Phase."""
-    spec = PHASES.get(internal)  # type: ignore[call-overload]
-    return internal if spec is None else spec.protocol
 
 
 def canonical_actor(actor: str) -> str:
