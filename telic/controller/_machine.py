@@ -95,22 +95,31 @@ def step(state: RunState, submission: Submission) -> Accepted | Rejection:
         return Rejection(error)
 
 
-def _refusal(error: type[_E], path: str, rule: str, message: str, issue: str = "") -> _E:
+def _refusal(
+    error: type[_E], path: str, rule: str, message: str, issue: str = "", expected: object = None
+) -> _E:
     """``error`` with one issue of ``rule`` at ``path``, saying ``issue`` (else ``message``)."""
-    found = Issue(path=path, code=rule.lower(), message=issue or message, rule=rule)
+    found = Issue(path, rule.lower(), issue or message, rule, expected)
     return error(message, issues=(found,))
 
 
-def check_token(state: RunState, token: Token) -> None:
-    """Refuse a stale version or a foreign action id (``StaleToken``)."""
+def check_token(state: RunState, token: Token, *, broker: bool = False) -> None:
+    """Refuse a stale version or a foreign action id (``StaleToken``).
+
+    ``broker``: in the original broker's words, each issue naming the value that would pass.
+    """
     run = state.run
     if token.expected_run_version != run.version:
         message = (
             f"Stale run version {token.expected_run_version}; current version is {run.version}"
         )
-        raise _refusal(StaleToken, "expected_run_version", "RUN-TOKEN-VERSION", message)
+        expected = run.version if broker else None
+        path, rule = "expected_run_version", "RUN-TOKEN-VERSION"
+        raise _refusal(StaleToken, path, rule, message, expected=expected)
     if token.action_id != run.action_id:
-        raise _refusal(StaleToken, "action_id", "RUN-TOKEN-ACTION", "Stale or foreign action_id")
+        message = "Stale or foreign action_id" + ("; reload the next action" if broker else "")
+        action = run.action_id if broker else None
+        raise _refusal(StaleToken, "action_id", "RUN-TOKEN-ACTION", message, expected=action)
 
 
 def _require_phase_action(state: RunState) -> None:
@@ -228,11 +237,9 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
             record.sha256,
             record.source_refs,
         ):
-            return Accepted(
-                state, supporting=True, replayed=True, replay_of=artifact_id, changed=False
-            )
+            return Accepted(state, supporting=True, replay_of=artifact_id, changed=False)
         raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", "Artifact already exists in this run")
-    escalation = pre_escalation(state, kind, body)
+    escalation = pre_escalation(state, body)
     if escalation is not None:
         return _pre_escalate(state, record, *escalation, submission.now)
     check = Check(
@@ -392,14 +399,7 @@ def _pre_escalate(
         "and submit again"
     )
     expected = {"actionId": f"action:{run.run_id}:{version}", "expectedRunVersion": version}
-    issue = Issue(
-        path="",
-        code="tp-pre-escalation",
-        message=message,
-        rule="TP-PRE-ESCALATION",
-        expected=expected,
-    )
-    error = InvalidTransition(message, issues=(issue,))
+    error = _refusal(InvalidTransition, "", "TP-PRE-ESCALATION", message, expected=expected)
     return Accepted(_advance(state, moved, (), now), (), (note,), escalated=error)
 
 
