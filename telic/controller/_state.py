@@ -212,21 +212,6 @@ def _trace_keys(entry: TraceEntry) -> tuple[str, int]:
     return (entry.id, entry.sequence)
 
 
-class _Carried:
-    """Values derived from a state's artifacts other than Evidence, and the run row aside.
-
-    Appending only Evidence cannot change them, so the next state shares this object: a
-    submission of Evidence does not recompute them. Any other append starts an empty one.
-    """
-
-    __slots__ = ("closures", "values")
-
-    def __init__(self) -> None:
-        self.closures: dict[str, tuple[str, ...]] = {}
-        """Phase → its NextAction's mandatory input closure."""
-        self.values: dict[Callable[..., object], object] = {}
-
-
 _T = TypeVar("_T")
 
 
@@ -247,7 +232,10 @@ class RunState:
     this one step (``with_links``); a state after a step carries none."""
     _log: Log[StoredArtifact] = field(init=False, compare=False, repr=False)
     _events: Log[TraceEntry] = field(init=False, compare=False, repr=False)
-    _carried: _Carried = field(init=False, compare=False, repr=False)
+    _carried: dict[Callable[..., object], object] = field(init=False, compare=False, repr=False)
+    """Values derived from the artifacts other than Evidence (``carried``): appending only
+    Evidence cannot change them, so the next state shares this dict; any other append starts
+    an empty one."""
 
     def __post_init__(self) -> None:
         log = self.artifacts
@@ -260,7 +248,7 @@ class RunState:
         object.__setattr__(self, "_log", log)
         object.__setattr__(self, "trace", events)
         object.__setattr__(self, "_events", events)
-        object.__setattr__(self, "_carried", _Carried())
+        object.__setattr__(self, "_carried", {})
 
     def extended(
         self,
@@ -297,7 +285,7 @@ class RunState:
         """Return ``derive(self)``, computed once for this state and the states after it that
         only appended Evidence. ``derive`` must read neither Evidence, the trace nor the run row.
         """
-        values = self._carried.values
+        values = self._carried
         if derive in values:
             return cast(_T, values[derive])
         value = derive(self)
@@ -342,14 +330,6 @@ class RunState:
         found = self._log.last(artifact_type)
         return found[0] if found else None
 
-    def closures(self) -> dict[str, tuple[str, ...]]:
-        """The input closures computed for this state (see ``_Carried``)."""
-        return self._carried.closures
-
-    def in_ledger_order(self, artifacts: Iterable[StoredArtifact]) -> list[StoredArtifact]:
-        """Return ``artifacts`` (all of this run) sorted as the run stored them."""
-        return sorted(artifacts, key=self.position)
-
     def position(self, artifact: StoredArtifact) -> int:
         """Return the index of ``artifact`` (of this run) in ledger order. Raises ``KeyError``."""
         position = self._log.position(artifact.id)
@@ -370,12 +350,6 @@ class RunState:
             found.append(self._events.position(int(match.group(1))))
         positions = [position for position in found if position is not None]
         return self._events[min(positions)] if positions else None
-
-    def after(self, anchor: StoredArtifact | None) -> Sequence[StoredArtifact]:
-        """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
-        if anchor is None:
-            return self._log
-        return self._log[self.position(anchor) + 1 :]
 
     def all_after(
         self, anchor: StoredArtifact | None, artifact_type: str
