@@ -1,24 +1,10 @@
 """Replay: what happened in a run, one step per stored artifact (``docs/protocol.md`` §2,
-``telic_replay_run``), built purely from the ledger's records.
+``telic_replay_run``, which says how each step and highlight is computed), built purely from
+the ledger's records.
 
 ``replay_report`` is the whole computation; the driver only reads the ledger (the run row, the
 artifact records, the trace, each artifact re-read for its digest status, the chain walk) and
 hands the records here, so the report is deterministic and testable without I/O.
-
-* **Trace index.** Walking the trace in sequence order, every ``outputRefs`` entry
-  ``artifact://<runId>/<id>`` naming an artifact of this run maps that artifact to the event's
-  sequence and **internal** phase; a later event overwrites an earlier one, so an artifact is
-  mapped to the last event that produced it. A ``topology_escalated`` event adds its summary
-  (the reason code) as the step's ``escalationReason``.
-* **Artifacts no event produced** (companions the controller stores beside a submission) take
-  their 0-based position in the run's artifact list as sequence and the run's current internal
-  phase.
-* Steps are sorted by sequence, stably (artifact order breaks ties).
-* **Highlights**: the summaries of every ``topology_escalated`` event, in trace order, then
-  those of every denied host check (``broker_decision``, and our own ``permission_checked``
-  recorded by the host's check or hook).
-* A ``micro`` run is answered with the degraded stub: no steps, no highlights,
-  ``degraded: true``, ``reason: "micro_topology"``.
 """
 
 from __future__ import annotations
@@ -29,23 +15,13 @@ from typing import Final, Literal
 
 from telic._errors import IntegrityError, NotFound
 from telic.ledger import JSON, ArtifactRecord, RunRecord, TraceRecord, VerifyReport
-from telic.protocol import TOPOLOGIES, Topology
+from telic.protocol import Topology
 
-__all__ = [
-    "DIGEST_STATUSES",
-    "TOPOLOGIES",
-    "DigestStatus",
-    "ReplayReport",
-    "ReplayStep",
-    "Topology",
-    "digest_status",
-    "replay_report",
-]
+__all__ = ["DigestStatus", "ReplayReport", "ReplayStep", "digest_status", "replay_report"]
 
 DigestStatus = Literal["ok", "mismatch", "missing"]
 """How an artifact re-read through the ledger fared: its bytes and record still hash to what
 was stored (``ok``), they do not (``mismatch``), or its body or row is gone (``missing``)."""
-DIGEST_STATUSES: Final[tuple[DigestStatus, ...]] = ("ok", "mismatch", "missing")
 
 ESCALATION_EVENT: Final = "topology_escalated"
 _HOST_CHECKS: Final = frozenset({"broker_decision", "permission_checked"})

@@ -1,8 +1,6 @@
 """Reading what ``replay_report`` needs from a ledger: the I/O half of ``telic_replay_run``.
 
-Every artifact is re-read through ``Ledger.read_artifact``, which re-hashes its record and body:
-a read that succeeds is ``ok``, a body that is gone is ``missing`` (so is a row the listing
-named that a read no longer finds), and any other integrity failure is ``mismatch``. The trace
+Every artifact is re-read through ``Ledger.read_artifact`` for its ``digest_status``. The trace
 is read whole, verified; when a trace record fails its hash, the replay goes on without a trace
 index and says so (``chain.traceReadable: false``) rather than refusing to show the run.
 """
@@ -12,14 +10,9 @@ from __future__ import annotations
 from typing import Final
 
 from telic._errors import IntegrityError, NotFound
-from telic.controller._replay import (
-    DigestStatus,
-    ReplayReport,
-    Topology,
-    digest_status,
-    replay_report,
-)
+from telic.controller._replay import DigestStatus, ReplayReport, digest_status, replay_report
 from telic.ledger import Ledger, RunRecord, TraceRecord
+from telic.protocol import Topology
 
 __all__ = ["read_replay", "run_topology"]
 
