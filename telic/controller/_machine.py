@@ -232,11 +232,8 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     )
     existing = state.by_id(artifact_id)
     if existing is not None:
-        if kind in SUPPORTING_TYPES and (existing.type, existing.sha256, existing.source_refs) == (
-            kind,
-            record.sha256,
-            record.source_refs,
-        ):
+        same = (existing.type, existing.sha256, existing.source_refs)
+        if kind in SUPPORTING_TYPES and same == (kind, record.sha256, record.source_refs):
             return Accepted(state, supporting=True, replay_of=artifact_id, changed=False)
         raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", "Artifact already exists in this run")
     escalation = pre_escalation(state, body)

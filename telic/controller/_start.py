@@ -18,7 +18,7 @@ from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
 from telic.controller._lineage import check_prior, lineage_note
 from telic.controller._scan import refuse_secret_arguments
-from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
+from telic.controller._state import RunState, stored_artifact
 from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
 from telic.ledger import RunRecord, check_id
@@ -34,7 +34,6 @@ from telic.protocol import (
     RunEnvelope,
     Topology,
     UserMessage,
-    WireModel,
     WorkingContext,
 )
 
@@ -49,13 +48,6 @@ _CANONICAL: Final[dict[str, str]] = {
     "run_cancelled": "run_terminated",
     "budget_consumed": "artifact_recorded",  # no canonical mapping in 1.0 (§6)
 }
-
-
-def _record(
-    run_id: str, kind: str, body: WireModel, artifact_id: str, refs: tuple[str, ...], now: str
-) -> StoredArtifact:
-    producer = "user" if kind == "UserMessage" else "controller"
-    return stored_artifact(run_id, kind, body, producer, refs, now, artifact_id=artifact_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +141,12 @@ def open_run(
     user_message = UserMessage(
         schema_version="1.0", id=message_id, run_id=run_id, content=request.original_request
     )
-    request_uri = artifact_uri(run_id, message_id)
+    asked = stored_artifact(run_id, "UserMessage", user_message, "user", (), now)
     envelope = RunEnvelope(
         schema_version="1.0",
         run_id=run_id,
         created_at=now,
-        original_request_ref=request_uri,
+        original_request_ref=asked.uri,
         followup_request_refs=[],
         requested_mode=request.mode,
         status="active",
@@ -201,8 +193,8 @@ def open_run(
         topology=None if classified is None else classified.topology,
     )
     artifacts = (
-        _record(run_id, "UserMessage", user_message, message_id, (), now),
-        _record(run_id, "RunEnvelope", envelope, run_id, (request_uri,), now),
+        asked,
+        stored_artifact(run_id, "RunEnvelope", envelope, "controller", (asked.uri,), now),
     )
     note = TraceNote(
         "run_started",

@@ -141,17 +141,15 @@ def stored_artifact(
     *,
     wire: Mapping[str, Any] | None = None,
     found: Iterable[BodyRef] | None = None,
-    artifact_id: str | None = None,
 ) -> StoredArtifact:
     """The artifact record of a typed body: its wire form serialised once, hashed, addressed.
 
-    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them;
-    ``artifact_id`` defaults to the body's ``id`` (a RunEnvelope's is its run's id).
+    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them.
+    Its id is the body's ``id`` (a RunEnvelope's is its run's id).
     """
     if wire is None:
         wire = body.to_wire()
-    if artifact_id is None:
-        artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
+    artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
     canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
     artifact = StoredArtifact(
         id=artifact_id,
