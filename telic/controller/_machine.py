@@ -171,7 +171,7 @@ def _ground(state: RunState, ground: Ground) -> Accepted:
         if state.by_id(artifact.id) is not None:
             message = "Artifact already exists in this run"
             raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", message)
-    moved, _ = transition(state, record)
+    moved = transition(state, record)
     new_state = _advance(state, moved, (*documents, record), ground.now)
     notes = tuple(
         TraceNote("context_source_stored", "controller", run.phase, output_refs=(uri,))
@@ -259,15 +259,14 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         note = TraceNote(event, actor, run.phase, output_refs=(record.uri,))
         new_state = state.extended((record,))
         return Accepted(new_state, (record,), (note,), supporting=True)
-    moved, route = transition(state, record)
+    moved = transition(state, record)
     notes: list[TraceNote] = []
     if kind == "WorkResult":
         notes.extend(permission_notes(state, record))
-    event = {
-        "advance": "phase_submitted",
-        "pause": "clarification_requested",
-        "second_clarification": "budget_consumed",
-    }[route]
+    event = "phase_submitted"
+    if kind == "ClarificationRequest":
+        paused = moved.status == "awaiting_clarification"
+        event = "clarification_requested" if paused else "budget_consumed"
     escalated = moved.topology != run.topology
     reason = _spot_reason(body) if escalated else None
     if reason is not None and moved.topology is not None:
