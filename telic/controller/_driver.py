@@ -314,14 +314,12 @@ class Controller:
                 stored = await self._ledger.read_artifact(prior, parsed[1])
             except NotFound:
                 links[uri] = LinkedArtifact(uri, None)
-                continue
             except IntegrityError:
                 links[uri] = LinkedArtifact(uri, "Evidence", intact=False)
-                continue
-            kind = stored.body.get("kind") if stored.record.type == "Evidence" else None
-            links[uri] = LinkedArtifact(
-                uri, stored.record.type, kind if isinstance(kind, str) else None
-            )
+            else:
+                kind = stored.body.get("kind") if stored.record.type == "Evidence" else None
+                kind = kind if isinstance(kind, str) else None
+                links[uri] = LinkedArtifact(uri, stored.record.type, kind)
         return state.with_links(links)
 
     async def ground(

@@ -10,7 +10,7 @@ invariants.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TypeVar, assert_never
+from typing import Final, TypeVar, assert_never
 
 from telic._errors import (
     InvalidTransition,
@@ -75,6 +75,7 @@ from telic.protocol import (
 __all__ = ["step"]
 
 _E = TypeVar("_E", bound=TelicError)
+_SPOT_REASONS: Final = {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}
 
 
 def step(state: RunState, submission: Submission) -> Accepted | Rejection:
@@ -267,10 +268,10 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     if kind == "ClarificationRequest":
         paused = moved.status == "awaiting_clarification"
         event = "clarification_requested" if paused else "budget_consumed"
-    escalated = moved.topology != run.topology
-    reason = _spot_reason(body) if escalated else None
-    if reason is not None and moved.topology is not None:
-        _check_escalation(run, moved.topology)
+    reason = None
+    if moved.topology is not None and moved.topology != run.topology:
+        _check_escalation(run, moved.topology)  # a micro spot review that did not pass
+        reason = _SPOT_REASONS[record.body.decision]
     companions = _companions(state, record, submission.now)
     notes.append(
         TraceNote(
@@ -300,14 +301,6 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     notes.extend(note for _, note in companions if note is not None)
     new_state = _advance(state, moved, artifacts, submission.now)
     return Accepted(new_state, artifacts, tuple(notes))
-
-
-def _spot_reason(body: object) -> str | None:
-    if isinstance(body, QualityReview):
-        return {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}.get(
-            body.decision
-        )
-    return None
 
 
 def _check_escalation(run: RunRecord, target: str) -> None:
@@ -402,10 +395,8 @@ def _pre_escalate(
 def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDetected) -> Rejection:
     """Refuse a body holding a secret; a read-only WorkResult still leaves its DENY records.
 
-    The attempted mutations of such a result are persisted as they would be for any rejected
-    read-only WorkResult (docs/protocol.md §3.4), their targets redacted
-    (``telic.controller._work``),
-    so holding a secret cannot hide an attempt from the trace.
+    Its attempted mutations are persisted as for any rejected read-only WorkResult
+    (docs/protocol.md §3.4), their targets redacted: a secret cannot hide an attempt.
     """
     if kind != "WorkResult":
         return Rejection(refused)

@@ -14,7 +14,7 @@ from telic.controller._authority import layers
 from telic.controller._events import Token
 from telic.controller._machine import check_token
 from telic.controller._next import next_action
-from telic.controller._state import RunState
+from telic.controller._state import RunState, artifact_uri
 from telic.permissions import Layer
 from telic.protocol import PermissionSet
 
@@ -35,10 +35,7 @@ def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
 
 def envelope_ref(state: RunState) -> str:
     """The run envelope's artifact reference: the policy a broker decision cites."""
-    found = state.latest("RunEnvelope")
-    if found is None:
-        raise LookupError("run has no RunEnvelope")
-    return found.uri
+    return artifact_uri(state.run.run_id, state.run.run_id)  # a RunEnvelope's id is its run's
 
 
 def check_broker_token(state: RunState, token: Token) -> None:
