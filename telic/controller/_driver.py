@@ -139,10 +139,6 @@ def _entry(event: TraceRecord) -> TraceEntry:
     )
 
 
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
-
-
 def _new_artifact(artifact: StoredArtifact) -> NewArtifact:
     quota = artifact.body.problem_frame_ref if artifact.type == "ScenarioSpec" else None
     return NewArtifact(
@@ -166,7 +162,7 @@ class Controller:
         ledger: Ledger,
         *,
         clock: Callable[[], str] = utc_now,
-        new_id: Callable[[], str] = _new_uuid,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         cached_runs: int = DEFAULT_CACHED_RUNS,
     ) -> None:
         self._ledger = ledger

@@ -141,10 +141,19 @@ def replay_report(
         for ref in event.output_refs:
             if ref.startswith(prefix) and ref[len(prefix) :] in ids:
                 produced[ref[len(prefix) :]] = event
-    steps = [
-        _step(index, record, produced.get(record.artifact_id), run.phase, prefix, digests)
-        for index, record in enumerate(artifacts)
-    ]
+    steps = []
+    for index, record in enumerate(artifacts):
+        source = produced.get(record.artifact_id)
+        escalated = source is not None and source.event_type == ESCALATION_EVENT
+        step = ReplayStep(
+            sequence=index if source is None else source.sequence,
+            phase=run.phase if source is None else source.phase,
+            artifact_ref=prefix + record.artifact_id,
+            artifact_type=record.type,
+            digest_status=digests.get(record.artifact_id, "missing"),
+            escalation_reason=source.decision_summary if escalated and source is not None else None,
+        )
+        steps.append(step)
     steps.sort(key=lambda step: step.sequence)  # stable: commit order breaks ties
     escalations = [e.decision_summary for e in ordered if e.event_type == ESCALATION_EVENT]
     denials = [e.decision_summary for e in ordered if _is_denied_check(e)]
@@ -156,25 +165,6 @@ def replay_report(
         degraded=degraded,
         chain=chain,
         trace_readable=trace_readable,
-    )
-
-
-def _step(
-    index: int,
-    record: ArtifactRecord,
-    event: TraceRecord | None,
-    current_phase: str,
-    prefix: str,
-    digests: Mapping[str, DigestStatus],
-) -> ReplayStep:
-    escalated = event is not None and event.event_type == ESCALATION_EVENT
-    return ReplayStep(
-        sequence=index if event is None else event.sequence,
-        phase=current_phase if event is None else event.phase,
-        artifact_ref=prefix + record.artifact_id,
-        artifact_type=record.type,
-        digest_status=digests.get(record.artifact_id, "missing"),
-        escalation_reason=event.decision_summary if escalated and event is not None else None,
     )
 
 

@@ -283,12 +283,9 @@ class RunState:
         """Return ``derive(self)``, computed once for this state and the states after it that
         only appended Evidence. ``derive`` must read neither Evidence, the trace nor the run row.
         """
-        values = self._carried
-        if derive in values:
-            return cast(_T, values[derive])
-        value = derive(self)
-        values[derive] = value
-        return value
+        if derive not in self._carried:
+            self._carried[derive] = derive(self)
+        return cast(_T, self._carried[derive])
 
     @property
     def envelope(self) -> RunEnvelope:
