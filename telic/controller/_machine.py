@@ -268,35 +268,22 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     if kind == "ClarificationRequest":
         paused = moved.status == "awaiting_clarification"
         event = "clarification_requested" if paused else "budget_consumed"
-    reason = None
+    output = (record.uri,)
+    summary = ""
+    escalated: tuple[TraceNote, ...] = ()
     if moved.topology is not None and moved.topology != run.topology:
         _check_escalation(run, moved.topology)  # a micro spot review that did not pass
         reason = _SPOT_REASONS[record.body.decision]
+        summary = (
+            f"{reason}: the micro spot review did not pass; the run continues on the standard "
+            "path at contract review"
+        )
+        note = TraceNote(
+            "topology_escalated", "controller", run.phase, output, output, summary=reason
+        )
+        escalated = (note,)
     companions = _companions(state, record, submission.now)
-    notes.append(
-        TraceNote(
-            event,
-            actor,
-            run.phase,
-            input_refs=refs,
-            output_refs=(record.uri,),
-            summary=""
-            if reason is None
-            else f"{reason}: the micro spot review did not pass; the run continues on the "
-            "standard path at contract review",
-        )
-    )
-    if reason is not None:
-        notes.append(
-            TraceNote(
-                "topology_escalated",
-                "controller",
-                run.phase,
-                input_refs=(record.uri,),
-                output_refs=(record.uri,),
-                summary=reason,
-            )
-        )
+    notes.extend((TraceNote(event, actor, run.phase, refs, output, summary=summary), *escalated))
     artifacts = (record, *(artifact for artifact, _ in companions))
     notes.extend(note for _, note in companions if note is not None)
     new_state = _advance(state, moved, artifacts, submission.now)
