@@ -16,7 +16,7 @@ from typing import Final
 
 from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
-from telic.controller._lineage import check_prior, lineage_note
+from telic.controller._lineage import check_prior
 from telic.controller._scan import refuse_secret_arguments
 from telic.controller._state import RunState, stored_artifact
 from telic.controller._topology import classify
@@ -39,6 +39,8 @@ from telic.protocol import (
 
 __all__ = ["StartRequest", "canonical_actor", "canonical_event_type", "open_run"]
 
+_GROUNDING: Final = ("controller", "context_grounding")
+"""Who records a start's trace events, and in which phase."""
 _CANONICAL: Final[dict[str, str]] = {
     "context_source_stored": "artifact_recorded",
     "evidence_captured": "artifact_recorded",
@@ -196,26 +198,17 @@ def open_run(
         asked,
         stored_artifact(run_id, "RunEnvelope", envelope, "controller", (asked.uri,), now),
     )
-    note = TraceNote(
-        "run_started",
-        "controller",
-        "context_grounding",
-        output_refs=tuple(a.uri for a in artifacts),
-        summary=f"Run started in {request.mode}",
-    )
-    notes: tuple[TraceNote, ...] = (note,)
+    started = f"Run started in {request.mode}"
+    outputs = tuple(a.uri for a in artifacts)
+    notes = [TraceNote("run_started", *_GROUNDING, output_refs=outputs, summary=started)]
     if classified is not None:  # only a run that asked: a 1.0 run's trace stays 1.0's
-        notes += (
-            TraceNote(
-                "topology_classified",
-                "controller",
-                "context_grounding",
-                summary=classified.rationale,
-            ),
+        notes.append(TraceNote("topology_classified", *_GROUNDING, summary=classified.rationale))
+    if (prior := request.prior_run_id) is not None:
+        linked = f"Linked to prior run {prior}"
+        notes.append(
+            TraceNote("lineage_linked", *_GROUNDING, (f"trace://{prior}",), summary=linked)
         )
-    if request.prior_run_id is not None:
-        notes += (lineage_note(request.prior_run_id),)
-    return RunState(run=run, artifacts=artifacts), notes
+    return RunState(run=run, artifacts=artifacts), tuple(notes)
 
 
 def canonical_event_type(internal: str) -> str:
