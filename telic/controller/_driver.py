@@ -404,15 +404,11 @@ class Controller:
         outcome: Accepted | Rejection,
         now: str,
     ) -> StepResult | TelicError:
-        if isinstance(outcome, Accepted):
-            return await self._commit(run_id, state, base, outcome, now)
-        if outcome.events:
-            await self._ledger.record_events(run_id, self._events(state.run, outcome.events, now))
-        return outcome.error
-
-    async def _commit(
-        self, run_id: str, state: RunState, base: _Cached | None, outcome: Accepted, now: str
-    ) -> StepResult:
+        if isinstance(outcome, Rejection):
+            if outcome.events:
+                notes = self._events(state.run, outcome.events, now)
+                await self._ledger.record_events(run_id, notes)
+            return outcome.error
         new = outcome.state
         action = next_action(new)
         if not outcome.changed:
