@@ -38,7 +38,12 @@ async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:
     artifacts = await ledger.list_artifacts(run_id)
     digests: dict[str, DigestStatus] = {}
     for record in artifacts:
-        digests[record.artifact_id] = await _digest_status(ledger, run_id, record.artifact_id)
+        failure: IntegrityError | NotFound | None = None
+        try:
+            await ledger.read_artifact(run_id, record.artifact_id)
+        except (NotFound, IntegrityError) as error:
+            failure = error
+        digests[record.artifact_id] = digest_status(failure)
     events, readable = await _trace(ledger, run_id)
     chain = await ledger.verify_run(run_id)
     return replay_report(
@@ -50,14 +55,6 @@ async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:
         chain=chain,
         trace_readable=readable,
     )
-
-
-async def _digest_status(ledger: Ledger, run_id: str, artifact_id: str) -> DigestStatus:
-    try:
-        await ledger.read_artifact(run_id, artifact_id)
-    except (NotFound, IntegrityError) as error:
-        return digest_status(error)
-    return "ok"
 
 
 async def _trace(ledger: Ledger, run_id: str) -> tuple[tuple[TraceRecord, ...], bool]:

@@ -31,6 +31,7 @@ __all__ = [
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
 _SEQUENCE_RE: Final = re.compile(r"^event-(\d{4,})$")
+_REF_KEYS: Final = frozenset({"ref", "evidenceInspected"})
 
 
 def artifact_uri(run_id: str, artifact_id: str) -> str:
@@ -48,12 +49,6 @@ def parse_artifact_uri(uri: str) -> tuple[str, str] | None:
 
 BodyRef = tuple[str, str, str]
 """One reference found in a wire body: ``(path, field name, uri)``."""
-
-_REF_SUFFIXES: Final = ("Ref", "Refs")
-
-
-def _is_ref_key(key: str) -> bool:
-    return key == "ref" or key.endswith(_REF_SUFFIXES) or key == "evidenceInspected"
 
 
 def body_refs(value: object, path: str = "") -> tuple[BodyRef, ...]:
@@ -78,7 +73,7 @@ def _collect(value: object, path: str, found: list[BodyRef]) -> None:
     match = _URI_RE.match
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and _is_ref_key(key):
+            if key in _REF_KEYS or (isinstance(key, str) and key.endswith(("Ref", "Refs"))):
                 where = f"{path}.{key}" if path else key
                 if isinstance(item, list):
                     for index, uri in enumerate(item):
