@@ -55,12 +55,9 @@ from telic.controller._phases import (
     expected_producer as expected_producer,
 )
 from telic.controller._replay import (
-    DIGEST_STATUSES as DIGEST_STATUSES,
-    TOPOLOGIES as TOPOLOGIES,
     DigestStatus as DigestStatus,
     ReplayReport as ReplayReport,
     ReplayStep as ReplayStep,
-    Topology as Topology,
     digest_status as digest_status,
     replay_report as replay_report,
 )

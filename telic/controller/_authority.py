@@ -50,10 +50,6 @@ def run_authorization(state: RunState) -> PermissionSet:
     return effective
 
 
-def _lexical(path: str) -> str:
-    return path
-
-
 def layers(state: RunState, name: str, permissions: PermissionSet) -> tuple[Layer, Layer, Layer]:
     """Return the mode policy, the run authorization and ``permissions`` (named ``name``)."""
     return (
@@ -72,6 +68,6 @@ def decide(
         target,
         layers(state, "node", node_permissions),
         repository_root=state.run.repository_root,
-        resolve=_lexical,
+        resolve=lambda path: path,  # lexically: the core never touches the filesystem
         protected_granted=state.envelope.authorization.protected_paths_granted,
     )

@@ -48,7 +48,12 @@ def _closure(state: RunState, spec: PhaseSpec) -> list[str]:
             f"NextAction input reference closure exceeds {MAX_INPUT_REFS} references "
             f"({len(closed)}); refusing to truncate the inputs of {spec.protocol}"
         )
-    return [a.uri for a in state.in_ledger_order(closed.values())]
+    return [a.uri for a in sorted(closed.values(), key=state.position)]
+
+
+def _closures(state: RunState) -> dict[str, tuple[str, ...]]:
+    """Phase → its NextAction's mandatory input closure, shared while only Evidence is added."""
+    return {}
 
 
 def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
@@ -57,7 +62,7 @@ def input_refs(state: RunState, spec: PhaseSpec) -> tuple[str, ...]:
     Raises:
         LimitExceeded: the mandatory closure holds more than 256 references.
     """
-    cache = state.closures()
+    cache = state.carried(_closures)
     ordered = list(cache.get(spec.protocol) or _closure(state, spec))
     cache[spec.protocol] = tuple(ordered)
     room = MAX_INPUT_REFS - len(ordered)

@@ -43,7 +43,6 @@ from telic.controller._start import (
     canonical_actor,
     canonical_event_type,
     open_run,
-    protocol_phase,
 )
 from telic.controller._state import (
     LinkedArtifact,
@@ -53,6 +52,7 @@ from telic.controller._state import (
     artifact_uri,
     parse_artifact_uri,
 )
+from telic.controller._vocabulary import protocol_phase
 from telic.ledger import (
     ArtifactBody,
     ArtifactRecord,
@@ -122,23 +122,21 @@ class TraceView:
 
 @dataclass(frozen=True, slots=True)
 class _Cached:
-    """A run's state as of its first ``artifacts`` artifacts and ``events`` trace events."""
+    """A run's state, with its whole trace, as of its first ``known`` artifacts and events."""
 
     state: RunState
-    artifacts: int
-    events: int
     records: Log[ArtifactRecord]
     """The ledger records of those artifacts, in order (what ``get_run`` lists)."""
+
+    @property
+    def known(self) -> tuple[int, int]:
+        return len(self.state.artifacts), len(self.state.trace)
 
 
 def _entry(event: TraceRecord) -> TraceEntry:
     return TraceEntry(
         event.event_id, event.sequence, event.event_type, event.permission_decision, event.actor
     )
-
-
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
 
 
 def _new_artifact(artifact: StoredArtifact) -> NewArtifact:
@@ -164,7 +162,7 @@ class Controller:
         ledger: Ledger,
         *,
         clock: Callable[[], str] = utc_now,
-        new_id: Callable[[], str] = _new_uuid,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         cached_runs: int = DEFAULT_CACHED_RUNS,
     ) -> None:
         self._ledger = ledger
@@ -181,21 +179,15 @@ class Controller:
 
     async def _load(self, run_id: str) -> _Cached:
         cached = self._runs.get(run_id)
-        if cached is None:
-            return self._remember(
-                run_id, None, self._apply(run_id, None, await self._changes(run_id))
-            )
-        changes = await self._ledger.read_changes(run_id, cached.artifacts, cached.events)
-        if changes.artifact_count < cached.artifacts or changes.event_count < cached.events:
+        if cached is not None:
+            artifacts, events = cached.known
+            changes = await self._ledger.read_changes(run_id, artifacts, events)
+            if changes.artifact_count >= artifacts and changes.event_count >= events:
+                return self._remember(run_id, cached, self._apply(run_id, cached, changes))
             # The store holds less than this copy saw (it was replaced): start over.
             self._runs.pop(run_id, None)
-            return self._remember(
-                run_id, None, self._apply(run_id, None, await self._changes(run_id))
-            )
-        return self._remember(run_id, cached, self._apply(run_id, cached, changes))
-
-    async def _changes(self, run_id: str) -> RunChanges:
-        return await self._ledger.read_changes(run_id)
+        changes = await self._ledger.read_changes(run_id)
+        return self._remember(run_id, None, self._apply(run_id, None, changes))
 
     @staticmethod
     def _apply(run_id: str, cached: _Cached | None, changes: RunChanges) -> _Cached:
@@ -222,21 +214,15 @@ class Controller:
         records = tuple(item.record for item in changes.artifacts)
         if cached is None:
             state = RunState(run=run, artifacts=added, trace=entries)
-            return _Cached(state, changes.artifact_count, changes.event_count, Log.of(records))
+            return _Cached(state, Log.of(records))
         # Extending shares the cached logs (see ``Log``): O(appended), not O(run length).
         state = cached.state.extended(added, run=run, trace=cached.state.with_trace(entries))
-        return _Cached(
-            state, changes.artifact_count, changes.event_count, cached.records.appended(records)
-        )
+        return _Cached(state, cached.records.appended(records))
 
     def _remember(self, run_id: str, base: _Cached | None, new: _Cached) -> _Cached:
         """Keep ``new`` unless another call already replaced ``base`` with a later state."""
         current = self._runs.get(run_id)
-        if (
-            current is None
-            or current is base
-            or current.artifacts + current.events <= (new.artifacts + new.events)
-        ):
+        if current is None or current is base or sum(current.known) <= sum(new.known):
             self._runs[run_id] = new
         self._runs.move_to_end(run_id)
         while len(self._runs) > self._cached_runs:
@@ -251,12 +237,8 @@ class Controller:
         ``base`` is the copy the step was decided on (None for a run this commit created).
         Returns the run's state after the commit, or None when the next load must read it.
         """
-        known = (
-            (0, 0, Log[ArtifactRecord].of(()))
-            if base is None
-            else (base.artifacts, base.events, base.records)
-        )
-        artifacts, events, records = known
+        artifacts, events = (0, 0) if base is None else base.known
+        records = Log[ArtifactRecord].of(()) if base is None else base.records
         contiguous = all(
             a.position == artifacts + i for i, a in enumerate(commit.artifacts, 1)
         ) and all(e.sequence == events + i for i, e in enumerate(commit.events, 1))
@@ -267,13 +249,7 @@ class Controller:
         # base's, which the step was decided on, plus this commit's events.
         trace = entries if base is None else base.state.with_trace(entries)
         new = state.extended((), run=commit.run, trace=trace)
-        after = _Cached(
-            new,
-            artifacts + len(commit.artifacts),
-            events + len(commit.events),
-            records.appended(commit.artifacts),
-        )
-        self._remember(run_id, base, after)
+        self._remember(run_id, base, _Cached(new, records.appended(commit.artifacts)))
         return new
 
     # ------------------------------------------------------------------ commands
@@ -311,8 +287,7 @@ class Controller:
         except NotFound:
             prior = None
         report = None
-        fits = prior is not None and prior.repository_root == repository_root
-        if fits and prior is not None and prior.terminal:
+        if prior is not None and prior.repository_root == repository_root and prior.terminal:
             report = await self._ledger.verify_run(prior_run_id)
         check_prior(prior_run_id, repository_root, prior, report)
 
@@ -335,14 +310,12 @@ class Controller:
                 stored = await self._ledger.read_artifact(prior, parsed[1])
             except NotFound:
                 links[uri] = LinkedArtifact(uri, None)
-                continue
             except IntegrityError:
                 links[uri] = LinkedArtifact(uri, "Evidence", intact=False)
-                continue
-            kind = stored.body.get("kind") if stored.record.type == "Evidence" else None
-            links[uri] = LinkedArtifact(
-                uri, stored.record.type, kind if isinstance(kind, str) else None
-            )
+            else:
+                kind = stored.body.get("kind") if stored.record.type == "Evidence" else None
+                kind = kind if isinstance(kind, str) else None
+                links[uri] = LinkedArtifact(uri, stored.record.type, kind)
         return state.with_links(links)
 
     async def ground(
@@ -431,15 +404,11 @@ class Controller:
         outcome: Accepted | Rejection,
         now: str,
     ) -> StepResult | TelicError:
-        if isinstance(outcome, Accepted):
-            return await self._commit(run_id, state, base, outcome, now)
-        if outcome.events:
-            await self._ledger.record_events(run_id, self._events(state.run, outcome.events, now))
-        return outcome.error
-
-    async def _commit(
-        self, run_id: str, state: RunState, base: _Cached | None, outcome: Accepted, now: str
-    ) -> StepResult:
+        if isinstance(outcome, Rejection):
+            if outcome.events:
+                notes = self._events(state.run, outcome.events, now)
+                await self._ledger.record_events(run_id, notes)
+            return outcome.error
         new = outcome.state
         action = next_action(new)
         if not outcome.changed:

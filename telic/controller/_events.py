@@ -8,7 +8,7 @@ must commit in one transaction; a ``Rejection`` carries the typed error naming i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from telic._errors import TelicError
@@ -97,20 +97,16 @@ class TraceNote:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """The submission is legal: the new state and the records that make it durable.
-
-    ``supporting`` marks a stored Evidence or ScenarioSpec (the version does not move);
-    ``replayed`` marks an identical replay of a supporting artifact (nothing to write).
-    """
+    """The submission is legal: the new state and the records that make it durable."""
 
     state: RunState
     artifacts: tuple[StoredArtifact, ...] = ()
     events: tuple[TraceNote, ...] = ()
     supporting: bool = False
-    replayed: bool = False
+    """A stored Evidence or ScenarioSpec (the version does not move)."""
     replay_of: str | None = None
     """The id of the stored artifact an identical replay repeats (its metadata is returned)."""
-    changed: bool = field(default=True)
+    changed: bool = True
     """False when the run is returned unchanged (cancel of a terminal run, a replay)."""
     escalated: TelicError | None = None
     """Set when the submission was not stored but moved the run up a topology (a
@@ -127,8 +123,3 @@ class Rejection:
 
     error: TelicError
     events: tuple[TraceNote, ...] = ()
-
-    @property
-    def rules(self) -> tuple[str, ...]:
-        """The rule ids the rejection reports."""
-        return self.error.rules

@@ -12,13 +12,11 @@ from collections.abc import Iterable
 from typing import Final
 
 from telic._errors import Issue, LineageRefused
-from telic.controller._events import TraceNote
 from telic.controller._state import RunState, body_refs, parse_artifact_uri
 from telic.ledger import RunRecord, VerifyReport
 
-__all__ = ["LINKED_EVENT", "MAX_LINKED_READS", "check_prior", "lineage_note", "linked_uris"]
+__all__ = ["MAX_LINKED_READS", "check_prior", "linked_uris"]
 
-LINKED_EVENT: Final = "lineage_linked"
 MAX_LINKED_READS: Final = 256
 """Most prior-run artifacts one submission may cite (one verified read each)."""
 
@@ -74,17 +72,6 @@ def check_prior(
             f"Artifact integrity check failed: prior run {prior_run_id} does not verify{where} "
             f"(telic verify {prior_run_id} shows why); only a run that verifies can be followed",
         )
-
-
-def lineage_note(prior_run_id: str) -> TraceNote:
-    """The ``lineage_linked`` event a linked run records right after it starts."""
-    return TraceNote(
-        LINKED_EVENT,
-        "controller",
-        "context_grounding",
-        input_refs=(f"trace://{prior_run_id}",),
-        summary=f"Linked to prior run {prior_run_id}",
-    )
 
 
 def linked_uris(state: RunState, body: object, source_refs: Iterable[str]) -> tuple[str, ...]:

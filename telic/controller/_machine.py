@@ -10,7 +10,7 @@ invariants.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TypeVar, assert_never
+from typing import Final, TypeVar, assert_never
 
 from telic._errors import (
     InvalidTransition,
@@ -75,6 +75,7 @@ from telic.protocol import (
 __all__ = ["step"]
 
 _E = TypeVar("_E", bound=TelicError)
+_SPOT_REASONS: Final = {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}
 
 
 def step(state: RunState, submission: Submission) -> Accepted | Rejection:
@@ -95,22 +96,31 @@ def step(state: RunState, submission: Submission) -> Accepted | Rejection:
         return Rejection(error)
 
 
-def _refusal(error: type[_E], path: str, rule: str, message: str, issue: str = "") -> _E:
+def _refusal(
+    error: type[_E], path: str, rule: str, message: str, issue: str = "", expected: object = None
+) -> _E:
     """``error`` with one issue of ``rule`` at ``path``, saying ``issue`` (else ``message``)."""
-    found = Issue(path=path, code=rule.lower(), message=issue or message, rule=rule)
+    found = Issue(path, rule.lower(), issue or message, rule, expected)
     return error(message, issues=(found,))
 
 
-def check_token(state: RunState, token: Token) -> None:
-    """Refuse a stale version or a foreign action id (``StaleToken``)."""
+def check_token(state: RunState, token: Token, *, broker: bool = False) -> None:
+    """Refuse a stale version or a foreign action id (``StaleToken``).
+
+    ``broker``: in the original broker's words, each issue naming the value that would pass.
+    """
     run = state.run
     if token.expected_run_version != run.version:
         message = (
             f"Stale run version {token.expected_run_version}; current version is {run.version}"
         )
-        raise _refusal(StaleToken, "expected_run_version", "RUN-TOKEN-VERSION", message)
+        expected = run.version if broker else None
+        path, rule = "expected_run_version", "RUN-TOKEN-VERSION"
+        raise _refusal(StaleToken, path, rule, message, expected=expected)
     if token.action_id != run.action_id:
-        raise _refusal(StaleToken, "action_id", "RUN-TOKEN-ACTION", "Stale or foreign action_id")
+        message = "Stale or foreign action_id" + ("; reload the next action" if broker else "")
+        action = run.action_id if broker else None
+        raise _refusal(StaleToken, "action_id", "RUN-TOKEN-ACTION", message, expected=action)
 
 
 def _require_phase_action(state: RunState) -> None:
@@ -162,7 +172,7 @@ def _ground(state: RunState, ground: Ground) -> Accepted:
         if state.by_id(artifact.id) is not None:
             message = "Artifact already exists in this run"
             raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", message)
-    moved, _ = transition(state, record)
+    moved = transition(state, record)
     new_state = _advance(state, moved, (*documents, record), ground.now)
     notes = tuple(
         TraceNote("context_source_stored", "controller", run.phase, output_refs=(uri,))
@@ -223,16 +233,11 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
     )
     existing = state.by_id(artifact_id)
     if existing is not None:
-        if kind in SUPPORTING_TYPES and (existing.type, existing.sha256, existing.source_refs) == (
-            kind,
-            record.sha256,
-            record.source_refs,
-        ):
-            return Accepted(
-                state, supporting=True, replayed=True, replay_of=artifact_id, changed=False
-            )
+        same = (existing.type, existing.sha256, existing.source_refs)
+        if kind in SUPPORTING_TYPES and same == (kind, record.sha256, record.source_refs):
+            return Accepted(state, supporting=True, replay_of=artifact_id, changed=False)
         raise _refusal(LedgerConflict, "id", "ANY-ID-FRESH", "Artifact already exists in this run")
-    escalation = pre_escalation(state, kind, body)
+    escalation = pre_escalation(state, body)
     if escalation is not None:
         return _pre_escalate(state, record, *escalation, submission.now)
     check = Check(
@@ -255,56 +260,34 @@ def _submit(state: RunState, submission: SubmitArtifact) -> Accepted | Rejection
         note = TraceNote(event, actor, run.phase, output_refs=(record.uri,))
         new_state = state.extended((record,))
         return Accepted(new_state, (record,), (note,), supporting=True)
-    moved, route = transition(state, record)
+    moved = transition(state, record)
     notes: list[TraceNote] = []
     if kind == "WorkResult":
         notes.extend(permission_notes(state, record))
-    event = {
-        "advance": "phase_submitted",
-        "pause": "clarification_requested",
-        "second_clarification": "budget_consumed",
-    }[route]
-    escalated = moved.topology != run.topology
-    reason = _spot_reason(body) if escalated else None
-    if reason is not None and moved.topology is not None:
-        _check_escalation(run, moved.topology)
+    event = "phase_submitted"
+    if kind == "ClarificationRequest":
+        paused = moved.status == "awaiting_clarification"
+        event = "clarification_requested" if paused else "budget_consumed"
+    output = (record.uri,)
+    summary = ""
+    escalated: tuple[TraceNote, ...] = ()
+    if moved.topology is not None and moved.topology != run.topology:
+        _check_escalation(run, moved.topology)  # a micro spot review that did not pass
+        reason = _SPOT_REASONS[record.body.decision]
+        summary = (
+            f"{reason}: the micro spot review did not pass; the run continues on the standard "
+            "path at contract review"
+        )
+        note = TraceNote(
+            "topology_escalated", "controller", run.phase, output, output, summary=reason
+        )
+        escalated = (note,)
     companions = _companions(state, record, submission.now)
-    notes.append(
-        TraceNote(
-            event,
-            actor,
-            run.phase,
-            input_refs=refs,
-            output_refs=(record.uri,),
-            summary=""
-            if reason is None
-            else f"{reason}: the micro spot review did not pass; the run continues on the "
-            "standard path at contract review",
-        )
-    )
-    if reason is not None:
-        notes.append(
-            TraceNote(
-                "topology_escalated",
-                "controller",
-                run.phase,
-                input_refs=(record.uri,),
-                output_refs=(record.uri,),
-                summary=reason,
-            )
-        )
+    notes.extend((TraceNote(event, actor, run.phase, refs, output, summary=summary), *escalated))
     artifacts = (record, *(artifact for artifact, _ in companions))
     notes.extend(note for _, note in companions if note is not None)
     new_state = _advance(state, moved, artifacts, submission.now)
     return Accepted(new_state, artifacts, tuple(notes))
-
-
-def _spot_reason(body: object) -> str | None:
-    if isinstance(body, QualityReview):
-        return {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}.get(
-            body.decision
-        )
-    return None
 
 
 def _check_escalation(run: RunRecord, target: str) -> None:
@@ -392,24 +375,15 @@ def _pre_escalate(
         "and submit again"
     )
     expected = {"actionId": f"action:{run.run_id}:{version}", "expectedRunVersion": version}
-    issue = Issue(
-        path="",
-        code="tp-pre-escalation",
-        message=message,
-        rule="TP-PRE-ESCALATION",
-        expected=expected,
-    )
-    error = InvalidTransition(message, issues=(issue,))
+    error = _refusal(InvalidTransition, "", "TP-PRE-ESCALATION", message, expected=expected)
     return Accepted(_advance(state, moved, (), now), (), (note,), escalated=error)
 
 
 def _refused_secret(state: RunState, kind: str, raw: object, refused: SecretDetected) -> Rejection:
     """Refuse a body holding a secret; a read-only WorkResult still leaves its DENY records.
 
-    The attempted mutations of such a result are persisted as they would be for any rejected
-    read-only WorkResult (docs/protocol.md §3.4), their targets redacted
-    (``telic.controller._work``),
-    so holding a secret cannot hide an attempt from the trace.
+    Its attempted mutations are persisted as for any rejected read-only WorkResult
+    (docs/protocol.md §3.4), their targets redacted: a secret cannot hide an attempt.
     """
     if kind != "WorkResult":
         return Rejection(refused)

@@ -7,7 +7,7 @@ always yields the same action. A running run gets a ``phase`` action, a paused r
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 from telic._errors import PermissionDenied
 from telic.controller._authority import run_authorization
@@ -76,7 +76,7 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
     run = state.run
     if run.terminal:
         report = state.latest("UserReport")
-        phase = _terminal_phase(state)
+        phase = cast(TerminalPhase, run.status)  # run.terminal: one of the four
         status: TerminalStatus = report.body.terminal_status if report is not None else phase
         return TerminalAction(
             schema_version="1.0",
@@ -136,14 +136,6 @@ def next_action(state: RunState) -> PhaseAction | ClarificationAction | Terminal
         remaining_budgets=remaining_budgets(state),
         stop_conditions=list(STOP_CONDITIONS),
     )
-
-
-def _terminal_phase(state: RunState) -> TerminalPhase:
-    match state.run.status:
-        case "completed" | "partial" | "blocked" | "cancelled" as status:
-            return status
-        case other:
-            raise AssertionError(f"a {other} run is not terminal")
 
 
 def effective_permissions(state: RunState) -> PermissionSet:

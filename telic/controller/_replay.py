@@ -1,24 +1,10 @@
 """Replay: what happened in a run, one step per stored artifact (``docs/protocol.md`` §2,
-``telic_replay_run``), built purely from the ledger's records.
+``telic_replay_run``, which says how each step and highlight is computed), built purely from
+the ledger's records.
 
 ``replay_report`` is the whole computation; the driver only reads the ledger (the run row, the
 artifact records, the trace, each artifact re-read for its digest status, the chain walk) and
 hands the records here, so the report is deterministic and testable without I/O.
-
-* **Trace index.** Walking the trace in sequence order, every ``outputRefs`` entry
-  ``artifact://<runId>/<id>`` naming an artifact of this run maps that artifact to the event's
-  sequence and **internal** phase; a later event overwrites an earlier one, so an artifact is
-  mapped to the last event that produced it. A ``topology_escalated`` event adds its summary
-  (the reason code) as the step's ``escalationReason``.
-* **Artifacts no event produced** (companions the controller stores beside a submission) take
-  their 0-based position in the run's artifact list as sequence and the run's current internal
-  phase.
-* Steps are sorted by sequence, stably (artifact order breaks ties).
-* **Highlights**: the summaries of every ``topology_escalated`` event, in trace order, then
-  those of every denied host check (``broker_decision``, and our own ``permission_checked``
-  recorded by the host's check or hook).
-* A ``micro`` run is answered with the degraded stub: no steps, no highlights,
-  ``degraded: true``, ``reason: "micro_topology"``.
 """
 
 from __future__ import annotations
@@ -29,23 +15,13 @@ from typing import Final, Literal
 
 from telic._errors import IntegrityError, NotFound
 from telic.ledger import JSON, ArtifactRecord, RunRecord, TraceRecord, VerifyReport
-from telic.protocol import TOPOLOGIES, Topology
+from telic.protocol import Topology
 
-__all__ = [
-    "DIGEST_STATUSES",
-    "TOPOLOGIES",
-    "DigestStatus",
-    "ReplayReport",
-    "ReplayStep",
-    "Topology",
-    "digest_status",
-    "replay_report",
-]
+__all__ = ["DigestStatus", "ReplayReport", "ReplayStep", "digest_status", "replay_report"]
 
 DigestStatus = Literal["ok", "mismatch", "missing"]
 """How an artifact re-read through the ledger fared: its bytes and record still hash to what
 was stored (``ok``), they do not (``mismatch``), or its body or row is gone (``missing``)."""
-DIGEST_STATUSES: Final[tuple[DigestStatus, ...]] = ("ok", "mismatch", "missing")
 
 ESCALATION_EVENT: Final = "topology_escalated"
 _HOST_CHECKS: Final = frozenset({"broker_decision", "permission_checked"})
@@ -165,10 +141,19 @@ def replay_report(
         for ref in event.output_refs:
             if ref.startswith(prefix) and ref[len(prefix) :] in ids:
                 produced[ref[len(prefix) :]] = event
-    steps = [
-        _step(index, record, produced.get(record.artifact_id), run.phase, prefix, digests)
-        for index, record in enumerate(artifacts)
-    ]
+    steps = []
+    for index, record in enumerate(artifacts):
+        source = produced.get(record.artifact_id)
+        escalated = source is not None and source.event_type == ESCALATION_EVENT
+        step = ReplayStep(
+            sequence=index if source is None else source.sequence,
+            phase=run.phase if source is None else source.phase,
+            artifact_ref=prefix + record.artifact_id,
+            artifact_type=record.type,
+            digest_status=digests.get(record.artifact_id, "missing"),
+            escalation_reason=source.decision_summary if escalated and source is not None else None,
+        )
+        steps.append(step)
     steps.sort(key=lambda step: step.sequence)  # stable: commit order breaks ties
     escalations = [e.decision_summary for e in ordered if e.event_type == ESCALATION_EVENT]
     denials = [e.decision_summary for e in ordered if _is_denied_check(e)]
@@ -180,25 +165,6 @@ def replay_report(
         degraded=degraded,
         chain=chain,
         trace_readable=trace_readable,
-    )
-
-
-def _step(
-    index: int,
-    record: ArtifactRecord,
-    event: TraceRecord | None,
-    current_phase: str,
-    prefix: str,
-    digests: Mapping[str, DigestStatus],
-) -> ReplayStep:
-    escalated = event is not None and event.event_type == ESCALATION_EVENT
-    return ReplayStep(
-        sequence=index if event is None else event.sequence,
-        phase=current_phase if event is None else event.phase,
-        artifact_ref=prefix + record.artifact_id,
-        artifact_type=record.type,
-        digest_status=digests.get(record.artifact_id, "missing"),
-        escalation_reason=event.decision_summary if escalated and event is not None else None,
     )
 
 

@@ -1,8 +1,6 @@
 """Reading what ``replay_report`` needs from a ledger: the I/O half of ``telic_replay_run``.
 
-Every artifact is re-read through ``Ledger.read_artifact``, which re-hashes its record and body:
-a read that succeeds is ``ok``, a body that is gone is ``missing`` (so is a row the listing
-named that a read no longer finds), and any other integrity failure is ``mismatch``. The trace
+Every artifact is re-read through ``Ledger.read_artifact`` for its ``digest_status``. The trace
 is read whole, verified; when a trace record fails its hash, the replay goes on without a trace
 index and says so (``chain.traceReadable: false``) rather than refusing to show the run.
 """
@@ -12,14 +10,9 @@ from __future__ import annotations
 from typing import Final
 
 from telic._errors import IntegrityError, NotFound
-from telic.controller._replay import (
-    DigestStatus,
-    ReplayReport,
-    Topology,
-    digest_status,
-    replay_report,
-)
+from telic.controller._replay import DigestStatus, ReplayReport, digest_status, replay_report
 from telic.ledger import Ledger, RunRecord, TraceRecord
+from telic.protocol import Topology
 
 __all__ = ["read_replay", "run_topology"]
 
@@ -45,7 +38,12 @@ async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:
     artifacts = await ledger.list_artifacts(run_id)
     digests: dict[str, DigestStatus] = {}
     for record in artifacts:
-        digests[record.artifact_id] = await _digest_status(ledger, run_id, record.artifact_id)
+        failure: IntegrityError | NotFound | None = None
+        try:
+            await ledger.read_artifact(run_id, record.artifact_id)
+        except (NotFound, IntegrityError) as error:
+            failure = error
+        digests[record.artifact_id] = digest_status(failure)
     events, readable = await _trace(ledger, run_id)
     chain = await ledger.verify_run(run_id)
     return replay_report(
@@ -57,14 +55,6 @@ async def read_replay(ledger: Ledger, run_id: str) -> ReplayReport:
         chain=chain,
         trace_readable=readable,
     )
-
-
-async def _digest_status(ledger: Ledger, run_id: str, artifact_id: str) -> DigestStatus:
-    try:
-        await ledger.read_artifact(run_id, artifact_id)
-    except (NotFound, IntegrityError) as error:
-        return digest_status(error)
-    return "ok"
 
 
 async def _trace(ledger: Ledger, run_id: str) -> tuple[tuple[TraceRecord, ...], bool]:

@@ -16,10 +16,9 @@ from typing import Final
 
 from telic._errors import Issue, SchemaViolation, UsageError
 from telic.controller._events import TraceNote
-from telic.controller._lineage import check_prior, lineage_note
-from telic.controller._phases import PHASES
+from telic.controller._lineage import check_prior
 from telic.controller._scan import refuse_secret_arguments
-from telic.controller._state import RunState, StoredArtifact, artifact_uri, stored_artifact
+from telic.controller._state import RunState, stored_artifact
 from telic.controller._topology import classify
 from telic.controller._vocabulary import ELICITED_EVENT
 from telic.ledger import RunRecord, check_id
@@ -35,12 +34,13 @@ from telic.protocol import (
     RunEnvelope,
     Topology,
     UserMessage,
-    WireModel,
     WorkingContext,
 )
 
-__all__ = ["StartRequest", "canonical_event_type", "open_run", "protocol_phase"]
+__all__ = ["StartRequest", "canonical_actor", "canonical_event_type", "open_run"]
 
+_GROUNDING: Final = ("controller", "context_grounding")
+"""Who records a start's trace events, and in which phase."""
 _CANONICAL: Final[dict[str, str]] = {
     "context_source_stored": "artifact_recorded",
     "evidence_captured": "artifact_recorded",
@@ -48,14 +48,8 @@ _CANONICAL: Final[dict[str, str]] = {
     "clarification_answered": "transition_allowed",
     ELICITED_EVENT: "transition_allowed",
     "run_cancelled": "run_terminated",
+    "budget_consumed": "artifact_recorded",  # no canonical mapping in 1.0 (§6)
 }
-
-
-def _record(
-    run_id: str, kind: str, body: WireModel, artifact_id: str, refs: tuple[str, ...], now: str
-) -> StoredArtifact:
-    producer = "user" if kind == "UserMessage" else "controller"
-    return stored_artifact(run_id, kind, body, producer, refs, now, artifact_id=artifact_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +143,12 @@ def open_run(
     user_message = UserMessage(
         schema_version="1.0", id=message_id, run_id=run_id, content=request.original_request
     )
-    request_uri = artifact_uri(run_id, message_id)
+    asked = stored_artifact(run_id, "UserMessage", user_message, "user", (), now)
     envelope = RunEnvelope(
         schema_version="1.0",
         run_id=run_id,
         created_at=now,
-        original_request_ref=request_uri,
+        original_request_ref=asked.uri,
         followup_request_refs=[],
         requested_mode=request.mode,
         status="active",
@@ -201,44 +195,27 @@ def open_run(
         topology=None if classified is None else classified.topology,
     )
     artifacts = (
-        _record(run_id, "UserMessage", user_message, message_id, (), now),
-        _record(run_id, "RunEnvelope", envelope, run_id, (request_uri,), now),
+        asked,
+        stored_artifact(run_id, "RunEnvelope", envelope, "controller", (asked.uri,), now),
     )
-    note = TraceNote(
-        "run_started",
-        "controller",
-        "context_grounding",
-        output_refs=tuple(a.uri for a in artifacts),
-        summary=f"Run started in {request.mode}",
-    )
-    notes: tuple[TraceNote, ...] = (note,)
+    started = f"Run started in {request.mode}"
+    outputs = tuple(a.uri for a in artifacts)
+    notes = [TraceNote("run_started", *_GROUNDING, output_refs=outputs, summary=started)]
     if classified is not None:  # only a run that asked: a 1.0 run's trace stays 1.0's
-        notes += (
-            TraceNote(
-                "topology_classified",
-                "controller",
-                "context_grounding",
-                summary=classified.rationale,
-            ),
+        notes.append(TraceNote("topology_classified", *_GROUNDING, summary=classified.rationale))
+    if (prior := request.prior_run_id) is not None:
+        linked = f"Linked to prior run {prior}"
+        notes.append(
+            TraceNote("lineage_linked", *_GROUNDING, (f"trace://{prior}",), summary=linked)
         )
-    if request.prior_run_id is not None:
-        notes += (lineage_note(request.prior_run_id),)
-    return RunState(run=run, artifacts=artifacts), notes
+    return RunState(run=run, artifacts=artifacts), tuple(notes)
 
 
 def canonical_event_type(internal: str) -> str:
     """Map an internal event name to its canonical TraceEvent eventType (§3.1)."""
     if internal in _CANONICAL:
         return _CANONICAL[internal]
-    if internal == "budget_consumed":  # no canonical mapping in 1.0 (§6)
-        return "artifact_recorded"
     return internal if internal in EVENT_TYPES else "artifact_recorded"
-
-
-def protocol_phase(internal: str) -> str:
-    """Map an internal phase name to its protocol Phase."""
-    spec = PHASES.get(internal)  # type: ignore[call-overload]
-    return internal if spec is None else spec.protocol
 
 
 def canonical_actor(actor: str) -> str:

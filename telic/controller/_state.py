@@ -31,6 +31,7 @@ __all__ = [
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
 _SEQUENCE_RE: Final = re.compile(r"^event-(\d{4,})$")
+_REF_KEYS: Final = frozenset({"ref", "evidenceInspected"})
 
 
 def artifact_uri(run_id: str, artifact_id: str) -> str:
@@ -48,12 +49,6 @@ def parse_artifact_uri(uri: str) -> tuple[str, str] | None:
 
 BodyRef = tuple[str, str, str]
 """One reference found in a wire body: ``(path, field name, uri)``."""
-
-_REF_SUFFIXES: Final = ("Ref", "Refs")
-
-
-def _is_ref_key(key: str) -> bool:
-    return key == "ref" or key.endswith(_REF_SUFFIXES) or key == "evidenceInspected"
 
 
 def body_refs(value: object, path: str = "") -> tuple[BodyRef, ...]:
@@ -78,7 +73,7 @@ def _collect(value: object, path: str, found: list[BodyRef]) -> None:
     match = _URI_RE.match
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and _is_ref_key(key):
+            if key in _REF_KEYS or (isinstance(key, str) and key.endswith(("Ref", "Refs"))):
                 where = f"{path}.{key}" if path else key
                 if isinstance(item, list):
                     for index, uri in enumerate(item):
@@ -141,17 +136,15 @@ def stored_artifact(
     *,
     wire: Mapping[str, Any] | None = None,
     found: Iterable[BodyRef] | None = None,
-    artifact_id: str | None = None,
 ) -> StoredArtifact:
     """The artifact record of a typed body: its wire form serialised once, hashed, addressed.
 
-    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them;
-    ``artifact_id`` defaults to the body's ``id`` (a RunEnvelope's is its run's id).
+    ``wire`` is ``body.to_wire()`` and ``found`` its ``body_refs``, when the caller has them.
+    Its id is the body's ``id`` (a RunEnvelope's is its run's id).
     """
     if wire is None:
         wire = body.to_wire()
-    if artifact_id is None:
-        artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
+    artifact_id = run_id if artifact_type == "RunEnvelope" else str(wire["id"])
     canonical = CanonicalBody(wire)  # serialised once: the ledger stores these very bytes
     artifact = StoredArtifact(
         id=artifact_id,
@@ -212,21 +205,6 @@ def _trace_keys(entry: TraceEntry) -> tuple[str, int]:
     return (entry.id, entry.sequence)
 
 
-class _Carried:
-    """Values derived from a state's artifacts other than Evidence, and the run row aside.
-
-    Appending only Evidence cannot change them, so the next state shares this object: a
-    submission of Evidence does not recompute them. Any other append starts an empty one.
-    """
-
-    __slots__ = ("closures", "values")
-
-    def __init__(self) -> None:
-        self.closures: dict[str, tuple[str, ...]] = {}
-        """Phase → its NextAction's mandatory input closure."""
-        self.values: dict[Callable[..., object], object] = {}
-
-
 _T = TypeVar("_T")
 
 
@@ -247,7 +225,10 @@ class RunState:
     this one step (``with_links``); a state after a step carries none."""
     _log: Log[StoredArtifact] = field(init=False, compare=False, repr=False)
     _events: Log[TraceEntry] = field(init=False, compare=False, repr=False)
-    _carried: _Carried = field(init=False, compare=False, repr=False)
+    _carried: dict[Callable[..., object], object] = field(init=False, compare=False, repr=False)
+    """Values derived from the artifacts other than Evidence (``carried``): appending only
+    Evidence cannot change them, so the next state shares this dict; any other append starts
+    an empty one."""
 
     def __post_init__(self) -> None:
         log = self.artifacts
@@ -260,7 +241,7 @@ class RunState:
         object.__setattr__(self, "_log", log)
         object.__setattr__(self, "trace", events)
         object.__setattr__(self, "_events", events)
-        object.__setattr__(self, "_carried", _Carried())
+        object.__setattr__(self, "_carried", {})
 
     def extended(
         self,
@@ -297,12 +278,9 @@ class RunState:
         """Return ``derive(self)``, computed once for this state and the states after it that
         only appended Evidence. ``derive`` must read neither Evidence, the trace nor the run row.
         """
-        values = self._carried.values
-        if derive in values:
-            return cast(_T, values[derive])
-        value = derive(self)
-        values[derive] = value
-        return value
+        if derive not in self._carried:
+            self._carried[derive] = derive(self)
+        return cast(_T, self._carried[derive])
 
     @property
     def envelope(self) -> RunEnvelope:
@@ -342,14 +320,6 @@ class RunState:
         found = self._log.last(artifact_type)
         return found[0] if found else None
 
-    def closures(self) -> dict[str, tuple[str, ...]]:
-        """The input closures computed for this state (see ``_Carried``)."""
-        return self._carried.closures
-
-    def in_ledger_order(self, artifacts: Iterable[StoredArtifact]) -> list[StoredArtifact]:
-        """Return ``artifacts`` (all of this run) sorted as the run stored them."""
-        return sorted(artifacts, key=self.position)
-
     def position(self, artifact: StoredArtifact) -> int:
         """Return the index of ``artifact`` (of this run) in ledger order. Raises ``KeyError``."""
         position = self._log.position(artifact.id)
@@ -370,12 +340,6 @@ class RunState:
             found.append(self._events.position(int(match.group(1))))
         positions = [position for position in found if position is not None]
         return self._events[min(positions)] if positions else None
-
-    def after(self, anchor: StoredArtifact | None) -> Sequence[StoredArtifact]:
-        """Return the artifacts stored after ``anchor`` (all of them when it is None)."""
-        if anchor is None:
-            return self._log
-        return self._log[self.position(anchor) + 1 :]
 
     def all_after(
         self, anchor: StoredArtifact | None, artifact_type: str

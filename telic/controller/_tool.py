@@ -10,11 +10,11 @@ reads while grounding, nothing in any other phase).
 
 from __future__ import annotations
 
-from telic._errors import Issue, StaleToken
 from telic.controller._authority import layers
 from telic.controller._events import Token
+from telic.controller._machine import check_token
 from telic.controller._next import next_action
-from telic.controller._state import RunState
+from telic.controller._state import RunState, artifact_uri
 from telic.permissions import Layer
 from telic.protocol import PermissionSet
 
@@ -35,10 +35,7 @@ def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
 
 def envelope_ref(state: RunState) -> str:
     """The run envelope's artifact reference: the policy a broker decision cites."""
-    found = state.latest("RunEnvelope")
-    if found is None:
-        raise LookupError("run has no RunEnvelope")
-    return found.uri
+    return artifact_uri(state.run.run_id, state.run.run_id)  # a RunEnvelope's id is its run's
 
 
 def check_broker_token(state: RunState, token: Token) -> None:
@@ -52,16 +49,4 @@ def check_broker_token(state: RunState, token: Token) -> None:
         StaleToken: ``Stale run version X; current version is Y`` or ``Stale or foreign
             action_id; reload the next action``.
     """
-    run = state.run
-    if token.expected_run_version != run.version:
-        message = (
-            f"Stale run version {token.expected_run_version}; current version is {run.version}"
-        )
-        issue = Issue(
-            "expected_run_version", "run-token-version", message, "RUN-TOKEN-VERSION", run.version
-        )
-        raise StaleToken(message, issues=(issue,))
-    if token.action_id != run.action_id:
-        message = "Stale or foreign action_id; reload the next action"
-        issue = Issue("action_id", "run-token-action", message, "RUN-TOKEN-ACTION", run.action_id)
-        raise StaleToken(message, issues=(issue,))
+    check_token(state, token, broker=True)

@@ -406,7 +406,7 @@ def receipt_summary(refs: Sequence[str]) -> str:
     return "sha256:" + hashlib.sha256(joined).hexdigest()
 
 
-def pre_escalation(state: RunState, kind: str, body: object) -> tuple[Topology, str] | None:
+def pre_escalation(state: RunState, body: object) -> tuple[Topology, str] | None:
     """The topology a refused-and-escalated submission moves the run to, and the reason code.
 
     A micro UserReport with a ``user_reported`` claim moves the run to standard; a standard
@@ -416,18 +416,10 @@ def pre_escalation(state: RunState, kind: str, body: object) -> tuple[Topology, 
     if asked_topology(state) is None:
         return None
     topology = state.run.topology
-    if (
-        kind == "UserReport"
-        and topology == "micro"
-        and isinstance(body, UserReport)
-        and any(claim.status == "user_reported" for claim in body.completion_claims)
-    ):
-        return "standard", "MICRO_USER_REPORTED"
-    if (
-        kind == "ReleaseAudit"
-        and topology == "standard"
-        and isinstance(body, ReleaseAudit)
-        and any(entry.basis == "user_reported" for entry in body.claim_evidence_matrix)
-    ):
-        return "forensic", "STANDARD_USER_REPORTED_CLAIMS"
+    if topology == "micro" and isinstance(body, UserReport):
+        claims = [claim.status for claim in body.completion_claims]
+        return ("standard", "MICRO_USER_REPORTED") if "user_reported" in claims else None
+    if topology == "standard" and isinstance(body, ReleaseAudit):
+        bases = [entry.basis for entry in body.claim_evidence_matrix]
+        return ("forensic", "STANDARD_USER_REPORTED_CLAIMS") if "user_reported" in bases else None
     return None

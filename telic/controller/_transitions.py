@@ -8,7 +8,7 @@ here fails type checking.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal, assert_never
+from typing import assert_never
 
 from telic.controller._derive import pending_node
 from telic.controller._phases import EXECUTING_MODES
@@ -16,54 +16,51 @@ from telic.controller._state import RunState, StoredArtifact
 from telic.ledger import OutcomeHint, RunRecord
 from telic.protocol import PromptReview, QualityReview, ReleaseAudit, UserReport, WorkResult
 
-__all__ = ["Route", "transition"]
-
-Route = Literal["advance", "pause", "second_clarification"]
-"""How the run moved: a normal step, a pause for the user, or a spent clarification budget."""
+__all__ = ["transition"]
 
 
-def transition(state: RunState, artifact: StoredArtifact) -> tuple[RunRecord, Route]:
-    """Return the run after ``artifact`` (already judged legal) is accepted, version unchanged."""
+def transition(state: RunState, artifact: StoredArtifact) -> RunRecord:
+    """Return the run after ``artifact`` (already judged legal) is accepted, version unchanged.
+
+    A first ClarificationRequest pauses the run; a second spends the clarification budget and
+    routes it to the report (``budget_consumed``).
+    """
     run = state.run
     match artifact.type:
         case "ClarificationRequest":
             if state.latest("ClarificationRequest") is None:
-                return replace(
-                    run, status="awaiting_clarification", resume_phase=run.phase
-                ), "pause"
-            return _to_report(run, "blocked"), "second_clarification"
+                return replace(run, status="awaiting_clarification", resume_phase=run.phase)
+            return _to_report(run, "blocked")
         case "ContextManifest":
-            return replace(run, phase="agent_1_frame"), "advance"
+            return replace(run, phase="agent_1_frame")
         case "ProblemFrame":
             if run.topology == "micro":  # the controller stored contract-01 and plan-01 with it
                 executes = run.requested_mode not in ("report_only", "plan_only")
-                return replace(
-                    run, phase="agent_4_execute" if executes else "agent_3_review"
-                ), "advance"
-            return replace(run, phase="agent_2_compile"), "advance"
+                return replace(run, phase="agent_4_execute" if executes else "agent_3_review")
+            return replace(run, phase="agent_2_compile")
         case "TaskContract":
-            return replace(run, phase="agent_1_review"), "advance"
+            return replace(run, phase="agent_1_review")
         case "PromptReview":
-            return _after_prompt_review(run, artifact.body), "advance"
+            return _after_prompt_review(run, artifact.body)
         case "WorkPlan":
             if run.requested_mode in EXECUTING_MODES:
-                return replace(run, phase="agent_4_execute"), "advance"
-            return replace(run, phase="agent_3_review"), "advance"
+                return replace(run, phase="agent_4_execute")
+            return replace(run, phase="agent_3_review")
         case "WorkResult":
-            return _after_work_result(state, artifact), "advance"
+            return _after_work_result(state, artifact)
         case "QualityReview":
             if run.topology == "micro":
-                return _after_spot_review(run, artifact.body), "advance"
+                return _after_spot_review(run, artifact.body)
             if run.phase == "agent_3_evidence_reverify":
-                return _after_reverify(run, artifact.body), "advance"
+                return _after_reverify(run, artifact.body)
             moved = _after_quality_review(run, artifact.body)
             if run.topology == "forensic" and moved.phase == "agent_5_audit":
-                return replace(moved, phase="agent_3_evidence_reverify"), "advance"
-            return moved, "advance"
+                return replace(moved, phase="agent_3_evidence_reverify")
+            return moved
         case "ReleaseAudit":
-            return _after_audit(run, artifact.body), "advance"
+            return _after_audit(run, artifact.body)
         case "UserReport":
-            return _after_report(run, artifact.body), "advance"
+            return _after_report(run, artifact.body)
     raise AssertionError(f"{artifact.type} is not a phase artifact")
 
 

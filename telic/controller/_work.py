@@ -3,15 +3,9 @@
 Every attempted action of an accepted WorkResult (completed, failed or denied) is judged against
 the mode policy, the run authorization and its node's permissions, and one ``permission_checked``
 trace event records each verdict. Skipped actions were never attempted, so they are not traced.
-
-A *rejected* WorkResult writes nothing — except that every attempted target some permission
-layer refuses (a mutation in a read-only situation, a target outside the node's scope, a
-capability the run was not granted) is persisted as a DENY ``permission_checked`` event, once: a
-denial identical to one already in the trace is not recorded again (``docs/protocol.md`` §3.4,
-WorkResult). Every traced
+A *rejected* WorkResult writes nothing but its DENY decisions (``deny_notes``). Every traced
 scope passes through ``telic._secrets.redact``: the body was refused if it held a secret the
-detector knows, so this only matters for what the scope adds to the target, and it keeps the
-rule in one place.
+detector knows, so this only matters for what the scope adds to the target.
 """
 
 from __future__ import annotations
