@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from telic._errors import Issue, SchemaViolation
-from telic.casting._book import OpenCast, stop_reason_of
+from telic.casting._book import OpenCast
 from telic_packets import Counters, PacketRefusal, StopReason
 
 __all__ = ["ProgressStatus", "record_progress"]
@@ -105,13 +105,7 @@ def record_progress(
     open_cast.tool_calls = max(open_cast.tool_calls, reported["tool_calls"])
     open_cast.input_tokens = max(open_cast.input_tokens, reported["input_tokens"])
     open_cast.output_tokens = max(open_cast.output_tokens, reported["output_tokens"])
-    counters = open_cast.counters(now)
-    stop = stop_reason_of(
-        turns=counters.turns,
-        total_tokens=counters.total_tokens,
-        wall_ms=counters.wall_ms,
-        cast=open_cast.cast,
-    )
+    counters, stop = open_cast.spent(now)
     open_cast.stop_reason = stop
     open_cast.reports += 1
     return ProgressStatus(
