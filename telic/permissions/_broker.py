@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from telic.permissions._decision import Decision, Layer, authorize_action, permission_record
@@ -97,28 +98,18 @@ def broker_decision(
         policy_ref: the run envelope's artifact reference.
         repository_root, resolve, protected_granted: as for ``authorize_action``.
     """
-    decision = authorize_action(
+    decide = partial(
+        authorize_action,
         capability,
         target,
-        layers,
         repository_root=repository_root,
         resolve=resolve,
         protected_granted=protected_granted,
     )
+    decision = decide(layers)
     if decision.allowed:
         summary = f"Allowed by all {len(layers)} policies."
         return BrokerDecision(decision, "allowed", summary, (), policy_ref)
-    refusing = tuple(
-        names.get(layer.name, layer.name)
-        for layer in layers
-        if not authorize_action(
-            capability,
-            target,
-            (layer,),
-            repository_root=repository_root,
-            resolve=resolve,
-            protected_granted=protected_granted,
-        ).allowed
-    )
+    refusing = tuple(names.get(one.name, one.name) for one in layers if not decide((one,)).allowed)
     summary = f"Denied by permission intersection: {', '.join(refusing)}."
     return BrokerDecision(decision, "policy_denied", summary, refusing, policy_ref)

@@ -33,22 +33,6 @@ from telic.reports._model import (
 __all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
 
 
-def _link(artifact_id: str) -> str:
-    return f"[{md(artifact_id)}](#{anchor(artifact_id)})"
-
-
-def _target(name: str) -> str:
-    return f'<a id="{name}"></a>'
-
-
-def _strong(text: str) -> str:
-    return f"**{text}**"
-
-
-def _note(text: str) -> str:
-    return f"_{text}_"
-
-
 @dataclass(frozen=True, slots=True)
 class _Style:
     """How untrusted text, ids, links and emphasis are written: Markdown, or a terminal's text."""
@@ -65,18 +49,24 @@ class _Style:
         return ", ".join(self.link(i) for i in ids) if ids else "—"
 
 
-def _identity(text: str) -> str:
-    return text
-
-
-def _blank(_: str) -> str:
-    return ""
-
-
-MARKDOWN: Final = _Style(md, md_code, _link, _target, _strong, _note, _identity)
+MARKDOWN: Final = _Style(
+    md,
+    md_code,
+    lambda artifact_id: f"[{md(artifact_id)}](#{anchor(artifact_id)})",
+    lambda name: f'<a id="{name}"></a>',
+    lambda text: f"**{text}**",
+    lambda text: f"_{text}_",
+    lambda text: text,
+)
 """GitHub-flavoured Markdown: every untrusted text escaped, in-page anchors and links."""
 TERMINAL: Final = _Style(
-    terminal_text, terminal_text, terminal_text, _blank, _identity, _identity, terminal_block
+    terminal_text,
+    terminal_text,
+    terminal_text,
+    lambda _: "",
+    lambda text: text,
+    lambda text: text,
+    terminal_block,
 )
 """The same report for a terminal: no markup around words, no anchors, no control characters."""
 

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from telic.reports._model import PacketRow
 from telic_packets import ConsumptionRecord, Packet, render_digest
 
-__all__ = ["CONSUMED_EVENT", "packet_rows"]
-
-CONSUMED_EVENT: Final = "packet_consumed"
-"""The trace event type holding a ``ConsumptionRecord`` as JSON in its summary."""
+__all__ = ["packet_rows"]
 
 
 def packet_rows(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from telic.casting import children_of
+from telic.casting import CONSUMED_EVENT, children_of
 from telic.controller import (
     ELICITED_EVENT,
     TERMINAL_STATUSES,
@@ -39,7 +39,7 @@ from telic.reports._model import (
     TimelineEntry,
     VerificationRow,
 )
-from telic.reports._packets import CONSUMED_EVENT, packet_rows
+from telic.reports._packets import packet_rows
 
 __all__ = ["Stored", "artifact_id_of", "deciding_layer", "project"]
 
@@ -493,12 +493,7 @@ def project(
     packets, digest = packet_rows(
         [(a.record.artifact_id, a.body) for a in run.all("EvidencePacket")],
         [e.decision_summary for e in events if e.event_type == CONSUMED_EVENT],
-        {
-            cast_id: (spend.turns, spend.tool_calls)
-            for cast_id, spend in children_of(
-                (e.event_type, e.decision_summary) for e in events
-            ).observed.items()
-        },
+        children_of((e.event_type, e.decision_summary) for e in events).observed,
     )
     chain = [(a.record.chain_index, a.record.record_hash) for a in artifacts]
     chain += [(e.chain_index, e.record_hash) for e in events]
