@@ -11,7 +11,7 @@ from telic.casting import read_trace
 from telic.controller import DigestStatus, digest_status, replay_report, run_phase, run_topology
 from telic.ledger import Ledger, utc_now
 from telic.reports._model import IndexEntry, RunReportData
-from telic.reports._project import Stored, artifact_id_of, project
+from telic.reports._project import Stored, artifact_id_of, project, shorten
 
 __all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report"]
 
@@ -34,8 +34,7 @@ async def _request(ledger: Ledger, run_id: str) -> str | None:
     content = message.get("content")
     if not isinstance(content, str):
         return None
-    flat = " ".join(content.split())
-    return flat if len(flat) <= REQUEST_EXCERPT else flat[: REQUEST_EXCERPT - 1] + "…"
+    return shorten(content, REQUEST_EXCERPT)
 
 
 async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]:

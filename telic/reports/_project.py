@@ -41,7 +41,7 @@ from telic.reports._model import (
 )
 from telic.reports._packets import packet_rows
 
-__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project"]
+__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project", "shorten"]
 
 Body = Mapping[str, Any]
 _SILENT_EVENTS: Final = frozenset(
@@ -124,9 +124,10 @@ def _outcome(stored: Stored | None) -> str | None:
     return None
 
 
-def _short(text: str) -> str:
+def shorten(text: str, limit: int = _SUMMARY_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= _SUMMARY_CHARS else flat[: _SUMMARY_CHARS - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class _Run:
@@ -149,6 +150,10 @@ class _Run:
     def of_ref(self, ref: str) -> Stored | None:
         return self.by_id.get(artifact_id_of(self.run_id, ref))
 
+    def first(self, refs: Sequence[str]) -> Stored | None:
+        """The first of ``refs`` that names an artifact of the run."""
+        return next((s for s in map(self.of_ref, refs) if s is not None), None)
+
 
 def _timeline(run: _Run, events: Sequence[TraceRecord]) -> tuple[TimelineEntry, ...]:
     entries: list[TimelineEntry] = []
@@ -156,7 +161,7 @@ def _timeline(run: _Run, events: Sequence[TraceRecord]) -> tuple[TimelineEntry, 
     for event in events:
         if event.event_type in _SILENT_EVENTS:
             continue
-        stored = next((s for s in map(run.of_ref, event.output_refs) if s is not None), None)
+        stored = run.first(event.output_refs)
         entries.append(
             TimelineEntry(
                 sequence=event.sequence,
@@ -191,7 +196,7 @@ def _path(
         if event.event_type == "phase_submitted":
             if phase != steps[-1].phase or pending[0] != "advance":
                 steps.append(PathStep(phase=phase, kind=pending[0], label=pending[1]))
-            stored = next((s for s in map(run.of_ref, event.output_refs) if s is not None), None)
+            stored = run.first(event.output_refs)
             body: Body = {} if stored is None else stored.body
             decision = _text(body, "decision")
             pending = _NEXT_KIND.get(decision, ("advance", ""))
@@ -290,34 +295,27 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
 
 
 def _claims(run: _Run) -> tuple[ClaimRow, ...]:
-    audit = run.latest("ReleaseAudit")
-    if audit is not None:
-        return tuple(
-            ClaimRow(
-                claim_id=str(row.get("claimId", "")),
-                claim=str(row.get("claim", "")),
-                status=str(row.get("status", "")),
-                basis=str(row.get("basis", "")),
-                criteria=tuple(str(c) for c in _list(row, "criterionIds")),
-                evidence=run.ids(_list(row, "evidenceRefs")),
-                source=audit.record.artifact_id,
-            )
-            for row in _list(audit.body, "claimEvidenceMatrix")
-        )
-    report = run.latest("UserReport")
-    if report is None:
+    """The ReleaseAudit's claim matrix, else the UserReport's claims (``id``, ``text``)."""
+    audit, report = run.latest("ReleaseAudit"), run.latest("UserReport")
+    source = audit or report
+    if source is None:
         return ()
+    key, id_key, text_key = (
+        ("claimEvidenceMatrix", "claimId", "claim")
+        if audit is not None
+        else ("completionClaims", "id", "text")
+    )
     return tuple(
         ClaimRow(
-            claim_id=str(claim.get("id", "")),
-            claim=str(claim.get("text", "")),
-            status=str(claim.get("status", "")),
-            basis="reported",
-            criteria=(),
-            evidence=run.ids(_list(claim, "evidenceRefs")),
-            source=report.record.artifact_id,
+            claim_id=str(row.get(id_key, "")),
+            claim=str(row.get(text_key, "")),
+            status=str(row.get("status", "")),
+            basis=str(row.get("basis", "")) if audit is not None else "reported",
+            criteria=tuple(str(c) for c in _list(row, "criterionIds")),
+            evidence=run.ids(_list(row, "evidenceRefs")),
+            source=source.record.artifact_id,
         )
-        for claim in _list(report.body, "completionClaims")
+        for row in _list(source.body, key)
     )
 
 
@@ -384,7 +382,7 @@ def _permissions(run: _Run, events: Sequence[TraceRecord]) -> tuple[PermissionRo
         decision = event.permission_decision
         if event.event_type != "permission_checked" or decision is None:
             continue
-        subject = next((run.of_ref(r) for r in event.input_refs if run.of_ref(r)), None)
+        subject = run.first(event.input_refs)
         rows.append(
             PermissionRow(
                 sequence=event.sequence,
@@ -440,13 +438,13 @@ def _budgets(run: _Run, record: RunRecord, events: Sequence[TraceRecord]) -> tup
 def _artifact_summary(stored: Stored) -> str:
     body, kind = stored.body, stored.record.type
     if kind == "Evidence":
-        return _short(f"{_text(body, 'kind')}: {_text(body, 'summary')}")
+        return shorten(f"{_text(body, 'kind')}: {_text(body, 'summary')}")
     if kind == "ContextDocument":
-        return _short(_text(body, "repositoryRef"))
+        return shorten(_text(body, "repositoryRef"))
     if kind == "WorkResult":
         return f"node {_text(body, 'nodeId')}: {_text(body, 'status')}"
     if kind == "EvidencePacket":
-        return _short(
+        return shorten(
             f"{_text(body, 'packetId')}: {_text(body, 'outcome')}/{_text(body, 'verdict')}"
         )
     outcome = _outcome(stored)
