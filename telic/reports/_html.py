@@ -149,13 +149,6 @@ def _table(section: str, header: Sequence[str], rows: Sequence[Sequence[str]], e
     )
 
 
-def _host_word(section: str, shown: bool) -> str:
-    """The note that a ``shell.execute`` result rests on the host's word, when one does."""
-    if not shown:
-        return ""
-    return f'\n<p class="note" id="{section}-host-word">{escape(SHELL_EXECUTE_NOTE)}</p>'
-
-
 def _section(section: str, title: str, content: str) -> str:
     return f'<section id="{section}"><h2>{escape(title)}</h2>\n{content}\n</section>\n'
 
@@ -169,10 +162,16 @@ def _list_section(
     )
 
 
-def _table_section(table: Table, rows: Sequence[Sequence[str]], after: str = "") -> str:
-    """A section holding one table (ids after its section), then ``after``."""
-    content = _table(table.section, table.columns, rows, table.empty)
-    return _section(table.section, table.title, content + after)
+def _table_section(
+    table: Table, rows: Sequence[Sequence[str]], after: str = "", *, host_word: bool = False
+) -> str:
+    """A section holding one table (ids after its section), then ``after``; with ``host_word``,
+    the note that a ``shell.execute`` result rests on the host's word."""
+    content = _table(table.section, table.columns, rows, table.empty) + after
+    if host_word:
+        note = escape(SHELL_EXECUTE_NOTE)
+        content += f'\n<p class="note" id="{table.section}-host-word">{note}</p>'
+    return _section(table.section, table.title, content)
 
 
 def _named(name: str, label: str, pill: bool = False) -> str:
@@ -366,13 +365,8 @@ def render_html(data: RunReportData) -> str:
         ]
         for v in data.verifications
     ]
-    parts.append(
-        _table_section(
-            VERIFICATIONS,
-            verifications,
-            _host_word("verification", any(v.host_attested for v in data.verifications)),
-        )
-    )
+    host_word = any(v.host_attested for v in data.verifications)
+    parts.append(_table_section(VERIFICATIONS, verifications, host_word=host_word))
     permissions = [
         [
             str(p.sequence),
@@ -385,13 +379,8 @@ def render_html(data: RunReportData) -> str:
         ]
         for p in data.permissions
     ]
-    parts.append(
-        _table_section(
-            PERMISSIONS,
-            permissions,
-            _host_word("permissions", any(p.host_attested for p in data.permissions)),
-        )
-    )
+    host_word = any(p.host_attested for p in data.permissions)
+    parts.append(_table_section(PERMISSIONS, permissions, host_word=host_word))
     budgets = [
         [
             escape(b.name),
