@@ -90,6 +90,7 @@ if typing.TYPE_CHECKING:
         child_scope as child_scope,
         exhausted_summary as exhausted_summary,
         load_child_scope as load_child_scope,
+        parse_time as parse_time,
         progress_summary as progress_summary,
         reopen_casts as reopen_casts,
         seconds as seconds,

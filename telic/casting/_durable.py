@@ -35,6 +35,7 @@ __all__ = [
     "child_scope",
     "exhausted_summary",
     "load_child_scope",
+    "parse_time",
     "progress_summary",
     "reopen_casts",
     "seconds",
@@ -53,9 +54,14 @@ STARTED_EVENT: Final = "cast_started"
 _STOP_REASONS: Final[tuple[StopReason, ...]] = get_args(StopReason)
 
 
+def parse_time(timestamp: str) -> datetime:
+    """Return the aware datetime of a ledger timestamp (``…Z``)."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
 def seconds(timestamp: str) -> float:
     """Return a ledger timestamp (``…Z``) as POSIX seconds: the clock casts measure wall time in."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    return parse_time(timestamp).timestamp()
 
 
 def progress_summary(open_cast: OpenCast) -> str:

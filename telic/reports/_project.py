@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final, Literal
 
-from telic.casting import CONSUMED_EVENT, children_of
+from telic.casting import CONSUMED_EVENT, children_of, parse_time
 from telic.controller import (
     ELICITED_EVENT,
     TERMINAL_STATUSES,
@@ -99,9 +98,7 @@ def deciding_layer(decision: Mapping[str, Any]) -> str:
 
 
 def _ms(earlier: str, later: str) -> int:
-    start = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
-    end = datetime.fromisoformat(later.replace("Z", "+00:00"))
-    return int((end - start).total_seconds() * 1000)
+    return int((parse_time(later) - parse_time(earlier)).total_seconds() * 1000)
 
 
 def _list(body: Body, key: str) -> list[Any]:

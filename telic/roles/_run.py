@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
@@ -54,6 +53,7 @@ from telic.casting import (
     observe,
     packet_artifact,
     packet_uri,
+    parse_time,
     progress_summary,
     read_trace,
     record_progress,
@@ -121,7 +121,6 @@ __all__ = [
     "StartRun",
     "Submit",
     "Validate",
-    "parse_time",
 ]
 
 T = TypeVar("T")
@@ -308,11 +307,6 @@ _CAST_EVENTS = frozenset(
     {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed", *CHILD_EVENTS}
 )
 """A native child's events (written by the host's hook) move a cast's observed spend too."""
-
-
-def parse_time(timestamp: str) -> datetime:
-    """Return the aware datetime of a ledger timestamp (``…Z``)."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
 
 
 @dataclass(frozen=True, slots=True)
