@@ -53,9 +53,7 @@ def packet_rows(
                     need_code="",
                     outcome="",
                     verdict="",
-                    claim="",
                     total_tokens=0,
-                    created_at="",
                     consumption="not observed",
                     cite_kind=None,
                 )
@@ -74,9 +72,7 @@ def packet_rows(
                 need_code=packet.routing.need_code,
                 outcome=packet.outcome,
                 verdict=packet.verdict,
-                claim=packet.claim,
                 total_tokens=packet.counters.total_tokens,
-                created_at=packet.created_at,
                 consumption=consumed,
                 cite_kind=None if record is None else record.cite_kind,
             )

@@ -263,7 +263,7 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
     contract = run.latest("TaskContract")
     if contract is None:
         return ()
-    judged: dict[str, tuple[str, tuple[str, ...], str]] = {}
+    judged: dict[str, tuple[str, tuple[str, ...]]] = {}
     review = run.latest("QualityReview")
     sources = [(result, "acceptanceCoverage") for result in run.all("WorkResult")]
     sources += [] if review is None else [(review, "acceptanceResults")]  # the review judges last
@@ -272,12 +272,11 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
             judged[str(entry.get("criterionId"))] = (
                 str(entry.get("status", "")),
                 run.ids(_list(entry, "evidenceRefs")),
-                judge.record.artifact_id,
             )
     rows = []
     for criterion in _list(contract.body, "acceptanceCriteria"):
         cid = str(criterion.get("id", ""))
-        status, evidence, source = judged.get(cid, ("pending", (), None))
+        status, evidence = judged.get(cid, ("pending", ()))
         rows.append(
             CriterionRow(
                 id=cid,
@@ -285,7 +284,6 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
                 requirement=str(criterion.get("requirement", "")),
                 status=status,
                 evidence=evidence,
-                source=source,
             )
         )
     return tuple(rows)
@@ -361,7 +359,6 @@ def _evidence(run: _Run) -> tuple[EvidenceEntry, ...]:
                 artifact_id=stored.record.artifact_id,
                 kind=_text(body, "kind"),
                 summary=_text(body, "summary"),
-                content_type=_text(body, "contentType"),
                 excerpt=excerpt,
                 total_lines=len(content.splitlines()),
                 total_chars=len(content),
@@ -383,7 +380,6 @@ def _permissions(run: _Run, events: Sequence[TraceRecord]) -> tuple[PermissionRo
         rows.append(
             PermissionRow(
                 sequence=event.sequence,
-                timestamp=event.timestamp,
                 decision="ALLOW" if decision.get("decision") == "allow" else "DENY",
                 capability=str(decision.get("capability", "")),
                 scope=str(decision.get("scope", "")),
@@ -527,7 +523,6 @@ def project(
         next_actions=next_actions,
         artifacts=tuple(
             ArtifactEntry(
-                position=a.record.position,
                 artifact_id=a.record.artifact_id,
                 type=a.record.type,
                 producer=a.record.producer,
