@@ -44,8 +44,6 @@ class BrokerDecision:
     reason_code: Literal["allowed", "policy_denied"]
     summary: str
     """``Allowed by all <n> policies.`` or ``Denied by permission intersection: <names>.``"""
-    refusing: tuple[str, ...]
-    """The policies that refuse alone, by the original's names (ours for the phase)."""
     policy_ref: str
     """The run envelope's artifact reference (the original's ``policyRefs``)."""
 
@@ -109,7 +107,7 @@ def broker_decision(
     decision = decide(layers)
     if decision.allowed:
         summary = f"Allowed by all {len(layers)} policies."
-        return BrokerDecision(decision, "allowed", summary, (), policy_ref)
+        return BrokerDecision(decision, "allowed", summary, policy_ref)
     refusing = tuple(names.get(one.name, one.name) for one in layers if not decide((one,)).allowed)
     summary = f"Denied by permission intersection: {', '.join(refusing)}."
-    return BrokerDecision(decision, "policy_denied", summary, refusing, policy_ref)
+    return BrokerDecision(decision, "policy_denied", summary, policy_ref)
