@@ -1,11 +1,4 @@
-"""Admitting a cast: the contract's checks against the run's state, purely.
-
-``admit_cast`` gathers the facts ``telic_packets.check_cast`` needs from the run — is a work node
-executing, may its executor spawn (``spawn_problem``: ``subagent.spawn`` among the node's
-``allowedTools`` and allowed by its permissions), how many casts the caller already started, how
-deep it is, how many casts of the run are open at once against ``maximumParallelWorkers`` — and
-the contract decides in its precedence. An admitted cast gets a fresh-context ``Handoff`` and
-the child's permissions, a subset of its caller's.
+"""Admitting a cast: the contract's checks against the run's state, purely (``admit_cast``).
 
 A handoff's pointers obey the rules every other reference obeys: an ``artifact://`` pointer
 names an existing artifact of this run (``REF-SAME-RUN``, ``REF-EXISTS``, no system

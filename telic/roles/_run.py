@@ -10,11 +10,8 @@ restarts anything, and the service raises it once.
 A run actor handles its messages one at a time, and the ``Controller``'s ledger commit is fenced
 by the run version, so writers in other processes are kept out too. After each accepted decision
 the actor records packet consumption and seals casts whose node is no longer executing: no cast
-disappears. Open casts are kept in memory only as a copy of what the ledger holds, validated
-against it before every cast message: when another writer (a second server on the same
-PostgreSQL ledger) cast, reported, returned or sealed since this actor last looked, the copy is
-rebuilt from the ledger. A cast whose wall budget or grace runs out is handled on time: the
-service's deadline keeper sends ``Expire``.
+disappears. Its open casts are a copy of what the ledger holds (``_sync_casts``); the service's
+deadline keeper sends ``Expire`` when a cast's wall budget or grace runs out.
 """
 
 from __future__ import annotations
@@ -787,10 +784,7 @@ class RunActor(Actor[RunMessage]):
     # ------------------------------------------------------------------ permissions
 
     async def _check_tool(self, message: CheckTool) -> BrokerDecision:
-        """Decide a host's pre-action question and trace it (``docs/protocol.md`` §2, tool
-        ``telic_check_tool_action``): with the original's token, the token is checked first
-        and the decision is recorded as ``broker_decision``; without it, as
-        ``permission_checked``. Both dialects decide with the same three layers."""
+        """Decide a host's pre-action question and trace it (``Service.broker_check``)."""
         deps = self._deps
         capability, target, token = message.capability, message.target, message.token
         state = await deps.controller.load(self._run_id)
