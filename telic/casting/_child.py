@@ -353,23 +353,19 @@ def judge_child_call(
     layers, then the pointers (a repository path outside them is denied by ``cast_pointers``).
     """
     after = observed.plus_call()
-    if exhausted:
+    if exhausted or after.turns > scope.max_turns:
+        code = "cast_exhausted" if exhausted else "turn_capped"
         reason = (
             f"cast {scope.cast_id} is exhausted ({observed.turns} turns observed of "
-            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls "
-            "(layer: cast_budget; cast_exhausted)"
-        )
-        named = _named_target(asks, scope.layer, repository_root)
-        return ChildJudgement(False, reason, "cast_budget", "cast_exhausted", after, False, named)
-    if after.turns > scope.max_turns:
-        reason = (
-            f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
+            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls"
+            if exhausted
+            else f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
             f"(this call would be turn {after.turns}, observed by Telic): return the typed "
-            "partial packet now (stopReason turn_capped), with no more tool calls "
-            "(layer: cast_budget; turn_capped)"
+            "partial packet now (stopReason turn_capped), with no more tool calls"
         )
         named = _named_target(asks, scope.layer, repository_root)
-        return ChildJudgement(False, reason, "cast_budget", "turn_capped", after, True, named)
+        reason += f" (layer: cast_budget; {code})"
+        return ChildJudgement(False, reason, "cast_budget", code, after, not exhausted, named)
     layers = (*run_layers, scope.layer)
     reasons = []
     scopes: list[str | None] = []

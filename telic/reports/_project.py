@@ -409,23 +409,15 @@ def _budgets(run: _Run, record: RunRecord, events: Sequence[TraceRecord]) -> tup
         if action.get("status") != "skipped"
     )
     rows = [
-        BudgetRow(
-            name="Prompt revisions",
-            used=revisions - record.prompt_revisions_remaining,
-            limit=revisions,
-        ),
-        BudgetRow(
-            name="Post-execution remediations",
-            used=remediations - record.remediations_remaining,
-            limit=remediations,
-        ),
-        BudgetRow(name="Clarifications", used=len(run.all("ClarificationRequest")), limit=1),
-        BudgetRow(name="Plan tool-call reservations", used=reserved, limit=MAX_PLAN_TOOL_CALLS),
-        BudgetRow(name="Actions reported (of reserved calls)", used=actions, limit=reserved),
-        BudgetRow(name="Artifacts", used=len(run.artifacts), limit=2048),
-        BudgetRow(name="Trace events", used=len(events), limit=10_000),
+        ("Prompt revisions", revisions - record.prompt_revisions_remaining, revisions),
+        ("Post-execution remediations", remediations - record.remediations_remaining, remediations),
+        ("Clarifications", len(run.all("ClarificationRequest")), 1),
+        ("Plan tool-call reservations", reserved, MAX_PLAN_TOOL_CALLS),
+        ("Actions reported (of reserved calls)", actions, reserved),
+        ("Artifacts", len(run.artifacts), 2048),
+        ("Trace events", len(events), 10_000),
     ]
-    return tuple(rows)
+    return tuple(BudgetRow(name=name, used=used, limit=limit) for name, used, limit in rows)
 
 
 def _artifact_summary(stored: Stored) -> str:
