@@ -89,10 +89,6 @@ class Observed(NamedTuple):
     turns: int = 0
     tool_calls: int = 0
 
-    def plus_call(self) -> Observed:
-        """The spend after one more observed call (one turn each, see the module docstring)."""
-        return Observed(self.turns + 1, self.tool_calls + 1)
-
 
 def call_summary(cast_id: str, agent_id: str, observed: Observed, *, allowed: bool) -> str:
     """The ``cast_call`` summary: the cumulative observed spend after one call."""
@@ -352,7 +348,7 @@ def judge_child_call(
     (an exhausted cast, or a call past ``max_turns``, is denied by ``cast_budget``), then the
     layers, then the pointers (a repository path outside them is denied by ``cast_pointers``).
     """
-    after = observed.plus_call()
+    after = Observed(observed.turns + 1, observed.tool_calls + 1)  # a turn per call, see above
     if exhausted or after.turns > scope.max_turns:
         code = "cast_exhausted" if exhausted else "turn_capped"
         reason = (

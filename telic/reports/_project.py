@@ -342,18 +342,14 @@ def _verifications(run: _Run) -> tuple[VerificationRow, ...]:
     return tuple(rows)
 
 
-def _excerpt(text: str) -> str:
-    lines = text.splitlines(keepends=True)[:EXCERPT_LINES]
-    return "".join(lines)[:EXCERPT_CHARS].rstrip("\n")
-
-
 def _evidence(run: _Run) -> tuple[EvidenceEntry, ...]:
     entries = []
     for stored in run.all("Evidence"):
         body = stored.body
         content = _text(body, "content")
         binary = _text(body, "encoding") == "base64"
-        excerpt = "" if binary else _excerpt(content)
+        head = "".join(content.splitlines(keepends=True)[:EXCERPT_LINES])
+        excerpt = "" if binary else head[:EXCERPT_CHARS].rstrip("\n")
         entries.append(
             EvidenceEntry(
                 artifact_id=stored.record.artifact_id,
