@@ -224,8 +224,5 @@ async def load_child_scope(
     """
     state = await Controller(ledger).load(run_id)
     events = await read_trace(ledger, run_id)
-    policy = state.latest("CastPolicy")
-    registry = effective_registry(
-        server_cast_types, () if policy is None else tuple(policy.body.cast_types)
-    )
+    registry = effective_registry(server_cast_types, state)
     return child_scope(state, events, registry=registry, cast_id=cast_id)

@@ -91,7 +91,6 @@ from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record
 from telic_actors import Actor, ActorRef, Ask
 from telic_packets import (
     CastType,
-    CastTypeRegistry,
     ConsumptionRecord,
     Packet,
     PacketRefusal,
@@ -520,7 +519,9 @@ class RunActor(Actor[RunMessage]):
         before = next_deadline(slot.casts.values())
         if rebuild:
             trace = await read_trace(self._deps.ledger, self._run_id)
-            slot.casts = reopen_casts(state, trace, registry=self._registry(state))
+            slot.casts = reopen_casts(
+                state, trace, registry=effective_registry(self._deps.server_cast_types, state)
+            )
         slot.synced = now
         slot.own.clear()
         try:
@@ -534,12 +535,6 @@ class RunActor(Actor[RunMessage]):
         """Note cast records this process wrote, so that ``_sync_casts`` does not rebuild."""
         if self._slot.synced is not None:
             self._slot.own.update(ids)
-
-    def _registry(self, state: RunState) -> CastTypeRegistry:
-        policy = state.latest("CastPolicy")
-        return effective_registry(
-            self._deps.server_cast_types, () if policy is None else tuple(policy.body.cast_types)
-        )
 
     def _stamp(self) -> tuple[str, float]:
         """One reading of the run clock: its timestamp and the same instant in seconds."""
@@ -564,7 +559,7 @@ class RunActor(Actor[RunMessage]):
         admission = admit_cast(
             state,
             request,
-            registry=self._registry(state),
+            registry=effective_registry(self._deps.server_cast_types, state),
             open_casts=self._slot.casts,
             cast_id="cast-" + deps.new_id(),
             now=at,
