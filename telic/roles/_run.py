@@ -639,7 +639,7 @@ class RunActor(Actor[RunMessage]):
                 summary=progress_summary(open_cast),
             )
         ]
-        if status.newly_exhausted:
+        if status.exhausted:
             events.append(self._exhausted_event(run, open_cast, now))
         await self._deps.ledger.record_events(self._run_id, events)
         self._wrote(*(e.event_id or "" for e in events))
