@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from importlib.metadata import PackageNotFoundError, version
 
 from telic._errors import IntegrityError, NotFound
-from telic.casting import read_trace
+from telic.casting import HARNESS, read_trace
 from telic.controller import DigestStatus, digest_status, replay_report, run_phase, run_topology
 from telic.ledger import Ledger, utc_now
 from telic.reports._model import IndexEntry, RunReportData
@@ -59,10 +58,7 @@ async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]
 
 def generator_version() -> str:
     """Return the installed ``telic`` distribution's version (the report generator's version)."""
-    try:
-        return version("telic")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
+    return HARNESS.version
 
 
 async def load_run_report(
