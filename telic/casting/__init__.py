@@ -1,11 +1,8 @@
 """Casting: native-subagent children that may return only evidence packets.
 
 While a work node executes, its executor may cast children. ``admit_cast`` applies the contract's
-checks in its precedence (routing reason, enabled cast type, need code, budget within the type's
-ceilings, an executing node, ``subagent.spawn`` among the node's allowedTools and permitted
-(``spawn_problem``), the node's ``maximumChildren``, the run's ``maximumSubagentDepth``, then its
-``maximumParallelWorkers`` casts open at once) and hands the child a fresh-context ``Handoff`` and
-permissions that are a subset of its caller's. ``record_progress`` keeps monotonic counters and
+checks in its precedence and hands the child a fresh-context ``Handoff`` and permissions that are
+a subset of its caller's. ``record_progress`` keeps monotonic counters and
 marks a cast exhausted when a cap is crossed; ``seal_return`` verifies the child's quotes against
 the run's archive and seals the packet (``seal_unreturned`` seals a child that never came back as
 ``cancelled``). Every fact of an open cast is chained in the ledger (``reopen_casts`` rebuilds the
@@ -90,6 +87,7 @@ if typing.TYPE_CHECKING:
         child_scope as child_scope,
         exhausted_summary as exhausted_summary,
         load_child_scope as load_child_scope,
+        parse_time as parse_time,
         progress_summary as progress_summary,
         reopen_casts as reopen_casts,
         seconds as seconds,

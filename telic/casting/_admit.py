@@ -1,11 +1,4 @@
-"""Admitting a cast: the contract's checks against the run's state, purely.
-
-``admit_cast`` gathers the facts ``telic_packets.check_cast`` needs from the run — is a work node
-executing, may its executor spawn (``spawn_problem``: ``subagent.spawn`` among the node's
-``allowedTools`` and allowed by its permissions), how many casts the caller already started, how
-deep it is, how many casts of the run are open at once against ``maximumParallelWorkers`` — and
-the contract decides in its precedence. An admitted cast gets a fresh-context ``Handoff`` and
-the child's permissions, a subset of its caller's.
+"""Admitting a cast: the contract's checks against the run's state, purely (``admit_cast``).
 
 A handoff's pointers obey the rules every other reference obeys: an ``artifact://`` pointer
 names an existing artifact of this run (``REF-SAME-RUN``, ``REF-EXISTS``, no system
@@ -328,7 +321,6 @@ def admit_cast(
     problem: str | None = None
     if executing is None or (request.parent_cast_id is not None and parent is None):
         context = _NOT_EXECUTING  # no node executes, or the calling child's cast is not open
-        plan_uri = ""
     else:
         plan, node = executing
         problem = spawn_problem(state, node)
@@ -354,7 +346,6 @@ def admit_cast(
             in_flight=len(open_casts),
             max_in_flight=state.envelope.budgets.maximum_parallel_workers,
         )
-        plan_uri = plan.uri
     try:
         grant = check_cast(
             cast_type=request.cast_type,
@@ -368,7 +359,7 @@ def admit_cast(
             raise CastRefusal("spawn_not_permitted", problem) from None
         raise
     assert executing is not None  # check_cast refused a cast while no node executes
-    node = executing[1]
+    plan, node = executing
     if parent is not None:
         _check_within_parent(grant.budget, parent, now)
     _check_packet_refs(state, request.packet_refs)
@@ -397,7 +388,7 @@ def admit_cast(
         max_depth=context.max_depth,
     )
     check_pointers(state, request.pointers, permissions, resolve=resolve)
-    return Admission(cast, grant, handoff, permissions, depth, plan_uri)
+    return Admission(cast, grant, handoff, permissions, depth, plan.uri)
 
 
 def _check_within_parent(budget: CastBudget, parent: OpenCast, now: float) -> None:

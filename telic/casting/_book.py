@@ -37,14 +37,10 @@ def stop_reason_of(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -
 
 def cap_reached(*, turns: int, total_tokens: int, wall_ms: int, cast: Cast) -> StopReason | None:
     """Return the first budget cap the counters reached (at or past it), or None."""
-    budget = cast.budget
-    if turns >= budget.max_turns:
-        return "turn_capped"
-    if total_tokens >= budget.max_total_tokens:
-        return "token_capped"
-    if budget.max_wall_ms is not None and wall_ms >= budget.max_wall_ms:
-        return "wall_capped"
-    return None
+    # Counters are whole numbers: reaching a cap is going past it one unit later.
+    return stop_reason_of(
+        turns=turns + 1, total_tokens=total_tokens + 1, wall_ms=wall_ms + 1, cast=cast
+    )
 
 
 @dataclass(slots=True)
@@ -114,4 +110,11 @@ class OpenCast:
             wall_ms=self.wall_ms(now),
             evidence_proposed=0,
             evidence_verified=0,
+        )
+
+    def spent(self, now: float) -> tuple[Counters, StopReason | None]:
+        """The counters reached at ``now`` and the cap they went past (the recorded one first)."""
+        c = self.counters(now)
+        return c, self.stop_reason or stop_reason_of(
+            turns=c.turns, total_tokens=c.total_tokens, wall_ms=c.wall_ms, cast=self.cast
         )

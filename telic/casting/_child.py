@@ -89,10 +89,6 @@ class Observed(NamedTuple):
     turns: int = 0
     tool_calls: int = 0
 
-    def plus_call(self) -> Observed:
-        """The spend after one more observed call (one turn each, see the module docstring)."""
-        return Observed(self.turns + 1, self.tool_calls + 1)
-
 
 def call_summary(cast_id: str, agent_id: str, observed: Observed, *, allowed: bool) -> str:
     """The ``cast_call`` summary: the cumulative observed spend after one call."""
@@ -352,24 +348,20 @@ def judge_child_call(
     (an exhausted cast, or a call past ``max_turns``, is denied by ``cast_budget``), then the
     layers, then the pointers (a repository path outside them is denied by ``cast_pointers``).
     """
-    after = observed.plus_call()
-    if exhausted:
+    after = Observed(observed.turns + 1, observed.tool_calls + 1)  # a turn per call, see above
+    if exhausted or after.turns > scope.max_turns:
+        code = "cast_exhausted" if exhausted else "turn_capped"
         reason = (
             f"cast {scope.cast_id} is exhausted ({observed.turns} turns observed of "
-            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls "
-            "(layer: cast_budget; cast_exhausted)"
-        )
-        named = _named_target(asks, scope.layer, repository_root)
-        return ChildJudgement(False, reason, "cast_budget", "cast_exhausted", after, False, named)
-    if after.turns > scope.max_turns:
-        reason = (
-            f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
+            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls"
+            if exhausted
+            else f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
             f"(this call would be turn {after.turns}, observed by Telic): return the typed "
-            "partial packet now (stopReason turn_capped), with no more tool calls "
-            "(layer: cast_budget; turn_capped)"
+            "partial packet now (stopReason turn_capped), with no more tool calls"
         )
         named = _named_target(asks, scope.layer, repository_root)
-        return ChildJudgement(False, reason, "cast_budget", "turn_capped", after, True, named)
+        reason += f" (layer: cast_budget; {code})"
+        return ChildJudgement(False, reason, "cast_budget", code, after, not exhausted, named)
     layers = (*run_layers, scope.layer)
     reasons = []
     scopes: list[str | None] = []

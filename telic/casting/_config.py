@@ -12,12 +12,15 @@ import json
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import ValidationError
 
 from telic._errors import ContextSecurityError, Issue, SchemaViolation, UsageError
 from telic_packets import CastType, CastTypeRegistry
+
+if TYPE_CHECKING:
+    from telic.controller import RunState
 
 __all__ = [
     "CONFIG_NAMES",
@@ -104,10 +107,10 @@ def find_config(state_dir: Path, repository_root: Path) -> Path | None:
     return None
 
 
-def effective_registry(
-    server: Sequence[CastType], run: Sequence[CastType] = ()
-) -> CastTypeRegistry:
-    """Return the registry a run casts against: server entries, overridden by the run's own."""
-    entries = {entry.cast_type: entry for entry in server}
-    entries.update({entry.cast_type: entry for entry in run})
+def effective_registry(server: Sequence[CastType], state: RunState) -> CastTypeRegistry:
+    """Return the registry a run casts against: server entries, overridden by the entries of
+    the run's ``CastPolicy`` (the ``cast_types`` it was started with)."""
+    policy = state.latest("CastPolicy")
+    run = () if policy is None else policy.body.cast_types
+    entries = {entry.cast_type: entry for entry in (*server, *run)}
     return CastTypeRegistry(cast_types=[entries[name] for name in sorted(entries)])

@@ -21,8 +21,8 @@ from telic.casting._admit import _max_depth, child_permissions
 from telic.casting._book import OpenCast
 from telic.casting._child import ChildScope, children_of, pointer_paths
 from telic.casting._config import effective_registry
-from telic.casting._observe import read_trace
-from telic.controller import Controller, RunState, StoredArtifact
+from telic.casting._observe import parent_casts, read_trace
+from telic.controller import Controller, RunState
 from telic.ledger import Ledger, TraceRecord
 from telic.permissions import Layer
 from telic.protocol import PermissionSet
@@ -35,6 +35,7 @@ __all__ = [
     "child_scope",
     "exhausted_summary",
     "load_child_scope",
+    "parse_time",
     "progress_summary",
     "reopen_casts",
     "seconds",
@@ -53,9 +54,14 @@ STARTED_EVENT: Final = "cast_started"
 _STOP_REASONS: Final[tuple[StopReason, ...]] = get_args(StopReason)
 
 
+def parse_time(timestamp: str) -> datetime:
+    """Return the aware datetime of a ledger timestamp (``…Z``)."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
 def seconds(timestamp: str) -> float:
     """Return a ledger timestamp (``…Z``) as POSIX seconds: the clock casts measure wall time in."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    return parse_time(timestamp).timestamp()
 
 
 def progress_summary(open_cast: OpenCast) -> str:
@@ -111,12 +117,6 @@ def _stop(facts: dict[str, object]) -> StopReason | None:
     return None
 
 
-def _parent_id(record: StoredArtifact) -> str | None:
-    if len(record.source_refs) < 2:
-        return None
-    return record.source_refs[1].rsplit("/", 1)[-1]
-
-
 def _pointers(events: Iterable[TraceRecord]) -> dict[str, tuple[str, ...]]:
     """Cast id → its handoff's pointers: a ``cast_started`` event's input refs after the plan,
     its output ref the cast's URI (``artifact://run/<cast id>``)."""
@@ -164,10 +164,12 @@ def reopen_casts(
     facts = _facts(events)
     children = children_of((e.event_type, e.decision_summary) for e in events)
     pointers = _pointers(events)
+    parents = parent_casts(state)
     built: dict[str, OpenCast] = {}
     for record in records:  # oldest first: a parent is always built before its children
         cast = record.body
-        parent = built.get(_parent_id(record) or "")
+        parent_id = parents[record.id]
+        parent = built.get(parent_id or "")
         plan = state.by_uri(record.source_refs[0]) if record.source_refs else None
         node = None
         if plan is not None and plan.type == "WorkPlan":
@@ -175,7 +177,7 @@ def reopen_casts(
         entry = registry.get(cast.cast_type)
         permissions = PermissionSet.empty()
         depth = 1 if parent is None else parent.depth + 1
-        if node is not None and (parent is not None or _parent_id(record) is None):
+        if node is not None and (parent is not None or parent_id is None):
             caller = node.permissions if parent is None else parent.permissions
             permissions = child_permissions(
                 caller,
@@ -190,7 +192,7 @@ def reopen_casts(
             depth=depth,
             plan_uri=record.source_refs[0] if record.source_refs else "",
             started_at=seconds(record.created_at),
-            parent_cast_id=_parent_id(record),
+            parent_cast_id=parent_id,
             turns=_count(known, "turns"),
             tool_calls=_count(known, "toolCalls"),
             input_tokens=_count(known, "inputTokens"),
@@ -222,8 +224,5 @@ async def load_child_scope(
     """
     state = await Controller(ledger).load(run_id)
     events = await read_trace(ledger, run_id)
-    policy = state.latest("CastPolicy")
-    registry = effective_registry(
-        server_cast_types, () if policy is None else tuple(policy.body.cast_types)
-    )
+    registry = effective_registry(server_cast_types, state)
     return child_scope(state, events, registry=registry, cast_id=cast_id)

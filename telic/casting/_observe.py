@@ -23,7 +23,7 @@ same marks beside them as data.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -104,15 +104,6 @@ def observe(
     ]
 
 
-def _records(events: Iterable[TraceRecord]) -> dict[str, ConsumptionRecord]:
-    found: dict[str, ConsumptionRecord] = {}
-    for event in events:
-        if event.event_type == CONSUMED_EVENT:
-            record = ConsumptionRecord.from_wire(json.loads(event.decision_summary))
-            found.setdefault(record.packet_id, record)
-    return found
-
-
 async def read_trace(ledger: Ledger, run_id: str, after: int = 0) -> list[TraceRecord]:
     """Every trace event of ``run_id`` after sequence ``after``, in order. Raises ``NotFound``."""
     events: list[TraceRecord] = []
@@ -131,12 +122,11 @@ async def consumption_records(ledger: Ledger, run_id: str) -> dict[str, Consumpt
     return found
 
 
-async def observed_spend(ledger: Ledger, run_id: str) -> dict[str, tuple[int, int]]:
+async def observed_spend(ledger: Ledger, run_id: str) -> Mapping[str, tuple[int, int]]:
     """Return cast id → the (turns, tool calls) Telic observed its native child spend, read
     from the run's ``cast_call`` events (only casts whose child the host's hook saw)."""
     events = await read_trace(ledger, run_id)
-    observed = children_of((e.event_type, e.decision_summary) for e in events).observed
-    return {cast_id: (spend.turns, spend.tool_calls) for cast_id, spend in observed.items()}
+    return children_of((e.event_type, e.decision_summary) for e in events).observed
 
 
 async def consumption_since(
@@ -148,8 +138,10 @@ async def consumption_since(
         The last sequence read, where the next call may start (the trace only grows).
     """
     events = await read_trace(ledger, run_id, after)
-    for packet_id, record in _records(events).items():
-        found.setdefault(packet_id, record)
+    for event in events:
+        if event.event_type == CONSUMED_EVENT:
+            record = ConsumptionRecord.from_wire(json.loads(event.decision_summary))
+            found.setdefault(record.packet_id, record)
     return events[-1].sequence if events else after
 
 
@@ -196,14 +188,7 @@ def run_digest(
     ``observed`` (cast id → turns and tool calls Telic saw a native child spend, from
     ``children_of``) stands beside the self-reported tokens.
     """
-    return render_digest(
-        (
-            (artifact.body, records.get(artifact.body.packet_id))
-            for artifact in state.all("EvidencePacket")
-        ),
-        marked=True,
-        observed=observed,
-    )
+    return render_digest(_with_records(state, records), marked=True, observed=observed)
 
 
 def run_digest_view(
@@ -216,10 +201,11 @@ def run_digest_view(
     The same packets in the same order as ``run_digest``; what its marked lines add
     (consumption, self-reported tokens, observed spend) is in ``marks``, never in a line.
     """
-    return digest_view(
-        (
-            (artifact.body, records.get(artifact.body.packet_id))
-            for artifact in state.all("EvidencePacket")
-        ),
-        observed=observed,
-    )
+    return digest_view(_with_records(state, records), observed=observed)
+
+
+def _with_records(
+    state: RunState, records: Mapping[str, ConsumptionRecord]
+) -> Iterator[tuple[Packet, ConsumptionRecord | None]]:
+    for artifact in state.all("EvidencePacket"):
+        yield artifact.body, records.get(artifact.body.packet_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from telic._errors import Issue, SchemaViolation
-from telic.casting._book import OpenCast, stop_reason_of
+from telic.casting._book import OpenCast
 from telic_packets import Counters, PacketRefusal, StopReason
 
 __all__ = ["ProgressStatus", "record_progress"]
@@ -18,12 +18,8 @@ class ProgressStatus:
     cast_id: str
     counters: Counters
     """The counters reached (never lower than any earlier report)."""
-    exhausted: bool
-    """Whether a cap was crossed: the child must now return a partial."""
     stop_reason: StopReason | None
-    """The cap that was crossed, when exhausted."""
-    newly_exhausted: bool
-    """Whether this report crossed the cap."""
+    """The cap this report crossed (an exhausted cast takes no more reports), or None."""
     calls_through_telic: int
     """Calls the child made through Telic for this cast: accepted progress reports and casts."""
     reported_turns: int
@@ -34,6 +30,11 @@ class ProgressStatus:
     """Turns of a native child Telic observed through the host's hook."""
     observed_tool_calls: int
     """Tool calls of a native child Telic observed through the host's hook."""
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether this report crossed a cap: the child must now return a partial."""
+        return self.stop_reason is not None
 
     def to_wire(self) -> dict[str, object]:
         """Return the camelCase status a tool result carries.
@@ -105,21 +106,13 @@ def record_progress(
     open_cast.tool_calls = max(open_cast.tool_calls, reported["tool_calls"])
     open_cast.input_tokens = max(open_cast.input_tokens, reported["input_tokens"])
     open_cast.output_tokens = max(open_cast.output_tokens, reported["output_tokens"])
-    counters = open_cast.counters(now)
-    stop = stop_reason_of(
-        turns=counters.turns,
-        total_tokens=counters.total_tokens,
-        wall_ms=counters.wall_ms,
-        cast=open_cast.cast,
-    )
+    counters, stop = open_cast.spent(now)
     open_cast.stop_reason = stop
     open_cast.reports += 1
     return ProgressStatus(
         open_cast.cast_id,
         counters,
-        stop is not None,
         stop,
-        stop is not None,
         calls_through_telic=open_cast.calls_through_telic,
         reported_turns=open_cast.turns,
         reported_tool_calls=open_cast.tool_calls,

@@ -14,16 +14,14 @@ from datetime import datetime
 from importlib import metadata
 from typing import Final
 
-from telic.casting._book import OpenCast, cap_reached, stop_reason_of
+from telic.casting._book import OpenCast, cap_reached
 from telic.controller import RunState, StoredArtifact
 from telic.protocol import decode_evidence_content
 from telic_packets import (
     ChildReturn,
-    Counters,
     Harness,
     Outcome,
     Packet,
-    StopReason,
     Verifier,
     parse_child_return,
     seal_packet,
@@ -114,21 +112,17 @@ def seal_return(
             ``packet_too_large``.
     """
     child: ChildReturn = parse_child_return(raw)
-    counters = open_cast.counters(clock())
-    turns, tokens, wall = counters.turns, counters.total_tokens, counters.wall_ms
-    cast = open_cast.cast
-    outcome: Outcome = "completed"
-    stop = open_cast.stop_reason or stop_reason_of(
-        turns=turns, total_tokens=tokens, wall_ms=wall, cast=cast
-    )
-    if stop is not None:
-        # Past a cap: a return with remaining items is the partial; any other return is
-        # answered with budget_exhausted_requires_partial by the contract's own check.
-        outcome = "partial" if child.remaining else "completed"
-    elif child.remaining:
-        reached = cap_reached(turns=turns, total_tokens=tokens, wall_ms=wall, cast=cast)
-        if reached is not None:  # at a cap exactly, a child may still leave work undone
-            outcome, stop = "partial", reached
+    counters, stop = open_cast.spent(clock())
+    if stop is None and child.remaining:  # at a cap exactly, a child may still leave work undone
+        stop = cap_reached(
+            turns=counters.turns,
+            total_tokens=counters.total_tokens,
+            wall_ms=counters.wall_ms,
+            cast=open_cast.cast,
+        )
+    # Past a cap, a return without remaining items is answered with
+    # budget_exhausted_requires_partial by the contract's own check.
+    outcome: Outcome = "partial" if child.remaining and stop is not None else "completed"
     return seal_packet(
         child,
         cast=open_cast.cast,
@@ -156,13 +150,7 @@ def seal_unreturned(
     No cast disappears: a cancelled run, a finished node, a wall-clock cap or a closed session
     all end in such a packet. An exhausted cast keeps its stop reason.
     """
-    counters: Counters = open_cast.counters(clock())
-    stop: StopReason | None = open_cast.stop_reason or stop_reason_of(
-        turns=counters.turns,
-        total_tokens=counters.total_tokens,
-        wall_ms=counters.wall_ms,
-        cast=open_cast.cast,
-    )
+    counters, stop = open_cast.spent(clock())
     return seal_packet(
         ChildReturn(claim=""),
         cast=open_cast.cast,

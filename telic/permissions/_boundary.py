@@ -1,10 +1,6 @@
 """What each capability of a phase covers, in one line each: the boundary before it bites.
 
-A host learns from ``effectivePermissions`` which capabilities it has, but not what they mean:
-that ``shell.inspect`` is six typed reads and running a test is ``shell.execute``, that only the
-exact allowlisted commands run, that reading a file outside the read scopes is outside the
-phase. ``boundary`` says so for each capability a permission set grants, before the host acts;
-the server puts it beside every phase ``nextAction`` (``docs/protocol.md`` §3.2). Pure.
+The server puts ``boundary`` beside every phase ``nextAction`` (``docs/protocol.md`` §3.2). Pure.
 """
 
 from __future__ import annotations

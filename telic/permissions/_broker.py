@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from telic.permissions._decision import Decision, Layer, authorize_action, permission_record
@@ -43,8 +44,6 @@ class BrokerDecision:
     reason_code: Literal["allowed", "policy_denied"]
     summary: str
     """``Allowed by all <n> policies.`` or ``Denied by permission intersection: <names>.``"""
-    refusing: tuple[str, ...]
-    """The policies that refuse alone, by the original's names (ours for the phase)."""
     policy_ref: str
     """The run envelope's artifact reference (the original's ``policyRefs``)."""
 
@@ -97,28 +96,18 @@ def broker_decision(
         policy_ref: the run envelope's artifact reference.
         repository_root, resolve, protected_granted: as for ``authorize_action``.
     """
-    decision = authorize_action(
+    decide = partial(
+        authorize_action,
         capability,
         target,
-        layers,
         repository_root=repository_root,
         resolve=resolve,
         protected_granted=protected_granted,
     )
+    decision = decide(layers)
     if decision.allowed:
         summary = f"Allowed by all {len(layers)} policies."
-        return BrokerDecision(decision, "allowed", summary, (), policy_ref)
-    refusing = tuple(
-        names.get(layer.name, layer.name)
-        for layer in layers
-        if not authorize_action(
-            capability,
-            target,
-            (layer,),
-            repository_root=repository_root,
-            resolve=resolve,
-            protected_granted=protected_granted,
-        ).allowed
-    )
+        return BrokerDecision(decision, "allowed", summary, policy_ref)
+    refusing = tuple(names.get(one.name, one.name) for one in layers if not decide((one,)).allowed)
     summary = f"Denied by permission intersection: {', '.join(refusing)}."
-    return BrokerDecision(decision, "policy_denied", summary, refusing, policy_ref)
+    return BrokerDecision(decision, "policy_denied", summary, policy_ref)

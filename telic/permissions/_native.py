@@ -2,8 +2,7 @@
 
 A host reads before it frames, plans or reviews (a planner looks at the file it will plan a
 change to), and the phases before execution grant no ``repository.read`` of their own. The hook
-(``telic hook``) and the original's dialect of ``telic_check_tool_action`` ask this one question
-of a decision the three layers made; ``docs/hosts.md`` states the widening. Pure.
+and the original's dialect of ``telic_check_tool_action`` ask ``reopens_read``. Pure.
 """
 
 from __future__ import annotations

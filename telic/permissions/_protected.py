@@ -49,15 +49,11 @@ _HFS_IGNORED: Final = dict.fromkeys(
 """The code points HFS+ leaves out when it compares names (``str.translate`` deletes them)."""
 
 
-def _plain(segment: str) -> str:
-    return segment.translate(_HFS_IGNORED).rstrip(". ").lower()
-
-
 def protected_pattern(path: str) -> str | None:
     """Return the ``PROTECTED_PATHS`` entry that covers the repo-relative ``path``, or ``None``."""
     if path == ".":
         return None
-    segments = [_plain(s) for s in path.split("/")]
+    segments = [s.translate(_HFS_IGNORED).rstrip(". ").lower() for s in path.split("/")]
     for index, segment in enumerate(segments):
         if segment == ".git" or _SHORT_GIT.fullmatch(segment):
             return ".git/**" if index == 0 else "**/.git/**"

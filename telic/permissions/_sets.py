@@ -86,12 +86,6 @@ def scope_covers(capability: Capability, parent: str, child: str) -> bool:
     return child.startswith(prefix) and not any(segment.startswith(".") for segment in rest)
 
 
-def _meet(capability: Capability, left: Sequence[str], right: Sequence[str]) -> list[str]:
-    kept = [s for s in left if any(scope_covers(capability, p, s) for p in right)]
-    kept += [s for s in right if any(scope_covers(capability, p, s) for p in left)]
-    return list(dict.fromkeys(kept))
-
-
 def _covered(capability: Capability, child: Sequence[str], parent: Sequence[str]) -> bool:
     return all(any(scope_covers(capability, p, c) for p in parent) for c in child)
 
@@ -104,7 +98,9 @@ def intersect(left: PermissionSet, right: PermissionSet) -> PermissionSet:
         if isinstance(mine, bool) or isinstance(theirs, bool):
             values[capability] = bool(mine) and bool(theirs)
         else:
-            values[capability] = _meet(capability, mine, theirs)
+            kept = [s for s in mine if any(scope_covers(capability, p, s) for p in theirs)]
+            kept += [s for s in theirs if any(scope_covers(capability, p, s) for p in mine)]
+            values[capability] = list(dict.fromkeys(kept))
     ls, rs = left.subagents, right.subagents
     return build(
         values,

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
+from telic.reports._model import RunReportData
+
 __all__ = [
+    "Style",
     "anchor",
+    "claim_cells",
+    "criterion_cells",
     "duration",
     "md",
     "md_code",
+    "permission_cells",
     "terminal_block",
     "terminal_text",
     "tone",
+    "verification_cells",
 ]
 
 _MD_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
@@ -118,3 +127,80 @@ def tone(value: str) -> str:
     if value in _WARN:
         return "warn"
     return "neutral"
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a renderer writes the parts of a table cell: untrusted text, an id, a code span, a
+    status word and a link to an artifact of the report."""
+
+    text: Callable[[str], str]
+    ident: Callable[[str], str]
+    code: Callable[[str], str]
+    status: Callable[[str], str]
+    link: Callable[[str], str]
+
+    def links(self, ids: Sequence[str]) -> str:
+        """Links to ``ids``, comma-separated; ``—`` for none."""
+        return ", ".join(self.link(i) for i in ids) if ids else "—"
+
+
+def criterion_cells(s: Style, data: RunReportData) -> list[list[str]]:
+    """The rows of the acceptance-criteria table."""
+    return [
+        [
+            s.ident(c.id),
+            s.text(c.stage),
+            s.text(c.requirement),
+            s.status(c.status),
+            s.links(c.evidence),
+        ]
+        for c in data.criteria
+    ]
+
+
+def claim_cells(s: Style, data: RunReportData) -> list[list[str]]:
+    """The rows of the claim → evidence table."""
+    return [
+        [
+            s.ident(c.claim_id),
+            s.text(c.claim),
+            s.status(c.status),
+            s.text(c.basis),
+            s.text(", ".join(c.criteria)) or "—",
+            s.links(c.evidence),
+            s.link(c.source),
+        ]
+        for c in data.claims
+    ]
+
+
+def verification_cells(s: Style, data: RunReportData) -> list[list[str]]:
+    """The rows of the verification table."""
+    return [
+        [
+            s.ident(v.requirement_id),
+            s.ident(v.capability),
+            "yes" if v.required else "no",
+            s.status(v.status),
+            s.links(v.evidence),
+            s.text(v.description),
+        ]
+        for v in data.verifications
+    ]
+
+
+def permission_cells(s: Style, data: RunReportData) -> list[list[str]]:
+    """The rows of the permission-decisions table."""
+    return [
+        [
+            str(p.sequence),
+            s.status(p.decision),
+            s.ident(p.capability),
+            s.code(p.scope) if p.scope else "—",
+            s.text(p.deciding_layer),
+            s.text(p.reason),
+            "—" if p.artifact_id is None else s.link(p.artifact_id),
+        ]
+        for p in data.permissions
+    ]

@@ -15,7 +15,16 @@ from urllib.parse import quote
 from telic.controller import event_summary, human_time, phase_label, status_label
 from telic.ledger import TraceRecord
 from telic.protocol import MODES
-from telic.reports._format import anchor, duration, tone
+from telic.reports._format import (
+    Style,
+    anchor,
+    claim_cells,
+    criterion_cells,
+    duration,
+    permission_cells,
+    tone,
+    verification_cells,
+)
 from telic.reports._model import (
     ANSWER_SOURCES,
     CLAIMS,
@@ -135,8 +144,12 @@ def _link(artifact_id: str) -> str:
     return f'<a href="#{anchor(artifact_id)}"><code>{escape(artifact_id)}</code></a>'
 
 
-def _links(ids: Sequence[str]) -> str:
-    return ", ".join(_link(i) for i in ids) if ids else "—"
+def _code(text: str) -> str:
+    return f"<code>{escape(text)}</code>"
+
+
+_CELLS: Final = Style(escape, _code, _code, _pill, _link)
+"""Table cells as HTML: every text escaped, ids and scopes as code, statuses as pills."""
 
 
 def _table(section: str, header: Sequence[str], rows: Sequence[Sequence[str]], empty: str) -> str:
@@ -147,13 +160,6 @@ def _table(section: str, header: Sequence[str], rows: Sequence[Sequence[str]], e
     return (
         f'<table id="{section}-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     )
-
-
-def _host_word(section: str, shown: bool) -> str:
-    """The note that a ``shell.execute`` result rests on the host's word, when one does."""
-    if not shown:
-        return ""
-    return f'\n<p class="note" id="{section}-host-word">{escape(SHELL_EXECUTE_NOTE)}</p>'
 
 
 def _section(section: str, title: str, content: str) -> str:
@@ -169,10 +175,16 @@ def _list_section(
     )
 
 
-def _table_section(table: Table, rows: Sequence[Sequence[str]], after: str = "") -> str:
-    """A section holding one table (ids after its section), then ``after``."""
-    content = _table(table.section, table.columns, rows, table.empty)
-    return _section(table.section, table.title, content + after)
+def _table_section(
+    table: Table, rows: Sequence[Sequence[str]], after: str = "", *, host_word: bool = False
+) -> str:
+    """A section holding one table (ids after its section), then ``after``; with ``host_word``,
+    the note that a ``shell.execute`` result rests on the host's word."""
+    content = _table(table.section, table.columns, rows, table.empty) + after
+    if host_word:
+        note = escape(SHELL_EXECUTE_NOTE)
+        content += f'\n<p class="note" id="{table.section}-host-word">{note}</p>'
+    return _section(table.section, table.title, content)
 
 
 def _named(name: str, label: str, pill: bool = False) -> str:
@@ -323,30 +335,8 @@ def render_html(data: RunReportData) -> str:
             for c in data.clarifications
         ]
         parts.append(_table_section(CLARIFICATIONS, asked))
-    criteria = [
-        [
-            f"<code>{escape(c.id)}</code>",
-            escape(c.stage),
-            escape(c.requirement),
-            _pill(c.status),
-            _links(c.evidence),
-        ]
-        for c in data.criteria
-    ]
-    parts.append(_table_section(CRITERIA, criteria))
-    claims = [
-        [
-            f"<code>{escape(c.claim_id)}</code>",
-            escape(c.claim),
-            _pill(c.status),
-            escape(c.basis),
-            escape(", ".join(c.criteria)) or "—",
-            _links(c.evidence),
-            _link(c.source),
-        ]
-        for c in data.claims
-    ]
-    parts.append(_table_section(CLAIMS, claims))
+    parts.append(_table_section(CRITERIA, criterion_cells(_CELLS, data)))
+    parts.append(_table_section(CLAIMS, claim_cells(_CELLS, data)))
     evidence = "".join(_evidence_block(data.run_id, e) for e in data.evidence)
     parts.append(
         _section(
@@ -355,43 +345,12 @@ def render_html(data: RunReportData) -> str:
             evidence or '<p class="empty" id="evidence-empty">No evidence captured.</p>',
         )
     )
-    verifications = [
-        [
-            f"<code>{escape(v.requirement_id)}</code>",
-            f"<code>{escape(v.capability)}</code>",
-            "yes" if v.required else "no",
-            _pill(v.status),
-            _links(v.evidence),
-            escape(v.description),
-        ]
-        for v in data.verifications
-    ]
+    host_word = any(v.host_attested for v in data.verifications)
     parts.append(
-        _table_section(
-            VERIFICATIONS,
-            verifications,
-            _host_word("verification", any(v.host_attested for v in data.verifications)),
-        )
+        _table_section(VERIFICATIONS, verification_cells(_CELLS, data), host_word=host_word)
     )
-    permissions = [
-        [
-            str(p.sequence),
-            _pill(p.decision),
-            f"<code>{escape(p.capability)}</code>",
-            f"<code>{escape(p.scope)}</code>" if p.scope else "—",
-            escape(p.deciding_layer),
-            escape(p.reason),
-            "—" if p.artifact_id is None else _link(p.artifact_id),
-        ]
-        for p in data.permissions
-    ]
-    parts.append(
-        _table_section(
-            PERMISSIONS,
-            permissions,
-            _host_word("permissions", any(p.host_attested for p in data.permissions)),
-        )
-    )
+    host_word = any(p.host_attested for p in data.permissions)
+    parts.append(_table_section(PERMISSIONS, permission_cells(_CELLS, data), host_word=host_word))
     budgets = [
         [
             escape(b.name),

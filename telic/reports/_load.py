@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from importlib.metadata import PackageNotFoundError, version
 
 from telic._errors import IntegrityError, NotFound
-from telic.casting import read_trace
+from telic.casting import HARNESS, read_trace
 from telic.controller import DigestStatus, digest_status, replay_report, run_phase, run_topology
 from telic.ledger import Ledger, utc_now
 from telic.reports._model import IndexEntry, RunReportData
-from telic.reports._project import Stored, artifact_id_of, project
+from telic.reports._project import Stored, artifact_id_of, project, shorten
 
 __all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report"]
 
@@ -34,8 +33,7 @@ async def _request(ledger: Ledger, run_id: str) -> str | None:
     content = message.get("content")
     if not isinstance(content, str):
         return None
-    flat = " ".join(content.split())
-    return flat if len(flat) <= REQUEST_EXCERPT else flat[: REQUEST_EXCERPT - 1] + "…"
+    return shorten(content, REQUEST_EXCERPT)
 
 
 async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]:
@@ -49,8 +47,6 @@ async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]
                 mode=summary.requested_mode,
                 status=summary.status,
                 phase=run_phase(summary.phase, summary.status),
-                version=summary.version,
-                created_at=summary.created_at,
                 updated_at=summary.updated_at,
                 repository=record.repository_root,
                 request=await _request(ledger, summary.run_id),
@@ -62,10 +58,7 @@ async def load_index(ledger: Ledger, limit: int = 100) -> tuple[IndexEntry, ...]
 
 def generator_version() -> str:
     """Return the installed ``telic`` distribution's version (the report generator's version)."""
-    try:
-        return version("telic")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
+    return HARNESS.version
 
 
 async def load_run_report(

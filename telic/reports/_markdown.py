@@ -8,12 +8,17 @@ from typing import Final
 
 from telic.controller import human_time, phase_label, status_label
 from telic.reports._format import (
+    Style,
     anchor,
+    claim_cells,
+    criterion_cells,
     duration,
     md,
     md_code,
+    permission_cells,
     terminal_block,
     terminal_text,
+    verification_cells,
 )
 from telic.reports._model import (
     ANSWER_SOURCES,
@@ -33,50 +38,38 @@ from telic.reports._model import (
 __all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
 
 
-def _link(artifact_id: str) -> str:
-    return f"[{md(artifact_id)}](#{anchor(artifact_id)})"
-
-
-def _target(name: str) -> str:
-    return f'<a id="{name}"></a>'
-
-
-def _strong(text: str) -> str:
-    return f"**{text}**"
-
-
-def _note(text: str) -> str:
-    return f"_{text}_"
-
-
-@dataclass(frozen=True, slots=True)
-class _Style:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Style(Style):
     """How untrusted text, ids, links and emphasis are written: Markdown, or a terminal's text."""
 
-    text: Callable[[str], str]
-    code: Callable[[str], str]
-    link: Callable[[str], str]
     target: Callable[[str], str]
     strong: Callable[[str], str]
     note: Callable[[str], str]
     block: Callable[[str], str]
 
-    def links(self, ids: Sequence[str]) -> str:
-        return ", ".join(self.link(i) for i in ids) if ids else "—"
 
-
-def _identity(text: str) -> str:
-    return text
-
-
-def _blank(_: str) -> str:
-    return ""
-
-
-MARKDOWN: Final = _Style(md, md_code, _link, _target, _strong, _note, _identity)
+MARKDOWN: Final = _Style(
+    text=md,
+    ident=md,
+    code=md_code,
+    status=lambda word: f"**{md(word)}**",
+    link=lambda artifact_id: f"[{md(artifact_id)}](#{anchor(artifact_id)})",
+    target=lambda name: f'<a id="{name}"></a>',
+    strong=lambda text: f"**{text}**",
+    note=lambda text: f"_{text}_",
+    block=lambda text: text,
+)
 """GitHub-flavoured Markdown: every untrusted text escaped, in-page anchors and links."""
 TERMINAL: Final = _Style(
-    terminal_text, terminal_text, terminal_text, _blank, _identity, _identity, terminal_block
+    text=terminal_text,
+    ident=terminal_text,
+    code=terminal_text,
+    status=terminal_text,
+    link=terminal_text,
+    target=lambda _: "",
+    strong=lambda text: text,
+    note=lambda text: text,
+    block=terminal_block,
 )
 """The same report for a terminal: no markup around words, no anchors, no control characters."""
 
@@ -211,37 +204,8 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
             ],
         )
 
-    out += _titled(
-        s,
-        CRITERIA,
-        [
-            [
-                s.text(c.id),
-                s.text(c.stage),
-                s.text(c.requirement),
-                s.strong(s.text(c.status)),
-                s.links(c.evidence),
-            ]
-            for c in data.criteria
-        ],
-    )
-
-    out += _titled(
-        s,
-        CLAIMS,
-        [
-            [
-                s.text(c.claim_id),
-                s.text(c.claim),
-                s.strong(s.text(c.status)),
-                s.text(c.basis),
-                s.text(", ".join(c.criteria)),
-                s.links(c.evidence),
-                s.link(c.source),
-            ]
-            for c in data.claims
-        ],
-    )
+    out += _titled(s, CRITERIA, criterion_cells(s, data))
+    out += _titled(s, CLAIMS, claim_cells(s, data))
 
     out += ["## Evidence: the diff, the verification output, what was read", ""]
     for entry in data.evidence:
@@ -249,40 +213,11 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     if not data.evidence:
         out += [s.note("No evidence captured."), ""]
 
-    out += _titled(
-        s,
-        VERIFICATIONS,
-        [
-            [
-                s.text(v.requirement_id),
-                s.text(v.capability),
-                "yes" if v.required else "no",
-                s.strong(s.text(v.status)),
-                s.links(v.evidence),
-                s.text(v.description),
-            ]
-            for v in data.verifications
-        ],
-    )
+    out += _titled(s, VERIFICATIONS, verification_cells(s, data))
     if any(v.host_attested for v in data.verifications):
         out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
 
-    out += _titled(
-        s,
-        PERMISSIONS,
-        [
-            [
-                str(p.sequence),
-                s.strong(p.decision),
-                s.text(p.capability),
-                s.code(p.scope) if p.scope else "—",
-                s.text(p.deciding_layer),
-                s.text(p.reason),
-                "—" if p.artifact_id is None else s.link(p.artifact_id),
-            ]
-            for p in data.permissions
-        ],
-    )
+    out += _titled(s, PERMISSIONS, permission_cells(s, data))
     if any(p.host_attested for p in data.permissions):
         out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
 

@@ -188,8 +188,6 @@ class CriterionRow:
     """The latest judgement (``pass``, ``fail``, ``unverified``…), else ``pending``."""
     evidence: tuple[str, ...]
     """Artifact ids of the evidence the latest judgement cites."""
-    source: str | None
-    """Artifact id of the review or result the status comes from."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,7 +217,6 @@ class EvidenceEntry:
     kind: str
     """The evidence kind (``diff``, ``test``, ``tool_output``, …)."""
     summary: str
-    content_type: str
     excerpt: str
     """The first lines of the content (empty for binary content)."""
     total_lines: int
@@ -253,7 +250,6 @@ class PermissionRow:
     """A ``permission_checked`` trace event: ALLOW or DENY and the layer that decided."""
 
     sequence: int
-    timestamp: str
     decision: Literal["ALLOW", "DENY"]
     capability: str
     scope: str
@@ -285,9 +281,7 @@ class PacketRow:
     need_code: str
     outcome: str
     verdict: str
-    claim: str
     total_tokens: int
-    created_at: str
     consumption: Literal["cited", "not cited", "not observed"]
     cite_kind: str | None
 
@@ -305,7 +299,6 @@ class NextStep:
 class ArtifactEntry:
     """An artifact of the run: the anchor every link in the report points at."""
 
-    position: int
     artifact_id: str
     type: str
     producer: str
@@ -349,8 +342,6 @@ class IndexEntry:
     status: str
     phase: str
     """Where the run is, as a protocol phase (``run_phase``)."""
-    version: int
-    created_at: str
     updated_at: str
     repository: str
     request: str | None

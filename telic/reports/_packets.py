@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from telic.reports._model import PacketRow
 from telic_packets import ConsumptionRecord, Packet, render_digest
 
-__all__ = ["CONSUMED_EVENT", "packet_rows"]
-
-CONSUMED_EVENT: Final = "packet_consumed"
-"""The trace event type holding a ``ConsumptionRecord`` as JSON in its summary."""
+__all__ = ["packet_rows"]
 
 
 def packet_rows(
@@ -56,9 +53,7 @@ def packet_rows(
                     need_code="",
                     outcome="",
                     verdict="",
-                    claim="",
                     total_tokens=0,
-                    created_at="",
                     consumption="not observed",
                     cite_kind=None,
                 )
@@ -77,9 +72,7 @@ def packet_rows(
                 need_code=packet.routing.need_code,
                 outcome=packet.outcome,
                 verdict=packet.verdict,
-                claim=packet.claim,
                 total_tokens=packet.counters.total_tokens,
-                created_at=packet.created_at,
                 consumption=consumed,
                 cite_kind=None if record is None else record.cite_kind,
             )

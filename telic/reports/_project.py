@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final, Literal
 
-from telic.casting import children_of
+from telic.casting import CONSUMED_EVENT, children_of, parse_time
 from telic.controller import (
     ELICITED_EVENT,
     TERMINAL_STATUSES,
@@ -39,9 +38,9 @@ from telic.reports._model import (
     TimelineEntry,
     VerificationRow,
 )
-from telic.reports._packets import CONSUMED_EVENT, packet_rows
+from telic.reports._packets import packet_rows
 
-__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project"]
+__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project", "shorten"]
 
 Body = Mapping[str, Any]
 _SILENT_EVENTS: Final = frozenset(
@@ -99,9 +98,7 @@ def deciding_layer(decision: Mapping[str, Any]) -> str:
 
 
 def _ms(earlier: str, later: str) -> int:
-    start = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
-    end = datetime.fromisoformat(later.replace("Z", "+00:00"))
-    return int((end - start).total_seconds() * 1000)
+    return int((parse_time(later) - parse_time(earlier)).total_seconds() * 1000)
 
 
 def _list(body: Body, key: str) -> list[Any]:
@@ -124,9 +121,10 @@ def _outcome(stored: Stored | None) -> str | None:
     return None
 
 
-def _short(text: str) -> str:
+def shorten(text: str, limit: int = _SUMMARY_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= _SUMMARY_CHARS else flat[: _SUMMARY_CHARS - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class _Run:
@@ -149,6 +147,10 @@ class _Run:
     def of_ref(self, ref: str) -> Stored | None:
         return self.by_id.get(artifact_id_of(self.run_id, ref))
 
+    def first(self, refs: Sequence[str]) -> Stored | None:
+        """The first of ``refs`` that names an artifact of the run."""
+        return next((s for s in map(self.of_ref, refs) if s is not None), None)
+
 
 def _timeline(run: _Run, events: Sequence[TraceRecord]) -> tuple[TimelineEntry, ...]:
     entries: list[TimelineEntry] = []
@@ -156,7 +158,7 @@ def _timeline(run: _Run, events: Sequence[TraceRecord]) -> tuple[TimelineEntry, 
     for event in events:
         if event.event_type in _SILENT_EVENTS:
             continue
-        stored = next((s for s in map(run.of_ref, event.output_refs) if s is not None), None)
+        stored = run.first(event.output_refs)
         entries.append(
             TimelineEntry(
                 sequence=event.sequence,
@@ -191,7 +193,7 @@ def _path(
         if event.event_type == "phase_submitted":
             if phase != steps[-1].phase or pending[0] != "advance":
                 steps.append(PathStep(phase=phase, kind=pending[0], label=pending[1]))
-            stored = next((s for s in map(run.of_ref, event.output_refs) if s is not None), None)
+            stored = run.first(event.output_refs)
             body: Body = {} if stored is None else stored.body
             decision = _text(body, "decision")
             pending = _NEXT_KIND.get(decision, ("advance", ""))
@@ -261,7 +263,7 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
     contract = run.latest("TaskContract")
     if contract is None:
         return ()
-    judged: dict[str, tuple[str, tuple[str, ...], str]] = {}
+    judged: dict[str, tuple[str, tuple[str, ...]]] = {}
     review = run.latest("QualityReview")
     sources = [(result, "acceptanceCoverage") for result in run.all("WorkResult")]
     sources += [] if review is None else [(review, "acceptanceResults")]  # the review judges last
@@ -270,12 +272,11 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
             judged[str(entry.get("criterionId"))] = (
                 str(entry.get("status", "")),
                 run.ids(_list(entry, "evidenceRefs")),
-                judge.record.artifact_id,
             )
     rows = []
     for criterion in _list(contract.body, "acceptanceCriteria"):
         cid = str(criterion.get("id", ""))
-        status, evidence, source = judged.get(cid, ("pending", (), None))
+        status, evidence = judged.get(cid, ("pending", ()))
         rows.append(
             CriterionRow(
                 id=cid,
@@ -283,41 +284,33 @@ def _criteria(run: _Run) -> tuple[CriterionRow, ...]:
                 requirement=str(criterion.get("requirement", "")),
                 status=status,
                 evidence=evidence,
-                source=source,
             )
         )
     return tuple(rows)
 
 
 def _claims(run: _Run) -> tuple[ClaimRow, ...]:
-    audit = run.latest("ReleaseAudit")
-    if audit is not None:
-        return tuple(
-            ClaimRow(
-                claim_id=str(row.get("claimId", "")),
-                claim=str(row.get("claim", "")),
-                status=str(row.get("status", "")),
-                basis=str(row.get("basis", "")),
-                criteria=tuple(str(c) for c in _list(row, "criterionIds")),
-                evidence=run.ids(_list(row, "evidenceRefs")),
-                source=audit.record.artifact_id,
-            )
-            for row in _list(audit.body, "claimEvidenceMatrix")
-        )
-    report = run.latest("UserReport")
-    if report is None:
+    """The ReleaseAudit's claim matrix, else the UserReport's claims (``id``, ``text``)."""
+    audit, report = run.latest("ReleaseAudit"), run.latest("UserReport")
+    source = audit or report
+    if source is None:
         return ()
+    key, id_key, text_key = (
+        ("claimEvidenceMatrix", "claimId", "claim")
+        if audit is not None
+        else ("completionClaims", "id", "text")
+    )
     return tuple(
         ClaimRow(
-            claim_id=str(claim.get("id", "")),
-            claim=str(claim.get("text", "")),
-            status=str(claim.get("status", "")),
-            basis="reported",
-            criteria=(),
-            evidence=run.ids(_list(claim, "evidenceRefs")),
-            source=report.record.artifact_id,
+            claim_id=str(row.get(id_key, "")),
+            claim=str(row.get(text_key, "")),
+            status=str(row.get("status", "")),
+            basis=str(row.get("basis", "")) if audit is not None else "reported",
+            criteria=tuple(str(c) for c in _list(row, "criterionIds")),
+            evidence=run.ids(_list(row, "evidenceRefs")),
+            source=source.record.artifact_id,
         )
-        for claim in _list(report.body, "completionClaims")
+        for row in _list(source.body, key)
     )
 
 
@@ -349,24 +342,19 @@ def _verifications(run: _Run) -> tuple[VerificationRow, ...]:
     return tuple(rows)
 
 
-def _excerpt(text: str) -> str:
-    lines = text.splitlines(keepends=True)[:EXCERPT_LINES]
-    return "".join(lines)[:EXCERPT_CHARS].rstrip("\n")
-
-
 def _evidence(run: _Run) -> tuple[EvidenceEntry, ...]:
     entries = []
     for stored in run.all("Evidence"):
         body = stored.body
         content = _text(body, "content")
         binary = _text(body, "encoding") == "base64"
-        excerpt = "" if binary else _excerpt(content)
+        head = "".join(content.splitlines(keepends=True)[:EXCERPT_LINES])
+        excerpt = "" if binary else head[:EXCERPT_CHARS].rstrip("\n")
         entries.append(
             EvidenceEntry(
                 artifact_id=stored.record.artifact_id,
                 kind=_text(body, "kind"),
                 summary=_text(body, "summary"),
-                content_type=_text(body, "contentType"),
                 excerpt=excerpt,
                 total_lines=len(content.splitlines()),
                 total_chars=len(content),
@@ -384,11 +372,10 @@ def _permissions(run: _Run, events: Sequence[TraceRecord]) -> tuple[PermissionRo
         decision = event.permission_decision
         if event.event_type != "permission_checked" or decision is None:
             continue
-        subject = next((run.of_ref(r) for r in event.input_refs if run.of_ref(r)), None)
+        subject = run.first(event.input_refs)
         rows.append(
             PermissionRow(
                 sequence=event.sequence,
-                timestamp=event.timestamp,
                 decision="ALLOW" if decision.get("decision") == "allow" else "DENY",
                 capability=str(decision.get("capability", "")),
                 scope=str(decision.get("scope", "")),
@@ -418,35 +405,27 @@ def _budgets(run: _Run, record: RunRecord, events: Sequence[TraceRecord]) -> tup
         if action.get("status") != "skipped"
     )
     rows = [
-        BudgetRow(
-            name="Prompt revisions",
-            used=revisions - record.prompt_revisions_remaining,
-            limit=revisions,
-        ),
-        BudgetRow(
-            name="Post-execution remediations",
-            used=remediations - record.remediations_remaining,
-            limit=remediations,
-        ),
-        BudgetRow(name="Clarifications", used=len(run.all("ClarificationRequest")), limit=1),
-        BudgetRow(name="Plan tool-call reservations", used=reserved, limit=MAX_PLAN_TOOL_CALLS),
-        BudgetRow(name="Actions reported (of reserved calls)", used=actions, limit=reserved),
-        BudgetRow(name="Artifacts", used=len(run.artifacts), limit=2048),
-        BudgetRow(name="Trace events", used=len(events), limit=10_000),
+        ("Prompt revisions", revisions - record.prompt_revisions_remaining, revisions),
+        ("Post-execution remediations", remediations - record.remediations_remaining, remediations),
+        ("Clarifications", len(run.all("ClarificationRequest")), 1),
+        ("Plan tool-call reservations", reserved, MAX_PLAN_TOOL_CALLS),
+        ("Actions reported (of reserved calls)", actions, reserved),
+        ("Artifacts", len(run.artifacts), 2048),
+        ("Trace events", len(events), 10_000),
     ]
-    return tuple(rows)
+    return tuple(BudgetRow(name=name, used=used, limit=limit) for name, used, limit in rows)
 
 
 def _artifact_summary(stored: Stored) -> str:
     body, kind = stored.body, stored.record.type
     if kind == "Evidence":
-        return _short(f"{_text(body, 'kind')}: {_text(body, 'summary')}")
+        return shorten(f"{_text(body, 'kind')}: {_text(body, 'summary')}")
     if kind == "ContextDocument":
-        return _short(_text(body, "repositoryRef"))
+        return shorten(_text(body, "repositoryRef"))
     if kind == "WorkResult":
         return f"node {_text(body, 'nodeId')}: {_text(body, 'status')}"
     if kind == "EvidencePacket":
-        return _short(
+        return shorten(
             f"{_text(body, 'packetId')}: {_text(body, 'outcome')}/{_text(body, 'verdict')}"
         )
     outcome = _outcome(stored)
@@ -493,12 +472,7 @@ def project(
     packets, digest = packet_rows(
         [(a.record.artifact_id, a.body) for a in run.all("EvidencePacket")],
         [e.decision_summary for e in events if e.event_type == CONSUMED_EVENT],
-        {
-            cast_id: (spend.turns, spend.tool_calls)
-            for cast_id, spend in children_of(
-                (e.event_type, e.decision_summary) for e in events
-            ).observed.items()
-        },
+        children_of((e.event_type, e.decision_summary) for e in events).observed,
     )
     chain = [(a.record.chain_index, a.record.record_hash) for a in artifacts]
     chain += [(e.chain_index, e.record_hash) for e in events]
@@ -537,7 +511,6 @@ def project(
         next_actions=next_actions,
         artifacts=tuple(
             ArtifactEntry(
-                position=a.record.position,
                 artifact_id=a.record.artifact_id,
                 type=a.record.type,
                 producer=a.record.producer,

@@ -10,18 +10,14 @@ restarts anything, and the service raises it once.
 A run actor handles its messages one at a time, and the ``Controller``'s ledger commit is fenced
 by the run version, so writers in other processes are kept out too. After each accepted decision
 the actor records packet consumption and seals casts whose node is no longer executing: no cast
-disappears. Open casts are kept in memory only as a copy of what the ledger holds, validated
-against it before every cast message: when another writer (a second server on the same
-PostgreSQL ledger) cast, reported, returned or sealed since this actor last looked, the copy is
-rebuilt from the ledger. A cast whose wall budget or grace runs out is handled on time: the
-service's deadline keeper sends ``Expire``.
+disappears. Its open casts are a copy of what the ledger holds (``_sync_casts``); the service's
+deadline keeper sends ``Expire`` when a cast's wall budget or grace runs out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
@@ -54,6 +50,7 @@ from telic.casting import (
     observe,
     packet_artifact,
     packet_uri,
+    parse_time,
     progress_summary,
     read_trace,
     record_progress,
@@ -94,7 +91,6 @@ from telic.roles._checks import CHECK_ACTOR, CheckRecord, check_event_id, record
 from telic_actors import Actor, ActorRef, Ask
 from telic_packets import (
     CastType,
-    CastTypeRegistry,
     ConsumptionRecord,
     Packet,
     PacketRefusal,
@@ -121,7 +117,6 @@ __all__ = [
     "StartRun",
     "Submit",
     "Validate",
-    "parse_time",
 ]
 
 T = TypeVar("T")
@@ -308,11 +303,6 @@ _CAST_EVENTS = frozenset(
     {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed", *CHILD_EVENTS}
 )
 """A native child's events (written by the host's hook) move a cast's observed spend too."""
-
-
-def parse_time(timestamp: str) -> datetime:
-    """Return the aware datetime of a ledger timestamp (``…Z``)."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,7 +519,9 @@ class RunActor(Actor[RunMessage]):
         before = next_deadline(slot.casts.values())
         if rebuild:
             trace = await read_trace(self._deps.ledger, self._run_id)
-            slot.casts = reopen_casts(state, trace, registry=self._registry(state))
+            slot.casts = reopen_casts(
+                state, trace, registry=effective_registry(self._deps.server_cast_types, state)
+            )
         slot.synced = now
         slot.own.clear()
         try:
@@ -543,12 +535,6 @@ class RunActor(Actor[RunMessage]):
         """Note cast records this process wrote, so that ``_sync_casts`` does not rebuild."""
         if self._slot.synced is not None:
             self._slot.own.update(ids)
-
-    def _registry(self, state: RunState) -> CastTypeRegistry:
-        policy = state.latest("CastPolicy")
-        return effective_registry(
-            self._deps.server_cast_types, () if policy is None else tuple(policy.body.cast_types)
-        )
 
     def _stamp(self) -> tuple[str, float]:
         """One reading of the run clock: its timestamp and the same instant in seconds."""
@@ -573,7 +559,7 @@ class RunActor(Actor[RunMessage]):
         admission = admit_cast(
             state,
             request,
-            registry=self._registry(state),
+            registry=effective_registry(self._deps.server_cast_types, state),
             open_casts=self._slot.casts,
             cast_id="cast-" + deps.new_id(),
             now=at,
@@ -653,7 +639,7 @@ class RunActor(Actor[RunMessage]):
                 summary=progress_summary(open_cast),
             )
         ]
-        if status.newly_exhausted:
+        if status.exhausted:
             events.append(self._exhausted_event(run, open_cast, now))
         await self._deps.ledger.record_events(self._run_id, events)
         self._wrote(*(e.event_id or "" for e in events))
@@ -793,10 +779,7 @@ class RunActor(Actor[RunMessage]):
     # ------------------------------------------------------------------ permissions
 
     async def _check_tool(self, message: CheckTool) -> BrokerDecision:
-        """Decide a host's pre-action question and trace it (``docs/protocol.md`` §2, tool
-        ``telic_check_tool_action``): with the original's token, the token is checked first
-        and the decision is recorded as ``broker_decision``; without it, as
-        ``permission_checked``. Both dialects decide with the same three layers."""
+        """Decide a host's pre-action question and trace it (``Service.broker_check``)."""
         deps = self._deps
         capability, target, token = message.capability, message.target, message.token
         state = await deps.controller.load(self._run_id)

@@ -1,9 +1,7 @@
 """The service: the actor system behind the MCP server, and the one API it codes against.
 
-``open_service`` owns a ledger (or borrows one), an actor runtime, the five role actors, the
-launcher and one run actor per active run. Each state-changing method checks the ids it is given
-(at most 128 characters), sends one typed message to the run's actor and raises the refusal its
-reply carries, if any; reads go straight to the controller and the ledger.
+Each state-changing method checks the ids it is given, sends one typed message to the run's actor
+and raises the refusal its reply carries, if any (the package docstring draws the actors).
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from telic.casting import OpenCast, seal_return, seal_unreturned
+from telic.casting import OpenCast, parse_time, seal_return, seal_unreturned
 from telic.protocol._types import PermissionSet
-from telic.roles._run import parse_time
 from telic_packets import Cast, Harness, PacketRefusal, archive_verifier
 from telic_packets.conformance import check_row, load_table
 
