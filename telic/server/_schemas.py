@@ -183,19 +183,8 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def inline(schema: dict[str, Any]) -> Any:
     """Return ``schema`` with every local ``$ref`` replaced by its definition (no cycles)."""
-    defs = schema.get("$defs") or {}
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_REF_PREFIX) and len(node) == 1:
-                return resolve(defs[ref.removeprefix(_REF_PREFIX)])
-            return {key: resolve(value) for key, value in node.items() if key != "$defs"}
-        if isinstance(node, list):
-            return [resolve(value) for value in node]
-        return node
-
-    return resolve(schema)
+    body = {key: value for key, value in schema.items() if key != "$defs"}
+    return _resolved(body, schema.get("$defs") or {})
 
 
 @functools.cache
