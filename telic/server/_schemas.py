@@ -31,7 +31,7 @@ import json
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Final, Literal, get_args
 
 from telic.protocol import IDENTIFIER_PATTERN
@@ -619,20 +619,18 @@ class SentSchemas:
         self._by_session: dict[int, _Memory] = {}
 
     def emitter(
-        self,
-        session: object | None,
-        drafted: Iterable[str] = (),
-        action_id: str = "",
-        kept: Iterable[str] = (),
+        self, session: object | None, action: object = None, draft: object = None
     ) -> SchemaEmitter:
-        """Return the emitter for one result sent in ``session`` (``None``: no session).
+        """Return the emitter for one result sent in ``session`` (``None``: no session), whose
+        NextAction is ``action`` and draft ``draft``.
 
-        ``drafted``: the types the result's draft covers; in ``once`` mode their schemas are
-        bare references (``SchemaEmitter``), and those in ``kept`` count as sent once the
-        result has gone. A result without a draft for the same NextAction
-        (``action_id``) as the session's last draft (an acknowledged Evidence) withholds that
-        draft's types too: the host still holds it. ``full`` mode and results outside a
-        session ignore both: they carry every schema in full.
+        In ``once`` mode the types the draft covers are bare references (``SchemaEmitter``), and
+        those it offers ``instead`` count as sent once the result has gone. A step Telic takes
+        itself (grounding writes the manifest) covers every type: the host writes nothing now,
+        and the next result's draft carries what it will write. A result without a draft for
+        the same NextAction as the session's last draft (an acknowledged Evidence) withholds
+        that draft's types too: the host still holds it. ``full`` mode and results outside a
+        session carry every schema in full.
         """
         if self.mode == "full" or session is None:
             return SchemaEmitter(None)
@@ -644,12 +642,16 @@ class SentSchemas:
             except TypeError:  # not weakly referenceable: nothing tells when it ends
                 return SchemaEmitter(None)
             sent = self._by_session[key] = _Memory()
-        covered = frozenset(drafted)
+        covered: frozenset[str] = getattr(draft, "covered", frozenset())
+        if not covered and getattr(action, "required_output_type", None) in WRITTEN_BY_TELIC:
+            covered = frozenset(SCHEMA_TYPES)
+        action_id: str = getattr(action, "id", "")
         if covered:
             sent.held = (action_id, covered)
         elif action_id and sent.held[0] == action_id:
             covered = sent.held[1]
-        return SchemaEmitter(sent, covered, frozenset(kept))
+        kept = frozenset(instead.type for instead in getattr(draft, "instead", ()))
+        return SchemaEmitter(sent, covered, kept)
 
     def sessions(self) -> int:
         """How many live sessions have been sent a schema (for tests and diagnostics)."""
