@@ -32,6 +32,7 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from telic.protocol import IDENTIFIER_PATTERN
@@ -85,6 +86,7 @@ server starts without the protocol); a test checks it against the controller's p
 WRITTEN_BY_TELIC: Final = frozenset({"ContextManifest"})
 # Named by the grounding action, but written by telic_ground_context: the host never needs its
 # schema to act, so in ``once`` mode it is always a reference.
+_HOST_TYPES: Final = tuple(kind for kind in SCHEMA_TYPES if kind not in WRITTEN_BY_TELIC)
 SCHEMA_URI_TEMPLATE: Final = "telic://schemas/{artifact_type}"
 """The resource template that returns any host artifact type's full schema."""
 SchemaFn = Callable[[str], dict[str, Any]]
@@ -392,9 +394,7 @@ def notation_aliases() -> dict[str, Any]:
     """
     counts: Counter[str] = Counter()
     taken: set[str] = set()
-    for artifact_type in SCHEMA_TYPES:
-        if artifact_type in WRITTEN_BY_TELIC:
-            continue
+    for artifact_type in _HOST_TYPES:
         schema = full_schema(artifact_type)
         taken |= set(schema.get("$defs") or {})
         for node in _subschemas(schema):
@@ -447,9 +447,7 @@ def notation_fields() -> dict[str, Any]:
     """
     properties: list[tuple[str, dict[str, Any]]] = []
     seen: dict[str, Any] = {}
-    for artifact_type in SCHEMA_TYPES:
-        if artifact_type in WRITTEN_BY_TELIC:
-            continue
+    for artifact_type in _HOST_TYPES:
         for name, node in _properties(full_schema(artifact_type), seen):
             if isinstance(node, dict):
                 properties.append((name, node))
@@ -534,16 +532,14 @@ def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any],
     return _notation(artifact_type, omitted), defined
 
 
+@dataclass(slots=True)
 class _Memory:
     """What one session has been sent: artifact types, and notation kinds with their bodies."""
 
-    __slots__ = ("held", "kinds", "types")
-
-    def __init__(self) -> None:
-        self.types: set[str] = set()
-        self.kinds: dict[str, str] = {}
-        self.held: tuple[str, frozenset[str]] = ("", frozenset())
-        """The NextAction id of the last result that carried a draft, and the types it covers."""
+    types: set[str] = field(default_factory=set)
+    kinds: dict[str, str] = field(default_factory=dict)
+    held: tuple[str, frozenset[str]] = ("", frozenset())
+    """The NextAction id of the last result that carried a draft, and the types it covers."""
 
 
 class SchemaEmitter:
