@@ -11,7 +11,6 @@ Schema without titles, with optional arguments written as their plain type rathe
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import (
@@ -454,7 +453,7 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     artifact ``body`` and ``packet`` is closed.
     """
     schema = model.published().model_json_schema(by_alias=True, mode="validation")
-    cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
+    cleaned: dict[str, Any] = _clean(schema)
     cleaned.pop("description", None)
     for definition in cleaned.get("$defs", {}).values():
         # Nested models are the packet contract's camelCase objects: their names say it all.
@@ -501,6 +500,4 @@ def _quiet(node: Any, top: bool = False) -> Any:
     }
     if "properties" in quiet and not top:
         quiet.pop("description", None)  # a nested model's docstring: its keys say it all
-    if "$defs" in quiet:
-        quiet["$defs"] = {name: _quiet(d) for name, d in node["$defs"].items()}
     return quiet

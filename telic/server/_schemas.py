@@ -262,37 +262,35 @@ def failing_schema(artifact_type: str, paths: list[str]) -> dict[str, Any]:
     that refused an unknown key), with its local references written out. A path at the root
     (or none at all) adds nothing: the ``$ref`` names the full schema, never re-sent.
     """
-    schema = emitted_schema(artifact_type)
-    defs = schema.get("$defs") or {}
     found: dict[str, Any] = {}
     for path in paths:
-        parts = [part for part in path.split(".") if part]
-        reached, node = _located(schema, defs, parts)
-        if reached:
+        node, where = _inlined(artifact_type), []
+        for part in filter(None, path.split(".")):
+            inner = _step(node, part)
+            if inner is None:
+                break
+            node = inner
+            where.append("[]" if part.isdigit() else part)
+        if where:
             # One entry per schema location: ``nodes.0.id`` and ``nodes.3.id`` share ``nodes[].id``.
-            where = ".".join(parts[:reached]).replace(".[]", "[]")
-            found[where] = _resolved(node, defs)
+            found[".".join(where).replace(".[]", "[]")] = node
     result: dict[str, Any] = {"$ref": schema_uri(artifact_type)}
     if found:
         result[FAILING_KEY] = found
     return result
 
 
-def _deref(node: Any, defs: dict[str, Any]) -> Any:
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        name = node["$ref"].removeprefix(_REF_PREFIX)
-        if name not in defs:
-            break
-        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
+@functools.cache
+def _inlined(artifact_type: str) -> Any:
+    return inline(emitted_schema(artifact_type))
 
 
-def _step(node: Any, part: str, defs: dict[str, Any]) -> Any | None:
-    node = _deref(node, defs)
+def _step(node: Any, part: str) -> Any | None:
+    """The sub-schema of ``node`` at ``part`` (a property, or an index), if it defines one."""
     if not isinstance(node, dict):
         return None
     for branch in node.get("anyOf") or node.get("oneOf") or ():
-        found = _step(branch, part, defs)
+        found = _step(branch, part)
         if found is not None:
             return found
     properties = node.get("properties")
@@ -303,17 +301,13 @@ def _step(node: Any, part: str, defs: dict[str, Any]) -> Any | None:
     return None
 
 
-def _located(schema: Any, defs: dict[str, Any], parts: list[str]) -> tuple[int, Any]:
-    """How many of ``parts`` the schema defines, and the sub-schema there (indices as ``[]``)."""
-    node, reached = schema, 0
-    for part in parts:
-        inner = _step(node, part, defs)
-        if inner is None:
+def _deref(node: Any, defs: dict[str, Any]) -> Any:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        name = node["$ref"].removeprefix(_REF_PREFIX)
+        if name not in defs:
             break
-        if part.isdigit():
-            parts[reached] = "[]"
-        node, reached = inner, reached + 1
-    return reached, node
+        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
 
 
 def _resolved(node: Any, defs: dict[str, Any]) -> Any:
