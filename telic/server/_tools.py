@@ -107,8 +107,8 @@ class Declared:
     description: str
     summary: str
     """One line for the tool table of ``docs/tools.md`` (``docs/tools_doc.py`` writes it)."""
-    read_only: bool
-    """Never changes any state (no ledger record, no run change)."""
+    read_only: bool = False
+    """Never changes any state (no ledger record, no run change); MCP's default is false."""
     idempotent: bool = False
     """Repeating the call with the same arguments has no further effect."""
     destructive: bool = False
@@ -286,7 +286,6 @@ def _with_draft(payload: Payload, draft: object) -> Payload:
         "Start a run: request, mode, host capabilities, grants (and enabled cast types, a "
         "topology; `prior_run_id` to follow an ended run)."
     ),
-    read_only=False,
 )
 async def _start_run(
     service: Service, args: _args.StartRunArgs, _: Call
@@ -314,7 +313,6 @@ _GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
         "action and the context manifest."
     ),
     summary="Ground repository context with the current tokens (progress notifications).",
-    read_only=False,
 )
 async def _ground(
     service: Service, args: _args.GroundArgs, call: Call
@@ -392,7 +390,6 @@ async def _next(
         "for Evidence and ScenarioSpec; a refusal names the failed rules and changes nothing."
     ),
     summary="Submit one artifact (`body` or `body_json`) or answer the clarification.",
-    read_only=False,
 )
 async def _submit(
     service: Service, args: _args.SubmitArgs, call: Call
@@ -428,7 +425,6 @@ async def _submit(
         "nextAction."
     ),
     summary="Cancel a run.",
-    read_only=False,
     destructive=True,
 )
 async def _cancel(
@@ -533,7 +529,6 @@ async def _get_trace(
         "contract's code."
     ),
     summary="Cast a native subagent for the executing node (routing reason + budget).",
-    read_only=False,
 )
 async def _cast(
     service: Service, args: _args.CastArgs, _: Call
@@ -550,7 +545,6 @@ async def _cast(
         "Returns the cast's state; past a cap the child may only return a typed partial."
     ),
     summary="Report a child's spend.",
-    read_only=False,
 )
 async def _cast_progress(
     service: Service, args: _args.CastProgressArgs, _: Call
@@ -567,7 +561,6 @@ async def _cast_progress(
         "with its pk_... token: cite that token in your next phase artifact."
     ),
     summary="Return a child's evidence packet; quotes are verified against the ledger.",
-    read_only=False,
 )
 async def _return_packet(
     service: Service, args: _args.ReturnPacketArgs, _: Call
@@ -618,7 +611,6 @@ async def _digest(
         "Pre-action permission decision, asked by a hook or by a serial host before each native "
         "action (traced); also takes the original's `action_id`, `expected_run_version`."
     ),
-    read_only=False,
     idempotent=True,  # an identical decision is recorded once
 )
 async def _check(
