@@ -5,23 +5,18 @@ Schema of the artifact to produce on every call. The server emits each type's sc
 compacted and cached: generated ``title`` annotations (a property's name again) are dropped,
 and every sub-schema that occurs more than once is written once under ``$defs`` and referenced.
 The result is still a standalone JSON Schema (draft 2020-12) that accepts exactly what the
-registry's schema accepts; ``inline`` undoes the sharing, for tests and curious readers.
+registry's schema accepts; ``inline`` undoes the sharing (a refusal's failing parts, the tools'
+input schemas).
 
-Nor does a session need the same schema twice, or in JSON. With the ``once`` schema mode (the
-default), a session's first schema of a type is ``{"$ref": "telic://schemas/<type>",
-"x-telic-type": <text>}``: the resource holds the full JSON Schema, and the text is the same
-schema in Telic type notation (``telic.server._notation``: ``id: Id // Artifact id.``), which
-decodes back to it exactly. The text defines each named kind it uses (a ``$defs`` type such as
-``PermissionSet``, an alias such as ``Id`` for a constrained string, a field such as
-``schemaVersion`` for a property whose schema recurs) unless an earlier result of the
-session already did, so a fresh session receives each definition, and each description repeated
-verbatim under one property name, once. ``SentSchemas``
-remembers per MCP session which types and kinds it has sent; a type already sent comes as
-``schema_reference(type)``, ``{"$ref": "telic://schemas/<type>"}``. The ContextManifest, which
-grounding writes and the host never does, is a reference from the start, and so is a type the
-result's draft covers (the draft's fill lines and items carry what the model writes; the text
-follows with the first result of the session that has no draft for it). ``full`` sends every
-schema as compact JSON every time, as the original does.
+Nor does a session need the same schema twice, or in JSON. In the ``once`` schema mode (the
+default; ``docs/protocol.md`` §3.1, "Compact schemas over MCP"), a session's first schema of a
+type is ``{"$ref": "telic://schemas/<type>", "x-telic-type": <text>}``, the text being the same
+schema in Telic type notation (``telic.server._notation``) with each named kind it uses defined
+unless the session already has it; any later one is ``schema_reference(type)``. ``SentSchemas``
+remembers per MCP session which types and kinds it has sent, and ``SchemaEmitter`` chooses for
+one result (a type its draft covers, or the ContextManifest, which the host never writes, is a
+reference from the start). ``full`` sends every schema as compact JSON every time, as the
+original does.
 """
 
 from __future__ import annotations
