@@ -109,12 +109,10 @@ def build_server(
     """Return an MCP server whose tools, prompt and resources call ``service``.
 
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
-    resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode (``once``:
-    each MCP session gets each artifact schema once, in Telic type notation, then a reference
-    to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
-    the JSON Schema every time); ``None`` reads
-    ``TELIC_SCHEMAS`` (default ``once``). The template ``artifact://system/roles/{role}-v1``
-    serves each role's instructions, so that every ``nextAction.instructionRef`` resolves.
+    resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode
+    (``SchemaMode``); ``None`` reads ``TELIC_SCHEMAS`` (default ``once``). The template
+    ``artifact://system/roles/{role}-v1`` serves each role's instructions, so that every
+    ``nextAction.instructionRef`` resolves.
     """
 
     async def given_service() -> Service:
