@@ -98,59 +98,44 @@ _SHARE_AT: Final = 48
 _REF_PREFIX: Final = "#/$defs/"
 
 
-def _untitled(node: Any, *, names: bool = False) -> Any:
-    """``node`` without ``title`` annotations (``names``: ``node`` maps names to schemas)."""
-    if isinstance(node, dict):
-        if names:
-            return {key: _untitled(value) for key, value in node.items()}
-        return {
-            key: value if key in _DATA else _untitled(value, names=key in _SCHEMA_MAPS)
-            for key, value in node.items()
-            if key != "title"
-        }
+def _rebuilt(
+    node: Any,
+    replace: Callable[[dict[str, Any]], Any] = lambda _: None,
+    *,
+    untitled: bool = False,
+    names: bool = False,
+    top: bool = True,
+) -> Any:
+    """A copy of ``node`` in which ``replace(schema)`` stands for each schema object below
+    ``node`` when it returns one (``None``: the schema is copied); ``untitled``: without
+    ``title`` annotations. ``names``: ``node`` maps names to schemas."""
     if isinstance(node, list):
-        return [_untitled(value) for value in node]
-    return node
+        return [_rebuilt(value, replace, untitled=untitled, top=False) for value in node]
+    if not isinstance(node, dict):
+        return node
+    if names:
+        return {key: _rebuilt(v, replace, untitled=untitled, top=False) for key, v in node.items()}
+    if not top and (replaced := replace(node)) is not None:
+        return replaced
+    return {
+        key: value
+        if key in _DATA
+        else _rebuilt(value, replace, untitled=untitled, names=key in _SCHEMA_MAPS, top=False)
+        for key, value in node.items()
+        if not (untitled and key == "title")
+    }
 
 
-def _subschemas(node: Any, *, names: bool = False) -> list[dict[str, Any]]:
+def _untitled(node: Any) -> Any:
+    """``node`` without ``title`` annotations."""
+    return _rebuilt(node, untitled=True)
+
+
+def _subschemas(node: Any) -> list[dict[str, Any]]:
     """Every schema object below ``node`` (not ``node`` itself), in document order."""
     found: list[dict[str, Any]] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if names:
-                if isinstance(value, dict):
-                    found.append(value)
-                found += _subschemas(value)
-            elif key not in _DATA:
-                inner = _subschemas(value, names=key in _SCHEMA_MAPS)
-                if isinstance(value, dict) and key not in _SCHEMA_MAPS:
-                    found.append(value)
-                found += inner
-    elif isinstance(node, list):
-        for value in node:
-            if isinstance(value, dict):
-                found.append(value)
-            found += _subschemas(value)
+    _rebuilt(node, found.append)
     return found
-
-
-def _shared(node: Any, refs: dict[str, str], *, names: bool = False, top: bool = False) -> Any:
-    """``node`` with every sub-schema named in ``refs`` replaced by its ``$ref``."""
-    if isinstance(node, dict):
-        if not top and not names:
-            name = refs.get(node_text(node))
-            if name is not None:
-                return {"$ref": _REF_PREFIX + name}
-        if names:
-            return {key: _shared(value, refs) for key, value in node.items()}
-        return {
-            key: value if key in _DATA else _shared(value, refs, names=key in _SCHEMA_MAPS)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_shared(value, refs) for value in node]
-    return node
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -171,9 +156,14 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     for text, name in refs.items():
         if name not in defs:
             defs[name] = json.loads(text)
-    shared_defs = {name: _shared(body, refs, top=True) for name, body in defs.items()}
+
+    def as_ref(sub: dict[str, Any]) -> dict[str, str] | None:
+        name = refs.get(node_text(sub))
+        return None if name is None else {"$ref": _REF_PREFIX + name}
+
+    shared_defs = {name: _rebuilt(body, as_ref) for name, body in defs.items()}
     body = {key: value for key, value in plain.items() if key != "$defs"}
-    result: dict[str, Any] = _shared(body, refs, top=True)
+    result: dict[str, Any] = _rebuilt(body, as_ref)
     result["$defs"] = shared_defs
     return result
 
