@@ -77,6 +77,7 @@ Request = Annotated[
 ]
 CastTypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
 Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+Capabilities = Annotated[list[Capability], Field(max_length=MAX_ITEMS)]
 
 
 class ToolArgs(BaseModel):
@@ -126,9 +127,9 @@ class CastTypeEntry(ToolArgs):
     """Registry key, e.g. explore."""
     enabled: bool = False
     """Allow casts of this type."""
-    ceilingTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    ceilingTurns: Positive  # noqa: N815
     """Max maxTurns per cast."""
-    ceilingTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    ceilingTokens: Positive  # noqa: N815
     """Max maxTotalTokens per cast."""
     readOnly: bool = True  # noqa: N815
     """Children get no write permissions."""
@@ -153,13 +154,11 @@ class StartRunArgs(ToolArgs):
     host_name: Annotated[str, StringConstraints(min_length=1, max_length=128)] = "mcp-host"
     native_subagents: NativeSubagents = "unknown"
     """Can the host start child agents?"""
-    host_capabilities: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = [
-        "repository.read"
-    ]
+    host_capabilities: Capabilities = ["repository.read"]
     """What the host can do."""
-    authorization_granted: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] | None = None
+    authorization_granted: Capabilities | None = None
     """What the user granted (omit: mode defaults)."""
-    authorization_denied: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = []
+    authorization_denied: Capabilities = []
     """What the user denied."""
     shell_execute_allowlist: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=2048)]],
