@@ -196,23 +196,13 @@ def with_rules(artifact_type: str, schema: dict[str, Any]) -> dict[str, Any]:
     """
     from telic.controller import field_statements
 
+    schema = _rebuilt(schema)  # a copy, which the statements are added to
     for (kind, path), text in field_statements().items():
-        if kind != artifact_type:
-            continue
-        owner, _, name = path.rpartition(".")
-        if not path:
-            schema = {**schema, "description": _described(schema.get("description"), text)}
-            continue
-        defs = dict(schema.get("$defs") or {})
-        holder = defs[owner] if owner else schema
-        properties = dict(holder["properties"])
-        node = properties[name]
-        properties[name] = {**node, "description": _described(node.get("description"), text)}
-        if owner:
-            defs[owner] = {**holder, "properties": properties}
-            schema = {**schema, "$defs": defs}
-        else:
-            schema = {**schema, "properties": properties}
+        if kind == artifact_type:
+            owner, _, name = path.rpartition(".")
+            holder = schema["$defs"][owner] if owner else schema
+            node = holder["properties"][name] if path else schema
+            node["description"] = _described(node.get("description"), text)
     return schema
 
 
