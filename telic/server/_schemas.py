@@ -541,23 +541,20 @@ class SchemaEmitter:
     def __call__(self, artifact_type: str) -> dict[str, Any]:
         """The schema object to carry for ``artifact_type``."""
         with _BUILDING:
-            return self._schema(artifact_type)
-
-    def _schema(self, artifact_type: str) -> dict[str, Any]:
-        if self._sent is None or artifact_type not in SCHEMA_TYPES:
-            return emitted_schema(artifact_type)
-        if (
-            artifact_type in WRITTEN_BY_TELIC
-            or artifact_type in self._drafted
-            or artifact_type in self._sent.types
-            or artifact_type in self._fresh
-        ):
-            return schema_reference(artifact_type)
-        self._fresh.add(artifact_type)
-        known = {**self._sent.kinds, **self._kinds} if self._kinds else self._sent.kinds
-        schema, defined = _compact(artifact_type, known)
-        self._kinds.update(defined)
-        return schema
+            if self._sent is None or artifact_type not in SCHEMA_TYPES:
+                return emitted_schema(artifact_type)
+            if (
+                artifact_type in WRITTEN_BY_TELIC
+                or artifact_type in self._drafted
+                or artifact_type in self._sent.types
+                or artifact_type in self._fresh
+            ):
+                return schema_reference(artifact_type)
+            self._fresh.add(artifact_type)
+            known = {**self._sent.kinds, **self._kinds} if self._kinds else self._sent.kinds
+            schema, defined = _compact(artifact_type, known)
+            self._kinds.update(defined)
+            return schema
 
     def commit(self) -> None:
         """Record the types and kinds sent by this result as known to its session."""
