@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from telic.ledger import Ledger
     from telic.roles import Service
 
-__all__ = ["SERVER_NAME", "assemble", "build_server", "has_reports", "reports_module"]
+__all__ = ["SERVER_NAME", "assemble", "build_server"]
 
 logger = logging.getLogger("telic.server")
 
@@ -69,6 +69,30 @@ _DIGEST_RESOURCE: Final = types.Resource(
     ),
     mime_type="text/plain",
 )
+_TEMPLATES: Final = (
+    types.ResourceTemplate(
+        name="artifact_schema",
+        title="Artifact schema",
+        uri_template=SCHEMA_URI_TEMPLATE,
+        description="The full JSON Schema of an artifact type a host may be asked to produce.",
+        mime_type="application/schema+json",
+    ),
+    types.ResourceTemplate(
+        name="role_instructions",
+        title="Role instructions",
+        uri_template=_ROLE_TEMPLATE,
+        description="A nextAction.instructionRef: what the role decides, submits and meets.",
+        mime_type="text/markdown",
+    ),
+    types.ResourceTemplate(
+        name="run_report",
+        title="Run report",
+        uri_template=_REPORT_TEMPLATE,
+        description="The Markdown report of one run.",
+        mime_type="text/markdown",
+    ),
+)
+"""The resource templates; the last, the run report, only with ``telic.reports``."""
 _COMPLETIONS: Final = 100
 """At most this many completion values per answer (the protocol's own cap)."""
 
@@ -85,12 +109,10 @@ def build_server(
     """Return an MCP server whose tools, prompt and resources call ``service``.
 
     With ``ledger`` (and ``telic.reports`` installed) every run also has a Markdown report
-    resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode (``once``:
-    each MCP session gets each artifact schema once, in Telic type notation, then a reference
-    to the resource ``telic://schemas/{artifact_type}``, which holds the JSON Schema; ``full``:
-    the JSON Schema every time); ``None`` reads
-    ``TELIC_SCHEMAS`` (default ``once``). The template ``artifact://system/roles/{role}-v1``
-    serves each role's instructions, so that every ``nextAction.instructionRef`` resolves.
+    resource, ``telic://runs/{run_id}/report.md``. ``schemas`` is the schema mode
+    (``SchemaMode``); ``None`` reads ``TELIC_SCHEMAS`` (default ``once``). The template
+    ``artifact://system/roles/{role}-v1`` serves each role's instructions, so that every
+    ``nextAction.instructionRef`` resolves.
     """
 
     async def given_service() -> Service:
@@ -195,7 +217,8 @@ def assemble(
     async def on_list_resource_templates(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=_templates(reports))
+        templates = list(_TEMPLATES if reports else _TEMPLATES[:-1])
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def on_read_resource(
         ctx: Context, params: types.ReadResourceRequestParams
@@ -364,36 +387,6 @@ def _workflow_prompt(modes: tuple[str, ...]) -> types.Prompt:
             ),
         ],
     )
-
-
-def _templates(reports: bool) -> list[types.ResourceTemplate]:
-    templates = [
-        types.ResourceTemplate(
-            name="artifact_schema",
-            title="Artifact schema",
-            uri_template=SCHEMA_URI_TEMPLATE,
-            description="The full JSON Schema of an artifact type a host may be asked to produce.",
-            mime_type="application/schema+json",
-        ),
-        types.ResourceTemplate(
-            name="role_instructions",
-            title="Role instructions",
-            uri_template=_ROLE_TEMPLATE,
-            description="A nextAction.instructionRef: what the role decides, submits and meets.",
-            mime_type="text/markdown",
-        ),
-    ]
-    if reports:
-        templates.append(
-            types.ResourceTemplate(
-                name="run_report",
-                title="Run report",
-                uri_template=_REPORT_TEMPLATE,
-                description="The Markdown report of one run.",
-                mime_type="text/markdown",
-            )
-        )
-    return templates
 
 
 def _contents(uri: str, mime: str, text: str) -> types.ReadResourceResult:

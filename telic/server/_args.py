@@ -11,7 +11,6 @@ Schema without titles, with optional arguments written as their plain type rathe
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import (
@@ -78,6 +77,7 @@ Request = Annotated[
 ]
 CastTypeName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")]
 Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+Capabilities = Annotated[list[Capability], Field(max_length=MAX_ITEMS)]
 
 
 class ToolArgs(BaseModel):
@@ -101,16 +101,14 @@ class RunArgs(ToolArgs):
     """A run id alone (get_next_action, get_run, verify_run, get_digest)."""
 
     run_id: Identifier
-    """The run's id."""
 
 
 class TokenArgs(RunArgs):
-    """A run id with the optimistic-concurrency tokens of a state-changing call."""
+    """A run id with the optimistic-concurrency tokens of a state-changing call: the current
+    NextAction's id (``action:<runId>:<version>``) and the run version the caller last saw."""
 
     action_id: Identifier
-    """The id of the current NextAction (``action:<runId>:<version>``)."""
     expected_run_version: Version
-    """The run version the caller last saw."""
 
 
 class CancelArgs(TokenArgs):
@@ -129,9 +127,9 @@ class CastTypeEntry(ToolArgs):
     """Registry key, e.g. explore."""
     enabled: bool = False
     """Allow casts of this type."""
-    ceilingTurns: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    ceilingTurns: Positive  # noqa: N815
     """Max maxTurns per cast."""
-    ceilingTokens: Annotated[int, Field(ge=1, le=2**53 - 1)]  # noqa: N815
+    ceilingTokens: Positive  # noqa: N815
     """Max maxTotalTokens per cast."""
     readOnly: bool = True  # noqa: N815
     """Children get no write permissions."""
@@ -153,18 +151,14 @@ class StartRunArgs(ToolArgs):
     original_request: Request
     """The user's request, verbatim."""
     mode: Mode
-    """The mode the user asked for."""
     host_name: Annotated[str, StringConstraints(min_length=1, max_length=128)] = "mcp-host"
-    """The host's name."""
     native_subagents: NativeSubagents = "unknown"
     """Can the host start child agents?"""
-    host_capabilities: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = [
-        "repository.read"
-    ]
+    host_capabilities: Capabilities = ["repository.read"]
     """What the host can do."""
-    authorization_granted: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] | None = None
+    authorization_granted: Capabilities | None = None
     """What the user granted (omit: mode defaults)."""
-    authorization_denied: Annotated[list[Capability], Field(max_length=MAX_ITEMS)] = []
+    authorization_denied: Capabilities = []
     """What the user denied."""
     shell_execute_allowlist: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=2048)]],
@@ -213,16 +207,13 @@ class GroundArgs(TokenArgs):
     ] = []
     """Paths the user works on (ranked first)."""
     budget: Budget | None = None
-    """Grounding limits."""
 
 
 class SubmitArgs(TokenArgs):
     """telic_submit_artifact: an artifact (body XOR body_json) or a clarification answer."""
 
     artifact_type: HostArtifactType | None = None
-    """The artifact's type."""
     body: dict[str, Any] | None = None
-    """The body, a JSON object."""
     body_json: (
         Annotated[str, StringConstraints(min_length=2, max_length=MAX_ARTIFACT_BYTES)] | None
     ) = None
@@ -255,23 +246,19 @@ class ListRunsArgs(ToolArgs):
     """telic_list_runs."""
 
     limit: Annotated[int, Field(ge=1, le=100)] = 20
-    """How many runs."""
 
 
 class GetArtifactArgs(RunArgs):
     """telic_get_artifact."""
 
     artifact_id: Identifier
-    """The artifact's id."""
 
 
 class GetTraceArgs(RunArgs):
     """telic_get_trace."""
 
     after_sequence: Count = 0
-    """Events after this sequence."""
     limit: Annotated[int, Field(ge=1, le=500)] = 100
-    """How many events."""
 
 
 class CheckToolActionArgs(RunArgs):
@@ -283,11 +270,8 @@ class CheckToolActionArgs(RunArgs):
     """
 
     action_id: Identifier | None = None
-    """The current NextAction id (the original's dialect; with expected_run_version)."""
-    expected_run_version: Count | None = None
-    """The run version last seen (the original's dialect; 0 passes and is always stale)."""
+    expected_run_version: Count | None = None  # 0 passes, and is always stale
     capability: Capability
-    """Capability the tool would use."""
     target: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
     """Path, command or URL acted on (required without action_id)."""
 
@@ -384,11 +368,8 @@ class CastShape(CastToolArgs):
     """telic_cast as published: the shape a host should send."""
 
     cast_type: CastTypeName
-    """An enabled cast type."""
     routing: Routing
-    """Why cast this child."""
     budget: CastBudgetArgs
-    """What the child may spend."""
     brief: Brief
     """Handoff: point at things, never paste."""
     pointers: Pointers = []
@@ -422,22 +403,16 @@ class CastProgressArgs(CastToolArgs):
     """telic_cast_progress."""
 
     cast_id: Identifier
-    """The open cast."""
     turns: Count = 0
-    """Turns used so far."""
     tool_calls: Count = 0
-    """Tool calls so far."""
     input_tokens: Count = 0
-    """Input tokens so far."""
     output_tokens: Count = 0
-    """Output tokens so far."""
 
 
 class ReturnPacketArgs(CastToolArgs):
     """telic_return_packet."""
 
     cast_id: Identifier
-    """The open cast."""
     # Published as an object (what a packet is); any other value still reaches the packet
     # contract, whose `not_a_packet` repair request tells the child how to answer.
     packet: Annotated[Any, Field(json_schema_extra={"type": "object"})]
@@ -464,53 +439,26 @@ def _clean(node: Any) -> Any:
     return node
 
 
-# Arguments every host learns once (the workflow prompt names the run tokens) or whose name and
-# limits say it all; describing them in every tool's schema would only fill the host's context.
-_UNDESCRIBED: Final = frozenset(
-    {
-        "run_id",
-        "action_id",
-        "expected_run_version",
-        "artifact_id",
-        "cast_id",
-        "host_name",
-        "limit",
-        "turns",
-        "tool_calls",
-        "input_tokens",
-        "output_tokens",
-        "mode",
-        "artifact_type",
-        "body",
-        "budget",
-        "routing",
-        "cast_type",
-        "capability",
-        "after_sequence",
-    }
-)
-
-
 def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     """Return the published input schema of a tool's argument model.
 
-    It is the model's JSON Schema without titles, without the models' own docstrings, without
-    descriptions of self-evident arguments and without JSON's safe-integer bound; names, types,
-    defaults and limits are unchanged. Every sub-schema is written in place: no ``$ref``, no
-    ``$defs``. Strict-mode converters (the OpenAI Agents SDK's, for one) refuse a reference
-    in a schema an MCP server lists, so a shared sub-schema would cost the tool its strict
-    mode; every object but the free-form artifact ``body`` and ``packet`` is closed.
+    It is the model's JSON Schema without titles, without the models' own docstrings and without
+    JSON's safe-integer bound; names, types, defaults and limits are unchanged. An argument
+    whose name and limits say it all (or that the workflow prompt explains, as the run tokens)
+    has no docstring, so that its schema does not fill the host's context with a description.
+    Every sub-schema is written in place: no ``$ref``, no ``$defs``. Strict-mode converters (the
+    OpenAI Agents SDK's, for one) refuse a reference in a schema an MCP server lists, so a
+    shared sub-schema would cost the tool its strict mode; every object but the free-form
+    artifact ``body`` and ``packet`` is closed.
     """
     schema = model.published().model_json_schema(by_alias=True, mode="validation")
-    cleaned: dict[str, Any] = _clean(copy.deepcopy(schema))
+    cleaned: dict[str, Any] = _clean(schema)
     cleaned.pop("description", None)
     for definition in cleaned.get("$defs", {}).values():
         # Nested models are the packet contract's camelCase objects: their names say it all.
         definition.pop("description", None)
         for field in definition.get("properties", {}).values():
             field.pop("description", None)
-    for name in _UNDESCRIBED & cleaned["properties"].keys():
-        cleaned["properties"][name].pop("description", None)
     inlined: dict[str, Any] = inline(cleaned)
     return inlined
 
@@ -551,6 +499,4 @@ def _quiet(node: Any, top: bool = False) -> Any:
     }
     if "properties" in quiet and not top:
         quiet.pop("description", None)  # a nested model's docstring: its keys say it all
-    if "$defs" in quiet:
-        quiet["$defs"] = {name: _quiet(d) for name, d in node["$defs"].items()}
     return quiet

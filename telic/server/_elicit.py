@@ -90,8 +90,8 @@ class Pending:
         if not (isinstance(fields, list) and len(fields) == 5 and fields[0] == _STATE):
             return None
         _, run_id, version, action_id, request_id = fields
-        texts = all(isinstance(f, str) and 0 < len(f) <= 256 for f in (run_id, action_id))
-        if not texts or not isinstance(request_id, str) or not 0 < len(request_id) <= 256:
+        texts = (run_id, action_id, request_id)
+        if not all(isinstance(f, str) and 0 < len(f) <= 256 for f in texts):
             return None
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             return None

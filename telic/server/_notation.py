@@ -9,33 +9,10 @@ carries, so the equality holds by construction; the reader lives with the tests
 generated ones. A construct the notation has no form for is written as ``json{…}``, the node's
 own JSON Schema, so nothing is ever approximated.
 
-The text (``docs/protocol.md`` §3.1, "Compact schemas over MCP"):
-
-- The first block is the root, an object: ``{ // description`` then one property per line, then
-  ``}``. ``type Name = …`` lines or blocks follow, one per ``$defs`` entry; ``field name: …``
-  lines declare a property written by name alone; ``alias Name = …`` lines name a sub-schema
-  that is written in place (an alias is shorthand, not a ``$ref``).
-- An object block is closed (``additionalProperties: false``). A property line is ``name: T``,
-  or ``name?: T`` when it is not required; then `` = value`` for a JSON default and
-  `` // text`` for its description. Required properties are listed in ``required`` order.
-  Property lines are not indented: inside a block every line up to ``}`` is one.
-- A property line that is only ``name`` (or ``name?``) is the declared ``field name: …``: that
-  property's whole schema, default and description included. A description repeated verbatim
-  under one property name in several definitions (``schemaVersion: "1.0" // Protocol version…``)
-  so travels once.
-- ``T`` is ``string``, ``string(1..128)`` (minLength..maxLength, either side may be empty),
-  ``string(..64) /regex/`` (a pattern, JSON-string escaped, ``/`` as ``\\/``),
-  ``string<date-time>`` (a format, before any bounds); ``integer(0..10)`` and
-  ``number(0..100)`` (minimum..maximum); ``boolean``, ``null``, ``object``; ``"1.0"`` (a string
-  constant), ``true``, ``false``, ``1`` (a boolean or integer constant); ``pass|"1.0"`` (a
-  string enum: a member that is a word starting with a lower-case letter,
-  ``[a-z][A-Za-z0-9_.:-]*``, and no keyword, goes without quotes, any other is a JSON string;
-  the members are joined by ``|`` without spaces); ``T[]`` and ``T[1..256]`` (an array with
-  minItems..maxItems); ``A | B`` (anyOf); ``oneOf(A, B)`` (oneOf); ``(T)``; a ``type`` name (a
-  ``$ref`` into ``$defs``); an alias name; ``json{…}`` (the sub-schema as JSON).
-- Kinds (types, aliases and fields) already sent to a session need not be written again:
-  ``encode`` omits the names it is told the reader ``known``s, and ``decode`` takes them from
-  ``known``. The root's ``$defs`` are then exactly the types its references reach.
+The grammar is ``docs/protocol.md`` §3.1, "Compact schemas over MCP": a closed root object
+block, then a ``type`` line or block per ``$defs`` entry, ``field`` lines for properties written
+by name alone and ``alias`` lines for sub-schemas written by name in place. Kinds already sent to
+a session are left out of its later texts (``omit``).
 
 Pure functions, no I/O.
 """

@@ -5,23 +5,18 @@ Schema of the artifact to produce on every call. The server emits each type's sc
 compacted and cached: generated ``title`` annotations (a property's name again) are dropped,
 and every sub-schema that occurs more than once is written once under ``$defs`` and referenced.
 The result is still a standalone JSON Schema (draft 2020-12) that accepts exactly what the
-registry's schema accepts; ``inline`` undoes the sharing, for tests and curious readers.
+registry's schema accepts; ``inline`` undoes the sharing (a refusal's failing parts, the tools'
+input schemas).
 
-Nor does a session need the same schema twice, or in JSON. With the ``once`` schema mode (the
-default), a session's first schema of a type is ``{"$ref": "telic://schemas/<type>",
-"x-telic-type": <text>}``: the resource holds the full JSON Schema, and the text is the same
-schema in Telic type notation (``telic.server._notation``: ``id: Id // Artifact id.``), which
-decodes back to it exactly. The text defines each named kind it uses (a ``$defs`` type such as
-``PermissionSet``, an alias such as ``Id`` for a constrained string, a field such as
-``schemaVersion`` for a property whose schema recurs) unless an earlier result of the
-session already did, so a fresh session receives each definition, and each description repeated
-verbatim under one property name, once. ``SentSchemas``
-remembers per MCP session which types and kinds it has sent; a type already sent comes as
-``schema_reference(type)``, ``{"$ref": "telic://schemas/<type>"}``. The ContextManifest, which
-grounding writes and the host never does, is a reference from the start, and so is a type the
-result's draft covers (the draft's fill lines and items carry what the model writes; the text
-follows with the first result of the session that has no draft for it). ``full`` sends every
-schema as compact JSON every time, as the original does.
+Nor does a session need the same schema twice, or in JSON. In the ``once`` schema mode (the
+default; ``docs/protocol.md`` §3.1, "Compact schemas over MCP"), a session's first schema of a
+type is ``{"$ref": "telic://schemas/<type>", "x-telic-type": <text>}``, the text being the same
+schema in Telic type notation (``telic.server._notation``) with each named kind it uses defined
+unless the session already has it; any later one is ``schema_reference(type)``. ``SentSchemas``
+remembers per MCP session which types and kinds it has sent, and ``SchemaEmitter`` chooses for
+one result (a type its draft covers, or the ContextManifest, which the host never writes, is a
+reference from the start). ``full`` sends every schema as compact JSON every time, as the
+original does.
 """
 
 from __future__ import annotations
@@ -31,7 +26,8 @@ import json
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from telic.protocol import IDENTIFIER_PATTERN
@@ -85,6 +81,7 @@ server starts without the protocol); a test checks it against the controller's p
 WRITTEN_BY_TELIC: Final = frozenset({"ContextManifest"})
 # Named by the grounding action, but written by telic_ground_context: the host never needs its
 # schema to act, so in ``once`` mode it is always a reference.
+_HOST_TYPES: Final = tuple(kind for kind in SCHEMA_TYPES if kind not in WRITTEN_BY_TELIC)
 SCHEMA_URI_TEMPLATE: Final = "telic://schemas/{artifact_type}"
 """The resource template that returns any host artifact type's full schema."""
 SchemaFn = Callable[[str], dict[str, Any]]
@@ -101,59 +98,44 @@ _SHARE_AT: Final = 48
 _REF_PREFIX: Final = "#/$defs/"
 
 
-def _untitled(node: Any, *, names: bool = False) -> Any:
-    """``node`` without ``title`` annotations (``names``: ``node`` maps names to schemas)."""
-    if isinstance(node, dict):
-        if names:
-            return {key: _untitled(value) for key, value in node.items()}
-        return {
-            key: value if key in _DATA else _untitled(value, names=key in _SCHEMA_MAPS)
-            for key, value in node.items()
-            if key != "title"
-        }
+def _rebuilt(
+    node: Any,
+    replace: Callable[[dict[str, Any]], Any] = lambda _: None,
+    *,
+    untitled: bool = False,
+    names: bool = False,
+    top: bool = True,
+) -> Any:
+    """A copy of ``node`` in which ``replace(schema)`` stands for each schema object below
+    ``node`` when it returns one (``None``: the schema is copied); ``untitled``: without
+    ``title`` annotations. ``names``: ``node`` maps names to schemas."""
     if isinstance(node, list):
-        return [_untitled(value) for value in node]
-    return node
+        return [_rebuilt(value, replace, untitled=untitled, top=False) for value in node]
+    if not isinstance(node, dict):
+        return node
+    if names:
+        return {key: _rebuilt(v, replace, untitled=untitled, top=False) for key, v in node.items()}
+    if not top and (replaced := replace(node)) is not None:
+        return replaced
+    return {
+        key: value
+        if key in _DATA
+        else _rebuilt(value, replace, untitled=untitled, names=key in _SCHEMA_MAPS, top=False)
+        for key, value in node.items()
+        if not (untitled and key == "title")
+    }
 
 
-def _subschemas(node: Any, *, names: bool = False) -> list[dict[str, Any]]:
+def _untitled(node: Any) -> Any:
+    """``node`` without ``title`` annotations."""
+    return _rebuilt(node, untitled=True)
+
+
+def _subschemas(node: Any) -> list[dict[str, Any]]:
     """Every schema object below ``node`` (not ``node`` itself), in document order."""
     found: list[dict[str, Any]] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if names:
-                if isinstance(value, dict):
-                    found.append(value)
-                found += _subschemas(value)
-            elif key not in _DATA:
-                inner = _subschemas(value, names=key in _SCHEMA_MAPS)
-                if isinstance(value, dict) and key not in _SCHEMA_MAPS:
-                    found.append(value)
-                found += inner
-    elif isinstance(node, list):
-        for value in node:
-            if isinstance(value, dict):
-                found.append(value)
-            found += _subschemas(value)
+    _rebuilt(node, found.append)
     return found
-
-
-def _shared(node: Any, refs: dict[str, str], *, names: bool = False, top: bool = False) -> Any:
-    """``node`` with every sub-schema named in ``refs`` replaced by its ``$ref``."""
-    if isinstance(node, dict):
-        if not top and not names:
-            name = refs.get(node_text(node))
-            if name is not None:
-                return {"$ref": _REF_PREFIX + name}
-        if names:
-            return {key: _shared(value, refs) for key, value in node.items()}
-        return {
-            key: value if key in _DATA else _shared(value, refs, names=key in _SCHEMA_MAPS)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_shared(value, refs) for value in node]
-    return node
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -174,28 +156,22 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     for text, name in refs.items():
         if name not in defs:
             defs[name] = json.loads(text)
-    shared_defs = {name: _shared(body, refs, top=True) for name, body in defs.items()}
+
+    def as_ref(sub: dict[str, Any]) -> dict[str, str] | None:
+        name = refs.get(node_text(sub))
+        return None if name is None else {"$ref": _REF_PREFIX + name}
+
+    shared_defs = {name: _rebuilt(body, as_ref) for name, body in defs.items()}
     body = {key: value for key, value in plain.items() if key != "$defs"}
-    result: dict[str, Any] = _shared(body, refs, top=True)
+    result: dict[str, Any] = _rebuilt(body, as_ref)
     result["$defs"] = shared_defs
     return result
 
 
 def inline(schema: dict[str, Any]) -> Any:
     """Return ``schema`` with every local ``$ref`` replaced by its definition (no cycles)."""
-    defs = schema.get("$defs") or {}
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_REF_PREFIX) and len(node) == 1:
-                return resolve(defs[ref.removeprefix(_REF_PREFIX)])
-            return {key: resolve(value) for key, value in node.items() if key != "$defs"}
-        if isinstance(node, list):
-            return [resolve(value) for value in node]
-        return node
-
-    return resolve(schema)
+    body = {key: value for key, value in schema.items() if key != "$defs"}
+    return _resolved(body, schema.get("$defs") or {})
 
 
 @functools.cache
@@ -220,23 +196,13 @@ def with_rules(artifact_type: str, schema: dict[str, Any]) -> dict[str, Any]:
     """
     from telic.controller import field_statements
 
+    schema = _rebuilt(schema)  # a copy, which the statements are added to
     for (kind, path), text in field_statements().items():
-        if kind != artifact_type:
-            continue
-        owner, _, name = path.rpartition(".")
-        if not path:
-            schema = {**schema, "description": _described(schema.get("description"), text)}
-            continue
-        defs = dict(schema.get("$defs") or {})
-        holder = defs[owner] if owner else schema
-        properties = dict(holder["properties"])
-        node = properties[name]
-        properties[name] = {**node, "description": _described(node.get("description"), text)}
-        if owner:
-            defs[owner] = {**holder, "properties": properties}
-            schema = {**schema, "$defs": defs}
-        else:
-            schema = {**schema, "properties": properties}
+        if kind == artifact_type:
+            owner, _, name = path.rpartition(".")
+            holder = schema["$defs"][owner] if owner else schema
+            node = holder["properties"][name] if path else schema
+            node["description"] = _described(node.get("description"), text)
     return schema
 
 
@@ -271,37 +237,35 @@ def failing_schema(artifact_type: str, paths: list[str]) -> dict[str, Any]:
     that refused an unknown key), with its local references written out. A path at the root
     (or none at all) adds nothing: the ``$ref`` names the full schema, never re-sent.
     """
-    schema = emitted_schema(artifact_type)
-    defs = schema.get("$defs") or {}
     found: dict[str, Any] = {}
     for path in paths:
-        parts = [part for part in path.split(".") if part]
-        reached, node = _located(schema, defs, parts)
-        if reached:
+        node, where = _inlined(artifact_type), []
+        for part in filter(None, path.split(".")):
+            inner = _step(node, part)
+            if inner is None:
+                break
+            node = inner
+            where.append("[]" if part.isdigit() else part)
+        if where:
             # One entry per schema location: ``nodes.0.id`` and ``nodes.3.id`` share ``nodes[].id``.
-            where = ".".join(parts[:reached]).replace(".[]", "[]")
-            found[where] = _resolved(node, defs)
+            found[".".join(where).replace(".[]", "[]")] = node
     result: dict[str, Any] = {"$ref": schema_uri(artifact_type)}
     if found:
         result[FAILING_KEY] = found
     return result
 
 
-def _deref(node: Any, defs: dict[str, Any]) -> Any:
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        name = node["$ref"].removeprefix(_REF_PREFIX)
-        if name not in defs:
-            break
-        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
+@functools.cache
+def _inlined(artifact_type: str) -> Any:
+    return inline(emitted_schema(artifact_type))
 
 
-def _step(node: Any, part: str, defs: dict[str, Any]) -> Any | None:
-    node = _deref(node, defs)
+def _step(node: Any, part: str) -> Any | None:
+    """The sub-schema of ``node`` at ``part`` (a property, or an index), if it defines one."""
     if not isinstance(node, dict):
         return None
     for branch in node.get("anyOf") or node.get("oneOf") or ():
-        found = _step(branch, part, defs)
+        found = _step(branch, part)
         if found is not None:
             return found
     properties = node.get("properties")
@@ -312,17 +276,13 @@ def _step(node: Any, part: str, defs: dict[str, Any]) -> Any | None:
     return None
 
 
-def _located(schema: Any, defs: dict[str, Any], parts: list[str]) -> tuple[int, Any]:
-    """How many of ``parts`` the schema defines, and the sub-schema there (indices as ``[]``)."""
-    node, reached = schema, 0
-    for part in parts:
-        inner = _step(node, part, defs)
-        if inner is None:
+def _deref(node: Any, defs: dict[str, Any]) -> Any:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        name = node["$ref"].removeprefix(_REF_PREFIX)
+        if name not in defs:
             break
-        if part.isdigit():
-            parts[reached] = "[]"
-        node, reached = inner, reached + 1
-    return reached, node
+        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
 
 
 def _resolved(node: Any, defs: dict[str, Any]) -> Any:
@@ -403,9 +363,7 @@ def notation_aliases() -> dict[str, Any]:
     """
     counts: Counter[str] = Counter()
     taken: set[str] = set()
-    for artifact_type in SCHEMA_TYPES:
-        if artifact_type in WRITTEN_BY_TELIC:
-            continue
+    for artifact_type in _HOST_TYPES:
         schema = full_schema(artifact_type)
         taken |= set(schema.get("$defs") or {})
         for node in _subschemas(schema):
@@ -458,9 +416,7 @@ def notation_fields() -> dict[str, Any]:
     """
     properties: list[tuple[str, dict[str, Any]]] = []
     seen: dict[str, Any] = {}
-    for artifact_type in SCHEMA_TYPES:
-        if artifact_type in WRITTEN_BY_TELIC:
-            continue
+    for artifact_type in _HOST_TYPES:
         for name, node in _properties(full_schema(artifact_type), seen):
             if isinstance(node, dict):
                 properties.append((name, node))
@@ -545,16 +501,14 @@ def _compact(artifact_type: str, known: dict[str, str]) -> tuple[dict[str, Any],
     return _notation(artifact_type, omitted), defined
 
 
+@dataclass(slots=True)
 class _Memory:
     """What one session has been sent: artifact types, and notation kinds with their bodies."""
 
-    __slots__ = ("held", "kinds", "types")
-
-    def __init__(self) -> None:
-        self.types: set[str] = set()
-        self.kinds: dict[str, str] = {}
-        self.held: tuple[str, frozenset[str]] = ("", frozenset())
-        """The NextAction id of the last result that carried a draft, and the types it covers."""
+    types: set[str] = field(default_factory=set)
+    kinds: dict[str, str] = field(default_factory=dict)
+    held: tuple[str, frozenset[str]] = ("", frozenset())
+    """The NextAction id of the last result that carried a draft, and the types it covers."""
 
 
 class SchemaEmitter:
@@ -587,23 +541,20 @@ class SchemaEmitter:
     def __call__(self, artifact_type: str) -> dict[str, Any]:
         """The schema object to carry for ``artifact_type``."""
         with _BUILDING:
-            return self._schema(artifact_type)
-
-    def _schema(self, artifact_type: str) -> dict[str, Any]:
-        if self._sent is None or artifact_type not in SCHEMA_TYPES:
-            return emitted_schema(artifact_type)
-        if (
-            artifact_type in WRITTEN_BY_TELIC
-            or artifact_type in self._drafted
-            or artifact_type in self._sent.types
-            or artifact_type in self._fresh
-        ):
-            return schema_reference(artifact_type)
-        self._fresh.add(artifact_type)
-        known = {**self._sent.kinds, **self._kinds} if self._kinds else self._sent.kinds
-        schema, defined = _compact(artifact_type, known)
-        self._kinds.update(defined)
-        return schema
+            if self._sent is None or artifact_type not in SCHEMA_TYPES:
+                return emitted_schema(artifact_type)
+            if (
+                artifact_type in WRITTEN_BY_TELIC
+                or artifact_type in self._drafted
+                or artifact_type in self._sent.types
+                or artifact_type in self._fresh
+            ):
+                return schema_reference(artifact_type)
+            self._fresh.add(artifact_type)
+            known = {**self._sent.kinds, **self._kinds} if self._kinds else self._sent.kinds
+            schema, defined = _compact(artifact_type, known)
+            self._kinds.update(defined)
+            return schema
 
     def commit(self) -> None:
         """Record the types and kinds sent by this result as known to its session."""
@@ -630,20 +581,18 @@ class SentSchemas:
         self._by_session: dict[int, _Memory] = {}
 
     def emitter(
-        self,
-        session: object | None,
-        drafted: Iterable[str] = (),
-        action_id: str = "",
-        kept: Iterable[str] = (),
+        self, session: object | None, action: object = None, draft: object = None
     ) -> SchemaEmitter:
-        """Return the emitter for one result sent in ``session`` (``None``: no session).
+        """Return the emitter for one result sent in ``session`` (``None``: no session), whose
+        NextAction is ``action`` and draft ``draft``.
 
-        ``drafted``: the types the result's draft covers; in ``once`` mode their schemas are
-        bare references (``SchemaEmitter``), and those in ``kept`` count as sent once the
-        result has gone. A result without a draft for the same NextAction
-        (``action_id``) as the session's last draft (an acknowledged Evidence) withholds that
-        draft's types too: the host still holds it. ``full`` mode and results outside a
-        session ignore both: they carry every schema in full.
+        In ``once`` mode the types the draft covers are bare references (``SchemaEmitter``), and
+        those it offers ``instead`` count as sent once the result has gone. A step Telic takes
+        itself (grounding writes the manifest) covers every type: the host writes nothing now,
+        and the next result's draft carries what it will write. A result without a draft for
+        the same NextAction as the session's last draft (an acknowledged Evidence) withholds
+        that draft's types too: the host still holds it. ``full`` mode and results outside a
+        session carry every schema in full.
         """
         if self.mode == "full" or session is None:
             return SchemaEmitter(None)
@@ -655,12 +604,16 @@ class SentSchemas:
             except TypeError:  # not weakly referenceable: nothing tells when it ends
                 return SchemaEmitter(None)
             sent = self._by_session[key] = _Memory()
-        covered = frozenset(drafted)
+        covered: frozenset[str] = getattr(draft, "covered", frozenset())
+        if not covered and getattr(action, "required_output_type", None) in WRITTEN_BY_TELIC:
+            covered = frozenset(SCHEMA_TYPES)
+        action_id: str = getattr(action, "id", "")
         if covered:
             sent.held = (action_id, covered)
         elif action_id and sent.held[0] == action_id:
             covered = sent.held[1]
-        return SchemaEmitter(sent, covered, frozenset(kept))
+        kept = frozenset(instead.type for instead in getattr(draft, "instead", ()))
+        return SchemaEmitter(sent, covered, kept)
 
     def sessions(self) -> int:
         """How many live sessions have been sent a schema (for tests and diagnostics)."""

@@ -48,56 +48,6 @@ _READ_SIZE: Final = 65_536
 """Bytes asked of the pipe per read."""
 
 
-class StdinLines(anyio.AsyncFile[str]):
-    """stdin read by a daemon thread, so a signal can end the server while a read is pending.
-
-    The fallback for a stdin that is not a pipe or a socket (a file, a terminal). anyio's worker
-    threads are joined at interpreter exit, and one blocked reading an open pipe would keep the
-    process alive after the ledger is closed. A daemon thread reading a private duplicate of the
-    descriptor with ``os.read`` holds no interpreter-level buffer lock, so the process can always
-    exit.
-    """
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(io.StringIO())
-        self._fd = fd
-        self._lines: anyio.abc.ObjectReceiveStream[str] | None = None
-
-    def _start(self) -> anyio.abc.ObjectReceiveStream[str]:
-        send, receive = anyio.create_memory_object_stream[str](0)
-        token = anyio.lowlevel.current_token()
-        fd = self._fd
-
-        def pump() -> None:
-            pending = b""
-            try:
-                while chunk := os.read(fd, 65536):
-                    pending += chunk
-                    *lines, pending = pending.split(b"\n")
-                    for line in lines:
-                        text = line.decode("utf-8", "replace") + "\n"
-                        anyio.from_thread.run(send.send, text, token=token)
-                if pending:
-                    anyio.from_thread.run(
-                        send.send, pending.decode("utf-8", "replace"), token=token
-                    )
-                anyio.from_thread.run_sync(send.close, token=token)
-            except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                return  # the server is gone or stopping: nobody reads any more
-
-        threading.Thread(target=pump, name="telic-stdin", daemon=True).start()
-        return receive
-
-    async def readline(self) -> str:
-        """The next line, or ``""`` at end of input."""
-        if self._lines is None:
-            self._lines = self._start()
-        try:
-            return await self._lines.receive()
-        except anyio.EndOfStream:
-            return ""
-
-
 class PipeLines(anyio.AsyncFile[str]):
     """Lines of a non-blocking pipe, read by the event loop itself.
 
@@ -123,13 +73,56 @@ class PipeLines(anyio.AsyncFile[str]):
                 self._scanned = 0
                 return line.decode("utf-8", "replace")
             self._scanned = len(self._buffer)
-            try:
-                chunk = os.read(self._fd, _READ_SIZE)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
+            chunk = await self._chunk()
             self._ended = not chunk
             self._buffer += chunk
+
+    async def _chunk(self) -> bytes:
+        """What the pipe holds next (``b""``: end of input), once it holds something."""
+        while True:
+            try:
+                return os.read(self._fd, _READ_SIZE)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+
+
+class StdinLines(PipeLines):
+    """stdin read by a daemon thread, so a signal can end the server while a read is pending.
+
+    The fallback for a stdin that is not a pipe or a socket (a file, a terminal). anyio's worker
+    threads are joined at interpreter exit, and one blocked reading an open pipe would keep the
+    process alive after the ledger is closed. A daemon thread reading a private duplicate of the
+    descriptor with ``os.read`` holds no interpreter-level buffer lock, so the process can always
+    exit.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self._chunks: anyio.abc.ObjectReceiveStream[bytes] | None = None
+
+    async def _chunk(self) -> bytes:
+        if self._chunks is None:
+            self._chunks = self._start()
+        try:
+            return await self._chunks.receive()
+        except anyio.EndOfStream:
+            return b""
+
+    def _start(self) -> anyio.abc.ObjectReceiveStream[bytes]:
+        send, receive = anyio.create_memory_object_stream[bytes](0)
+        token = anyio.lowlevel.current_token()
+        fd = self._fd
+
+        def pump() -> None:
+            try:
+                while chunk := os.read(fd, _READ_SIZE):
+                    anyio.from_thread.run(send.send, chunk, token=token)
+                anyio.from_thread.run_sync(send.close, token=token)
+            except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return  # the server is gone or stopping: nobody reads any more
+
+        threading.Thread(target=pump, name="telic-stdin", daemon=True).start()
+        return receive
 
 
 class PipeWriter(anyio.AsyncFile[str]):

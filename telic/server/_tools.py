@@ -41,7 +41,7 @@ from telic._errors import NotFound, SchemaViolation
 from telic.server._elicit import Ask, Elicited, InputRequired, Pending, elicit_answer, resume_answer
 from telic.server._envelope import ToolResult, error_envelope, error_result, success, with_schema
 from telic.server._json import decode_body_json
-from telic.server._schemas import SCHEMA_TYPES, WRITTEN_BY_TELIC, SentSchemas
+from telic.server._schemas import SentSchemas
 from telic.server.inputs import tool_schemas
 
 if TYPE_CHECKING:
@@ -50,37 +50,8 @@ if TYPE_CHECKING:
     from telic.controller import StepResult
     from telic.grounding import GroundingProgress
     from telic.roles import Service
-    from telic.server._args import (
-        CancelArgs,
-        CastArgs,
-        CastProgressArgs,
-        CheckToolActionArgs,
-        GetArtifactArgs,
-        GetTraceArgs,
-        GroundArgs,
-        ListRunsArgs,
-        ReturnPacketArgs,
-        RunArgs,
-        StartRunArgs,
-        SubmitArgs,
-        ToolArgs,
-    )
-    from telic.server._results import (
-        CastProgressResultOut,
-        CastResultOut,
-        CheckResultOut,
-        DigestResultOut,
-        GetArtifactResultOut,
-        GetRunResultOut,
-        GetTraceResultOut,
-        GroundResultOut,
-        ListRunsResultOut,
-        NextActionResultOut,
-        ReplayResultOut,
-        ReturnPacketResultOut,
-        StepResultOut,
-        VerifyResultOut,
-    )
+    from telic.server import _args, _results
+
 
 __all__ = [
     "TOOLS",
@@ -136,8 +107,8 @@ class Declared:
     description: str
     summary: str
     """One line for the tool table of ``docs/tools.md`` (``docs/tools_doc.py`` writes it)."""
-    read_only: bool
-    """Never changes any state (no ledger record, no run change)."""
+    read_only: bool = False
+    """Never changes any state (no ledger record, no run change); MCP's default is false."""
     idempotent: bool = False
     """Repeating the call with the same arguments has no further effect."""
     destructive: bool = False
@@ -164,7 +135,7 @@ def declared(name: str) -> Declared | None:
 
 
 @functools.cache
-def models(name: str) -> tuple[type[ToolArgs], type[BaseModel]]:
+def models(name: str) -> tuple[type[_args.ToolArgs], type[BaseModel]]:
     """The argument and result models of the tool ``name``, read from its handler's annotations
     (the models need the protocol: resolved on first use)."""
     from telic.roles import Service
@@ -172,7 +143,7 @@ def models(name: str) -> tuple[type[ToolArgs], type[BaseModel]]:
 
     spec = declared(name)
     assert spec is not None, name
-    names = vars(_args) | vars(_results) | {"Service": Service}
+    names = {"_args": _args, "_results": _results, "Service": Service}
     hints = typing.get_type_hints(spec.handler, localns=names, include_extras=True)
     return hints["args"], typing.get_args(hints["return"])[1]
 
@@ -237,15 +208,7 @@ async def call_tool(
             payload = await spec.handler(service, args, Call(progress, ask))
         else:
             payload = await resume_answer(service, given, *resumed)
-        action = payload.get("nextAction")
-        action_id = getattr(action, "id", "")
-        draft = payload.get("draft")
-        emitter = sent.emitter(
-            session,
-            _drafted(draft) or _withheld(action),
-            action_id if isinstance(action_id, str) else "",
-            kept=_instead(draft),
-        )
+        emitter = sent.emitter(session, payload.get("nextAction"), payload.get("draft"))
         result = success(payload, emitter)
         emitter.commit()
         return result
@@ -296,28 +259,6 @@ def _step(result: StepResult) -> Payload:
     return _with_draft(payload, result.draft)
 
 
-def _drafted(draft: object) -> frozenset[str]:
-    """The artifact types a result's draft covers (none without a draft)."""
-    covered = getattr(draft, "covered", None)
-    return covered if isinstance(covered, frozenset) else frozenset()
-
-
-def _instead(draft: object) -> frozenset[str]:
-    """The artifact types a result's draft offers instead of its own (the clarification)."""
-    instead = getattr(draft, "instead", ())
-    return frozenset(d.type for d in instead) if isinstance(instead, tuple) else frozenset()
-
-
-def _withheld(action: object) -> frozenset[str]:
-    """Every type, when the step is Telic's own (grounding writes the manifest): the host
-    writes nothing now, and the next result's draft carries what it will write."""
-    return (
-        frozenset(SCHEMA_TYPES)
-        if getattr(action, "required_output_type", None) in (WRITTEN_BY_TELIC)
-        else frozenset()
-    )
-
-
 def _with_draft(payload: Payload, draft: object) -> Payload:
     """Add the draft beside the NextAction when there is one (an addition to Telic 1.0)."""
     if draft is not None:
@@ -345,11 +286,10 @@ def _with_draft(payload: Payload, draft: object) -> Payload:
         "Start a run: request, mode, host capabilities, grants (and enabled cast types, a "
         "topology; `prior_run_id` to follow an ended run)."
     ),
-    read_only=False,
 )
 async def _start_run(
-    service: Service, args: StartRunArgs, _: Call
-) -> Annotated[Payload, StepResultOut]:
+    service: Service, args: _args.StartRunArgs, _: Call
+) -> Annotated[Payload, _results.StepResultOut]:
     from telic.controller import StartRequest
 
     fields = args.model_dump()  # the argument model's fields are StartRequest's, and cast_types
@@ -373,11 +313,10 @@ _GROUNDING_STAGES: Final = {"inventory": 1.0, "selection": 2.0, "done": 3.0}
         "action and the context manifest."
     ),
     summary="Ground repository context with the current tokens (progress notifications).",
-    read_only=False,
 )
 async def _ground(
-    service: Service, args: GroundArgs, call: Call
-) -> Annotated[Payload, GroundResultOut]:
+    service: Service, args: _args.GroundArgs, call: Call
+) -> Annotated[Payload, _results.GroundResultOut]:
     budget = None if args.budget is None else args.budget.model_dump(exclude_none=True)
     # Grounding reports synchronously (from its worker thread too); the client hears about it
     # through a small buffer drained by one task. Progress is best effort: a full buffer drops.
@@ -433,8 +372,8 @@ async def _ground(
     idempotent=True,
 )
 async def _next(
-    service: Service, args: RunArgs, _: Call
-) -> Annotated[Payload, NextActionResultOut]:
+    service: Service, args: _args.RunArgs, _: Call
+) -> Annotated[Payload, _results.NextActionResultOut]:
     action, draft = await service.get_next(args.run_id)
     return _with_draft({"nextAction": action}, draft)
 
@@ -451,11 +390,10 @@ async def _next(
         "for Evidence and ScenarioSpec; a refusal names the failed rules and changes nothing."
     ),
     summary="Submit one artifact (`body` or `body_json`) or answer the clarification.",
-    read_only=False,
 )
 async def _submit(
-    service: Service, args: SubmitArgs, call: Call
-) -> Annotated[Payload, StepResultOut]:
+    service: Service, args: _args.SubmitArgs, call: Call
+) -> Annotated[Payload, _results.StepResultOut]:
     if args.clarification_response is not None:
         result = await service.answer_clarification(
             args.run_id, args.action_id, args.expected_run_version, args.clarification_response
@@ -487,10 +425,11 @@ async def _submit(
         "nextAction."
     ),
     summary="Cancel a run.",
-    read_only=False,
     destructive=True,
 )
-async def _cancel(service: Service, args: CancelArgs, _: Call) -> Annotated[Payload, StepResultOut]:
+async def _cancel(
+    service: Service, args: _args.CancelArgs, _: Call
+) -> Annotated[Payload, _results.StepResultOut]:
     return _step(await service.cancel_run(args.run_id, args.action_id, args.expected_run_version))
 
 
@@ -506,8 +445,8 @@ async def _cancel(service: Service, args: CancelArgs, _: Call) -> Annotated[Payl
     idempotent=True,
 )
 async def _list_runs(
-    service: Service, args: ListRunsArgs, _: Call
-) -> Annotated[Payload, ListRunsResultOut]:
+    service: Service, args: _args.ListRunsArgs, _: Call
+) -> Annotated[Payload, _results.ListRunsResultOut]:
     return {"runs": [run.summary_wire() for run in await service.list_runs(args.limit)]}
 
 
@@ -522,7 +461,9 @@ async def _list_runs(
     read_only=True,
     idempotent=True,
 )
-async def _get_run(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, GetRunResultOut]:
+async def _get_run(
+    service: Service, args: _args.RunArgs, _: Call
+) -> Annotated[Payload, _results.GetRunResultOut]:
     details = await service.get_run(args.run_id)
     payload: Payload = {
         "run": details.run,
@@ -548,8 +489,8 @@ async def _get_run(service: Service, args: RunArgs, _: Call) -> Annotated[Payloa
     idempotent=True,
 )
 async def _get_artifact(
-    service: Service, args: GetArtifactArgs, _: Call
-) -> Annotated[Payload, GetArtifactResultOut]:
+    service: Service, args: _args.GetArtifactArgs, _: Call
+) -> Annotated[Payload, _results.GetArtifactResultOut]:
     # Telic 1.0 nests the body in the artifact: {artifact: {id, …metadata, body}}.
     return {"artifact": await service.get_artifact(args.run_id, args.artifact_id)}
 
@@ -567,8 +508,8 @@ async def _get_artifact(
     idempotent=True,
 )
 async def _get_trace(
-    service: Service, args: GetTraceArgs, _: Call
-) -> Annotated[Payload, GetTraceResultOut]:
+    service: Service, args: _args.GetTraceArgs, _: Call
+) -> Annotated[Payload, _results.GetTraceResultOut]:
     page = await service.get_trace(args.run_id, args.after_sequence, args.limit)
     return {"events": page.events, "hasMore": page.has_more}
 
@@ -588,9 +529,10 @@ async def _get_trace(
         "contract's code."
     ),
     summary="Cast a native subagent for the executing node (routing reason + budget).",
-    read_only=False,
 )
-async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload, CastResultOut]:
+async def _cast(
+    service: Service, args: _args.CastArgs, _: Call
+) -> Annotated[Payload, _results.CastResultOut]:
     return {"cast": await service.cast(**args.model_dump())}
 
 
@@ -603,11 +545,10 @@ async def _cast(service: Service, args: CastArgs, _: Call) -> Annotated[Payload,
         "Returns the cast's state; past a cap the child may only return a typed partial."
     ),
     summary="Report a child's spend.",
-    read_only=False,
 )
 async def _cast_progress(
-    service: Service, args: CastProgressArgs, _: Call
-) -> Annotated[Payload, CastProgressResultOut]:
+    service: Service, args: _args.CastProgressArgs, _: Call
+) -> Annotated[Payload, _results.CastProgressResultOut]:
     return {"castId": args.cast_id, "cast": await service.cast_progress(**args.model_dump())}
 
 
@@ -620,11 +561,10 @@ async def _cast_progress(
         "with its pk_... token: cite that token in your next phase artifact."
     ),
     summary="Return a child's evidence packet; quotes are verified against the ledger.",
-    read_only=False,
 )
 async def _return_packet(
-    service: Service, args: ReturnPacketArgs, _: Call
-) -> Annotated[Payload, ReturnPacketResultOut]:
+    service: Service, args: _args.ReturnPacketArgs, _: Call
+) -> Annotated[Payload, _results.ReturnPacketResultOut]:
     return {"packet": await service.return_packet(args.run_id, args.cast_id, args.packet)}
 
 
@@ -644,7 +584,9 @@ async def _return_packet(
     read_only=True,
     idempotent=True,
 )
-async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, DigestResultOut]:
+async def _digest(
+    service: Service, args: _args.RunArgs, _: Call
+) -> Annotated[Payload, _results.DigestResultOut]:
     view = await service.get_digest_view(args.run_id)
     return {
         "runId": args.run_id,
@@ -669,12 +611,11 @@ async def _digest(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
         "Pre-action permission decision, asked by a hook or by a serial host before each native "
         "action (traced); also takes the original's `action_id`, `expected_run_version`."
     ),
-    read_only=False,
     idempotent=True,  # an identical decision is recorded once
 )
 async def _check(
-    service: Service, args: CheckToolActionArgs, _: Call
-) -> Annotated[Payload, CheckResultOut]:
+    service: Service, args: _args.CheckToolActionArgs, _: Call
+) -> Annotated[Payload, _results.CheckResultOut]:
     from telic.controller import Token
 
     token = None
@@ -700,7 +641,9 @@ async def _check(
     read_only=True,
     idempotent=True,
 )
-async def _replay(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, ReplayResultOut]:
+async def _replay(
+    service: Service, args: _args.RunArgs, _: Call
+) -> Annotated[Payload, _results.ReplayResultOut]:
     return {"report": await service.replay_run(args.run_id)}
 
 
@@ -715,7 +658,9 @@ async def _replay(service: Service, args: RunArgs, _: Call) -> Annotated[Payload
     read_only=True,
     idempotent=True,
 )
-async def _verify(service: Service, args: RunArgs, _: Call) -> Annotated[Payload, VerifyResultOut]:
+async def _verify(
+    service: Service, args: _args.RunArgs, _: Call
+) -> Annotated[Payload, _results.VerifyResultOut]:
     report = await service.verify_run(args.run_id)
     return {
         "runId": args.run_id,

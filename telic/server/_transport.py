@@ -229,9 +229,9 @@ async def serve(config: ServerConfig) -> None:
     """
     root = config.repository_root
     # Over stdio the handshake is answered while the backend opens; "ready" means it is open.
-    opening = OpeningBackend(
-        config, (lambda: say(f"Telic MCP ready for {root}")) if config.http is None else _quiet
-    )
+    # HTTP announces once it listens.
+    announce = (lambda: say(f"Telic MCP ready for {root}")) if config.http is None else None
+    opening = OpeningBackend(config, announce or (lambda: None))
     with serving_gc():
         async with anyio.create_task_group() as backend_group:
             backend_group.start_soon(opening.run)
@@ -241,10 +241,6 @@ async def serve(config: ServerConfig) -> None:
                 opening.close()
     if opening.failure is not None:
         raise opening.failure.with_traceback(None)
-
-
-def _quiet() -> None:
-    """Announce nothing (HTTP announces once it listens)."""
 
 
 async def _serve(config: ServerConfig, opening: OpeningBackend) -> None:

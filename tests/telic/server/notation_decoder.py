@@ -3,7 +3,7 @@
 The server only writes the notation (``telic.server._notation.encode``); hosts read it. This
 reader lives with the tests, which prove with it that every text the encoder writes decodes to
 exactly the schema it was written from (``test_notation.py``, ``test_schemas.py``). Its grammar
-is the one ``docs/protocol.md`` §3.1 states and ``telic.server._notation`` describes.
+is the one ``docs/protocol.md`` §3.1 states.
 """
 
 from __future__ import annotations

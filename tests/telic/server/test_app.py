@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -120,22 +121,35 @@ async def test_two_sessions_on_one_server_each_get_the_schema_in_full_once(
     assert _schemas(repeated)[0] == schema_reference("ProblemFrame")
 
 
+def _result(
+    action_id: str, covered: set[str] | None = None, kept: set[str] | None = None
+) -> tuple[object, object]:
+    """A result's NextAction and draft (``None`` without ``covered``), as far as schemas read."""
+    action = SimpleNamespace(id=action_id, required_output_type="ProblemFrame")
+    if covered is None:
+        return action, None
+    instead = tuple(SimpleNamespace(type=kind) for kind in kept or ())
+    return action, SimpleNamespace(covered=frozenset(covered), instead=instead)
+
+
 def test_a_type_an_instead_draft_writes_counts_as_sent() -> None:
     """The clarification drafted under `instead` while framing stays in the session's view:
     later results point at its schema; a type only drafted (not kept) is still sent later."""
     sent, session = SentSchemas("once"), Stream()
     framing = sent.emitter(
-        session, {"ProblemFrame", "ClarificationRequest"}, "action-2", kept={"ClarificationRequest"}
+        session,
+        *_result("action-2", {"ProblemFrame", "ClarificationRequest"}, {"ClarificationRequest"}),
     )
     assert framing("ClarificationRequest") == schema_reference("ClarificationRequest")
     framing.commit()
-    later = sent.emitter(session, {"TaskContract"}, "action-3")
+    later = sent.emitter(session, *_result("action-3", {"TaskContract"}))
     assert later("ClarificationRequest") == schema_reference("ClarificationRequest")
     assert _is_compact(later("ProblemFrame"), "ProblemFrame")
     unkept = SentSchemas("once")
-    unkept.emitter(session, {"ClarificationRequest"}, "action-2").commit()
+    unkept.emitter(session, *_result("action-2", {"ClarificationRequest"})).commit()
     assert _is_compact(
-        unkept.emitter(session, (), "action-3")("ClarificationRequest"), "ClarificationRequest"
+        unkept.emitter(session, *_result("action-3"))("ClarificationRequest"),
+        "ClarificationRequest",
     )
 
 
@@ -144,17 +158,19 @@ def test_a_drafted_type_is_withheld_and_not_marked_sent() -> None:
     one, and a result for the same NextAction as the held draft withholds it too."""
     sent = SentSchemas("once")
     session = Stream()
-    drafted = sent.emitter(session, {"ProblemFrame"}, "action-1")
+    drafted = sent.emitter(session, *_result("action-1", {"ProblemFrame"}))
     assert drafted("ProblemFrame") == schema_reference("ProblemFrame")
     drafted.commit()
-    held = sent.emitter(session, (), "action-1")  # an acknowledged Evidence, same action
+    held = sent.emitter(session, *_result("action-1"))  # an acknowledged Evidence, same action
     assert held("ProblemFrame") == schema_reference("ProblemFrame")
     held.commit()
-    later = sent.emitter(session, (), "action-2")
+    later = sent.emitter(session, *_result("action-2"))
     assert _is_compact(later("ProblemFrame"), "ProblemFrame")
     later.commit()
-    assert sent.emitter(session, (), "action-3")("ProblemFrame") == schema_reference("ProblemFrame")
-    full = SentSchemas("full").emitter(session, {"ProblemFrame"}, "action-1")
+    assert sent.emitter(session, *_result("action-3"))("ProblemFrame") == schema_reference(
+        "ProblemFrame"
+    )
+    full = SentSchemas("full").emitter(session, *_result("action-1", {"ProblemFrame"}))
     assert full("ProblemFrame") == emitted_schema("ProblemFrame")
 
 
