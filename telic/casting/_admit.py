@@ -39,17 +39,6 @@ from telic_packets import (
     check_cast,
 )
 
-__all__ = [
-    "Admission",
-    "CastRequest",
-    "admit_cast",
-    "check_pointers",
-    "child_permissions",
-    "executing_node",
-    "parse_handoff",
-    "spawn_problem",
-]
-
 _HANDOFF_KEYS: Final = frozenset({"castId", "brief", "pointers", "packetRefs"})
 
 

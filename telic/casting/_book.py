@@ -16,8 +16,6 @@ import telic_packets
 from telic.protocol import PermissionSet
 from telic_packets import Cast, Counters, StopReason
 
-__all__ = ["WALL_GRACE_MS", "OpenCast", "cap_reached", "stop_reason_of"]
-
 WALL_GRACE_MS: Final = telic_packets.WALL_GRACE_MS
 """How long past its wall-clock cap a child may still return its typed partial (the contract's
 bound: at the first instant past cap + grace a cast nobody returned is sealed)."""

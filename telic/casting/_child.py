@@ -33,29 +33,6 @@ from typing import Final, NamedTuple
 
 from telic.permissions import Layer, authorize_action
 
-__all__ = [
-    "BOUND_EVENT",
-    "CALL_EVENT",
-    "CHILD_EVENTS",
-    "HANDOFF_EVENT",
-    "STOPPED_EVENT",
-    "ChildJudgement",
-    "ChildScope",
-    "Children",
-    "Observed",
-    "bind_target",
-    "bound_summary",
-    "call_summary",
-    "children_of",
-    "handed_cast",
-    "handoff_summary",
-    "judge_child_call",
-    "open_casts_of",
-    "pointer_paths",
-    "returned_packet",
-    "stopped_summary",
-]
-
 HANDOFF_EVENT: Final = "cast_handoff"
 BOUND_EVENT: Final = "cast_bound"
 CALL_EVENT: Final = "cast_call"

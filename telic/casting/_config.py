@@ -22,13 +22,6 @@ from telic_packets import CastType, CastTypeRegistry
 if TYPE_CHECKING:
     from telic.controller import RunState
 
-__all__ = [
-    "CONFIG_NAMES",
-    "effective_registry",
-    "find_config",
-    "load_cast_types",
-    "parse_cast_types",
-]
 
 CONFIG_NAMES: Final = ("telic.toml", "telic.json")
 """File names ``find_config`` looks for in the state directory, in this order."""

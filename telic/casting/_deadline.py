@@ -19,8 +19,6 @@ import anyio
 
 from telic.casting._book import WALL_GRACE_MS, OpenCast
 
-__all__ = ["Bell", "Sleeper", "deadline", "next_deadline", "sleeper_on"]
-
 Sleeper = Callable[[float], Awaitable[None]]
 """Waits until the run clock reaches an instant (POSIX seconds)."""
 

@@ -28,19 +28,6 @@ from telic.permissions import Layer
 from telic.protocol import PermissionSet
 from telic_packets import CastType, CastTypeRegistry, StopReason, canonical_json
 
-__all__ = [
-    "EXHAUSTED_EVENT",
-    "PROGRESS_EVENT",
-    "STARTED_EVENT",
-    "child_scope",
-    "exhausted_summary",
-    "load_child_scope",
-    "parse_time",
-    "progress_summary",
-    "reopen_casts",
-    "seconds",
-]
-
 PROGRESS_EVENT: Final = "cast_progress"
 """The trace event holding a cast's counters after an accepted progress report."""
 

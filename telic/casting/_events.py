@@ -10,14 +10,6 @@ from telic.casting._observe import CONSUMED_EVENT, packet_uri
 from telic.ledger import NewArtifact, NewTraceEvent, RunRecord, budget_snapshot
 from telic_packets import ConsumptionRecord, Packet, canonical_json
 
-__all__ = [
-    "cast_artifact",
-    "cast_uri",
-    "consumed_event",
-    "event",
-    "packet_artifact",
-]
-
 
 def cast_uri(run_id: str, cast_id: str) -> str:
     """Return the URI of a cast's ``CastRecord`` artifact."""

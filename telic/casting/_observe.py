@@ -39,22 +39,6 @@ from telic_packets import (
     render_digest,
 )
 
-__all__ = [
-    "CONSUMED_EVENT",
-    "DECISION_TYPES",
-    "consumption_records",
-    "consumption_since",
-    "decision_text",
-    "observe",
-    "observed_spend",
-    "packet_uri",
-    "parent_casts",
-    "read_trace",
-    "run_digest",
-    "run_digest_view",
-    "unobserved_packets",
-]
-
 CONSUMED_EVENT: Final = "packet_consumed"
 """The trace event type that holds a ConsumptionRecord (its summary is the record's JSON)."""
 

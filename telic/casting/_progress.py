@@ -8,8 +8,6 @@ from telic._errors import Issue, SchemaViolation
 from telic.casting._book import OpenCast
 from telic_packets import Counters, PacketRefusal, StopReason
 
-__all__ = ["ProgressStatus", "record_progress"]
-
 
 @dataclass(frozen=True, slots=True)
 class ProgressStatus:

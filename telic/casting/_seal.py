@@ -27,14 +27,6 @@ from telic_packets import (
     seal_packet,
 )
 
-__all__ = [
-    "HARNESS",
-    "packet_id_for",
-    "run_verifier",
-    "seal_return",
-    "seal_unreturned",
-]
-
 
 def _version() -> str:
     try:

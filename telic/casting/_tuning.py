@@ -17,8 +17,6 @@ from pydantic.alias_generators import to_camel
 
 from telic_packets import ConsumptionRecord, Packet
 
-__all__ = ["PacketStats", "RouteStats", "VerdictSpend", "packet_stats", "render_stats"]
-
 
 def _wire(stats: RouteStats | VerdictSpend | PacketStats) -> dict[str, object]:
     """The fields of ``stats`` in order, by their camelCase names."""

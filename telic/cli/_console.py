@@ -7,8 +7,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-__all__ = ["print_json", "table"]
-
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
     """Write ``value`` as indented JSON and a newline."""

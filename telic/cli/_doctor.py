@@ -17,8 +17,6 @@ from telic.hosts import KitCheck as Check, check_kits
 from telic.ledger import DB_FILE_NAME, default_state_dir, ledger_file_problem
 from telic.server import ServerConfig
 
-__all__ = ["Check", "run_doctor"]
-
 
 def _version(command: str, *args: str) -> str | None:
     path = shutil.which(command)

@@ -16,7 +16,6 @@ TYPE_CHECKING = False  # not ``typing``'s: ``telic serve --resident`` imports no
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["hook_command", "main"]
 
 HOSTS_WITH_HOOKS = ("claude-code", "codex", "cursor", "vscode")
 """``telic.hosts.HOOK_HOSTS``, spelled out so that this module imports nothing (a test checks

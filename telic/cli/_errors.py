@@ -11,18 +11,6 @@ import errno
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = [
-    "EXIT_FAILURE",
-    "EXIT_INTERRUPTED",
-    "EXIT_NOT_FOUND",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "CliError",
-    "explain_os_error",
-    "leaf",
-    "not_found",
-]
-
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2

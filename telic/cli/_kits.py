@@ -21,7 +21,6 @@ from telic.cli._console import print_json
 if typing.TYPE_CHECKING:
     from telic.server import ServerConfig
 
-__all__ = ["HOST_COMMANDS", "add_host_commands"]
 
 _Add = Callable[..., argparse.ArgumentParser]
 

@@ -52,8 +52,6 @@ if TYPE_CHECKING:
     from telic.roles import Service
     from telic.server import ServerConfig
 
-__all__ = ["main"]
-
 
 # The MCP server (and the models under it) load only once a command needs them: ``telic
 # --version`` and ``--help`` parse and exit without importing the server (about 2 s).
@@ -227,7 +225,8 @@ async def _service(config: ServerConfig, args: argparse.Namespace) -> AsyncItera
 
 
 async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
-    from telic.cli._words import human_time, phase_words, status_words
+    from telic.cli._words import phase_words, status_words
+    from telic.controller import human_time
     from telic.server import open_default_service
 
     where = find_ledger(config)
@@ -264,7 +263,8 @@ async def _runs(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _show(config: ServerConfig, args: argparse.Namespace) -> int:
-    from telic.cli._words import human_time, phase_words, status_words
+    from telic.cli._words import phase_words, status_words
+    from telic.controller import human_time
 
     async with _service(config, args) as service:
         details = await service.get_run(args.run)
@@ -464,7 +464,7 @@ def _demo_workdir(text: str) -> Path:
 
 
 async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | None) -> int:
-    from telic.cli._words import human_time
+    from telic.controller import human_time
 
     folder = _mirror_folder(args.mirror)
     entries = await reports.read_mirror(folder)

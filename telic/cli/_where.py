@@ -23,16 +23,6 @@ from telic.cli._errors import EXIT_USAGE, CliError, explain_os_error
 if typing.TYPE_CHECKING:
     from telic.server import ServerConfig
 
-__all__ = [
-    "LedgerLocation",
-    "check_port",
-    "check_repository",
-    "command_name",
-    "find_ledger",
-    "is_git_work_tree",
-    "locate_ledger",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class LedgerLocation:

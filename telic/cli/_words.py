@@ -11,8 +11,6 @@ from typing import Any
 
 from telic.controller import event_summary, human_time, phase_label, run_phase, status_label
 
-__all__ = ["human_time", "phase_words", "status_words", "trace_rows"]
-
 
 def phase_words(run: Mapping[str, Any]) -> str:
     """The label of where a wire run record is (a finished run shows its ending)."""

@@ -17,12 +17,8 @@ from telic.permissions import (
     Layer,
     authorize_action,
     effective_authorization,
-    intersect,
 )
 from telic.protocol import Authorization, Capability, Mode, PermissionSet
-
-__all__ = ["decide", "intersect", "layers", "run_authorization"]
-
 
 _REMEMBERED: Final = 256
 """How many runs' authorizations ``run_authorization`` keeps (least recently computed go first)."""

@@ -21,8 +21,6 @@ from telic._errors import Issue
 from telic.controller._state import BodyRef, RunState
 from telic.protocol import InternalPhase, Mode
 
-__all__ = ["ANY", "Check", "Gate", "Rule", "Rules", "Violation", "evaluate", "wire_value"]
-
 B_co = TypeVar("B_co", covariant=True)
 
 ANY = "*"

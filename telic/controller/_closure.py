@@ -16,8 +16,6 @@ from telic._errors import LimitExceeded
 from telic.controller._phases import PhaseSpec
 from telic.controller._state import RunState, StoredArtifact
 
-__all__ = ["MAX_INPUT_REFS", "input_refs"]
-
 MAX_INPUT_REFS: Final = 256
 _ALL_OF: Final = frozenset({"WorkPlan", "WorkResult"})
 

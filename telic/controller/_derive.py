@@ -22,45 +22,6 @@ from telic.protocol import (
     WorkResult,
 )
 
-__all__ = [
-    "PROMPT_COVERAGE",
-    "WorkOrder",
-    "assigned_criteria",
-    "backing_actions",
-    "breaches",
-    "completion_capabilities",
-    "contract_context_refs",
-    "contract_rule_refs",
-    "controlling_order",
-    "corrected_fields",
-    "criterion_evidence",
-    "current_results",
-    "every_uri",
-    "fix_minimum",
-    "frame_context_refs",
-    "gate_passes",
-    "is_unlocked",
-    "last_mutation",
-    "node_of",
-    "pending_node",
-    "permissions_honored",
-    "plan_completed",
-    "plan_reservation",
-    "prompt_coverage",
-    "report_anchor",
-    "report_change_refs",
-    "report_verification_refs",
-    "required_verification_results",
-    "reserved_tool_calls",
-    "results_of",
-    "selected_refs",
-    "stage_criteria",
-    "stage_verifications",
-    "supported_claims",
-    "trace_ref",
-    "verification_evidence",
-]
-
 
 def plan_reservation(plan: WorkPlan) -> int:
     """Return the tool calls a plan reserves: the sum of its nodes' budgets."""

@@ -14,16 +14,6 @@ from typing import Any, Final
 
 from telic.protocol import QualityReview, ReleaseAudit, UserReport, WorkResult
 
-__all__ = [
-    "CAPABILITY_KINDS",
-    "COMMAND_KINDS",
-    "DIFF_KINDS",
-    "OUTPUT_KINDS",
-    "DirectRef",
-    "direct_refs",
-    "evidence_fields",
-]
-
 _READ_KINDS: Final = frozenset({"repository", "diff", "tool_output"})
 _SHELL_KINDS: Final = frozenset({"tool_output", "log", "test"})
 _RUNTIME_KINDS: Final = frozenset({"runtime", "log", "tool_output"})

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from telic.controller._authority import intersect, run_authorization
+from telic.controller._authority import run_authorization
 from telic.controller._derive import (
     assigned_criteria,
     breaches,
@@ -59,10 +59,8 @@ from telic.controller._state import RunState, StoredArtifact, artifact_uri
 from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
 from telic.controller._work import mutation_allowed
-from telic.permissions import MUTATING_REPOSITORY, capability_backed, plan_ceiling
+from telic.permissions import MUTATING_REPOSITORY, capability_backed, intersect, plan_ceiling
 from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet, json_schema
-
-__all__ = ["Draft", "Fill", "draft_for"]
 
 JSON = dict[str, Any]
 

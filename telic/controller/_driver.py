@@ -76,8 +76,6 @@ from telic.protocol import (
     parse_artifact,
 )
 
-__all__ = ["Controller", "RunDetails", "StepResult", "TraceView"]
-
 Action = PhaseAction | ClarificationAction | TerminalAction
 
 DEFAULT_CACHED_RUNS: Final = 256

@@ -15,18 +15,6 @@ from telic._errors import TelicError
 from telic.controller._state import RunState, StoredArtifact
 from telic.protocol import ContextDocument, ContextManifest
 
-__all__ = [
-    "Accepted",
-    "AnswerClarification",
-    "Cancel",
-    "Ground",
-    "Rejection",
-    "Submission",
-    "SubmitArtifact",
-    "Token",
-    "TraceNote",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Token:

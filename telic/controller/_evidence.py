@@ -17,8 +17,6 @@ from typing import Final
 from telic.controller._check import Check, Rules, Violation
 from telic.protocol import Evidence, decode_evidence_content
 
-__all__ = ["MAX_EVIDENCE_PER_PLAN", "RULES"]
-
 rule = Rules(("Evidence",), "§3.1 Evidence (service rules)")
 
 MAX_EVIDENCE_PER_PLAN: Final = 128

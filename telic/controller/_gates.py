@@ -12,8 +12,6 @@ from typing import Final
 
 from telic.controller._check import Gate
 
-__all__ = ["GATES"]
-
 GATES: Final[tuple[Gate, ...]] = (
     Gate(
         "RUN-TOKEN-VERSION",

@@ -15,8 +15,6 @@ from telic._errors import Issue, LineageRefused
 from telic.controller._state import RunState, body_refs, parse_artifact_uri
 from telic.ledger import RunRecord, VerifyReport
 
-__all__ = ["MAX_LINKED_READS", "check_prior", "linked_uris"]
-
 MAX_LINKED_READS: Final = 256
 """Most prior-run artifacts one submission may cite (one verified read each)."""
 

@@ -22,8 +22,6 @@ import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, overload
 
-__all__ = ["Log"]
-
 T = TypeVar("T")
 
 Keys = Callable[[T], Iterable[Hashable]]

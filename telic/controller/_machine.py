@@ -72,8 +72,6 @@ from telic.protocol import (
     parse_artifact,
 )
 
-__all__ = ["step"]
-
 _E = TypeVar("_E", bound=TelicError)
 _SPOT_REASONS: Final = {"partial": "MICRO_SPOT_PARTIAL", "remediate": "MICRO_SPOT_REMEDIATE"}
 

@@ -32,8 +32,6 @@ from telic.protocol import (
     shared_json_schema,
 )
 
-__all__ = ["TOPOLOGY_INSTRUCTIONS", "next_action"]
-
 _PAUSED: Final = "The run waits for the user to answer its clarification request."
 _ENDED: Final = "The run has ended; nothing more may happen."
 _FOLLOW_UP: Final = (

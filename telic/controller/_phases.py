@@ -22,18 +22,6 @@ from telic.protocol import (
     Mode,
 )
 
-__all__ = [
-    "CONTROLLER_OWNED",
-    "EXECUTING_MODES",
-    "HOST_TYPES",
-    "MAY_MUTATE",
-    "MUTATING_MODES",
-    "PHASES",
-    "SUPPORTING_TYPES",
-    "PhaseSpec",
-    "expected_producer",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:

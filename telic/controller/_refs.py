@@ -33,8 +33,6 @@ from telic.protocol import (
     instruction_ref,
 )
 
-__all__ = ["RULES", "merge_source_refs", "pending_answer"]
-
 rule = Rules((ANY,), "§3.4 every submission")
 
 MAX_SOURCE_REFS: Final = 256

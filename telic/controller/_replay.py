@@ -17,8 +17,6 @@ from telic._errors import IntegrityError, NotFound
 from telic.ledger import JSON, ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.protocol import Topology
 
-__all__ = ["DigestStatus", "ReplayReport", "ReplayStep", "digest_status", "replay_report"]
-
 DigestStatus = Literal["ok", "mismatch", "missing"]
 """How an artifact re-read through the ledger fared: its bytes and record still hash to what
 was stored (``ok``), they do not (``mismatch``), or its body or row is gone (``missing``)."""

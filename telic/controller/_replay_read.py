@@ -14,8 +14,6 @@ from telic.controller._replay import DigestStatus, ReplayReport, digest_status, 
 from telic.ledger import Ledger, RunRecord, TraceRecord
 from telic.protocol import Topology
 
-__all__ = ["read_replay", "run_topology"]
-
 _PAGE: Final = 500
 
 

@@ -26,8 +26,6 @@ from telic.controller import (
 from telic.controller._check import ANY, Rule
 from telic.controller._gates import GATES
 
-__all__ = ["GATES", "RULES", "all_rule_ids", "rule_ids", "rules_for"]
-
 RULES: Final[tuple[Rule, ...]] = (
     *topology.RESERVED,
     *refs.RULES,

@@ -40,8 +40,6 @@ from telic.protocol import (
     RemediationWorkOrder,
 )
 
-__all__ = ["RULES"]
-
 rule = Rules(("QualityReview",), "§3.4 QualityReview (remediate)")
 audit = Rules(("ReleaseAudit",), "§3.4 ReleaseAudit")
 defect = Rules(("ReleaseAudit",), "§3.4 ReleaseAudit (remediate)")

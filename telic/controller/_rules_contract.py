@@ -35,8 +35,6 @@ from telic.permissions import (
 )
 from telic.protocol import VERIFICATION_CAPABILITIES, ProblemFrame, PromptReview, TaskContract
 
-__all__ = ["RULES"]
-
 _TC = ("TaskContract",)
 
 rule = Rules(_TC, "§3.4 TaskContract")

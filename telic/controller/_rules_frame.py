@@ -15,17 +15,6 @@ from typing import Any, Final
 from telic.controller._check import Check, Rules, Violation
 from telic.protocol import ProblemFrame, ScenarioSpec, Stage, TaskContract
 
-__all__ = [
-    "FACT_EVIDENCE",
-    "RULES",
-    "criteria_stages",
-    "intent_mode",
-    "latest_ref",
-    "latest_uri",
-    "original_request",
-]
-
-
 FACT_EVIDENCE: Final[dict[str, frozenset[str]]] = {
     "runtime": frozenset({"runtime", "log"}),
     "browser": frozenset({"browser"}),

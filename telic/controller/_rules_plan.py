@@ -29,8 +29,6 @@ from telic.controller._rules_quality import contract_latest
 from telic.permissions import capability_backed, exceeding, is_subset, plan_ceiling
 from telic.protocol import MAX_PLAN_TOOL_CALLS, TaskContract, WorkNode, WorkPlan
 
-__all__ = ["RULES"]
-
 rule = Rules(("WorkPlan",), "§3.4 WorkPlan")
 
 

@@ -37,8 +37,6 @@ from telic.controller._rules_frame import latest_ref
 from telic.controller._work import mutation_allowed
 from telic.protocol import QualityReview, ReleaseAudit, WorkPlan
 
-__all__ = ["RULES", "contract_latest", "remaining_remediations"]
-
 rule = Rules(("QualityReview",), "§3.4 QualityReview")
 
 

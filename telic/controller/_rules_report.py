@@ -25,8 +25,6 @@ from telic.controller._derive import (
 from telic.controller._rules_frame import latest_uri
 from telic.protocol import UserReport
 
-__all__ = ["RULES"]
-
 rule = Rules(("UserReport",), "§3.4 UserReport")
 
 _FITS: Final[dict[str, frozenset[str]]] = {

@@ -21,13 +21,11 @@ from typing import Final
 
 from telic.controller._authority import decide
 from telic.controller._check import Check, Rules, Violation
-from telic.controller._derive import completion_capabilities, last_mutation, pending_node
+from telic.controller._derive import completion_capabilities, last_mutation, node_of, pending_node
 from telic.controller._rules_frame import latest_ref
-from telic.controller._work import GATED, action_decisions, mutation_allowed, node_of
+from telic.controller._work import GATED, action_decisions, mutation_allowed
 from telic.permissions import MUTATING_REPOSITORY, TYPED_INSPECT_TARGETS, capability_is_mutating
 from telic.protocol import Capability, FileChange, WorkResult
-
-__all__ = ["RULES"]
 
 rule = Rules(("WorkResult",), "§3.4 WorkResult")
 changes = Rules(("WorkResult",), "§3.4 WorkResult (FileChange ↔ action, every status)")

@@ -17,8 +17,6 @@ from telic.controller._derive import report_anchor
 from telic.controller._topology import receipt_gap, reserved_ids
 from telic.protocol import ProblemFrame, QualityReview, UserReport
 
-__all__ = ["RESERVED", "RULES"]
-
 _S = "§3.7 Topologies"
 
 reserved = Rules((ANY,), _S)

@@ -18,13 +18,6 @@ from telic._errors import Issue, SecretDetected
 from telic._secrets import find_secrets, first_secret
 from telic.protocol import Evidence, decode_evidence_content, wire_names
 
-__all__ = [
-    "refuse_secret_arguments",
-    "refuse_secrets",
-    "scan_content",
-    "scan_submission",
-]
-
 _REDACT: Final = "redact before submission"
 
 

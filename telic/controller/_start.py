@@ -37,8 +37,6 @@ from telic.protocol import (
     WorkingContext,
 )
 
-__all__ = ["StartRequest", "canonical_actor", "canonical_event_type", "open_run"]
-
 _GROUNDING: Final = ("controller", "context_grounding")
 """Who records a start's trace events, and in which phase."""
 _CANONICAL: Final[dict[str, str]] = {

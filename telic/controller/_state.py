@@ -16,18 +16,6 @@ from telic.controller._log import Log
 from telic.ledger import CanonicalBody, RunRecord
 from telic.protocol import REFERENCE_URI_PATTERN, RunEnvelope, WireModel
 
-__all__ = [
-    "BodyRef",
-    "LinkedArtifact",
-    "RunState",
-    "StoredArtifact",
-    "TraceEntry",
-    "artifact_uri",
-    "body_refs",
-    "parse_artifact_uri",
-    "stored_artifact",
-]
-
 _URI_RE: Final = re.compile(REFERENCE_URI_PATTERN)
 _ARTIFACT_RE: Final = re.compile(r"^artifact://([^/]+)/(.+)$")
 _SEQUENCE_RE: Final = re.compile(r"^event-(\d{4,})$")

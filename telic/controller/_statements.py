@@ -27,18 +27,6 @@ from telic.controller._direct import CAPABILITY_KINDS, COMMAND_KINDS, DIFF_KINDS
 from telic.controller._rules_frame import FACT_EVIDENCE
 from telic.permissions import TYPED_INSPECT_TARGETS
 
-__all__ = [
-    "GENERAL",
-    "ROLE_PREFIX",
-    "STATEMENTS",
-    "UNSTATED",
-    "Statement",
-    "field_statements",
-    "role_instructions",
-    "role_of",
-    "role_rules",
-]
-
 
 class Statement(NamedTuple):
     """One rule's sentence on one schema location (``Type:path``)."""

@@ -18,8 +18,6 @@ from telic.controller._state import RunState, artifact_uri
 from telic.permissions import Layer
 from telic.protocol import PermissionSet
 
-__all__ = ["check_broker_token", "envelope_ref", "tool_layers"]
-
 
 def tool_layers(state: RunState) -> tuple[Layer, Layer, Layer]:
     """Return the mode, authorization and phase layers of ``state``, outermost first.

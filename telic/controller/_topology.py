@@ -32,24 +32,6 @@ from telic.protocol import (
     parse_artifact,
 )
 
-__all__ = [
-    "BOOTSTRAP_CONTRACT",
-    "BOOTSTRAP_PLAN",
-    "MAX_ESCALATIONS",
-    "MICRO_NODE",
-    "RECEIPT",
-    "Classification",
-    "asked_topology",
-    "bootstrap",
-    "certify",
-    "classify",
-    "pre_escalation",
-    "receipt_gap",
-    "receipt_summary",
-    "reserved_ids",
-    "serial_plan",
-]
-
 MAX_ESCALATIONS: Final = 2
 """How many times one run's topology may escalate (micro → standard → forensic)."""
 BOOTSTRAP_CONTRACT: Final = "contract-01"

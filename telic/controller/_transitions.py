@@ -16,8 +16,6 @@ from telic.controller._state import RunState, StoredArtifact
 from telic.ledger import OutcomeHint, RunRecord
 from telic.protocol import PromptReview, QualityReview, ReleaseAudit, UserReport, WorkResult
 
-__all__ = ["transition"]
-
 
 def transition(state: RunState, artifact: StoredArtifact) -> RunRecord:
     """Return the run after ``artifact`` (already judged legal) is accepted, version unchanged.

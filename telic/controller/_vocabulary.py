@@ -15,20 +15,6 @@ from typing import Final
 
 from telic.controller._phases import PHASES
 
-__all__ = [
-    "ELICITED_EVENT",
-    "ELICITED_SUMMARY",
-    "PHASE_LABELS",
-    "STATUS_LABELS",
-    "TERMINAL_STATUSES",
-    "event_summary",
-    "human_time",
-    "phase_label",
-    "protocol_phase",
-    "run_phase",
-    "status_label",
-]
-
 ELICITED_EVENT: Final = "clarification_elicited"
 """The internal trace event of a clarification answer the user chose in the client's own form
 (MCP elicitation); the canonical trace shows it, like ``clarification_answered``, as

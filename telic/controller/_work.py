@@ -22,18 +22,6 @@ from telic.controller._state import RunState, StoredArtifact
 from telic.permissions import Decision, permission_record
 from telic.protocol import Capability, WorkAction, WorkNode, WorkResult
 
-__all__ = [
-    "ATTEMPTED",
-    "GATED",
-    "action_decisions",
-    "decide_action",
-    "deny_notes",
-    "gate_reason",
-    "mutation_allowed",
-    "node_of",
-    "permission_notes",
-]
-
 ATTEMPTED: Final = frozenset({"completed", "failed", "denied", "unauthorized"})
 """Action statuses that count as attempts (skipped actions were never tried)."""
 GATED: Final = "mutation_not_allowed"

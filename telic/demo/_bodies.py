@@ -17,8 +17,6 @@ from telic.controller import PROMPT_COVERAGE
 from telic.permissions import MUTATING_REPOSITORY
 from telic.protocol import ARTIFACT_MODELS, DimensionScores, WorkNode
 
-__all__ = ["Bodies", "criterion", "permissions", "verification"]
-
 JSON = dict[str, Any]
 
 

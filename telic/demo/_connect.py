@@ -24,8 +24,6 @@ from mcp.client.streamable_http import streamable_http_client
 
 from telic.ledger import DATABASE_URL_ENV, REPOSITORY_ROOT_ENV, STATE_DIR_ENV
 
-__all__ = ["free_port", "http_client", "http_server", "stdio_parameters"]
-
 _PASSED_ENV = (
     "PATH",
     "PYTHONPATH",

@@ -27,8 +27,6 @@ from mcp import Client
 from telic.demo._connect import stdio_parameters
 from telic.demo._host import Change, RunDriver, TelicTools, drive_mode
 
-__all__ = ["DemoOutcome", "DemoRepository", "Progress", "find_demo_repo", "print_demo", "run_demo"]
-
 REQUEST: Final = (
     "paginate in src/pagination.py returns the wrong items: page 1 starts at the second page "
     "and the tests fail. Find the cause and fix it."

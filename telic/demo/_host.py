@@ -18,17 +18,6 @@ from telic._errors import TelicError
 from telic.demo._bodies import Bodies, criterion, permissions, verification
 from telic.protocol import sha256_hex_digest
 
-__all__ = [
-    "MODES",
-    "Change",
-    "RunDriver",
-    "TelicCallError",
-    "TelicTools",
-    "Workspace",
-    "close_fix",
-    "drive_mode",
-]
-
 MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
 JSON = dict[str, Any]
 _FIX_TOOLS: Final = ["repository.read", "repository.write"]

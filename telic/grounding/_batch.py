@@ -20,8 +20,6 @@ from telic.grounding._paths import (
     normalize_path,
 )
 
-__all__ = ["PathCollector", "filter_excluded", "instruction_paths", "normalize_paths"]
-
 # Substrings that may betray a path needing normalisation, over NUL-joined paths: a block
 # holding none of them (nor a suspect start or end) needs no per-path work.
 _SUSPECT_PARTS: Final = tuple(

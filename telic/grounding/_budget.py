@@ -25,15 +25,6 @@ from telic.protocol import (
     is_identifier,
 )
 
-__all__ = [
-    "MAX_ACTIVE_PATHS",
-    "MAX_EXCLUDED_ROOTS",
-    "GroundingBudget",
-    "GroundingProgress",
-    "GroundingStage",
-    "check_inputs",
-]
-
 MAX_ACTIVE_PATHS: Final = 256
 """Most active paths one grounding accepts."""
 MAX_EXCLUDED_ROOTS: Final = 16

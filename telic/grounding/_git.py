@@ -28,8 +28,6 @@ from telic.grounding._batch import PathCollector
 from telic.grounding._process import NulSplitter, Processes, Tool, git_command, run_tool
 from telic.protocol import SHA256_PREFIX
 
-__all__ = ["GitReader", "GitState", "StatusReader", "parse_rev_parse", "read_git"]
-
 _LS_FILES_CACHED: Final = git_command("ls-files", "-z", "--cached")
 _LS_FILES_ALL: Final = git_command("ls-files", "-z", "--cached", "--others", "--exclude-standard")
 _STATUS: Final = git_command("status", "--porcelain=v1", "-z", "--untracked-files=all")

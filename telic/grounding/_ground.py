@@ -46,8 +46,6 @@ from telic.protocol import (
     sha256_hex_digest,
 )
 
-__all__ = ["REPORT_ONLY_WARNING", "GroundingResult", "ground_repository"]
-
 REPORT_ONLY_WARNING: Final = "report_only mode intentionally skipped new repository discovery"
 """The one warning of a report_only manifest."""
 

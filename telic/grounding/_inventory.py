@@ -21,8 +21,6 @@ from telic.grounding._process import NulSplitter, run_tool
 from telic.grounding._read import is_within
 from telic.protocol import InventorySource
 
-__all__ = ["Inventory", "list_repository"]
-
 _RG_FILES: Final = (
     "--files",
     "--hidden",

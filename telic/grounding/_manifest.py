@@ -30,14 +30,6 @@ from telic.protocol import (
     sha256_hex_digest,
 )
 
-__all__ = [
-    "NO_GIT_FINGERPRINT_WARNING",
-    "build_documents",
-    "build_wire",
-    "fingerprint",
-    "manifest_id",
-]
-
 NO_GIT_FINGERPRINT_WARNING: Final = (
     "Git status was unavailable; the repository fingerprint covers only the listed paths and"
     " the files read"

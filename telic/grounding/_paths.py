@@ -15,18 +15,6 @@ from urllib.parse import quote
 from telic._secrets import SECRET_EXTENSIONS, SECRET_HINTS, is_secret_like_path
 from telic.protocol import MAX_REFERENCE_URI, MAX_RELATIVE_PATH
 
-__all__ = [
-    "EXCLUDED_DIRECTORIES",
-    "INSTRUCTION_BASENAMES",
-    "PINNED_INSTRUCTION_FILES",
-    "PLAIN_REF_SAFE_CHARS",
-    "excluded_reason",
-    "instruction_scope",
-    "is_instruction_path",
-    "normalize_path",
-    "repository_ref",
-]
-
 PLAIN_REF_SAFE_CHARS: Final = (MAX_REFERENCE_URI - len("repo://")) // 3
 """Longest ASCII path whose reference surely fits (each character encodes to at most 3)."""
 

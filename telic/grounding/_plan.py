@@ -17,8 +17,6 @@ from typing import Final
 from telic.grounding._batch import PathCollector, filter_excluded, instruction_paths
 from telic.grounding._rank import Ranked, Scorer
 
-__all__ = ["ZERO_RELEVANCE_CAP", "Plan", "plan_candidates"]
-
 ZERO_RELEVANCE_CAP: Final = 8
 """Most unpinned zero-score candidates the selection loop considers."""
 

@@ -29,16 +29,6 @@ from typing import Final, Self
 
 import anyio.from_thread
 
-__all__ = [
-    "MAX_OUTPUT_BYTES",
-    "NulSplitter",
-    "Processes",
-    "Tool",
-    "git_command",
-    "run_tool",
-    "run_tools",
-]
-
 MAX_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 """Most output one inventory or fingerprint command may produce."""
 

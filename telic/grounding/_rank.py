@@ -13,15 +13,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = [
-    "STOP_WORDS",
-    "Ranked",
-    "RequestTerms",
-    "Scorer",
-    "request_terms",
-    "tokenize",
-]
-
 PINNED_SCORE: Final = 1_000_000
 ACTIVE_SCORE: Final = 50_000
 NEAR_ACTIVE_SCORE: Final = 10_000

@@ -20,8 +20,6 @@ from typing import Final
 
 from telic.grounding._paths import excluded_reason
 
-__all__ = ["CandidateReader", "is_within"]
-
 _OPEN_FLAGS: Final = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)

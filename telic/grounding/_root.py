@@ -19,16 +19,6 @@ from telic._errors import ContextSecurityError, UsageError
 from telic.grounding._paths import PINNED_INSTRUCTION_FILES, normalize_path
 from telic.grounding._read import is_within
 
-__all__ = [
-    "ActivePaths",
-    "Prepared",
-    "existing_pinned_files",
-    "git_root",
-    "prepare",
-    "real_directory",
-    "resolve_active_paths",
-]
-
 
 def real_directory(path: str) -> tuple[str, str]:
     """Return the absolute and the real path of a directory; ``UsageError`` if it is not one."""

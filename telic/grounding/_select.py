@@ -22,18 +22,6 @@ from telic.grounding._plan import ZERO_RELEVANCE_CAP, Plan
 from telic.grounding._rank import Ranked
 from telic.protocol import sha256_hex_digest
 
-__all__ = [
-    "BINARY_SAMPLE_BYTES",
-    "ZERO_RELEVANCE_CAP",
-    "ZERO_RELEVANCE_WARNING",
-    "Explain",
-    "Reader",
-    "Selected",
-    "Selection",
-    "is_binary",
-    "select",
-]
-
 BINARY_SAMPLE_BYTES: Final = 8_192
 """How much of a file binary detection looks at."""
 ZERO_RELEVANCE_WARNING: Final = (

@@ -43,19 +43,6 @@ from telic.ledger import BlockingLedger
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = [
-    "SCOPES_DIR",
-    "CastFacts",
-    "Decided",
-    "child_call",
-    "child_start",
-    "child_stop",
-    "compute_scope",
-    "read_cast_facts",
-    "read_scope",
-    "spawn_handoff",
-    "write_scope",
-]
 
 SCOPES_DIR: Final = "hook-casts"
 _FORMAT: Final = "telic.hook-cast/1"

@@ -29,24 +29,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Final, Literal, NamedTuple
 
-__all__ = [
-    "CLAUDE_MATCHER",
-    "CODEX_MATCHER",
-    "CURSOR_WRITE_MATCHER",
-    "DIALECTS",
-    "HOOK_HOSTS",
-    "TELIC_TOOLS",
-    "Call",
-    "Dialect",
-    "HookInputError",
-    "Mapped",
-    "Verdict",
-    "claude_tool",
-    "patch_targets",
-    "read_event",
-    "shell",
-]
-
 TELIC_TOOLS: Final = frozenset(
     {
         "telic_start_run",

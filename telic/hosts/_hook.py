@@ -88,12 +88,6 @@ from telic.permissions import (
     reopens_read,
 )
 
-__all__ = [
-    "host_hook",
-    "select_run",
-    "uuid4_text",
-]
-
 
 def uuid4_text(random: bytes) -> str:
     """Return the text of the version 4 UUID made of 16 random bytes, as ``str(uuid.uuid4())``.

@@ -38,20 +38,6 @@ from telic.hosts._dialects import (
     TELIC_TOOL_PREFIX,
 )
 
-__all__ = [
-    "DEFAULT_CAST_TURNS",
-    "HOSTS",
-    "FileChange",
-    "Host",
-    "KitCheck",
-    "cast_turn_ceiling",
-    "check_kits",
-    "diff",
-    "plan_kit",
-    "telic_command",
-    "write_kit",
-]
-
 Host = Literal["claude-code", "codex", "cursor", "vscode"]
 HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor", "vscode")
 SERVER_NAME: Final = "telic"

@@ -30,18 +30,6 @@ from telic.permissions import Layer
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = [
-    "LAYERS_DIR",
-    "SESSIONS_DIR",
-    "Authority",
-    "Key",
-    "Store",
-    "compute_layers",
-    "read_layers",
-    "state_file",
-    "write_layers",
-    "write_private",
-]
 
 LAYERS_DIR: Final = "hook-layers"
 SESSIONS_DIR: Final = "hook-sessions"

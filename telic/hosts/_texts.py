@@ -7,8 +7,6 @@ from typing import Final
 
 from telic.server import WORKFLOW_INSTRUCTIONS
 
-__all__ = ["AGENT_TEXT", "SKILL_DESCRIPTION", "SKILL_TEXT"]
-
 SKILL_DESCRIPTION: Final = (
     "Drive a coding request through the Telic MCP server, one typed artifact per phase; "
     "as a serial host or by casting subagents that return evidence packets."

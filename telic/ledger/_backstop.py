@@ -43,8 +43,6 @@ from ._records import (
     TraceRecord,
 )
 
-__all__ = ["RULE", "redact_event", "refuse_secrets"]
-
 RULE: Final = "LEDGER-NO-SECRETS"
 """The rule id a ``SecretRefused`` issue carries."""
 

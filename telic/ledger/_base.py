@@ -20,17 +20,6 @@ from ._records import (
     TraceRecord,
 )
 
-__all__ = [
-    "Backend",
-    "Plan",
-    "Probe",
-    "Probed",
-    "Reader",
-    "RunRows",
-    "Selection",
-    "StoredRun",
-]
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredRun:

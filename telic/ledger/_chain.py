@@ -25,19 +25,6 @@ from telic.protocol import (
 from ._base import StoredRun
 from ._records import JSON, ArtifactRecord, BrokenRecord, RunRecord, TraceRecord, VerifyReport
 
-__all__ = [
-    "artifact_hash",
-    "artifact_problem",
-    "broken_run",
-    "decode_object",
-    "decode_refs",
-    "encode_json",
-    "event_hash",
-    "genesis_hash",
-    "run_hash",
-    "walk_chain",
-]
-
 
 def genesis_hash(run_id: str) -> str:
     """Return the ``previous_hash`` of a run's first record, which binds the chain to the run."""

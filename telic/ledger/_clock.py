@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["utc_now"]
-
 
 def utc_now() -> str:
     """Return the current UTC time as ``2026-05-20T12:00:00.000Z``."""

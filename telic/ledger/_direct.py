@@ -20,8 +20,6 @@ from ._plans import fix_events, plan_events, probe_for
 from ._records import Limits, NewTraceEvent, TraceRecord
 from ._sqlite_sync import connect, transaction
 
-__all__ = ["LIVE_STATUSES", "BlockingLedger", "DirectLedger", "LiveRun"]
-
 LIVE_STATUSES: Final = ("running", "awaiting_clarification")
 """The statuses of a live run: one the host may still act for."""
 _LIVE_RUNS: Final = (

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from telic._errors import LedgerError
 
-__all__ = ["SecretRefused"]
-
 
 class SecretRefused(LedgerError):
     """A record bound for the ledger holds likely secret material; nothing was written.

@@ -15,14 +15,6 @@ from telic._errors import UsageError
 
 from ._paths import DB_FILE_NAME, default_state_dir
 
-__all__ = [
-    "DATABASE_URL_ENV",
-    "REPOSITORY_ROOT_ENV",
-    "STATE_DIR_ENV",
-    "resolve_url",
-    "sqlite_paths",
-]
-
 DATABASE_URL_ENV = "TELIC_DATABASE_URL"
 STATE_DIR_ENV = "TELIC_STATE_DIR"
 REPOSITORY_ROOT_ENV = "TELIC_REPOSITORY_ROOT"

@@ -22,8 +22,6 @@ from ._base import Plan, Probe, Probed, Reader, RunRows, Selection, StoredRun
 from ._chain import decode_object, encode_json
 from ._records import ArtifactRecord, RunRecord, TraceRecord
 
-__all__ = ["MemoryBackend"]
-
 
 def _freeze_run(record: RunRecord) -> RunRecord:
     return replace(

@@ -15,8 +15,6 @@ from typing import Literal
 
 from telic._errors import StoreVersionError
 
-__all__ = ["Migration", "check_not_newer", "load_migrations", "split_sqlite_script"]
-
 _NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 
 

@@ -20,8 +20,6 @@ from ._paths import prepare_state_dir
 from ._plans import Ledger
 from ._records import Limits
 
-__all__ = ["open_ledger"]
-
 
 @asynccontextmanager
 async def open_ledger(

@@ -18,15 +18,6 @@ from typing import Final
 
 from telic._errors import ContextSecurityError, LedgerError
 
-__all__ = [
-    "DB_FILE_NAME",
-    "SQLITE_HEADER",
-    "default_state_dir",
-    "ledger_file_problem",
-    "prepare_state_dir",
-    "safe_mkdir",
-]
-
 DB_FILE_NAME: Final = "ledger.sqlite3"
 DIR_MODE: Final = 0o700
 FILE_MODE: Final = 0o600

@@ -59,22 +59,6 @@ from ._records import (
 )
 from ._retry import OutcomeUnknownError, TransientError, retrying
 
-__all__ = [
-    "CHANGED",
-    "FixedEvent",
-    "Ledger",
-    "Staged",
-    "check",
-    "existing",
-    "fix_events",
-    "link",
-    "plan",
-    "plan_events",
-    "probe_for",
-    "same_artifact",
-    "stage",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Staged:

@@ -24,8 +24,6 @@ from ._open import open_ledger
 from ._plans import Ledger
 from ._records import NewTraceEvent, RunRecord, TraceRecord
 
-__all__ = ["PortalLedger"]
-
 _RUNS_READ: Final = 10_000
 """How many of the most recently updated runs ``live_runs`` reads (a live run is one the host
 is acting for now, so it is among the latest)."""

@@ -48,8 +48,6 @@ from ._sql import (
     probed_from,
 )
 
-__all__ = ["PostgresBackend"]
-
 _Connection: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
 
 _DIALECT: Final = Dialect(

@@ -26,24 +26,6 @@ if TYPE_CHECKING:  # the protocol's models (and pydantic) stay out of the ledger
 
     from ._wire import RunSummaryWire, RunWire, _Lineage, _Topology
 
-__all__ = [
-    "JSON",
-    "ArtifactBody",
-    "ArtifactRecord",
-    "BrokenRecord",
-    "CanonicalBody",
-    "Commit",
-    "Limits",
-    "NewArtifact",
-    "NewTraceEvent",
-    "OutcomeHint",
-    "RunRecord",
-    "TracePage",
-    "TraceRecord",
-    "VerifyReport",
-    "budget_snapshot",
-    "check_id",
-]
 
 JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
 """A JSON value as Python holds it."""

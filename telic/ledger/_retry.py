@@ -19,8 +19,6 @@ from typing import Final, TypeVar
 
 from telic._errors import LedgerError
 
-__all__ = ["MAX_ATTEMPTS", "OutcomeUnknownError", "TransientError", "retrying"]
-
 MAX_ATTEMPTS: Final = 8
 BACKOFF_MULTIPLIER: Final = 0.005
 """The wait after the n-th failed attempt is uniform in [0, min(BACKOFF_MAX, this × 2**(n-1))]."""

@@ -17,24 +17,6 @@ from ._base import StoredRun
 from ._chain import decode_object, decode_refs, encode_json
 from ._records import ArtifactRecord, RunRecord, TraceRecord
 
-__all__ = [
-    "ARTIFACT_COLUMNS",
-    "EVENT_COLUMNS",
-    "RUN_COLUMNS",
-    "SEALING_MIGRATION",
-    "SEAL_RUN",
-    "UNSEALED_RUNS",
-    "Row",
-    "artifact_from_row",
-    "artifact_params",
-    "dollar_placeholders",
-    "event_from_row",
-    "event_params",
-    "run_from_row",
-    "run_params",
-    "seal_params",
-]
-
 Row = Sequence[Any]
 
 _SEALED_COLUMNS: Final = (

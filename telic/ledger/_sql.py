@@ -28,18 +28,6 @@ from ._rows import (
     run_params,
 )
 
-__all__ = [
-    "Dialect",
-    "FollowUps",
-    "Query",
-    "Session",
-    "SqlReader",
-    "Write",
-    "plan_writes",
-    "probe_queries",
-    "probed_from",
-]
-
 Query: TypeAlias = tuple[str, tuple[Any, ...]]
 """A statement with its parameters, placeholders already in the backend's dialect."""
 

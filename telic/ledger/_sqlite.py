@@ -54,8 +54,6 @@ from ._sqlite_sync import (
     transaction as _transaction,
 )
 
-__all__ = ["SqliteBackend"]
-
 T = TypeVar("T")
 
 

@@ -22,16 +22,6 @@ from ._base import Plan, Probe, Probed
 from ._rows import Row
 from ._sql import Dialect, FollowUps, Query, plan_writes, probe_queries, probed_from
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "DIALECT",
-    "PRAGMAS",
-    "connect",
-    "rollback",
-    "snapshot",
-    "transaction",
-]
-
 BUSY_TIMEOUT_MS: Final = 5000
 DIALECT: Final = Dialect(
     placeholders=lambda sql: sql,

@@ -12,8 +12,6 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-__all__ = ["RunBudgetsWire", "RunSummaryWire", "RunWire"]
-
 
 class RunBudgetsWire(TypedDict):
     """What is left of the run's revision budgets."""

@@ -8,8 +8,6 @@ from __future__ import annotations
 from telic.permissions._targets import TYPED_INSPECT_TARGETS
 from telic.protocol import PermissionSet
 
-__all__ = ["boundary"]
-
 
 def boundary(permissions: PermissionSet) -> dict[str, str]:
     """Capability → one line saying what it covers, for each granted capability whose reach its

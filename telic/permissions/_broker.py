@@ -24,8 +24,6 @@ from telic.permissions._decision import Decision, Layer, authorize_action, permi
 from telic.permissions._paths import Resolver, resolve_real_path
 from telic.protocol import Capability, Mode
 
-__all__ = ["BrokerDecision", "broker_decision", "policy_names"]
-
 
 def policy_names(mode: Mode) -> dict[str, str]:
     """Our layer names → the original's policy names (the phase layer has no counterpart)."""

@@ -51,7 +51,6 @@ from telic.protocol import CAPABILITIES, Capability, Mode
 if TYPE_CHECKING:
     from telic.protocol import PermissionSet
 
-__all__ = ["Decision", "Grant", "Layer", "authorize_action", "permission_record"]
 
 # The trace's bounds on a recorded decision's scope and rationaleSummary (TraceEvent's schema).
 _MAX_SCOPE: Final = 2048

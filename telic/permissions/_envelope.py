@@ -18,13 +18,6 @@ from telic.protocol import (
     SubagentPermissions,
 )
 
-__all__ = [
-    "default_budgets",
-    "denied_permissions",
-    "permission_set",
-    "permissions_from_capabilities",
-]
-
 _EVERY = ("**",)
 
 

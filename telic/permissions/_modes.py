@@ -19,14 +19,6 @@ from telic.protocol import Capability, Mode
 if TYPE_CHECKING:
     from telic.protocol import PermissionSet
 
-__all__ = [
-    "DEFAULT_GRANTS",
-    "MODE_POLICIES",
-    "ModePolicy",
-    "mode_ceiling",
-    "plan_ceiling",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class ModePolicy:

@@ -30,8 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Refusal", "Resolver", "glob_match", "repository_target", "resolve_real_path"]
-
 Resolver = Callable[[str], str]
 """Map an absolute path to its canonical form: realpath of the nearest existing ancestor plus
 the rest of the path unchanged."""

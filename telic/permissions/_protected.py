@@ -26,14 +26,6 @@ from typing import Final
 
 from telic.permissions._paths import glob_match
 
-__all__ = [
-    "MUTATING_REPOSITORY",
-    "PROTECTED_PATHS",
-    "protected_grant_problem",
-    "protected_pattern",
-    "protection_lifted",
-]
-
 PROTECTED_PATHS: Final[tuple[str, ...]] = (".git/**", "**/.git/**", ".github/**", "**/.env*")
 """The protected set: every git directory (nested ones too), the CI folder, and env files."""
 

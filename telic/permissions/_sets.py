@@ -19,19 +19,6 @@ from telic.permissions._modes import mode_ceiling
 from telic.permissions._targets import canonical_host
 from telic.protocol import Capability, Mode, PermissionSet, SubagentPermissions
 
-__all__ = [
-    "FIELDS",
-    "build",
-    "capability_backed",
-    "capability_is_mutating",
-    "effective_authorization",
-    "exceeding",
-    "grant_of",
-    "intersect",
-    "is_subset",
-    "scope_covers",
-]
-
 FIELDS: Final[dict[Capability, tuple[str, str]]] = {
     "repository.read": ("repository", "read"),
     "repository.write": ("repository", "write"),

@@ -20,20 +20,6 @@ from telic.permissions._protected import MUTATING_REPOSITORY, protected_grant_pr
 from telic.permissions._targets import canonical_host, domain_problem, shell_command_problem
 from telic.protocol import CAPABILITIES, Capability, Mode, PermissionSet
 
-__all__ = [
-    "START_RULES",
-    "StartRunAuthority",
-    "check_capabilities",
-    "check_grants_on_host",
-    "check_network_domains",
-    "check_protected_grants",
-    "check_shell_allowlist",
-    "intersect_with_host",
-    "is_capability",
-    "normalize_domains",
-    "start_run_authority",
-]
-
 START_RULES: Final[dict[str, str]] = {
     "SR-UNKNOWN-CAPABILITY": "every capability is one of the twelve protocol capabilities",
     "SR-GRANT-NOT-ON-HOST": "every granted capability is a host capability",

@@ -17,15 +17,6 @@ from typing import Final
 
 from telic.permissions._paths import Refusal
 
-__all__ = [
-    "TYPED_INSPECT_TARGETS",
-    "canonical_host",
-    "domain_problem",
-    "network_trace_target",
-    "shell_command_problem",
-    "url_host",
-]
-
 TYPED_INSPECT_TARGETS: Final[tuple[str, ...]] = (
     "git.status",
     "git.diff",

@@ -45,8 +45,6 @@ from telic.reports._mirror import read_mirror
 from telic.reports._mirror_view import render_mirror_index, render_mirror_report
 from telic.reports._viewer import view_report
 
-__all__ = ["LedgerProvider", "mirror_app", "reports_app", "root_redirect"]
-
 LedgerProvider: TypeAlias = Callable[[], Ledger | Awaitable[Ledger]]
 """Returns the ledger to read (sync or async), asked once per request."""
 

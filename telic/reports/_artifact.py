@@ -19,8 +19,6 @@ from telic.protocol import sha256_hex_digest
 from telic.reports._model import RunReportData
 from telic_packets import Harness, ReportArtifact
 
-__all__ = ["REPORT_KIND", "describe_report", "report_source_refs", "seal", "unseal"]
-
 REPORT_KIND: Final = "run_report"
 """The ``kind`` of every run report descriptor."""
 

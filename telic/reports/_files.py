@@ -20,16 +20,6 @@ from telic.reports._markdown import render_markdown
 from telic.reports._model import RunReportData
 from telic_packets import ReportArtifact
 
-__all__ = [
-    "ReportFormat",
-    "check_report",
-    "read_stored",
-    "render",
-    "render_report",
-    "render_terminal_report",
-    "write_report",
-]
-
 ReportFormat: TypeAlias = Literal["md", "html"]
 """The two report formats."""
 

@@ -9,21 +9,6 @@ from typing import Final
 
 from telic.reports._model import RunReportData
 
-__all__ = [
-    "Style",
-    "anchor",
-    "claim_cells",
-    "criterion_cells",
-    "duration",
-    "md",
-    "md_code",
-    "permission_cells",
-    "terminal_block",
-    "terminal_text",
-    "tone",
-    "verification_cells",
-]
-
 _MD_SPECIAL: Final = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _GOOD: Final = frozenset(
     {"pass", "supported", "completed", "ALLOW", "verified", "release", "cited", "ok"}

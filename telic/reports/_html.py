@@ -42,8 +42,6 @@ from telic.reports._model import (
 )
 from telic.reports._svg import path_svg
 
-__all__ = ["STATUS_FILTERS", "STATUS_MARKER", "page", "render_html", "render_index", "render_trace"]
-
 STATUS_FILTERS: Final = (
     "running",
     "awaiting_clarification",

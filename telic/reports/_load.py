@@ -12,8 +12,6 @@ from telic.ledger import Ledger, utc_now
 from telic.reports._model import IndexEntry, RunReportData
 from telic.reports._project import Stored, artifact_id_of, project, shorten
 
-__all__ = ["REQUEST_EXCERPT", "generator_version", "load_index", "load_run_report"]
-
 REQUEST_EXCERPT = 140
 """Characters of the request the index shows."""
 FOLLOWERS_LOOKED_AT = 100

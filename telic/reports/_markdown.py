@@ -35,8 +35,6 @@ from telic.reports._model import (
     Table,
 )
 
-__all__ = ["MARKDOWN", "TERMINAL", "render_markdown"]
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Style(Style):

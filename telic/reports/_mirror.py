@@ -35,14 +35,6 @@ from pydantic import ValidationError
 from telic.protocol import sha256_hex_digest
 from telic_packets import Harness, ReportArtifact
 
-__all__ = [
-    "DESCRIPTOR_SUFFIX",
-    "EXPECTED_KINDS",
-    "MirrorEntry",
-    "judge",
-    "read_mirror",
-]
-
 DESCRIPTOR_SUFFIX: Final = ".report.json"
 EXPECTED_KINDS: Final = ("loop_report", "campaign_synthesis")
 """The reports a campaign mirror is expected to hold; a missing one is shown ``absent``."""

@@ -17,8 +17,6 @@ from telic.reports._format import md, md_code, tone
 from telic.reports._html import page
 from telic.reports._mirror import MirrorEntry
 
-__all__ = ["render_mirror_index", "render_mirror_report"]
-
 _TONE: Final = {"present": "good", "stale": "warn", "invalid": "bad", "absent": "neutral"}
 
 

@@ -13,36 +13,6 @@ from typing import Final, Literal
 
 from telic.controller import ReplayStep
 
-__all__ = [
-    "ANSWER_SOURCES",
-    "CLAIMS",
-    "CLARIFICATIONS",
-    "CRITERIA",
-    "GENERATOR_NAME",
-    "PACKETS",
-    "PERMISSIONS",
-    "SHELL_EXECUTE_NOTE",
-    "TIMELINE",
-    "VERIFICATIONS",
-    "ArtifactEntry",
-    "BudgetRow",
-    "ClaimRow",
-    "ClarificationRow",
-    "CriterionRow",
-    "EvidenceEntry",
-    "IndexEntry",
-    "Integrity",
-    "NextStep",
-    "PacketRow",
-    "PathStep",
-    "PermissionRow",
-    "Provenance",
-    "RunReportData",
-    "Table",
-    "TimelineEntry",
-    "VerificationRow",
-]
-
 GENERATOR_NAME: Final = "telic-reports"
 """The generator name every report carries in its provenance."""
 

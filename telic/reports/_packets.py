@@ -18,8 +18,6 @@ from pydantic import ValidationError
 from telic.reports._model import PacketRow
 from telic_packets import ConsumptionRecord, Packet, render_digest
 
-__all__ = ["packet_rows"]
-
 
 def packet_rows(
     packets: Sequence[tuple[str, Mapping[str, Any]]],

@@ -40,8 +40,6 @@ from telic.reports._model import (
 )
 from telic.reports._packets import packet_rows
 
-__all__ = ["Stored", "artifact_id_of", "deciding_layer", "project", "shorten"]
-
 Body = Mapping[str, Any]
 _SILENT_EVENTS: Final = frozenset(
     {"permission_checked", "context_source_stored", "packet_consumed"}

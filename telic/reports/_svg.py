@@ -15,8 +15,6 @@ from telic.controller import phase_label
 from telic.reports._format import tone
 from telic.reports._model import PathStep
 
-__all__ = ["BOX_W", "EDGE_LABEL_WIDTH", "box_title", "edge_lines", "path_svg", "text_width"]
-
 PER_ROW: Final = 4
 BOX_W: Final = 210
 BOX_H: Final = 46

@@ -16,8 +16,6 @@ from telic.reports._format import md, md_code
 from telic.reports._html import STATUS_MARKER, page
 from telic_packets import ReportArtifact
 
-__all__ = ["status_line", "view_report"]
-
 _ABSENT_DETAIL: Final = "No report has been generated for this run."
 _INVALID_DETAIL: Final = "Its content is not shown because it cannot be trusted."
 

@@ -37,19 +37,6 @@ else:
     except ImportError:  # other Pythons (3.12 names it _sha2)
         from hashlib import sha256
 
-__all__ = [
-    "DEFAULT_IDLE_SECONDS",
-    "IDLE_ENV",
-    "RUNTIME_DIR_ENV",
-    "Places",
-    "ResidentError",
-    "code_fingerprint",
-    "home_runtime_dir",
-    "idle_seconds",
-    "places_for",
-    "private_dir",
-    "runtime_dir",
-]
 
 RUNTIME_DIR_ENV: Final = "TELIC_RUNTIME_DIR"
 IDLE_ENV: Final = "TELIC_RESIDENT_IDLE"

@@ -26,7 +26,6 @@ from telic.server import ServerConfig, build_server, say
 if TYPE_CHECKING:
     from telic.demo import Change
 
-__all__ = ["rehearse", "rehearse_quietly"]
 
 _REQUEST = "Summarise what this repository is for"
 _GOAL = "A short summary"

@@ -67,7 +67,6 @@ from telic.server import (
 if TYPE_CHECKING:
     from telic.roles import Service
 
-__all__ = ["Sockets", "run_resident"]
 
 _CHUNK: Final = 65_536
 _MAX_HOOK_EVENT: Final = MAX_HOOK_EVENT + 65_536

@@ -51,27 +51,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Final
 
-__all__ = [
-    "ANSWERED_METHODS",
-    "ANSWERS_FORMAT",
-    "DISCOVER",
-    "HOOK_DEADLINE",
-    "HOOK_WAIT",
-    "LISTINGS",
-    "MAX_HOOK_EVENT",
-    "Deadline",
-    "HookReply",
-    "ServeOptions",
-    "answers_path",
-    "ask_hook",
-    "connect",
-    "ensure_server",
-    "loads",
-    "parse_serve",
-    "read_answers",
-    "run_hook",
-    "serve_resident",
-]
 
 START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
 _DEFAULT_START_TIMEOUT: Final = 30.0

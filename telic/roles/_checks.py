@@ -28,14 +28,6 @@ from telic._errors import InvalidTransition, Issue, LimitExceeded
 from telic.controller import RunState
 from telic.protocol import canonical_json
 
-__all__ = [
-    "CHECK_ACTOR",
-    "MAX_CHECK_RECORDS",
-    "CheckRecord",
-    "check_event_id",
-    "record_plan",
-]
-
 MAX_CHECK_RECORDS: Final = 1024
 """Most ``telic_check_tool_action`` records one run may hold."""
 

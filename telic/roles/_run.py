@@ -96,29 +96,6 @@ from telic_packets import (
     PacketRefusal,
 )
 
-__all__ = [
-    "ROLES",
-    "Answer",
-    "CancelRun",
-    "CastChild",
-    "CheckTool",
-    "Expire",
-    "GroundRun",
-    "Launcher",
-    "Outcome",
-    "Progress",
-    "ReturnPacket",
-    "Role",
-    "RoleActor",
-    "RunActor",
-    "RunDeps",
-    "RunMessage",
-    "RunSlot",
-    "StartRun",
-    "Submit",
-    "Validate",
-]
-
 T = TypeVar("T")
 
 

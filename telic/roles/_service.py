@@ -99,8 +99,6 @@ from telic_packets import (
     canonical_json,
 )
 
-__all__ = ["GroundResult", "Grounder", "GroundingOutput", "Service", "open_service"]
-
 R = TypeVar("R")
 
 MAX_RETURN_BYTES: Final = 65_536

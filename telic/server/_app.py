@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from telic.ledger import Ledger
     from telic.roles import Service
 
-__all__ = ["SERVER_NAME", "assemble", "build_server"]
 
 logger = logging.getLogger("telic.server")
 

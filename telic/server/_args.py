@@ -44,28 +44,6 @@ from telic.protocol import (
 from telic.server._schemas import compact_schema, inline
 from telic_packets import MAX_SAFE_INTEGER, PacketRefusal
 
-__all__ = [
-    "OUTPUT_DIALECT",
-    "SHARED_KEYWORDS",
-    "CancelArgs",
-    "CastArgs",
-    "CastProgressArgs",
-    "CastShape",
-    "CastToolArgs",
-    "CheckToolActionArgs",
-    "GetArtifactArgs",
-    "GetTraceArgs",
-    "GroundArgs",
-    "ListRunsArgs",
-    "ReturnPacketArgs",
-    "RunArgs",
-    "StartRunArgs",
-    "SubmitArgs",
-    "ToolArgs",
-    "input_schema",
-    "output_schema",
-]
-
 RefUri = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_REFERENCE_URI, pattern=REFERENCE_URI_PATTERN),

@@ -29,19 +29,6 @@ if TYPE_CHECKING:
     from telic.ledger import Ledger
     from telic.roles import Service
 
-__all__ = [
-    "REPORTED",
-    "Backend",
-    "OpeningBackend",
-    "has_reports",
-    "open_backend",
-    "open_default_service",
-    "reports_module",
-    "say",
-    "server_version",
-    "serving_gc",
-]
-
 
 def reports_module() -> Any | None:
     """Return ``telic.reports`` when that package is installed, else ``None``."""

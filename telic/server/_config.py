@@ -19,20 +19,6 @@ from telic._errors import UsageError
 from telic.ledger import DATABASE_URL_ENV, REPOSITORY_ROOT_ENV, STATE_DIR_ENV
 from telic.server._schemas import SCHEMA_MODES, SchemaMode
 
-__all__ = [
-    "DEFAULT_READ_TIMEOUT",
-    "HTTP_READ_TIMEOUT_ENV",
-    "HTTP_TOKEN_ENV",
-    "MAX_READ_TIMEOUT",
-    "SCHEMAS_ENV",
-    "HttpBinding",
-    "ServerConfig",
-    "is_loopback",
-    "parse_binding",
-    "read_timeout",
-    "schema_mode",
-]
-
 HTTP_TOKEN_ENV: Final = "TELIC_HTTP_TOKEN"
 ALLOWED_HOSTS_ENV: Final = "TELIC_HTTP_ALLOWED_HOSTS"
 SCHEMAS_ENV: Final = "TELIC_SCHEMAS"

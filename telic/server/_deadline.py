@@ -27,8 +27,6 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from telic.server._config import DEFAULT_READ_TIMEOUT
 
-__all__ = ["read_deadline_protocol"]
-
 _TIMED_OUT: Final = (
     b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
 )

@@ -28,18 +28,6 @@ if TYPE_CHECKING:
     from telic.roles import Service
     from telic.server._tools import Payload
 
-__all__ = [
-    "CHOICE_FIELD",
-    "INPUT_KEY",
-    "Ask",
-    "Elicited",
-    "InputRequired",
-    "Pending",
-    "clarification_form",
-    "elicit_answer",
-    "read_answer",
-    "resume_answer",
-]
 
 CHOICE_FIELD: Final = "choice"
 """The one field of the form: the id of the choice the user picked."""

@@ -34,17 +34,6 @@ from telic_packets import PacketModel, PacketRefusal
 if TYPE_CHECKING:
     from telic.protocol import PhaseAction
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "ToolResult",
-    "error_envelope",
-    "error_result",
-    "failure",
-    "success",
-    "to_wire",
-    "with_boundary",
-    "with_schema",
-]
 
 logger = logging.getLogger("telic.server")
 

@@ -20,8 +20,6 @@ from mcp_types import JSONRPCMessage
 
 from telic._errors import UsageError
 
-__all__ = ["DEFAULT_MAX_EVENTS", "BoundedEventStore"]
-
 DEFAULT_MAX_EVENTS: Final = 1024
 """Events held at once, across all streams."""
 

@@ -13,8 +13,6 @@ from typing import Any
 
 from telic._errors import Issue, SchemaViolation
 
-__all__ = ["decode_body_json"]
-
 _RULE = "body_json must be one JSON object without duplicate keys"
 
 

@@ -20,8 +20,6 @@ import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["ClientLogs", "mcp_level"]
-
 _LEVELS: Final[tuple[tuple[int, types.LoggingLevel], ...]] = (
     (70, "emergency"),
     (60, "alert"),

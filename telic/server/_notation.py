@@ -25,18 +25,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = [
-    "DRAFT",
-    "FIELD",
-    "Encoded",
-    "encode",
-    "expression_text",
-    "field_key",
-    "node_text",
-    "omit",
-    "property_texts",
-]
-
 DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 _REF: Final = "#/$defs/"
 _WORDS: Final = frozenset(

@@ -15,8 +15,6 @@ from telic._errors import TelicError
 from telic.ledger import Ledger
 from telic.telemetry import TelemetryObserver
 
-__all__ = ["ObservedService", "observed"]
-
 _STATE_CHANGES: Final = frozenset(
     {
         "ground",

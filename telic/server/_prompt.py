@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Final
 
-__all__ = ["WORKFLOW_INSTRUCTIONS", "workflow_message"]
-
 WORKFLOW_INSTRUCTIONS: Final = """\
 Drive this request through Telic, one typed artifact per phase. Telic never calls a model: you \
 do the thinking, Telic checks, stores and tells you the single legal next step.

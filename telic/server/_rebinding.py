@@ -46,9 +46,6 @@ def malformed(scope: Scope) -> Response | None:
     return None
 
 
-__all__ = ["HostOriginGuard", "malformed"]
-
-
 class HostOriginGuard:
     """Refuse every HTTP request whose ``Host`` or ``Origin`` the settings do not allow."""
 

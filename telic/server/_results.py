@@ -21,24 +21,6 @@ from pydantic import BaseModel, ConfigDict
 
 from telic.ledger import RunSummaryWire, RunWire
 
-__all__ = [
-    "ArtifactOut",
-    "CastProgressResultOut",
-    "CastResultOut",
-    "CheckResultOut",
-    "DigestResultOut",
-    "GetArtifactResultOut",
-    "GetRunResultOut",
-    "GetTraceResultOut",
-    "GroundResultOut",
-    "ListRunsResultOut",
-    "NextActionResultOut",
-    "ReplayResultOut",
-    "ReturnPacketResultOut",
-    "StepResultOut",
-    "VerifyResultOut",
-]
-
 NextActionOut = dict[str, Any]
 
 

@@ -41,32 +41,6 @@ from telic.server._notation import (
 )
 from telic.server.inputs import tool_schemas
 
-__all__ = [
-    "FAILING_KEY",
-    "NOTATION_KEY",
-    "SCHEMA_MODES",
-    "SCHEMA_TYPES",
-    "SCHEMA_URI_TEMPLATE",
-    "SchemaEmitter",
-    "SchemaFn",
-    "SchemaMode",
-    "SentSchemas",
-    "Stream",
-    "compact_schema",
-    "emitted_schema",
-    "failing_schema",
-    "full_schema",
-    "inline",
-    "notation_aliases",
-    "notation_fields",
-    "prepare_schemas",
-    "schema_reference",
-    "schema_text",
-    "schema_uri",
-    "session_of",
-    "with_rules",
-]
-
 SchemaMode = Literal["full", "once"]
 """``once``: a session gets each type's schema once, in notation, then a reference; ``full``:
 the JSON Schema every time."""

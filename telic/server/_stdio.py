@@ -30,20 +30,6 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-__all__ = [
-    "AnsweredReads",
-    "PipeLines",
-    "PipeWriter",
-    "RequestIds",
-    "StdinLines",
-    "claimed",
-    "error_reply",
-    "is_stream",
-    "serve_lines",
-    "serve_stdio",
-    "wire_files",
-]
-
 _READ_SIZE: Final = 65_536
 """Bytes asked of the pipe per read."""
 

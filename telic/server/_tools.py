@@ -53,20 +53,6 @@ if TYPE_CHECKING:
     from telic.server import _args, _results
 
 
-__all__ = [
-    "TOOLS",
-    "TOOL_NAMES",
-    "Call",
-    "Declared",
-    "ProgressFn",
-    "ServiceSource",
-    "call_tool",
-    "declared",
-    "list_tools",
-    "models",
-    "tool",
-]
-
 logger = logging.getLogger("telic.server")
 
 Payload = dict[str, object]

@@ -43,7 +43,6 @@ from telic.server._stdio import bad_request_id, serve_stdio
 if TYPE_CHECKING:
     from telic.ledger import Ledger
 
-__all__ = ["BearerTokenMiddleware", "RequestIdGuard", "http_app", "serve"]
 
 _LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 _UNAUTHORIZED_BODY: Final = b'{"error":"unauthorized","error_description":"bearer token required"}'

@@ -8,8 +8,6 @@ from typing import Final
 
 from telic.telemetry._observer import TelemetryObserver, otel_available
 
-__all__ = ["OTEL_ENV", "telemetry_from_env"]
-
 OTEL_ENV: Final = "TELIC_OTEL"
 """Set to ``1`` or ``true`` to export spans through the global tracer provider."""
 

@@ -10,18 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
-__all__ = [
-    "AGENT_ID",
-    "AGENT_NAME",
-    "OPERATION",
-    "USAGE_INPUT",
-    "USAGE_OUTPUT",
-    "WORKFLOW_NAME",
-    "Attributes",
-    "artifact_facts",
-    "packet_facts",
-]
-
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str] | Sequence[int]
 Attributes: TypeAlias = dict[str, AttributeValue]
 

@@ -39,7 +39,6 @@ from telic.telemetry._facts import (
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
-__all__ = ["TelemetryObserver", "export_run", "otel_available"]
 
 try:
     from opentelemetry import trace as _trace
