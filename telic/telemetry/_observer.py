@@ -17,13 +17,14 @@ leaves the process. When ``opentelemetry`` is not installed every method is a no
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from telic._errors import TelicError
-from telic.controller import ELICITED_EVENT, PHASES
+from telic.casting import parse_time
+from telic.controller import ELICITED_EVENT, protocol_phase
 from telic.ledger import ArtifactRecord, Ledger, RunRecord, TraceRecord
 from telic.protocol import MAX_PLAN_TOOL_CALLS
 from telic.reports import deciding_layer
@@ -46,6 +47,8 @@ except ImportError:  # pragma: no cover - exercised only without the otel extra
     _trace = None  # type: ignore[assignment]
 
 WORKFLOW: Final = "telic"
+OTEL_ENV: Final = "TELIC_OTEL"
+"""Set to ``1`` or ``true`` to export spans through the global tracer provider."""
 _AGENT_SPAN_EVENTS: Final = frozenset({"phase_submitted", "clarification_requested"})
 
 
@@ -55,13 +58,8 @@ def otel_available() -> bool:
 
 
 def _ns(timestamp: str) -> int:
-    moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    moment = parse_time(timestamp)
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
-def _phase(internal: str) -> str:
-    spec = PHASES.get(internal)  # type: ignore[call-overload]
-    return internal if spec is None else str(spec.protocol)
 
 
 @dataclass
@@ -174,7 +172,7 @@ class TelemetryObserver:
         self._flush_permissions(track, span)
         span.set_attribute("telic.run.status", record.status)
         span.set_attribute("telic.run.version", record.version)
-        span.set_attribute("telic.run.phase", _phase(record.phase))
+        span.set_attribute("telic.run.phase", protocol_phase(record.phase))
         span.set_attribute(
             "telic.budget.prompt_revisions.remaining", record.prompt_revisions_remaining
         )
@@ -231,7 +229,7 @@ class TelemetryObserver:
             attributes: Attributes = {
                 OPERATION: "invoke_agent",
                 AGENT_NAME: event.actor,
-                "telic.phase": _phase(event.phase),
+                "telic.phase": protocol_phase(event.phase),
                 "telic.artifact.type": artifact.type,
                 "telic.artifact.id": artifact.artifact_id,
                 "telic.artifact.sha256": artifact.sha256,
@@ -249,7 +247,7 @@ class TelemetryObserver:
         if kind == "run_started":
             track.boundary = event.timestamp
             return
-        attributes = {"telic.event": kind, "telic.phase": _phase(event.phase)}
+        attributes = {"telic.event": kind, "telic.phase": protocol_phase(event.phase)}
         if artifact is not None:
             attributes["telic.artifact.type"] = artifact.type
             attributes["telic.artifact.id"] = artifact.artifact_id
@@ -301,3 +299,11 @@ async def export_run(
     observer = TelemetryObserver(tracer_provider)
     await observer.observe(ledger, run_id)
     observer.close()
+
+
+def telemetry_from_env(environ: Mapping[str, str] | None = None) -> TelemetryObserver | None:
+    """Return an observer when ``TELIC_OTEL`` asks for one and OpenTelemetry is installed."""
+    env = os.environ if environ is None else environ
+    if env.get(OTEL_ENV, "").strip().lower() not in ("1", "true", "yes", "on"):
+        return None
+    return TelemetryObserver() if otel_available() else None
