@@ -47,6 +47,8 @@ except ImportError:  # pragma: no cover - exercised only without the otel extra
     _trace = None  # type: ignore[assignment]
 
 WORKFLOW: Final = "telic"
+_WORKFLOW_SPAN: Final = f"invoke_workflow {WORKFLOW}"
+_WORKFLOW_ATTRIBUTES: Final[Attributes] = {OPERATION: "invoke_workflow", WORKFLOW_NAME: WORKFLOW}
 OTEL_ENV: Final = "TELIC_OTEL"
 """Set to ``1`` or ``true`` to export spans through the global tracer provider."""
 _AGENT_SPAN_EVENTS: Final = frozenset({"phase_submitted", "clarification_requested"})
@@ -135,9 +137,9 @@ class TelemetryObserver:
         if track is not None:
             track.span.add_event("telic.rejection", attributes)
             return
-        with self._tracer.start_as_current_span(f"invoke_workflow {WORKFLOW}") as span:
-            span.set_attribute(OPERATION, "invoke_workflow")
-            span.set_attribute(WORKFLOW_NAME, WORKFLOW)
+        with self._tracer.start_as_current_span(
+            _WORKFLOW_SPAN, attributes=_WORKFLOW_ATTRIBUTES
+        ) as span:
             span.add_event("telic.rejection", attributes)
 
     def close(self) -> None:
@@ -153,11 +155,10 @@ class TelemetryObserver:
     def _open(self, record: RunRecord) -> _RunTrack:
         assert self._tracer is not None
         span = self._tracer.start_span(
-            f"invoke_workflow {WORKFLOW}",
+            _WORKFLOW_SPAN,
             start_time=_ns(record.created_at),
             attributes={
-                OPERATION: "invoke_workflow",
-                WORKFLOW_NAME: WORKFLOW,
+                **_WORKFLOW_ATTRIBUTES,
                 "telic.run.id": record.run_id,
                 "telic.run.mode": record.requested_mode,
             },
