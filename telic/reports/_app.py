@@ -176,13 +176,10 @@ def reports_app(
     prefix: str = "/runs",
     clock: Callable[[], str] = utc_now,
 ) -> Starlette:
-    """Return the read-only reports application.
+    """Return the read-only reports application (``reports_dir``: see the module docstring).
 
     Args:
-        ledger_provider: returns the ledger to read; called once per request.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
-        reports_dir: a directory of written reports to show with their status instead of
-            rendering live.
         prefix: where the routes live; pass ``""`` when mounting the app at ``/runs``.
         clock: the generation time of live reports.
     """

@@ -89,8 +89,6 @@ class TelemetryObserver:
             self._tracer = _trace.get_tracer("telic", tracer_provider=tracer_provider)
         self._runs: dict[str, _RunTrack] = {}
 
-    # ------------------------------------------------------------------ public surface
-
     async def observe(self, ledger: Ledger, run_id: str) -> None:
         """Emit spans and events for the records of ``run_id`` not observed yet.
 
@@ -149,8 +147,6 @@ class TelemetryObserver:
             track.span.set_attribute("telic.run.open", True)
             track.span.end()
         self._runs.clear()
-
-    # ------------------------------------------------------------------ spans
 
     def _open(self, record: RunRecord) -> _RunTrack:
         assert self._tracer is not None
