@@ -100,6 +100,12 @@ def _bad_request(why: str) -> PlainTextResponse:
     return PlainTextResponse(f"400 Bad Request: {why}", status_code=400, headers=_HEADERS)
 
 
+def _format(request: Request) -> ReportFormat | None:
+    """The ``?format=`` asked for (``html`` by default), or ``None`` for another value."""
+    fmt = request.query_params.get("format", "html")
+    return "md" if fmt == "md" else "html" if fmt == "html" else None
+
+
 def _before_body_end(page_text: str, extra: str) -> str:
     head, sep, tail = page_text.rpartition("</body>")
     return f"{head}{extra}\n{sep}{tail}" if sep else page_text + extra
@@ -121,24 +127,24 @@ def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Star
         try:
             entries = await read_mirror(folder)
         except OSError:
-            return _mirror_missing(folder)
+            return _mirror_missing()
         base = request.scope.get("root_path", "")
         return HTMLResponse(render_mirror_index(entries, base=base), headers=_HEADERS)
 
     async def one(request: Request) -> Response:
         name = request.path_params["name"]
-        fmt_param = request.query_params.get("format", "html")
-        if fmt_param not in ("html", "md"):
+        fmt = _format(request)
+        if fmt is None:
             return _bad_request("format must be html or md")
         try:
             entries = await read_mirror(folder)
         except OSError:
-            return _mirror_missing(folder)
+            return _mirror_missing()
         entry = next((e for e in entries if e.name == name), None)
         if entry is None:
             detail = f"The mirror has no report <code>{escape(name)}</code>."
             return _missing("Report not found", "report-not-found", "No such report", detail)
-        if fmt_param == "md":
+        if fmt == "md":
             return _markdown(render_mirror_report(entry, "md"))
         return HTMLResponse(render_mirror_report(entry, "html"), headers=_HEADERS)
 
@@ -153,7 +159,7 @@ def mirror_app(folder: str | PathLike[str], *, token: str | None = None) -> Star
     return app
 
 
-def _mirror_missing(folder: str | PathLike[str]) -> HTMLResponse:
+def _mirror_missing() -> HTMLResponse:
     detail = (
         "No folder can be read at the configured mirror path. Reports appear here once the "
         "campaign harness mirrors them."
@@ -170,13 +176,10 @@ def reports_app(
     prefix: str = "/runs",
     clock: Callable[[], str] = utc_now,
 ) -> Starlette:
-    """Return the read-only reports application.
+    """Return the read-only reports application (``reports_dir``: see the module docstring).
 
     Args:
-        ledger_provider: returns the ledger to read; called once per request.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
-        reports_dir: a directory of written reports to show with their status instead of
-            rendering live.
         prefix: where the routes live; pass ``""`` when mounting the app at ``/runs``.
         clock: the generation time of live reports.
     """
@@ -202,10 +205,9 @@ def reports_app(
         run_id = request.path_params["run_id"]
         if not is_identifier(run_id):
             return _not_found("(not a run id)")
-        fmt_param = request.query_params.get("format", "html")
-        if fmt_param not in ("html", "md"):
+        fmt = _format(request)
+        if fmt is None:
             return _bad_request("format must be html or md")
-        fmt: ReportFormat = "md" if fmt_param == "md" else "html"
         try:
             data = await load_run_report(await ledger(), run_id, clock=clock)
         except NotFound:

@@ -32,7 +32,6 @@ _SOURCE_TYPES: Final = (
     "ReleaseAudit",
     "UserReport",
 )
-_MAX_SOURCE_REFS: Final = 32
 
 
 def seal(content: str, data: RunReportData) -> str:
@@ -64,13 +63,12 @@ def unseal(text: str) -> tuple[str, dict[str, Any] | None]:
 
 
 def report_source_refs(data: RunReportData) -> list[str]:
-    """Return the artifact refs a report of ``data`` is generated from (at most 32)."""
+    """Return the artifact refs a report of ``data`` is generated from (the latest of each type)."""
     latest: dict[str, str] = {}
     for entry in data.artifacts:
         if entry.type in _SOURCE_TYPES:
             latest[entry.type] = entry.artifact_id
-    refs = [f"artifact://{data.run_id}/{latest[t]}" for t in _SOURCE_TYPES if t in latest]
-    return refs[:_MAX_SOURCE_REFS]
+    return [f"artifact://{data.run_id}/{latest[t]}" for t in _SOURCE_TYPES if t in latest]
 
 
 def describe_report(data: RunReportData, text: str | None, *, path: str) -> ReportArtifact:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import Final
+from typing import Final, get_args
 from urllib.parse import quote
 
 from telic.controller import event_summary, human_time, phase_label, status_label
 from telic.ledger import TraceRecord
-from telic.protocol import MODES
+from telic.protocol import MODES, InternalRunStatus
 from telic.reports._format import (
     Style,
     anchor,
@@ -42,14 +42,7 @@ from telic.reports._model import (
 )
 from telic.reports._svg import path_svg
 
-STATUS_FILTERS: Final = (
-    "running",
-    "awaiting_clarification",
-    "completed",
-    "partial",
-    "blocked",
-    "cancelled",
-)
+STATUS_FILTERS: Final[tuple[str, ...]] = get_args(InternalRunStatus)
 """The run statuses the index can filter by (as the ledger stores them)."""
 
 STATUS_MARKER: Final = "<!-- telic-report-status -->"

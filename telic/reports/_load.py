@@ -68,14 +68,9 @@ async def load_run_report(
 ) -> RunReportData:
     """Read everything a report of ``run_id`` shows, verifying the run's chain on the way.
 
-    Args:
-        ledger: the ledger holding the run.
-        run_id: the run to report on.
-        clock: returns the generation time (``2026-05-20T12:00:00.000Z`` layout).
-        generator: the generator version to record; the installed ``telic`` version by default.
-
-    Raises:
-        NotFound: the ledger has no such run.
+    ``clock`` returns the generation time (``2026-05-20T12:00:00.000Z`` layout); ``generator``
+    is the generator version to record (the installed ``telic`` version by default). Raises
+    ``NotFound`` when the ledger has no such run.
     """
     record = await ledger.get_run(run_id)
     artifacts = []

@@ -82,8 +82,11 @@ def _table(
     return [*lines, ""]
 
 
-def _titled(s: _Style, table: Table, rows: Sequence[Sequence[str]]) -> list[str]:
-    return [f"## {table.title}", "", *_table(s, table.columns, rows, table.empty)]
+def _titled(
+    s: _Style, table: Table, rows: Sequence[Sequence[str]], host_word: bool = False
+) -> list[str]:
+    note = [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""] if host_word else []
+    return [f"## {table.title}", "", *_table(s, table.columns, rows, table.empty), *note]
 
 
 def _fence(text: str) -> str:
@@ -211,13 +214,10 @@ def render_markdown(data: RunReportData, *, terminal: bool = False) -> str:
     if not data.evidence:
         out += [s.note("No evidence captured."), ""]
 
-    out += _titled(s, VERIFICATIONS, verification_cells(s, data))
-    if any(v.host_attested for v in data.verifications):
-        out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
-
-    out += _titled(s, PERMISSIONS, permission_cells(s, data))
-    if any(p.host_attested for p in data.permissions):
-        out += [f"> {s.text(SHELL_EXECUTE_NOTE)}", ""]
+    host_word = any(v.host_attested for v in data.verifications)
+    out += _titled(s, VERIFICATIONS, verification_cells(s, data), host_word)
+    host_word = any(p.host_attested for p in data.permissions)
+    out += _titled(s, PERMISSIONS, permission_cells(s, data), host_word)
 
     out += ["## Budgets", ""]
     out += _table(

@@ -34,7 +34,6 @@ class TimelineEntry:
     """One step of the run's history: what was accepted when, by whom, and how long it took."""
 
     sequence: int
-    """The trace sequence of the event."""
     timestamp: str
     phase: str
     """The protocol phase the step happened in."""
@@ -119,8 +118,7 @@ ANSWER_SOURCES: Final[dict[str, str]] = {
     "response": "the host, through clarification_response",
     "pending": "not answered yet",
 }
-"""Who answered a clarification, as the report says it: the user in a form the client showed
-(the trace's ``clarification_elicited``), or the host's model passing on an answer."""
+"""Who answered a clarification (``ClarificationRow.answered_by``), as the report says it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,8 +209,7 @@ class VerificationRow:
     """The latest review's status, or ``pending`` when no review judged it yet."""
     evidence: tuple[str, ...]
     host_attested: bool = False
-    """Whether the result rests on the host's word about a command (``shell.execute``): whether
-    a command changed anything is the ``mutating`` flag the host declared, never observed."""
+    """Whether the result rests on the host's ``mutating`` flag (``shell.execute``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,7 +314,6 @@ class IndexEntry:
     request: str | None
     """The start of the original request (untrusted), or ``None`` when it cannot be read."""
     prior_run_id: str | None = None
-    """The run this one follows, or ``None``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,7 +329,7 @@ class RunReportData:
     terminal_status: str | None
     """The reported terminal status (adds ``failed_verification``), or ``None`` while running."""
     phase: str
-    """The run's protocol phase."""
+    """The run's protocol phase (``run_phase``)."""
     version: int
     created_at: str
     updated_at: str

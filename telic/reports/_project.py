@@ -17,6 +17,7 @@ from telic.controller import (
     ELICITED_EVENT,
     TERMINAL_STATUSES,
     protocol_phase,
+    run_phase,
 )
 from telic.ledger import ArtifactRecord, RunRecord, TraceRecord, VerifyReport
 from telic.protocol import MAX_PLAN_TOOL_CALLS
@@ -180,6 +181,8 @@ _NEXT_KIND: Final[dict[str, tuple[Literal["revision", "remediation", "fix"], str
     "proceed_to_fix": ("fix", "proceed to fix"),
 }
 
+_ASKED: Final = PathStep(phase="awaiting_clarification", kind="clarification", label="asked")
+
 
 def _path(
     run: _Run, events: Sequence[TraceRecord], record: RunRecord, terminal: str | None
@@ -200,9 +203,7 @@ def _path(
             elif _text(body, "status") in ("partial", "blocked", "failed"):
                 pending = ("advance", f"result {_text(body, 'status')}")
         elif event.event_type == "clarification_requested":
-            steps.append(
-                PathStep(phase="awaiting_clarification", kind="clarification", label="asked")
-            )
+            steps.append(_ASKED)
         elif event.event_type in _ANSWERED:
             pending = ("resume", "answered")
         elif event.event_type == "budget_consumed":
@@ -214,9 +215,7 @@ def _path(
         steps.append(PathStep(phase=record.status, kind="terminal", label=status))
     elif record.status == "awaiting_clarification":
         if steps[-1].kind != "clarification":
-            steps.append(
-                PathStep(phase="awaiting_clarification", kind="clarification", label="asked")
-            )
+            steps.append(_ASKED)
     else:
         current = protocol_phase(record.phase)
         if current != steps[-1].phase or pending[0] != "advance":
@@ -479,9 +478,6 @@ def project(
     if verify.first_broken is not None:
         broken = verify.first_broken
         problem = f"{broken.kind} {broken.id}: {broken.reason}"
-    phase = record.status if record.status in TERMINAL_STATUSES else protocol_phase(record.phase)
-    if record.status == "awaiting_clarification":
-        phase = "awaiting_clarification"
     return RunReportData(
         prior_run_id=record.prior_run_id,
         followed_by=tuple(followed_by),
@@ -490,7 +486,7 @@ def project(
         mode=record.requested_mode,
         run_status=record.status,
         terminal_status=terminal,
-        phase=phase,
+        phase=run_phase(record.phase, record.status),
         version=record.version,
         created_at=record.created_at,
         updated_at=record.updated_at,

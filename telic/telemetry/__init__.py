@@ -16,18 +16,16 @@ summary, path or target text. Importing this package never requires ``openteleme
 
 from __future__ import annotations
 
-from telic.telemetry._config import (
-    OTEL_ENV as OTEL_ENV,
-    telemetry_from_env as telemetry_from_env,
-)
 from telic.telemetry._facts import (
     artifact_facts as artifact_facts,
     packet_facts as packet_facts,
 )
 from telic.telemetry._observer import (
+    OTEL_ENV as OTEL_ENV,
     TelemetryObserver as TelemetryObserver,
     export_run as export_run,
     otel_available as otel_available,
+    telemetry_from_env as telemetry_from_env,
 )
 
 __all__ = sorted(n for n in dir() if not n.startswith("_") and n != "annotations")

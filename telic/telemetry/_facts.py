@@ -40,12 +40,8 @@ def _id_of(ref: Any) -> str:
     return text.rsplit("/", 1)[-1] if text.startswith("artifact://") else "(external)"
 
 
-def _verdicts(rows: list[Any], id_key: str, status_key: str = "status") -> list[str]:
-    return [f"{row.get(id_key)}={row.get(status_key)}" for row in rows[:_MAX_LIST]]
-
-
-def _failed_gates(body: Mapping[str, Any]) -> int:
-    return sum(1 for gate in _list(body, "hardGates") if gate.get("passed") is False)
+def _verdicts(rows: list[Any], id_key: str) -> list[str]:
+    return [f"{row.get(id_key)}={row.get('status')}" for row in rows[:_MAX_LIST]]
 
 
 def artifact_facts(type_: str, body: Mapping[str, Any]) -> Attributes:
@@ -61,7 +57,8 @@ def artifact_facts(type_: str, body: Mapping[str, Any]) -> Attributes:
         score = body.get("overallScore", body.get("score"))
         if isinstance(score, int | float) and not isinstance(score, bool):
             put("telic.gate.score", score)
-        put("telic.gate.hard_gates.failed", _failed_gates(body))
+        failed = [g for g in _list(body, "hardGates") if g.get("passed") is False]
+        put("telic.gate.hard_gates.failed", len(failed))
         blocking = [f for f in _list(body, "findings") if f.get("severity") == "blocking"]
         put("telic.gate.findings.blocking", len(blocking))
     if type_ == "QualityReview":

@@ -17,13 +17,14 @@ leaves the process. When ``opentelemetry`` is not installed every method is a no
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from telic._errors import TelicError
-from telic.controller import ELICITED_EVENT, PHASES
+from telic.casting import parse_time
+from telic.controller import ELICITED_EVENT, protocol_phase
 from telic.ledger import ArtifactRecord, Ledger, RunRecord, TraceRecord
 from telic.protocol import MAX_PLAN_TOOL_CALLS
 from telic.reports import deciding_layer
@@ -46,6 +47,10 @@ except ImportError:  # pragma: no cover - exercised only without the otel extra
     _trace = None  # type: ignore[assignment]
 
 WORKFLOW: Final = "telic"
+_WORKFLOW_SPAN: Final = f"invoke_workflow {WORKFLOW}"
+_WORKFLOW_ATTRIBUTES: Final[Attributes] = {OPERATION: "invoke_workflow", WORKFLOW_NAME: WORKFLOW}
+OTEL_ENV: Final = "TELIC_OTEL"
+"""Set to ``1`` or ``true`` to export spans through the global tracer provider."""
 _AGENT_SPAN_EVENTS: Final = frozenset({"phase_submitted", "clarification_requested"})
 
 
@@ -55,13 +60,8 @@ def otel_available() -> bool:
 
 
 def _ns(timestamp: str) -> int:
-    moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    moment = parse_time(timestamp)
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
-def _phase(internal: str) -> str:
-    spec = PHASES.get(internal)  # type: ignore[call-overload]
-    return internal if spec is None else str(spec.protocol)
 
 
 @dataclass
@@ -88,8 +88,6 @@ class TelemetryObserver:
         if _trace is not None:
             self._tracer = _trace.get_tracer("telic", tracer_provider=tracer_provider)
         self._runs: dict[str, _RunTrack] = {}
-
-    # ------------------------------------------------------------------ public surface
 
     async def observe(self, ledger: Ledger, run_id: str) -> None:
         """Emit spans and events for the records of ``run_id`` not observed yet.
@@ -137,9 +135,9 @@ class TelemetryObserver:
         if track is not None:
             track.span.add_event("telic.rejection", attributes)
             return
-        with self._tracer.start_as_current_span(f"invoke_workflow {WORKFLOW}") as span:
-            span.set_attribute(OPERATION, "invoke_workflow")
-            span.set_attribute(WORKFLOW_NAME, WORKFLOW)
+        with self._tracer.start_as_current_span(
+            _WORKFLOW_SPAN, attributes=_WORKFLOW_ATTRIBUTES
+        ) as span:
             span.add_event("telic.rejection", attributes)
 
     def close(self) -> None:
@@ -150,16 +148,13 @@ class TelemetryObserver:
             track.span.end()
         self._runs.clear()
 
-    # ------------------------------------------------------------------ spans
-
     def _open(self, record: RunRecord) -> _RunTrack:
         assert self._tracer is not None
         span = self._tracer.start_span(
-            f"invoke_workflow {WORKFLOW}",
+            _WORKFLOW_SPAN,
             start_time=_ns(record.created_at),
             attributes={
-                OPERATION: "invoke_workflow",
-                WORKFLOW_NAME: WORKFLOW,
+                **_WORKFLOW_ATTRIBUTES,
                 "telic.run.id": record.run_id,
                 "telic.run.mode": record.requested_mode,
             },
@@ -174,7 +169,7 @@ class TelemetryObserver:
         self._flush_permissions(track, span)
         span.set_attribute("telic.run.status", record.status)
         span.set_attribute("telic.run.version", record.version)
-        span.set_attribute("telic.run.phase", _phase(record.phase))
+        span.set_attribute("telic.run.phase", protocol_phase(record.phase))
         span.set_attribute(
             "telic.budget.prompt_revisions.remaining", record.prompt_revisions_remaining
         )
@@ -231,7 +226,7 @@ class TelemetryObserver:
             attributes: Attributes = {
                 OPERATION: "invoke_agent",
                 AGENT_NAME: event.actor,
-                "telic.phase": _phase(event.phase),
+                "telic.phase": protocol_phase(event.phase),
                 "telic.artifact.type": artifact.type,
                 "telic.artifact.id": artifact.artifact_id,
                 "telic.artifact.sha256": artifact.sha256,
@@ -249,7 +244,7 @@ class TelemetryObserver:
         if kind == "run_started":
             track.boundary = event.timestamp
             return
-        attributes = {"telic.event": kind, "telic.phase": _phase(event.phase)}
+        attributes = {"telic.event": kind, "telic.phase": protocol_phase(event.phase)}
         if artifact is not None:
             attributes["telic.artifact.type"] = artifact.type
             attributes["telic.artifact.id"] = artifact.artifact_id
@@ -301,3 +296,11 @@ async def export_run(
     observer = TelemetryObserver(tracer_provider)
     await observer.observe(ledger, run_id)
     observer.close()
+
+
+def telemetry_from_env(environ: Mapping[str, str] | None = None) -> TelemetryObserver | None:
+    """Return an observer when ``TELIC_OTEL`` asks for one and OpenTelemetry is installed."""
+    env = os.environ if environ is None else environ
+    if env.get(OTEL_ENV, "").strip().lower() not in ("1", "true", "yes", "on"):
+        return None
+    return TelemetryObserver() if otel_available() else None
