@@ -180,18 +180,28 @@ def _format_number(number: float) -> str:
     return f"{sign}{head}e{exp_sign}{abs(exponent)}"
 
 
+class DuplicateKeyError(CanonicalJsonError):
+    """A JSON object gives one key twice; ``key`` is that key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate object key {key!r}")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: one object, or ``DuplicateKeyError``."""
+    result: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in result:
+            raise DuplicateKeyError(key)
+        result[key] = item
+    return result
+
+
 def parse_json_strict(text: str | bytes) -> Any:
     """Parse JSON text, rejecting NaN, Infinity and duplicate object keys."""
 
     def _no_constants(name: str) -> Any:
         raise CanonicalJsonError(f"{name} is not a JSON number")
 
-    def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, item in pairs:
-            if key in result:
-                raise CanonicalJsonError(f"duplicate object key {key!r}")
-            result[key] = item
-        return result
-
-    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_pairs)
+    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=unique_keys)
