@@ -1,13 +1,8 @@
 """Artifact type → schema: strict parsing and the JSON Schema a host receives.
 
-``parse_artifact`` is the single entry point from untrusted JSON to a typed body: it enforces the
-2 MiB canonical size limit and turns pydantic's errors into a ``SchemaViolation`` whose issues
-name the dot-joined path, the error type and a message — never the offending value, and never an
-object key the schemas do not define: such a key (an unknown field, or a secret used as a key)
-stands in a path as ``(key)``. ``wire_names`` is that set of defined keys.
-``json_schema`` returns what ``NextAction.requiredOutputSchema`` carries: the schema generated
-from the models by their wire names, with shared definitions under ``$defs``. Every NextAction
-carries the same read-only instance (``shared_json_schema``) instead of a deep copy.
+A ``SchemaViolation`` from here never quotes the offending value, nor an object key the schemas
+do not define: such a key (an unknown field, or a secret used as a key) stands in an issue path
+as ``(key)``.
 """
 
 from __future__ import annotations
