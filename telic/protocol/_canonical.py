@@ -38,10 +38,8 @@ def canonical_json(value: object) -> bytes:
     Raises:
         CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
     """
-    # Most bodies take the shared C-encoder fast path, floats such as a confidence of 0.9
-    # included (their repr is their ECMAScript form); the writer below handles the rest (whole
-    # floats, very small or unsafe numbers: ECMAScript number formatting) and names whatever
-    # is not JSON.
+    # Most bodies take the shared C-encoder fast path; the writer below handles the rest
+    # (ECMAScript number formatting of whole, tiny or unsafe numbers) and names what is not JSON.
     fast = plain_canonical_json(value, max_depth=_MAX_DEPTH, floats=True)
     if fast is None:
         # A whole float (a score of 1.0, a count of 0.0) is written as the integer it is.
