@@ -32,10 +32,12 @@ if typing.TYPE_CHECKING:
     from telic.protocol._canonical import (
         SHA256_PREFIX as SHA256_PREFIX,
         CanonicalJsonError as CanonicalJsonError,
+        DuplicateKeyError as DuplicateKeyError,
         canonical_json as canonical_json,
         canonical_sha256 as canonical_sha256,
         parse_json_strict as parse_json_strict,
         sha256_hex_digest as sha256_hex_digest,
+        unique_keys as unique_keys,
     )
     from telic.protocol._clarification import (
         MAX_CHOICES as MAX_CHOICES,

@@ -38,10 +38,8 @@ def canonical_json(value: object) -> bytes:
     Raises:
         CanonicalJsonError: when ``value`` holds something JSON cannot represent exactly.
     """
-    # Most bodies take the shared C-encoder fast path, floats such as a confidence of 0.9
-    # included (their repr is their ECMAScript form); the writer below handles the rest (whole
-    # floats, very small or unsafe numbers: ECMAScript number formatting) and names whatever
-    # is not JSON.
+    # Most bodies take the shared C-encoder fast path; the writer below handles the rest
+    # (ECMAScript number formatting of whole, tiny or unsafe numbers) and names what is not JSON.
     fast = plain_canonical_json(value, max_depth=_MAX_DEPTH, floats=True)
     if fast is None:
         # A whole float (a score of 1.0, a count of 0.0) is written as the integer it is.
@@ -180,18 +178,28 @@ def _format_number(number: float) -> str:
     return f"{sign}{head}e{exp_sign}{abs(exponent)}"
 
 
+class DuplicateKeyError(CanonicalJsonError):
+    """A JSON object gives one key twice; ``key`` is that key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate object key {key!r}")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: one object, or ``DuplicateKeyError``."""
+    result: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in result:
+            raise DuplicateKeyError(key)
+        result[key] = item
+    return result
+
+
 def parse_json_strict(text: str | bytes) -> Any:
     """Parse JSON text, rejecting NaN, Infinity and duplicate object keys."""
 
     def _no_constants(name: str) -> Any:
         raise CanonicalJsonError(f"{name} is not a JSON number")
 
-    def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, item in pairs:
-            if key in result:
-                raise CanonicalJsonError(f"duplicate object key {key!r}")
-            result[key] = item
-        return result
-
-    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_pairs)
+    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=unique_keys)

@@ -1,13 +1,8 @@
 """Artifact type → schema: strict parsing and the JSON Schema a host receives.
 
-``parse_artifact`` is the single entry point from untrusted JSON to a typed body: it enforces the
-2 MiB canonical size limit and turns pydantic's errors into a ``SchemaViolation`` whose issues
-name the dot-joined path, the error type and a message — never the offending value, and never an
-object key the schemas do not define: such a key (an unknown field, or a secret used as a key)
-stands in a path as ``(key)``. ``wire_names`` is that set of defined keys.
-``json_schema`` returns what ``NextAction.requiredOutputSchema`` carries: the schema generated
-from the models by their wire names, with shared definitions under ``$defs``. Every NextAction
-carries the same read-only instance (``shared_json_schema``) instead of a deep copy.
+A ``SchemaViolation`` from here never quotes the offending value, nor an object key the schemas
+do not define: such a key (an unknown field, or a secret used as a key) stands in an issue path
+as ``(key)``.
 """
 
 from __future__ import annotations
@@ -153,22 +148,13 @@ def wire_names() -> frozenset[str]:
                 collect(child)
 
     for artifact_type in ARTIFACT_MODELS:
-        collect(_schema_document(artifact_type))
+        collect(shared_json_schema(artifact_type))
     return frozenset(names)
 
 
 def json_schema(artifact_type: str) -> dict[str, Any]:
     """Return (a fresh copy of) the JSON Schema of ``artifact_type``, with shared ``$defs``."""
-    return copy.deepcopy(_schema_document(artifact_type))
-
-
-@functools.cache
-def _schema_document(artifact_type: str) -> dict[str, Any]:
-    schema = _adapter(artifact_type).json_schema(by_alias=True, mode="validation")
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-    # Through JSON text and back: every object's keys sorted, no object shared by two places.
-    sorted_document: dict[str, Any] = json.loads(json.dumps(document, sort_keys=True))
-    return sorted_document
+    return copy.deepcopy(shared_json_schema(artifact_type))
 
 
 def _refuse(self: object, *args: object, **kwargs: object) -> None:
@@ -220,5 +206,8 @@ def shared_json_schema(artifact_type: str) -> dict[str, Any]:
     Equal to ``json_schema(artifact_type)``, but built once: every in-place change raises
     ``TypeError`` (``copy.deepcopy`` gives an editable copy).
     """
-    shared: dict[str, Any] = _read_only(_schema_document(artifact_type))
+    schema = _adapter(artifact_type).json_schema(by_alias=True, mode="validation")
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    # Through JSON text and back: every object's keys sorted, no object shared by two places.
+    shared: dict[str, Any] = _read_only(json.loads(json.dumps(document, sort_keys=True)))
     return shared

@@ -12,23 +12,9 @@ import json
 from typing import Any
 
 from telic._errors import Issue, SchemaViolation
+from telic.protocol import DuplicateKeyError, unique_keys
 
 _RULE = "body_json must be one JSON object without duplicate keys"
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _DuplicateKey(key)
-        found[key] = value
-    return found
 
 
 def decode_body_json(text: str) -> dict[str, Any]:
@@ -39,8 +25,8 @@ def decode_body_json(text: str) -> dict[str, Any]:
             (issue code ``duplicate_key``; the message names the key, cut to 64 characters).
     """
     try:
-        value = json.loads(text, object_pairs_hook=_unique)
-    except _DuplicateKey as duplicate:
+        value = json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as duplicate:
         message = f"body_json repeats the key {duplicate.key[:64]!r} in one object ({_RULE})"
         raise SchemaViolation(
             message, issues=(Issue("body_json", "duplicate_key", message),)
