@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, table
-from telic._secrets._triggers import decoded_runs, probe
+from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, rules
+from telic._secrets._triggers import EXACT_TRIGGERS, FOLDED_TRIGGERS, decoded_runs, probe
 
 _TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
 _WINDOWED_FROM: Final = 16_384
@@ -106,15 +106,14 @@ def _windows(haystack: bytes, keys: list[bytes], size: int) -> list[tuple[int, i
 
 
 def _matches(text: str, whole: bool) -> Iterator[SecretFinding]:
-    rules = table()
     exact_probe = probe(text)
     folded_probe = exact_probe.lower()
-    exact = {key for key in rules.exact if key in exact_probe}
-    folded = {key for key in rules.folded if key in folded_probe}
+    exact = {key for key in EXACT_TRIGGERS if key in exact_probe}
+    folded = {key for key in FOLDED_TRIGGERS if key in folded_probe}
     # A long text runs each rule only near its anchors (every match holds one), unless the
     # caller needs whole spans (redaction).
     near = not whole and len(text) > _WINDOWED_FROM
-    for rule in rules.rules if exact or folded else ():
+    for rule in rules() if exact or folded else ():
         present = folded if rule.folded else exact
         keys = [key for key in rule.keys if key in present]
         if not keys:
