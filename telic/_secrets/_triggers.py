@@ -1,21 +1,13 @@
-"""What any finding of the detector needs, and the pre-filter built on it: ``cannot_hold_secret``.
+"""The anchors and keywords the detector needs, and the pre-filter built on them.
 
 The detector (``_scan``) reports a rule's match only where one of the rule's anchor literals
 occurs, a credential assignment only where one of ``KEYWORDS`` starts, and a finding below a
-base64 layer only where a run of ``MIN_BASE64`` or more base64 characters decodes to text that
-holds one. So a text without any anchor or keyword, whose decodable base64 runs (down to
-``MAX_DECODE_DEPTH`` layers) have none either, cannot hold anything the detector flags, and
-``cannot_hold_secret`` says so by substring tests alone, without importing detect-secrets or
-compiling a single rule. The ``telic hook`` command asks it before redacting what a host typed
-(a Bash command, mostly): loading the detector costs a fresh process a few hundred
-milliseconds, the test a few microseconds.
-
-Telic's own rules are declared here as data (``OWN_RULES``), so that their anchors are read
-without compiling them; ``_rules`` compiles them. ``tests/telic/test_secrets.py`` checks that
-the trigger sets hold every anchor of every rule the detector runs, in the case in which it
-looks for it, and that the pre-filter never clears a text the detector flags.
-
-Beyond ``typing`` and ``collections.abc``, this module imports only ``base64`` and ``binascii``.
+base64 layer only where a decodable run of ``MIN_BASE64`` or more characters holds one. So
+``cannot_hold_secret`` clears a text by substring tests alone, without importing detect-secrets
+or compiling a rule (docs/secrets.md, "The pre-filter"). Telic's own rules are declared here as
+data (``OWN_RULES``) so that their anchors are read without compiling them; ``_rules`` compiles
+them. ``tests/telic/test_secrets.py`` checks that the trigger sets hold every anchor of every
+rule, and that the pre-filter never clears a text the detector flags.
 """
 
 from __future__ import annotations
