@@ -164,7 +164,12 @@ def _decide(
 
 
 def _manifest(
-    request: _Request, root: str, inventory: Inventory, plan: Plan, selection: Selection
+    request: _Request,
+    root: str,
+    git: GitState,
+    inventory: Inventory,
+    plan: Plan,
+    selection: Selection,
 ) -> GroundingResult:
     """Build the fingerprint, the manifest id, the wire and canonical manifests, the documents."""
     run_id, budget = request.run_id, request.budget
@@ -175,11 +180,11 @@ def _manifest(
             f" {plan.truncated:,} more were not considered"
         )
     warnings.extend(selection.warnings)
-    if inventory.status is None:
+    if git.status is None:
         warnings.append(NO_GIT_FINGERPRINT_WARNING)
     state = fingerprint(
-        head=inventory.head,
-        status=None if inventory.status is None else inventory.status.digest_with,
+        head=git.head,
+        status=None if git.status is None else git.status.digest_with,
         read_hashes=selection.read_hashes,
         listed=plan.inventory,
     )
@@ -211,14 +216,14 @@ def _ground(request: _Request) -> tuple[GroundingResult, GroundingProgress]:
     git, prepared = _survey(root, given, request)
     inventory = list_repository(
         prepared.root,
-        git=None if git.top_level is None else git,
+        git=git.paths,
         limit=request.budget.max_inventory_files,
         excluded_roots=prepared.excluded,
     )
     listed = inventory.paths.listed
     _report(request.progress, GroundingProgress("inventory", listed, 0, 0))
     plan, selection = _decide(inventory.paths, prepared, request, by_git=inventory.source == "git")
-    result = _manifest(request, prepared.root, inventory, plan, selection)
+    result = _manifest(request, prepared.root, git, inventory, plan, selection)
     return result, GroundingProgress("done", listed, selection.considered, len(result.documents))
 
 

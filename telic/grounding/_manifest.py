@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from telic.grounding._budget import GroundingBudget
-from telic.grounding._paths import repository_ref
+from telic.grounding._paths import instruction_scope, repository_ref
 from telic.grounding._select import Selected
 from telic.protocol import (
     EXCLUSION_REASONS,
@@ -145,8 +145,7 @@ def build_documents(
                 if item.ranked.instruction
                 else "untrusted_repository_content"
             ),
-            # the directory an instruction file governs ("." at the root)
-            instruction_scope=item.ranked.path.rpartition("/")[0] or "."
+            instruction_scope=instruction_scope(item.ranked.path)
             if item.ranked.instruction
             else ".",
             content=item.text,

@@ -91,6 +91,12 @@ def is_instruction_path(path: str) -> bool:
     )
 
 
+def instruction_scope(path: str) -> str:
+    """Return the directory an instruction file governs, or "." for a root-level file."""
+    directory = path.rpartition("/")[0]
+    return directory or "."
+
+
 def excluded_reason(path: str) -> str | None:
     """Return the static exclusion of a normalised path, or None when it may be context.
 
