@@ -27,14 +27,10 @@ _MEMO_ENTRIES: Final = 65_536
 class _CleanMemo:
     """Strings a scan found clean lately, so that scanning them again costs a lookup.
 
-    Every string bound for the ledger is scanned twice: by the gate that refuses a host's
-    submission (``telic.controller``) and by the ledger's own backstop. The second scan of a
-    string the first found clean would find nothing either (same rules, same text), so it is
-    answered from here; short strings too, since a scan's fixed cost (the anchor, keyword and
-    base64 searches) is paid per scanned text, however short. A dictionary lookup compares the
-    whole string, so a hit is exact; only a clean verdict is remembered, never a finding.
-    Oldest first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings.
-    Thread-safe (grounding scans in worker threads).
+    The ledger's backstop rescans what a gate has just scanned (docs/secrets.md). A hit
+    compares the whole string; only a clean verdict is remembered, never a finding. Oldest
+    first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings. Thread-safe
+    (grounding scans in worker threads).
     """
 
     def __init__(self) -> None:

@@ -1,10 +1,6 @@
 """``ground_repository``: the shell around the pure planning and selection core.
 
-Everything but report_only runs in one worker thread, one hop from the event loop: git starts
-at the root while the root is prepared (``_survey``), the repository is listed (git, else
-ripgrep or a walk), the candidates are planned and selected, checking for cancellation and
-reporting progress (``_decide``), and the manifests and documents are built (``_manifest``).
-report_only mode reads nothing and returns the empty manifest.
+Everything but report_only (which reads nothing) runs in one worker thread started by anyio.
 """
 
 from __future__ import annotations

@@ -6,14 +6,11 @@ configuration. Nothing of the caller's environment leaks in (``GIT_DIR`` and fri
 Output is streamed to a sink and capped at 16 MiB; a command that fails, exceeds the cap or is
 missing counts as unavailable, and its error output is never read, since it may name files.
 
-Everything here blocks and belongs in a worker thread started by anyio: ``Processes`` starts
-several commands at once and streams their outputs through one selector, checking for
-cancellation between reads; leaving it kills whatever still runs. Starting a process from an
-asyncio event loop costs more than the process itself on a busy machine (the fork happens in
-the loop's thread, and a thread is started per child to wait for it), and grounding a small
-repository is mostly starting git. Where selectors cannot wait on pipes (not POSIX), the
-outputs are drained one command after the other, which cannot deadlock since the commands do
-not wait for each other.
+Everything here blocks, for a worker thread started by anyio: starting a process from an asyncio
+event loop costs more than the process itself on a busy machine (the fork happens in the loop's
+thread, and a thread is started per child to wait for it), and grounding a small repository is
+mostly starting git. Where selectors cannot wait on pipes (not POSIX), the outputs are drained
+one command after the other, which cannot deadlock since the commands do not wait for each other.
 """
 
 from __future__ import annotations
