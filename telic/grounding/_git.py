@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from telic.grounding._batch import PathCollector
-from telic.grounding._process import NulSplitter, Processes, Tool, git_command, run_tool
+from telic.grounding._process import NulSplitter, Processes, Tool, git_command, list_paths
 from telic.protocol import SHA256_PREFIX
 
 _LS_FILES_CACHED: Final = git_command("ls-files", "-z", "--cached")
@@ -140,12 +140,8 @@ class GitReader(Processes):
             return GitState(top_level, self._collected, self._status, head)
         if tracked_code is None:
             return GitState(top_level, None, None, head)
-        collected = PathCollector()
-        everything = NulSplitter(collected)
-        if run_tool(_LS_FILES_ALL, cwd=self._root, sink=everything) is None:
-            return GitState(top_level, None, None, head)
-        everything.finish()
-        return GitState(top_level, collected, None, head)
+        code, collected = list_paths(_LS_FILES_ALL, cwd=self._root)
+        return GitState(top_level, None if code is None else collected, None, head)
 
 
 def read_git(root: str) -> GitState:

@@ -16,7 +16,7 @@ import anyio.from_thread
 
 from telic.grounding._batch import PathCollector
 from telic.grounding._paths import EXCLUDED_DIRECTORIES
-from telic.grounding._process import NulSplitter, run_tool
+from telic.grounding._process import list_paths
 from telic.grounding._read import is_within
 from telic.protocol import InventorySource
 
@@ -86,11 +86,8 @@ def list_repository(
     """
     if git is not None:
         return Inventory("git", git)
-    collected = PathCollector()
-    splitter = NulSplitter(collected)
-    code = run_tool(("rg", *_RG_FILES), cwd=root, sink=splitter, check=False)
-    splitter.finish()
-    if code == 0 or (code == 1 and not splitter.count):  # 1 and no output: no file at all
+    code, collected = list_paths(("rg", *_RG_FILES), cwd=root, check=False)
+    if code == 0 or (code == 1 and not collected.listed):  # 1 and no output: no file at all
         return Inventory("ripgrep", collected, (_RIPGREP_WARNING,))
     collected = PathCollector()
     collected(_walk(root, limit + 1, tuple(excluded_roots)))

@@ -26,6 +26,8 @@ from typing import Final, Self
 
 import anyio.from_thread
 
+from telic.grounding._batch import PathCollector
+
 MAX_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 """Most output one inventory or fingerprint command may produce."""
 
@@ -205,8 +207,6 @@ class NulSplitter:
     def __init__(self, consume: Callable[[list[str]], None]) -> None:
         self._consume = consume
         self._tail = b""
-        self.count = 0
-        """Paths handed on so far."""
 
     def __call__(self, chunk: bytes) -> None:
         """Take the next chunk of output."""
@@ -216,14 +216,21 @@ class NulSplitter:
             self._tail = data
             return
         self._tail = data[end + 1 :]
-        self._hand_on(os.fsdecode(data[:end]).split("\0"))
-
-    def _hand_on(self, paths: list[str]) -> None:
-        self.count += len(paths)
-        self._consume(paths)
+        self._consume(os.fsdecode(data[:end]).split("\0"))
 
     def finish(self) -> None:
         """Hand on an unterminated last path, if there is one."""
         if self._tail:
             tail, self._tail = self._tail, b""
-            self._hand_on([os.fsdecode(tail)])
+            self._consume([os.fsdecode(tail)])
+
+
+def list_paths(
+    command: Sequence[str], *, cwd: str, check: bool = True
+) -> tuple[int | None, PathCollector]:
+    """Run a command that prints NUL-separated paths; return its status and the paths."""
+    collected = PathCollector()
+    splitter = NulSplitter(collected)
+    code = run_tool(command, cwd=cwd, sink=splitter, check=check)
+    splitter.finish()
+    return code, collected
