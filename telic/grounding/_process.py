@@ -67,22 +67,6 @@ class Tool:
     """Whether a non-zero exit status counts as unavailable (None)."""
 
 
-def _start(
-    argv: list[str], cwd: str, environment: dict[str, str]
-) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=cwd,
-            env=environment,
-        )
-    except OSError:
-        return None
-
-
 def _finish(process: subprocess.Popen[bytes], *, kill: bool) -> int:
     """Reap a process whose output ended, killing it first if told; return its exit status."""
     if kill:
@@ -117,9 +101,17 @@ class Processes:
                 executable = found[name]
                 if executable is None:
                     continue
-                process = _start([executable, *tool.command[1:]], cwd, environment)
-                if process is not None:
-                    self._running[index] = process
+                try:
+                    self._running[index] = subprocess.Popen(
+                        [executable, *tool.command[1:]],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        cwd=cwd,
+                        env=environment,
+                    )
+                except OSError:
+                    continue
         except BaseException:
             self.close()
             raise
