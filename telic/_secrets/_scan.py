@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, rules
-from telic._secrets._triggers import EXACT_TRIGGERS, FOLDED_TRIGGERS, decoded_runs, probe
+from telic._secrets._triggers import EXACT_TRIGGERS, FOLDED_ANCHORS, decoded_runs, probe
 
 _TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
 _WINDOWED_FROM: Final = 16_384
@@ -105,7 +105,7 @@ def _matches(text: str, whole: bool) -> Iterator[SecretFinding]:
     exact_probe = probe(text)
     folded_probe = exact_probe.lower()
     exact = {key for key in EXACT_TRIGGERS if key in exact_probe}
-    folded = {key for key in FOLDED_TRIGGERS if key in folded_probe}
+    folded = {key for key in FOLDED_ANCHORS if key in folded_probe}
     # A long text runs each rule only near its anchors (every match holds one), unless the
     # caller needs whole spans (redaction).
     near = not whole and len(text) > _WINDOWED_FROM

@@ -230,7 +230,7 @@ EXACT_TRIGGERS: Final = tuple(
     )
 )
 """Every anchor the detector looks for as written."""
-FOLDED_TRIGGERS: Final = tuple(
+FOLDED_ANCHORS: Final = tuple(
     sorted(
         {
             a.lower().encode()
@@ -244,10 +244,11 @@ FOLDED_TRIGGERS: Final = tuple(
             if p.startswith("(?i)")
             for a in anchors
         }
-        | set(KEYWORD_BYTES)
     )
 )
-"""Every anchor the detector looks for in the lowered text, and the assignment keywords."""
+"""Every anchor the detector looks for in the lowered text."""
+FOLDED_TRIGGERS: Final = (*FOLDED_ANCHORS, *KEYWORD_BYTES)
+"""``FOLDED_ANCHORS`` and the assignment keywords."""
 
 MAX_DECODE_DEPTH: Final = 3
 """Layers of base64 decoded while scanning: a secret inside three nested encodings is found."""
