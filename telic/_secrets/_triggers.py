@@ -17,11 +17,8 @@ import binascii
 from collections.abc import Iterator
 from typing import Final
 
-# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
-# runs on a text only when one of its anchors occurs in it (a plain substring test), so the
-# happy path costs a few substring searches. The anchors are literals that every match of the
-# plugin's patterns contains; ``tests/telic/test_secrets.py`` pins the patterns they were read
-# from, so an upgrade that changes them fails until the anchors are checked again.
+# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors), the
+# anchors being literals every match of the plugin's patterns contains (docs/secrets.md, "Cost").
 # Left out on purpose: IPPublicDetector (a public address is no secret), the keyword and entropy
 # plugins (they judge whole source lines by file type; Telic's credential-assignment rule stands
 # in), Cloudant, IBM Cloud IAM, IBM COS HMAC and SoftLayer (keyword-assignment patterns that the
@@ -72,9 +69,8 @@ FOLDED_PLUGINS: Final = frozenset({"AWSKeyDetector", "SlackDetector"})
 """The plugins with a case-insensitive pattern: their anchors are also looked for lowered."""
 
 OWN_RULES: Final[tuple[tuple[str, str, tuple[str, ...], int | str], ...]] = (
-    # (kind, pattern, anchors, the group whose span is the secret). ``_rules`` compiles them;
-    # their anchors are read here, where no rule is compiled. A pattern that opens with ``(?i)``
-    # ignores case, so its anchors are lowered and looked for in the lowered text.
+    # (kind, pattern, anchors, the group whose span is the secret). A pattern that opens with
+    # ``(?i)`` ignores case, so its anchors are lowered and looked for in the lowered text.
     (
         "private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
