@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import anyio.from_thread
@@ -29,22 +28,12 @@ _RG_FILES: Final = (
     "--no-messages",
     *(option for name in sorted(EXCLUDED_DIRECTORIES) for option in ("--glob", f"!{name}")),
 )
-_RIPGREP_WARNING: Final = (
-    "The git inventory was unavailable; the repository was listed with ripgrep"
-)
-_WALK_WARNING: Final = (
-    "The git and ripgrep inventories were unavailable; the repository was listed by a bounded"
-    " filesystem walk"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Inventory:
-    """The listed paths (normalised as they arrived), their source, and its warnings."""
-
-    source: InventorySource
-    paths: PathCollector
-    warnings: tuple[str, ...] = ()
+SOURCE_WARNINGS: Final[dict[InventorySource, str]] = {
+    "ripgrep": "The git inventory was unavailable; the repository was listed with ripgrep",
+    "filesystem": "The git and ripgrep inventories were unavailable; the repository was listed"
+    " by a bounded filesystem walk",
+}
+"""The warning of an inventory that git did not list, by its source."""
 
 
 def _walk(root: str, limit: int, excluded_roots: Sequence[str]) -> list[str]:
@@ -79,16 +68,16 @@ def _walk(root: str, limit: int, excluded_roots: Sequence[str]) -> list[str]:
 
 def list_repository(
     root: str, *, git: PathCollector | None, limit: int, excluded_roots: Sequence[str]
-) -> Inventory:
+) -> tuple[InventorySource, PathCollector]:
     """List the repository at ``root``; the first source that succeeds wins.
 
     ``git`` is what ``read_git`` listed at ``root``, or None when git could not list it.
     """
     if git is not None:
-        return Inventory("git", git)
+        return "git", git
     code, collected = list_paths(("rg", *_RG_FILES), cwd=root, check=False)
     if code == 0 or (code == 1 and not collected.listed):  # 1 and no output: no file at all
-        return Inventory("ripgrep", collected, (_RIPGREP_WARNING,))
+        return "ripgrep", collected
     collected = PathCollector()
     collected(_walk(root, limit + 1, tuple(excluded_roots)))
-    return Inventory("filesystem", collected, (_WALK_WARNING,))
+    return "filesystem", collected
