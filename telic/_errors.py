@@ -144,8 +144,8 @@ class TelicError(Exception):
     """The stable wire code; a class constant, except where an error relays a code it received."""
 
     def __init__(self, message: str, *, issues: tuple[Issue, ...] = ()) -> None:
-        super().__init__(squash(message))
         self.message = squash(message)
+        super().__init__(self.message)
         self.issues = issues[:MAX_ISSUES]
 
     @property
