@@ -23,13 +23,8 @@ that the MCP adapter puts into the error envelope::
         ├── telic.protocol.CanonicalJsonError  a SchemaViolation: a value has no canonical JSON
         └── telic.demo.TelicCallError          a tool answered an error envelope (its ``code``)
 
-The ``telic_packets`` and ``telic_actors`` distributions stand alone (they do not depend on
-``telic``), so their errors keep their own roots and are told apart **by type**, never by module
-name: ``telic_packets.PacketContractError`` ⊃ ``PacketRefusal`` (a contract refusal ``code``) ⊃
-``CastRefusal``, and ``telic_packets.CanonicalJsonError``, which
-``telic.protocol.CanonicalJsonError`` also subclasses — one ``except`` of either catches the
-canonical-JSON failures of both. The MCP adapter gives an envelope its ``code`` from a
-``TelicError`` or a ``PacketRefusal`` (by ``isinstance``); anything else is an internal error.
+The standalone ``telic_packets`` and ``telic_actors`` distributions keep their own error roots,
+told apart by type, never by module name (docs/design.md, ``telic._errors``).
 
 Messages never include submitted values, because a rejected body may hold a secret.
 """
@@ -149,8 +144,8 @@ class TelicError(Exception):
     """The stable wire code; a class constant, except where an error relays a code it received."""
 
     def __init__(self, message: str, *, issues: tuple[Issue, ...] = ()) -> None:
-        super().__init__(squash(message))
         self.message = squash(message)
+        super().__init__(self.message)
         self.issues = issues[:MAX_ISSUES]
 
     @property

@@ -5,9 +5,8 @@ all of them builds every pydantic model (most of a second). Code that needs one 
 the ``telic hook`` command reads the ledger and decides a permission in a fresh process per tool
 call — would pay that price only because Python runs a package's ``__init__`` before any of its
 modules. A lazy facade keeps the names (``from telic.protocol import Evidence`` still works, and
-``dir()`` lists them all) but loads each one's module only when it is first asked for. Only the
-facades on such a process's path are lazy; docs/performance.md names the benchmark row each is
-kept for, and every other facade imports its names plainly.
+``dir()`` lists them all) but loads each one's module only when it is first asked for
+(docs/design.md names the lazy facades).
 
 Each facade lists its names once, as ordinary re-exports under ``typing.TYPE_CHECKING``::
 

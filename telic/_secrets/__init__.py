@@ -1,27 +1,12 @@
 """Secret detection and redaction for every string that enters the ledger (docs/secrets.md).
 
-The rules come from two sources. Most are the regex detectors of Yelp's ``detect-secrets``
-(a dependency: its plugin classes' ``denylist`` patterns, named by each plugin's
-``secret_type``), so its maintainers' knowledge of token formats is reused rather than copied.
-The rest are Telic's own
-supplements for shapes that package does not know (fine-grained GitHub tokens, Google API keys,
-current OpenAI project keys, Authorization headers, URL query tokens, Docker registry ``auth``
-entries, kubeconfig key data, unquoted AWS secret keys, and credential assignments such as
-``password=…`` or ``SIGNING_KEY=<hex>``). Base64 runs are decoded and scanned again, up to
-``MAX_DECODE_DEPTH`` layers, so wrapping a secret in base64 (twice) hides nothing.
-
-A finding records only the kind and the span of a match, never the matched text, so nothing
-found here can leak through an error, a log or the trace. ``redact`` replaces each span with a
-typed marker ``[redacted:<kind>]`` and keeps the rest of the text; ``first_secret`` walks a JSON
-value and names the path of the first hit without ever naming an object key that holds one.
-The fast path is cheap: a rule's regular expression runs only when one of its anchor literals
-occurs in the text, and ``first_secret`` scans all the strings of a value as one text, walking
-them one by one with their paths only after a hit. Strings found clean lately are kept in a
-bounded memo (``CLEAN_MEMO``), so the ledger's backstop (``telic.ledger``) rescanning what a
-gate has just scanned costs a lookup, not a second scan. ``cannot_hold_secret`` answers the
-commonest question cheaper still: it says, from the anchors, keywords and base64 runs alone and
-without loading detect-secrets, that a text holds nothing the detector flags (a fresh
-``telic hook`` process asks it before redacting a Bash command).
+The rules are detect-secrets' regex plugins plus Telic's own (``rule_sources`` lists them); each
+runs only where one of its anchor literals occurs, and base64 runs are decoded and scanned again
+down to ``MAX_DECODE_DEPTH`` layers. A finding records only the kind and the span of a match,
+never the matched text, so nothing found here can leak through an error, a log or the trace.
+``redact`` replaces each span with ``[redacted:<kind>]``; ``first_secret`` names the path of a
+JSON value's first hit without naming a key that holds one; ``CLEAN_MEMO`` remembers strings
+scanned clean; ``cannot_hold_secret`` clears a text without loading detect-secrets.
 """
 
 from __future__ import annotations

@@ -129,38 +129,21 @@ _OWN: Final = tuple(
 ASSIGNMENT_KIND: Final = "credential-assignment"
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
-    """Every rule, with all their anchors gathered for one pass of substring tests."""
-
-    rules: tuple[Rule, ...]
-    exact: tuple[bytes, ...]
-    """Every case-sensitive anchor, once."""
-    folded: tuple[bytes, ...]
-    """Every anchor of a case-insensitive rule, lowered, once."""
-
-
 @functools.cache
-def table() -> Table:
-    """Every regex rule (detect-secrets' first, then Telic's own) and all their anchors."""
+def rules() -> tuple[Rule, ...]:
+    """Every regex rule, detect-secrets' first, then Telic's own (their anchors are the
+    ``_triggers`` sets)."""
     import importlib
 
-    rules: list[Rule] = []
+    found: list[Rule] = []
     for module_name, class_name, anchors in PLUGINS:
         module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
         plugin = getattr(module, class_name)
         kind = re.sub(r"[^a-z0-9]+", "-", plugin.secret_type.lower()).strip("-")
         for pattern in plugin.denylist:
             source = f"detect-secrets {class_name}"
-            rules.append(Rule(kind, pattern, anchors, None, source=source, clip=True))
-    rules.extend(_OWN)
-    exact = sorted({key for rule in rules if not rule.folded for key in rule.keys})
-    folded = sorted({key for rule in rules if rule.folded for key in rule.keys})
-    return Table(tuple(rules), tuple(exact), tuple(folded))
-
-
-def rules() -> tuple[Rule, ...]:
-    return table().rules
+            found.append(Rule(kind, pattern, anchors, None, source=source, clip=True))
+    return (*found, *_OWN)
 
 
 def rule_sources() -> tuple[tuple[str, str], ...]:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, table
-from telic._secrets._triggers import decoded_runs, probe
+from telic._secrets._rules import ASSIGNMENT_KIND, Rule, assignments, rules
+from telic._secrets._triggers import EXACT_TRIGGERS, FOLDED_ANCHORS, decoded_runs, probe
 
 _TOKEN_END: Final = re.compile(r"[\s'\"`<>]")
 _WINDOWED_FROM: Final = 16_384
@@ -27,14 +27,10 @@ _MEMO_ENTRIES: Final = 65_536
 class _CleanMemo:
     """Strings a scan found clean lately, so that scanning them again costs a lookup.
 
-    Every string bound for the ledger is scanned twice: by the gate that refuses a host's
-    submission (``telic.controller``) and by the ledger's own backstop. The second scan of a
-    string the first found clean would find nothing either (same rules, same text), so it is
-    answered from here; short strings too, since a scan's fixed cost (the anchor, keyword and
-    base64 searches) is paid per scanned text, however short. A dictionary lookup compares the
-    whole string, so a hit is exact; only a clean verdict is remembered, never a finding.
-    Oldest first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings.
-    Thread-safe (grounding scans in worker threads).
+    The ledger's backstop rescans what a gate has just scanned (docs/secrets.md). A hit
+    compares the whole string; only a clean verdict is remembered, never a finding. Oldest
+    first out, within ``_MEMO_CHARS`` characters and ``_MEMO_ENTRIES`` strings. Thread-safe
+    (grounding scans in worker threads).
     """
 
     def __init__(self) -> None:
@@ -106,15 +102,14 @@ def _windows(haystack: bytes, keys: list[bytes], size: int) -> list[tuple[int, i
 
 
 def _matches(text: str, whole: bool) -> Iterator[SecretFinding]:
-    rules = table()
     exact_probe = probe(text)
     folded_probe = exact_probe.lower()
-    exact = {key for key in rules.exact if key in exact_probe}
-    folded = {key for key in rules.folded if key in folded_probe}
+    exact = {key for key in EXACT_TRIGGERS if key in exact_probe}
+    folded = {key for key in FOLDED_ANCHORS if key in folded_probe}
     # A long text runs each rule only near its anchors (every match holds one), unless the
     # caller needs whole spans (redaction).
     near = not whole and len(text) > _WINDOWED_FROM
-    for rule in rules.rules if exact or folded else ():
+    for rule in rules() if exact or folded else ():
         present = folded if rule.folded else exact
         keys = [key for key in rule.keys if key in present]
         if not keys:

@@ -1,21 +1,13 @@
-"""What any finding of the detector needs, and the pre-filter built on it: ``cannot_hold_secret``.
+"""The anchors and keywords the detector needs, and the pre-filter built on them.
 
 The detector (``_scan``) reports a rule's match only where one of the rule's anchor literals
 occurs, a credential assignment only where one of ``KEYWORDS`` starts, and a finding below a
-base64 layer only where a run of ``MIN_BASE64`` or more base64 characters decodes to text that
-holds one. So a text without any anchor or keyword, whose decodable base64 runs (down to
-``MAX_DECODE_DEPTH`` layers) have none either, cannot hold anything the detector flags, and
-``cannot_hold_secret`` says so by substring tests alone, without importing detect-secrets or
-compiling a single rule. The ``telic hook`` command asks it before redacting what a host typed
-(a Bash command, mostly): loading the detector costs a fresh process a few hundred
-milliseconds, the test a few microseconds.
-
-Telic's own rules are declared here as data (``OWN_RULES``), so that their anchors are read
-without compiling them; ``_rules`` compiles them. ``tests/telic/test_secrets.py`` checks that
-the trigger sets hold every anchor of every rule the detector runs, in the case in which it
-looks for it, and that the pre-filter never clears a text the detector flags.
-
-Beyond ``typing`` and ``collections.abc``, this module imports only ``base64`` and ``binascii``.
+base64 layer only where a decodable run of ``MIN_BASE64`` or more characters holds one. So
+``cannot_hold_secret`` clears a text by substring tests alone, without importing detect-secrets
+or compiling a rule (docs/secrets.md, "The pre-filter"). Telic's own rules are declared here as
+data (``OWN_RULES``) so that their anchors are read without compiling them; ``_rules`` compiles
+them. ``tests/telic/test_secrets.py`` checks that the trigger sets hold every anchor of every
+rule, and that the pre-filter never clears a text the detector flags.
 """
 
 from __future__ import annotations
@@ -25,11 +17,8 @@ import binascii
 from collections.abc import Iterator
 from typing import Final
 
-# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors). A rule
-# runs on a text only when one of its anchors occurs in it (a plain substring test), so the
-# happy path costs a few substring searches. The anchors are literals that every match of the
-# plugin's patterns contains; ``tests/telic/test_secrets.py`` pins the patterns they were read
-# from, so an upgrade that changes them fails until the anchors are checked again.
+# The detect-secrets plugins whose regex rule sets Telic runs: (module, class, anchors), the
+# anchors being literals every match of the plugin's patterns contains (docs/secrets.md, "Cost").
 # Left out on purpose: IPPublicDetector (a public address is no secret), the keyword and entropy
 # plugins (they judge whole source lines by file type; Telic's credential-assignment rule stands
 # in), Cloudant, IBM Cloud IAM, IBM COS HMAC and SoftLayer (keyword-assignment patterns that the
@@ -80,9 +69,8 @@ FOLDED_PLUGINS: Final = frozenset({"AWSKeyDetector", "SlackDetector"})
 """The plugins with a case-insensitive pattern: their anchors are also looked for lowered."""
 
 OWN_RULES: Final[tuple[tuple[str, str, tuple[str, ...], int | str], ...]] = (
-    # (kind, pattern, anchors, the group whose span is the secret). ``_rules`` compiles them;
-    # their anchors are read here, where no rule is compiled. A pattern that opens with ``(?i)``
-    # ignores case, so its anchors are lowered and looked for in the lowered text.
+    # (kind, pattern, anchors, the group whose span is the secret). A pattern that opens with
+    # ``(?i)`` ignores case, so its anchors are lowered and looked for in the lowered text.
     (
         "private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -238,7 +226,7 @@ EXACT_TRIGGERS: Final = tuple(
     )
 )
 """Every anchor the detector looks for as written."""
-FOLDED_TRIGGERS: Final = tuple(
+FOLDED_ANCHORS: Final = tuple(
     sorted(
         {
             a.lower().encode()
@@ -252,10 +240,11 @@ FOLDED_TRIGGERS: Final = tuple(
             if p.startswith("(?i)")
             for a in anchors
         }
-        | set(KEYWORD_BYTES)
     )
 )
-"""Every anchor the detector looks for in the lowered text, and the assignment keywords."""
+"""Every anchor the detector looks for in the lowered text."""
+FOLDED_TRIGGERS: Final = (*FOLDED_ANCHORS, *KEYWORD_BYTES)
+"""``FOLDED_ANCHORS`` and the assignment keywords."""
 
 MAX_DECODE_DEPTH: Final = 3
 """Layers of base64 decoded while scanning: a secret inside three nested encodings is found."""

@@ -5,12 +5,7 @@ candidates by path tokens only, and reads the best of them within a ``GroundingB
 that are binary, not UTF-8, secret-like by path or content, duplicated, too large or over budget
 are left out and only counted. The result carries the canonical ``ContextManifest``, one
 ``ContextDocument`` per selected file, and the snake_case wire manifest. No path or byte of an
-excluded file reaches any of them, nor an error message.
-
-The ranking and selection core is pure (``_plan``, ``_rank``, ``_select``, ``_manifest``); the
-shell (``_ground``, ``_git``, ``_inventory``, ``_process``, ``_read``, ``_root``) does the I/O in
-one worker thread per grounding, started through anyio and checking for cancellation, with
-subprocesses that never see a shell.
+excluded file reaches any of them, nor an error message. docs/design.md describes the modules.
 """
 
 from __future__ import annotations

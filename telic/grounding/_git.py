@@ -6,15 +6,9 @@ The inventory is the file set of ``git ls-files -z --cached --others --exclude-s
 the untracked part of the inventory is read from the status output instead: status lists as
 ``??`` exactly the untracked files that the standard excludes let through, which is what
 ``ls-files --others --exclude-standard`` lists. The top level and ``HEAD`` come from one
-``rev-parse``. The three commands run concurrently, each starting git once; their paths stream
-into one ``PathCollector``, and the status bytes are hashed as they stream, never held. Should
-status fail, the full ``ls-files`` command lists the inventory on its own and the fingerprint
-falls back to its no-git form.
-
-Starting git costs a millisecond or more, which is most of the grounding of a small repository,
-so ``GitReader`` starts everything at once in the directory it is given, before anyone knows
-whether that directory is the top level; the caller lists again at the top level in the rare
-case that it is not (``GitState.top_level``). All of it blocks, for a worker thread.
+``rev-parse``. Their paths stream into one ``PathCollector``, and the status bytes are hashed as
+they stream, never held. Should status fail, the full ``ls-files`` command lists the inventory
+on its own and the fingerprint falls back to its no-git form.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from telic.grounding._batch import PathCollector
-from telic.grounding._process import NulSplitter, Processes, Tool, git_command, run_tool
+from telic.grounding._process import NulSplitter, Processes, Tool, git_command, list_paths
 from telic.protocol import SHA256_PREFIX
 
 _LS_FILES_CACHED: Final = git_command("ls-files", "-z", "--cached")
@@ -110,8 +104,10 @@ def parse_rev_parse(code: int | None, output: bytes) -> tuple[str | None, str | 
 class GitReader(Processes):
     """The three git commands for the work tree at ``root``, started as soon as this is made.
 
-    ``result`` waits for them; leaving the ``with`` block kills whatever still runs. Blocking,
-    for a worker thread started by anyio.
+    Starting git costs a millisecond or more, most of the grounding of a small repository, so
+    they start before anyone knows whether ``root`` is the top level; the caller lists again at
+    the top level in the rare case that it is not (``GitState.top_level``). ``result`` waits for
+    them; leaving the ``with`` block kills whatever still runs.
     """
 
     def __init__(self, root: str) -> None:
@@ -144,12 +140,8 @@ class GitReader(Processes):
             return GitState(top_level, self._collected, self._status, head)
         if tracked_code is None:
             return GitState(top_level, None, None, head)
-        collected = PathCollector()
-        everything = NulSplitter(collected)
-        if run_tool(_LS_FILES_ALL, cwd=self._root, sink=everything) is None:
-            return GitState(top_level, None, None, head)
-        everything.finish()
-        return GitState(top_level, collected, None, head)
+        code, collected = list_paths(_LS_FILES_ALL, cwd=self._root)
+        return GitState(top_level, None if code is None else collected, None, head)
 
 
 def read_git(root: str) -> GitState:

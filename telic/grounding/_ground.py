@@ -1,10 +1,6 @@
 """``ground_repository``: the shell around the pure planning and selection core.
 
-Everything but report_only runs in one worker thread, one hop from the event loop: git starts
-at the root while the root is prepared (``_survey``), the repository is listed (git, else
-ripgrep or a walk), the candidates are planned and selected, checking for cancellation and
-reporting progress (``_decide``), and the manifests and documents are built (``_manifest``).
-report_only mode reads nothing and returns the empty manifest.
+Everything but report_only (which reads nothing) runs in one worker thread started by anyio.
 """
 
 from __future__ import annotations
@@ -23,7 +19,7 @@ from telic._errors import ContextSecurityError, TelicError, UsageError
 from telic.grounding._batch import PathCollector
 from telic.grounding._budget import GroundingBudget, GroundingProgress, check_inputs
 from telic.grounding._git import GitReader, GitState, read_git
-from telic.grounding._inventory import Inventory, list_repository
+from telic.grounding._inventory import SOURCE_WARNINGS, list_repository
 from telic.grounding._manifest import (
     NO_GIT_FINGERPRINT_WARNING,
     build_documents,
@@ -40,6 +36,7 @@ from telic.protocol import (
     ContextDocument,
     ContextManifest,
     ContextManifestWire,
+    InventorySource,
     Mode,
     WireFingerprint,
     normalize_manifest,
@@ -164,22 +161,27 @@ def _decide(
 
 
 def _manifest(
-    request: _Request, root: str, inventory: Inventory, plan: Plan, selection: Selection
+    request: _Request,
+    root: str,
+    git: GitState,
+    source: InventorySource,
+    plan: Plan,
+    selection: Selection,
 ) -> GroundingResult:
     """Build the fingerprint, the manifest id, the wire and canonical manifests, the documents."""
     run_id, budget = request.run_id, request.budget
-    warnings = [*inventory.warnings]
+    warnings = [SOURCE_WARNINGS[source]] if source in SOURCE_WARNINGS else []
     if plan.truncated:
         warnings.append(
             f"The inventory was truncated to {budget.max_inventory_files:,} files;"
             f" {plan.truncated:,} more were not considered"
         )
     warnings.extend(selection.warnings)
-    if inventory.status is None:
+    if git.status is None:
         warnings.append(NO_GIT_FINGERPRINT_WARNING)
     state = fingerprint(
-        head=inventory.head,
-        status=None if inventory.status is None else inventory.status.digest_with,
+        head=git.head,
+        status=None if git.status is None else git.status.digest_with,
         read_hashes=selection.read_hashes,
         listed=plan.inventory,
     )
@@ -190,7 +192,7 @@ def _manifest(
         state=state,
         selected=selection.selected,
         counts=selection.counts,
-        source=inventory.source,
+        source=source,
         warnings=warnings,
         budget=budget,
         candidate_files=plan.candidate_files,
@@ -209,17 +211,17 @@ def _ground(request: _Request) -> tuple[GroundingResult, GroundingProgress]:
     """
     given, root = real_directory(request.root)
     git, prepared = _survey(root, given, request)
-    inventory = list_repository(
+    source, listed = list_repository(
         prepared.root,
-        git=None if git.top_level is None else git,
+        git=git.paths,
         limit=request.budget.max_inventory_files,
         excluded_roots=prepared.excluded,
     )
-    listed = inventory.paths.listed
-    _report(request.progress, GroundingProgress("inventory", listed, 0, 0))
-    plan, selection = _decide(inventory.paths, prepared, request, by_git=inventory.source == "git")
-    result = _manifest(request, prepared.root, inventory, plan, selection)
-    return result, GroundingProgress("done", listed, selection.considered, len(result.documents))
+    files = listed.listed  # counted before _decide drops the listing
+    _report(request.progress, GroundingProgress("inventory", files, 0, 0))
+    plan, selection = _decide(listed, prepared, request, by_git=source == "git")
+    result = _manifest(request, prepared.root, git, source, plan, selection)
+    return result, GroundingProgress("done", files, selection.considered, len(result.documents))
 
 
 def _empty_result(run_id: str, root: str, budget: GroundingBudget) -> GroundingResult:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 import anyio.from_thread
 
 from telic.grounding._batch import PathCollector
-from telic.grounding._git import GitState, StatusReader
 from telic.grounding._paths import EXCLUDED_DIRECTORIES
-from telic.grounding._process import NulSplitter, run_tool
+from telic.grounding._process import list_paths
 from telic.grounding._read import is_within
 from telic.protocol import InventorySource
 
@@ -30,26 +28,12 @@ _RG_FILES: Final = (
     "--no-messages",
     *(option for name in sorted(EXCLUDED_DIRECTORIES) for option in ("--glob", f"!{name}")),
 )
-_RIPGREP_WARNING: Final = (
-    "The git inventory was unavailable; the repository was listed with ripgrep"
-)
-_WALK_WARNING: Final = (
-    "The git and ripgrep inventories were unavailable; the repository was listed by a bounded"
-    " filesystem walk"
-)
-
-
-@dataclass(slots=True)
-class Inventory:
-    """The listed paths (normalised as they arrived), their source, and what git said."""
-
-    source: InventorySource
-    paths: PathCollector
-    warnings: list[str] = field(default_factory=list)
-    status: StatusReader | None = None
-    """The digest of ``git status``, when git could give it."""
-    head: str | None = None
-    """``git rev-parse HEAD``, when there is one."""
+SOURCE_WARNINGS: Final[dict[InventorySource, str]] = {
+    "ripgrep": "The git inventory was unavailable; the repository was listed with ripgrep",
+    "filesystem": "The git and ripgrep inventories were unavailable; the repository was listed"
+    " by a bounded filesystem walk",
+}
+"""The warning of an inventory that git did not list, by its source."""
 
 
 def _walk(root: str, limit: int, excluded_roots: Sequence[str]) -> list[str]:
@@ -83,23 +67,17 @@ def _walk(root: str, limit: int, excluded_roots: Sequence[str]) -> list[str]:
 
 
 def list_repository(
-    root: str, *, git: GitState | None, limit: int, excluded_roots: Sequence[str]
-) -> Inventory:
+    root: str, *, git: PathCollector | None, limit: int, excluded_roots: Sequence[str]
+) -> tuple[InventorySource, PathCollector]:
     """List the repository at ``root``; the first source that succeeds wins.
 
-    ``git`` is what ``read_git`` found at ``root``, or None when ``root`` is not in a work tree.
+    ``git`` is what ``read_git`` listed at ``root``, or None when git could not list it.
     """
-    status, head = None, None
     if git is not None:
-        if git.paths is not None:
-            return Inventory("git", git.paths, [], git.status, git.head)
-        status, head = git.status, git.head
-    collected = PathCollector()
-    splitter = NulSplitter(collected)
-    code = run_tool(("rg", *_RG_FILES), cwd=root, sink=splitter, check=False)
-    splitter.finish()
-    if code == 0 or (code == 1 and not splitter.count):  # 1 and no output: no file at all
-        return Inventory("ripgrep", collected, [_RIPGREP_WARNING], status, head)
+        return "git", git
+    code, collected = list_paths(("rg", *_RG_FILES), cwd=root, check=False)
+    if code == 0 or (code == 1 and not collected.listed):  # 1 and no output: no file at all
+        return "ripgrep", collected
     collected = PathCollector()
     collected(_walk(root, limit + 1, tuple(excluded_roots)))
-    return Inventory("filesystem", collected, [_WALK_WARNING], status, head)
+    return "filesystem", collected

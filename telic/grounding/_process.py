@@ -6,14 +6,11 @@ configuration. Nothing of the caller's environment leaks in (``GIT_DIR`` and fri
 Output is streamed to a sink and capped at 16 MiB; a command that fails, exceeds the cap or is
 missing counts as unavailable, and its error output is never read, since it may name files.
 
-Everything here blocks and belongs in a worker thread started by anyio: ``Processes`` starts
-several commands at once and streams their outputs through one selector, checking for
-cancellation between reads; leaving it kills whatever still runs. Starting a process from an
-asyncio event loop costs more than the process itself on a busy machine (the fork happens in
-the loop's thread, and a thread is started per child to wait for it), and grounding a small
-repository is mostly starting git. Where selectors cannot wait on pipes (not POSIX), the
-outputs are drained one command after the other, which cannot deadlock since the commands do
-not wait for each other.
+Everything here blocks, for a worker thread started by anyio: starting a process from an asyncio
+event loop costs more than the process itself on a busy machine (the fork happens in the loop's
+thread, and a thread is started per child to wait for it), and grounding a small repository is
+mostly starting git. Where selectors cannot wait on pipes (not POSIX), the outputs are drained
+one command after the other, which cannot deadlock since the commands do not wait for each other.
 """
 
 from __future__ import annotations
@@ -28,6 +25,8 @@ from types import TracebackType
 from typing import Final, Self
 
 import anyio.from_thread
+
+from telic.grounding._batch import PathCollector
 
 MAX_OUTPUT_BYTES: Final = 16 * 1024 * 1024
 """Most output one inventory or fingerprint command may produce."""
@@ -68,22 +67,6 @@ class Tool:
     """Whether a non-zero exit status counts as unavailable (None)."""
 
 
-def _start(
-    argv: list[str], cwd: str, environment: dict[str, str]
-) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=cwd,
-            env=environment,
-        )
-    except OSError:
-        return None
-
-
 def _finish(process: subprocess.Popen[bytes], *, kill: bool) -> int:
     """Reap a process whose output ended, killing it first if told; return its exit status."""
     if kill:
@@ -118,9 +101,17 @@ class Processes:
                 executable = found[name]
                 if executable is None:
                     continue
-                process = _start([executable, *tool.command[1:]], cwd, environment)
-                if process is not None:
-                    self._running[index] = process
+                try:
+                    self._running[index] = subprocess.Popen(
+                        [executable, *tool.command[1:]],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        cwd=cwd,
+                        env=environment,
+                    )
+                except OSError:
+                    continue
         except BaseException:
             self.close()
             raise
@@ -208,8 +199,6 @@ class NulSplitter:
     def __init__(self, consume: Callable[[list[str]], None]) -> None:
         self._consume = consume
         self._tail = b""
-        self.count = 0
-        """Paths handed on so far."""
 
     def __call__(self, chunk: bytes) -> None:
         """Take the next chunk of output."""
@@ -219,14 +208,21 @@ class NulSplitter:
             self._tail = data
             return
         self._tail = data[end + 1 :]
-        self._hand_on(os.fsdecode(data[:end]).split("\0"))
-
-    def _hand_on(self, paths: list[str]) -> None:
-        self.count += len(paths)
-        self._consume(paths)
+        self._consume(os.fsdecode(data[:end]).split("\0"))
 
     def finish(self) -> None:
         """Hand on an unterminated last path, if there is one."""
         if self._tail:
             tail, self._tail = self._tail, b""
-            self._hand_on([os.fsdecode(tail)])
+            self._consume([os.fsdecode(tail)])
+
+
+def list_paths(
+    command: Sequence[str], *, cwd: str, check: bool = True
+) -> tuple[int | None, PathCollector]:
+    """Run a command that prints NUL-separated paths; return its status and the paths."""
+    collected = PathCollector()
+    splitter = NulSplitter(collected)
+    code = run_tool(command, cwd=cwd, sink=splitter, check=check)
+    splitter.finish()
+    return code, collected

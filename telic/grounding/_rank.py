@@ -68,14 +68,7 @@ class RequestTerms:
 
 def request_terms(request: str) -> RequestTerms:
     """Return the ranking terms and path hints of an original request."""
-    words = _TOKEN.findall(_CAMEL.sub(" ", request).lower())
-    terms = {
-        stem
-        for word in words
-        if len(word) >= 2 and word not in STOP_WORDS
-        for stem in tokenize(word)
-        if stem not in STOP_WORDS
-    }
+    terms = {token for token in tokenize(request) if len(token) >= 2 and token not in STOP_WORDS}
     hints = dict.fromkeys(
         hint
         for match in _HINT.findall(request)

@@ -83,26 +83,16 @@ def resolve_active_paths(root: str, given: str, raw_paths: Sequence[str]) -> Act
                 " pass the file's real location inside the repository instead"
             )
         hints[path] = None
-        try:
-            mode = os.lstat(full).st_mode
-        except OSError:
-            continue  # missing: kept as a lexical hint
-        if not stat.S_ISDIR(mode):
+        if _exists_not_directory(full):  # a missing one is kept as a lexical hint only
             files[path] = None
     return ActivePaths(tuple(hints), tuple(files))
 
 
-def existing_pinned_files(root: str) -> list[str]:
-    """Return the pinned instruction files present at the root (anything but a directory)."""
-    present = []
-    for name in PINNED_INSTRUCTION_FILES:
-        try:
-            mode = os.lstat(os.path.join(root, *name.split("/"))).st_mode
-        except OSError:
-            continue
-        if not stat.S_ISDIR(mode):
-            present.append(name)
-    return present
+def _exists_not_directory(full: str) -> bool:
+    try:
+        return not stat.S_ISDIR(os.lstat(full).st_mode)
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +132,11 @@ def prepare(root: str, given: str, active: Sequence[str], excluded: Sequence[str
     return Prepared(
         root=root,
         active=resolve_active_paths(root, given, active),
-        pinned=existing_pinned_files(root),
+        pinned=[
+            name
+            for name in PINNED_INSTRUCTION_FILES
+            if _exists_not_directory(os.path.join(root, *name.split("/")))
+        ],
         excluded=tuple(spellings),
         excluded_prefixes=tuple(prefixes),
     )

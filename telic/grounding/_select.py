@@ -32,8 +32,6 @@ ZERO_RELEVANCE_WARNING: Final = (
 _CONTROL_BYTES: Final = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
 _PROGRESS_EVERY: Final = 64
 
-Reader = Callable[[str], "bytes | str"]
-"""Returns a candidate's raw bytes, or the exclusion reason that stopped the read."""
 Explain = Callable[[Ranked], str]
 """Returns the human-readable reason a candidate ranked where it did."""
 
@@ -104,13 +102,14 @@ def _judge(
 def select(
     plan: Plan,
     budget: GroundingBudget,
-    reader: Reader,
+    reader: Callable[[str], bytes | str],
     *,
     explain: Explain,
     tick: Callable[[Selection], None] | None = None,
 ) -> Selection:
     """Run the selection loop over a plan, reading candidates through ``reader``.
 
+    ``reader`` returns a candidate's raw bytes, or the exclusion reason that stopped the read.
     ``explain`` gives the reason of each selected candidate. ``tick`` is called every few
     candidates and once at the end, so the caller can report progress or check cancellation.
     """
