@@ -248,13 +248,10 @@ class Service:
     async def keep_deadlines(self, sleep_until: Sleeper) -> None:
         """Expire wall-capped casts on time, not only when their run's next message arrives.
 
-        Runs for the life of the service: waits until the earliest wall-clock deadline of any
-        open cast (``telic.casting.next_deadline``) or until the casts change, then sends
-        ``Expire`` to each run with a deadline due, whose actor marks the cast ``wall_capped``
-        or, past its grace, seals it. A run whose expiry fails (the ledger is down) is tried
-        again a second later, and so is the first recovery of open casts: a ledger that is away
-        (PostgreSQL restarting) must not end the service, whose every call answers the typed
-        error meanwhile.
+        Runs for the life of the service: waits until the earliest deadline of any open cast or
+        until the casts change, then sends ``Expire`` to each run with a deadline due. A failed
+        expiry or recovery (the ledger is away) is tried again a second later: it must not end
+        the service.
         """
         bell = self._deps.bell
         while True:
@@ -290,13 +287,9 @@ class Service:
     async def recover_casts(self) -> int:
         """Bring back the casts a previous server left open, so their deadlines are kept.
 
-        A run's open casts are rebuilt from the ledger when its actor starts; after a restart no
-        actor is up until a message arrives, so a wall-capped child of a run nobody calls would
-        never be marked ``wall_capped`` or sealed. The keeper calls this first: every run of
-        this repository among the newest ``RECOVERED_RUNS`` that is executing (the only phase
-        a cast lives in) gets its actor, which reopens its casts and expires what is already
-        due. Actors of runs without an open cast are stopped again at once. One pass at a
-        time: a second caller waits for the first to finish, then looks again.
+        Every executing run of this repository among the newest ``RECOVERED_RUNS`` gets its
+        actor, which reopens its casts and expires what is due; an actor left without an open
+        cast is stopped again. One pass at a time.
 
         Returns:
             How many runs came back with at least one open cast.
@@ -344,10 +337,7 @@ class Service:
         return stopped
 
     async def _stop(self, slot: RunSlot) -> int:
-        """Forget an idle run's slot and stop its actor; return how many actors stopped (0 or 1).
-
-        A run started here and never sent anything has no actor: its slot goes too.
-        """
+        """Forget an idle run's slot and stop its actor, if any; return how many stopped."""
         ref, slot.ref = slot.ref, None
         del self._slots[slot.run_id]
         if ref is None:
