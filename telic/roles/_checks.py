@@ -1,20 +1,10 @@
 """The bounds of ``telic_check_tool_action``: what a pre-action check may append to a run.
 
-A host hook may call the check before every native tool use, thousands of times per run. Each
-check's decision is traced (the reference's broker decision), but the trace is the run's hash
-chain, so it must not grow without bound:
-
-* a finished run records nothing more: the check is refused (``CT-RUN-ACTIVE``);
-* a decision identical to one the host's checks already recorded is answered, not re-recorded;
-* a run holds at most ``MAX_CHECK_RECORDS`` check records; a new decision past that is refused
-  (``CT-CHECK-CAP``) and the host must treat it as a deny.
-
-"Already recorded" must hold across processes too (two ``telic serve`` on one store read the
-run before either writes), so a check record's event id is derived from the decision
-(``check_event_id``) and the ledger writes an id the run already holds at most once, deciding
-inside its write transaction (``Ledger.record_events(..., once=True)``).
-
-``record_plan`` is pure: the run actor asks it, then writes what it says, or nothing.
+A host hook may call the check before every native tool use, thousands of times per run, and
+each decision is traced in the run's hash chain, which must not grow without bound.
+"Already recorded" must hold across processes too (two ``telic serve`` on one store), so a check
+record's event id is derived from the decision and the ledger writes an id the run already holds
+at most once (``Ledger.record_events(..., once=True)``).
 """
 
 from __future__ import annotations
@@ -57,8 +47,8 @@ def check_event_id(run_id: str, record: CheckRecord) -> str:
     return f"check-{digest[:32]}"
 
 
-def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
-    """Return ``record`` if the check must append it, ``None`` if an identical one exists.
+def record_plan(state: RunState, record: CheckRecord) -> bool:
+    """Whether the check must append ``record`` (False: an identical one is in the trace).
 
     Raises:
         InvalidTransition: the run has ended (``CT-RUN-ACTIVE``).
@@ -78,7 +68,7 @@ def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
         held += 1
         seen = None if entry.permission_decision is None else dict(entry.permission_decision)
         if entry.event_type == record.event_type and seen == wanted:
-            return None
+            return False
     if held >= MAX_CHECK_RECORDS:
         message = (
             f"telic_check_tool_action: the run already holds {MAX_CHECK_RECORDS} check records; "
@@ -86,4 +76,4 @@ def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
         )
         issue = Issue("run_id", "check_cap", message, "CT-CHECK-CAP")
         raise LimitExceeded(message, issues=(issue,))
-    return record
+    return True

@@ -15,7 +15,7 @@ from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
 
-from telic._errors import InvalidTransition, Issue, TelicError
+from telic._errors import TelicError
 from telic._secrets import redact
 from telic.casting import (
     CHILD_EVENTS,
@@ -123,7 +123,6 @@ class StartRun(Ask[Outcome[StepResult]]):
 class _Step(Ask[Outcome[StepResult]]):
     """A step of the run, fenced by the token of its next action."""
 
-    run_id: str
     action_id: str
     expected_run_version: int
 
@@ -162,7 +161,6 @@ class CancelRun(_Step):
 class CastChild(Ask[Outcome[Admission]]):
     """Cast a child: the cast request as the parent sent it."""
 
-    run_id: str
     request: CastRequest
 
 
@@ -170,7 +168,6 @@ class CastChild(Ask[Outcome[Admission]]):
 class Progress(Ask[Outcome[ProgressStatus]]):
     """A child's cumulative progress report."""
 
-    run_id: str
     cast_id: str
     turns: int
     tool_calls: int
@@ -182,7 +179,6 @@ class Progress(Ask[Outcome[ProgressStatus]]):
 class ReturnPacket(Ask[Outcome[Packet]]):
     """A child's raw return (a mapping, or any other value, which is not a packet)."""
 
-    run_id: str
     cast_id: str
     raw: object
 
@@ -191,7 +187,6 @@ class ReturnPacket(Ask[Outcome[Packet]]):
 class CheckTool(Ask[Outcome[BrokerDecision]]):
     """A host hook's pre-action permission question; ``token`` in the original's dialect."""
 
-    run_id: str
     capability: str
     target: str | None
     token: Token | None = None
@@ -200,8 +195,6 @@ class CheckTool(Ask[Outcome[BrokerDecision]]):
 @dataclass(frozen=True, slots=True)
 class Expire(Ask[Outcome[None]]):
     """The deadline keeper's nudge: a cast's wall budget or its grace ran out."""
-
-    run_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +232,8 @@ ROLES: Final[tuple[Role, ...]] = get_args(Role)
 class RoleActor(Actor[Validate]):
     """One logical role: checks the submissions of the phases it owns through the pure core.
 
-    A role actor holds no run state and never writes: it refuses a submission of a phase it does
-    not own and runs ``step`` (schema, cross-artifact invariants, permissions) on the state it
-    is handed; the run actor commits exactly the step it accepted.
+    A role actor holds no run state and never writes: the run actor sends it only the phases
+    ``PHASES`` gives it, and commits exactly the step it accepted.
     """
 
     def __init__(self, role: Role) -> None:
@@ -249,12 +241,6 @@ class RoleActor(Actor[Validate]):
 
     async def on_message(self, message: Validate) -> Accepted | Rejection:
         """Check one submission; a refusal is the reply (``step`` never raises one)."""
-        phase = message.state.run.phase
-        spec = PHASES.get(phase)
-        if spec is None or spec.role != self.role:
-            text = f"the {self.role} role does not own phase {phase}"
-            issue = Issue("", "role", text, "RUN-PHASE-TYPE")
-            return Rejection(InvalidTransition(text, issues=(issue,)))
         return step(message.state, message.submission)
 
 
@@ -777,17 +763,16 @@ class RunActor(Actor[RunMessage]):
             )
             summary = decision.reason
             inputs = ()
-        record = record_plan(state, wanted)  # raises for a finished run or past the cap
-        if record is None:  # the same decision is already in the trace
+        if not record_plan(state, wanted):  # the same decision is already in the trace
             return answer
         checked = event(
             state.run,
-            record.event_type,
+            wanted.event_type,
             actor=CHECK_ACTOR,
-            event_id=check_event_id(self._run_id, record),
+            event_id=check_event_id(self._run_id, wanted),
             timestamp=deps.clock(),
             input_refs=inputs,
-            permission_decision=record.permission_decision,
+            permission_decision=wanted.permission_decision,
             summary=summary,
         )
         # once: another server on this store may have recorded the same decision meanwhile

@@ -278,7 +278,7 @@ class Service:
                 deadline = next_deadline(slot.casts.values())
                 if deadline is not None and deadline <= now:
                     try:
-                        await self._ask(run_id, Expire(run_id))
+                        await self._ask(run_id, Expire())
                     except (TelicError, PacketRefusal):
                         failed = True
             if failed:
@@ -305,7 +305,7 @@ class Service:
                 if run.run_id in self._slots:
                     continue  # a host's message got there first: its actor reopened the casts
                 try:
-                    await self._ask(run.run_id, Expire(run.run_id))
+                    await self._ask(run.run_id, Expire())
                 except (TelicError, PacketRefusal):
                     continue  # the run's next message tries again, as before the keeper existed
                 slot = self._slots.get(run.run_id)
@@ -398,7 +398,7 @@ class Service:
         manifest_wire = grounded.manifest.to_wire()
         documents = tuple(document.to_wire() for document in grounded.documents)
         message = GroundRun(
-            run_id, _id(action_id, "action_id"), expected_run_version, manifest_wire, documents
+            _id(action_id, "action_id"), expected_run_version, manifest_wire, documents
         )
         result = await self._ask(run_id, message)
         return GroundResult(result.run, result.next_action, manifest_wire, result.draft)
@@ -414,7 +414,7 @@ class Service:
     ) -> StepResult:
         """Submit a host artifact; ``StepResult.artifact`` holds a stored Evidence/ScenarioSpec."""
         token = _id(action_id, "action_id"), expected_run_version
-        message = Submit(run_id, *token, artifact_type[:MAX_IDENTIFIER], body, tuple(source_refs))
+        message = Submit(*token, artifact_type[:MAX_IDENTIFIER], body, tuple(source_refs))
         return await self._ask(run_id, message)
 
     async def answer_clarification(
@@ -429,14 +429,14 @@ class Service:
         """Answer the pending clarification with one choice id (``elicited``: the user chose it
         in the client's form, MCP elicitation)."""
         token = _id(action_id, "action_id"), expected_run_version
-        return await self._ask(run_id, Answer(run_id, *token, response, elicited))
+        return await self._ask(run_id, Answer(*token, response, elicited))
 
     async def cancel_run(
         self, run_id: str, action_id: str, expected_run_version: int
     ) -> StepResult:
         """Cancel the run; casts in flight are sealed as cancelled packets."""
         token = _id(action_id, "action_id"), expected_run_version
-        return await self._ask(run_id, CancelRun(run_id, *token))
+        return await self._ask(run_id, CancelRun(*token))
 
     async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether the host may act now (pre-action hook); the decision is traced."""
@@ -460,7 +460,7 @@ class Service:
         """
         if token is not None:
             _id(token.action_id, "action_id")
-        return await self._ask(run_id, CheckTool(run_id, capability, target, token))
+        return await self._ask(run_id, CheckTool(capability, target, token))
 
     # ------------------------------------------------------------------ casting
 
@@ -495,7 +495,7 @@ class Service:
             packet_refs=tuple(packet_refs),
             parent_cast_id=parent_cast_id,
         )
-        return await self._ask(run_id, CastChild(run_id, request))
+        return await self._ask(run_id, CastChild(request))
 
     async def cast_progress(
         self,
@@ -513,9 +513,7 @@ class Service:
             PacketRefusal: ``cast_not_open``, or ``budget_exhausted_requires_partial`` once the
                 cast is exhausted.
         """
-        message = Progress(
-            run_id, cast_id[:MAX_IDENTIFIER], turns, tool_calls, input_tokens, output_tokens
-        )
+        message = Progress(cast_id[:MAX_IDENTIFIER], turns, tool_calls, input_tokens, output_tokens)
         return await self._ask(run_id, message)
 
     async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
@@ -536,7 +534,7 @@ class Service:
                 )
         else:
             raw = "prose"  # only its type matters: it is not a packet
-        return await self._ask(run_id, ReturnPacket(run_id, cast_id[:MAX_IDENTIFIER], raw))
+        return await self._ask(run_id, ReturnPacket(cast_id[:MAX_IDENTIFIER], raw))
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
