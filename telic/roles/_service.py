@@ -7,7 +7,6 @@ and raises the refusal its reply carries, if any (the package docstring draws th
 from __future__ import annotations
 
 import functools
-import importlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -49,7 +48,7 @@ from telic.controller import (
     TraceView,
     read_replay,
 )
-from telic.grounding import GroundingProgress
+from telic.grounding import GroundingProgress, ground_repository
 from telic.ledger import (
     ArtifactBody,
     Ledger,
@@ -157,12 +156,6 @@ class GroundResult:
     """The draft of the artifact the next action requires, or None."""
 
 
-async def _default_grounder(**arguments: Any) -> GroundingOutput:
-    module = importlib.import_module("telic.grounding")
-    result: GroundingOutput = await module.ground_repository(**arguments)
-    return result
-
-
 class Service:
     """Telic's operations over one ledger, with every state change sent through actors.
 
@@ -214,29 +207,23 @@ class Service:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _slot(self, run_id: str) -> RunSlot:
-        slot = self._slots.get(run_id)
-        if slot is None:
-            slot = self._slots[run_id] = RunSlot(run_id)
-        if slot.ref is None or not slot.ref.is_alive:
-            self._spawned += 1
-            captured = slot
-            slot.ref = self._runs.spawn(
-                lambda: RunActor(captured, self._deps),
-                name=f"run:{run_id}:{self._spawned}",
-            )
-        return slot
-
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
+        """Send ``message`` to the run's actor, started if it is not up; raise its refusal."""
         if len(run_id) > MAX_IDENTIFIER:
             raise NotFound("Run not found")
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
         for _ in range(3):
-            slot = self._slot(run_id)
-            assert slot.ref is not None
+            slot = self._slots.setdefault(run_id, RunSlot(run_id))
+            ref = slot.ref
+            if ref is None or not ref.is_alive:
+                self._spawned += 1
+                ref = slot.ref = self._runs.spawn(
+                    functools.partial(RunActor, slot, self._deps),
+                    name=f"run:{run_id}:{self._spawned}",
+                )
             try:
-                outcome = await slot.ref.ask(message)
+                outcome = await ref.ask(message)
             except MessageRefused as refused:
                 if refused.reason != "closed":
                     raise
@@ -384,7 +371,7 @@ class Service:
     ) -> GroundResult:
         """Ground the run's repository and accept the manifest (docs/protocol.md §2 tool 2)."""
         state = await self._controller.load(run_id)
-        grounder = self._grounder or _default_grounder
+        grounder = self._grounder or ground_repository
         grounded = await grounder(
             run_id=run_id,
             original_request=str(state.request.body.content),
