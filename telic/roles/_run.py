@@ -566,7 +566,6 @@ class RunActor(Actor[RunMessage]):
             now=at,
         )
         run = await self._deps.ledger.get_run(self._run_id)
-        uri = cast_uri(self._run_id, open_cast.cast_id)
         events = [
             event(
                 run,
@@ -574,7 +573,7 @@ class RunActor(Actor[RunMessage]):
                 actor="executor",
                 event_id=self._deps.new_id(),
                 timestamp=now,
-                output_refs=(uri,),
+                output_refs=(cast_uri(self._run_id, open_cast.cast_id),),
                 summary=progress_summary(open_cast),
             )
         ]
@@ -722,7 +721,6 @@ class RunActor(Actor[RunMessage]):
         if token is not None:
             check_broker_token(state, token)
         layers = tool_layers(state)
-        granted = state.envelope.authorization
 
         def decide(asked: Sequence[Layer]) -> BrokerDecision:
             return broker_decision(
@@ -732,7 +730,7 @@ class RunActor(Actor[RunMessage]):
                 names=policy_names(state.run.requested_mode),
                 policy_ref=envelope_ref(state),
                 repository_root=state.run.repository_root,
-                protected_granted=granted.protected_paths_granted,
+                protected_granted=state.envelope.authorization.protected_paths_granted,
             )
 
         answer = decide(layers)

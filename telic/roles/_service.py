@@ -167,7 +167,7 @@ class Service:
         self,
         *,
         runs: Supervisor,
-        launcher: Any,
+        launcher: ActorRef[StartRun],
         deps: RunDeps,
         repository_root: Path,
         state_dir: Path,
@@ -350,8 +350,7 @@ class Service:
         """
         entries = parse_cast_types(cast_types or ())
         start = StartRun(request, str(self._repository_root), entries)
-        outcome = await self._launcher.ask(start)
-        result: StepResult = outcome.unwrap()
+        result = (await self._launcher.ask(start)).unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
         # neither the existence check nor the actor's recovery pass (two reads of the ledger).
         run_id = result.run.run_id
