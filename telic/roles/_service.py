@@ -655,10 +655,7 @@ async def open_service(
         controller = Controller(ledger, clock=run_clock, new_id=run_ids)
         runtime = await stack.enter_async_context(open_runtime(name="telic"))
         roles: dict[str, ActorRef[Validate]] = {
-            role: runtime.spawn(
-                lambda role=role: RoleActor(role),  # type: ignore[misc]
-                name=f"role:{role}",
-            )
+            role: runtime.spawn(functools.partial(RoleActor, role), name=f"role:{role}")
             for role in ROLES
         }
         deps = RunDeps(
