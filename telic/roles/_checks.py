@@ -10,7 +10,6 @@ at most once (``Ledger.record_events(..., once=True)``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,7 +31,7 @@ class CheckRecord:
     """The one trace event a check appends."""
 
     event_type: str
-    permission_decision: Mapping[str, Any] | None
+    permission_decision: dict[str, Any] | None
 
 
 def check_event_id(run_id: str, record: CheckRecord) -> str:
@@ -42,7 +41,7 @@ def check_event_id(run_id: str, record: CheckRecord) -> str:
     so two processes recording one decision collide on the ledger's event id instead of both
     appending it.
     """
-    decision = None if record.permission_decision is None else dict(record.permission_decision)
+    decision = record.permission_decision
     digest = hashlib.sha256(canonical_json([run_id, record.event_type, decision])).hexdigest()
     return f"check-{digest[:32]}"
 
@@ -60,14 +59,13 @@ def record_plan(state: RunState, record: CheckRecord) -> bool:
         message = f"telic_check_tool_action: the run is {run.status}; it records no more checks"
         issue = Issue("run_id", "run_terminal", message, "CT-RUN-ACTIVE")
         raise InvalidTransition(message, issues=(issue,))
-    wanted = None if record.permission_decision is None else dict(record.permission_decision)
     held = 0
     for entry in state.trace:
         if entry.actor != CHECK_ACTOR or entry.event_type not in _CHECK_EVENTS:
             continue
         held += 1
         seen = None if entry.permission_decision is None else dict(entry.permission_decision)
-        if entry.event_type == record.event_type and seen == wanted:
+        if entry.event_type == record.event_type and seen == record.permission_decision:
             return False
     if held >= MAX_CHECK_RECORDS:
         message = (
