@@ -3,12 +3,10 @@
 ``open_service`` starts an actor runtime whose supervisor owns the five role actors
 (scenario_author, task_compiler, quality_controller, executor, release_auditor), a launcher for
 new runs, and one ``RunActor`` per active run — started on demand, stopped when idle, the single
-writer of its run. Every state change (start, ground, submit, clarification answer, cancel,
-cast, progress, packet return, traced permission checks) travels as a typed message whose
-fields are bounded by their types (ids of at most 128 characters); the body and the run state
-travel by reference. A submission is checked by the role actor that owns the run's
-phase, through the pure controller core, before the run actor commits it through the
-``Controller``. Reads go straight to the controller and the ledger.
+writer of its run. Every state change travels as a typed message (``_run.py``); a submission is
+checked by the role actor that owns the run's phase, through the pure controller core, before
+the run actor commits it through the ``Controller``. Reads go straight to the controller and the
+ledger.
 
 Errors are the ``telic`` error tree and ``telic_packets.CastRefusal``/``PacketRefusal``.
 """

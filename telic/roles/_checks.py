@@ -1,26 +1,15 @@
 """The bounds of ``telic_check_tool_action``: what a pre-action check may append to a run.
 
-A host hook may call the check before every native tool use, thousands of times per run. Each
-check's decision is traced (the reference's broker decision), but the trace is the run's hash
-chain, so it must not grow without bound:
-
-* a finished run records nothing more: the check is refused (``CT-RUN-ACTIVE``);
-* a decision identical to one the host's checks already recorded is answered, not re-recorded;
-* a run holds at most ``MAX_CHECK_RECORDS`` check records; a new decision past that is refused
-  (``CT-CHECK-CAP``) and the host must treat it as a deny.
-
-"Already recorded" must hold across processes too (two ``telic serve`` on one store read the
-run before either writes), so a check record's event id is derived from the decision
-(``check_event_id``) and the ledger writes an id the run already holds at most once, deciding
-inside its write transaction (``Ledger.record_events(..., once=True)``).
-
-``record_plan`` is pure: the run actor asks it, then writes what it says, or nothing.
+A host hook may call the check before every native tool use, thousands of times per run, and
+each decision is traced in the run's hash chain, which must not grow without bound.
+"Already recorded" must hold across processes too (two ``telic serve`` on one store), so a check
+record's event id is derived from the decision and the ledger writes an id the run already holds
+at most once (``Ledger.record_events(..., once=True)``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -42,7 +31,7 @@ class CheckRecord:
     """The one trace event a check appends."""
 
     event_type: str
-    permission_decision: Mapping[str, Any] | None
+    permission_decision: dict[str, Any] | None
 
 
 def check_event_id(run_id: str, record: CheckRecord) -> str:
@@ -52,13 +41,13 @@ def check_event_id(run_id: str, record: CheckRecord) -> str:
     so two processes recording one decision collide on the ledger's event id instead of both
     appending it.
     """
-    decision = None if record.permission_decision is None else dict(record.permission_decision)
+    decision = record.permission_decision
     digest = hashlib.sha256(canonical_json([run_id, record.event_type, decision])).hexdigest()
     return f"check-{digest[:32]}"
 
 
-def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
-    """Return ``record`` if the check must append it, ``None`` if an identical one exists.
+def record_plan(state: RunState, record: CheckRecord) -> bool:
+    """Whether the check must append ``record`` (False: an identical one is in the trace).
 
     Raises:
         InvalidTransition: the run has ended (``CT-RUN-ACTIVE``).
@@ -70,15 +59,14 @@ def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
         message = f"telic_check_tool_action: the run is {run.status}; it records no more checks"
         issue = Issue("run_id", "run_terminal", message, "CT-RUN-ACTIVE")
         raise InvalidTransition(message, issues=(issue,))
-    wanted = None if record.permission_decision is None else dict(record.permission_decision)
     held = 0
     for entry in state.trace:
         if entry.actor != CHECK_ACTOR or entry.event_type not in _CHECK_EVENTS:
             continue
         held += 1
         seen = None if entry.permission_decision is None else dict(entry.permission_decision)
-        if entry.event_type == record.event_type and seen == wanted:
-            return None
+        if entry.event_type == record.event_type and seen == record.permission_decision:
+            return False
     if held >= MAX_CHECK_RECORDS:
         message = (
             f"telic_check_tool_action: the run already holds {MAX_CHECK_RECORDS} check records; "
@@ -86,4 +74,4 @@ def record_plan(state: RunState, record: CheckRecord) -> CheckRecord | None:
         )
         issue = Issue("run_id", "check_cap", message, "CT-CHECK-CAP")
         raise LimitExceeded(message, issues=(issue,))
-    return record
+    return True

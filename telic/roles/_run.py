@@ -1,17 +1,10 @@
 """The actors of a run and the typed messages they take: the run actor (the single writer of one
 run), the five role actors that check a phase's submissions, and the launcher that starts runs.
 
-Messages are frozen dataclasses of typed values: ids (at most 128 characters, checked by the
-service), tokens, counters, and the parsed arguments, the submitted body and the run state by
-reference (one process: nothing is copied or serialised to cross a mailbox). Replies are
-``Outcome`` values: a refusal is a reply, not an actor failure, so a refused submission never
-restarts anything, and the service raises it once.
-
-A run actor handles its messages one at a time, and the ``Controller``'s ledger commit is fenced
-by the run version, so writers in other processes are kept out too. After each accepted decision
-the actor records packet consumption and seals casts whose node is no longer executing: no cast
-disappears. Its open casts are a copy of what the ledger holds (``_sync_casts``); the service's
-deadline keeper sends ``Expire`` when a cast's wall budget or grace runs out.
+Replies are ``Outcome`` values: a refusal is a reply, not an actor failure, so a refused
+submission never restarts anything. The ``Controller``'s ledger commit is fenced by the run
+version, so writers in other processes are kept out too; a run actor's open casts are a copy of
+what the ledger holds (``_sync_casts``).
 """
 
 from __future__ import annotations
@@ -22,7 +15,7 @@ from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
 
-from telic._errors import InvalidTransition, Issue, TelicError
+from telic._errors import TelicError
 from telic._secrets import redact
 from telic.casting import (
     CHILD_EVENTS,
@@ -130,7 +123,6 @@ class StartRun(Ask[Outcome[StepResult]]):
 class _Step(Ask[Outcome[StepResult]]):
     """A step of the run, fenced by the token of its next action."""
 
-    run_id: str
     action_id: str
     expected_run_version: int
 
@@ -169,7 +161,6 @@ class CancelRun(_Step):
 class CastChild(Ask[Outcome[Admission]]):
     """Cast a child: the cast request as the parent sent it."""
 
-    run_id: str
     request: CastRequest
 
 
@@ -177,7 +168,6 @@ class CastChild(Ask[Outcome[Admission]]):
 class Progress(Ask[Outcome[ProgressStatus]]):
     """A child's cumulative progress report."""
 
-    run_id: str
     cast_id: str
     turns: int
     tool_calls: int
@@ -189,7 +179,6 @@ class Progress(Ask[Outcome[ProgressStatus]]):
 class ReturnPacket(Ask[Outcome[Packet]]):
     """A child's raw return (a mapping, or any other value, which is not a packet)."""
 
-    run_id: str
     cast_id: str
     raw: object
 
@@ -198,7 +187,6 @@ class ReturnPacket(Ask[Outcome[Packet]]):
 class CheckTool(Ask[Outcome[BrokerDecision]]):
     """A host hook's pre-action permission question; ``token`` in the original's dialect."""
 
-    run_id: str
     capability: str
     target: str | None
     token: Token | None = None
@@ -206,20 +194,12 @@ class CheckTool(Ask[Outcome[BrokerDecision]]):
 
 @dataclass(frozen=True, slots=True)
 class Expire(Ask[Outcome[None]]):
-    """The deadline keeper's nudge: a cast's wall budget or its grace ran out (``_expire`` runs
-    before every message, so the message itself carries nothing)."""
-
-    run_id: str
+    """The deadline keeper's nudge: a cast's wall budget or its grace ran out."""
 
 
 @dataclass(frozen=True, slots=True)
 class Validate(Ask[Accepted | Rejection]):
-    """Ask a role actor to check a submission against the run state the run actor loaded.
-
-    The reply is the step's outcome, which the run actor settles as it is: an accepted step is
-    committed, a rejection persists its DENY records and is the reply's error. The submission is
-    validated once.
-    """
+    """Ask a role actor to check a submission against the run state the run actor loaded."""
 
     state: RunState
     submission: SubmitArtifact
@@ -252,9 +232,8 @@ ROLES: Final[tuple[Role, ...]] = get_args(Role)
 class RoleActor(Actor[Validate]):
     """One logical role: checks the submissions of the phases it owns through the pure core.
 
-    A role actor holds no run state and never writes: it refuses a submission of a phase it does
-    not own and runs ``step`` (schema, cross-artifact invariants, permissions) on the state it
-    is handed; the run actor commits exactly the step it accepted.
+    A role actor holds no run state and never writes: the run actor sends it only the phases
+    ``PHASES`` gives it, and commits exactly the step it accepted.
     """
 
     def __init__(self, role: Role) -> None:
@@ -262,12 +241,6 @@ class RoleActor(Actor[Validate]):
 
     async def on_message(self, message: Validate) -> Accepted | Rejection:
         """Check one submission; a refusal is the reply (``step`` never raises one)."""
-        phase = message.state.run.phase
-        spec = PHASES.get(phase)
-        if spec is None or spec.role != self.role:
-            text = f"the {self.role} role does not own phase {phase}"
-            issue = Issue("", "role", text, "RUN-PHASE-TYPE")
-            return Rejection(InvalidTransition(text, issues=(issue,)))
         return step(message.state, message.submission)
 
 
@@ -334,15 +307,11 @@ class RunActor(Actor[RunMessage]):
     # ------------------------------------------------------------------ lifecycle
 
     async def on_start(self) -> None:
-        """Reopen the casts the ledger holds without a packet: their children may still return.
-
-        Counters, stop reasons and children come back from the chained records; a cast whose
-        node no longer executes is sealed (its child can no longer serve it).
-        """
+        """Reopen the casts the ledger holds without a packet: their children may still return."""
         if self._slot.recovered:
             return
         try:
-            await self._sync_casts()  # never synced: rebuilt from the trace, as after any move
+            await self._sync_casts()
             self._slot.recovered = True
         except TelicError:
             return  # retried by the next incarnation
@@ -364,8 +333,7 @@ class RunActor(Actor[RunMessage]):
             self._slot.last_active = anyio.current_time()
             if next_deadline(self._slot.casts.values()) != before:
                 self._deps.bell.ring()
-        # A refused submission is settled, not raised: its error is the reply.
-        return Outcome(error=value) if isinstance(value, TelicError) else Outcome(value=value)
+        return Outcome(value=value)
 
     async def _handle(self, message: RunMessage) -> object:
         match message:
@@ -400,14 +368,12 @@ class RunActor(Actor[RunMessage]):
 
     # ------------------------------------------------------------------ controller steps
 
-    async def _submit(self, message: Submit) -> StepResult | TelicError:
-        """One path for every submission: load, ``step`` in the phase's role actor, settle.
+    async def _submit(self, message: Submit) -> StepResult:
+        """One path for every submission: load once, ``step`` in the phase's role actor, settle.
 
-        The run is loaded once; the role actor that owns the phase runs the pure ``step`` on
-        that state. A phase no role owns (grounding, or a run that has ended) is stepped here,
-        by the same function, and refused by it. Either way the controller commits exactly
-        what ``step`` accepted, or persists what its rejection must (the DENY records) and
-        returns its error, which is this call's reply.
+        A phase no role owns (grounding, or a run that has ended) is stepped here, by the same
+        function, and refused by it. A rejection is settled (its DENY records stored), then
+        raised.
         """
         deps = self._deps
         loaded = await deps.controller.load(self._run_id)
@@ -427,7 +393,7 @@ class RunActor(Actor[RunMessage]):
             outcome = step(state, submission)
         result = await deps.controller.settle(self._run_id, loaded, outcome, now)
         if isinstance(result, TelicError):
-            return result
+            raise result
         decision = None
         if message.artifact_type in DECISION_TYPES and isinstance(message.body, Mapping):
             decision = str(message.body.get("id", ""))
@@ -444,9 +410,8 @@ class RunActor(Actor[RunMessage]):
     async def _after(self, result: StepResult, decision_id: str | None = None) -> StepResult:
         """Record consumption against an accepted decision; seal casts whose node moved on.
 
-        Returns the reply: ``result`` without its state, which only this step needed (an idle
-        actor's last reply stays referenced until its next message, and a run's whole state is
-        too much to keep per idle run).
+        Returns ``result`` without its state: an idle actor's last reply stays referenced, and a
+        run's whole state is too much to keep per idle run.
         """
         reply = result if result.state is None else replace(result, state=None)
         if not self._slot.casts and decision_id is None:
@@ -469,13 +434,10 @@ class RunActor(Actor[RunMessage]):
     async def _sync_casts(self) -> None:
         """Check the open casts against the ledger; rebuild them if another writer moved them.
 
-        Cheap when nothing moved: the controller's state is read incrementally, and only the
-        records appended since the last check are looked at. A cast record (CastRecord,
-        EvidencePacket, or a ``cast_*``/``packet_sealed`` event) this process did not write means
-        another server did: the copy is rebuilt from the whole trace, as after a restart, and
-        the casts whose node no longer executes are sealed. A rebuild that moves the earliest
-        deadline rings the keeper's bell, whichever caller synced (a start rebuilds before any
-        message, so ``on_message``'s own comparison cannot see it).
+        Only the records appended since the last check are looked at. A cast record this
+        process did not write means another server did: the copy is rebuilt from the whole
+        trace, as after a restart, and the casts whose node no longer executes are sealed. A
+        rebuild rings the keeper's bell itself: a start rebuilds before any message.
         """
         slot = self._slot
         state = await self._deps.controller.load(self._run_id)
@@ -604,7 +566,6 @@ class RunActor(Actor[RunMessage]):
             now=at,
         )
         run = await self._deps.ledger.get_run(self._run_id)
-        uri = cast_uri(self._run_id, open_cast.cast_id)
         events = [
             event(
                 run,
@@ -612,15 +573,13 @@ class RunActor(Actor[RunMessage]):
                 actor="executor",
                 event_id=self._deps.new_id(),
                 timestamp=now,
-                output_refs=(uri,),
+                output_refs=(cast_uri(self._run_id, open_cast.cast_id),),
                 summary=progress_summary(open_cast),
             )
         ]
         if status.exhausted:
             events.append(self._exhausted_event(run, open_cast, now))
-        await self._deps.ledger.record_events(self._run_id, events)
-        self._wrote(*(e.event_id or "" for e in events))
-        self._slot.casts[open_cast.cast_id] = open_cast
+        await self._record(open_cast, events)
         return status
 
     def _exhausted_event(self, run: Any, open_cast: OpenCast, now: str) -> Any:
@@ -633,6 +592,12 @@ class RunActor(Actor[RunMessage]):
             output_refs=(cast_uri(self._run_id, open_cast.cast_id),),
             summary=exhausted_summary(open_cast),
         )
+
+    async def _record(self, open_cast: OpenCast, events: list[Any]) -> None:
+        """Write a cast's events, then put the cast (counted on a copy) in place."""
+        await self._deps.ledger.record_events(self._run_id, events)
+        self._wrote(*(e.event_id or "" for e in events))
+        self._slot.casts[open_cast.cast_id] = open_cast
 
     async def _return(self, message: ReturnPacket) -> Packet:
         open_cast = self._open(message.cast_id)
@@ -685,12 +650,8 @@ class RunActor(Actor[RunMessage]):
             )
 
     async def _expire(self) -> None:
-        """Mark casts past their wall-clock cap exhausted; seal them once the grace ran out.
-
-        A wall-capped child may still return its typed partial (completed work, remaining
-        items) for ``WALL_GRACE_MS`` after its cap; after that it is sealed ``cancelled`` with
-        the stop reason ``wall_capped``.
-        """
+        """Mark casts past their wall-clock cap exhausted; seal them once ``WALL_GRACE_MS`` more
+        ran out (a capped child may still return its typed partial meanwhile)."""
         if not any(c.cast.budget.max_wall_ms is not None for c in self._slot.casts.values()):
             return
         now, at = self._stamp()
@@ -702,12 +663,9 @@ class RunActor(Actor[RunMessage]):
             if wall > limit + WALL_GRACE_MS:
                 await self._seal_unreturned(open_cast, "wall-clock budget and its grace ran out")
             elif wall > limit and not open_cast.exhausted:
-                capped = replace(open_cast, stop_reason="wall_capped")  # in place once recorded
+                capped = replace(open_cast, stop_reason="wall_capped")
                 run = await self._deps.ledger.get_run(self._run_id)
-                exhausted = self._exhausted_event(run, capped, now)
-                await self._deps.ledger.record_events(self._run_id, [exhausted])
-                self._wrote(exhausted.event_id or "")
-                self._slot.casts[capped.cast_id] = capped
+                await self._record(capped, [self._exhausted_event(run, capped, now)])
 
     async def _observe(
         self,
@@ -763,7 +721,6 @@ class RunActor(Actor[RunMessage]):
         if token is not None:
             check_broker_token(state, token)
         layers = tool_layers(state)
-        granted = state.envelope.authorization
 
         def decide(asked: Sequence[Layer]) -> BrokerDecision:
             return broker_decision(
@@ -773,7 +730,7 @@ class RunActor(Actor[RunMessage]):
                 names=policy_names(state.run.requested_mode),
                 policy_ref=envelope_ref(state),
                 repository_root=state.run.repository_root,
-                protected_granted=granted.protected_paths_granted,
+                protected_granted=state.envelope.authorization.protected_paths_granted,
             )
 
         answer = decide(layers)
@@ -804,17 +761,16 @@ class RunActor(Actor[RunMessage]):
             )
             summary = decision.reason
             inputs = ()
-        record = record_plan(state, wanted)  # raises for a finished run or past the cap
-        if record is None:  # the same decision is already in the trace
+        if not record_plan(state, wanted):  # the same decision is already in the trace
             return answer
         checked = event(
             state.run,
-            record.event_type,
+            wanted.event_type,
             actor=CHECK_ACTOR,
-            event_id=check_event_id(self._run_id, record),
+            event_id=check_event_id(self._run_id, wanted),
             timestamp=deps.clock(),
             input_refs=inputs,
-            permission_decision=record.permission_decision,
+            permission_decision=wanted.permission_decision,
             summary=summary,
         )
         # once: another server on this store may have recorded the same decision meanwhile

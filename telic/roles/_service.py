@@ -7,7 +7,6 @@ and raises the refusal its reply carries, if any (the package docstring draws th
 from __future__ import annotations
 
 import functools
-import importlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -49,7 +48,7 @@ from telic.controller import (
     TraceView,
     read_replay,
 )
-from telic.grounding import GroundingProgress
+from telic.grounding import GroundingProgress, ground_repository
 from telic.ledger import (
     ArtifactBody,
     Ledger,
@@ -157,12 +156,6 @@ class GroundResult:
     """The draft of the artifact the next action requires, or None."""
 
 
-async def _default_grounder(**arguments: Any) -> GroundingOutput:
-    module = importlib.import_module("telic.grounding")
-    result: GroundingOutput = await module.ground_repository(**arguments)
-    return result
-
-
 class Service:
     """Telic's operations over one ledger, with every state change sent through actors.
 
@@ -174,7 +167,7 @@ class Service:
         self,
         *,
         runs: Supervisor,
-        launcher: Any,
+        launcher: ActorRef[StartRun],
         deps: RunDeps,
         repository_root: Path,
         state_dir: Path,
@@ -214,29 +207,23 @@ class Service:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _slot(self, run_id: str) -> RunSlot:
-        slot = self._slots.get(run_id)
-        if slot is None:
-            slot = self._slots[run_id] = RunSlot(run_id)
-        if slot.ref is None or not slot.ref.is_alive:
-            self._spawned += 1
-            captured = slot
-            slot.ref = self._runs.spawn(
-                lambda: RunActor(captured, self._deps),
-                name=f"run:{run_id}:{self._spawned}",
-            )
-        return slot
-
     async def _ask(self, run_id: str, message: Ask[Outcome[R]]) -> R:
+        """Send ``message`` to the run's actor, started if it is not up; raise its refusal."""
         if len(run_id) > MAX_IDENTIFIER:
             raise NotFound("Run not found")
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
         for _ in range(3):
-            slot = self._slot(run_id)
-            assert slot.ref is not None
+            slot = self._slots.setdefault(run_id, RunSlot(run_id))
+            ref = slot.ref
+            if ref is None or not ref.is_alive:
+                self._spawned += 1
+                ref = slot.ref = self._runs.spawn(
+                    functools.partial(RunActor, slot, self._deps),
+                    name=f"run:{run_id}:{self._spawned}",
+                )
             try:
-                outcome = await slot.ref.ask(message)
+                outcome = await ref.ask(message)
             except MessageRefused as refused:
                 if refused.reason != "closed":
                     raise
@@ -248,13 +235,10 @@ class Service:
     async def keep_deadlines(self, sleep_until: Sleeper) -> None:
         """Expire wall-capped casts on time, not only when their run's next message arrives.
 
-        Runs for the life of the service: waits until the earliest wall-clock deadline of any
-        open cast (``telic.casting.next_deadline``) or until the casts change, then sends
-        ``Expire`` to each run with a deadline due, whose actor marks the cast ``wall_capped``
-        or, past its grace, seals it. A run whose expiry fails (the ledger is down) is tried
-        again a second later, and so is the first recovery of open casts: a ledger that is away
-        (PostgreSQL restarting) must not end the service, whose every call answers the typed
-        error meanwhile.
+        Runs for the life of the service: waits until the earliest deadline of any open cast or
+        until the casts change, then sends ``Expire`` to each run with a deadline due. A failed
+        expiry or recovery (the ledger is away) is tried again a second later: it must not end
+        the service.
         """
         bell = self._deps.bell
         while True:
@@ -281,7 +265,7 @@ class Service:
                 deadline = next_deadline(slot.casts.values())
                 if deadline is not None and deadline <= now:
                     try:
-                        await self._ask(run_id, Expire(run_id))
+                        await self._ask(run_id, Expire())
                     except (TelicError, PacketRefusal):
                         failed = True
             if failed:
@@ -290,13 +274,9 @@ class Service:
     async def recover_casts(self) -> int:
         """Bring back the casts a previous server left open, so their deadlines are kept.
 
-        A run's open casts are rebuilt from the ledger when its actor starts; after a restart no
-        actor is up until a message arrives, so a wall-capped child of a run nobody calls would
-        never be marked ``wall_capped`` or sealed. The keeper calls this first: every run of
-        this repository among the newest ``RECOVERED_RUNS`` that is executing (the only phase
-        a cast lives in) gets its actor, which reopens its casts and expires what is already
-        due. Actors of runs without an open cast are stopped again at once. One pass at a
-        time: a second caller waits for the first to finish, then looks again.
+        Every executing run of this repository among the newest ``RECOVERED_RUNS`` gets its
+        actor, which reopens its casts and expires what is due; an actor left without an open
+        cast is stopped again. One pass at a time.
 
         Returns:
             How many runs came back with at least one open cast.
@@ -312,7 +292,7 @@ class Service:
                 if run.run_id in self._slots:
                     continue  # a host's message got there first: its actor reopened the casts
                 try:
-                    await self._ask(run.run_id, Expire(run.run_id))
+                    await self._ask(run.run_id, Expire())
                 except (TelicError, PacketRefusal):
                     continue  # the run's next message tries again, as before the keeper existed
                 slot = self._slots.get(run.run_id)
@@ -344,10 +324,7 @@ class Service:
         return stopped
 
     async def _stop(self, slot: RunSlot) -> int:
-        """Forget an idle run's slot and stop its actor; return how many actors stopped (0 or 1).
-
-        A run started here and never sent anything has no actor: its slot goes too.
-        """
+        """Forget an idle run's slot and stop its actor, if any; return how many stopped."""
         ref, slot.ref = slot.ref, None
         del self._slots[slot.run_id]
         if ref is None:
@@ -373,8 +350,7 @@ class Service:
         """
         entries = parse_cast_types(cast_types or ())
         start = StartRun(request, str(self._repository_root), entries)
-        outcome = await self._launcher.ask(start)
-        result: StepResult = outcome.unwrap()
+        result = (await self._launcher.ask(start)).unwrap()
         # The run exists and no earlier session of it left casts open: its first message needs
         # neither the existence check nor the actor's recovery pass (two reads of the ledger).
         run_id = result.run.run_id
@@ -394,7 +370,7 @@ class Service:
     ) -> GroundResult:
         """Ground the run's repository and accept the manifest (docs/protocol.md §2 tool 2)."""
         state = await self._controller.load(run_id)
-        grounder = self._grounder or _default_grounder
+        grounder = self._grounder or ground_repository
         grounded = await grounder(
             run_id=run_id,
             original_request=str(state.request.body.content),
@@ -408,7 +384,7 @@ class Service:
         manifest_wire = grounded.manifest.to_wire()
         documents = tuple(document.to_wire() for document in grounded.documents)
         message = GroundRun(
-            run_id, _id(action_id, "action_id"), expected_run_version, manifest_wire, documents
+            _id(action_id, "action_id"), expected_run_version, manifest_wire, documents
         )
         result = await self._ask(run_id, message)
         return GroundResult(result.run, result.next_action, manifest_wire, result.draft)
@@ -424,7 +400,7 @@ class Service:
     ) -> StepResult:
         """Submit a host artifact; ``StepResult.artifact`` holds a stored Evidence/ScenarioSpec."""
         token = _id(action_id, "action_id"), expected_run_version
-        message = Submit(run_id, *token, artifact_type[:MAX_IDENTIFIER], body, tuple(source_refs))
+        message = Submit(*token, artifact_type[:MAX_IDENTIFIER], body, tuple(source_refs))
         return await self._ask(run_id, message)
 
     async def answer_clarification(
@@ -439,14 +415,14 @@ class Service:
         """Answer the pending clarification with one choice id (``elicited``: the user chose it
         in the client's form, MCP elicitation)."""
         token = _id(action_id, "action_id"), expected_run_version
-        return await self._ask(run_id, Answer(run_id, *token, response, elicited))
+        return await self._ask(run_id, Answer(*token, response, elicited))
 
     async def cancel_run(
         self, run_id: str, action_id: str, expected_run_version: int
     ) -> StepResult:
         """Cancel the run; casts in flight are sealed as cancelled packets."""
         token = _id(action_id, "action_id"), expected_run_version
-        return await self._ask(run_id, CancelRun(run_id, *token))
+        return await self._ask(run_id, CancelRun(*token))
 
     async def check_tool_action(self, run_id: str, capability: str, target: str | None) -> Decision:
         """Decide whether the host may act now (pre-action hook); the decision is traced."""
@@ -470,7 +446,7 @@ class Service:
         """
         if token is not None:
             _id(token.action_id, "action_id")
-        return await self._ask(run_id, CheckTool(run_id, capability, target, token))
+        return await self._ask(run_id, CheckTool(capability, target, token))
 
     # ------------------------------------------------------------------ casting
 
@@ -505,7 +481,7 @@ class Service:
             packet_refs=tuple(packet_refs),
             parent_cast_id=parent_cast_id,
         )
-        return await self._ask(run_id, CastChild(run_id, request))
+        return await self._ask(run_id, CastChild(request))
 
     async def cast_progress(
         self,
@@ -523,9 +499,7 @@ class Service:
             PacketRefusal: ``cast_not_open``, or ``budget_exhausted_requires_partial`` once the
                 cast is exhausted.
         """
-        message = Progress(
-            run_id, cast_id[:MAX_IDENTIFIER], turns, tool_calls, input_tokens, output_tokens
-        )
+        message = Progress(cast_id[:MAX_IDENTIFIER], turns, tool_calls, input_tokens, output_tokens)
         return await self._ask(run_id, message)
 
     async def return_packet(self, run_id: str, cast_id: str, raw: object) -> Packet:
@@ -546,7 +520,7 @@ class Service:
                 )
         else:
             raw = "prose"  # only its type matters: it is not a packet
-        return await self._ask(run_id, ReturnPacket(run_id, cast_id[:MAX_IDENTIFIER], raw))
+        return await self._ask(run_id, ReturnPacket(cast_id[:MAX_IDENTIFIER], raw))
 
     async def get_digest(self, run_id: str) -> str:
         """Render the run's packet digest (≤ 6000 characters, unconsumed packets first)."""
@@ -681,10 +655,7 @@ async def open_service(
         controller = Controller(ledger, clock=run_clock, new_id=run_ids)
         runtime = await stack.enter_async_context(open_runtime(name="telic"))
         roles: dict[str, ActorRef[Validate]] = {
-            role: runtime.spawn(
-                lambda role=role: RoleActor(role),  # type: ignore[misc]
-                name=f"role:{role}",
-            )
+            role: runtime.spawn(functools.partial(RoleActor, role), name=f"role:{role}")
             for role in ROLES
         }
         deps = RunDeps(
