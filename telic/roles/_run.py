@@ -15,7 +15,7 @@ from typing import Any, Final, Generic, Literal, TypeVar, cast, get_args
 
 import anyio
 
-from telic._errors import TelicError
+from telic._errors import InvalidTransition, Issue, TelicError
 from telic._secrets import redact
 from telic.casting import (
     CHILD_EVENTS,
@@ -240,7 +240,17 @@ class RoleActor(Actor[Validate]):
         self.role = role
 
     async def on_message(self, message: Validate) -> Accepted | Rejection:
-        """Check one submission; a refusal is the reply (``step`` never raises one)."""
+        """Check one submission; a refusal is the reply (``step`` never raises one).
+
+        A submission for a phase this role does not own is refused before ``step``: the run
+        actor routes by ``PHASES``, and the role keeps its own boundary all the same.
+        """
+        phase = message.state.run.phase
+        spec = PHASES.get(phase)
+        if spec is None or spec.role != self.role:
+            text = f"the {self.role} role does not own phase {phase}"
+            issue = Issue("", "role", text, "RUN-PHASE-TYPE")
+            return Rejection(InvalidTransition(text, issues=(issue,)))
         return step(message.state, message.submission)
 
 

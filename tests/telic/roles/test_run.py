@@ -134,3 +134,30 @@ async def test_a_cast_brief_or_a_childs_return_holding_a_secret_is_refused_stori
         packet = await service.return_packet(run_id, child.cast_id, good_return())
         assert packet.verdict == "verified"  # the cast stayed open for a clean return
         assert planted.secret not in await _everything(ledger, run_id)
+
+
+async def test_a_role_actor_refuses_a_phase_it_does_not_own_and_checks_the_one_it_does() -> None:
+    from telic.controller import PHASES, Rejection, SubmitArtifact, Token, step
+    from telic.ledger import open_ledger
+    from telic.roles._run import RoleActor, Validate
+    from tests.telic.controller.builders import Flow
+
+    async with open_ledger("memory://") as ledger:
+        flow = await Flow.start(ledger, "analyze_only")
+        state = await flow.controller.load(flow.b.run_id)
+        owner = PHASES[state.run.phase].role
+        other = next(spec.role for spec in PHASES.values() if spec.role != owner)
+        submission = SubmitArtifact(
+            Token(*flow.token()), "ProblemFrame", flow.b.frame(), (), "2026-01-02T00:00:00.000Z"
+        )
+        refused = await RoleActor(other).on_message(Validate(state, submission))
+        assert isinstance(refused, Rejection)
+        assert [issue.rule for issue in refused.error.issues] == ["RUN-PHASE-TYPE"]
+        assert f"the {other} role does not own phase {state.run.phase}" in str(refused.error)
+        # The owner hands the submission to ``step``: its verdict, not the role's boundary.
+        checked = await RoleActor(owner).on_message(Validate(state, submission))
+        verdict = step(state, submission)
+        assert type(checked) is type(verdict)
+        if isinstance(checked, Rejection) and isinstance(verdict, Rejection):
+            assert str(checked.error) == str(verdict.error)
+            assert "role does not own" not in str(checked.error)
