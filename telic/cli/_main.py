@@ -348,14 +348,13 @@ async def _artifact(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _digest(config: ServerConfig, args: argparse.Namespace) -> int:
-    if args.all or args.run is None:
-        from telic.casting import render_stats
-
-        async with _service(config, args) as service:
-            stats = await service.get_packet_stats()
-        print_json(stats.to_wire()) if args.json else print(render_stats(stats))
-        return EXIT_OK
     async with _service(config, args) as service:
+        if args.all or args.run is None:
+            from telic.casting import render_stats
+
+            stats = await service.get_packet_stats()
+            print_json(stats.to_wire()) if args.json else print(render_stats(stats))
+            return EXIT_OK
         digest = await service.get_digest(args.run)
     if args.json:
         print_json({"runId": args.run, "digest": digest})

@@ -147,14 +147,6 @@ def shell(command: object) -> Mapped:
     return Mapped("shell.execute", text or None)
 
 
-def _first(tool_input: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
-    for key in keys:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def _each(tool_input: Mapping[str, object], key: str) -> list[str]:
     value = tool_input.get(key)
     if isinstance(value, str) and value:
@@ -205,9 +197,13 @@ def read_event(dialect: Dialect, raw: bytes) -> Call:
     return dialect.read(value)
 
 
-def _text(event: Mapping[str, object], key: str) -> str | None:
-    value = event.get(key)
-    return value if isinstance(value, str) and value else None
+def _text(event: Mapping[str, object], *keys: str) -> str | None:
+    """The first of ``keys`` whose value is a non-empty string."""
+    for key in keys:
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _tool(event: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
@@ -306,7 +302,7 @@ def _table_call(
     if many is not None:
         targets = _each(tool_input, many)
         return tuple(Mapped(capability, t) for t in targets) or (Mapped(capability, None),)
-    target = _first(tool_input, keys) or _DEFAULT_TARGETS.get(tool_name)
+    target = _text(tool_input, *keys) or _DEFAULT_TARGETS.get(tool_name)
     return (Mapped(capability, target),)
 
 
@@ -345,8 +341,8 @@ def _answer(event: str, verdict: Verdict) -> str:
 
 def _read_claude(event: Mapping[str, object]) -> Call:
     # VS Code's reference spells some common fields in camelCase: either spelling is read.
-    name = _text(event, "hook_event_name") or _text(event, "hookEventName") or "PreToolUse"
-    session = _text(event, "session_id") or _text(event, "sessionId")
+    name = _text(event, "hook_event_name", "hookEventName") or "PreToolUse"
+    session = _text(event, "session_id", "sessionId")
     return _read_tool_event(event, name, claude_tool, "PreToolUse", session)
 
 
@@ -497,7 +493,7 @@ def _read_cursor(event: Mapping[str, object]) -> Call:
         target = _text(event, "file_path")
         return Call("decide", name, "Read", (Mapped("repository.read", target),), session, cwd)
     if name == "subagentStart":
-        kind = _first(event, ("subagent_type", "agent_type", "subagent_name")) or "subagent"
+        kind = _text(event, "subagent_type", "agent_type", "subagent_name") or "subagent"
         return Call("decide", name, "Task", (Mapped("subagent.spawn", kind),), session, cwd)
     if name not in _CURSOR_DECIDED | _CURSOR_REFRESH:
         return Call("ignore", name, name, None, session, cwd)
