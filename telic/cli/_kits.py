@@ -12,7 +12,7 @@ import sys
 import typing
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import anyio.to_thread
 
@@ -117,7 +117,7 @@ async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:
     return await anyio.to_thread.run_sync(hook_command, host, str(config.repository_root))
 
 
-HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[Any]]]] = {
+HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[int]]]] = {
     "init": _init,
     "hook": _hook,
 }

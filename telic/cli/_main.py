@@ -609,9 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_serve(config)
             anyio.run(serve, config)
             return EXIT_OK
-        command = _COMMANDS[args.command]
-        result: Any = anyio.run(command, config, args)
-        return int(result)
+        return anyio.run(_COMMANDS[args.command], config, args)
     except Exception as exc:  # the CLI boundary: report, never a traceback for users
         if os.environ.get("TELIC_DEBUG") == "1":
             traceback.print_exception(exc, file=sys.stderr)

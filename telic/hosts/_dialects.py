@@ -3,24 +3,9 @@
 One decision (``telic.hosts._hook``) decides a host-neutral ``Call``: what a native tool call asks
 for (a capability and its targets), which session made it and whether it is one of Telic's own
 tools. Each host gets a thin reader of its documented stdin and a writer of its documented
-answer, a ``Dialect``; ``telic hook <host>`` picks one. Pure; nothing here reads the ledger, and
-nothing here imports more than ``json`` (the hook runs in a fresh process per tool call).
-
-- **Claude Code** (``claude-code``): ``PreToolUse``/``PostToolUse`` with ``tool_name`` and
-  ``tool_input``; answer ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-  "permissionDecision", "permissionDecisionReason"}}``. Cursor runs a project's
-  ``.claude/settings.json`` hooks too, in Claude Code's format but with Cursor's tool names, so
-  this reader knows Cursor's names as well.
-- **VS Code** agent mode (``vscode``): Claude Code's input and answer, VS Code's tool names
-  (the Claude Code reader knows them too, since VS Code runs ``.claude/settings.json`` hooks).
-- **Codex** (``codex``): ``PreToolUse`` (``Bash``, ``apply_patch`` whose ``command`` is the
-  patch, MCP tools as ``mcp__<server>__<tool>``), ``PermissionRequest`` (Codex is about to ask
-  the user) and ``PostToolUse``. A ``PreToolUse`` deny is Claude Code's shape; Codex supports
-  no ``allow`` there, so an allow says nothing and Codex's own approval applies, which the
-  ``PermissionRequest`` answer (``decision: {behavior: "allow"|"deny", message}``) then settles.
-- **Cursor** (``cursor``): ``preToolUse``, ``beforeShellExecution``, ``beforeMCPExecution``,
-  ``beforeReadFile``, ``subagentStart`` (decided) and ``postToolUse``/``afterMCPExecution``
-  (refresh); answer ``{"permission": "allow"|"deny", "user_message", "agent_message"}``.
+answer, a ``Dialect``; ``telic hook <host>`` picks one. docs/hosts.md tables each host's events,
+tool names and answers. Pure; nothing here reads the ledger, and nothing here imports more than
+``json`` (the hook runs in a fresh process per tool call).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Host kits: the project files ``telic init <host>`` writes, merged into what is already there.
 
 A kit is planned purely (``plan_kit``: the files' current text in, their new text out) and
-written by ``write_kit``. Each file follows its host's documented format (docs/hosts.md names
-them): Claude Code's ``.mcp.json``, ``.claude/settings.json`` hooks, ``.claude/agents/*.md`` and
-``.claude/skills/*/SKILL.md``; Codex's ``.codex/config.toml`` ``[mcp_servers.telic]`` and
-``AGENTS.md``; Cursor's ``.cursor/mcp.json`` and ``.cursor/rules/*.mdc``. Commands are absolute
-and bind the repository explicitly (``--repository-root``), so a host started in another folder
-still drives this one.
+written by ``write_kit``. Each file follows its host's documented format (docs/hosts.md tables
+them). Commands are absolute and bind the repository explicitly (``--repository-root``), so a
+host started in another folder still drives this one.
 
 Merging never drops what the user wrote: JSON files keep every other key (re-indented with two
 spaces when the file was written differently); TOML and Markdown files keep every byte outside
@@ -27,7 +24,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from telic._errors import UsageError
 from telic.hosts._dialects import (
@@ -38,8 +35,6 @@ from telic.hosts._dialects import (
     TELIC_TOOL_PREFIX,
 )
 
-Host = Literal["claude-code", "codex", "cursor", "vscode"]
-HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor", "vscode")
 SERVER_NAME: Final = "telic"
 AGENT_NAME: Final = "telic-cast"
 SKILL_NAME: Final = "telic-workflow"
@@ -436,6 +431,8 @@ _PLANS: Final = {
     "cursor": _cursor,
     "vscode": _vscode,
 }
+HOSTS: Final = tuple(_PLANS)
+"""The hosts ``telic init`` writes a kit for."""
 
 
 def _read(root: Path, relative: str) -> str | None:
