@@ -35,7 +35,6 @@ from telic.cli._errors import (
     CliError,
     explain_os_error,
     leaf,
-    not_found,
 )
 from telic.cli._kits import HOST_COMMANDS, add_host_commands
 from telic.cli._where import (
@@ -661,8 +660,15 @@ def _as_cli_error(
     if isinstance(exc, TelicError):
         ledger = "?" if config is None else locate_ledger(config).describe()
         if isinstance(exc, NotFound):
-            run, artifact = str(getattr(args, "run", "")), getattr(args, "artifact", None)
-            return not_found(run, artifact, exc.message, ledger, command_name())
+            run, telic = str(getattr(args, "run", "")), command_name()
+            artifact = getattr(args, "artifact", None)
+            if artifact is not None and "artifact" in exc.message.lower():
+                missing = f"run {run} has no artifact {artifact!r} (ledger {ledger})"
+                hint = f"list its artifacts with: {telic} show {run}"
+            else:
+                missing = f"no run {run!r} in ledger {ledger}"
+                hint = f"list the runs with: {telic} runs"
+            return CliError(EXIT_NOT_FOUND, "not_found", missing, hint)
         where = "" if config is None else f" (ledger {ledger})"
         return CliError(EXIT_FAILURE, exc.code, exc.message + where)
     from telic.demo import TelicCallError
