@@ -70,11 +70,6 @@ async def serve(config: ServerConfig) -> None:
     await run(config)
 
 
-def has_reports() -> bool:
-    """Whether ``telic.reports`` is installed, without importing it or the server."""
-    return importlib.util.find_spec("telic.reports") is not None
-
-
 def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse type: an integer within [low, high], refused with the documented range."""
     shown = f"{low}-{high}" if high is not None else f"at least {low}"
@@ -172,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("doctor", "check Python, state dir, database, git and rg")
     add_host_commands(add)
-    if has_reports():
+    if importlib.util.find_spec("telic.reports") is not None:  # without importing it
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
         report_cmd.add_argument(
             "run", nargs="?", help="the run (with --mirror: the mirrored report's name)"

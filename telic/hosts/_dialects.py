@@ -103,7 +103,6 @@ class Verdict(NamedTuple):
 class Dialect(NamedTuple):
     """One host's reader and writer."""
 
-    host: str
     label: str
     """How the trace names the host (``Claude Code Write: …``)."""
     read: Callable[[Mapping[str, object]], Call]
@@ -502,10 +501,10 @@ def _write_cursor(reply: str, verdict: Verdict) -> str:
 
 
 DIALECTS: Final[Mapping[str, Dialect]] = {
-    "claude-code": Dialect("claude-code", "Claude Code", _read_claude, _write_claude, "PreToolUse"),
-    "codex": Dialect("codex", "Codex", _read_codex, _write_codex, "PreToolUse"),
-    "cursor": Dialect("cursor", "Cursor", _read_cursor, _write_cursor, "preToolUse"),
-    "vscode": Dialect("vscode", "VS Code", _read_claude, _write_claude, "PreToolUse"),
+    "claude-code": Dialect("Claude Code", _read_claude, _write_claude, "PreToolUse"),
+    "codex": Dialect("Codex", _read_codex, _write_codex, "PreToolUse"),
+    "cursor": Dialect("Cursor", _read_cursor, _write_cursor, "preToolUse"),
+    "vscode": Dialect("VS Code", _read_claude, _write_claude, "PreToolUse"),
 }
 """``telic hook <host>``'s dialects; ``claude-code`` is the default of installed kits."""
 

@@ -92,10 +92,6 @@ def uuid4_text(random: bytes) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-class _Refused(Exception):
-    """A deny decided before any layer was asked (its message is the reason)."""
-
-
 def _root(repository_root: str | None, environ: Mapping[str, str], cwd: str | None) -> str:
     chosen = repository_root or environ.get(REPOSITORY_ROOT_ENV) or cwd or os.getcwd()
     return str(Path(chosen).resolve())
@@ -407,7 +403,9 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
         return _pre_allowed(call)
     try:
         if call is None:
-            raise _Refused(f"{problem}; denying while a Telic run is live")
+            return Verdict(
+                "deny", f"Telic denies this tool call: {problem}; denying while a Telic run is live"
+            )
         if call.what == "refresh":  # a Telic tool ran: store every live run's stale layers
             for run in live:
                 _layers(store, run)
@@ -417,12 +415,10 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
             return _telic_tool(store.state_dir, call, live)
         chosen = select_run(live, _bound(store.state_dir, call.session_id))
         if isinstance(chosen, str):
-            raise _Refused(chosen)
+            return Verdict("deny", f"Telic denies this tool call: {chosen}")
         if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
             return _child(store, chosen, call, label)
         return _decide(store, chosen, call, label)
-    except _Refused as refused:
-        return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny
         return Verdict(
             "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"
