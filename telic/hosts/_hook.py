@@ -133,12 +133,12 @@ def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
     )
 
 
-def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str) -> NewTraceEvent:
+def _event(run: LiveRun, decision: Decision, capability: str, summary: str) -> NewTraceEvent:
     """The trace event ``telic_check_tool_action`` records for the same decision."""
-    if decision is None or decision.code == "unknown_capability":
-        return _host_event(run, "tool_action_refused", reason)
+    if decision.code == "unknown_capability":
+        return _host_event(run, "tool_action_refused", summary)
     return _checked(
-        run, reason, Verdict(decision.verdict, decision.reason), capability, decision.scope
+        run, summary, Verdict(decision.verdict, decision.reason), capability, decision.scope
     )
 
 
@@ -247,7 +247,7 @@ def _decide(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
             f"{where}: Telic cannot map the tool {call.tool} to a capability, so it may "
             "not run while the run is live"
         )
-        ledger.record_events(run.run_id, [_event(run, None, "unmapped", reason)])
+        ledger.record_events(run.run_id, [_host_event(run, "tool_action_refused", reason)])
         return Verdict("deny", reason)
     authority = _layers(store, run)
     reasons: list[str] = []
