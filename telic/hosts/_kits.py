@@ -278,8 +278,9 @@ _TABLE: Final = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*telic\s*(\]|\.)", re.MU
 _ANY_TABLE: Final = re.compile(r"^\s*\[", re.MULTILINE)
 
 
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+def _toml(value: str | bool | Sequence[str]) -> str:
+    # JSON's strings, booleans and arrays of strings are TOML's too (a string: a basic string).
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
@@ -290,14 +291,7 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
         raise UsageError(f"init.toml: {path} is not valid TOML ({exc}); fix it first") from None
     if parsed.get("mcp_servers", {}).get(SERVER_NAME) == dict(entry):
         return original
-    lines = [f"[mcp_servers.{SERVER_NAME}]"]
-    for key, value in entry.items():
-        if isinstance(value, bool):
-            lines.append(f"{key} = {'true' if value else 'false'}")
-        elif isinstance(value, str):
-            lines.append(f"{key} = {_toml_string(value)}")
-        else:
-            lines.append(f"{key} = [{', '.join(_toml_string(item) for item in value)}]")
+    lines = [f"[mcp_servers.{SERVER_NAME}]", *(f"{k} = {_toml(v)}" for k, v in entry.items())]
     block = "\n".join(lines) + "\n"
     kept = original
     found = list(_TABLE.finditer(original))
@@ -374,10 +368,10 @@ def _codex(root: str, command: Sequence[str], resident: bool, cast_turns: int) -
     groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER, children=True)
     wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
     agent_text = (
-        f"name = {_toml_string(AGENT_NAME)}\n"
-        f"description = {_toml_string(AGENT_DESCRIPTION)}\n"
+        f"name = {_toml(AGENT_NAME)}\n"
+        f"description = {_toml(AGENT_DESCRIPTION)}\n"
         'sandbox_mode = "read-only"\n'
-        f"developer_instructions = {_toml_string(AGENT_TEXT)}\n"
+        f"developer_instructions = {_toml(AGENT_TEXT)}\n"
     )
     return {
         config: lambda t: _with_codex_server(config, t, entry),
