@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 
-def print_json(value: Any, stream: TextIO | None = None) -> None:
-    """Write ``value`` as indented JSON and a newline."""
-    out = stream or sys.stdout
-    out.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+def print_json(value: Any) -> None:
+    """Write ``value`` to stdout as indented JSON and a newline."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cell(value: Any) -> str:

@@ -34,28 +34,6 @@ class CliError(Exception):
         return self.message if not self.hint else f"{self.message}\n  {self.hint}"
 
 
-def not_found(
-    run_id: str, artifact_id: str | None, message: str, ledger: str, telic: str = "telic"
-) -> CliError:
-    """The not-found error of ``run_id`` (or of ``artifact_id`` in it) in ``ledger``.
-
-    ``telic`` is the command a person types (see ``_where.command_name``).
-    """
-    if artifact_id is not None and "artifact" in message.lower():
-        return CliError(
-            EXIT_NOT_FOUND,
-            "not_found",
-            f"run {run_id} has no artifact {artifact_id!r} (ledger {ledger})",
-            f"list its artifacts with: {telic} show {run_id}",
-        )
-    return CliError(
-        EXIT_NOT_FOUND,
-        "not_found",
-        f"no run {run_id!r} in ledger {ledger}",
-        f"list the runs with: {telic} runs",
-    )
-
-
 def leaf(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:

@@ -12,7 +12,7 @@ import sys
 import typing
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import anyio.to_thread
 
@@ -27,7 +27,7 @@ _Add = Callable[..., argparse.ArgumentParser]
 
 def add_host_commands(add: _Add) -> None:
     """Register ``init`` and ``hook`` with the ``add`` helper of ``telic._main._parser``."""
-    from telic.hosts import HOSTS, RESIDENT_BY_DEFAULT
+    from telic.hosts import HOOK_HOSTS, HOSTS, RESIDENT_BY_DEFAULT
 
     init = add("init", "write (or merge) a host's project files for Telic")
     init.add_argument("host", choices=HOSTS)
@@ -49,7 +49,6 @@ def add_host_commands(add: _Add) -> None:
         help="configure a server per host session instead (see docs/hosts.md)",
     )
     init.set_defaults(resident=RESIDENT_BY_DEFAULT)
-    from telic.hosts import HOOK_HOSTS
 
     hook = add("hook", "decide a host's tool call (the host's hook event JSON on stdin)")
     hook.add_argument("host", nargs="?", choices=HOOK_HOSTS, help="default: claude-code")
@@ -118,7 +117,7 @@ async def _hook(config: ServerConfig, args: argparse.Namespace) -> int:
     return await anyio.to_thread.run_sync(hook_command, host, str(config.repository_root))
 
 
-HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[Any]]]] = {
+HOST_COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitable[int]]]] = {
     "init": _init,
     "hook": _hook,
 }

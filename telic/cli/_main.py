@@ -35,7 +35,6 @@ from telic.cli._errors import (
     CliError,
     explain_os_error,
     leaf,
-    not_found,
 )
 from telic.cli._kits import HOST_COMMANDS, add_host_commands
 from telic.cli._where import (
@@ -69,11 +68,6 @@ async def serve(config: ServerConfig) -> None:
     from telic.server import serve as run
 
     await run(config)
-
-
-def has_reports() -> bool:
-    """Whether ``telic.reports`` is installed, without importing it or the server."""
-    return importlib.util.find_spec("telic.reports") is not None
 
 
 def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -173,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("doctor", "check Python, state dir, database, git and rg")
     add_host_commands(add)
-    if has_reports():
+    if importlib.util.find_spec("telic.reports") is not None:  # without importing it
         report_cmd = add("report", "render a run's report (Markdown or self-contained HTML)")
         report_cmd.add_argument(
             "run", nargs="?", help="the run (with --mirror: the mirrored report's name)"
@@ -348,14 +342,13 @@ async def _artifact(config: ServerConfig, args: argparse.Namespace) -> int:
 
 
 async def _digest(config: ServerConfig, args: argparse.Namespace) -> int:
-    if args.all or args.run is None:
-        from telic.casting import render_stats
-
-        async with _service(config, args) as service:
-            stats = await service.get_packet_stats()
-        print_json(stats.to_wire()) if args.json else print(render_stats(stats))
-        return EXIT_OK
     async with _service(config, args) as service:
+        if args.all or args.run is None:
+            from telic.casting import render_stats
+
+            stats = await service.get_packet_stats()
+            print_json(stats.to_wire()) if args.json else print(render_stats(stats))
+            return EXIT_OK
         digest = await service.get_digest(args.run)
     if args.json:
         print_json({"runId": args.run, "digest": digest})
@@ -446,8 +439,12 @@ async def _report(config: ServerConfig, args: argparse.Namespace) -> int:
     elif args.json:
         print_json({"runId": args.run, "format": fmt, "report": text})
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        _print_text(text)
     return EXIT_OK
+
+
+def _print_text(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def _demo_workdir(text: str) -> Path:
@@ -512,7 +509,7 @@ async def _mirror_report(reports: Any, args: argparse.Namespace, out: Path | Non
     elif args.json:
         print_json({"name": entry.name, "status": entry.artifact.status, "report": text})
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        _print_text(text)
     return EXIT_OK
 
 
@@ -575,13 +572,12 @@ _COMMANDS: Final[dict[str, Callable[[ServerConfig, argparse.Namespace], Awaitabl
 }
 
 
-def _fail(args: argparse.Namespace, code: int, error: str, kind: str, hint: str = "") -> int:
+def _fail(args: argparse.Namespace, error: CliError) -> int:
     if getattr(args, "json", False):
-        print_json({"ok": False, "code": kind, "error": error, **({"hint": hint} if hint else {})})
+        hint = {"hint": error.hint} if error.hint else {}
+        print_json({"ok": False, "code": error.kind, "error": error.message, **hint})
     print(f"telic: {error}", file=sys.stderr)
-    if hint:
-        print(f"  {hint}", file=sys.stderr)
-    return code
+    return error.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -607,9 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_serve(config)
             anyio.run(serve, config)
             return EXIT_OK
-        command = _COMMANDS[args.command]
-        result: Any = anyio.run(command, config, args)
-        return int(result)
+        return anyio.run(_COMMANDS[args.command], config, args)
     except Exception as exc:  # the CLI boundary: report, never a traceback for users
         if os.environ.get("TELIC_DEBUG") == "1":
             traceback.print_exception(exc, file=sys.stderr)
@@ -618,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BaseExceptionGroup as group:  # uvicorn exits with SystemExit when it cannot start
         if isinstance(leaf(group), SystemExit):
-            return _fail(args, EXIT_FAILURE, f"cannot {_doing(args)}", "startup_failed")
+            return _fail(args, CliError(EXIT_FAILURE, "startup_failed", f"cannot {_doing(args)}"))
         raise
 
 
@@ -640,43 +634,48 @@ def _check_serve(config: ServerConfig) -> None:
 def _explain(args: argparse.Namespace, config: ServerConfig | None, exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
-    if isinstance(exc, CliError):
-        return _fail(args, exc.exit_code, exc.message, exc.kind, exc.hint)
     from telic.server import REPORTED
 
     if REPORTED in getattr(exc, "__notes__", ()):
         return EXIT_FAILURE  # ``serve`` printed its one line when it happened
-    if isinstance(exc, UsageError):
-        return _fail(args, EXIT_USAGE, exc.message, exc.code)
-    if isinstance(exc, NotFound):
-        ledger = "?" if config is None else locate_ledger(config).describe()
-        found = not_found(
-            str(getattr(args, "run", "")),
-            getattr(args, "artifact", None),
-            exc.message,
-            ledger,
-            command_name(),
-        )
-        return _fail(args, found.exit_code, found.message, found.kind, found.hint)
-    if isinstance(exc, TelicError):
-        where = "" if config is None else f" (ledger {locate_ledger(config).describe()})"
-        return _fail(args, EXIT_FAILURE, exc.message + where, exc.code)
-    from telic.demo import TelicCallError
-
-    if isinstance(exc, TelicCallError):
-        code = str(exc.envelope.get("code"))
-        return _fail(args, EXIT_FAILURE, str(exc), code)
     if isinstance(exc, BrokenPipeError):  # ``telic trace … | head``: stop without a word
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
+    return _fail(args, _as_cli_error(args, config, exc))
+
+
+def _as_cli_error(
+    args: argparse.Namespace, config: ServerConfig | None, exc: BaseException
+) -> CliError:
+    """``exc`` as the one or two lines a user reads (a Telic error names its ledger)."""
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, UsageError):
+        return CliError(EXIT_USAGE, exc.code, exc.message)
+    if isinstance(exc, TelicError):
+        ledger = "?" if config is None else locate_ledger(config).describe()
+        if isinstance(exc, NotFound):
+            run, telic = str(getattr(args, "run", "")), command_name()
+            artifact = getattr(args, "artifact", None)
+            if artifact is not None and "artifact" in exc.message.lower():
+                missing = f"run {run} has no artifact {artifact!r} (ledger {ledger})"
+                hint = f"list its artifacts with: {telic} show {run}"
+            else:
+                missing = f"no run {run!r} in ledger {ledger}"
+                hint = f"list the runs with: {telic} runs"
+            return CliError(EXIT_NOT_FOUND, "not_found", missing, hint)
+        where = "" if config is None else f" (ledger {ledger})"
+        return CliError(EXIT_FAILURE, exc.code, exc.message + where)
+    from telic.demo import TelicCallError
+
+    if isinstance(exc, TelicCallError):
+        return CliError(EXIT_FAILURE, str(exc.envelope.get("code")), str(exc))
     if isinstance(exc, OSError):
-        failed = explain_os_error(exc, _doing(args))
-        return _fail(args, failed.exit_code, failed.message, failed.kind, failed.hint)
-    return _fail(
-        args,
+        return explain_os_error(exc, _doing(args))
+    return CliError(
         EXIT_FAILURE,
-        f"telic {args.command} stopped on an internal error",
         "internal_error",
+        f"telic {args.command} stopped on an internal error",
         "please report it with the command you ran; TELIC_DEBUG=1 shows the details",
     )
 

@@ -3,24 +3,9 @@
 One decision (``telic.hosts._hook``) decides a host-neutral ``Call``: what a native tool call asks
 for (a capability and its targets), which session made it and whether it is one of Telic's own
 tools. Each host gets a thin reader of its documented stdin and a writer of its documented
-answer, a ``Dialect``; ``telic hook <host>`` picks one. Pure; nothing here reads the ledger, and
-nothing here imports more than ``json`` (the hook runs in a fresh process per tool call).
-
-- **Claude Code** (``claude-code``): ``PreToolUse``/``PostToolUse`` with ``tool_name`` and
-  ``tool_input``; answer ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-  "permissionDecision", "permissionDecisionReason"}}``. Cursor runs a project's
-  ``.claude/settings.json`` hooks too, in Claude Code's format but with Cursor's tool names, so
-  this reader knows Cursor's names as well.
-- **VS Code** agent mode (``vscode``): Claude Code's input and answer, VS Code's tool names
-  (the Claude Code reader knows them too, since VS Code runs ``.claude/settings.json`` hooks).
-- **Codex** (``codex``): ``PreToolUse`` (``Bash``, ``apply_patch`` whose ``command`` is the
-  patch, MCP tools as ``mcp__<server>__<tool>``), ``PermissionRequest`` (Codex is about to ask
-  the user) and ``PostToolUse``. A ``PreToolUse`` deny is Claude Code's shape; Codex supports
-  no ``allow`` there, so an allow says nothing and Codex's own approval applies, which the
-  ``PermissionRequest`` answer (``decision: {behavior: "allow"|"deny", message}``) then settles.
-- **Cursor** (``cursor``): ``preToolUse``, ``beforeShellExecution``, ``beforeMCPExecution``,
-  ``beforeReadFile``, ``subagentStart`` (decided) and ``postToolUse``/``afterMCPExecution``
-  (refresh); answer ``{"permission": "allow"|"deny", "user_message", "agent_message"}``.
+answer, a ``Dialect``; ``telic hook <host>`` picks one. docs/hosts.md tables each host's events,
+tool names and answers. Pure; nothing here reads the ledger, and nothing here imports more than
+``json`` (the hook runs in a fresh process per tool call).
 """
 
 from __future__ import annotations
@@ -118,7 +103,6 @@ class Verdict(NamedTuple):
 class Dialect(NamedTuple):
     """One host's reader and writer."""
 
-    host: str
     label: str
     """How the trace names the host (``Claude Code Write: …``)."""
     read: Callable[[Mapping[str, object]], Call]
@@ -145,14 +129,6 @@ def shell(command: object) -> Mapped:
     if text in READ_ONLY_COMMANDS:
         return Mapped("shell.inspect", READ_ONLY_COMMANDS[text])
     return Mapped("shell.execute", text or None)
-
-
-def _first(tool_input: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
-    for key in keys:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def _each(tool_input: Mapping[str, object], key: str) -> list[str]:
@@ -205,9 +181,13 @@ def read_event(dialect: Dialect, raw: bytes) -> Call:
     return dialect.read(value)
 
 
-def _text(event: Mapping[str, object], key: str) -> str | None:
-    value = event.get(key)
-    return value if isinstance(value, str) and value else None
+def _text(event: Mapping[str, object], *keys: str) -> str | None:
+    """The first of ``keys`` whose value is a non-empty string."""
+    for key in keys:
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _tool(event: Mapping[str, object]) -> tuple[str, Mapping[str, object]]:
@@ -306,7 +286,7 @@ def _table_call(
     if many is not None:
         targets = _each(tool_input, many)
         return tuple(Mapped(capability, t) for t in targets) or (Mapped(capability, None),)
-    target = _first(tool_input, keys) or _DEFAULT_TARGETS.get(tool_name)
+    target = _text(tool_input, *keys) or _DEFAULT_TARGETS.get(tool_name)
     return (Mapped(capability, target),)
 
 
@@ -345,8 +325,8 @@ def _answer(event: str, verdict: Verdict) -> str:
 
 def _read_claude(event: Mapping[str, object]) -> Call:
     # VS Code's reference spells some common fields in camelCase: either spelling is read.
-    name = _text(event, "hook_event_name") or _text(event, "hookEventName") or "PreToolUse"
-    session = _text(event, "session_id") or _text(event, "sessionId")
+    name = _text(event, "hook_event_name", "hookEventName") or "PreToolUse"
+    session = _text(event, "session_id", "sessionId")
     return _read_tool_event(event, name, claude_tool, "PreToolUse", session)
 
 
@@ -497,7 +477,7 @@ def _read_cursor(event: Mapping[str, object]) -> Call:
         target = _text(event, "file_path")
         return Call("decide", name, "Read", (Mapped("repository.read", target),), session, cwd)
     if name == "subagentStart":
-        kind = _first(event, ("subagent_type", "agent_type", "subagent_name")) or "subagent"
+        kind = _text(event, "subagent_type", "agent_type", "subagent_name") or "subagent"
         return Call("decide", name, "Task", (Mapped("subagent.spawn", kind),), session, cwd)
     if name not in _CURSOR_DECIDED | _CURSOR_REFRESH:
         return Call("ignore", name, name, None, session, cwd)
@@ -521,10 +501,10 @@ def _write_cursor(reply: str, verdict: Verdict) -> str:
 
 
 DIALECTS: Final[Mapping[str, Dialect]] = {
-    "claude-code": Dialect("claude-code", "Claude Code", _read_claude, _write_claude, "PreToolUse"),
-    "codex": Dialect("codex", "Codex", _read_codex, _write_codex, "PreToolUse"),
-    "cursor": Dialect("cursor", "Cursor", _read_cursor, _write_cursor, "preToolUse"),
-    "vscode": Dialect("vscode", "VS Code", _read_claude, _write_claude, "PreToolUse"),
+    "claude-code": Dialect("Claude Code", _read_claude, _write_claude, "PreToolUse"),
+    "codex": Dialect("Codex", _read_codex, _write_codex, "PreToolUse"),
+    "cursor": Dialect("Cursor", _read_cursor, _write_cursor, "preToolUse"),
+    "vscode": Dialect("VS Code", _read_claude, _write_claude, "PreToolUse"),
 }
 """``telic hook <host>``'s dialects; ``claude-code`` is the default of installed kits."""
 

@@ -1,30 +1,18 @@
-"""``telic hook claude-code``: decide a native tool call from the ledger, in-process, fail closed.
+"""``telic hook <host>``: decide a native tool call from the ledger, in-process, fail closed.
 
-Claude Code runs the command before each matching tool call, in a fresh process, with the
-PreToolUse event on stdin. The command:
+The host runs the command before each matching tool call, in a fresh process, with its event on
+stdin. The command finds the ledger as ``telic serve`` does (an SQLite one read through the
+standard library's ``sqlite3``, ``DirectLedger``; any other through the async ledger on a private
+event loop, ``PortalLedger``), picks the live run this session drives (``select_run``), maps the
+tool through the host's dialect (``_dialects``), decides with
+``telic.permissions.authorize_action`` over the run's layers (``_layers``) and protected-path
+grants — the decision ``telic_check_tool_action`` makes — traces it as a ``permission_checked``
+event and answers in the host's format. docs/hosts.md ("What it decides, in order") gives the
+rules step by step.
 
-1. finds the ledger exactly as ``telic serve`` does for the repository (``--repository-root``,
-   else ``$TELIC_REPOSITORY_ROOT``, else the event's ``cwd``), reading an SQLite ledger with
-   the standard library's ``sqlite3`` (``DirectLedger``) and any other store through the async
-   ledger on a private event loop (``PortalLedger``, slower): the same calls either way;
-2. takes the repository's live runs (status running or awaiting clarification). None: it prints
-   nothing and exits 0, so the host proceeds as if no hook were set;
-3. picks the run this session drives: the run id the session last passed to one of Telic's own
-   MCP tools (this hook sees those calls too and records the binding), else the repository's
-   only live run. Several live runs and no binding: deny, naming them;
-4. maps the tool to a capability and target (the host's dialect, ``_dialects``) and decides with
-   ``telic.permissions.authorize_action`` over the run's three layers
-   (``telic.controller.tool_layers``, through the snapshot of ``_layers``) and the run's
-   explicit protected-path grants, the very decision ``telic_check_tool_action`` makes;
-5. appends the decision to the run's trace as a ``permission_checked`` event with
-   ``record_events``, the async backend's own plan and transaction;
-6. answers in Claude Code's JSON (allow or deny, with the reason the model sees).
-
-While a run is live, anything that prevents a decision — unreadable input, an unknown tool, a
-ledger error, a crash — is a deny with its reason: the hook fails closed. A ``PostToolUse``
-event for one of Telic's tools refreshes the layer snapshot (after a step the phase has
-moved) and never blocks. Session bindings, layer snapshots and cast scopes are files in the
-state directory, ``$TELIC_STATE_DIR`` or the repository's default, whatever the store.
+With no live run it says nothing. While a run is live, anything that prevents a decision —
+unreadable input, an unknown tool, a ledger error, a crash — is a deny with its reason: the hook
+fails closed. Session bindings, layer snapshots and cast scopes are files in the state directory.
 """
 
 from __future__ import annotations
@@ -104,10 +92,6 @@ def uuid4_text(random: bytes) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-class _Refused(Exception):
-    """A deny decided before any layer was asked (its message is the reason)."""
-
-
 def _root(repository_root: str | None, environ: Mapping[str, str], cwd: str | None) -> str:
     chosen = repository_root or environ.get(REPOSITORY_ROOT_ENV) or cwd or os.getcwd()
     return str(Path(chosen).resolve())
@@ -149,12 +133,12 @@ def select_run(live: Sequence[LiveRun], bound: str | None) -> LiveRun | str:
     )
 
 
-def _event(run: LiveRun, decision: Decision | None, capability: str, reason: str) -> NewTraceEvent:
+def _event(run: LiveRun, decision: Decision, capability: str, summary: str) -> NewTraceEvent:
     """The trace event ``telic_check_tool_action`` records for the same decision."""
-    if decision is None or decision.code == "unknown_capability":
-        return _host_event(run, "tool_action_refused", reason)
+    if decision.code == "unknown_capability":
+        return _host_event(run, "tool_action_refused", summary)
     return _checked(
-        run, reason, Verdict(decision.verdict, decision.reason), capability, decision.scope
+        run, summary, Verdict(decision.verdict, decision.reason), capability, decision.scope
     )
 
 
@@ -205,10 +189,9 @@ _PATH_CAPABILITIES: Final = frozenset({"repository.read", "repository.write", "r
 def _shown(capability: str, target: str) -> str:
     """``target`` as the trace and the reason may hold it: redacted as the tool redacts it.
 
-    A repository path is not scanned, and what the host typed is scanned only when the
-    detector's cheap pre-filter cannot clear it (``cannot_hold_secret``: no anchor, keyword or
-    decodable base64 run): loading the detector would cost every Read, Edit, Write and
-    ordinary Bash command a few hundred milliseconds in a fresh process.
+    A repository path is not scanned, and what the host typed only when the detector's cheap
+    pre-filter cannot clear it: loading the detector costs a fresh process a few hundred
+    milliseconds (docs/hosts.md, "Speed").
     """
     if capability in _PATH_CAPABILITIES:
         return target
@@ -264,7 +247,7 @@ def _decide(store: Store, run: LiveRun, call: Call, label: str) -> Verdict:
             f"{where}: Telic cannot map the tool {call.tool} to a capability, so it may "
             "not run while the run is live"
         )
-        ledger.record_events(run.run_id, [_event(run, None, "unmapped", reason)])
+        ledger.record_events(run.run_id, [_host_event(run, "tool_action_refused", reason)])
         return Verdict("deny", reason)
     authority = _layers(store, run)
     reasons: list[str] = []
@@ -420,7 +403,9 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
         return _pre_allowed(call)
     try:
         if call is None:
-            raise _Refused(f"{problem}; denying while a Telic run is live")
+            return Verdict(
+                "deny", f"Telic denies this tool call: {problem}; denying while a Telic run is live"
+            )
         if call.what == "refresh":  # a Telic tool ran: store every live run's stale layers
             for run in live:
                 _layers(store, run)
@@ -430,12 +415,10 @@ def _with_ledger(store: Store, call: Call | None, problem: str, label: str) -> V
             return _telic_tool(store.state_dir, call, live)
         chosen = select_run(live, _bound(store.state_dir, call.session_id))
         if isinstance(chosen, str):
-            raise _Refused(chosen)
+            return Verdict("deny", f"Telic denies this tool call: {chosen}")
         if call.agent_id is not None:  # a subagent's start, stop or call: its cast decides
             return _child(store, chosen, call, label)
         return _decide(store, chosen, call, label)
-    except _Refused as refused:
-        return Verdict("deny", f"Telic denies this tool call: {refused}")
     except Exception as exc:  # the hook boundary: a live run and no decision is a deny
         return Verdict(
             "deny", f"Telic could not decide this tool call, so it is denied: {_say(exc)}"

@@ -1,12 +1,9 @@
 """Host kits: the project files ``telic init <host>`` writes, merged into what is already there.
 
 A kit is planned purely (``plan_kit``: the files' current text in, their new text out) and
-written by ``write_kit``. Each file follows its host's documented format (docs/hosts.md names
-them): Claude Code's ``.mcp.json``, ``.claude/settings.json`` hooks, ``.claude/agents/*.md`` and
-``.claude/skills/*/SKILL.md``; Codex's ``.codex/config.toml`` ``[mcp_servers.telic]`` and
-``AGENTS.md``; Cursor's ``.cursor/mcp.json`` and ``.cursor/rules/*.mdc``. Commands are absolute
-and bind the repository explicitly (``--repository-root``), so a host started in another folder
-still drives this one.
+written by ``write_kit``. Each file follows its host's documented format (docs/hosts.md tables
+them). Commands are absolute and bind the repository explicitly (``--repository-root``), so a
+host started in another folder still drives this one.
 
 Merging never drops what the user wrote: JSON files keep every other key (re-indented with two
 spaces when the file was written differently); TOML and Markdown files keep every byte outside
@@ -27,7 +24,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from telic._errors import UsageError
 from telic.hosts._dialects import (
@@ -38,8 +35,6 @@ from telic.hosts._dialects import (
     TELIC_TOOL_PREFIX,
 )
 
-Host = Literal["claude-code", "codex", "cursor", "vscode"]
-HOSTS: Final[tuple[Host, ...]] = ("claude-code", "codex", "cursor", "vscode")
 SERVER_NAME: Final = "telic"
 AGENT_NAME: Final = "telic-cast"
 SKILL_NAME: Final = "telic-workflow"
@@ -283,8 +278,9 @@ _TABLE: Final = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*telic\s*(\]|\.)", re.MU
 _ANY_TABLE: Final = re.compile(r"^\s*\[", re.MULTILINE)
 
 
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+def _toml(value: str | bool | Sequence[str]) -> str:
+    # JSON's strings, booleans and arrays of strings are TOML's too (a string: a basic string).
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) -> str:
@@ -295,14 +291,7 @@ def _with_codex_server(path: str, text: str | None, entry: Mapping[str, Any]) ->
         raise UsageError(f"init.toml: {path} is not valid TOML ({exc}); fix it first") from None
     if parsed.get("mcp_servers", {}).get(SERVER_NAME) == dict(entry):
         return original
-    lines = [f"[mcp_servers.{SERVER_NAME}]"]
-    for key, value in entry.items():
-        if isinstance(value, bool):
-            lines.append(f"{key} = {'true' if value else 'false'}")
-        elif isinstance(value, str):
-            lines.append(f"{key} = {_toml_string(value)}")
-        else:
-            lines.append(f"{key} = [{', '.join(_toml_string(item) for item in value)}]")
+    lines = [f"[mcp_servers.{SERVER_NAME}]", *(f"{k} = {_toml(v)}" for k, v in entry.items())]
     block = "\n".join(lines) + "\n"
     kept = original
     found = list(_TABLE.finditer(original))
@@ -379,10 +368,10 @@ def _codex(root: str, command: Sequence[str], resident: bool, cast_turns: int) -
     groups = _claude_groups(hook_command(command, root, "codex"), CODEX_MATCHER, children=True)
     wanted = {**groups, "PermissionRequest": {**groups["PreToolUse"]}}
     agent_text = (
-        f"name = {_toml_string(AGENT_NAME)}\n"
-        f"description = {_toml_string(AGENT_DESCRIPTION)}\n"
+        f"name = {_toml(AGENT_NAME)}\n"
+        f"description = {_toml(AGENT_DESCRIPTION)}\n"
         'sandbox_mode = "read-only"\n'
-        f"developer_instructions = {_toml_string(AGENT_TEXT)}\n"
+        f"developer_instructions = {_toml(AGENT_TEXT)}\n"
     )
     return {
         config: lambda t: _with_codex_server(config, t, entry),
@@ -436,6 +425,8 @@ _PLANS: Final = {
     "cursor": _cursor,
     "vscode": _vscode,
 }
+HOSTS: Final = tuple(_PLANS)
+"""The hosts ``telic init`` writes a kit for."""
 
 
 def _read(root: Path, relative: str) -> str | None:
