@@ -174,8 +174,6 @@ class DemoOutcome:
     diff: str
     steps: int
     """How many progress steps the run took (``STEPS`` when all went to plan)."""
-    temporary: bool
-    """Whether the demo made its own temporary folder (the caller did not pass ``workdir``)."""
 
     @property
     def workdir(self) -> Path:
@@ -326,7 +324,6 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
         seconds=time.monotonic() - started,
         diff=str(diff),
         steps=progress.done,
-        temporary=workdir is None,
     )
 
 
