@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_origin
+from typing import Any, Final, get_origin
 
 from pydantic import BaseModel
 
@@ -18,6 +18,12 @@ from telic.permissions import MUTATING_REPOSITORY
 from telic.protocol import ARTIFACT_MODELS, DimensionScores, WorkNode
 
 JSON = dict[str, Any]
+_BOUNDS: Final = {
+    "scope": {"include": ["src"], "exclude": ["tests"]},
+    "constraints": ["Stay inside src/", "Do not edit the tests"],
+    "nonGoals": ["Refactoring unrelated code"],
+}
+"""The scope, constraints and non-goals the frame states and the contract copies."""
 
 
 def permissions(read: Sequence[str] = (), write: Sequence[str] = (), *, children: int = 0) -> JSON:
@@ -86,8 +92,6 @@ class Bodies:
         ids = {"schemaVersion": "1.0", "id": artifact_id, "runId": self.run_id}
         return ids | _empty_lists(ARTIFACT_MODELS[artifact_type])
 
-    # ------------------------------------------------------------------ framing
-
     def frame(self, fid: str = "frame-1") -> JSON:
         """Agent 1's ProblemFrame."""
         return self._base("ProblemFrame", fid) | {
@@ -102,9 +106,7 @@ class Bodies:
                     "sourceRef": self.request,
                 }
             ],
-            "scope": {"include": ["src"], "exclude": ["tests"]},
-            "constraints": ["Stay inside src/", "Do not edit the tests"],
-            "nonGoals": ["Refactoring unrelated code"],
+            **_BOUNDS,
             "draftAcceptanceCriteria": self.criteria,
             "clarification": {"required": False, "reason": None},
             "rationaleSummary": "Framed from the user's request.",
@@ -118,9 +120,7 @@ class Bodies:
             "problemFrameRef": self.uri(frame),
             "intentMode": self.mode,
             "objective": self.goal,
-            "scope": {"include": ["src"], "exclude": ["tests"]},
-            "constraints": ["Stay inside src/", "Do not edit the tests"],
-            "nonGoals": ["Refactoring unrelated code"],
+            **_BOUNDS,
             "permissions": self.permissions,
             "acceptanceCriteria": self.criteria,
             "verificationRequirements": self.verifications,
@@ -159,8 +159,6 @@ class Bodies:
             "decision": "pass",
             "rationaleSummary": "Ready to plan.",
         }
-
-    # ------------------------------------------------------------------ planning and work
 
     def node(
         self,
@@ -258,8 +256,6 @@ class Bodies:
             ],
             "rationaleSummary": note,
         }
-
-    # ------------------------------------------------------------------ judgement
 
     def diagnosis_gate(
         self, evidence: str, capabilities: Sequence[str], permissions: JSON, rationale: str

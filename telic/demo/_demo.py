@@ -48,21 +48,17 @@ class Progress:
     def __init__(self, total: int | None = None, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
         self._total = total
-        self._done = 0
+        self.done = 0
+        """How many steps were counted."""
         self._enabled = self._stream.isatty()
         self._width = 0
 
-    @property
-    def done(self) -> int:
-        """How many steps were counted."""
-        return self._done
-
     def step(self, message: str) -> None:
         """Count one step and show ``message``."""
-        self._done += 1
+        self.done += 1
         if not self._enabled:
             return
-        count = f"{self._done}/{self._total}" if self._total else str(self._done)
+        count = f"{self.done}/{self._total}" if self._total else str(self.done)
         line = f"[{count}] {message}"[:100]
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
@@ -126,9 +122,8 @@ class DemoRepository:
         return done.returncode, (done.stdout + done.stderr).strip()
 
     def diagnose(self) -> str:
-        """Run the failing tests and show the faulty line."""
-        code, output = self.run_tests()
-        return f"$ python -m unittest discover -s tests  (exit {code})\n{output}\n"
+        """Run the failing tests; return their transcript."""
+        return _transcript(*self.run_tests())
 
     def apply_fix(self) -> Change:
         """Replace the 0-based start index with the 1-based one."""
@@ -154,7 +149,11 @@ class DemoRepository:
         code, output = self.run_tests()
         if code != 0:
             raise RuntimeError(f"the tests still fail after the fix:\n{output}")
-        return f"$ python -m unittest discover -s tests  (exit {code})\n{output}\n"
+        return _transcript(code, output)
+
+
+def _transcript(code: int, output: str) -> str:
+    return f"$ python -m unittest discover -s tests  (exit {code})\n{output}\n"
 
 
 @dataclass(frozen=True)
@@ -175,8 +174,6 @@ class DemoOutcome:
     diff: str
     steps: int
     """How many progress steps the run took (``STEPS`` when all went to plan)."""
-    temporary: bool
-    """Whether the demo made its own temporary folder (the caller did not pass ``workdir``)."""
 
     @property
     def workdir(self) -> Path:
@@ -327,7 +324,6 @@ async def run_demo(source: Path | None = None, workdir: Path | None = None) -> D
         seconds=time.monotonic() - started,
         diff=str(diff),
         steps=progress.done,
-        temporary=workdir is None,
     )
 
 

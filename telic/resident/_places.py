@@ -1,21 +1,9 @@
 """Where a resident server lives: its private directory, its key, its socket, lock and log.
 
 Standard library only: the shim and the hook client import this in the fresh process a host
-spawns. A resident server is keyed by everything that changes what it serves — the repository
-root, the ledger settings (``TELIC_DATABASE_URL``, ``TELIC_STATE_DIR``), the schema mode and
-a fingerprint of the installed Telic code and interpreter — so a shim never attaches to a
-server that would behave differently from a fresh ``telic serve``. The hook socket's key leaves
-the schema mode out: the hook's decision does not depend on it.
-
-The directory (``$TELIC_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/telic``, else
-``/tmp/telic-<uid>``) is created with mode 0700 and refused unless it is a real directory owned
-by this user with no group or world access: whoever can reach the socket drives the ledger.
-Another local user can create ``/tmp/telic-<uid>`` first, so a default directory that exists
-and is not private to this user is passed over for one in the user's home
-(``$XDG_CACHE_HOME/telic/run``, else ``$HOME/.cache/telic/run``) instead of keeping every
-resident server from starting; a directory the user chose (``$TELIC_RUNTIME_DIR``) is never
-passed over, only refused.
-Socket names are short hashes, since a Unix socket path is limited to about 104 bytes.
+spawns. The key covers everything that changes what a server serves, so a shim never attaches
+to one that would behave differently from a fresh ``telic serve``; the directory is the access
+control, refused unless private to this user (docs/design.md, "Key" and "Permissions").
 """
 
 from __future__ import annotations
@@ -190,9 +178,6 @@ class Places:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Places) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
 
     def __repr__(self) -> str:
         return f"Places(directory={self.directory!r}, key={self.key!r}, socket={self.socket!r})"

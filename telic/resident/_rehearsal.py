@@ -1,17 +1,9 @@
 """The rehearsal: one report_only run played once on a scratch service as the server warms up.
 
-A resident server started cold has imported its modules by the time its backend is open, but the
-first run a host starts still pays for everything a first call does once: the lazily imported
-modules of each tool, pydantic's first validation of each model, the drafts' rule statements,
-the schema emitter's tables, the envelope. A host's model thinks for seconds before its first
-``telic_start_run``; the server spends part of that time playing one complete report_only run
-(start, ground, the four phase artifacts, the report) through its own MCP tools against a
-throwaway in-memory ledger in a scratch directory, so that the host's first run goes as a run on
-a warm server does (``benchmarks/startup.py --think 2000``; the row is in docs/performance.md).
-
-Nothing of the rehearsal reaches the server's ledger, repository or telemetry: its service is
-its own, opened over ``memory://`` with a scratch repository and state directory, and it is gone
-when the rehearsal ends. A rehearsal that fails costs nothing but its line on stderr.
+So that a host's first run meets code that has all run once (lazy imports, pydantic's first
+validations, the emitter's tables) while its model still thinks. Nothing of it reaches the
+server's ledger, repository or telemetry: its service is its own, over ``memory://`` in a
+temporary directory. A failure is one line on stderr (docs/design.md, "Rehearsal").
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
-"""The resident server: one process per repository and settings, serving every attached session.
+"""The resident server: one process per places key, serving every attached session.
 
-It opens the service once (``telic.server.open_backend``, as ``telic serve`` does), then
-listens on two Unix sockets in its private directory (``_places``):
-
-* the MCP socket: each connection is one MCP session with exactly the behaviour of ``telic
-  serve`` over stdio — the same server (``assemble``, so each session has its own schema
-  bookkeeping), the same framing and hostile-input handling (``telic.server._stdio``'s
-  ``serve_lines`` over ``PipeLines`` / ``PipeWriter`` on the connection's descriptor);
-* the answers: while it warms up it writes, atomically, the answers its own sessions give to
-  ``initialize`` (or ``server/discover``, for each protocol version the SDK serves) and to
-  the listings (``_shim.LISTINGS``), with the places key they hold for, so the next shim can
-  answer a host from them before this server's successor has imported anything (``_shim``);
-* the hook socket: each connection carries one ``telic hook <host>`` event, decided by the
-  in-process hook's own code (``telic.hosts.host_hook``, in the host's dialect) in a worker
-  thread.
-
-It says ``ready`` on the pipe its starter passed (``--ready-fd``) once both listen, or ``error
-…`` when the backend cannot open. It exits after ``--idle`` seconds with no attached session
-(hook calls count as activity), on SIGTERM or SIGINT, and removes its socket files on the way
-out (only if they are still its own). Before it stops listening it takes the start lock, so a
-shim starting a successor never races it, and serves whatever connections were already queued.
+It opens the backend once (``OpeningBackend``) while it already listens on two Unix sockets:
+the MCP socket, one ``serve_lines`` session per connection (exactly ``telic serve``'s
+behaviour), and the hook socket, one ``telic.hosts.host_hook`` decision per connection. It
+writes the answers file (``write_answers``) and plays the rehearsal while it warms up, says
+``listening``, then ``ready`` or ``error …``, on ``--ready-fd``, and exits when idle or
+signalled (docs/design.md, "``telic.resident``: the resident server").
 """
 
 from __future__ import annotations
@@ -32,7 +18,7 @@ import json
 import os
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -131,6 +117,17 @@ class _Activity:
         self._changed.set()
         self._changed = anyio.Event()
 
+    @contextlib.contextmanager
+    def attached(self) -> Iterator[None]:
+        """Count one session (or the answers' writing) as attached while the block runs."""
+        self.sessions += 1
+        self.touch()
+        try:
+            yield
+        finally:
+            self.sessions -= 1
+            self.touch()
+
     async def changed(self) -> None:
         await self._changed.wait()
 
@@ -148,19 +145,13 @@ async def _idle(activity: _Activity, seconds: float) -> None:
 
 
 async def _session(connection: socket.socket, make: Callable[[], Any], activity: _Activity) -> None:
-    activity.sessions += 1
-    activity.touch()
-    try:
-        with connection:
-            connection.setblocking(False)
-            fd = connection.fileno()
-            try:
-                await serve_lines(make(), PipeLines(fd), PipeWriter(fd))
-            except Exception as exc:  # one session's failure (a reset peer) ends only that one
-                say(f"telic: a resident session ended: {type(exc).__name__}: {exc}")
-    finally:
-        activity.sessions -= 1
-        activity.touch()
+    with activity.attached(), connection:
+        connection.setblocking(False)
+        fd = connection.fileno()
+        try:
+            await serve_lines(make(), PipeLines(fd), PipeWriter(fd))
+        except Exception as exc:  # one session's failure (a reset peer) ends only that one
+            say(f"telic: a resident session ended: {type(exc).__name__}: {exc}")
 
 
 async def _receive_all(connection: socket.socket) -> bytes:
@@ -339,15 +330,12 @@ async def _answers(make: Callable[[], Any], sockets: Sockets, activity: _Activit
     before they are written."""
     if sockets.answers is None:
         return
-    activity.sessions += 1
-    activity.touch()
-    try:
-        await write_answers(make, sockets.answers, sockets.answers_key)
-    except Exception as exc:  # no answers: the next shim relays as it did before them
-        say(f"telic: the resident server could not write its answers: {type(exc).__name__}: {exc}")
-    finally:
-        activity.sessions -= 1
-        activity.touch()
+    with activity.attached():
+        try:
+            await write_answers(make, sockets.answers, sockets.answers_key)
+        except Exception as exc:  # no answers: the next shim relays as it did before them
+            error = f"{type(exc).__name__}: {exc}"
+            say(f"telic: the resident server could not write its answers: {error}")
 
 
 async def _rehearse(

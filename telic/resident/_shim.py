@@ -1,29 +1,11 @@
 """``telic serve --resident`` and the hook's client: attach to the resident server, or start it.
 
-Standard library only, imported by ``telic.cli._entry`` before anything heavy. The shim:
-
-1. computes the server's places (``_places``) for the repository and settings;
-2. connects to its socket; if nothing listens (no file, or a stale one left by a killed
-   server), takes the start lock (``fcntl.flock``), checks again (another shim may just have
-   started it), removes a stale socket and starts ``python -m telic.resident`` detached (a new
-   session, stdin and stdout on the null device, stderr appended to the log), then waits for it
-   to say ``listening`` on a pipe, for at most ``TELIC_RESIDENT_START_TIMEOUT`` seconds (30),
-   and attaches while the server still opens its backend;
-3. relays stdin to the socket and the socket to stdout, byte for byte, until the host closes
-   stdin (exit 0) or the server ends the session first (one line on stderr, exit 1: the host
-   sees its server exit, as when ``telic serve`` dies). When the server it started ends the
-   session because its backend could not open, the shim prints that one line instead (the
-   server's ``error …`` on the pipe) and exits 1.
-
-While it waits for the server, the shim answers a host's handshake and listings itself, from
-the answers a server of the same key wrote (``answers_path``; ``read_answers``): ``initialize``
-and then ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list``
-(without a cursor), byte for byte what that server answers. Everything else waits for the
-server; the ``initialize`` it answered is forwarded too (the server's session needs its
-handshake), and the server's answer to it is dropped. No answers, answers of another key, or a
-first line that is not an ``initialize`` of a protocol version they hold: today's relay.
-
-The hook's client is here too (``ask_hook``, ``run_hook``, ``Deadline``).
+Standard library only (built-in and C modules on the warm path), imported by
+``telic.cli._entry`` before anything heavy. It connects to the server of its places key, or
+starts one under the start lock; answers a host's handshake and listings from the answers file
+while that server warms up; then relays bytes both ways. A server that ends the session first
+is one line on stderr and exit 1. The key, start, answers and hook rules are in docs/design.md,
+"``telic.resident``: the resident server".
 """
 
 from __future__ import annotations
@@ -52,8 +34,6 @@ if TYPE_CHECKING:
     from typing import Final
 
 
-START_TIMEOUT_ENV: Final = "TELIC_RESIDENT_START_TIMEOUT"
-_DEFAULT_START_TIMEOUT: Final = 30.0
 HOOK_WAIT: Final = 10.0
 """Seconds the hook waits for the resident server in all (connecting, sending, the answer): a
 third of the ``timeout`` every kit gives the hook (``telic.hosts._kits.HOOK_TIMEOUT_SECONDS``,
@@ -210,9 +190,8 @@ def _spawn(places: Places, options: ServeOptions, environ: Mapping[str, str]) ->
     import contextlib
     import subprocess  # only a shim that starts a server pays for these imports
 
-    timeout = env_seconds(
-        environ, START_TIMEOUT_ENV, _DEFAULT_START_TIMEOUT, 600, "resident.start_timeout"
-    )
+    name = "TELIC_RESIDENT_START_TIMEOUT"
+    timeout = env_seconds(environ, name, 30.0, 600, "resident.start_timeout")
     idle = idle_seconds(environ)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(places.socket)  # stale: nothing answered on it, and we hold the lock
@@ -350,14 +329,19 @@ def relay(connection: _socket.socket, stdin: int = 0, stdout: int = 1) -> bool:
             _shut(connection)
 
     _thread.start_new_thread(upstream, ())
+    return _downstream(connection, stdout) or bool(host_done)
+
+
+def _downstream(connection: _socket.socket, stdout: int) -> bool:
+    """Copy the server to ``stdout`` until it ends; ``True`` when the host stopped reading."""
     try:
         while chunk := connection.recv(_CHUNK):
             _write_all(stdout, chunk)
     except BrokenPipeError:
-        return True  # the host stopped reading: it is going away
+        return True  # the host is going away
     except OSError:
-        return bool(host_done)
-    return bool(host_done)
+        pass
+    return False
 
 
 def answers_path(places: Places) -> str:
@@ -562,13 +546,11 @@ def relay_answering(state: _Answering, connection: _socket.socket) -> bool:
             connection, state.initialize_id, state.stdout
         ):
             return state.host_done
-        while chunk := connection.recv(_CHUNK):
-            _write_all(state.stdout, chunk)
     except BrokenPipeError:
         return True  # the host stopped reading: it is going away
     except OSError:
-        pass
-    return state.host_done
+        return state.host_done
+    return _downstream(connection, state.stdout) or state.host_done
 
 
 def serve_resident(words: Sequence[str], root_option: str | None) -> int:

@@ -140,7 +140,6 @@ def _outcome(tmp_path: Path) -> DemoOutcome:
         seconds=2.5,
         diff="--- a/src/pagination.py\n+++ b/src/pagination.py\n",
         steps=STEPS,
-        temporary=True,
     )
 
 
