@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, get_origin
+from typing import Any, get_origin
 
 from pydantic import BaseModel
 
@@ -18,12 +18,16 @@ from telic.permissions import MUTATING_REPOSITORY
 from telic.protocol import ARTIFACT_MODELS, DimensionScores, WorkNode
 
 JSON = dict[str, Any]
-_BOUNDS: Final = {
-    "scope": {"include": ["src"], "exclude": ["tests"]},
-    "constraints": ["Stay inside src/", "Do not edit the tests"],
-    "nonGoals": ["Refactoring unrelated code"],
-}
-"""The scope, constraints and non-goals the frame states and the contract copies."""
+
+
+def _bounds() -> JSON:
+    """The scope, constraints and non-goals the frame states and the contract copies (fresh
+    lists each time: a caller may edit a body it was handed)."""
+    return {
+        "scope": {"include": ["src"], "exclude": ["tests"]},
+        "constraints": ["Stay inside src/", "Do not edit the tests"],
+        "nonGoals": ["Refactoring unrelated code"],
+    }
 
 
 def permissions(read: Sequence[str] = (), write: Sequence[str] = (), *, children: int = 0) -> JSON:
@@ -106,7 +110,7 @@ class Bodies:
                     "sourceRef": self.request,
                 }
             ],
-            **_BOUNDS,
+            **_bounds(),
             "draftAcceptanceCriteria": self.criteria,
             "clarification": {"required": False, "reason": None},
             "rationaleSummary": "Framed from the user's request.",
@@ -120,7 +124,7 @@ class Bodies:
             "problemFrameRef": self.uri(frame),
             "intentMode": self.mode,
             "objective": self.goal,
-            **_BOUNDS,
+            **_bounds(),
             "permissions": self.permissions,
             "acceptanceCriteria": self.criteria,
             "verificationRequirements": self.verifications,
