@@ -33,7 +33,7 @@ JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON
 OutcomeHint = Literal["completed", "partial", "blocked"]
 """What the run is heading for, as reviews and audits have decided so far."""
 
-_TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
+TERMINAL_STATUSES: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
 """The statuses of a run that has ended."""
 
 FIXED_RUN_FIELDS: Final = (
@@ -141,7 +141,7 @@ class RunRecord:
     @property
     def terminal(self) -> bool:
         """Whether the run has ended (completed, partial, blocked or cancelled)."""
-        return self.status in _TERMINAL
+        return self.status in TERMINAL_STATUSES
 
     @property
     def action_id(self) -> str:
