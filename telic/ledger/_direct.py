@@ -1,12 +1,10 @@
 """``DirectLedger``: an SQLite ledger read and appended to synchronously, by a short-lived process.
 
 ``telic hook`` decides one host tool call per fresh process. The async ``Ledger`` would cost it
-anyio, aiosqlite and an event loop for a few reads and one append, so this handle offers what a
-decision needs over a blocking connection: the repository's live runs, a run's version key, its
-trace events of some types, and ``record_events``, which appends through the very probe, plan
-and transaction the async SQLite backend runs for ``Ledger.record_events`` (the hash chain,
-quotas and secret backstop included). It imports the standard library and the ledger's pure
-modules only.
+anyio, aiosqlite and an event loop for a few reads and one append, so this handle makes the
+calls of ``BlockingLedger`` over a blocking connection, appending through the very probe, plan
+and transaction the async SQLite backend runs (the hash chain, quotas and secret backstop
+included). It imports the standard library and the ledger's pure modules only.
 """
 
 from __future__ import annotations

@@ -149,14 +149,8 @@ class RunRecord:
         return f"action:{self.run_id}:{self.version}"
 
     def to_wire(self) -> RunWire:
-        """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
-
-        This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
-        shapes"); ``controller_state`` is storage, never on the wire. A run started with
-        ``topology_override`` or ``prior_run_id`` (beyond Telic 1.0) also carries ``topology``,
-        ``priorRunId`` and ``escalationCount``, where the original's later releases put them;
-        a run that asked for neither is exactly 1.0's.
-        """
+        """The Telic 1.0 ``RunRecord`` (``docs/protocol.md`` §2): camelCase, the two counters
+        inside ``budgets``, without ``controller_state``; the keys beyond 1.0 are ``RunWire``'s."""
         topology: _Topology = {}
         lineage: _Lineage = {}
         if self.topology is not None or self.prior_run_id is not None:
@@ -228,12 +222,9 @@ class NewArtifact:
 
 @dataclass(frozen=True, slots=True, init=False)
 class CanonicalBody:
-    """A JSON body with its canonical bytes and their digest, computed together from the body.
-
-    A writer that has canonicalised a body already (the controller hashes every artifact it
-    accepts) hands this to ``NewArtifact`` so that the ledger does not serialise it a second
-    time. The ledger takes the bytes only for the very ``body`` object they were computed from,
-    after re-hashing them (hashing is cheap; serialising is not).
+    """A JSON body with its canonical bytes and their digest, computed together from the body
+    (``NewArtifact.canonical``: the controller hashes every artifact it accepts, and the ledger
+    then re-hashes these bytes instead of serialising the body a second time).
 
     Raises:
         CanonicalJsonError: the body has no canonical JSON form.

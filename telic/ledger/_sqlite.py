@@ -3,22 +3,15 @@
 One ``sqlite3`` connection, driven from one worker thread one call at a time: aiosqlite's own
 thread on asyncio, ``anyio.to_thread`` with a single-slot limiter on trio (where aiosqlite cannot
 run). Each call into that thread is a *hop*, and hops are most of what an operation costs beyond
-SQLite itself, so each operation is one:
-
-- a ``Reader`` call runs ``BEGIN``, its queries and ``ROLLBACK`` (a single query needs no
-  ``BEGIN``: it is its own snapshot);
-- a mutation runs ``BEGIN IMMEDIATE``, the probe's queries, the engine's pure plan, the plan's
-  writes (checking the row count of the version-fenced update, and rolling everything back with
-  ``LedgerConflict`` when the fence did not hold) and ``COMMIT``.
+SQLite itself, so each ``Reader`` call (``_sqlite_sync.snapshot``) and each mutation
+(``_sqlite_sync.transaction``) is one.
 
 Every mutation is a ``BEGIN IMMEDIATE`` transaction, so writers in other processes are
 serialised by SQLite's own lock. Within this process the single-slot limiter is the lock: no
 transaction or snapshot spans two hops, so tasks cannot interleave inside one.
 
 Bodies live in the ``blobs`` table (schema 2), written in the transaction that refers to them,
-so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL. A
-state directory that holds body files (``blobs/``, Telic 1.0's layout) is refused before anything
-is opened: this store never reads them.
+so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL.
 """
 
 from __future__ import annotations
