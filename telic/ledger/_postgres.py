@@ -28,7 +28,7 @@ from telic._errors import LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
-from ._migrations import check_not_newer, load_migrations
+from ._migrations import APPLIED, CURRENT, pending
 from ._retry import OutcomeUnknownError, TransientError
 from ._rows import (
     SEAL_RUN,
@@ -216,18 +216,14 @@ class PostgresBackend:
 
 
 async def _migrate(connection: _Connection) -> None:
-    migrations = load_migrations("postgres")
     async with connection.transaction():
         await connection.execute(_MIGRATION_LOCK)
         await connection.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
-        current = int(
-            await connection.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations")
-        )
-        check_not_newer(current, migrations)
-        for migration in migrations[current:]:
+        current = int(await connection.fetchval(CURRENT))
+        for migration in pending("postgres", current):
             await connection.execute(migration.sql)
             if migration.name == SEALING_MIGRATION:
                 unsealed = await connection.fetch(UNSEALED_RUNS)
@@ -235,8 +231,5 @@ async def _migrate(connection: _Connection) -> None:
                     dollar_placeholders(SEAL_RUN), [seal_params(row) for row in unsealed]
                 )
             await connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                migration.version,
-                migration.name,
-                utc_now(),
+                dollar_placeholders(APPLIED), migration.version, migration.name, utc_now()
             )

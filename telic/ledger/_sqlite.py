@@ -33,7 +33,7 @@ from telic._errors import ContextSecurityError, LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
-from ._migrations import check_not_newer, load_migrations, split_sqlite_script
+from ._migrations import APPLIED, CURRENT, pending, split_sqlite_script
 from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
 from ._rows import SEAL_RUN, SEALING_MIGRATION, UNSEALED_RUNS, Row, seal_params
@@ -51,26 +51,20 @@ T = TypeVar("T")
 
 
 def _migrate(connection: sqlite3.Connection) -> None:
-    migrations = load_migrations("sqlite")
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
         )
-        row = connection.execute("SELECT coalesce(max(version), 0) FROM schema_migrations")
-        current = int(row.fetchone()[0])
-        check_not_newer(current, migrations)
-        for migration in migrations[current:]:
+        current = int(connection.execute(CURRENT).fetchone()[0])
+        for migration in pending("sqlite", current):
             for statement in split_sqlite_script(migration.sql):
                 connection.execute(statement)
             if migration.name == SEALING_MIGRATION:
                 unsealed = connection.execute(UNSEALED_RUNS).fetchall()
                 connection.executemany(SEAL_RUN, [seal_params(row) for row in unsealed])
-            connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, utc_now()),
-            )
+            connection.execute(APPLIED, (migration.version, migration.name, utc_now()))
         connection.execute("COMMIT")
     except BaseException:
         _rollback(connection)
