@@ -81,9 +81,8 @@ class DirectLedger(BlockingLedger):
     Raises (any method): ``sqlite3.Error`` when the database cannot be read or written.
     """
 
-    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self._connection = connect(path)
-        self._limits = limits or Limits()
 
     def close(self) -> None:
         """Close the connection."""
@@ -110,7 +109,7 @@ class DirectLedger(BlockingLedger):
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, utc_now)
-        limits = self._limits
+        limits = Limits()
         probe = probe_for([], fixed, limits)
         plan = transaction(
             self._connection,

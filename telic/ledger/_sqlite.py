@@ -39,7 +39,6 @@ from ._retry import TransientError
 from ._rows import SEAL_RUN, SEALING_MIGRATION, UNSEALED_RUNS, Row, seal_params
 from ._sql import FollowUps, Query, SqlReader
 from ._sqlite_sync import (
-    BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS,
     DIALECT as _DIALECT,
     connect as _connect,
     rollback as _rollback,
