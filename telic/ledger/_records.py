@@ -267,12 +267,8 @@ class ArtifactRecord:
     record_hash: str
 
     def to_wire(self) -> dict[str, JSON]:
-        """The Telic 1.0 artifact metadata, then this ledger's own fields.
-
-        The first nine keys are the original's, by name (the artifact's id is ``id``); ours
-        follow under names that do not collide: ``sizeBytes``, ``position``, ``chainIndex``,
-        ``previousHash`` and ``recordHash``. ``quota_key`` is storage, never on the wire.
-        """
+        """The Telic 1.0 artifact metadata (the artifact's id is ``id``), then this ledger's own
+        fields; ``quota_key`` is storage, never on the wire."""
         return {
             "id": self.artifact_id,
             "runId": self.run_id,
@@ -373,12 +369,8 @@ class TracePage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunChanges:
-    """What a run gained after a known point: its row, its counters and the appended records.
-
-    ``artifact_count`` and ``event_count`` are the run's totals in the same snapshot, so a
-    reader holding the first ``n`` artifacts and ``m`` events of a run is up to date with
-    ``artifacts`` and ``events`` appended.
-    """
+    """What a run gained after a known point (``Ledger.read_changes``): its row, its counters
+    (the run's totals in the same snapshot) and the appended records."""
 
     run: RunRecord
     artifact_count: int
