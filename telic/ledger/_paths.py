@@ -40,11 +40,15 @@ SQLITE_HEADER: Final = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 
 
+def _writable(path: str) -> bool:
+    return os.access(path, os.W_OK)
+
+
 def ledger_file_problem(
     state_dir: str | os.PathLike[str],
     db_path: str | os.PathLike[str],
     *,
-    writable: Callable[[str], bool] = lambda path: os.access(path, os.W_OK),
+    writable: Callable[[str], bool] | None = None,
 ) -> str | None:
     """Say why the SQLite ledger at ``db_path`` cannot be opened for writing, or ``None``.
 
@@ -53,9 +57,10 @@ def ledger_file_problem(
     is not empty, must start with SQLite's header, and it and an existing state directory
     must be writable (SQLite writes its journal beside the file). A state directory holding body
     files (``blobs/sha256/…``, Telic 1.0's layout) is refused: this ledger keeps every body in the
-    database and would never read them. ``writable`` is the access seam: tests inject a read-only
-    answer, which root never gets.
+    database and would never read them. ``writable`` is the access seam (``os.access(path,
+    W_OK)``; tests inject a read-only answer, which root never gets).
     """
+    writable = writable or _writable
     folder, file = os.fspath(state_dir), os.fspath(db_path)
     if os.path.isdir(folder) and not writable(folder):
         return f"the state directory {folder} is read-only; Telic must write its ledger there"
