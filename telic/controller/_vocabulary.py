@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from telic.controller._phases import PHASES
-from telic.ledger._records import TERMINAL_STATUSES as TERMINAL_STATUSES
+from telic.ledger import TERMINAL_STATUSES as TERMINAL_STATUSES
 
 ELICITED_EVENT: Final = "clarification_elicited"
 """The internal trace event of a clarification answer the user chose in the client's own form
