@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from telic.controller._phases import PHASES
+from telic.ledger import TERMINAL_STATUSES as TERMINAL_STATUSES
 
 ELICITED_EVENT: Final = "clarification_elicited"
 """The internal trace event of a clarification answer the user chose in the client's own form
@@ -62,8 +63,6 @@ STATUS_LABELS: Final[dict[str, str]] = {
     "failed_verification": "Failed verification",
 }
 """Every run status, as the ledger stores it and as the wire reports it, and its label."""
-
-TERMINAL_STATUSES: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
 
 _INTERNAL_EVENTS: Final[dict[str, str]] = {
     "context_source_stored": "stored context source",

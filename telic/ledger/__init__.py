@@ -51,6 +51,7 @@ if typing.TYPE_CHECKING:
     )
     from telic.ledger._records import (
         JSON as JSON,
+        TERMINAL_STATUSES as TERMINAL_STATUSES,
         ArtifactBody as ArtifactBody,
         ArtifactRecord as ArtifactRecord,
         BrokenRecord as BrokenRecord,

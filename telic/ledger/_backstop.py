@@ -7,17 +7,12 @@ and in every process — the ``telic hook`` command's direct SQLite write includ
 its rows with the same pure plans (``_plans``). It has two halves, both called from ``_plans``:
 
 - ``redact_event`` runs where a trace event gets its id and time (``fix_events``), before the
-  event is linked into the chain: the text Telic writes itself about a decision (every string of
-  the permission decision, and the summary) has each likely secret replaced by its typed marker,
-  as ``telic_check_tool_action`` redacts the target it traces. A decision stays auditable; a
-  file name holding a token does not reach the ledger.
-- ``refuse_secrets`` runs on every plan that writes rows (``_plans.plan``): every string the
-  plan would store is scanned — the run row when it is inserted or changed (the repository root,
-  phase and status, ``controller_state``), each artifact (id, type, producer, schema version,
-  ``source_refs``, quota key and every string of its body, object keys included) and each trace
-  event (actor, phase, type, references, the permission decision, the summary and the budget
-  snapshot). A hit raises ``SecretRefused`` naming the record and the field path, never the
-  text, inside the transaction and before any row is written, so the ledger is unchanged.
+  event is linked into the chain, as ``telic_check_tool_action`` redacts the target it traces:
+  a decision stays auditable; a file name holding a token does not reach the ledger.
+- ``refuse_secrets`` runs on every plan that writes rows (``_plans.plan``) and scans every
+  string the plan would store (the run row when it is inserted or changed, object keys of
+  bodies included), inside the transaction and before any row is written, so a hit leaves the
+  ledger unchanged.
 
 All the strings of a mutation are scanned as one text; the walk with paths runs only after a
 hit. A string a gate has just found clean is answered from the detector's memo, so the second

@@ -1,12 +1,10 @@
 """``DirectLedger``: an SQLite ledger read and appended to synchronously, by a short-lived process.
 
 ``telic hook`` decides one host tool call per fresh process. The async ``Ledger`` would cost it
-anyio, aiosqlite and an event loop for a few reads and one append, so this handle offers what a
-decision needs over a blocking connection: the repository's live runs, a run's version key, its
-trace events of some types, and ``record_events``, which appends through the very probe, plan
-and transaction the async SQLite backend runs for ``Ledger.record_events`` (the hash chain,
-quotas and secret backstop included). It imports the standard library and the ledger's pure
-modules only.
+anyio, aiosqlite and an event loop for a few reads and one append, so this handle makes the
+calls of ``BlockingLedger`` over a blocking connection, appending through the very probe, plan
+and transaction the async SQLite backend runs (the hash chain, quotas and secret backstop
+included). It imports the standard library and the ledger's pure modules only.
 """
 
 from __future__ import annotations
@@ -83,9 +81,8 @@ class DirectLedger(BlockingLedger):
     Raises (any method): ``sqlite3.Error`` when the database cannot be read or written.
     """
 
-    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self._connection = connect(path)
-        self._limits = limits or Limits()
 
     def close(self) -> None:
         """Close the connection."""
@@ -112,7 +109,7 @@ class DirectLedger(BlockingLedger):
         self, run_id: str, events: Sequence[NewTraceEvent], *, once: bool = False
     ) -> tuple[TraceRecord, ...]:
         fixed = fix_events(events, utc_now)
-        limits = self._limits
+        limits = Limits()
         probe = probe_for([], fixed, limits)
         plan = transaction(
             self._connection,

@@ -11,11 +11,14 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Final, Literal
 
 from telic._errors import StoreVersionError
 
 _NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
+CURRENT: Final = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+"""The schema version of a store (0: none applied)."""
+APPLIED: Final = "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +44,20 @@ def load_migrations(dialect: Literal["sqlite", "postgres"]) -> tuple[Migration, 
     return tuple(found)
 
 
-def check_not_newer(stored_version: int, known: tuple[Migration, ...]) -> None:
-    """Refuse a store whose schema is newer than the newest migration this code has."""
+def pending(dialect: Literal["sqlite", "postgres"], stored_version: int) -> tuple[Migration, ...]:
+    """Return the migrations a store at ``stored_version`` has yet to apply, in order.
+
+    Raises:
+        StoreVersionError: the store's schema is newer than the newest migration this code has.
+    """
+    known = load_migrations(dialect)
     newest = known[-1].version if known else 0
     if stored_version > newest:
         raise StoreVersionError(
             f"The ledger store has schema version {stored_version}, but this version of Telic "
             f"understands up to {newest}; upgrade Telic to open it"
         )
+    return known[stored_version:]
 
 
 def split_sqlite_script(script: str) -> list[str]:

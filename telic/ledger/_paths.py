@@ -116,12 +116,20 @@ def prepare_state_dir(
                     "choose a directory beside or away from it"
                 )
     path = Path(lexical)
-    if path.is_symlink():
-        raise ContextSecurityError(
-            "The Telic state directory is a symlink; refusing to follow it (use the real path)"
-        )
     try:
-        safe_mkdir(path, parents=True)
+        if not os.path.lexists(path):
+            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):  # another process may win; checks below
+                os.mkdir(path, DIR_MODE)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise ContextSecurityError(
+                "The Telic state directory is a symlink; refusing to follow it (use the real path)"
+            )
+        if not stat.S_ISDIR(info.st_mode):
+            raise ContextSecurityError(f"The Telic state directory {lexical} is not a directory")
+        if stat.S_IMODE(info.st_mode) != DIR_MODE:
+            os.chmod(path, DIR_MODE)
     except OSError as exc:
         reason = (exc.strerror or type(exc).__name__).lower()
         raise LedgerError(
@@ -129,24 +137,6 @@ def prepare_state_dir(
             "TELIC_STATE_DIR to a directory you can write"
         ) from None
     return path
-
-
-def safe_mkdir(path: Path, *, parents: bool = False) -> None:
-    """Create ``path`` with mode 0700 if missing; refuse a symlink or a non-directory there."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        if parents:
-            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):  # another process may win; checks below apply
-            os.mkdir(path, DIR_MODE)
-        info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        raise ContextSecurityError(f"{path.name!r} in the Telic state directory is a symlink")
-    if not stat.S_ISDIR(info.st_mode):
-        raise ContextSecurityError(f"{path.name!r} in the Telic state directory is not a directory")
-    if stat.S_IMODE(info.st_mode) != DIR_MODE:
-        os.chmod(path, DIR_MODE)
 
 
 def refuse_symlink(path: Path) -> None:

@@ -80,10 +80,8 @@ class FixedEvent:
 
 
 def stage(artifact: NewArtifact, limits: Limits, clock: Callable[[], str]) -> Staged:
-    """Compute an artifact's canonical bytes and digest, refusing an oversized body.
-
-    Bytes the writer passed (``NewArtifact.canonical``) are taken instead of serialising the body
-    again, once re-hashed, and only when they were made from this very body object.
+    """Compute an artifact's canonical bytes and digest (re-hashing the writer's
+    ``NewArtifact.canonical`` when given), refusing an oversized body.
 
     Raises:
         UsageError: the body has no canonical JSON form, or the given canonical form belongs to
@@ -287,11 +285,8 @@ def plan(
 ) -> Plan:
     """The writes of a mutation: ``staged`` and ``events`` checked (``check``) and linked after
     ``stored``'s chain head (``link``), and the run row holding ``run`` (inserted, or updated if
-    still at ``expected_version``), then the new artifacts and events in chain order.
-
-    Every plan that writes rows is made here, so this is where the secret floor stands
-    (``_backstop.refuse_secrets``): whichever process or backend runs the plan, nothing holding
-    a likely secret is written.
+    still at ``expected_version``), then the new artifacts and events in chain order. Every
+    plan that writes rows is made here, so the secret floor (``_backstop``) stands here.
 
     Raises:
         LedgerConflict, LimitExceeded: as ``check``.

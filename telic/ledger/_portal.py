@@ -1,10 +1,9 @@
 """``PortalLedger``: any ledger URL behind ``DirectLedger``'s blocking calls (``BlockingLedger``).
 
-``telic hook`` decides one host tool call per fresh process through blocking calls. Over SQLite
-those are ``DirectLedger``'s own connection; over any other store (PostgreSQL, several servers
-sharing one database) this class opens the async ``Ledger`` on an event loop of its own, in a
-thread (an anyio blocking portal), and answers the same five calls through its public API, so
-the hook runs one decision path whatever the store.
+Over a store other than SQLite (PostgreSQL, several servers sharing one database) this class
+opens the async ``Ledger`` on an event loop of its own, in a thread (an anyio blocking portal),
+and answers the same calls through its public API, so ``telic hook`` runs one decision path
+whatever the store.
 """
 
 from __future__ import annotations

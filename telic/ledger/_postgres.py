@@ -4,11 +4,7 @@ Blobs live in the database, in the same transaction as the rows that refer to th
 transaction locks the run row (``SELECT ... FOR UPDATE``) before it reads anything else of the
 run, so writers on any number of machines take turns per run, and the version-checked ``UPDATE``
 fences a writer that read a stale version. A duplicate new run, or any other unique-key race,
-surfaces as ``LedgerConflict``.
-
-A connection that fails before COMMIT is sent rolls the transaction back on the server, so the
-step is retried from a fresh read (``TransientError``). A connection that fails while COMMIT is in
-flight leaves the outcome unknown (``OutcomeUnknownError``): the engine reads the state back first.
+surfaces as ``LedgerConflict``; a lost connection, as ``_retry`` describes.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from telic._errors import LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
-from ._migrations import check_not_newer, load_migrations
+from ._migrations import APPLIED, CURRENT, pending
 from ._retry import OutcomeUnknownError, TransientError
 from ._rows import (
     SEAL_RUN,
@@ -140,14 +136,14 @@ class PostgresBackend:
         self._pool = pool
 
     @classmethod
-    async def open(cls, url: str, *, max_connections: int = 10) -> PostgresBackend:
-        """Connect a pool to ``url`` (query parameters become server settings, for example
-        ``?search_path=telic``) and apply pending migrations."""
+    async def open(cls, url: str) -> PostgresBackend:
+        """Connect a pool of up to 10 connections to ``url`` (query parameters become server
+        settings, for example ``?search_path=telic``) and apply pending migrations."""
         try:
             pool_logger = logging.getLogger("asyncpg.pool")
             if _one_line not in pool_logger.filters:
                 pool_logger.addFilter(_one_line)
-            pool = await asyncpg.create_pool(url, min_size=1, max_size=max_connections)
+            pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
         except _CONNECTION_LOST as exc:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {exc}") from exc
         try:
@@ -216,18 +212,14 @@ class PostgresBackend:
 
 
 async def _migrate(connection: _Connection) -> None:
-    migrations = load_migrations("postgres")
     async with connection.transaction():
         await connection.execute(_MIGRATION_LOCK)
         await connection.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
-        current = int(
-            await connection.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations")
-        )
-        check_not_newer(current, migrations)
-        for migration in migrations[current:]:
+        current = int(await connection.fetchval(CURRENT))
+        for migration in pending("postgres", current):
             await connection.execute(migration.sql)
             if migration.name == SEALING_MIGRATION:
                 unsealed = await connection.fetch(UNSEALED_RUNS)
@@ -235,8 +227,5 @@ async def _migrate(connection: _Connection) -> None:
                     dollar_placeholders(SEAL_RUN), [seal_params(row) for row in unsealed]
                 )
             await connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                migration.version,
-                migration.name,
-                utc_now(),
+                dollar_placeholders(APPLIED), migration.version, migration.name, utc_now()
             )

@@ -33,7 +33,7 @@ JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON
 OutcomeHint = Literal["completed", "partial", "blocked"]
 """What the run is heading for, as reviews and audits have decided so far."""
 
-_TERMINAL: Final[frozenset[str]] = frozenset({"completed", "partial", "blocked", "cancelled"})
+TERMINAL_STATUSES: Final = frozenset({"completed", "partial", "blocked", "cancelled"})
 """The statuses of a run that has ended."""
 
 FIXED_RUN_FIELDS: Final = (
@@ -141,7 +141,7 @@ class RunRecord:
     @property
     def terminal(self) -> bool:
         """Whether the run has ended (completed, partial, blocked or cancelled)."""
-        return self.status in _TERMINAL
+        return self.status in TERMINAL_STATUSES
 
     @property
     def action_id(self) -> str:
@@ -149,14 +149,8 @@ class RunRecord:
         return f"action:{self.run_id}:{self.version}"
 
     def to_wire(self) -> RunWire:
-        """The Telic 1.0 ``RunRecord``: camelCase, the two counters inside ``budgets``.
-
-        This is the shape a Telic 1.0 host reads by name (``docs/protocol.md`` §2, "Result
-        shapes"); ``controller_state`` is storage, never on the wire. A run started with
-        ``topology_override`` or ``prior_run_id`` (beyond Telic 1.0) also carries ``topology``,
-        ``priorRunId`` and ``escalationCount``, where the original's later releases put them;
-        a run that asked for neither is exactly 1.0's.
-        """
+        """The Telic 1.0 ``RunRecord`` (``docs/protocol.md`` §2): camelCase, the two counters
+        inside ``budgets``, without ``controller_state``; the keys beyond 1.0 are ``RunWire``'s."""
         topology: _Topology = {}
         lineage: _Lineage = {}
         if self.topology is not None or self.prior_run_id is not None:
@@ -228,12 +222,9 @@ class NewArtifact:
 
 @dataclass(frozen=True, slots=True, init=False)
 class CanonicalBody:
-    """A JSON body with its canonical bytes and their digest, computed together from the body.
-
-    A writer that has canonicalised a body already (the controller hashes every artifact it
-    accepts) hands this to ``NewArtifact`` so that the ledger does not serialise it a second
-    time. The ledger takes the bytes only for the very ``body`` object they were computed from,
-    after re-hashing them (hashing is cheap; serialising is not).
+    """A JSON body with its canonical bytes and their digest, computed together from the body
+    (``NewArtifact.canonical``: the controller hashes every artifact it accepts, and the ledger
+    then re-hashes these bytes instead of serialising the body a second time).
 
     Raises:
         CanonicalJsonError: the body has no canonical JSON form.
@@ -276,12 +267,8 @@ class ArtifactRecord:
     record_hash: str
 
     def to_wire(self) -> dict[str, JSON]:
-        """The Telic 1.0 artifact metadata, then this ledger's own fields.
-
-        The first nine keys are the original's, by name (the artifact's id is ``id``); ours
-        follow under names that do not collide: ``sizeBytes``, ``position``, ``chainIndex``,
-        ``previousHash`` and ``recordHash``. ``quota_key`` is storage, never on the wire.
-        """
+        """The Telic 1.0 artifact metadata (the artifact's id is ``id``), then this ledger's own
+        fields; ``quota_key`` is storage, never on the wire."""
         return {
             "id": self.artifact_id,
             "runId": self.run_id,
@@ -382,12 +369,8 @@ class TracePage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunChanges:
-    """What a run gained after a known point: its row, its counters and the appended records.
-
-    ``artifact_count`` and ``event_count`` are the run's totals in the same snapshot, so a
-    reader holding the first ``n`` artifacts and ``m`` events of a run is up to date with
-    ``artifacts`` and ``events`` appended.
-    """
+    """What a run gained after a known point (``Ledger.read_changes``): its row, its counters
+    (the run's totals in the same snapshot) and the appended records."""
 
     run: RunRecord
     artifact_count: int

@@ -1,9 +1,8 @@
-"""The SQL both database backends run, and the mapping between rows and records.
+"""The mapping between rows and records, and the sealing of runs stored before ``run_hash``.
 
-Statements are written once with ``?`` placeholders; PostgreSQL gets them renumbered to ``$n``.
-Where the dialects really differ (row locks, collation of the run listing) a backend passes its
-own fragment in. A column list is the whole mapping: each column holds the record field of its
-name (a ``_json`` column holds it as canonical JSON text).
+A column list is the whole mapping: each column holds the record field of its name (a ``_json``
+column holds it as canonical JSON text). Statements use ``?`` placeholders; PostgreSQL gets them
+renumbered to ``$n`` (``dollar_placeholders``).
 """
 
 from __future__ import annotations

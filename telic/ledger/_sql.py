@@ -151,65 +151,52 @@ class SqlReader:
         return bodies
 
     async def read_run(self, run_id: str, selection: Selection) -> RunRows | None:
-        read = _RunRead(self._d, run_id, selection)
-        results = await self._session.fetch(read.first(), read.then)
-        if read.run is None:
+        # The run row, then its records past the selection's points: only those its counters
+        # count, if the selection trusts them (then a read that finds nothing new is one query).
+        stored: StoredRun | None = None
+
+        def wanted(after: int | None, count: int) -> bool:
+            return after is not None and (not selection.trust_counters or count > after)
+
+        def then(rows: list[Row]) -> list[Query]:
+            nonlocal stored
+            if not rows:
+                return []
+            stored = run_from_row(rows[0])
+            queries: list[Query] = []
+            if wanted(after := selection.artifacts_after, stored.artifact_count):
+                columns = f"{ARTIFACT_COLUMNS}, {_BODY}" if selection.bodies else ARTIFACT_COLUMNS
+                sql = f"SELECT {columns} FROM artifacts WHERE run_id = ? AND position > ? "
+                queries.append((f"{sql}ORDER BY position", (run_id, after)))
+            if wanted(after := selection.events_after, stored.event_count):
+                limit = (
+                    self._d.no_limit if selection.events_limit is None else selection.events_limit
+                )
+                sql = (
+                    f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND sequence > ? "
+                    "ORDER BY sequence LIMIT ?"
+                )
+                queries.append((sql, (run_id, after, limit)))
+            return [(self._d.placeholders(sql), params) for sql, params in queries]
+
+        results = await self._session.fetch((self._d.placeholders(_RUN), (run_id,)), then)
+        if stored is None:
             return None
         rest = iter(results[1:])
-        artifacts: list[ArtifactRecord] = []
-        bodies: dict[str, bytes] = {}
-        if read.artifacts:
-            rows = next(rest)
-            artifacts = [artifact_from_row(row) for row in rows]
-            if selection.bodies:
-                bodies = self._bodies(rows)
-        events = [event_from_row(row) for row in next(rest)] if read.events else []
-        return RunRows(run=read.run, artifacts=artifacts, bodies=bodies, events=events)
+        rows = next(rest) if wanted(selection.artifacts_after, stored.artifact_count) else []
+        events = next(rest) if wanted(selection.events_after, stored.event_count) else []
+        return RunRows(
+            run=stored,
+            artifacts=[artifact_from_row(row) for row in rows],
+            bodies=self._bodies(rows) if selection.bodies else {},
+            events=[event_from_row(row) for row in events],
+        )
 
     async def runs(self, limit: int) -> list[RunRecord]:
         rows = await self._fetch(
             f"SELECT {RUN_COLUMNS} FROM runs ORDER BY {self._d.recency_order} LIMIT ?", limit
         )
         return [run_from_row(row).record for row in rows]
-
-
-class _RunRead:
-    """The queries of one ``read_run``: the run row, then its records past the selection's
-    points (only those its counters count, if the selection trusts them: then a read that finds
-    nothing new costs one query)."""
-
-    def __init__(self, dialect: Dialect, run_id: str, selection: Selection) -> None:
-        self._d = dialect
-        self._run_id = run_id
-        self._selection = selection
-        self.run: StoredRun | None = None
-        self.artifacts = False
-        self.events = False
-
-    def first(self) -> Query:
-        return self._d.placeholders(_RUN), (self._run_id,)
-
-    def then(self, rows: list[Row]) -> list[Query]:
-        if not rows:
-            return []
-        self.run = stored = run_from_row(rows[0])
-        selection, queries = self._selection, list[Query]()
-        after, trust = selection.artifacts_after, selection.trust_counters
-        if after is not None and (not trust or stored.artifact_count > after):
-            self.artifacts = True
-            columns = f"{ARTIFACT_COLUMNS}, {_BODY}" if selection.bodies else ARTIFACT_COLUMNS
-            sql = f"SELECT {columns} FROM artifacts WHERE run_id = ? AND position > ? "
-            queries.append((self._d.placeholders(f"{sql}ORDER BY position"), (self._run_id, after)))
-        after = selection.events_after
-        if after is not None and (not trust or stored.event_count > after):
-            self.events = True
-            limit = self._d.no_limit if selection.events_limit is None else selection.events_limit
-            sql = (
-                f"SELECT {EVENT_COLUMNS} FROM trace_events WHERE run_id = ? AND sequence > ? "
-                "ORDER BY sequence LIMIT ?"
-            )
-            queries.append((self._d.placeholders(sql), (self._run_id, after, limit)))
-        return queries
 
 
 def probe_queries(dialect: Dialect, run_id: str, probe: Probe) -> list[Query]:

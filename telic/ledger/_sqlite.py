@@ -3,22 +3,15 @@
 One ``sqlite3`` connection, driven from one worker thread one call at a time: aiosqlite's own
 thread on asyncio, ``anyio.to_thread`` with a single-slot limiter on trio (where aiosqlite cannot
 run). Each call into that thread is a *hop*, and hops are most of what an operation costs beyond
-SQLite itself, so each operation is one:
-
-- a ``Reader`` call runs ``BEGIN``, its queries and ``ROLLBACK`` (a single query needs no
-  ``BEGIN``: it is its own snapshot);
-- a mutation runs ``BEGIN IMMEDIATE``, the probe's queries, the engine's pure plan, the plan's
-  writes (checking the row count of the version-fenced update, and rolling everything back with
-  ``LedgerConflict`` when the fence did not hold) and ``COMMIT``.
+SQLite itself, so each ``Reader`` call (``_sqlite_sync.snapshot``) and each mutation
+(``_sqlite_sync.transaction``) is one.
 
 Every mutation is a ``BEGIN IMMEDIATE`` transaction, so writers in other processes are
 serialised by SQLite's own lock. Within this process the single-slot limiter is the lock: no
 transaction or snapshot spans two hops, so tasks cannot interleave inside one.
 
 Bodies live in the ``blobs`` table (schema 2), written in the transaction that refers to them,
-so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL. A
-state directory that holds body files (``blobs/``, Telic 1.0's layout) is refused before anything
-is opened: this store never reads them.
+so a step is one durable commit: with ``synchronous=FULL`` in WAL mode, one fsync of the WAL.
 """
 
 from __future__ import annotations
@@ -40,13 +33,12 @@ from telic._errors import ContextSecurityError, LedgerConflict, LedgerError
 
 from ._base import Plan, Probe, Probed, Reader
 from ._clock import utc_now
-from ._migrations import check_not_newer, load_migrations, split_sqlite_script
+from ._migrations import APPLIED, CURRENT, pending, split_sqlite_script
 from ._paths import FILE_MODE, ledger_file_problem, refuse_symlink
 from ._retry import TransientError
 from ._rows import SEAL_RUN, SEALING_MIGRATION, UNSEALED_RUNS, Row, seal_params
 from ._sql import FollowUps, Query, SqlReader
 from ._sqlite_sync import (
-    BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS,
     DIALECT as _DIALECT,
     connect as _connect,
     rollback as _rollback,
@@ -58,26 +50,20 @@ T = TypeVar("T")
 
 
 def _migrate(connection: sqlite3.Connection) -> None:
-    migrations = load_migrations("sqlite")
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT"
         )
-        row = connection.execute("SELECT coalesce(max(version), 0) FROM schema_migrations")
-        current = int(row.fetchone()[0])
-        check_not_newer(current, migrations)
-        for migration in migrations[current:]:
+        current = int(connection.execute(CURRENT).fetchone()[0])
+        for migration in pending("sqlite", current):
             for statement in split_sqlite_script(migration.sql):
                 connection.execute(statement)
             if migration.name == SEALING_MIGRATION:
                 unsealed = connection.execute(UNSEALED_RUNS).fetchall()
                 connection.executemany(SEAL_RUN, [seal_params(row) for row in unsealed])
-            connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, utc_now()),
-            )
+            connection.execute(APPLIED, (migration.version, migration.name, utc_now()))
         connection.execute("COMMIT")
     except BaseException:
         _rollback(connection)

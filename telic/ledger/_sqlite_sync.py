@@ -2,10 +2,8 @@
 
 These functions run in the backend's worker thread (``_sqlite.py`` drives them from the event
 loop), and in the ``telic hook`` command, which appends its traced decision from a fresh
-process with no event loop at all. They import nothing but the standard library and the
-ledger's own pure SQL and plans, so that command stays fast, and there is one transaction for
-both: ``BEGIN IMMEDIATE``, the probe's queries, the engine's pure plan, the plan's writes (the
-version-fenced update must change exactly one row) and ``COMMIT``.
+process with no event loop at all: one transaction for both. They import nothing but the
+standard library and the ledger's own pure SQL and plans, so that command stays fast.
 """
 
 from __future__ import annotations
