@@ -9,6 +9,7 @@ state.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -46,10 +47,14 @@ class _State:
     artifacts: dict[str, dict[str, ArtifactRecord]] = field(default_factory=dict)
     events: dict[str, dict[str, TraceRecord]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    positions: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    """Run id → artifact type → the positions of that type, ascending (for the quotas)."""
     artifact_order: dict[str, list[ArtifactRecord]] = field(default_factory=dict)
     """Run id → its artifacts in position order: a read from a position slices, never scans."""
     event_order: dict[str, list[TraceRecord]] = field(default_factory=dict)
     """Run id → its trace events in sequence order."""
+    quota_keys: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    """Run id → the ``(type, quota key)`` pairs its artifacts hold."""
 
 
 class _View:
@@ -105,20 +110,17 @@ class _View:
     def probe(self, run_id: str, probe: Probe) -> Probed:
         artifacts = self._state.artifacts.get(run_id, {})
         events = self._state.events.get(run_id, {})
-        taken = {(a.type, a.quota_key) for a in artifacts.values() if a.quota_key is not None}
-        evidence = 0
-        if probe.evidence is not None:
-            evidence_type, plan_type = probe.evidence
-            for record in reversed(self._state.artifact_order.get(run_id, [])):
-                if record.type == plan_type:
-                    break
-                evidence += record.type == evidence_type
+        taken = self._state.quota_keys.get(run_id, set())
+        keys = frozenset(k for k in probe.quota_keys if k in taken)
+        evidence = (
+            0 if probe.evidence is None else self._evidence_since_plan(run_id, *probe.evidence)
+        )
         stored = self.run(run_id)
         return Probed(
             run=stored,
             artifacts={i: artifacts[i] for i in probe.artifact_ids if i in artifacts},
             event_ids=frozenset(i for i in probe.event_ids if i in events),
-            quota_keys=frozenset(k for k in probe.quota_keys if k in taken),
+            quota_keys=keys,
             evidence_since_plan=evidence,
             tip=None if stored is None else self._tip(run_id, stored.chain_length),
         )
@@ -130,6 +132,13 @@ class _View:
         )
         found = [record for record in lasts if record.chain_index == index]
         return found[0] if len(found) == 1 else None
+
+    def _evidence_since_plan(self, run_id: str, evidence_type: str, plan_type: str) -> int:
+        positions = self._state.positions.get(run_id, {})
+        plans = positions.get(plan_type, [])
+        start = plans[-1] if plans else 0  # the latest plan's position
+        evidence = positions.get(evidence_type, [])
+        return len(evidence) - bisect.bisect_right(evidence, start)
 
 
 def _apply(state: _State, plan: Plan) -> None:
@@ -144,10 +153,15 @@ def _apply(state: _State, plan: Plan) -> None:
         raise LedgerConflict(plan.conflict)
     state.runs[run_id] = replace(plan.run, record=_freeze_run(plan.run.record))
     artifacts = state.artifacts.setdefault(run_id, {})
+    positions = state.positions.setdefault(run_id, {})
     ordered = state.artifact_order.setdefault(run_id, [])
+    keys = state.quota_keys.setdefault(run_id, set())
     for record, canonical in plan.artifacts:
         artifacts[record.artifact_id] = record
         ordered.append(record)
+        positions.setdefault(record.type, []).append(record.position)
+        if record.quota_key is not None:
+            keys.add((record.type, record.quota_key))
         state.blobs.setdefault(record.sha256, bytes(canonical))
     events = state.events.setdefault(run_id, {})
     in_sequence = state.event_order.setdefault(run_id, [])
