@@ -10,10 +10,13 @@ import argparse
 import json
 import pathlib
 import sys
-from collections.abc import Iterable
+import typing
 from importlib import resources
 
 from telic.protocol import _registry
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["expected_files", "schema_dir", "sync"]
 
