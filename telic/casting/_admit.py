@@ -166,17 +166,11 @@ def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     caller's own ``spawn`` is switched off only where the depth runs out, which
     ``depth_limit`` reports.
     """
-    missing = [
-        text
-        for text, lacking in (
-            ("its permissions do not set subagents.spawn", not node.permissions.subagents.spawn),
-            (
-                "its allowedTools do not list subagent.spawn",
-                "subagent.spawn" not in node.allowed_tools,
-            ),
-        )
-        if lacking
-    ]
+    missing = []
+    if not node.permissions.subagents.spawn:
+        missing.append("its permissions do not set subagents.spawn")
+    if "subagent.spawn" not in node.allowed_tools:
+        missing.append("its allowedTools do not list subagent.spawn")
     if missing:
         return (
             f"work node {node.id!r} may not cast: {' and '.join(missing)}; a node casts only when "

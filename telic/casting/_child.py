@@ -37,7 +37,11 @@ HANDOFF_EVENT: Final = "cast_handoff"
 BOUND_EVENT: Final = "cast_bound"
 CALL_EVENT: Final = "cast_call"
 STOPPED_EVENT: Final = "cast_stopped"
-_EXHAUSTED_EVENT: Final = "cast_exhausted"  # the name ``telic.casting._durable`` declares
+EXHAUSTED_EVENT: Final = "cast_exhausted"
+"""The trace event recording the cap a cast went past (written by ``telic.casting._durable``)."""
+STARTED_EVENT: Final = "cast_started"
+"""The trace event of an admitted cast: input refs the plan then the handoff's pointers."""
+_SEALED: Final = "packet_sealed"  # the name the run actor writes
 CHILD_EVENTS: Final = frozenset({HANDOFF_EVENT, BOUND_EVENT, CALL_EVENT, STOPPED_EVENT})
 """The trace events a host's hook writes about native children."""
 
@@ -109,7 +113,8 @@ class Children:
         return self.observed.get(cast_id, Observed())
 
 
-def _count(value: object) -> int:
+def count_of(value: object) -> int:
+    """``value`` when it is a non-negative int, else 0 (a summary field read back)."""
     return value if type(value) is int and value >= 0 else 0
 
 
@@ -122,7 +127,7 @@ def children_of(events: Iterable[tuple[str, str]]) -> Children:
     exhausted: set[str] = set()
     stopped: dict[str, bool] = {}
     for event_type, summary in events:
-        if event_type not in CHILD_EVENTS and event_type != _EXHAUSTED_EVENT:
+        if event_type not in CHILD_EVENTS and event_type != EXHAUSTED_EVENT:
             continue
         try:
             fields = json.loads(summary)
@@ -137,20 +142,16 @@ def children_of(events: Iterable[tuple[str, str]]) -> Children:
         elif event_type == BOUND_EVENT and isinstance(agent_id, str):
             bound.setdefault(agent_id, cast_id)
         elif event_type == CALL_EVENT:
-            seen = Observed(_count(fields.get("turns")), _count(fields.get("toolCalls")))
+            seen = Observed(count_of(fields.get("turns")), count_of(fields.get("toolCalls")))
             known = observed.get(cast_id, Observed())
             observed[cast_id] = Observed(
                 max(known.turns, seen.turns), max(known.tool_calls, seen.tool_calls)
             )
-        elif event_type == _EXHAUSTED_EVENT:
+        elif event_type == EXHAUSTED_EVENT:
             exhausted.add(cast_id)
         elif event_type == STOPPED_EVENT:
             stopped[cast_id] = fields.get("returned") is True
     return Children(tuple(handed), bound, observed, frozenset(exhausted), stopped)
-
-
-_STARTED: Final = "cast_started"  # the names ``telic.casting._durable`` and the run actor write
-_SEALED: Final = "packet_sealed"
 
 
 def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) -> tuple[str, ...]:
@@ -159,7 +160,7 @@ def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) ->
     ``packet_sealed`` the cast it closed as its input ref."""
     opened: dict[str, None] = {}
     for event_type, input_refs, output_refs in events:
-        if event_type == _STARTED and output_refs:
+        if event_type == STARTED_EVENT and output_refs:
             opened[output_refs[0].rsplit("/", 1)[-1]] = None
         elif event_type == _SEALED and input_refs:
             opened.pop(input_refs[0].rsplit("/", 1)[-1], None)

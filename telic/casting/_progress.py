@@ -100,10 +100,8 @@ def record_progress(
             "budget_exhausted_requires_partial",
             f"the cast is exhausted ({open_cast.stop_reason}); return a partial packet",
         )
-    open_cast.turns = max(open_cast.turns, reported["turns"])
-    open_cast.tool_calls = max(open_cast.tool_calls, reported["tool_calls"])
-    open_cast.input_tokens = max(open_cast.input_tokens, reported["input_tokens"])
-    open_cast.output_tokens = max(open_cast.output_tokens, reported["output_tokens"])
+    for name, value in reported.items():
+        setattr(open_cast, name, max(getattr(open_cast, name), value))
     counters, stop = open_cast.spent(now)
     open_cast.stop_reason = stop
     open_cast.reports += 1
