@@ -119,13 +119,12 @@ class Layer:
     def for_mode(cls, mode: Mode, name: str = "mode") -> Layer:
         """Build the mode-policy layer: ``repository.*`` scoped to ``**``, the rest unscoped."""
         policy = MODE_POLICIES[mode]
-
-        def grant(capability: Capability) -> Grant:
-            scoped = capability.startswith("repository.")
-            return Grant(capability, ("**",) if scoped else None)
-
-        ordered = [c for c in CAPABILITIES if c in policy.allow]
-        return cls(name, tuple(map(grant, ordered)), tuple(Grant(c) for c in sorted(policy.deny)))
+        allow = tuple(
+            Grant(c, ("**",) if c.startswith("repository.") else None)
+            for c in CAPABILITIES
+            if c in policy.allow
+        )
+        return cls(name, allow, tuple(Grant(c) for c in sorted(policy.deny)))
 
     def to_json(self) -> dict[str, object]:
         """Return the layer as plain JSON: ``{"name", "allow", "deny"}``, each grant a

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from telic.permissions._modes import mode_ceiling
+from telic.permissions._modes import ALWAYS_MUTATING, mode_ceiling
 from telic.permissions._targets import canonical_host
 from telic.protocol import Capability, Mode, PermissionSet, SubagentPermissions
 
@@ -51,11 +51,6 @@ def build(
     for capability, (part, name) in FIELDS.items():
         parts.setdefault(part, {})[name] = values[capability]
     return PermissionSet.model_validate({**parts, "subagents": subagents})
-
-
-_ALWAYS_MUTATING = frozenset(
-    {"repository.write", "repository.delete", "runtime.restart", "browser.mutate", "external.write"}
-)
 
 
 def scope_covers(capability: Capability, parent: str, child: str) -> bool:
@@ -158,7 +153,7 @@ def capability_is_mutating(capability: Capability) -> bool | None:
     """Return the mutation class: ``None`` for ``shell.execute``, which may be either."""
     if capability == "shell.execute":
         return None
-    return capability in _ALWAYS_MUTATING
+    return capability in ALWAYS_MUTATING
 
 
 def capability_backed(capability: Capability, permissions: PermissionSet) -> bool:
