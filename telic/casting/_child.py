@@ -12,10 +12,8 @@ and seen by a restarted or a second server) as canonical-JSON summaries:
 - ``cast_exhausted`` (``telic.casting._durable``): the observed turns went past the budget;
 - ``cast_stopped``: the child stopped, with or without returning a packet.
 
-``children_of`` folds those events back into ``Children``. ``judge_child_call`` decides one call
-of a bound child: its observed spend first (a call past the turn budget is denied and exhausts
-the cast), then the run's layers plus the cast's own (the child's permissions, read-only for a
-read-only type), then the cast's pointers when the scope is narrowed to them.
+``children_of`` folds those events back into ``Children``; ``judge_child_call`` decides one call
+of a bound child.
 
 Turns are observed, not reported: every tool call a child asks for needs one model turn, so each
 observed call counts one turn. A host that asks for several calls in one turn is charged one turn

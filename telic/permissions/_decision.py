@@ -255,7 +255,6 @@ def authorize_action(
     """Decide whether ``capability`` on ``target`` is allowed by every layer and denied by none.
 
     Args:
-        capability: the capability the action exercises.
         target: the action's target; ``None`` or empty when it names none.
         layers: the permission sources, outermost first; at least one.
         repository_root: the absolute repository root that repository targets must stay inside.

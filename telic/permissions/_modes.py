@@ -36,9 +36,6 @@ class ModePolicy:
 _PLAN: Final[frozenset[Capability]] = frozenset({"repository.read", "subagent.spawn"})
 _ANALYZE: Final[frozenset[Capability]] = _PLAN | {
     "shell.inspect",
-    # Only what the user granted reaches a node: the exact allowlist of ``authorization_granted``.
-    # No default grants it, and a command the host declares mutating stays refused before any
-    # fix (``WR-NO-MUTATION``), so this lets a diagnosis run the user's own test command.
     "shell.execute",
     "runtime.inspect",
     "browser.inspect",

@@ -63,7 +63,6 @@ def scope_covers(capability: Capability, parent: str, child: str) -> bool:
     if not (capability.startswith("repository.") and parent.endswith("/**")):
         return False
     prefix = parent[:-2]
-    # Wildcards never match a dot-segment, so ``src/**`` cannot stand for ``src/.env``.
     rest = child[len(prefix) :].split("/")
     return child.startswith(prefix) and not any(segment.startswith(".") for segment in rest)
 
