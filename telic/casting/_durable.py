@@ -137,7 +137,6 @@ def reopen_casts(
     ``events`` is the run's whole trace. A cast whose work node or cast type cannot be found
     any more keeps no permissions (it can still return; it can cast nothing).
     """
-    records = list(state.all("CastRecord"))
     sealed = {artifact.body.cast_id for artifact in state.all("EvidencePacket")}
     events = list(events)
     facts = _facts(events)
@@ -145,11 +144,13 @@ def reopen_casts(
     pointers = _pointers(events)
     parents = parent_casts(state)
     built: dict[str, OpenCast] = {}
-    for record in records:  # oldest first: a parent is always built before its children
+    # Oldest first: a parent is always built before its children.
+    for record in state.all("CastRecord"):
         cast = record.body
         parent_id = parents[record.id]
         parent = built.get(parent_id or "")
-        plan = state.by_uri(record.source_refs[0]) if record.source_refs else None
+        plan_uri = record.source_refs[0] if record.source_refs else ""
+        plan = state.by_uri(plan_uri) if plan_uri else None
         node = None
         if plan is not None and plan.type == "WorkPlan":
             node = next((n for n in plan.body.nodes if n.id == cast.work_node_id), None)
@@ -164,12 +165,12 @@ def reopen_casts(
                 depth=depth,
                 max_depth=_max_depth(state, node.permissions),
             )
-        known = facts.get(cast.cast_id, {})
+        known, seen = facts.get(cast.cast_id, {}), children.spend_of(cast.cast_id)
         open_cast = OpenCast(
             cast=cast,
             permissions=permissions,
             depth=depth,
-            plan_uri=record.source_refs[0] if record.source_refs else "",
+            plan_uri=plan_uri,
             started_at=seconds(record.created_at),
             parent_cast_id=parent_id,
             turns=count_of(known.get("turns")),
@@ -179,8 +180,8 @@ def reopen_casts(
             stop_reason=_stop(known),
             reports=count_of(known.get("reports")),
             pointers=pointers.get(cast.cast_id, ()),
-            observed_turns=children.spend_of(cast.cast_id).turns,
-            observed_tool_calls=children.spend_of(cast.cast_id).tool_calls,
+            observed_turns=seen.turns,
+            observed_tool_calls=seen.tool_calls,
         )
         built[cast.cast_id] = open_cast
         if parent is not None:

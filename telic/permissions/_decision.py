@@ -72,10 +72,7 @@ def _grants(permissions: PermissionSet) -> tuple[Grant, ...]:
 
     grants: list[Grant] = []
     for capability in CAPABILITIES:
-        if capability == "subagent.spawn":
-            value: list[str] | bool = permissions.subagents.spawn
-        else:
-            value = grant_of(permissions, capability)
+        value = grant_of(permissions, capability)
         if isinstance(value, list) and value:
             grants.append(Grant(capability, tuple(value)))
         elif value is True:

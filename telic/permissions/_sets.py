@@ -37,7 +37,9 @@ FIELDS: Final[dict[Capability, tuple[str, str]]] = {
 
 
 def grant_of(permissions: PermissionSet, capability: Capability) -> list[str] | bool:
-    """Return the scopes (or the flag) ``permissions`` holds for ``capability`` (not spawn)."""
+    """Return the scopes (or the flag) ``permissions`` holds for ``capability``."""
+    if capability == "subagent.spawn":
+        return permissions.subagents.spawn
     part, name = FIELDS[capability]
     value: list[str] | bool = getattr(getattr(permissions, part), name)
     return value
