@@ -325,19 +325,22 @@ def judge_child_call(
     layers, then the pointers (a repository path outside them is denied by ``cast_pointers``).
     """
     after = Observed(observed.turns + 1, observed.tool_calls + 1)  # a turn per call, see above
+
+    def deny(why: str, layer: str, code: str, named: str | None) -> ChildJudgement:
+        reason = f"cast {scope.cast_id} {why} (layer: {layer}; {code})"
+        return ChildJudgement(False, reason, layer, code, after, code == "turn_capped", named)
+
     if exhausted or after.turns > scope.max_turns:
-        code = "cast_exhausted" if exhausted else "turn_capped"
-        reason = (
-            f"cast {scope.cast_id} is exhausted ({observed.turns} turns observed of "
-            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls"
+        why = (
+            f"is exhausted ({observed.turns} turns observed of {scope.max_turns}): return the "
+            "typed partial packet now, with no more tool calls"
             if exhausted
-            else f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
-            f"(this call would be turn {after.turns}, observed by Telic): return the typed "
-            "partial packet now (stopReason turn_capped), with no more tool calls"
+            else f"has spent its budget of {scope.max_turns} turns (this call would be turn "
+            f"{after.turns}, observed by Telic): return the typed partial packet now "
+            "(stopReason turn_capped), with no more tool calls"
         )
-        named = _named_target(asks, scope.layer, repository_root)
-        reason += f" (layer: cast_budget; {code})"
-        return ChildJudgement(False, reason, "cast_budget", code, after, not exhausted, named)
+        code = "cast_exhausted" if exhausted else "turn_capped"
+        return deny(why, "cast_budget", code, _named_target(asks, scope.layer, repository_root))
     layers = (*run_layers, scope.layer)
     reasons = []
     scopes: list[str | None] = []
@@ -352,24 +355,15 @@ def judge_child_call(
         what = f"{capability} on {decision.scope or target or '(no target)'}"
         if not decision.allowed:
             layer = decision.deciding_layer or "target"
-            reason = (
-                f"cast {scope.cast_id} denies {what}: {decision.reason} "
-                f"(layer: {layer}; {decision.code})"
-            )
-            return ChildJudgement(False, reason, layer, decision.code, after, False, decision.scope)
+            return deny(f"denies {what}: {decision.reason}", layer, decision.code, decision.scope)
         if (
             scope.pointers is not None
             and capability in _PATH_CAPABILITIES
             and not _inside(decision.scope or "", scope.pointers)
         ):
             named = ", ".join(f"repo://{p}" for p in scope.pointers)
-            reason = (
-                f"cast {scope.cast_id} denies {what}: it lies outside the cast's pointers "
-                f"({named}) (layer: cast_pointers; out_of_scope)"
-            )
-            return ChildJudgement(
-                False, reason, "cast_pointers", "out_of_scope", after, False, decision.scope
-            )
+            why = f"denies {what}: it lies outside the cast's pointers ({named})"
+            return deny(why, "cast_pointers", "out_of_scope", decision.scope)
         scopes.append(decision.scope)
         reasons.append(f"{what} is {decision.reason}")
     reason = (
