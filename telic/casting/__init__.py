@@ -48,7 +48,9 @@ if typing.TYPE_CHECKING:
         BOUND_EVENT as BOUND_EVENT,
         CALL_EVENT as CALL_EVENT,
         CHILD_EVENTS as CHILD_EVENTS,
+        EXHAUSTED_EVENT as EXHAUSTED_EVENT,
         HANDOFF_EVENT as HANDOFF_EVENT,
+        STARTED_EVENT as STARTED_EVENT,
         STOPPED_EVENT as STOPPED_EVENT,
         ChildJudgement as ChildJudgement,
         Children as Children,
@@ -81,9 +83,7 @@ if typing.TYPE_CHECKING:
         sleeper_on as sleeper_on,
     )
     from telic.casting._durable import (
-        EXHAUSTED_EVENT as EXHAUSTED_EVENT,
         PROGRESS_EVENT as PROGRESS_EVENT,
-        STARTED_EVENT as STARTED_EVENT,
         child_scope as child_scope,
         exhausted_summary as exhausted_summary,
         load_child_scope as load_child_scope,

@@ -166,17 +166,11 @@ def spawn_problem(state: RunState, node: WorkNode) -> str | None:
     caller's own ``spawn`` is switched off only where the depth runs out, which
     ``depth_limit`` reports.
     """
-    missing = [
-        text
-        for text, lacking in (
-            ("its permissions do not set subagents.spawn", not node.permissions.subagents.spawn),
-            (
-                "its allowedTools do not list subagent.spawn",
-                "subagent.spawn" not in node.allowed_tools,
-            ),
-        )
-        if lacking
-    ]
+    missing = []
+    if not node.permissions.subagents.spawn:
+        missing.append("its permissions do not set subagents.spawn")
+    if "subagent.spawn" not in node.allowed_tools:
+        missing.append("its allowedTools do not list subagent.spawn")
     if missing:
         return (
             f"work node {node.id!r} may not cast: {' and '.join(missing)}; a node casts only when "
@@ -313,24 +307,16 @@ def admit_cast(
     else:
         plan, node = executing
         problem = spawn_problem(state, node)
-        if parent is not None:
-            children, most, depth = (
-                parent.children,
-                parent.permissions.subagents.maximum_children,
-                parent.depth,
-            )
-        else:
-            children, most, depth = (
-                _node_casts(state, plan.uri, node.id),
-                node.budgets.maximum_children,
-                0,
-            )
         context = CastContext(
             node_executing=True,
             may_spawn=problem is None,
-            children=children,
-            max_children=most,
-            depth=depth,
+            children=_node_casts(state, plan.uri, node.id) if parent is None else parent.children,
+            max_children=(
+                node.budgets.maximum_children
+                if parent is None
+                else parent.permissions.subagents.maximum_children
+            ),
+            depth=0 if parent is None else parent.depth,
             max_depth=_max_depth(state, node.permissions),
             in_flight=len(open_casts),
             max_in_flight=state.envelope.budgets.maximum_parallel_workers,

@@ -12,10 +12,8 @@ and seen by a restarted or a second server) as canonical-JSON summaries:
 - ``cast_exhausted`` (``telic.casting._durable``): the observed turns went past the budget;
 - ``cast_stopped``: the child stopped, with or without returning a packet.
 
-``children_of`` folds those events back into ``Children``. ``judge_child_call`` decides one call
-of a bound child: its observed spend first (a call past the turn budget is denied and exhausts
-the cast), then the run's layers plus the cast's own (the child's permissions, read-only for a
-read-only type), then the cast's pointers when the scope is narrowed to them.
+``children_of`` folds those events back into ``Children``; ``judge_child_call`` decides one call
+of a bound child.
 
 Turns are observed, not reported: every tool call a child asks for needs one model turn, so each
 observed call counts one turn. A host that asks for several calls in one turn is charged one turn
@@ -37,7 +35,11 @@ HANDOFF_EVENT: Final = "cast_handoff"
 BOUND_EVENT: Final = "cast_bound"
 CALL_EVENT: Final = "cast_call"
 STOPPED_EVENT: Final = "cast_stopped"
-_EXHAUSTED_EVENT: Final = "cast_exhausted"  # the name ``telic.casting._durable`` declares
+EXHAUSTED_EVENT: Final = "cast_exhausted"
+"""The trace event recording the cap a cast went past (written by ``telic.casting._durable``)."""
+STARTED_EVENT: Final = "cast_started"
+"""The trace event of an admitted cast: input refs the plan then the handoff's pointers."""
+_SEALED: Final = "packet_sealed"  # the name the run actor writes
 CHILD_EVENTS: Final = frozenset({HANDOFF_EVENT, BOUND_EVENT, CALL_EVENT, STOPPED_EVENT})
 """The trace events a host's hook writes about native children."""
 
@@ -109,7 +111,8 @@ class Children:
         return self.observed.get(cast_id, Observed())
 
 
-def _count(value: object) -> int:
+def count_of(value: object) -> int:
+    """``value`` when it is a non-negative int, else 0 (a summary field read back)."""
     return value if type(value) is int and value >= 0 else 0
 
 
@@ -122,7 +125,7 @@ def children_of(events: Iterable[tuple[str, str]]) -> Children:
     exhausted: set[str] = set()
     stopped: dict[str, bool] = {}
     for event_type, summary in events:
-        if event_type not in CHILD_EVENTS and event_type != _EXHAUSTED_EVENT:
+        if event_type not in CHILD_EVENTS and event_type != EXHAUSTED_EVENT:
             continue
         try:
             fields = json.loads(summary)
@@ -137,20 +140,16 @@ def children_of(events: Iterable[tuple[str, str]]) -> Children:
         elif event_type == BOUND_EVENT and isinstance(agent_id, str):
             bound.setdefault(agent_id, cast_id)
         elif event_type == CALL_EVENT:
-            seen = Observed(_count(fields.get("turns")), _count(fields.get("toolCalls")))
+            seen = Observed(count_of(fields.get("turns")), count_of(fields.get("toolCalls")))
             known = observed.get(cast_id, Observed())
             observed[cast_id] = Observed(
                 max(known.turns, seen.turns), max(known.tool_calls, seen.tool_calls)
             )
-        elif event_type == _EXHAUSTED_EVENT:
+        elif event_type == EXHAUSTED_EVENT:
             exhausted.add(cast_id)
         elif event_type == STOPPED_EVENT:
             stopped[cast_id] = fields.get("returned") is True
     return Children(tuple(handed), bound, observed, frozenset(exhausted), stopped)
-
-
-_STARTED: Final = "cast_started"  # the names ``telic.casting._durable`` and the run actor write
-_SEALED: Final = "packet_sealed"
 
 
 def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) -> tuple[str, ...]:
@@ -159,7 +158,7 @@ def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) ->
     ``packet_sealed`` the cast it closed as its input ref."""
     opened: dict[str, None] = {}
     for event_type, input_refs, output_refs in events:
-        if event_type == _STARTED and output_refs:
+        if event_type == STARTED_EVENT and output_refs:
             opened[output_refs[0].rsplit("/", 1)[-1]] = None
         elif event_type == _SEALED and input_refs:
             opened.pop(input_refs[0].rsplit("/", 1)[-1], None)
@@ -326,19 +325,22 @@ def judge_child_call(
     layers, then the pointers (a repository path outside them is denied by ``cast_pointers``).
     """
     after = Observed(observed.turns + 1, observed.tool_calls + 1)  # a turn per call, see above
+
+    def deny(why: str, layer: str, code: str, named: str | None) -> ChildJudgement:
+        reason = f"cast {scope.cast_id} {why} (layer: {layer}; {code})"
+        return ChildJudgement(False, reason, layer, code, after, code == "turn_capped", named)
+
     if exhausted or after.turns > scope.max_turns:
-        code = "cast_exhausted" if exhausted else "turn_capped"
-        reason = (
-            f"cast {scope.cast_id} is exhausted ({observed.turns} turns observed of "
-            f"{scope.max_turns}): return the typed partial packet now, with no more tool calls"
+        why = (
+            f"is exhausted ({observed.turns} turns observed of {scope.max_turns}): return the "
+            "typed partial packet now, with no more tool calls"
             if exhausted
-            else f"cast {scope.cast_id} has spent its budget of {scope.max_turns} turns "
-            f"(this call would be turn {after.turns}, observed by Telic): return the typed "
-            "partial packet now (stopReason turn_capped), with no more tool calls"
+            else f"has spent its budget of {scope.max_turns} turns (this call would be turn "
+            f"{after.turns}, observed by Telic): return the typed partial packet now "
+            "(stopReason turn_capped), with no more tool calls"
         )
-        named = _named_target(asks, scope.layer, repository_root)
-        reason += f" (layer: cast_budget; {code})"
-        return ChildJudgement(False, reason, "cast_budget", code, after, not exhausted, named)
+        code = "cast_exhausted" if exhausted else "turn_capped"
+        return deny(why, "cast_budget", code, _named_target(asks, scope.layer, repository_root))
     layers = (*run_layers, scope.layer)
     reasons = []
     scopes: list[str | None] = []
@@ -353,24 +355,15 @@ def judge_child_call(
         what = f"{capability} on {decision.scope or target or '(no target)'}"
         if not decision.allowed:
             layer = decision.deciding_layer or "target"
-            reason = (
-                f"cast {scope.cast_id} denies {what}: {decision.reason} "
-                f"(layer: {layer}; {decision.code})"
-            )
-            return ChildJudgement(False, reason, layer, decision.code, after, False, decision.scope)
+            return deny(f"denies {what}: {decision.reason}", layer, decision.code, decision.scope)
         if (
             scope.pointers is not None
             and capability in _PATH_CAPABILITIES
             and not _inside(decision.scope or "", scope.pointers)
         ):
             named = ", ".join(f"repo://{p}" for p in scope.pointers)
-            reason = (
-                f"cast {scope.cast_id} denies {what}: it lies outside the cast's pointers "
-                f"({named}) (layer: cast_pointers; out_of_scope)"
-            )
-            return ChildJudgement(
-                False, reason, "cast_pointers", "out_of_scope", after, False, decision.scope
-            )
+            why = f"denies {what}: it lies outside the cast's pointers ({named})"
+            return deny(why, "cast_pointers", "out_of_scope", decision.scope)
         scopes.append(decision.scope)
         reasons.append(f"{what} is {decision.reason}")
     reason = (

@@ -19,7 +19,14 @@ from typing import Final, get_args
 
 from telic.casting._admit import _max_depth, child_permissions
 from telic.casting._book import OpenCast
-from telic.casting._child import ChildScope, children_of, pointer_paths
+from telic.casting._child import (
+    EXHAUSTED_EVENT,
+    STARTED_EVENT,
+    ChildScope,
+    children_of,
+    count_of,
+    pointer_paths,
+)
 from telic.casting._config import effective_registry
 from telic.casting._observe import parent_casts, read_trace
 from telic.controller import Controller, RunState
@@ -30,12 +37,6 @@ from telic_packets import CastType, CastTypeRegistry, StopReason, canonical_json
 
 PROGRESS_EVENT: Final = "cast_progress"
 """The trace event holding a cast's counters after an accepted progress report."""
-
-EXHAUSTED_EVENT: Final = "cast_exhausted"
-"""The trace event recording the cap a cast went past."""
-
-STARTED_EVENT: Final = "cast_started"
-"""The trace event of an admitted cast: input refs the plan then the handoff's pointers."""
 
 
 _STOP_REASONS: Final[tuple[StopReason, ...]] = get_args(StopReason)
@@ -91,17 +92,8 @@ def _facts(events: Iterable[TraceRecord]) -> dict[str, dict[str, object]]:
     return facts
 
 
-def _count(facts: dict[str, object], name: str) -> int:
-    value = facts.get(name, 0)
-    return value if type(value) is int and value >= 0 else 0
-
-
 def _stop(facts: dict[str, object]) -> StopReason | None:
-    value = facts.get("stopReason")
-    for reason in _STOP_REASONS:
-        if value == reason:
-            return reason
-    return None
+    return next((r for r in _STOP_REASONS if r == facts.get("stopReason")), None)
 
 
 def _pointers(events: Iterable[TraceRecord]) -> dict[str, tuple[str, ...]]:
@@ -145,7 +137,6 @@ def reopen_casts(
     ``events`` is the run's whole trace. A cast whose work node or cast type cannot be found
     any more keeps no permissions (it can still return; it can cast nothing).
     """
-    records = list(state.all("CastRecord"))
     sealed = {artifact.body.cast_id for artifact in state.all("EvidencePacket")}
     events = list(events)
     facts = _facts(events)
@@ -153,11 +144,13 @@ def reopen_casts(
     pointers = _pointers(events)
     parents = parent_casts(state)
     built: dict[str, OpenCast] = {}
-    for record in records:  # oldest first: a parent is always built before its children
+    # Oldest first: a parent is always built before its children.
+    for record in state.all("CastRecord"):
         cast = record.body
         parent_id = parents[record.id]
         parent = built.get(parent_id or "")
-        plan = state.by_uri(record.source_refs[0]) if record.source_refs else None
+        plan_uri = record.source_refs[0] if record.source_refs else ""
+        plan = state.by_uri(plan_uri) if plan_uri else None
         node = None
         if plan is not None and plan.type == "WorkPlan":
             node = next((n for n in plan.body.nodes if n.id == cast.work_node_id), None)
@@ -172,23 +165,23 @@ def reopen_casts(
                 depth=depth,
                 max_depth=_max_depth(state, node.permissions),
             )
-        known = facts.get(cast.cast_id, {})
+        known, seen = facts.get(cast.cast_id, {}), children.spend_of(cast.cast_id)
         open_cast = OpenCast(
             cast=cast,
             permissions=permissions,
             depth=depth,
-            plan_uri=record.source_refs[0] if record.source_refs else "",
+            plan_uri=plan_uri,
             started_at=seconds(record.created_at),
             parent_cast_id=parent_id,
-            turns=_count(known, "turns"),
-            tool_calls=_count(known, "toolCalls"),
-            input_tokens=_count(known, "inputTokens"),
-            output_tokens=_count(known, "outputTokens"),
+            turns=count_of(known.get("turns")),
+            tool_calls=count_of(known.get("toolCalls")),
+            input_tokens=count_of(known.get("inputTokens")),
+            output_tokens=count_of(known.get("outputTokens")),
             stop_reason=_stop(known),
-            reports=_count(known, "reports"),
+            reports=count_of(known.get("reports")),
             pointers=pointers.get(cast.cast_id, ()),
-            observed_turns=children.spend_of(cast.cast_id).turns,
-            observed_tool_calls=children.spend_of(cast.cast_id).tool_calls,
+            observed_turns=seen.turns,
+            observed_tool_calls=seen.tool_calls,
         )
         built[cast.cast_id] = open_cast
         if parent is not None:

@@ -14,10 +14,6 @@ phase artifact that follows. A grandchild's parent is the cast that cast it: its
 that cast's own return, so its packet is checked against the parent's sealed packet (and a
 nested brief that cites it). A packet whose parent cast was sealed before it falls to the
 executor's next decision.
-
-The digest renders every packet of the run, unconsumed first, each line marked consumed (and
-where) or unconsumed, for people; ``run_digest_view`` gives a host the contract's lines, with the
-same marks beside them as data.
 """
 
 from __future__ import annotations

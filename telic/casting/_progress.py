@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from telic._errors import Issue, SchemaViolation
 from telic.casting._book import OpenCast
@@ -13,21 +13,22 @@ from telic_packets import Counters, PacketRefusal, StopReason
 class ProgressStatus:
     """Where a cast stands after a progress report."""
 
-    cast_id: str
+    open_cast: OpenCast
+    """A copy of the cast as the report left it (its reported and observed spend)."""
     counters: Counters
     """The counters reached (never lower than any earlier report)."""
     stop_reason: StopReason | None
     """The cap this report crossed (an exhausted cast takes no more reports), or None."""
-    calls_through_telic: int
-    """Calls the child made through Telic for this cast: accepted progress reports and casts."""
-    reported_turns: int
-    """The turns the child reported."""
-    reported_tool_calls: int
-    """The tool calls the child reported."""
-    observed_turns: int
-    """Turns of a native child Telic observed through the host's hook."""
-    observed_tool_calls: int
-    """Tool calls of a native child Telic observed through the host's hook."""
+
+    @property
+    def cast_id(self) -> str:
+        """The cast's id."""
+        return self.open_cast.cast_id
+
+    @property
+    def calls_through_telic(self) -> int:
+        """Calls the child made through Telic for this cast: accepted progress reports and casts."""
+        return self.open_cast.calls_through_telic
 
     @property
     def exhausted(self) -> bool:
@@ -42,7 +43,7 @@ class ProgressStatus:
         through Telic, and a native child's turns and tool calls its host's hook showed it) and
         which the child reported about itself (turns, tool calls, tokens).
         """
-        counters = self.counters
+        counters, cast = self.counters, self.open_cast
         return {
             "castId": self.cast_id,
             "counters": counters.to_wire(),
@@ -50,12 +51,12 @@ class ProgressStatus:
                 "measured": {
                     "wallMs": counters.wall_ms,
                     "callsThroughTelic": self.calls_through_telic,
-                    "turnsObserved": self.observed_turns,
-                    "toolCallsObserved": self.observed_tool_calls,
+                    "turnsObserved": cast.observed_turns,
+                    "toolCallsObserved": cast.observed_tool_calls,
                 },
                 "selfReported": {
-                    "turns": self.reported_turns,
-                    "toolCalls": self.reported_tool_calls,
+                    "turns": cast.turns,
+                    "toolCalls": cast.tool_calls,
                     "inputTokens": counters.input_tokens,
                     "outputTokens": counters.output_tokens,
                     "totalTokens": counters.total_tokens,
@@ -100,20 +101,9 @@ def record_progress(
             "budget_exhausted_requires_partial",
             f"the cast is exhausted ({open_cast.stop_reason}); return a partial packet",
         )
-    open_cast.turns = max(open_cast.turns, reported["turns"])
-    open_cast.tool_calls = max(open_cast.tool_calls, reported["tool_calls"])
-    open_cast.input_tokens = max(open_cast.input_tokens, reported["input_tokens"])
-    open_cast.output_tokens = max(open_cast.output_tokens, reported["output_tokens"])
+    for name, value in reported.items():
+        setattr(open_cast, name, max(getattr(open_cast, name), value))
     counters, stop = open_cast.spent(now)
     open_cast.stop_reason = stop
     open_cast.reports += 1
-    return ProgressStatus(
-        open_cast.cast_id,
-        counters,
-        stop,
-        calls_through_telic=open_cast.calls_through_telic,
-        reported_turns=open_cast.turns,
-        reported_tool_calls=open_cast.tool_calls,
-        observed_turns=open_cast.observed_turns,
-        observed_tool_calls=open_cast.observed_tool_calls,
-    )
+    return ProgressStatus(replace(open_cast), counters, stop)

@@ -87,8 +87,6 @@ def broker_decision(
     """Decide ``capability`` on ``target`` against every layer and answer in both shapes.
 
     Args:
-        capability: the capability the action exercises.
-        target: the action's target, or ``None``.
         layers: every layer the decision needs (mode, authorization, phase), outermost first.
         names: layer name → the name the summary gives it (``policy_names``).
         policy_ref: the run envelope's artifact reference.

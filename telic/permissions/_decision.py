@@ -72,10 +72,7 @@ def _grants(permissions: PermissionSet) -> tuple[Grant, ...]:
 
     grants: list[Grant] = []
     for capability in CAPABILITIES:
-        if capability == "subagent.spawn":
-            value: list[str] | bool = permissions.subagents.spawn
-        else:
-            value = grant_of(permissions, capability)
+        value = grant_of(permissions, capability)
         if isinstance(value, list) and value:
             grants.append(Grant(capability, tuple(value)))
         elif value is True:
@@ -119,13 +116,12 @@ class Layer:
     def for_mode(cls, mode: Mode, name: str = "mode") -> Layer:
         """Build the mode-policy layer: ``repository.*`` scoped to ``**``, the rest unscoped."""
         policy = MODE_POLICIES[mode]
-
-        def grant(capability: Capability) -> Grant:
-            scoped = capability.startswith("repository.")
-            return Grant(capability, ("**",) if scoped else None)
-
-        ordered = [c for c in CAPABILITIES if c in policy.allow]
-        return cls(name, tuple(map(grant, ordered)), tuple(Grant(c) for c in sorted(policy.deny)))
+        allow = tuple(
+            Grant(c, ("**",) if c.startswith("repository.") else None)
+            for c in CAPABILITIES
+            if c in policy.allow
+        )
+        return cls(name, allow, tuple(Grant(c) for c in sorted(policy.deny)))
 
     def to_json(self) -> dict[str, object]:
         """Return the layer as plain JSON: ``{"name", "allow", "deny"}``, each grant a
@@ -256,7 +252,6 @@ def authorize_action(
     """Decide whether ``capability`` on ``target`` is allowed by every layer and denied by none.
 
     Args:
-        capability: the capability the action exercises.
         target: the action's target; ``None`` or empty when it names none.
         layers: the permission sources, outermost first; at least one.
         repository_root: the absolute repository root that repository targets must stay inside.

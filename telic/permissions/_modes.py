@@ -36,9 +36,6 @@ class ModePolicy:
 _PLAN: Final[frozenset[Capability]] = frozenset({"repository.read", "subagent.spawn"})
 _ANALYZE: Final[frozenset[Capability]] = _PLAN | {
     "shell.inspect",
-    # Only what the user granted reaches a node: the exact allowlist of ``authorization_granted``.
-    # No default grants it, and a command the host declares mutating stays refused before any
-    # fix (``WR-NO-MUTATION``), so this lets a diagnosis run the user's own test command.
     "shell.execute",
     "runtime.inspect",
     "browser.inspect",
@@ -51,7 +48,7 @@ _FIX: Final[frozenset[Capability]] = _PLAN | {
     "shell.execute",
     "runtime.inspect",
 }
-_READ_ONLY_DENY: Final[frozenset[Capability]] = frozenset(
+ALWAYS_MUTATING: Final[frozenset[Capability]] = frozenset(
     {
         "repository.write",
         "repository.delete",
@@ -60,12 +57,14 @@ _READ_ONLY_DENY: Final[frozenset[Capability]] = frozenset(
         "external.write",
     }
 )
+"""The capabilities that always mutate (``shell.execute`` may or may not): read-only modes deny
+them."""
 _FIX_DENY: Final[frozenset[Capability]] = frozenset({"external.write"})
 
 MODE_POLICIES: Final[dict[Mode, ModePolicy]] = {
-    "report_only": ModePolicy("report_only", frozenset(), _READ_ONLY_DENY),
-    "plan_only": ModePolicy("plan_only", _PLAN, _READ_ONLY_DENY),
-    "analyze_only": ModePolicy("analyze_only", _ANALYZE, _READ_ONLY_DENY),
+    "report_only": ModePolicy("report_only", frozenset(), ALWAYS_MUTATING),
+    "plan_only": ModePolicy("plan_only", _PLAN, ALWAYS_MUTATING),
+    "analyze_only": ModePolicy("analyze_only", _ANALYZE, ALWAYS_MUTATING),
     "fix_only": ModePolicy("fix_only", _FIX, _FIX_DENY),
     "analyze_and_fix": ModePolicy("analyze_and_fix", _ANALYZE | _FIX, _FIX_DENY),
 }

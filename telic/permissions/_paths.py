@@ -108,9 +108,6 @@ def repository_target(target: str, repository_root: str, resolve: Resolver) -> s
     return relative
 
 
-# ------------------------------------------------------------------------------------ globs
-
-
 def _segment_regex(segment: str) -> re.Pattern[str] | None:
     out: list[str] = []
     i = 0

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from telic.permissions._paths import glob_match
+from telic.permissions._targets import GLOB_CHARS
 
 PROTECTED_PATHS: Final[tuple[str, ...]] = (".git/**", "**/.git/**", ".github/**", "**/.env*")
 """The protected set: every git directory (nested ones too), the CI folder, and env files."""
@@ -34,7 +35,6 @@ MUTATING_REPOSITORY: Final = frozenset({"repository.write", "repository.delete"}
 
 _SHORT_GIT: Final = re.compile(r"git~\d+")
 _SHORT_GITHUB: Final = re.compile(r"github~\d+")
-_GLOB: Final = frozenset("*?[]")
 _HFS_IGNORED: Final = dict.fromkeys(
     [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
 )
@@ -75,9 +75,9 @@ def protected_grant_problem(pattern: str) -> str | None:
     segments = pattern.split("/")
     if any(s in ("", ".", "..") for s in segments) or segments[0].startswith("~"):
         return "the pattern has an empty, '.', '..' or home-relative segment"
-    if any(char in _GLOB for char in segments[0]):
+    if any(char in GLOB_CHARS for char in segments[0]):
         return "the first segment must be literal: name the protected paths granted"
-    literal = segments[: next((i for i, s in enumerate(segments) if _GLOB & set(s)), None)]
+    literal = segments[: next((i for i, s in enumerate(segments) if GLOB_CHARS & set(s)), None)]
     if protected_pattern("/".join(literal)) is None:
         return "the pattern reaches no protected path (its literal prefix is not protected)"
     return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from telic.permissions._modes import mode_ceiling
+from telic.permissions._modes import ALWAYS_MUTATING, mode_ceiling
 from telic.permissions._targets import canonical_host
 from telic.protocol import Capability, Mode, PermissionSet, SubagentPermissions
 
@@ -37,7 +37,9 @@ FIELDS: Final[dict[Capability, tuple[str, str]]] = {
 
 
 def grant_of(permissions: PermissionSet, capability: Capability) -> list[str] | bool:
-    """Return the scopes (or the flag) ``permissions`` holds for ``capability`` (not spawn)."""
+    """Return the scopes (or the flag) ``permissions`` holds for ``capability``."""
+    if capability == "subagent.spawn":
+        return permissions.subagents.spawn
     part, name = FIELDS[capability]
     value: list[str] | bool = getattr(getattr(permissions, part), name)
     return value
@@ -53,11 +55,6 @@ def build(
     return PermissionSet.model_validate({**parts, "subagents": subagents})
 
 
-_ALWAYS_MUTATING = frozenset(
-    {"repository.write", "repository.delete", "runtime.restart", "browser.mutate", "external.write"}
-)
-
-
 def scope_covers(capability: Capability, parent: str, child: str) -> bool:
     """Tell whether the ``parent`` scope conservatively covers the ``child`` scope."""
     if parent in ("**", child):
@@ -68,7 +65,6 @@ def scope_covers(capability: Capability, parent: str, child: str) -> bool:
     if not (capability.startswith("repository.") and parent.endswith("/**")):
         return False
     prefix = parent[:-2]
-    # Wildcards never match a dot-segment, so ``src/**`` cannot stand for ``src/.env``.
     rest = child[len(prefix) :].split("/")
     return child.startswith(prefix) and not any(segment.startswith(".") for segment in rest)
 
@@ -158,7 +154,7 @@ def capability_is_mutating(capability: Capability) -> bool | None:
     """Return the mutation class: ``None`` for ``shell.execute``, which may be either."""
     if capability == "shell.execute":
         return None
-    return capability in _ALWAYS_MUTATING
+    return capability in ALWAYS_MUTATING
 
 
 def capability_backed(capability: Capability, permissions: PermissionSet) -> bool:

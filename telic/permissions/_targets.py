@@ -28,7 +28,8 @@ TYPED_INSPECT_TARGETS: Final[tuple[str, ...]] = (
 """The only targets a ``shell.inspect`` action may name: typed reads, never shell text."""
 
 _PLACEHOLDERS: Final = frozenset({"authorized", "**"})
-_GLOB_CHARS: Final = frozenset("*?[]")
+GLOB_CHARS: Final = frozenset("*?[]")
+"""The glob characters: no exact command holds one, and a protected grant's first segment none."""
 _COMPOUND: Final = (";", "&", "|", ">", "<", "`", "\n", "\r", "\x00", "$(")
 _LABEL: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 _SCHEME: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -40,7 +41,7 @@ def shell_command_problem(command: str) -> str | None:
     """Say why ``command`` is not one exact, non-compound command, or return ``None``."""
     if command in _PLACEHOLDERS:
         return "the command is a wildcard placeholder, not a command"
-    if any(char in _GLOB_CHARS for char in command):
+    if any(char in GLOB_CHARS for char in command):
         return "the command contains a glob character"
     if any(token in command for token in _COMPOUND):
         return "the command contains a compound-command operator, redirection or substitution"
