@@ -27,6 +27,7 @@ from typing import Final
 
 from telic._errors import Issue
 from telic._secrets import cannot_hold_secret, first_secret_in
+from telic.protocol import MAX_SUMMARY, MAX_TARGET
 
 from ._errors import SecretRefused
 from ._records import (
@@ -50,11 +51,6 @@ _OWN_NAMES: Final = frozenset(
 )
 
 
-_SCOPE_CHARS: Final = 2_048
-_TEXT_CHARS: Final = 4_096
-"""What a permission decision's scope and its other strings may hold (the TraceEvent schema)."""
-
-
 def _redacted_text(text: str, bound: int) -> str:
     if cannot_hold_secret(text):  # no anchor, keyword or decodable run: nothing to load
         return text
@@ -75,7 +71,7 @@ def _redacted_json(value: JSON, bound: int) -> JSON:
         return [_redacted_json(item, bound) for item in value]
     if isinstance(value, Mapping):
         return {
-            key: _redacted_json(item, _SCOPE_CHARS if key == "scope" else bound)
+            key: _redacted_json(item, MAX_TARGET if key == "scope" else bound)
             for key, item in value.items()
         }
     return value
@@ -89,7 +85,7 @@ def redact_event(event: NewTraceEvent) -> NewTraceEvent:
     snapshot are left as they are: a secret there is refused by ``refuse_secrets``.
     """
     decision = event.permission_decision
-    shown_decision = None if decision is None else _redacted_json(dict(decision), _TEXT_CHARS)
+    shown_decision = None if decision is None else _redacted_json(dict(decision), MAX_SUMMARY)
     summary = _redacted_text(event.decision_summary, MAX_DECISION_SUMMARY_CHARS)
     if shown_decision == decision and summary == event.decision_summary:
         return event

@@ -46,15 +46,11 @@ from telic.permissions._targets import (
     shell_command_problem,
     url_host,
 )
-from telic.protocol import CAPABILITIES, Capability, Mode
+from telic.protocol import CAPABILITIES, MAX_SUMMARY, MAX_TARGET, Capability, Mode
 
 if TYPE_CHECKING:
     from telic.protocol import PermissionSet
 
-
-# The trace's bounds on a recorded decision's scope and rationaleSummary (TraceEvent's schema).
-_MAX_SCOPE: Final = 2048
-_MAX_SUMMARY: Final = 4096
 
 _USERINFO: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
@@ -194,9 +190,9 @@ def permission_record(
     return {
         "decision": verdict,
         "capability": capability,
-        "scope": (scope or capability)[:_MAX_SCOPE],
+        "scope": (scope or capability)[:MAX_TARGET],
         "policyRefs": list(policy_refs),
-        "rationaleSummary": reason[:_MAX_SUMMARY],
+        "rationaleSummary": reason[:MAX_SUMMARY],
     }
 
 

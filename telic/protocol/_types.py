@@ -20,6 +20,8 @@ from telic.protocol._vocabulary import (
     CAPABILITIES as CAPABILITIES,
     IDENTIFIER_PATTERN as IDENTIFIER_PATTERN,
     MAX_IDENTIFIER as MAX_IDENTIFIER,
+    MAX_SUMMARY as MAX_SUMMARY,
+    MAX_TARGET as MAX_TARGET,
     MODES as MODES,
     Capability as Capability,
     Mode as Mode,
@@ -35,8 +37,6 @@ MAX_ARTIFACT_BYTES: Final = 2_097_152
 """Maximum canonical JSON size of one artifact body."""
 MAX_BOUNDED_TEXT: Final = 32_768
 """Maximum chars (and UTF-8 bytes) of a BoundedText."""
-MAX_SUMMARY: Final = 4_096
-"""Maximum chars (and UTF-8 bytes) of a Summary."""
 MAX_REFERENCE_URI: Final = 2_048
 MAX_RELATIVE_PATH: Final = 1_024
 MAX_NODE_TOOL_CALLS: Final = 1_000
@@ -183,7 +183,7 @@ ToolCalls = Annotated[int, Field(ge=1, le=MAX_NODE_TOOL_CALLS)]
 ExitCode = Annotated[int, Field(ge=0, le=255)]
 """A process exit status: 0–255."""
 
-ActionTarget = Annotated[str, StringConstraints(min_length=1, max_length=2_048)]
+ActionTarget = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TARGET)]
 """What an action or a permission check was aimed at: a path, command, URL or host, ≤2048 chars."""
 
 # ------------------------------------------------------------------------------------ enums

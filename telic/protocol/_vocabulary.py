@@ -15,6 +15,10 @@ MAX_IDENTIFIER: Final = 128
 IDENTIFIER_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 """The syntax of a protocol identifier (run, artifact, event and node ids)."""
 _ID: Final = re.compile(IDENTIFIER_PATTERN)
+MAX_SUMMARY: Final = 4_096
+"""Maximum chars (and UTF-8 bytes) of a Summary, a permission decision's rationale among them."""
+MAX_TARGET: Final = 2_048
+"""Most characters of an action's target, which a permission decision records as its scope."""
 
 Capability = Literal[
     "repository.read",

@@ -32,6 +32,7 @@ from telic.protocol import (
     MAX_ITEMS,
     MAX_REFERENCE_URI,
     MAX_SELECTED_FILES,
+    MAX_TARGET,
     MAX_TOTAL_BYTES,
     REFERENCE_URI_PATTERN,
     Capability,
@@ -250,7 +251,7 @@ class CheckToolActionArgs(RunArgs):
     action_id: Identifier | None = None
     expected_run_version: Count | None = None  # 0 passes, and is always stale
     capability: Capability
-    target: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
+    target: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TARGET)] | None = None
     """Path, command or URL acted on (required without action_id)."""
 
     @model_validator(mode="after")
