@@ -50,6 +50,7 @@ if typing.TYPE_CHECKING:
         CHILD_EVENTS as CHILD_EVENTS,
         EXHAUSTED_EVENT as EXHAUSTED_EVENT,
         HANDOFF_EVENT as HANDOFF_EVENT,
+        SEALED_EVENT as SEALED_EVENT,
         STARTED_EVENT as STARTED_EVENT,
         STOPPED_EVENT as STOPPED_EVENT,
         ChildJudgement as ChildJudgement,

@@ -39,7 +39,8 @@ EXHAUSTED_EVENT: Final = "cast_exhausted"
 """The trace event recording the cap a cast went past (written by ``telic.casting._durable``)."""
 STARTED_EVENT: Final = "cast_started"
 """The trace event of an admitted cast: input refs the plan then the handoff's pointers."""
-_SEALED: Final = "packet_sealed"  # the name the run actor writes
+SEALED_EVENT: Final = "packet_sealed"
+"""The trace event the run actor writes when it seals a cast's EvidencePacket."""
 CHILD_EVENTS: Final = frozenset({HANDOFF_EVENT, BOUND_EVENT, CALL_EVENT, STOPPED_EVENT})
 """The trace events a host's hook writes about native children."""
 
@@ -160,7 +161,7 @@ def open_casts_of(events: Iterable[tuple[str, Sequence[str], Sequence[str]]]) ->
     for event_type, input_refs, output_refs in events:
         if event_type == STARTED_EVENT and output_refs:
             opened[output_refs[0].rsplit("/", 1)[-1]] = None
-        elif event_type == _SEALED and input_refs:
+        elif event_type == SEALED_EVENT and input_refs:
             opened.pop(input_refs[0].rsplit("/", 1)[-1], None)
     return tuple(opened)
 

@@ -21,7 +21,10 @@ from telic.casting import (
     BOUND_EVENT,
     CALL_EVENT,
     CHILD_EVENTS,
+    EXHAUSTED_EVENT,
     HANDOFF_EVENT,
+    SEALED_EVENT,
+    STARTED_EVENT,
     STOPPED_EVENT,
     Children,
     ChildScope,
@@ -46,8 +49,7 @@ if TYPE_CHECKING:
 
 SCOPES_DIR: Final = "hook-casts"
 _FORMAT: Final = "telic.hook-cast/1"
-_EXHAUSTED: Final = "cast_exhausted"  # ``telic.casting.EXHAUSTED_EVENT``, not imported: pydantic
-_EVENTS: Final = (*sorted(CHILD_EVENTS), _EXHAUSTED, "cast_started", "packet_sealed")
+_EVENTS: Final = (*sorted(CHILD_EVENTS), EXHAUSTED_EVENT, STARTED_EVENT, SEALED_EVENT)
 
 
 class CastFacts(NamedTuple):
@@ -238,7 +240,7 @@ def child_call(
         exhausted = json.dumps(
             {"castId": cast_id, "stopReason": "turn_capped"}, sort_keys=True, separators=(",", ":")
         )
-        events.append((_EXHAUSTED, exhausted))
+        events.append((EXHAUSTED_EVENT, exhausted))
     verdict = Verdict("allow" if judged.allowed else "deny", f"{where}: {judged.reason}")
     return Decided(verdict, tuple(events), judged.scope)
 

@@ -22,6 +22,7 @@ from telic.casting import (
     DECISION_TYPES,
     EXHAUSTED_EVENT,
     PROGRESS_EVENT,
+    SEALED_EVENT,
     STARTED_EVENT,
     WALL_GRACE_MS,
     Admission,
@@ -260,7 +261,7 @@ _CAST_MESSAGES = (CastChild, Progress, ReturnPacket, Expire)
 """The messages that act on open casts: each checks the copy against the ledger first."""
 _CAST_ARTIFACTS = frozenset({"CastRecord", "EvidencePacket"})
 _CAST_EVENTS = frozenset(
-    {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, "packet_sealed", *CHILD_EVENTS}
+    {STARTED_EVENT, PROGRESS_EVENT, EXHAUSTED_EVENT, SEALED_EVENT, *CHILD_EVENTS}
 )
 """A native child's events (written by the host's hook) move a cast's observed spend too."""
 
@@ -634,7 +635,7 @@ class RunActor(Actor[RunMessage]):
         run = await deps.ledger.get_run(self._run_id)
         sealed = event(
             run,
-            "packet_sealed",
+            SEALED_EVENT,
             actor="controller",
             event_id=deps.new_id(),
             timestamp=now,
