@@ -214,7 +214,7 @@ class Service:
         if run_id not in self._slots:
             await self._ledger.get_run(run_id)  # NotFound before any actor is started
         for _ in range(3):
-            slot = self._slots.setdefault(run_id, RunSlot(run_id))
+            slot = self._slots.get(run_id) or self._slots.setdefault(run_id, RunSlot(run_id))
             ref = slot.ref
             if ref is None or not ref.is_alive:
                 self._spawned += 1
