@@ -209,7 +209,8 @@ def failing_schema(artifact_type: str, paths: list[str]) -> dict[str, Any]:
     ``{"$ref": <resource>, "x-telic-failing": {path: sub-schema}}``: for each path, the schema
     of the deepest location the schema defines along it (the property itself, or the object
     that refused an unknown key), with its local references written out. A path at the root
-    (or none at all) adds nothing: the ``$ref`` names the full schema, never re-sent.
+    (or none at all) adds nothing: the ``$ref`` names the full schema, never re-sent. The
+    sub-schemas are shared: callers must not change them.
     """
     found: dict[str, Any] = {}
     for path in paths:

@@ -229,8 +229,10 @@ async def serve(config: ServerConfig) -> None:
     root = config.repository_root
     # Over stdio the handshake is answered while the backend opens; "ready" means it is open.
     # HTTP announces once it listens.
-    announce = (lambda: say(f"Telic MCP ready for {root}")) if config.http is None else None
-    opening = OpeningBackend(config, announce or (lambda: None))
+    if config.http is None:
+        opening = OpeningBackend(config, lambda: say(f"Telic MCP ready for {root}"))
+    else:
+        opening = OpeningBackend(config)
     with serving_gc():
         async with anyio.create_task_group() as backend_group:
             backend_group.start_soon(opening.run)
