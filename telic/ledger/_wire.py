@@ -1,6 +1,7 @@
 """The wire shapes of a run: the types ``RunRecord.to_wire`` and ``summary_wire`` return.
 
-Mypy checks the serialisers against them, and the server's result models use them as they are,
+Mypy checks ``to_wire`` against them (``summary_wire`` is ``to_wire`` less three keys, cast to
+its type; the stdio snapshots pin its keys), and the server's result models use them as they are,
 so a tool's ``outputSchema`` describes exactly what the serialiser writes. The ledger imports
 this module for the type checker only (``typing_extensions`` is what pydantic needs of a
 ``TypedDict`` on Python 3.11, and the hook never needs either).
@@ -65,7 +66,7 @@ class RunSummaryWire(TypedDict):
 
 
 # The keys beyond 1.0 sit where the original's later releases put them, between 1.0's: the
-# serialisers splice these in, so that mypy checks every key of the result.
+# record's serialiser splices these in, so that mypy checks every key of its result.
 
 
 class _Topology(TypedDict, total=False):
