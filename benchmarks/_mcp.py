@@ -77,6 +77,8 @@ class Call:
     """The tool's name, with the artifact type after a slash for ``telic_submit_artifact``."""
     server_cpu: float | None = None
     """The server's CPU seconds across the call, when ``TimedTools`` knows its pid."""
+    loop_cpu: float | None = None
+    """Of ``server_cpu``, the event loop's thread (the rest: SQLite's and the worker threads)."""
 
 
 class TimedTools(TelicTools):
@@ -94,15 +96,17 @@ class TimedTools(TelicTools):
         """Call ``tool`` and record how long it took and how much text it returned."""
         pid = self._pid
         used = cpu_seconds(pid) if pid is not None else 0.0
+        looped = loop_seconds(pid) if pid is not None else 0.0
         began = time.perf_counter()
         result = await self.client.call_tool(tool, args, progress_callback=progress)
         seconds = time.perf_counter() - began
         server_cpu = cpu_seconds(pid) - used if pid is not None else None
+        loop_cpu = loop_seconds(pid) - looped if pid is not None else None
         text = sum(len(c.text.encode()) for c in result.content if isinstance(c, TextContent))
         envelope = result.structured_content
         ok = isinstance(envelope, dict) and envelope.get("ok") is True
         kind = f"{tool}/{args['artifact_type']}" if "artifact_type" in args else tool
-        self.calls.append(Call(tool, seconds, text, ok, kind, server_cpu))
+        self.calls.append(Call(tool, seconds, text, ok, kind, server_cpu, loop_cpu))
         if not isinstance(envelope, dict) or envelope.get("ok") is result.is_error:
             raise RuntimeError(f"{tool}: no envelope")
         return envelope
@@ -114,12 +118,14 @@ class TimedTools(TelicTools):
             grouped[call.tool].append(call.seconds)
         return dict(grouped)
 
-    def cpu_by_kind(self) -> dict[str, list[float]]:
-        """The server's CPU seconds per call, grouped by ``Call.kind`` (calls that have it)."""
+    def cpu_by_kind(self, *, loop: bool = False) -> dict[str, list[float]]:
+        """The server's CPU seconds per call (``loop``: its event loop's thread alone), grouped
+        by ``Call.kind`` (calls that have it)."""
         grouped: dict[str, list[float]] = defaultdict(list)
         for call in self.calls:
-            if call.server_cpu is not None:
-                grouped[call.kind].append(call.server_cpu)
+            used = call.loop_cpu if loop else call.server_cpu
+            if used is not None:
+                grouped[call.kind].append(used)
         return dict(grouped)
 
 
@@ -244,6 +250,11 @@ def cpu_seconds(pid: int) -> float:
         except (OSError, ValueError, IndexError):
             continue  # a thread that ended meanwhile
     return sum(ns for (owner, _), ns in _THREAD_NS.items() if owner == pid) / 1e9
+
+
+def loop_seconds(pid: int) -> float:
+    """CPU time ``pid``'s main thread (where a server's event loop runs) has run so far."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def server_pid(url: str | None = None) -> int | None:

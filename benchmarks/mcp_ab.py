@@ -15,7 +15,9 @@ Each side reports per mode the wall time per run, per call by tool name and the 
 time per call (``/proc/<pid>/task/*/schedstat``, including its worker threads but not the git
 processes it starts), and the median of that CPU time across each single call by kind (the tool,
 and for ``telic_submit_artifact`` the artifact type) over every mode: what a call of each kind
-costs the server, and what the average is made of. ``ratio`` is theirs / ours of the run
+costs the server, and what the average is made of; ``*_event_loop`` is the share of the server's
+main thread, where the SDK, the actors, the controller and the rules run (the rest is SQLite's
+thread, committing, and the worker threads). ``ratio`` is theirs / ours of the run
 medians, ``cpu_ratio`` that of the CPU per call (above 1: ours is faster). ``--base HEAD``
 against an unchanged tree shows the noise alone.
 
@@ -118,6 +120,8 @@ async def _session(
                     got["tools"].setdefault(mode, {}).setdefault(name, []).extend(times)
                 for kind, used_per_call in tools[side].cpu_by_kind().items():
                     got["kinds"].setdefault(kind, []).extend(used_per_call)
+                for kind, used_per_call in tools[side].cpu_by_kind(loop=True).items():
+                    got["loop_kinds"].setdefault(kind, []).extend(used_per_call)
 
 
 async def main(against: Path | None, base: str, runs: int, sessions: int) -> None:
@@ -131,7 +135,8 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
             "theirs": {"PYTHONPATH": _source_path(tree)},
         }
         samples: dict[str, dict[str, Any]] = {
-            side: {"first_run": [], "runs": {}, "cpu": {}, "calls": {}, "tools": {}, "kinds": {}}
+            side: {"first_run": [], "runs": {}, "cpu": {}, "calls": {}, "tools": {}}
+            | {"kinds": {}, "loop_kinds": {}}
             for side in SIDES
         }
         for number in range(sessions):
@@ -148,10 +153,13 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
         }
         for side, got in samples.items()
     }
-    by_kind = {
-        side: {kind: stats(used)["median_ms"] for kind, used in sorted(got["kinds"].items())}
-        for side, got in samples.items()
-    }
+    by_kind, loop_by_kind = (
+        {
+            side: {kind: stats(used)["median_ms"] for kind, used in sorted(got[key].items())}
+            for side, got in samples.items()
+        }
+        for key in ("kinds", "loop_kinds")
+    )
     ratio = {
         mode: round(
             results["theirs"][mode]["run"]["median_ms"] / results["ours"][mode]["run"]["median_ms"],
@@ -187,6 +195,8 @@ async def main(against: Path | None, base: str, runs: int, sessions: int) -> Non
                 kind: {
                     "ours": by_kind["ours"][kind],
                     "theirs": by_kind["theirs"].get(kind),
+                    "ours_event_loop": loop_by_kind["ours"][kind],
+                    "theirs_event_loop": loop_by_kind["theirs"].get(kind),
                     "calls_per_round": len(samples["ours"]["kinds"][kind]) // (runs * sessions),
                 }
                 for kind in by_kind["ours"]
