@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from telic.controller._authority import run_authorization
 from telic.controller._derive import (
@@ -60,7 +60,13 @@ from telic.controller._statements import field_statements
 from telic.controller._topology import RECEIPT, asked_topology, receipt_gap, serial_plan
 from telic.controller._work import mutation_allowed
 from telic.permissions import MUTATING_REPOSITORY, capability_backed, intersect, plan_ceiling
-from telic.protocol import CAPABILITIES, DimensionScores, PermissionSet, json_schema
+from telic.protocol import (
+    CAPABILITIES,
+    CorrectableField,
+    DimensionScores,
+    PermissionSet,
+    json_schema,
+)
 
 JSON = dict[str, Any]
 
@@ -601,10 +607,11 @@ def _prompt_review(state: RunState) -> Draft | None:
         }
         revise = _choice(
             "revise",
-            "The compiler adds the stop condition your finding asks for, once.",
+            "The compiler corrects, once, the contract fields your finding names.",
             {"/findings": [finding]},
             ("/findings/0/claim", "What is wrong with the contract."),
             ("/findings/0/requiredCorrection", "What must change."),
+            ("/findings/0/correctionFields", _CORRECTABLE),
         )
         choices.insert(1, revise)
     fill = (
@@ -618,6 +625,12 @@ def _prompt_review(state: RunState) -> Draft | None:
         Fill("/decision", "Your verdict.", tuple(choices)),
     )
     return Draft("PromptReview", body, fill)
+
+
+_CORRECTABLE: Final = (
+    f"The fields to correct, of {', '.join(get_args(CorrectableField))}; the revision changes "
+    "exactly these (never permissions, scope, constraints or acceptance criteria)."
+)
 
 
 def _hard_gate(gate_id: str, ref: str) -> JSON:
@@ -975,10 +988,12 @@ def _gate(state: RunState, contract: Any, refs: list[str]) -> JSON:
     permissions = _no_children(contract.permissions)
     # The fix reads and writes, and runs the completion's required verifications (a granted
     # test command): QR-CORRECTION-ORDER asks the order to allow what the next plan must run.
+    # A granted shell.inspect stays too: git.diff is how the fix shows its change as Evidence.
     verifying = {c for c in completion_capabilities(contract) if capability_backed(c, permissions)}
     capabilities = sorted(
         {"repository.read"}
         | ({"repository.write"} if permissions.repository.write else set())
+        | ({"shell.inspect"} if permissions.shell.inspect else set())
         | verifying
     )
     return {

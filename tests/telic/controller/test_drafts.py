@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import pytest
@@ -20,10 +20,10 @@ from telic.controller import draft_for, field_statements
 from telic.controller._derive import prompt_coverage
 from telic.controller._draft import _ITEM_STATUS
 from telic.ledger import open_ledger
-from telic.protocol import json_schema
+from telic.protocol import CorrectableField, json_schema
 from tests.telic.draft_host import Choose, first, follow
 
-from .builders import Flow
+from .builders import ALL_GRANTS, Flow
 from .rules.harness import reviewing
 
 MODES = ("report_only", "plan_only", "analyze_only", "fix_only", "analyze_and_fix")
@@ -206,18 +206,43 @@ def test_the_revision_draft_keeps_the_rationale_unless_a_finding_corrects_it() -
     ]
 
 
+@pytest.mark.parametrize("inspect", [True, False])
+def test_the_correction_order_keeps_a_granted_inspect_for_the_fixs_diff(inspect: bool) -> None:
+    """The fix shows its change with git.diff: a contract that grants shell.inspect gets it in
+    the correction order's capabilities (a fix node that names it is then within the order,
+    WP-SCOPED-ORDER); one that does not, does not."""
+    granted = ALL_GRANTS if inspect else tuple(g for g in ALL_GRANTS if g != "shell.inspect")
+    drafts = _drafts("analyze_and_fix", host_capabilities=granted)
+    (gate,) = [d["body"]["diagnosisGate"] for d in drafts if d["body"].get("diagnosisGate")]
+    capabilities = gate["correctionWorkOrder"]["allowedCapabilities"]
+    assert gate["correctionWorkOrder"]["permissions"]["shell"]["inspect"] is inspect
+    assert ("shell.inspect" in capabilities) is inspect
+    assert {"repository.read", "repository.write"} <= set(capabilities)
+
+
+def test_the_revise_choice_names_every_field_a_revision_may_correct() -> None:
+    (review,) = [d for d in _drafts("analyze_only") if d["type"] == "PromptReview"]
+    (decision,) = [line for line in review["fill"] if line["path"] == "/decision"]
+    (revise,) = [c for c in decision["choices"] if c["value"] == "revise"]
+    (line,) = [f for f in revise["fill"] if f["path"] == "/findings/0/correctionFields"]
+    for field in get_args(CorrectableField):
+        assert field in line["what"]
+    assert "never permissions" in line["what"]
+    assert "stop condition" not in revise["what"]
+
+
 def test_no_draft_once_the_run_has_ended() -> None:
     flow, _ = anyio.run(_drive, "report_only", first, False)
     assert flow.last.draft is None
 
 
-def _drafts(mode: str) -> list[dict[str, Any]]:
+def _drafts(mode: str, **start: Any) -> list[dict[str, Any]]:
     """Every draft (with those before and instead) a default run of ``mode`` is offered."""
     seen: list[dict[str, Any]] = []
 
     async def collect() -> None:
         async with open_ledger("memory://") as ledger:
-            flow = await Flow.start(ledger, mode)
+            flow = await Flow.start(ledger, mode, **start)
             await flow.ground(1)
             while (draft := flow.last.draft) is not None:
                 wire = _wire(draft)
