@@ -658,12 +658,30 @@ def _revision(state: RunState) -> Draft | None:
         current = body.get(name)
         if isinstance(current, list):
             # A correction adds to a list field, so the field changes whatever the host writes.
-            body[name] = [*current, ""]
+            body[name] = [*current, _added_entry(name, current)]
             fill.append(Fill(f"/{name}/{len(current)}", "The entry the finding asks to add."))
         else:
             body[name] = ""
             fill.append(Fill(f"/{name}", "Corrected as the review's blocking finding requires."))
     return Draft("TaskContract", body, tuple(fill), source_refs=(contract.uri, review.uri))
+
+
+def _added_entry(name: str, current: Sequence[Any]) -> Any:
+    """A new entry for the contract's list ``name``: ``""`` for text; for an object, its text
+    blank and its other values the entry before's (stage, capability, …) or the schema's first."""
+    _, item = _line("TaskContract", f"/{name}", "", extend=True)
+    if not isinstance(item, dict):
+        return item
+    like: Mapping[str, Any] = current[-1] if current else {}
+    entry: JSON = {}
+    for key, value in item.items():
+        if value == "":
+            entry[key] = ""  # the model's words
+        elif isinstance(value, str):  # an enum's values, a|b
+            entry[key] = like.get(key, value.split("|", 1)[0])
+        else:
+            entry[key] = like.get(key, value)
+    return entry
 
 
 # ------------------------------------------------------------------ planning

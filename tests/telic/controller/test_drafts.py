@@ -206,6 +206,47 @@ def test_the_revision_draft_keeps_the_rationale_unless_a_finding_corrects_it() -
     ]
 
 
+@pytest.mark.parametrize(
+    ("mode", "field"),
+    [
+        ("analyze_only", "verificationRequirements"),
+        ("analyze_and_fix", "verificationRequirements"),
+        ("analyze_only", "assumptions"),
+        ("analyze_only", "stopConditions"),
+    ],
+)
+def test_a_revision_that_adds_an_entry_is_drafted_in_the_entrys_shape(
+    mode: str, field: str
+) -> None:
+    """The entry a correction adds is an object where the list holds objects (its text blank,
+    its stage and capability the entry before's), so a host that writes only the fill paths is
+    accepted."""
+
+    async def check() -> Any:
+        async with open_ledger("memory://") as ledger:
+            flow = await reviewing(ledger, mode)
+            review = flow.b.prompt_review(decision="revise")
+            review["findings"][0]["correctionFields"] = [field]
+            await flow.submit("PromptReview", review)
+            wire = _wire(flow.last.draft)
+            *before, added = wire["body"][field]
+            await flow.submit(wire["type"], follow(wire), wire["sourceRefs"])  # a refusal raises
+            return before, added
+
+    before, added = anyio.run(check)
+    if field == "stopConditions":
+        assert added == ""
+    else:
+        assert isinstance(added, dict)
+        assert added["id"] == ""
+    if field == "verificationRequirements":
+        assert added["description"] == ""
+        assert (added["stage"], added["capability"]) == (
+            before[-1]["stage"],
+            before[-1]["capability"],
+        )
+
+
 @pytest.mark.parametrize("inspect", [True, False])
 def test_the_correction_order_keeps_a_granted_inspect_for_the_fixs_diff(inspect: bool) -> None:
     """The fix shows its change with git.diff: a contract that grants shell.inspect gets it in
